@@ -1,0 +1,41 @@
+/*
+ * zkl/zookeeper.h — the bridge between zkl and the ZooKeeper C client's own
+ * types. Include it only where a zhandle_t or a zoo_op_t is needed.
+ */
+#ifndef ZKL_ZOOKEEPER_H
+#define ZKL_ZOOKEEPER_H
+
+#include <zookeeper/zookeeper.h>
+
+#include "../zkl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Build a client on a handle the caller already opened (libzookeeper_mt).
+ * zkl takes over the handle's session watcher (the previous one is put back
+ * by zkl_client_close) and never closes the handle; after the session
+ * expires the client stays in ZKL_STATE_LOST, as only the owner of the
+ * handle can open a new session. Returns 0, ZKL_EINVAL, ZKL_ENOMEM,
+ * ZKL_ELOST (the handle's session already ended), ZKL_ESYS. */
+ZKL_EXPORT int zkl_client_wrap(zhandle_t *zh, zkl_client **out);
+
+/* The handle of the client's current session. Borrowed: it changes when
+ * the client re-opens after expiry, and is closed by zkl_client_close()
+ * unless it was wrapped. NULL for NULL. */
+ZKL_EXPORT zhandle_t *zkl_client_handle(zkl_client *c);
+
+/* Run `ops` (count >= 1) as one ZooKeeper multi-op that the server applies
+ * only if the calling thread still holds `m`: a check of the holder's own
+ * node goes first. `results` (may be NULL) receives count results.
+ * Returns 0, ZKL_ENOTHELD, ZKL_ELOST (the hold is gone: nothing applied),
+ * ZKL_EINVAL, ZKL_ECONNLOSS (outcome unknown), ZKL_ENOAUTH, ZKL_EZK (an op
+ * failed; see results). Thread-safe. */
+ZKL_EXPORT int zkl_mutex_guarded_multi(zkl_mutex *m, int count, const zoo_op_t *ops,
+                                       zoo_op_result_t *results);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

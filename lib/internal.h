@@ -1,0 +1,178 @@
+/* Internal interfaces shared by lib/ and recipes/. Not installed. */
+#ifndef ZKL_INTERNAL_H
+#define ZKL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <zookeeper/zookeeper.h>
+
+#include "zkl.h"
+
+#define ZKL__HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- time (lib/client.c) --------------------------------------------- */
+
+#define ZKL__NO_DEADLINE INT64_MAX
+/* CLOCK_MONOTONIC in nanoseconds. */
+ZKL__HIDDEN int64_t zkl__now_ns(void);
+/* One absolute deadline for a call: forever for timeout < 0, now for 0. */
+ZKL__HIDDEN int64_t zkl__deadline(long timeout_ms);
+/* Wait on cv (created by zkl__cond_init) until signalled or the deadline;
+ * returns 0, or ETIMEDOUT once the deadline has passed. */
+ZKL__HIDDEN int zkl__cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline);
+ZKL__HIDDEN int zkl__cond_init(pthread_cond_t *cv);
+
+/* ---- paths and node names (lib/path.c) -------------------------------- */
+
+#define ZKL__MAX_PATH 1024
+/* 0 if `path` is an absolute, normalised ZooKeeper path that zkl accepts. */
+ZKL__HIDDEN int zkl__path_check(const char *path);
+/* New string "dir/name" (malloc), or NULL. */
+ZKL__HIDDEN char *zkl__path_join(const char *dir, const char *name);
+/* A fresh random lowercase uuid, 36 chars + NUL. */
+ZKL__HIDDEN void zkl__uuid(char out[37]);
+
+/* One child of a lock path, parsed. */
+typedef struct zkl__entry {
+    const char *name; /* borrowed from the listing */
+    const char *kind; /* points into name: start of the kind, or NULL */
+    int64_t seq;      /* the trailing 10 digits, or -1 if none */
+} zkl__entry;
+/* Parse `name`; the known kinds are tried in order. Returns 0 and fills e
+ * if the name ends in a 10-digit sequence, else -1. */
+ZKL__HIDDEN int zkl__entry_parse(const char *name, zkl__entry *e);
+/* 1 if the child `name` carries `uuid` in its protection prefix. */
+ZKL__HIDDEN int zkl__name_has_uuid(const char *name, const char *uuid);
+/* 1 if entry e is of kind `kind` (e.g. "lock-"). */
+ZKL__HIDDEN int zkl__entry_is(const zkl__entry *e, const char *kind);
+
+/* ---- the client (lib/client.c) ---------------------------------------- */
+
+typedef struct zkl__node zkl__node;
+
+struct zkl_client {
+    pthread_mutex_t mu;    /* guards everything below and every node's state */
+    pthread_cond_t cv;     /* state changes (open, close, keeper work) */
+    pthread_rwlock_t hlock; /* read: using zh from a caller thread; write: swapping it */
+    zhandle_t *zh;
+    watcher_fn wrapped_prev; /* the user's watcher, for a wrapped handle */
+    int owns_zh;
+    uint64_t id;           /* process-unique, the context of node watches */
+    char *hosts;
+    int timeout_ms;
+    int state;             /* enum zkl_state */
+    int64_t sid;           /* current session id, 0 if none */
+    uint64_t gen;          /* session generation: +1 for every new session */
+    int auth_failed;
+    int need_reopen;
+    int closing;
+    /* options */
+    int reopen, container_parents;
+    char *digest;          /* "user:password", never logged */
+    int acl;
+    char ident[96];        /* "host pid", written into contender nodes */
+    /* contenders of this client, alive or being cleaned up */
+    zkl__node *live;
+    /* listeners and the event queue the keeper thread delivers */
+    struct zkl__listener *listeners;
+    int events[64];
+    unsigned ev_head, ev_tail;
+    pthread_t keeper;
+    int keeper_started;
+    zkl_client_stats stats;
+};
+
+ZKL__HIDDEN const struct ACL_vector *zkl__client_acl(zkl_client *c);
+
+/* ---- the lock-queue engine (lib/queue.c) ------------------------------ */
+
+/* A recipe's policy: which node kind it creates, and, given the contenders
+ * of the lock path in order, whether node `self` holds; if not, which index
+ * to watch (always one before `self`). */
+typedef struct zkl__policy {
+    const char *kind;
+    bool (*holds)(const zkl__entry *cs, size_t n, size_t self, size_t *watch,
+                  const void *arg);
+    /* Nodes of this kind may take the lock when the first node leaves
+     * without listing again (PROTOCOL §4): only for kinds that never see
+     * a node appear ahead of them. */
+    bool handoff;
+} zkl__policy;
+
+/* "lock-": holds when first, watches the node before it (recipes/mutex.c;
+ * the semaphore-mutex speaks the same protocol). */
+ZKL__HIDDEN extern const zkl__policy zkl__lock_policy;
+
+/* Per-acquire options. */
+typedef struct zkl__qopts {
+    const void *arg;       /* passed to policy->holds */
+    bool prefetch;         /* also watch the node two ahead */
+    const char *fixed_seq; /* create a plain ephemeral node with this 10-digit
+                              sequence instead of a sequential one (read-lock
+                              downgrade) */
+} zkl__qopts;
+
+/* Enqueue on lock path `dir` and wait until the policy says the node holds,
+ * or the deadline. Returns 0 and the held node in *out, or a ZKL_E... code;
+ * on failure no node of this attempt remains on the server (or it is being
+ * deleted and goes at the latest with the session). */
+ZKL__HIDDEN int zkl__queue_acquire(zkl_client *c, const char *dir,
+                                   const zkl__policy *pol, const zkl__qopts *o,
+                                   int64_t deadline, zkl__node **out);
+/* Delete a held node and free it. Returns 0 once the server confirmed,
+ * ZKL_ELOST if the session ended first (the node is gone with it). */
+ZKL__HIDDEN int zkl__queue_release(zkl__node *n);
+/* 1 while the node's session is the client's live session. */
+ZKL__HIDDEN int zkl__node_held(const zkl__node *n);
+ZKL__HIDDEN int64_t zkl__node_token(const zkl__node *n);
+/* Full path of the node; borrowed until release. */
+ZKL__HIDDEN const char *zkl__node_path(const zkl__node *n);
+ZKL__HIDDEN zkl_client *zkl__node_client(const zkl__node *n);
+/* Run a multi-op whose first op checks that n still exists, then `ops`.
+ * 0, ZKL_ELOST (n is gone: nothing applied), ZKL_ECONNLOSS, ZKL_EZK, ... */
+ZKL__HIDDEN int zkl__node_guarded_multi(zkl__node *n, int count,
+                                        const zoo_op_t *ops, zoo_op_result_t *results);
+
+/* Client hooks the engine uses (lib/client.c). */
+ZKL__HIDDEN void zkl__client_link(zkl_client *c, zkl__node *n);
+ZKL__HIDDEN void zkl__client_unlink(zkl_client *c, zkl__node *n);
+/* Engine entry points the client calls with c->mu held. */
+ZKL__HIDDEN void zkl__queue_on_connected(zkl_client *c, zhandle_t *zh);
+ZKL__HIDDEN void zkl__queue_on_session_end(zkl_client *c);
+ZKL__HIDDEN void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type,
+                                        const char *path);
+/* 1 while any request of the engine is pending. With c->mu held. */
+ZKL__HIDDEN int zkl__queue_pending(zkl_client *c);
+/* Free every node left at close. With c->mu held. */
+ZKL__HIDDEN void zkl__queue_drop_all(zkl_client *c);
+/* The watcher for node watches; its context is (void *)c->id. */
+ZKL__HIDDEN watcher_fn zkl__node_watcher_fn(void);
+ZKL__HIDDEN void zkl__zk_log_init(void);
+/* Map a ZooKeeper return code to a ZKL_E... code. */
+ZKL__HIDDEN int zkl__err_from_zk(int rc);
+
+/* ---- per-thread holds of reentrant locks (lib/owners.c) ---------------- */
+
+typedef struct zkl__hold {
+    pthread_t thread;
+    long count;
+    zkl__node *node;
+    struct zkl__hold *next;
+} zkl__hold;
+
+typedef struct zkl__owners {
+    pthread_mutex_t mu;
+    zkl__hold *head;
+} zkl__owners;
+
+ZKL__HIDDEN int zkl__owners_init(zkl__owners *o);
+ZKL__HIDDEN void zkl__owners_destroy(zkl__owners *o);
+/* The calling thread's hold, or NULL. Call with o->mu held. */
+ZKL__HIDDEN zkl__hold *zkl__owners_mine(zkl__owners *o);
+/* Record a first hold for the calling thread. With o->mu held. */
+ZKL__HIDDEN int zkl__owners_add(zkl__owners *o, zkl__node *n);
+/* Drop a hold record. With o->mu held. */
+ZKL__HIDDEN void zkl__owners_remove(zkl__owners *o, zkl__hold *h);
+
+#endif

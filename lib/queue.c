@@ -1,0 +1,850 @@
+/* The lock-queue engine: one contender = one znode in one lock directory.
+ *
+ * A caller enqueues (a protected create with the listing sent right behind
+ * it), then sleeps on its own condition variable. Everything after that runs
+ * in libzookeeper_mt's completion thread as a small state machine: decide
+ * with the recipe's policy, arm a watch, and on the watch event list again
+ * (or take the lock at once, PROTOCOL §4) — it only records, sends the next
+ * request and signals; it never blocks.
+ *
+ * Every field of a node is guarded by its client's mutex c->mu. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+enum nstate {
+    N_CREATING, /* create (+ listing) sent; name unknown until it answers */
+    N_RECOVER,  /* a create's answer was lost: find the node by its uuid */
+    N_QUEUED,   /* our node exists; waiting for the policy to say "held" */
+    N_HELD,
+    N_DELETING, /* delete sent (or to be re-sent on reconnect) */
+    N_GONE      /* no node of this attempt exists any more */
+};
+
+struct zkl__node {
+    zkl_client *c;
+    zkl__node *prev, *next; /* c->live */
+    zhandle_t *zh;          /* the handle of the session the node belongs to */
+    uint64_t gen;           /* ... and that session's generation */
+    const zkl__policy *pol;
+    const void *arg;
+    bool prefetch;
+    char fixed_seq[11];
+    char *dir;
+    char uuid[37];
+    char *path; /* full path once the create answered, else NULL */
+    int64_t token;
+    int st;
+    int err;       /* why the attempt failed, for the caller */
+    int refs;      /* completions still to come */
+    bool owned;    /* a caller still refers to the node */
+    bool abandon;  /* the caller gave up: delete as soon as the name is known */
+    bool stalled;  /* a request failed for a connection reason */
+    bool listing;  /* a listing is in flight ... */
+    bool relist;   /* ... and another one is wanted after it */
+    bool decided;    /* the policy answered at least once */
+    bool pred_first; /* the latest listing showed the watched node first */
+    bool pred_same;  /* ... and of our own kind */
+    char *watch[2];  /* watched paths: the policy's choice, and the one ahead
+                        of it (prefetch) */
+    bool armed[2];
+    int creates;     /* attempts so far, to bound a container race */
+    pthread_cond_t cv;
+};
+
+/* ---- bookkeeping -------------------------------------------------------- */
+
+static void node_free(zkl__node *n)
+{
+    zkl__client_unlink(n->c, n);
+    free(n->watch[0]);
+    free(n->watch[1]);
+    free(n->path);
+    free(n->dir);
+    pthread_cond_destroy(&n->cv);
+    free(n);
+}
+
+/* Free the node once nobody needs it: no caller, no pending completion, and
+ * nothing left to delete on the server (or the session is gone). */
+static void maybe_free(zkl__node *n)
+{
+    if (n->owned || n->refs > 0)
+        return;
+    if (n->st != N_GONE && n->gen == n->c->gen && !n->c->closing)
+        return;
+    zkl_client *c = n->c;
+    node_free(n);
+    pthread_cond_broadcast(&c->cv); /* for a closing client waiting on us */
+}
+
+static void wake(zkl__node *n)
+{
+    pthread_cond_signal(&n->cv);
+}
+
+static void fail(zkl__node *n, int err)
+{
+    if (n->err == 0)
+        n->err = err;
+    n->st = N_GONE;
+    wake(n);
+}
+
+/* true if the node belongs to the client's live session */
+static bool current(zkl__node *n)
+{
+    return n->gen == n->c->gen && !n->c->closing;
+}
+
+static bool connected(zkl_client *c)
+{
+    return c->state == ZKL_STATE_CONNECTED || c->state == ZKL_STATE_RECONNECTED;
+}
+
+static bool conn_error(int rc)
+{
+    return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT;
+}
+
+static bool session_error(int rc)
+{
+    return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZCLOSING ||
+           rc == ZSESSIONMOVED;
+}
+
+/* ---- sending (c->mu held; n->zh valid: a caller holds c->hlock, or we run
+ * on that handle's own completion thread) -------------------------------- */
+
+static void send_list(zkl__node *n);
+static void send_create(zkl__node *n);
+static void send_delete(zkl__node *n);
+static void decide(zkl__node *n, const struct String_vector *kids);
+
+/* A request could not even be queued: treat it as its answer. */
+static void send_failed(zkl__node *n, int rc)
+{
+    n->refs--;
+    if (conn_error(rc))
+        n->stalled = true;
+    else
+        fail(n, zkl__err_from_zk(rc));
+}
+
+static void delete_done(int rc, const void *data)
+{
+    zkl__node *n = (zkl__node *)data;
+    zkl_client *c = n->c;
+    pthread_mutex_lock(&c->mu);
+    n->refs--;
+    if (rc == ZOK || rc == ZNONODE) {
+        if (rc == ZOK)
+            c->stats.deletes++;
+        n->st = N_GONE;
+    } else if (conn_error(rc) && current(n)) {
+        n->stalled = true; /* re-sent on reconnect */
+        if (connected(c))
+            zkl__queue_on_connected(c, n->zh);
+    } else if (!current(n) || session_error(rc)) {
+        n->st = N_GONE; /* gone with the session */
+    } else {
+        n->err = zkl__err_from_zk(rc);
+        n->st = N_GONE;
+    }
+    wake(n);
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void send_delete(zkl__node *n)
+{
+    n->st = N_DELETING;
+    n->refs++;
+    n->c->stats.requests++;
+    int rc = zoo_adelete(n->zh, n->path, -1, delete_done, n);
+    if (rc != ZOK)
+        send_failed(n, rc);
+}
+
+/* The caller gave up, or an error ended the attempt: make sure no node of
+ * this attempt stays behind. */
+static void leave(zkl__node *n)
+{
+    n->abandon = true;
+    /* In N_CREATING or N_RECOVER the pending answer, or the recovery on
+     * reconnect, sees `abandon` and deletes the node. */
+    if (n->path != NULL && (n->st == N_QUEUED || n->st == N_HELD))
+        send_delete(n);
+}
+
+static void list_done(int rc, const struct String_vector *kids, const void *data)
+{
+    zkl__node *n = (zkl__node *)data;
+    zkl_client *c = n->c;
+    pthread_mutex_lock(&c->mu);
+    n->refs--;
+    n->listing = false;
+    if (!current(n) || (n->st != N_QUEUED && n->st != N_RECOVER)) {
+        /* a stale answer, or the pipelined listing of a create that failed */
+    } else if (rc == ZOK) {
+        if (n->relist && n->st == N_QUEUED) {
+            n->relist = false;
+            send_list(n);
+        } else {
+            decide(n, kids);
+        }
+    } else if (conn_error(rc)) {
+        n->stalled = true;
+        if (connected(c))
+            zkl__queue_on_connected(c, n->zh);
+    } else if (rc == ZNONODE && n->st == N_RECOVER) {
+        /* the lock path itself is gone, so our create never happened */
+        if (n->abandon)
+            n->st = N_GONE, wake(n);
+        else
+            send_create(n);
+    } else if (rc == ZNONODE) {
+        fail(n, ZKL_ELOST); /* the lock path vanished under our node */
+    } else {
+        fail(n, zkl__err_from_zk(rc));
+    }
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void send_list(zkl__node *n)
+{
+    if (n->listing) {
+        n->relist = true; /* coalesce: one listing in flight at a time */
+        return;
+    }
+    n->listing = true;
+    n->refs++;
+    n->c->stats.requests++;
+    n->c->stats.listings++;
+    int rc = zoo_aget_children(n->zh, n->dir, 0, list_done, n);
+    if (rc != ZOK) {
+        n->listing = false;
+        send_failed(n, rc);
+    }
+}
+
+static void stat_done(int rc, const struct Stat *stat, const void *data)
+{
+    zkl__node *n = (zkl__node *)data;
+    zkl_client *c = n->c;
+    pthread_mutex_lock(&c->mu);
+    n->refs--;
+    if (!current(n) || n->st != N_RECOVER) {
+    } else if (rc == ZOK) {
+        /* A node is ours only if our current session owns it: never adopt a
+         * node of an earlier session (PITFALLS: adopting a doomed node). */
+        n->token = stat->czxid;
+        if (stat->ephemeralOwner != c->sid || n->abandon) {
+            send_delete(n);
+            if (!n->abandon)
+                fail(n, ZKL_ELOST), n->st = N_DELETING;
+        } else {
+            n->st = N_QUEUED;
+            send_list(n);
+        }
+    } else if (rc == ZNONODE) {
+        free(n->path);
+        n->path = NULL;
+        if (n->abandon)
+            n->st = N_GONE, wake(n);
+        else
+            send_create(n);
+    } else if (conn_error(rc)) {
+        n->stalled = true;
+        if (connected(c))
+            zkl__queue_on_connected(c, n->zh);
+    } else {
+        fail(n, zkl__err_from_zk(rc));
+    }
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Recovery: the answer to a create was lost. List, look for our uuid, and
+ * check who owns what we find. */
+static void recover_found(zkl__node *n, const char *name)
+{
+    n->path = zkl__path_join(n->dir, name);
+    if (n->path == NULL) {
+        fail(n, ZKL_ENOMEM);
+        return;
+    }
+    n->refs++;
+    n->c->stats.requests++;
+    int rc = zoo_aexists(n->zh, n->path, 0, stat_done, n);
+    if (rc != ZOK)
+        send_failed(n, rc);
+}
+
+static void create_done(int rc, const char *name, const struct Stat *stat, const void *data)
+{
+    zkl__node *n = (zkl__node *)data;
+    zkl_client *c = n->c;
+    pthread_mutex_lock(&c->mu);
+    n->refs--;
+    if (!current(n) || n->st != N_CREATING) {
+        /* session gone: the node, if any, went with it */
+    } else if (rc == ZOK) {
+        c->stats.creates++;
+        n->path = strdup(name);
+        n->token = stat->czxid;
+        if (n->path == NULL) {
+            fail(n, ZKL_ENOMEM); /* cannot even name it: the session end takes it */
+        } else if (n->abandon) {
+            send_delete(n);
+        } else {
+            n->st = N_QUEUED; /* the pipelined listing answers next */
+        }
+    } else if (rc == ZNONODE) {
+        /* A missing parent, or a container removed under us (PROTOCOL §1):
+         * create the parents and try again, within the same deadline. */
+        if (n->abandon)
+            n->st = N_GONE, wake(n);
+        else if (++n->creates > 50)
+            fail(n, ZKL_EZK);
+        else
+            send_create(n);
+    } else if (conn_error(rc)) {
+        n->stalled = true;
+        n->st = N_RECOVER;
+        if (connected(c))
+            zkl__queue_on_connected(c, n->zh);
+    } else {
+        fail(n, zkl__err_from_zk(rc));
+    }
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void parent_done(int rc, const char *name, const void *data)
+{
+    (void)rc, (void)name;
+    zkl__node *n = (zkl__node *)data;
+    zkl_client *c = n->c;
+    pthread_mutex_lock(&c->mu);
+    n->refs--; /* the contender create after it tells what happened */
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Create the ancestors of the lock path; one session's requests are served
+ * in order, so the contender create sent right after them finds them. */
+static void send_parents(zkl__node *n)
+{
+    zkl_client *c = n->c;
+    int mode = c->container_parents ? ZOO_CONTAINER : ZOO_PERSISTENT;
+    char *p = strdup(n->dir);
+    if (p == NULL)
+        return;
+    for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
+        if (s)
+            *s = '\0';
+        n->refs++;
+        c->stats.requests++;
+        int rc = zoo_acreate(n->zh, p, "", 0, zkl__client_acl(c), mode, parent_done, n);
+        if (rc != ZOK)
+            n->refs--;
+        if (!s)
+            break;
+        *s = '/';
+    }
+    free(p);
+}
+
+static void send_create(zkl__node *n)
+{
+    zkl_client *c = n->c;
+    char name[ZKL__MAX_PATH + 96];
+    int mode = ZOO_EPHEMERAL_SEQUENTIAL;
+    if (n->creates > 0)
+        send_parents(n);
+    if (n->fixed_seq[0]) {
+        /* A plain ephemeral node that sorts with a given sequence (read-lock
+         * downgrade, PROTOCOL §4). */
+        snprintf(name, sizeof name, "%s/_c_%s-%s%s", n->dir, n->uuid, n->pol->kind, n->fixed_seq);
+        mode = ZOO_EPHEMERAL;
+    } else {
+        snprintf(name, sizeof name, "%s/_c_%s-%s", n->dir, n->uuid, n->pol->kind);
+    }
+    n->st = N_CREATING;
+    n->refs++;
+    c->stats.requests++;
+    int rc = zoo_acreate2(n->zh, name, c->ident, (int)strlen(c->ident), zkl__client_acl(c), mode,
+                          create_done, n);
+    if (rc != ZOK) {
+        send_failed(n, rc);
+        return;
+    }
+    /* The listing rides right behind the create: one round trip for an
+     * uncontended acquire. list_done ignores it if the create failed. */
+    n->listing = true;
+    n->refs++;
+    c->stats.requests++;
+    c->stats.listings++;
+    rc = zoo_aget_children(n->zh, n->dir, 0, list_done, n);
+    if (rc != ZOK) {
+        n->listing = false;
+        n->refs--;
+    }
+}
+
+/* ---- deciding and watching -------------------------------------------- */
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const zkl__entry *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static void wget_done(int rc, const char *v, int len, const struct Stat *st, const void *data,
+                      int slot)
+{
+    (void)v, (void)len, (void)st;
+    zkl__node *n = (zkl__node *)data;
+    zkl_client *c = n->c;
+    pthread_mutex_lock(&c->mu);
+    n->refs--;
+    if (current(n) && n->st == N_QUEUED) {
+        if (rc == ZNONODE) {
+            /* Already gone before the watch was set: list again, nothing
+             * more (PITFALLS: ZNONODE on the predecessor is no failure). */
+            n->armed[slot] = false;
+            send_list(n);
+        } else if (conn_error(rc)) {
+            n->armed[slot] = false;
+            n->stalled = true;
+            if (connected(c))
+                zkl__queue_on_connected(c, n->zh);
+        } else if (rc != ZOK) {
+            n->armed[slot] = false;
+            send_list(n);
+        }
+    }
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void wget0_done(int rc, const char *v, int len, const struct Stat *st, const void *data)
+{
+    wget_done(rc, v, len, st, data, 0);
+}
+
+static void wget1_done(int rc, const char *v, int len, const struct Stat *st, const void *data)
+{
+    wget_done(rc, v, len, st, data, 1);
+}
+
+static void arm(zkl__node *n, int slot, const char *name)
+{
+    zkl_client *c = n->c;
+    if (name == NULL) {
+        free(n->watch[slot]);
+        n->watch[slot] = NULL;
+        n->armed[slot] = false;
+        return;
+    }
+    char *full = zkl__path_join(n->dir, name);
+    if (full == NULL) {
+        fail(n, ZKL_ENOMEM);
+        return;
+    }
+    if (n->armed[slot] && n->watch[slot] && strcmp(n->watch[slot], full) == 0) {
+        free(full); /* already watching it */
+        return;
+    }
+    free(n->watch[slot]);
+    n->watch[slot] = full;
+    n->armed[slot] = true;
+    n->refs++;
+    c->stats.requests++;
+    /* A data watch, not an existence watch: none is left behind on a node
+     * that is already gone (PROTOCOL §4). */
+    int rc = zoo_awget(n->zh, full, zkl__node_watcher_fn(), (void *)(uintptr_t)c->id,
+                       slot == 0 ? wget0_done : wget1_done, n);
+    if (rc != ZOK) {
+        n->armed[slot] = false;
+        send_failed(n, rc);
+    }
+}
+
+static void decide(zkl__node *n, const struct String_vector *kids)
+{
+    size_t cnt = kids ? (size_t)kids->count : 0;
+    zkl__entry stackbuf[64];
+    zkl__entry *cs = cnt <= 64 ? stackbuf : malloc(cnt * sizeof *cs);
+    if (cs == NULL) {
+        fail(n, ZKL_ENOMEM);
+        return;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        if (zkl__entry_parse(kids->data[i], &cs[k]) == 0)
+            k++;
+    }
+    qsort(cs, k, sizeof *cs, entry_cmp);
+    size_t self = k;
+    for (size_t i = 0; i < k; i++) {
+        if (n->path ? strcmp(cs[i].name, n->path + strlen(n->dir) + 1) == 0
+                    : zkl__name_has_uuid(cs[i].name, n->uuid)) {
+            self = i;
+            break;
+        }
+    }
+    if (n->st == N_RECOVER) {
+        if (self < k) {
+            recover_found(n, cs[self].name);
+        } else if (n->abandon) {
+            n->st = N_GONE;
+            wake(n);
+        } else {
+            send_create(n); /* the lost create never happened */
+        }
+    } else if (self == k) {
+        fail(n, ZKL_ELOST); /* our node was removed under us */
+    } else if (n->abandon) {
+        send_delete(n);
+    } else {
+        size_t w = 0;
+        if (!n->decided) {
+            n->decided = true;
+            wake(n); /* a try-once caller returns on the first answer */
+        }
+        if (n->pol->holds(cs, k, self, &w, n->arg)) {
+            n->st = N_HELD;
+            arm(n, 0, NULL);
+            arm(n, 1, NULL);
+            wake(n);
+        } else {
+            n->pred_first = w == 0;
+            n->pred_same = zkl__entry_is(&cs[w], n->pol->kind);
+            arm(n, 0, cs[w].name);
+            arm(n, 1, n->prefetch && w > 0 ? cs[w - 1].name : NULL);
+        }
+    }
+    if (cs != stackbuf)
+        free(cs);
+}
+
+/* ---- client entry points (c->mu held) ---------------------------------- */
+
+void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type, const char *path)
+{
+    for (zkl__node *n = c->live; n; n = n->next) {
+        if (n->st != N_QUEUED || n->zh != zh || !current(n))
+            continue;
+        for (int slot = 0; slot < 2; slot++) {
+            if (!n->watch[slot] || strcmp(n->watch[slot], path) != 0)
+                continue;
+            n->armed[slot] = false;
+            c->stats.watch_events++;
+            if (type == ZOO_CHANGED_EVENT) {
+                arm(n, slot, path + strlen(n->dir) + 1); /* data changed: watch on */
+            } else if (slot == 0 && type == ZOO_DELETED_EVENT && n->pred_first &&
+                       n->pred_same && n->pol->handoff) {
+                /* The node we watch was first in our latest listing, and
+                 * every node created since sorts after ours: we are first
+                 * now, without listing again (PROTOCOL §4). */
+                n->st = N_HELD;
+                arm(n, 1, NULL);
+                wake(n);
+            } else {
+                send_list(n);
+            }
+            break;
+        }
+    }
+}
+
+void zkl__queue_on_connected(zkl_client *c, zhandle_t *zh)
+{
+    for (zkl__node *n = c->live; n; n = n->next) {
+        if (!n->stalled || n->zh != zh || !current(n))
+            continue;
+        n->stalled = false;
+        switch (n->st) {
+        case N_CREATING:
+        case N_RECOVER:
+            /* Did the create happen? Only a listing can tell. */
+            n->st = N_RECOVER;
+            free(n->path);
+            n->path = NULL;
+            n->listing = false;
+            send_list(n);
+            break;
+        case N_QUEUED:
+            n->armed[0] = n->armed[1] = false;
+            send_list(n);
+            break;
+        case N_DELETING:
+            send_delete(n);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+void zkl__queue_on_session_end(zkl_client *c)
+{
+    for (zkl__node *n = c->live, *next; n; n = next) {
+        next = n->next;
+        if (n->gen == c->gen && !c->closing)
+            continue;
+        if (n->st != N_HELD && n->err == 0)
+            n->err = c->closing ? ZKL_ECLOSED : ZKL_ELOST;
+        if (n->st != N_HELD)
+            n->st = N_GONE;
+        wake(n);
+        maybe_free(n);
+    }
+}
+
+int zkl__queue_pending(zkl_client *c)
+{
+    for (zkl__node *n = c->live; n; n = n->next)
+        if (n->refs > 0)
+            return 1;
+    return 0;
+}
+
+void zkl__queue_drop_all(zkl_client *c)
+{
+    while (c->live)
+        node_free(c->live);
+}
+
+/* ---- the caller's side ------------------------------------------------- */
+
+/* Take the handle for sending from a caller thread: c->hlock (read) keeps
+ * the keeper from swapping it; lock order is hlock, then c->mu. */
+static void caller_lock(zkl_client *c)
+{
+    pthread_rwlock_rdlock(&c->hlock);
+    pthread_mutex_lock(&c->mu);
+}
+
+static void caller_unlock_hlock(zkl_client *c)
+{
+    pthread_rwlock_unlock(&c->hlock);
+}
+
+static int wait_state_err(zkl_client *c)
+{
+    if (c->closing)
+        return ZKL_ECLOSED;
+    if (c->state == ZKL_STATE_LOST || c->zh == NULL)
+        return ZKL_ELOST;
+    return 0;
+}
+
+int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
+                       const zkl__qopts *o, int64_t deadline, zkl__node **out)
+{
+    zkl__node *n = calloc(1, sizeof *n);
+    if (n == NULL)
+        return ZKL_ENOMEM;
+    if ((n->dir = strdup(dir)) == NULL || zkl__cond_init(&n->cv) != 0) {
+        free(n->dir);
+        free(n);
+        return ZKL_ENOMEM;
+    }
+    n->c = c;
+    n->pol = pol;
+    n->arg = o ? o->arg : NULL;
+    n->prefetch = o && o->prefetch;
+    if (o && o->fixed_seq)
+        snprintf(n->fixed_seq, sizeof n->fixed_seq, "%s", o->fixed_seq);
+    zkl__uuid(n->uuid);
+    n->owned = true;
+
+    caller_lock(c);
+    int err = wait_state_err(c);
+    if (err != 0) {
+        pthread_mutex_unlock(&c->mu);
+        caller_unlock_hlock(c);
+        pthread_cond_destroy(&n->cv);
+        free(n->dir);
+        free(n);
+        return err;
+    }
+    zkl__client_link(c, n);
+    n->zh = c->zh;
+    n->gen = c->gen;
+    send_create(n);
+    pthread_mutex_unlock(&c->mu);
+    caller_unlock_hlock(c);
+
+    /* Try-once (timeout 0) still waits for the policy's first answer,
+     * bounded by the session timeout. */
+    bool try_once = deadline <= zkl__now_ns();
+    int64_t wait_until = try_once ? zkl__now_ns() + (int64_t)c->timeout_ms * 1000000 : deadline;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        if (n->st == N_HELD && current(n)) {
+            pthread_mutex_unlock(&c->mu);
+            *out = n;
+            return 0;
+        }
+        if (n->err != 0) {
+            err = n->err;
+            break;
+        }
+        if (!current(n)) {
+            err = c->closing ? ZKL_ECLOSED : ZKL_ELOST;
+            break;
+        }
+        if (try_once && n->decided) {
+            err = ZKL_ETIMEDOUT;
+            break;
+        }
+        if (zkl__cond_wait(&n->cv, &c->mu, wait_until) != 0 && n->st != N_HELD) {
+            err = ZKL_ETIMEDOUT;
+            break;
+        }
+    }
+    /* Failed: make sure nothing of this attempt stays on the server. */
+    pthread_mutex_unlock(&c->mu);
+    caller_lock(c);
+    if (current(n))
+        leave(n);
+    pthread_mutex_unlock(&c->mu);
+    caller_unlock_hlock(c);
+    pthread_mutex_lock(&c->mu);
+    /* While connected that takes one round trip: wait for it, so a failed
+     * acquire returns with its node gone. If the connection is down, the
+     * engine finishes the job on reconnect (or the session end does). */
+    while (current(n) && n->st != N_GONE && connected(c))
+        pthread_cond_wait(&n->cv, &c->mu);
+    n->owned = false;
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+    return err;
+}
+
+int zkl__queue_release(zkl__node *n)
+{
+    zkl_client *c = n->c;
+    caller_lock(c);
+    int err = 0;
+    if (!current(n) || n->st != N_HELD) {
+        err = c->closing ? ZKL_ECLOSED : ZKL_ELOST;
+    } else {
+        send_delete(n);
+    }
+    pthread_mutex_unlock(&c->mu);
+    caller_unlock_hlock(c);
+    pthread_mutex_lock(&c->mu);
+    /* Local state goes only once the server confirmed, or the session
+     * ended (PITFALLS: forgetting a node that still exists). */
+    while (err == 0 && n->st == N_DELETING && current(n))
+        pthread_cond_wait(&n->cv, &c->mu);
+    if (err == 0 && n->st != N_GONE)
+        err = c->closing ? ZKL_ECLOSED : ZKL_ELOST;
+    if (err == 0 && n->err != 0)
+        err = n->err;
+    n->owned = false;
+    if (!current(n))
+        n->st = N_GONE;
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+    return err;
+}
+
+int zkl__node_held(const zkl__node *n)
+{
+    zkl_client *c = n->c;
+    pthread_mutex_lock(&c->mu);
+    int held = n->st == N_HELD && n->gen == c->gen && !c->closing && c->state != ZKL_STATE_LOST;
+    pthread_mutex_unlock(&c->mu);
+    return held;
+}
+
+int64_t zkl__node_token(const zkl__node *n)
+{
+    return n->token;
+}
+
+const char *zkl__node_path(const zkl__node *n)
+{
+    return n->path;
+}
+
+zkl_client *zkl__node_client(const zkl__node *n)
+{
+    return n->c;
+}
+
+int zkl__node_guarded_multi(zkl__node *n, int count, const zoo_op_t *ops,
+                            zoo_op_result_t *results)
+{
+    zkl_client *c = n->c;
+    if (count < 1 || ops == NULL)
+        return ZKL_EINVAL;
+    zoo_op_t *all = calloc((size_t)count + 1, sizeof *all);
+    zoo_op_result_t *res = calloc((size_t)count + 1, sizeof *res);
+    if (all == NULL || res == NULL) {
+        free(all);
+        free(res);
+        return ZKL_ENOMEM;
+    }
+    /* The check goes first: the server applies the writes only while our
+     * node exists, that is only while the lock is really held. */
+    zoo_check_op_init(&all[0], n->path, -1);
+    memcpy(all + 1, ops, (size_t)count * sizeof *ops);
+    pthread_rwlock_rdlock(&c->hlock);
+    pthread_mutex_lock(&c->mu);
+    bool ok = current(n) && n->st == N_HELD && c->state != ZKL_STATE_LOST;
+    zhandle_t *zh = n->zh;
+    if (ok)
+        c->stats.requests++;
+    pthread_mutex_unlock(&c->mu);
+    int err;
+    if (!ok) {
+        err = ZKL_ELOST;
+    } else {
+        int rc = zoo_multi(zh, count + 1, all, res);
+        if (rc == ZOK)
+            err = 0;
+        else if (res[0].err == ZNONODE || session_error(rc))
+            err = ZKL_ELOST;
+        else
+            err = zkl__err_from_zk(rc);
+    }
+    pthread_rwlock_unlock(&c->hlock);
+    if (results)
+        memcpy(results, res + 1, (size_t)count * sizeof *res);
+    free(all);
+    free(res);
+    return err;
+}
+
+/* ---- the client's list of nodes ---------------------------------------- */
+
+void zkl__client_link(zkl_client *c, zkl__node *n)
+{
+    n->prev = NULL;
+    n->next = c->live;
+    if (c->live)
+        c->live->prev = n;
+    c->live = n;
+}
+
+void zkl__client_unlink(zkl_client *c, zkl__node *n)
+{
+    if (n->prev)
+        n->prev->next = n->next;
+    else if (c->live == n)
+        c->live = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    n->prev = n->next = NULL;
+}

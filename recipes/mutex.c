@@ -1,0 +1,185 @@
+/* The reentrant mutex: policy "lock-" on the lock-queue engine.
+ * A node holds when it is first; otherwise it watches the node just before
+ * it. Each thread's hold is its own node; re-acquiring only counts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "zkl/zookeeper.h"
+
+struct zkl_mutex {
+    zkl_client *c;
+    char *path;
+    unsigned flags;
+    zkl__owners owners;
+};
+
+static bool first_holds(const zkl__entry *cs, size_t n, size_t self, size_t *watch,
+                        const void *arg)
+{
+    (void)cs, (void)n, (void)arg;
+    if (self == 0)
+        return true;
+    *watch = self - 1;
+    return false;
+}
+
+/* Shared with the semaphore-mutex, which speaks the same protocol. */
+const zkl__policy zkl__lock_policy = {"lock-", first_holds, true};
+
+int zkl_mutex_new2(zkl_client *c, const char *path, unsigned flags, zkl_mutex **out)
+{
+    if (c == NULL || out == NULL || zkl__path_check(path) != 0 ||
+        (flags & ~(unsigned)ZKL_MUTEX_PREFETCH) != 0)
+        return ZKL_EINVAL;
+    zkl_mutex *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return ZKL_ENOMEM;
+    if ((m->path = strdup(path)) == NULL) {
+        free(m);
+        return ZKL_ENOMEM;
+    }
+    if (zkl__owners_init(&m->owners) != 0) {
+        free(m->path);
+        free(m);
+        return ZKL_ESYS;
+    }
+    m->c = c;
+    m->flags = flags;
+    *out = m;
+    return 0;
+}
+
+int zkl_mutex_new(zkl_client *c, const char *path, zkl_mutex **out)
+{
+    return zkl_mutex_new2(c, path, 0, out);
+}
+
+int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms)
+{
+    if (m == NULL)
+        return ZKL_EINVAL;
+    int64_t deadline = zkl__deadline(timeout_ms);
+    pthread_mutex_lock(&m->owners.mu);
+    zkl__hold *h = zkl__owners_mine(&m->owners);
+    if (h != NULL) {
+        /* Reentry: no server traffic. A lost hold must be released first. */
+        int rc = zkl__node_held(h->node) ? 0 : ZKL_ELOST;
+        if (rc == 0)
+            h->count++;
+        pthread_mutex_unlock(&m->owners.mu);
+        return rc;
+    }
+    pthread_mutex_unlock(&m->owners.mu);
+
+    zkl__qopts o = {.prefetch = (m->flags & ZKL_MUTEX_PREFETCH) != 0};
+    zkl__node *n;
+    int rc = zkl__queue_acquire(m->c, m->path, &zkl__lock_policy, &o, deadline, &n);
+    if (rc != 0)
+        return rc;
+    pthread_mutex_lock(&m->owners.mu);
+    rc = zkl__owners_add(&m->owners, n);
+    pthread_mutex_unlock(&m->owners.mu);
+    if (rc != 0)
+        zkl__queue_release(n);
+    return rc;
+}
+
+int zkl_mutex_release(zkl_mutex *m)
+{
+    if (m == NULL)
+        return ZKL_EINVAL;
+    pthread_mutex_lock(&m->owners.mu);
+    zkl__hold *h = zkl__owners_mine(&m->owners);
+    if (h == NULL) {
+        pthread_mutex_unlock(&m->owners.mu);
+        return ZKL_ENOTHELD;
+    }
+    zkl__node *n = h->node;
+    if (--h->count > 0 && zkl__node_held(n)) {
+        pthread_mutex_unlock(&m->owners.mu);
+        return 0;
+    }
+    /* Last count, or the hold is lost: in both cases the thread's hold
+     * ends here (a lost hold is cleared at once, whatever the count). */
+    zkl__owners_remove(&m->owners, h);
+    pthread_mutex_unlock(&m->owners.mu);
+    return zkl__queue_release(n);
+}
+
+int zkl_mutex_is_held(zkl_mutex *m)
+{
+    if (m == NULL)
+        return 0;
+    pthread_mutex_lock(&m->owners.mu);
+    zkl__hold *h = zkl__owners_mine(&m->owners);
+    int held = h != NULL && zkl__node_held(h->node);
+    pthread_mutex_unlock(&m->owners.mu);
+    return held;
+}
+
+int64_t zkl_mutex_token(zkl_mutex *m)
+{
+    if (m == NULL)
+        return ZKL_EINVAL;
+    pthread_mutex_lock(&m->owners.mu);
+    zkl__hold *h = zkl__owners_mine(&m->owners);
+    int64_t t = h == NULL ? ZKL_ENOTHELD
+                : zkl__node_held(h->node) ? zkl__node_token(h->node)
+                                          : ZKL_ELOST;
+    pthread_mutex_unlock(&m->owners.mu);
+    return t;
+}
+
+const char *zkl_mutex_node(zkl_mutex *m)
+{
+    if (m == NULL)
+        return NULL;
+    pthread_mutex_lock(&m->owners.mu);
+    zkl__hold *h = zkl__owners_mine(&m->owners);
+    const char *p = h ? zkl__node_path(h->node) : NULL;
+    pthread_mutex_unlock(&m->owners.mu);
+    return p;
+}
+
+int zkl_mutex_guarded_multi(zkl_mutex *m, int count, const zoo_op_t *ops,
+                            zoo_op_result_t *results)
+{
+    if (m == NULL || ops == NULL || count < 1)
+        return ZKL_EINVAL;
+    pthread_mutex_lock(&m->owners.mu);
+    zkl__hold *h = zkl__owners_mine(&m->owners);
+    zkl__node *n = h ? h->node : NULL;
+    pthread_mutex_unlock(&m->owners.mu);
+    if (n == NULL)
+        return ZKL_ENOTHELD;
+    /* Only the calling thread can release its own hold, so n stays valid. */
+    return zkl__node_guarded_multi(n, count, ops, results);
+}
+
+int zkl_mutex_guarded_set(zkl_mutex *m, const char *path, const void *data, int len)
+{
+    if (m == NULL || zkl__path_check(path) != 0 || len < 0 || (data == NULL && len > 0))
+        return ZKL_EINVAL;
+    zoo_op_t op;
+    zoo_set_op_init(&op, path, data, len, -1, NULL);
+    zoo_op_result_t res;
+    return zkl_mutex_guarded_multi(m, 1, &op, &res);
+}
+
+void zkl_mutex_free(zkl_mutex *m)
+{
+    if (m == NULL)
+        return;
+    /* Best effort: release holds still open, so their nodes go now rather
+     * than with the session. */
+    while (m->owners.head) {
+        zkl__hold *h = m->owners.head;
+        m->owners.head = h->next;
+        zkl__queue_release(h->node);
+        free(h);
+    }
+    zkl__owners_destroy(&m->owners);
+    free(m->path);
+    free(m);
+}

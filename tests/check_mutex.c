@@ -1,0 +1,683 @@
+/* The reentrant mutex against a real ZooKeeper. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "zkl/zookeeper.h"
+
+static zhandle_t *zk;
+static char *root;
+
+static void setup(void)
+{
+    zk = tu_zk();
+    root = tu_root("mutex");
+}
+
+static void teardown(void)
+{
+    tu_rmr(zk, root);
+    zookeeper_close(zk);
+    free(root);
+}
+
+static char *lockpath(const char *leaf)
+{
+    char *p = malloc(strlen(root) + strlen(leaf) + 2);
+    sprintf(p, "%s/%s", root, leaf);
+    return p;
+}
+
+/* ---- mutual exclusion, threads ------------------------------------------ */
+
+struct shared_counter {
+    zkl_mutex *m;
+    long counter;
+    int inside;
+    int violations;
+    int per_thread;
+};
+
+static void *counter_thread(void *arg)
+{
+    struct shared_counter *s = arg;
+    for (int i = 0; i < s->per_thread; i++) {
+        ck_assert_int_eq(zkl_mutex_acquire(s->m, 30000), 0);
+        if (__atomic_add_fetch(&s->inside, 1, __ATOMIC_SEQ_CST) != 1)
+            __atomic_add_fetch(&s->violations, 1, __ATOMIC_SEQ_CST);
+        long v = s->counter; /* a deliberately non-atomic read-modify-write */
+        sched_yield();
+        s->counter = v + 1;
+        __atomic_sub_fetch(&s->inside, 1, __ATOMIC_SEQ_CST);
+        ck_assert_int_eq(zkl_mutex_release(s->m), 0);
+    }
+    return NULL;
+}
+
+START_TEST(test_mutex_excludes_eight_threads_sharing_one_object)
+{
+    zkl_client *c = tu_client(10000);
+    char *p = lockpath("threads");
+    struct shared_counter s = {.per_thread = 25};
+    ck_assert_int_eq(zkl_mutex_new(c, p, &s.m), 0);
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++)
+        pthread_create(&t[i], NULL, counter_thread, &s);
+    for (int i = 0; i < 8; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_int_eq(s.counter, 8 * 25);
+    ck_assert_int_eq(s.violations, 0);
+    ck_assert_int_eq(tu_children(zk, p), 0);
+    zkl_mutex_free(s.m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+/* ---- mutual exclusion, processes --------------------------------------- */
+
+struct proc_shared {
+    long counter;
+    int inside;
+    int violations;
+    int64_t last_token;
+    int token_errors;
+};
+
+START_TEST(test_mutex_excludes_four_processes_with_increasing_tokens)
+{
+    char *p = lockpath("procs");
+    struct proc_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
+                                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(sh, MAP_FAILED);
+    memset(sh, 0, sizeof *sh);
+    enum { PROCS = 4, ITER = 30 };
+    pid_t pids[PROCS];
+    for (int i = 0; i < PROCS; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            zkl_client *c = NULL;
+            if (zkl_client_open(tu_hosts(), 10000, &c) != 0)
+                _exit(2);
+            zkl_mutex *m;
+            if (zkl_mutex_new(c, p, &m) != 0)
+                _exit(3);
+            for (int k = 0; k < ITER; k++) {
+                if (zkl_mutex_acquire(m, 30000) != 0)
+                    _exit(4);
+                if (__atomic_add_fetch(&sh->inside, 1, __ATOMIC_SEQ_CST) != 1)
+                    __atomic_add_fetch(&sh->violations, 1, __ATOMIC_SEQ_CST);
+                int64_t tok = zkl_mutex_token(m);
+                if (tok <= sh->last_token)
+                    sh->token_errors++;
+                sh->last_token = tok;
+                long v = sh->counter;
+                usleep(100);
+                sh->counter = v + 1;
+                __atomic_sub_fetch(&sh->inside, 1, __ATOMIC_SEQ_CST);
+                if (zkl_mutex_release(m) != 0)
+                    _exit(5);
+            }
+            zkl_mutex_free(m);
+            zkl_client_close(c);
+            _exit(0);
+        }
+    }
+    for (int i = 0; i < PROCS; i++) {
+        int st;
+        ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d failed: %d", i, st);
+    }
+    ck_assert_int_eq(sh->counter, PROCS * ITER);
+    ck_assert_int_eq(sh->violations, 0);
+    ck_assert_int_eq(sh->token_errors, 0);
+    ck_assert_int_eq(tu_children(zk, p), 0);
+    munmap(sh, sizeof *sh);
+    free(p);
+}
+END_TEST
+
+/* ---- reentrancy, try, timeout, ownership ------------------------------- */
+
+START_TEST(test_mutex_reentrancy_counts_without_new_nodes)
+{
+    zkl_client *c = tu_client(10000);
+    char *p = lockpath("reentrant");
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 0);
+    ck_assert_int_eq(zkl_mutex_token(m), ZKL_ENOTHELD);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    int64_t tok = zkl_mutex_token(m);
+    ck_assert_int_gt(tok, 0);
+    zkl_client_stats before, after;
+    zkl_client_get_stats(c, &before);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    zkl_client_get_stats(c, &after);
+    ck_assert_int_eq(after.requests, before.requests); /* no server traffic */
+    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(zkl_mutex_token(m), tok);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(zkl_mutex_release(m), 0);
+        ck_assert_int_eq(zkl_mutex_is_held(m), 1);
+        ck_assert_int_eq(tu_children(zk, p), 1);
+    }
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 0);
+    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(zkl_mutex_release(m), ZKL_ENOTHELD); /* double release */
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_mutex_try_and_timeout_when_held_leave_no_node)
+{
+    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    char *p = lockpath("held");
+    zkl_mutex *ma, *mb;
+    ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
+    ck_assert_int_eq(zkl_mutex_new(b, p, &mb), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(ma, 5000), 0);
+    /* try once */
+    int64_t t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_mutex_acquire(mb, 0), ZKL_ETIMEDOUT);
+    ck_assert_int_lt(tu_now_ms() - t0, 2000);
+    ck_assert_int_eq(tu_children(zk, p), 1);
+    /* a timeout bounds the call and cleans up */
+    t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_mutex_acquire(mb, 300), ZKL_ETIMEDOUT);
+    int64_t took = tu_now_ms() - t0;
+    ck_assert_int_ge(took, 290);
+    ck_assert_int_lt(took, 3000);
+    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(zkl_mutex_is_held(mb), 0);
+    ck_assert_int_eq(zkl_mutex_release(mb), ZKL_ENOTHELD);
+    /* the holder is not disturbed, and the waiter gets it afterwards */
+    ck_assert_int_eq(zkl_mutex_is_held(ma), 1);
+    ck_assert_int_eq(zkl_mutex_release(ma), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(mb, 0), 0);
+    ck_assert_int_eq(zkl_mutex_release(mb), 0);
+    ck_assert_int_eq(tu_children(zk, p), 0);
+    zkl_mutex_free(ma);
+    zkl_mutex_free(mb);
+    zkl_client_close(a);
+    zkl_client_close(b);
+    free(p);
+}
+END_TEST
+
+struct other_thread {
+    zkl_mutex *m;
+    int release_rc, held, token_rc;
+};
+
+static void *other_thread_main(void *arg)
+{
+    struct other_thread *o = arg;
+    o->held = zkl_mutex_is_held(o->m);
+    o->token_rc = (int)zkl_mutex_token(o->m);
+    o->release_rc = zkl_mutex_release(o->m);
+    return NULL;
+}
+
+START_TEST(test_mutex_release_from_wrong_thread_is_enotheld)
+{
+    zkl_client *c = tu_client(10000);
+    char *p = lockpath("wrongthread");
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    struct other_thread o = {.m = m};
+    pthread_t t;
+    pthread_create(&t, NULL, other_thread_main, &o);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(o.release_rc, ZKL_ENOTHELD);
+    ck_assert_int_eq(o.held, 0);
+    ck_assert_int_eq(o.token_rc, ZKL_ENOTHELD);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 1);
+    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+/* ---- one wake-up per handoff ------------------------------------------- */
+
+enum { WAITERS = 20 };
+
+struct waiter {
+    zkl_client *c;
+    zkl_mutex *m;
+    pthread_t t;
+    int order;
+};
+
+static int next_order;
+static pthread_mutex_t order_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *waiter_main(void *arg)
+{
+    struct waiter *w = arg;
+    ck_assert_int_eq(zkl_mutex_acquire(w->m, 60000), 0);
+    pthread_mutex_lock(&order_mu);
+    w->order = ++next_order;
+    pthread_mutex_unlock(&order_mu);
+    ck_assert_int_eq(zkl_mutex_release(w->m), 0);
+    return NULL;
+}
+
+struct queue_len {
+    const char *path;
+    int want;
+};
+
+static bool has_children(void *arg)
+{
+    struct queue_len *q = arg;
+    return tu_children(zk, q->path) == q->want;
+}
+
+struct armed {
+    struct waiter *w;
+};
+
+static bool all_armed(void *arg)
+{
+    struct waiter *w = arg;
+    for (int i = 0; i < WAITERS; i++) {
+        zkl_client_stats s;
+        zkl_client_get_stats(w[i].c, &s);
+        if (s.requests < 3) /* create, listing, watch */
+            return false;
+    }
+    return true;
+}
+
+START_TEST(test_mutex_release_wakes_exactly_one_of_twenty_waiters)
+{
+    char *p = lockpath("herd");
+    zkl_client *hc = tu_client(10000);
+    zkl_mutex *hm;
+    ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(hm, 5000), 0);
+    struct waiter w[WAITERS];
+    for (int i = 0; i < WAITERS; i++) {
+        w[i].c = tu_client(10000);
+        ck_assert_int_eq(zkl_mutex_new(w[i].c, p, &w[i].m), 0);
+        pthread_create(&w[i].t, NULL, waiter_main, &w[i]);
+    }
+    struct queue_len q = {p, WAITERS + 1};
+    ck_assert(tu_wait_until(has_children, &q, 20000));
+    ck_assert(tu_wait_until(all_armed, w, 20000));
+    ck_assert_int_eq(zkl_mutex_release(hm), 0);
+    for (int i = 0; i < WAITERS; i++)
+        pthread_join(w[i].t, NULL);
+    /* Twenty handoffs in all; each woke exactly one waiter. */
+    uint64_t events = 0;
+    for (int i = 0; i < WAITERS; i++) {
+        zkl_client_stats s;
+        zkl_client_get_stats(w[i].c, &s);
+        events += s.watch_events;
+        ck_assert_int_le(s.watch_events, 1);
+        ck_assert_int_gt(w[i].order, 0);
+    }
+    ck_assert_int_eq(events, WAITERS);
+    ck_assert_int_eq(tu_children(zk, p), 0);
+    for (int i = 0; i < WAITERS; i++) {
+        zkl_mutex_free(w[i].m);
+        zkl_client_close(w[i].c);
+    }
+    zkl_mutex_free(hm);
+    zkl_client_close(hc);
+    free(p);
+}
+END_TEST
+
+/* ---- fencing tokens ------------------------------------------------------ */
+
+struct handoff {
+    zkl_mutex *m;
+    int64_t *tokens;
+    int *n;
+    int iters;
+    pthread_mutex_t *mu;
+};
+
+static void *handoff_main(void *arg)
+{
+    struct handoff *h = arg;
+    for (int i = 0; i < h->iters; i++) {
+        ck_assert_int_eq(zkl_mutex_acquire(h->m, 30000), 0);
+        h->tokens[(*h->n)++] = zkl_mutex_token(h->m); /* under the lock */
+        ck_assert_int_eq(zkl_mutex_release(h->m), 0);
+    }
+    return NULL;
+}
+
+START_TEST(test_mutex_tokens_strictly_increase_across_100_handoffs)
+{
+    char *p = lockpath("tokens");
+    zkl_client *c1 = tu_client(10000), *c2 = tu_client(10000);
+    zkl_mutex *m1, *m2;
+    ck_assert_int_eq(zkl_mutex_new(c1, p, &m1), 0);
+    ck_assert_int_eq(zkl_mutex_new(c2, p, &m2), 0);
+    int64_t tokens[100];
+    int n = 0;
+    struct handoff h1 = {m1, tokens, &n, 50, NULL}, h2 = {m2, tokens, &n, 50, NULL};
+    pthread_t t1, t2;
+    pthread_create(&t1, NULL, handoff_main, &h1);
+    pthread_create(&t2, NULL, handoff_main, &h2);
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    ck_assert_int_eq(n, 100);
+    for (int i = 1; i < 100; i++)
+        ck_assert_msg(tokens[i] > tokens[i - 1], "token %d: %lld after %lld", i,
+                      (long long)tokens[i], (long long)tokens[i - 1]);
+    zkl_mutex_free(m1);
+    zkl_mutex_free(m2);
+    zkl_client_close(c1);
+    zkl_client_close(c2);
+    free(p);
+}
+END_TEST
+
+/* ---- crashes and expiry ------------------------------------------------- */
+
+START_TEST(test_mutex_sigkilled_holder_frees_lock_after_session_timeout)
+{
+    char *p = lockpath("killed");
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        zkl_client *c = NULL;
+        if (zkl_client_open(tu_hosts(), 2000, &c) != 0)
+            _exit(2);
+        zkl_mutex *m;
+        if (zkl_mutex_new(c, p, &m) != 0 || zkl_mutex_acquire(m, 10000) != 0)
+            _exit(3);
+        int64_t tok = zkl_mutex_token(m);
+        if (write(fds[1], &tok, sizeof tok) != sizeof tok)
+            _exit(4);
+        for (;;)
+            pause();
+    }
+    int64_t dead_token = 0;
+    ck_assert_int_eq(read(fds[0], &dead_token, sizeof dead_token), sizeof dead_token);
+    ck_assert_int_gt(dead_token, 0);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    zkl_client *c = tu_client(10000);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    int64_t t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_mutex_acquire(m, 15000), 0);
+    ck_assert_int_lt(tu_now_ms() - t0, 10000);
+    ck_assert_int_gt(zkl_mutex_token(m), dead_token);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    close(fds[0]);
+    close(fds[1]);
+    free(p);
+}
+END_TEST
+
+static bool not_held(void *arg)
+{
+    return zkl_mutex_is_held(arg) == 0;
+}
+
+static bool client_connected(void *arg)
+{
+    int st = zkl_client_state(arg);
+    return st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED;
+}
+
+START_TEST(test_mutex_session_expiry_is_reported_as_lost)
+{
+    char *p = lockpath("expired");
+    zkl_client *c = tu_client(4000);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0); /* depth 2 */
+    int64_t old_sid = zkl_client_session_id(c);
+    tu_expire_session(c);
+    ck_assert(tu_wait_until(not_held, m, 15000));
+    ck_assert_int_eq(zkl_mutex_token(m), ZKL_ELOST);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 1000), ZKL_ELOST); /* reentry on a lost hold */
+    ck_assert_int_eq(zkl_mutex_release(m), ZKL_ELOST);        /* clears it, whatever the depth */
+    ck_assert_int_eq(zkl_mutex_release(m), ZKL_ENOTHELD);
+    /* The client re-opens a new session by itself; new work goes on. */
+    ck_assert(tu_wait_until(client_connected, c, 15000));
+    ck_assert_int_ne(zkl_client_session_id(c), old_sid);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    ck_assert_int_eq(tu_children(zk, p), 0);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+struct blocked {
+    zkl_mutex *m;
+    int rc;
+};
+
+static void *blocked_main(void *arg)
+{
+    struct blocked *b = arg;
+    b->rc = zkl_mutex_acquire(b->m, 60000);
+    return NULL;
+}
+
+static bool queued_two(void *arg)
+{
+    return tu_children(zk, arg) == 2;
+}
+
+START_TEST(test_mutex_waiter_gets_elost_on_expiry_and_leaves_no_node)
+{
+    char *p = lockpath("waitexpire");
+    zkl_client *a = tu_client(10000), *b = tu_client(4000);
+    zkl_mutex *ma, *mb;
+    ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
+    ck_assert_int_eq(zkl_mutex_new(b, p, &mb), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(ma, 5000), 0);
+    struct blocked bl = {mb, 1};
+    pthread_t t;
+    pthread_create(&t, NULL, blocked_main, &bl);
+    ck_assert(tu_wait_until(queued_two, p, 10000));
+    tu_expire_session(b);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(bl.rc, ZKL_ELOST);
+    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(zkl_mutex_release(ma), 0);
+    zkl_mutex_free(ma);
+    zkl_mutex_free(mb);
+    zkl_client_close(a);
+    zkl_client_close(b);
+    free(p);
+}
+END_TEST
+
+struct closer {
+    zkl_client *c;
+};
+
+START_TEST(test_mutex_waiter_gets_eclosed_when_client_closes)
+{
+    char *p = lockpath("closed");
+    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    zkl_mutex *ma, *mb;
+    ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
+    ck_assert_int_eq(zkl_mutex_new(b, p, &mb), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(ma, 5000), 0);
+    struct blocked bl = {mb, 1};
+    pthread_t t;
+    pthread_create(&t, NULL, blocked_main, &bl);
+    ck_assert(tu_wait_until(queued_two, p, 10000));
+    zkl_client_close(b);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(bl.rc, ZKL_ECLOSED);
+    zkl_mutex_free(mb); /* a lock object of a closed client may still be freed */
+    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(zkl_mutex_release(ma), 0);
+    zkl_mutex_free(ma);
+    zkl_client_close(a);
+    free(p);
+}
+END_TEST
+
+/* ---- guarded writes ------------------------------------------------------ */
+
+START_TEST(test_mutex_guarded_set_only_while_held)
+{
+    char *p = lockpath("guarded");
+    char *data = lockpath("data");
+    ck_assert_int_eq(zoo_create(zk, root, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0) == ZOK ||
+                         tu_exists(zk, root), 1);
+    ck_assert_int_eq(zoo_create(zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    zkl_client *c = tu_client(4000);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_guarded_set(m, data, "x", 1), ZKL_ENOTHELD);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    ck_assert_int_eq(zkl_mutex_guarded_set(m, data, "1", 1), 0);
+    char buf[8];
+    int len = sizeof buf;
+    ck_assert_int_eq(zoo_get(zk, data, 0, buf, &len, NULL), ZOK);
+    ck_assert_int_eq(len, 1);
+    ck_assert_int_eq(buf[0], '1');
+    tu_expire_session(c);
+    ck_assert(tu_wait_until(not_held, m, 15000));
+    ck_assert_int_eq(zkl_mutex_guarded_set(m, data, "2", 1), ZKL_ELOST);
+    len = sizeof buf;
+    ck_assert_int_eq(zoo_get(zk, data, 0, buf, &len, NULL), ZOK);
+    ck_assert_int_eq(buf[0], '1');
+    ck_assert_int_eq(zkl_mutex_release(m), ZKL_ELOST);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(data);
+    free(p);
+}
+END_TEST
+
+/* ---- bad input ------------------------------------------------------------ */
+
+START_TEST(test_mutex_bad_input_is_einval_and_creates_nothing)
+{
+    zkl_client *c = tu_client(10000);
+    zkl_mutex *m = NULL;
+    const char *bad[] = {NULL, "", "relative", "/ends/", "/a//b", "/a/./b", "/a/../b", "/zookeeper/x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(zkl_mutex_new(c, bad[i], &m), ZKL_EINVAL);
+        ck_assert_ptr_null(m);
+    }
+    char longp[1100];
+    longp[0] = '/';
+    memset(longp + 1, 'a', sizeof longp - 2);
+    longp[sizeof longp - 1] = '\0';
+    ck_assert_int_eq(zkl_mutex_new(c, longp, &m), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_mutex_new(NULL, "/x", &m), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_mutex_new(c, "/x", NULL), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_mutex_new2(c, "/x", 0x100, &m), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_mutex_acquire(NULL, 10), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_mutex_release(NULL), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_mutex_is_held(NULL), 0);
+    ck_assert_int_eq(zkl_mutex_token(NULL), ZKL_EINVAL);
+    ck_assert_ptr_null(zkl_mutex_node(NULL));
+    ck_assert_int_eq(zkl_mutex_guarded_set(NULL, "/x", "", 0), ZKL_EINVAL);
+    zkl_mutex_free(NULL);
+    /* Client calls. */
+    zkl_client *bc = NULL;
+    ck_assert_int_eq(zkl_client_open(NULL, 1000, &bc), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_client_open("", 1000, &bc), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_client_open(tu_hosts(), 0, &bc), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_client_open(tu_hosts(), 1000, NULL), ZKL_EINVAL);
+    ck_assert_ptr_null(bc);
+    zkl_client_close(NULL);
+    /* Nothing reached the server. */
+    ck_assert(!tu_exists(zk, "/ends"));
+    ck_assert(!tu_exists(zk, "/a"));
+    ck_assert(!tu_exists(zk, "/relative"));
+    zkl_client_close(c);
+}
+END_TEST
+
+START_TEST(test_client_open_fails_when_no_server_answers)
+{
+    zkl_client *c = NULL;
+    int64_t t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_client_open("127.0.0.1:1", 1000, &c), ZKL_ECONNLOSS);
+    ck_assert_ptr_null(c);
+    ck_assert_int_lt(tu_now_ms() - t0, 5000);
+}
+END_TEST
+
+START_TEST(test_mutex_creates_missing_parents_as_containers)
+{
+    char *p = lockpath("deep/er/lock");
+    zkl_client *c = tu_client(10000);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    const char *node = zkl_mutex_node(m);
+    ck_assert_ptr_nonnull(node);
+    ck_assert(strncmp(node, p, strlen(p)) == 0);
+    ck_assert(strstr(node, "/_c_") != NULL && strstr(node, "-lock-") != NULL);
+    struct Stat st;
+    ck_assert_int_eq(zoo_exists(zk, node, 0, &st), ZOK);
+    ck_assert_int_eq(st.ephemeralOwner, zkl_client_session_id(c));
+    ck_assert_int_eq(st.czxid, zkl_mutex_token(m));
+    char data[128];
+    int len = sizeof data - 1;
+    ck_assert_int_eq(zoo_get(zk, node, 0, data, &len, NULL), ZOK);
+    data[len] = '\0';
+    char want[32];
+    snprintf(want, sizeof want, " %ld", (long)getpid());
+    ck_assert_msg(strstr(data, want) != NULL, "owner data '%s'", data);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("mutex");
+    TCase *tc = tu_tcase("mutex", 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_mutex_excludes_eight_threads_sharing_one_object);
+    tcase_add_test(tc, test_mutex_excludes_four_processes_with_increasing_tokens);
+    tcase_add_test(tc, test_mutex_reentrancy_counts_without_new_nodes);
+    tcase_add_test(tc, test_mutex_try_and_timeout_when_held_leave_no_node);
+    tcase_add_test(tc, test_mutex_release_from_wrong_thread_is_enotheld);
+    tcase_add_test(tc, test_mutex_release_wakes_exactly_one_of_twenty_waiters);
+    tcase_add_test(tc, test_mutex_tokens_strictly_increase_across_100_handoffs);
+    tcase_add_test(tc, test_mutex_sigkilled_holder_frees_lock_after_session_timeout);
+    tcase_add_test(tc, test_mutex_session_expiry_is_reported_as_lost);
+    tcase_add_test(tc, test_mutex_waiter_gets_elost_on_expiry_and_leaves_no_node);
+    tcase_add_test(tc, test_mutex_waiter_gets_eclosed_when_client_closes);
+    tcase_add_test(tc, test_mutex_guarded_set_only_while_held);
+    tcase_add_test(tc, test_mutex_bad_input_is_einval_and_creates_nothing);
+    tcase_add_test(tc, test_client_open_fails_when_no_server_answers);
+    tcase_add_test(tc, test_mutex_creates_missing_parents_as_containers);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}

@@ -1,0 +1,78 @@
+/* Path checks and node-name parsing: pure functions, no server. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+START_TEST(test_good_paths_are_accepted)
+{
+    ck_assert_int_eq(zkl__path_check("/a"), 0);
+    ck_assert_int_eq(zkl__path_check("/locks/orders"), 0);
+    ck_assert_int_eq(zkl__path_check("/a.b/..c/d..."), 0);
+}
+END_TEST
+
+START_TEST(test_bad_paths_are_refused)
+{
+    const char *bad[] = {NULL, "", "/", "a", "a/b", "/a/", "/a//b", "/a/./b", "/a/../b",
+                         "/.", "/..", "/a/.", "/zookeeper", "/zookeeper/x", "/a\001b"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(zkl__path_check(bad[i]) == ZKL_EINVAL, "accepted %s",
+                      bad[i] ? bad[i] : "NULL");
+    char *long_path = malloc(ZKL__MAX_PATH + 2);
+    long_path[0] = '/';
+    memset(long_path + 1, 'x', ZKL__MAX_PATH);
+    long_path[ZKL__MAX_PATH + 1] = '\0';
+    ck_assert_int_eq(zkl__path_check(long_path), ZKL_EINVAL);
+    long_path[ZKL__MAX_PATH] = '\0';
+    ck_assert_int_eq(zkl__path_check(long_path), 0);
+    free(long_path);
+}
+END_TEST
+
+START_TEST(test_node_names_parse_kind_and_sequence)
+{
+    zkl__entry e;
+    const char *n = "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-0000000007";
+    ck_assert_int_eq(zkl__entry_parse(n, &e), 0);
+    ck_assert_int_eq(e.seq, 7);
+    ck_assert(zkl__entry_is(&e, "lock-"));
+    ck_assert(!zkl__entry_is(&e, "__READ__"));
+    ck_assert(zkl__name_has_uuid(n, "53345f98-9423-4e0c-a7b5-9f819e3ec2e1"));
+    ck_assert(!zkl__name_has_uuid(n, "63345f98-9423-4e0c-a7b5-9f819e3ec2e1"));
+    ck_assert_int_eq(zkl__entry_parse("_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-__WRIT__2147483647", &e), 0);
+    ck_assert_int_eq(e.seq, 2147483647);
+    ck_assert(zkl__entry_is(&e, "__WRIT__"));
+    /* Unprotected names: the kind is all but the digits. */
+    ck_assert_int_eq(zkl__entry_parse("lock-0000000003", &e), 0);
+    ck_assert(zkl__entry_is(&e, "lock-"));
+    /* Not contenders: no 10-digit suffix. */
+    ck_assert_int_eq(zkl__entry_parse("leases", &e), -1);
+    ck_assert_int_eq(zkl__entry_parse("lock-12345", &e), 0 - 1);
+}
+END_TEST
+
+START_TEST(test_uuids_are_fresh_and_well_formed)
+{
+    char a[37], b[37];
+    zkl__uuid(a);
+    zkl__uuid(b);
+    ck_assert_int_eq(strlen(a), 36);
+    ck_assert_str_ne(a, b);
+    ck_assert(a[8] == '-' && a[13] == '-' && a[18] == '-' && a[23] == '-');
+    ck_assert(a[14] == '4');
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("path");
+    TCase *tc = tu_tcase("path", 10);
+    tcase_add_test(tc, test_good_paths_are_accepted);
+    tcase_add_test(tc, test_bad_paths_are_refused);
+    tcase_add_test(tc, test_node_names_parse_kind_and_sequence);
+    tcase_add_test(tc, test_uuids_are_fresh_and_well_formed);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}

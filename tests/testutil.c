@@ -1,0 +1,133 @@
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "zkl/zookeeper.h"
+
+const char *tu_hosts(void)
+{
+    const char *h = getenv("ZKL_TEST_HOSTS");
+    if (h == NULL || *h == '\0')
+        ck_abort_msg("ZKL_TEST_HOSTS is not set: run the suites through "
+                     "tests/with-zk.sh or 'make check'");
+    return h;
+}
+
+zkl_client *tu_client(int session_timeout_ms)
+{
+    zkl_client *c = NULL;
+    int rc = zkl_client_open(tu_hosts(), session_timeout_ms, &c);
+    ck_assert_msg(rc == 0, "zkl_client_open: %s", zkl_strerror(rc));
+    return c;
+}
+
+int64_t tu_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void quiet_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+    (void)zh, (void)type, (void)state, (void)path, (void)ctx;
+}
+
+zhandle_t *tu_zk(void)
+{
+    static FILE *devnull;
+    if (devnull == NULL && (devnull = fopen("/dev/null", "w")) != NULL)
+        zoo_set_log_stream(devnull);
+    zhandle_t *zh = zookeeper_init(tu_hosts(), quiet_watcher, 10000, NULL, NULL, 0);
+    ck_assert_ptr_nonnull(zh);
+    int64_t end = tu_now_ms() + 15000;
+    while (zoo_state(zh) != ZOO_CONNECTED_STATE && tu_now_ms() < end)
+        usleep(2000);
+    ck_assert_msg(zoo_state(zh) == ZOO_CONNECTED_STATE, "raw handle did not connect");
+    return zh;
+}
+
+char *tu_root(const char *name)
+{
+    static int n;
+    char buf[256];
+    snprintf(buf, sizeof buf, "/zkl-test/%s-%ld-%d", name, (long)getpid(), ++n);
+    return strdup(buf);
+}
+
+void tu_rmr(zhandle_t *zh, const char *path)
+{
+    struct String_vector kids = {0};
+    if (zoo_get_children(zh, path, 0, &kids) == ZOK) {
+        for (int i = 0; i < kids.count; i++) {
+            char sub[2048];
+            snprintf(sub, sizeof sub, "%s/%s", path, kids.data[i]);
+            tu_rmr(zh, sub);
+        }
+        deallocate_String_vector(&kids);
+    }
+    zoo_delete(zh, path, -1);
+}
+
+int tu_children(zhandle_t *zh, const char *path)
+{
+    struct String_vector kids = {0};
+    if (zoo_get_children(zh, path, 0, &kids) != ZOK)
+        return 0;
+    int n = kids.count;
+    deallocate_String_vector(&kids);
+    return n;
+}
+
+int tu_exists(zhandle_t *zh, const char *path)
+{
+    struct Stat st;
+    return zoo_exists(zh, path, 0, &st) == ZOK;
+}
+
+bool tu_wait_until(bool (*cond)(void *), void *arg, int timeout_ms)
+{
+    int64_t end = tu_now_ms() + timeout_ms;
+    for (;;) {
+        if (cond(arg))
+            return true;
+        if (tu_now_ms() >= end)
+            return cond(arg);
+        usleep(2000);
+    }
+}
+
+void tu_expire_session(zkl_client *c)
+{
+    zhandle_t *zh = zkl_client_handle(c);
+    ck_assert_ptr_nonnull(zh);
+    clientid_t id = *zoo_client_id(zh);
+    zhandle_t *other = zookeeper_init(tu_hosts(), quiet_watcher, zoo_recv_timeout(zh), &id, NULL, 0);
+    ck_assert_ptr_nonnull(other);
+    int64_t end = tu_now_ms() + 15000;
+    while (zoo_state(other) != ZOO_CONNECTED_STATE && tu_now_ms() < end)
+        usleep(2000);
+    /* Closing the second handle closes the session on the server. */
+    zookeeper_close(other);
+}
+
+TCase *tu_tcase(const char *name, int timeout_s)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_timeout(tc, timeout_s);
+    return tc;
+}
+
+int tu_run(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}

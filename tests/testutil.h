@@ -1,0 +1,41 @@
+/* Helpers shared by the Check suites: the test ZooKeeper, a unique root
+ * znode per test, waits on conditions with deadlines, child processes. */
+#ifndef ZKL_TESTUTIL_H
+#define ZKL_TESTUTIL_H
+
+#include <check.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <zookeeper/zookeeper.h>
+
+#include "zkl.h"
+
+/* The connect string of the test ensemble (ZKL_TEST_HOSTS). Aborts the test
+ * loudly if it is not set: suites never pass by skipping. */
+const char *tu_hosts(void);
+/* A connected client, or the test fails. */
+zkl_client *tu_client(int session_timeout_ms);
+/* A raw handle for looking at the server, connected, or the test fails. */
+zhandle_t *tu_zk(void);
+/* A fresh root path for one test: /zkl-test/<name>-<pid>-<n>. Malloc'd. */
+char *tu_root(const char *name);
+/* Delete `path` and everything below it (missing is fine). */
+void tu_rmr(zhandle_t *zh, const char *path);
+/* Number of children of `path`; 0 if it does not exist. */
+int tu_children(zhandle_t *zh, const char *path);
+/* 1 if `path` exists. */
+int tu_exists(zhandle_t *zh, const char *path);
+/* Poll `cond` until true or `timeout_ms` passed; returns the last value. */
+bool tu_wait_until(bool (*cond)(void *), void *arg, int timeout_ms);
+/* Make the server expire the session of `c` (another handle joins the
+ * session with its id and password, then closes it). */
+void tu_expire_session(zkl_client *c);
+/* Milliseconds of CLOCK_MONOTONIC. */
+int64_t tu_now_ms(void);
+/* A Suite runner that fails on any failure: main() of every suite. */
+int tu_run(Suite *s);
+/* A test case with a timeout large enough for ZooKeeper work. */
+TCase *tu_tcase(const char *name, int timeout_s);
+
+#endif
