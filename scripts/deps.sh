@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install what zkl needs to build, test, run its demo and its benchmarks,
+# from Debian 12's packages. Installs only what is missing; needs root (or
+# sudo) the first time.
+set -euo pipefail
+
+PACKAGES=(
+    build-essential autoconf automake libtool pkg-config   # the build
+    libzookeeper-mt-dev                                    # the ZooKeeper C client
+    check                                                  # the test framework
+    zookeeper default-jdk-headless                         # a real server, and javac
+    libcurator-recipes-java python3 python3-kazoo          # interop and comparison
+    valgrind gnuplot-nox procps iproute2 git               # memcheck, charts, tools
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+    exit 0
+fi
+echo "zkl: installing ${missing[*]}" >&2
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q >&2
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >&2

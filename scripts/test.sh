@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The whole zkl test run, from a clean checkout on Debian 12:
+#   1. install what is missing (apt-get), build with -Werror;
+#   2. every Check suite and script test against a real ZooKeeper
+#      (make check under tests/with-zk.sh);
+#   3. the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer;
+#   4. valgrind memcheck on the suites (0 leaks, 0 errors);
+#   5. make install into a temporary root, and a program built against it
+#      with pkg-config, run against ZooKeeper;
+#   6. make distcheck.
+# Every ZooKeeper it starts is stopped, also on failure or Ctrl-C.
+#   scripts/test.sh [--quick]     --quick: steps 1-2 only
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+quick=no
+[ "${1:-}" = --quick ] && quick=yes
+
+step() { printf '\n==== %s\n' "$*"; }
+
+"$top/scripts/deps.sh"
+
+step "build (-Werror)"
+"$top/scripts/build.sh" "$top/build" --enable-werror
+
+step "make check"
+"$top/tests/with-zk.sh" -- make -C "$top/build" -s check
+[ "$quick" = yes ] && exit 0
+
+step "make check with AddressSanitizer + UndefinedBehaviorSanitizer"
+"$top/scripts/build.sh" "$top/build-asan" --enable-werror --enable-sanitizers
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+    "$top/tests/with-zk.sh" -- make -C "$top/build-asan" -s check
+
+step "valgrind memcheck"
+"$top/tests/with-zk.sh" -- "$top/scripts/memcheck.sh" "$top/build"
+
+step "install and build a program with pkg-config"
+"$top/tests/with-zk.sh" -- "$top/scripts/install-check.sh" "$top/build"
+
+step "make distcheck"
+"$top/tests/with-zk.sh" -- make -C "$top/build" -s distcheck \
+    DISTCHECK_CONFIGURE_FLAGS=--enable-werror
+
+step "all passed"
