@@ -1,0 +1,1037 @@
+/*
+ * zkl-bench — lock benchmark for zkl, on the public API only.
+ *
+ *   zkl-bench --servers HOST:PORT[,...] --workload W --clients N --ops N
+ *             [--warmup N] [--path /bench/x] [--prefetch]
+ *             [--read-fraction F] [--permits N] [--session-timeout MS]
+ *
+ * Prints one JSON line on stdout, with the fields of bench/CuratorBench.java
+ * and bench/kazoo_bench.py (so that bench/compare.sh can put them side by
+ * side) plus zkl's own counters. Workloads:
+ *
+ *   uncontended  one session, one thread: `ops` acquire+release cycles of
+ *                one mutex. Latency = one cycle.
+ *   contended    `clients` sessions, one thread each, on one mutex path; the
+ *                threads draw tickets until `ops` acquisitions were made;
+ *                each acquire is followed at once by a release. Latency =
+ *                from calling acquire to holding. Throughput = ops / wall.
+ *   many         one session acquires `ops` distinct mutexes (PATH/0, ...),
+ *                holds them all, then releases them all. Latency = one
+ *                acquire. Adds bytes_per_lock (heap in use, all arenas, per
+ *                held lock, mutex objects included) and rss_bytes_per_lock.
+ *   herd         one holder and `clients` waiters (default 100), each its own
+ *                session and thread, queue on one lock; the holder releases
+ *                and the lock passes through every waiter. ceil(ops/clients)
+ *                rounds; "ops" is the number of handoffs. Latency = from the
+ *                previous owner calling release to the next one holding.
+ *                Adds wakeups_per_handoff: the waiters' watch_events summed,
+ *                divided by the handoffs.
+ *   floor        the bare ZooKeeper C client: an asynchronous create of an
+ *                ephemeral sequential node, then its delete, each waited for:
+ *                the two writes every acquire+release cycle needs at least.
+ *
+ * --prefetch uses zkl_mutex_new2(..., ZKL_MUTEX_PREFETCH, ...).
+ * --warmup N runs the workload untimed with N operations on PATH/warmup
+ * before the timed run on PATH/timed. PATH (default /bench/zkl) is deleted
+ * before and after.
+ *
+ * zk_requests_per_op: the servers' zk_packets_received ("mntr"), summed,
+ * read just before and after the timed part: (after - before - servers) /
+ * ops, as the second reading counts itself. zk_writes_per_op: the growth of
+ * the servers' last zxid ("srvr") over the same part, per op: every write
+ * the ensemble applied, whoever sent it.
+ *
+ * Exit status: 0, 1 on a failure, 2 on bad usage.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <math.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "zkl.h"
+#include "zkl/zookeeper.h"
+
+#define SESSION_TIMEOUT_MS 30000
+#define HERD_SETTLE_MS 200
+#define LOCK_TIMEOUT_MS 120000L
+
+struct opts {
+    const char *servers;
+    const char *workload;
+    int clients;
+    int ops;
+    int warmup;
+    const char *path;
+    bool prefetch;
+    double read_fraction;
+    int permits;
+    int session_timeout_ms;
+};
+
+struct result {
+    int ops;
+    int64_t elapsed_ns;
+    int64_t *lat; /* ops entries, ns */
+    double bytes_per_lock;
+    double rss_bytes_per_lock;
+    double wakeups_per_handoff;
+    zkl_client_stats delta; /* summed over the sessions, over the timed part */
+    bool has_delta;
+};
+
+static const char *prog = "zkl-bench";
+
+static void die(const char *what, int err)
+{
+    if (err < 0)
+        fprintf(stderr, "%s: %s: %s (%s)\n", prog, what, zkl_strerror(err), zkl_err_name(err));
+    else
+        fprintf(stderr, "%s: %s\n", prog, what);
+    exit(1);
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (p == NULL)
+        die("out of memory", 0);
+    return p;
+}
+
+/* ---- server statistics -------------------------------------------------- */
+
+/* The host:port pairs of --servers, without a chroot. */
+static char **server_list(const char *servers, int *count)
+{
+    char *s = strdup(servers);
+    if (s == NULL)
+        die("out of memory", 0);
+    char *slash = strchr(s, '/');
+    if (slash)
+        *slash = '\0';
+    char **list = NULL;
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        list = realloc(list, (size_t)(n + 1) * sizeof *list);
+        if (list == NULL || (list[n] = strdup(tok)) == NULL)
+            die("out of memory", 0);
+        n++;
+    }
+    free(s);
+    *count = n;
+    return list;
+}
+
+/* Send a four-letter word; the whole reply (malloc) or NULL. */
+static char *four_letter_word(const char *host_port, const char *word)
+{
+    char host[256];
+    const char *colon = strrchr(host_port, ':');
+    const char *port = colon ? colon + 1 : "2181";
+    size_t hl = colon ? (size_t)(colon - host_port) : strlen(host_port);
+    if (hl >= sizeof host)
+        return NULL;
+    memcpy(host, host_port, hl);
+    host[hl] = '\0';
+    if (host[0] == '[' && hl > 1 && host[hl - 1] == ']') {
+        memmove(host, host + 1, hl - 2);
+        host[hl - 2] = '\0';
+    }
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
+    if (getaddrinfo(host, port, &hints, &ai) != 0)
+        return NULL;
+    int fd = -1;
+    for (struct addrinfo *a = ai; a; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd < 0)
+            continue;
+        struct timeval tv = {.tv_sec = 5};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
+            break;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    if (fd < 0)
+        return NULL;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    if (write(fd, word, strlen(word)) != (ssize_t)strlen(word)) {
+        close(fd);
+        return NULL;
+    }
+    for (;;) { /* the server closes after its reply */
+        if (cap - len < 4096) {
+            cap = cap ? cap * 2 : 8192;
+            char *nb = realloc(buf, cap);
+            if (nb == NULL) {
+                free(buf);
+                close(fd);
+                return NULL;
+            }
+            buf = nb;
+        }
+        ssize_t r = read(fd, buf + len, cap - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
+/* The value of "key<ws>value" in a 4lw reply, as an integer (base 0: the
+ * zxid of srvr is hexadecimal). */
+static bool reply_value(const char *reply, const char *key, int64_t *out)
+{
+    size_t kl = strlen(key);
+    for (const char *line = reply; line && *line; line = strchr(line, '\n')) {
+        if (*line == '\n')
+            line++;
+        if (strncmp(line, key, kl) == 0) {
+            const char *v = line + kl;
+            while (*v == ' ' || *v == '\t' || *v == ':')
+                v++;
+            char *end;
+            errno = 0;
+            long long x = strtoll(v, &end, 0);
+            if (errno != 0 || end == v)
+                return false;
+            *out = x;
+            return true;
+        }
+    }
+    return false;
+}
+
+struct meter {
+    char **servers;
+    int nservers;
+    bool ok;
+    int64_t packets0, packets1;
+    int64_t zxid0, zxid1;
+};
+
+/* Sum of zk_packets_received over the servers, and their highest zxid. */
+static bool read_servers(struct meter *m, int64_t *packets, int64_t *zxid, bool packets_first)
+{
+    int64_t sum = 0, top = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        bool want_packets = (pass == 0) == packets_first;
+        for (int i = 0; i < m->nservers; i++) {
+            char *r = four_letter_word(m->servers[i], want_packets ? "mntr" : "srvr");
+            int64_t v = 0;
+            bool got = r && reply_value(r, want_packets ? "zk_packets_received" : "Zxid", &v);
+            free(r);
+            if (!got) {
+                fprintf(stderr, "%s: no %s from %s (is it whitelisted?)\n", prog,
+                        want_packets ? "mntr" : "srvr", m->servers[i]);
+                return false;
+            }
+            if (want_packets)
+                sum += v;
+            else if (v > top)
+                top = v;
+        }
+    }
+    *packets = sum;
+    *zxid = top;
+    return true;
+}
+
+/* srvr outside, mntr inside the bracket: only the second mntr counts. */
+static void meter_begin(struct meter *m)
+{
+    m->ok = read_servers(m, &m->packets0, &m->zxid0, false);
+}
+
+static void meter_end(struct meter *m)
+{
+    if (m->ok)
+        m->ok = read_servers(m, &m->packets1, &m->zxid1, true);
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static long proc_status_kb(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f == NULL)
+        return -1;
+    char line[256];
+    long v = -1;
+    size_t fl = strlen(field);
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, field, fl) == 0 && line[fl] == ':') {
+            v = strtol(line + fl + 1, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+static size_t heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+static zkl_client *open_client(const struct opts *o)
+{
+    zkl_client *c;
+    int rc = zkl_client_open(o->servers, o->session_timeout_ms, &c);
+    if (rc != 0)
+        die("zkl_client_open", rc);
+    return c;
+}
+
+static zkl_mutex *new_mutex(zkl_client *c, const char *path, bool prefetch)
+{
+    zkl_mutex *m;
+    int rc = zkl_mutex_new2(c, path, prefetch ? ZKL_MUTEX_PREFETCH : 0, &m);
+    if (rc != 0)
+        die("zkl_mutex_new2", rc);
+    return m;
+}
+
+/* Create `path` and its ancestors as plain persistent nodes. */
+static void ensure_path(zhandle_t *zh, const char *path)
+{
+    char *p = strdup(path);
+    if (p == NULL)
+        die("out of memory", 0);
+    for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
+        if (s)
+            *s = '\0';
+        int rc = zoo_create(zh, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+        if (rc != ZOK && rc != ZNODEEXISTS) {
+            fprintf(stderr, "%s: create %s: %s\n", prog, p, zerror(rc));
+            exit(1);
+        }
+        if (!s)
+            break;
+        *s = '/';
+    }
+    free(p);
+}
+
+static void delete_tree(zhandle_t *zh, const char *path)
+{
+    struct String_vector kids = {0, NULL};
+    int rc = zoo_get_children(zh, path, 0, &kids);
+    if (rc == ZNONODE)
+        return;
+    if (rc == ZOK) {
+        for (int i = 0; i < kids.count; i++) {
+            char child[2048];
+            snprintf(child, sizeof child, "%s/%s", path, kids.data[i]);
+            delete_tree(zh, child);
+        }
+        deallocate_String_vector(&kids);
+    }
+    rc = zoo_delete(zh, path, -1);
+    if (rc != ZOK && rc != ZNONODE)
+        fprintf(stderr, "%s: delete %s: %s\n", prog, path, zerror(rc));
+}
+
+static void stats_add(zkl_client_stats *sum, const zkl_client_stats *a, int sign)
+{
+    sum->requests += (uint64_t)sign * a->requests;
+    sum->creates += (uint64_t)sign * a->creates;
+    sum->deletes += (uint64_t)sign * a->deletes;
+    sum->listings += (uint64_t)sign * a->listings;
+    sum->watch_events += (uint64_t)sign * a->watch_events;
+    sum->sessions += (uint64_t)sign * a->sessions;
+}
+
+static void stats_sum(zkl_client **cs, int n, zkl_client_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < n; i++) {
+        zkl_client_stats s;
+        if (zkl_client_get_stats(cs[i], &s) == 0)
+            stats_add(out, &s, 1);
+    }
+}
+
+/* A start line for worker threads. */
+struct gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ready;
+    bool open;
+};
+
+static void gate_init(struct gate *g)
+{
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->cv, NULL);
+    g->ready = 0;
+    g->open = false;
+}
+
+static void gate_arrive_and_wait(struct gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->ready++;
+    pthread_cond_broadcast(&g->cv);
+    while (!g->open)
+        pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void gate_wait_ready(struct gate *g, int n)
+{
+    pthread_mutex_lock(&g->mu);
+    while (g->ready < n)
+        pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void gate_open(struct gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->open = true;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void gate_destroy(struct gate *g)
+{
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->mu);
+}
+
+static void start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    /* Small stacks: the herd runs a hundred of these. */
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 256 * 1024);
+    int rc = pthread_create(t, &a, fn, arg);
+    pthread_attr_destroy(&a);
+    if (rc != 0)
+        die("pthread_create failed", 0);
+}
+
+/* ---- workloads ---------------------------------------------------------- */
+
+struct run {
+    const struct opts *o;
+    zkl_client **cs; /* sessions: [0] for uncontended/many; all for contended;
+                        [0] holder and [1..] waiters for herd */
+    int ncs;
+    zhandle_t *floor_zh;
+    struct meter *meter; /* NULL for the warm-up */
+};
+
+static void run_begin(struct run *r, zkl_client_stats *before)
+{
+    if (r->cs)
+        stats_sum(r->cs, r->ncs, before);
+    if (r->meter)
+        meter_begin(r->meter);
+}
+
+static void run_end(struct run *r, const zkl_client_stats *before, struct result *res)
+{
+    if (r->meter)
+        meter_end(r->meter);
+    if (r->cs) {
+        stats_sum(r->cs, r->ncs, &res->delta);
+        stats_add(&res->delta, before, -1);
+        res->has_delta = true;
+    }
+}
+
+static void uncontended(struct run *r, const char *path, int ops, struct result *res)
+{
+    zkl_mutex *m = new_mutex(r->cs[0], path, r->o->prefetch);
+    zkl_client_stats before;
+    run_begin(r, &before);
+    int64_t t0 = now_ns();
+    for (int i = 0; i < ops; i++) {
+        int64_t a = now_ns();
+        int rc = zkl_mutex_acquire(m, LOCK_TIMEOUT_MS);
+        if (rc != 0)
+            die("acquire", rc);
+        if ((rc = zkl_mutex_release(m)) != 0)
+            die("release", rc);
+        res->lat[i] = now_ns() - a;
+    }
+    res->elapsed_ns = now_ns() - t0;
+    run_end(r, &before, res);
+    zkl_mutex_free(m);
+}
+
+struct contender {
+    zkl_mutex *m;
+    struct gate *gate;
+    atomic_int *tickets;
+    int ops;
+    int64_t *lat;
+    int err;
+};
+
+static void *contender_main(void *arg)
+{
+    struct contender *k = arg;
+    gate_arrive_and_wait(k->gate);
+    for (;;) {
+        int t = atomic_fetch_add(k->tickets, 1);
+        if (t >= k->ops)
+            break;
+        int64_t a = now_ns();
+        int rc = zkl_mutex_acquire(k->m, LOCK_TIMEOUT_MS);
+        if (rc == 0) {
+            k->lat[t] = now_ns() - a;
+            rc = zkl_mutex_release(k->m);
+        }
+        if (rc != 0) {
+            k->err = rc;
+            atomic_store(k->tickets, k->ops); /* stop the others */
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void contended(struct run *r, const char *path, int ops, struct result *res)
+{
+    int n = r->ncs;
+    struct contender *ks = xcalloc((size_t)n, sizeof *ks);
+    pthread_t *ts = xcalloc((size_t)n, sizeof *ts);
+    struct gate g;
+    gate_init(&g);
+    atomic_int tickets;
+    atomic_init(&tickets, 0);
+    for (int i = 0; i < n; i++) {
+        ks[i] = (struct contender){.m = new_mutex(r->cs[i], path, r->o->prefetch),
+                                   .gate = &g,
+                                   .tickets = &tickets,
+                                   .ops = ops,
+                                   .lat = res->lat};
+        start_thread(&ts[i], contender_main, &ks[i]);
+    }
+    gate_wait_ready(&g, n);
+    zkl_client_stats before;
+    run_begin(r, &before);
+    int64_t t0 = now_ns();
+    gate_open(&g);
+    for (int i = 0; i < n; i++)
+        pthread_join(ts[i], NULL);
+    res->elapsed_ns = now_ns() - t0;
+    run_end(r, &before, res);
+    for (int i = 0; i < n; i++) {
+        if (ks[i].err != 0)
+            die("contended acquire/release", ks[i].err);
+        zkl_mutex_free(ks[i].m);
+    }
+    gate_destroy(&g);
+    free(ks);
+    free(ts);
+}
+
+static void many(struct run *r, const char *base, int ops, struct result *res)
+{
+    zkl_mutex **ms = xcalloc((size_t)ops, sizeof *ms);
+    char path[1100];
+    /* Let the allocator settle what the setup left, then measure. */
+    malloc_trim(0);
+    size_t heap0 = heap_in_use();
+    long rss0 = proc_status_kb("VmRSS");
+    zkl_client_stats before;
+    run_begin(r, &before);
+    int64_t t0 = now_ns();
+    for (int i = 0; i < ops; i++) {
+        snprintf(path, sizeof path, "%s/%d", base, i);
+        ms[i] = new_mutex(r->cs[0], path, r->o->prefetch);
+        int64_t a = now_ns();
+        int rc = zkl_mutex_acquire(ms[i], LOCK_TIMEOUT_MS);
+        if (rc != 0)
+            die("acquire", rc);
+        res->lat[i] = now_ns() - a;
+    }
+    int64_t t1 = now_ns();
+    size_t heap1 = heap_in_use();
+    long rss1 = proc_status_kb("VmRSS");
+    int64_t t2 = now_ns();
+    for (int i = 0; i < ops; i++) {
+        int rc = zkl_mutex_release(ms[i]);
+        if (rc != 0)
+            die("release", rc);
+    }
+    int64_t t3 = now_ns();
+    res->elapsed_ns = (t1 - t0) + (t3 - t2);
+    run_end(r, &before, res);
+    for (int i = 0; i < ops; i++)
+        zkl_mutex_free(ms[i]);
+    free(ms);
+    res->bytes_per_lock = ((double)heap1 - (double)heap0) / ops;
+    res->rss_bytes_per_lock = ((double)rss1 - (double)rss0) * 1024.0 / ops;
+}
+
+struct herd_shared {
+    _Atomic int64_t last_release; /* when the previous owner called release */
+    _Atomic int64_t last_done;
+    atomic_int slot;
+    int64_t *lat;
+};
+
+struct waiter {
+    zkl_mutex *m;
+    struct herd_shared *sh;
+    int err;
+};
+
+static void *waiter_main(void *arg)
+{
+    struct waiter *w = arg;
+    int rc = zkl_mutex_acquire(w->m, LOCK_TIMEOUT_MS);
+    if (rc != 0) {
+        w->err = rc;
+        return NULL;
+    }
+    int64_t t = now_ns();
+    w->sh->lat[atomic_fetch_add(&w->sh->slot, 1)] = t - atomic_load(&w->sh->last_release);
+    atomic_store(&w->sh->last_release, now_ns());
+    rc = zkl_mutex_release(w->m);
+    if (rc != 0)
+        w->err = rc;
+    int64_t done = now_ns();
+    int64_t prev = atomic_load(&w->sh->last_done);
+    while (done > prev && !atomic_compare_exchange_weak(&w->sh->last_done, &prev, done))
+        ;
+    return NULL;
+}
+
+static int count_children(zhandle_t *zh, const char *path)
+{
+    struct String_vector kids = {0, NULL};
+    if (zoo_get_children(zh, path, 0, &kids) != ZOK)
+        return -1;
+    int n = kids.count;
+    deallocate_String_vector(&kids);
+    return n;
+}
+
+/* ops here is the number of handoffs wanted; the result's ops is a whole
+ * number of rounds. */
+static void herd(struct run *r, const char *path, int ops, struct result *res)
+{
+    int n = r->ncs - 1;
+    int rounds = (ops + n - 1) / n;
+    zkl_mutex *holder = new_mutex(r->cs[0], path, r->o->prefetch);
+    struct waiter *ws = xcalloc((size_t)n, sizeof *ws);
+    pthread_t *ts = xcalloc((size_t)n, sizeof *ts);
+    struct herd_shared sh;
+    atomic_init(&sh.last_release, 0);
+    atomic_init(&sh.last_done, 0);
+    atomic_init(&sh.slot, 0);
+    sh.lat = res->lat;
+    for (int i = 0; i < n; i++)
+        ws[i] = (struct waiter){.m = new_mutex(r->cs[i + 1], path, r->o->prefetch), .sh = &sh};
+    zhandle_t *zh = zkl_client_handle(r->cs[0]);
+    int64_t busy = 0;
+    zkl_client_stats before;
+    run_begin(r, &before);
+    for (int round = 0; round < rounds; round++) {
+        int rc = zkl_mutex_acquire(holder, LOCK_TIMEOUT_MS);
+        if (rc != 0)
+            die("herd holder acquire", rc);
+        for (int i = 0; i < n; i++)
+            start_thread(&ts[i], waiter_main, &ws[i]);
+        /* Wait until every waiter's node is in the queue, then a moment
+         * more so that every watch is set. */
+        int64_t deadline = now_ns() + (int64_t)120 * 1000000000;
+        while (count_children(zh, path) < n + 1) {
+            if (now_ns() > deadline)
+                die("herd waiters did not queue up", 0);
+            sleep_ms(5);
+        }
+        sleep_ms(HERD_SETTLE_MS);
+        int64_t t0 = now_ns();
+        atomic_store(&sh.last_release, t0);
+        if ((rc = zkl_mutex_release(holder)) != 0)
+            die("herd holder release", rc);
+        for (int i = 0; i < n; i++) {
+            pthread_join(ts[i], NULL);
+            if (ws[i].err != 0)
+                die("herd waiter", ws[i].err);
+        }
+        busy += atomic_load(&sh.last_done) - t0;
+    }
+    run_end(r, &before, res);
+    res->ops = rounds * n;
+    res->elapsed_ns = busy;
+    for (int i = 0; i < n; i++)
+        zkl_mutex_free(ws[i].m);
+    zkl_mutex_free(holder);
+    free(ws);
+    free(ts);
+}
+
+/* The floor: bare asynchronous create + delete with the C client. */
+struct floor_wait {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+    int rc;
+    char name[1100];
+};
+
+static void floor_created(int rc, const char *name, const void *data)
+{
+    struct floor_wait *w = (struct floor_wait *)data;
+    pthread_mutex_lock(&w->mu);
+    w->rc = rc;
+    if (rc == ZOK)
+        snprintf(w->name, sizeof w->name, "%s", name);
+    w->done = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void floor_deleted(int rc, const void *data)
+{
+    struct floor_wait *w = (struct floor_wait *)data;
+    pthread_mutex_lock(&w->mu);
+    w->rc = rc;
+    w->done = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static int floor_await(struct floor_wait *w)
+{
+    pthread_mutex_lock(&w->mu);
+    while (!w->done)
+        pthread_cond_wait(&w->cv, &w->mu);
+    w->done = false;
+    int rc = w->rc;
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+static void floor_run(struct run *r, const char *dir, int ops, struct result *res)
+{
+    zhandle_t *zh = r->floor_zh;
+    ensure_path(zh, dir);
+    char prefix[1100];
+    snprintf(prefix, sizeof prefix, "%s/n-", dir);
+    static const char data[] = "zkl-bench floor";
+    struct floor_wait w = {.done = false};
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    zkl_client_stats before;
+    run_begin(r, &before);
+    int64_t t0 = now_ns();
+    for (int i = 0; i < ops; i++) {
+        int64_t a = now_ns();
+        int rc = zoo_acreate(zh, prefix, data, (int)sizeof data - 1, &ZOO_OPEN_ACL_UNSAFE,
+                             ZOO_EPHEMERAL_SEQUENTIAL, floor_created, &w);
+        if (rc == ZOK)
+            rc = floor_await(&w);
+        if (rc == ZOK) {
+            rc = zoo_adelete(zh, w.name, -1, floor_deleted, &w);
+            if (rc == ZOK)
+                rc = floor_await(&w);
+        }
+        if (rc != ZOK) {
+            fprintf(stderr, "%s: floor: %s\n", prog, zerror(rc));
+            exit(1);
+        }
+        res->lat[i] = now_ns() - a;
+    }
+    res->elapsed_ns = now_ns() - t0;
+    run_end(r, &before, res);
+    pthread_cond_destroy(&w.cv);
+    pthread_mutex_destroy(&w.mu);
+}
+
+static void floor_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+    (void)zh, (void)type, (void)state, (void)path, (void)ctx;
+}
+
+static zhandle_t *floor_connect(const struct opts *o)
+{
+    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+    zhandle_t *zh = zookeeper_init(o->servers, floor_watcher, o->session_timeout_ms, NULL, NULL, 0);
+    if (zh == NULL)
+        die("zookeeper_init failed", 0);
+    zoo_set_servers_resolution_delay(zh, 60000);
+    int64_t deadline = now_ns() + (int64_t)o->session_timeout_ms * 1000000;
+    while (zoo_state(zh) != ZOO_CONNECTED_STATE) {
+        if (now_ns() > deadline)
+            die("floor: no connection", 0);
+        sleep_ms(2);
+    }
+    return zh;
+}
+
+/* ---- driver ------------------------------------------------------------- */
+
+enum workload { W_UNCONTENDED, W_CONTENDED, W_MANY, W_HERD, W_FLOOR };
+
+static const char *const workload_names[] = {"uncontended", "contended", "many", "herd",
+                                             "floor"};
+
+static void run_once(struct run *r, enum workload w, const char *path, int ops,
+                     struct result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->ops = ops;
+    res->lat = xcalloc((size_t)ops + (size_t)r->ncs, sizeof *res->lat);
+    res->bytes_per_lock = NAN;
+    res->rss_bytes_per_lock = NAN;
+    res->wakeups_per_handoff = NAN;
+    switch (w) {
+    case W_UNCONTENDED:
+        uncontended(r, path, ops, res);
+        break;
+    case W_CONTENDED:
+        contended(r, path, ops, res);
+        break;
+    case W_MANY:
+        many(r, path, ops, res);
+        break;
+    case W_HERD:
+        herd(r, path, ops, res);
+        break;
+    case W_FLOOR:
+        floor_run(r, path, ops, res);
+        break;
+    }
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The nearest-rank percentile, in microseconds. */
+static long long percentile_us(const int64_t *sorted, int n, double p)
+{
+    if (n <= 0)
+        return 0;
+    int idx = (int)ceil(p * n) - 1;
+    if (idx < 0)
+        idx = 0;
+    if (idx >= n)
+        idx = n - 1;
+    return llround((double)sorted[idx] / 1000.0);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: %s --servers HOST:PORT[,...] --workload "
+            "uncontended|contended|many|herd|floor\n"
+            "          --clients N --ops N [--warmup N] [--path /bench/x] [--prefetch]\n"
+            "          [--session-timeout MS]\n",
+            prog);
+}
+
+static int parse_count(const char *opt, const char *v, int min)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno != 0 || *end != '\0' || x < min || x > 100000000) {
+        fprintf(stderr, "%s: bad value for %s: %s\n", prog, opt, v);
+        usage(stderr);
+        exit(2);
+    }
+    return (int)x;
+}
+
+static void json_num(const char *key, double v, int decimals)
+{
+    if (isnan(v))
+        printf(",\"%s\":null", key);
+    else
+        printf(",\"%s\":%.*f", key, decimals, v);
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = {.clients = -1,
+                     .ops = -1,
+                     .path = "/bench/zkl",
+                     .read_fraction = 0.9,
+                     .permits = 2,
+                     .session_timeout_ms = SESSION_TIMEOUT_MS};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--prefetch") == 0) {
+            o.prefetch = true;
+            continue;
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "%s: missing value for %s\n", prog, a);
+            usage(stderr);
+            return 2;
+        }
+        const char *v = argv[++i];
+        if (strcmp(a, "--servers") == 0)
+            o.servers = v;
+        else if (strcmp(a, "--workload") == 0)
+            o.workload = v;
+        else if (strcmp(a, "--clients") == 0)
+            o.clients = parse_count(a, v, 1);
+        else if (strcmp(a, "--ops") == 0)
+            o.ops = parse_count(a, v, 1);
+        else if (strcmp(a, "--warmup") == 0)
+            o.warmup = parse_count(a, v, 0);
+        else if (strcmp(a, "--path") == 0)
+            o.path = v;
+        else if (strcmp(a, "--session-timeout") == 0)
+            o.session_timeout_ms = parse_count(a, v, 1000);
+        else {
+            fprintf(stderr, "%s: unknown option %s\n", prog, a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (o.servers == NULL || o.workload == NULL) {
+        fprintf(stderr, "%s: --servers and --workload are required\n", prog);
+        usage(stderr);
+        return 2;
+    }
+    int w = -1;
+    for (int i = 0; i < (int)(sizeof workload_names / sizeof *workload_names); i++)
+        if (strcmp(o.workload, workload_names[i]) == 0)
+            w = i;
+    if (w < 0) {
+        fprintf(stderr, "%s: unknown workload %s\n", prog, o.workload);
+        usage(stderr);
+        return 2;
+    }
+    if (o.path[0] != '/' || strlen(o.path) > 900 || o.path[strlen(o.path) - 1] == '/') {
+        fprintf(stderr, "%s: bad --path %s\n", prog, o.path);
+        return 2;
+    }
+    if (o.clients < 0)
+        o.clients = w == W_HERD ? 100 : w == W_CONTENDED ? 8 : 1;
+    if (o.ops < 0)
+        o.ops = w == W_MANY ? 1000 : 2000;
+
+    /* Sessions: contended one per client; herd a holder plus the waiters;
+     * the floor its own bare handle; the others one. */
+    struct run r = {.o = &o};
+    int nsessions = w == W_CONTENDED ? o.clients : w == W_HERD ? o.clients + 1 : 1;
+    zhandle_t *admin;
+    if (w == W_FLOOR) {
+        r.floor_zh = floor_connect(&o);
+        admin = r.floor_zh;
+    } else {
+        r.cs = xcalloc((size_t)nsessions, sizeof *r.cs);
+        r.ncs = nsessions;
+        for (int i = 0; i < nsessions; i++)
+            r.cs[i] = open_client(&o);
+        admin = zkl_client_handle(r.cs[0]);
+    }
+    delete_tree(admin, o.path); /* what a failed run left */
+
+    char sub[1100];
+    struct result res;
+    if (o.warmup > 0) {
+        snprintf(sub, sizeof sub, "%s/warmup", o.path);
+        ensure_path(admin, sub);
+        run_once(&r, (enum workload)w, sub, o.warmup, &res);
+        free(res.lat);
+    }
+    struct meter meter = {.servers = NULL};
+    meter.servers = server_list(o.servers, &meter.nservers);
+    r.meter = &meter;
+    snprintf(sub, sizeof sub, "%s/timed", o.path);
+    ensure_path(admin, sub);
+    run_once(&r, (enum workload)w, sub, o.ops, &res);
+    delete_tree(admin, o.path);
+
+    if (w == W_HERD && res.has_delta) {
+        /* The holder's session counts no watch event: it never waits. */
+        res.wakeups_per_handoff = (double)res.delta.watch_events / res.ops;
+    }
+
+    qsort(res.lat, (size_t)res.ops, sizeof *res.lat, cmp_i64);
+    double seconds = (double)res.elapsed_ns / 1e9;
+    int n = res.ops;
+    printf("{\"impl\":\"zkl\",\"workload\":\"%s\",\"clients\":%d,\"ops\":%d", o.workload,
+           o.clients, n);
+    json_num("seconds", seconds, 4);
+    json_num("ops_per_sec", seconds > 0 ? n / seconds : 0, 1);
+    printf(",\"p50_us\":%lld,\"p99_us\":%lld", percentile_us(res.lat, n, 0.50),
+           percentile_us(res.lat, n, 0.99));
+    double per_op = NAN, writes = NAN;
+    if (meter.ok) {
+        per_op = (double)(meter.packets1 - meter.packets0 - meter.nservers) / n;
+        writes = (double)(meter.zxid1 - meter.zxid0) / n;
+    }
+    json_num("zk_requests_per_op", per_op, 3);
+    json_num("zk_writes_per_op", writes, 3);
+    if (res.has_delta) {
+        json_num("client_requests_per_op", (double)res.delta.requests / n, 3);
+        json_num("listings_per_op", (double)res.delta.listings / n, 3);
+        json_num("watch_events_per_op", (double)res.delta.watch_events / n, 3);
+    }
+    if (w == W_MANY) {
+        json_num("bytes_per_lock", res.bytes_per_lock, 1);
+        json_num("rss_bytes_per_lock", res.rss_bytes_per_lock, 1);
+    }
+    if (w == W_HERD)
+        json_num("wakeups_per_handoff", res.wakeups_per_handoff, 3);
+    printf(",\"prefetch\":%s,\"peak_rss_kb\":%ld}\n", o.prefetch ? "true" : "false",
+           proc_status_kb("VmHWM"));
+    fflush(stdout);
+
+    free(res.lat);
+    for (int i = 0; i < meter.nservers; i++)
+        free(meter.servers[i]);
+    free(meter.servers);
+    if (r.floor_zh)
+        zookeeper_close(r.floor_zh);
+    for (int i = 0; i < r.ncs; i++)
+        zkl_client_close(r.cs[i]);
+    free(r.cs);
+    return 0;
+}
