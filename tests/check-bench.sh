@@ -1,0 +1,100 @@
+#!/bin/sh
+# Smoke test of tools/zkl-bench: every workload runs briefly against a real
+# ZooKeeper and prints one JSON line whose fields are sane. Performance is
+# measured by bench/compare.sh, never asserted here.
+#
+# Uses the ZooKeeper named by ZKL_TEST_HOSTS, or starts one for itself.
+set -eu
+
+srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+builddir=${top_builddir:-.}
+if [ -z "${ZKL_TEST_HOSTS:-}" ]; then
+    exec "$srcdir/tests/with-zk.sh" -- "$0" "$@"
+fi
+bench=$builddir/tools/zkl-bench
+[ -x "$bench" ] || { echo "no $bench"; exit 1; }
+py=$(command -v python3 || true)
+[ -n "$py" ] || { echo "python3 is needed to read the JSON"; exit 77; }
+
+out=$(mktemp)
+err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+pass=0
+fail=0
+
+# check NAME WORKLOAD MIN_OPS ARGS...: run, then validate the JSON line.
+check() {
+    name=$1 workload=$2 min_ops=$3
+    shift 3
+    if ! "$bench" --servers "$ZKL_TEST_HOSTS" --workload "$workload" \
+        --path "/zkl-bench-smoke-$$-$name" "$@" >"$out" 2>"$err"; then
+        echo "FAIL: $name: zkl-bench exited with an error"
+        cat "$err"
+        fail=$((fail + 1))
+        return 0
+    fi
+    if "$py" - "$out" "$workload" "$min_ops" <<'EOF'; then
+import json, math, sys
+path, workload, min_ops = sys.argv[1], sys.argv[2], int(sys.argv[3])
+lines = [l for l in open(path).read().splitlines() if l.strip()]
+assert len(lines) == 1, "expected one line, got %d" % len(lines)
+d = json.loads(lines[0])
+def num(k):
+    v = d[k]
+    assert isinstance(v, (int, float)) and not isinstance(v, bool), "%s: %r" % (k, v)
+    assert math.isfinite(v), "%s: %r" % (k, v)
+    return v
+assert d["impl"] == "zkl", d["impl"]
+assert d["workload"] == workload, d["workload"]
+assert num("clients") >= 1
+assert num("ops") >= min_ops, d["ops"]
+assert num("seconds") > 0
+assert num("ops_per_sec") > 0
+assert 0 <= num("p50_us") <= num("p99_us")
+assert num("peak_rss_kb") > 0
+assert isinstance(d["prefetch"], bool)
+# Server counters: every op sends at least its two writes.
+assert num("zk_requests_per_op") >= 2, d["zk_requests_per_op"]
+assert num("zk_writes_per_op") >= 2, d["zk_writes_per_op"]
+if workload != "floor":
+    assert num("client_requests_per_op") >= 2
+    assert num("listings_per_op") >= 1
+    assert num("watch_events_per_op") >= 0
+if workload == "many":
+    assert num("bytes_per_lock") > 0
+    num("rss_bytes_per_lock")
+if workload == "herd":
+    assert num("wakeups_per_handoff") > 0
+EOF
+        pass=$((pass + 1))
+    else
+        echo "FAIL: $name: bad output:"
+        cat "$out"
+        fail=$((fail + 1))
+    fi
+}
+
+check uncontended uncontended 20 --clients 1 --ops 20 --warmup 5
+check contended contended 40 --clients 3 --ops 40 --warmup 6
+check contended-prefetch contended 40 --clients 3 --ops 40 --prefetch
+check many many 25 --clients 1 --ops 25 --warmup 5
+check herd herd 5 --clients 5 --ops 5
+check herd-prefetch herd 5 --clients 5 --ops 5 --prefetch
+check floor floor 20 --clients 1 --ops 20 --warmup 5
+
+# Bad usage is status 2 and prints nothing on stdout.
+for args in "--workload nonsense --servers $ZKL_TEST_HOSTS" "--servers $ZKL_TEST_HOSTS" \
+    "--workload many --servers $ZKL_TEST_HOSTS --ops 0"; do
+    rc=0
+    # shellcheck disable=SC2086 # word splitting wanted
+    "$bench" $args >"$out" 2>/dev/null || rc=$?
+    if [ "$rc" -eq 2 ] && [ ! -s "$out" ]; then
+        pass=$((pass + 1))
+    else
+        echo "FAIL: zkl-bench $args: status $rc (want 2)"
+        fail=$((fail + 1))
+    fi
+done
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
