@@ -240,6 +240,183 @@ ZKL_EXPORT void zkl_mutex_free(zkl_mutex *m);
 
 /* ---- generic lock interface and multi-lock ----------------------------- */
 
+/* A zkl_lock is a handle on any lock, a zkl recipe or one of the caller's
+ * own, seen through one small set of operations (zkl_lock_ops). Multi-locks
+ * are built from such handles, so a multi-lock may mix mutexes, semaphore-
+ * mutexes, either side of read-write locks, other multi-locks and locks
+ * that zkl knows nothing about.
+ *
+ * Ownership:
+ *  - A handle made by an adapter (zkl_mutex_as_lock, zkl_multilock_as_lock,
+ *    ...) borrows the object behind it: zkl_lock_free frees the handle
+ *    only, and the object must outlive the handle.
+ *  - A handle made by zkl_lock_new calls ops->free(self), if set, when it
+ *    is freed: it may own `self`, or only borrow it (ops->free NULL).
+ *  - A multi-lock made by zkl_multilock_new_locks borrows the handles given
+ *    to it and the objects behind them. Free in the reverse order of
+ *    creation: the multi-lock, then the handles, then the objects.
+ * Threads: a handle adds neither state nor locking of its own; what "held"
+ * means, and who may release, are those of the lock behind it. */
+typedef struct zkl_lock zkl_lock;
+
+/* The operations of a lock. Write your own to put any lock behind a
+ * zkl_lock; zkl_lock_new copies the struct, so it need not outlive the call.
+ * Zero-initialise it (designated initializers) so that fields added in
+ * later versions start out NULL. */
+typedef struct zkl_lock_ops {
+    /* Take the lock, with zkl's timeout convention (< 0 forever, 0 try once
+     * without waiting, > 0 at most that many milliseconds). Return 0 when
+     * held, else a negative ZKL_E... code (ZKL_ETIMEDOUT for running out of
+     * time), and then the lock must not be held by this call: a multi-lock's
+     * all-or-nothing rests on it. Required. */
+    int (*acquire)(void *self, long timeout_ms);
+    /* Release what one successful acquire took. 0 or a negative ZKL_E...
+     * code. Required. */
+    int (*release)(void *self);
+    /* 1 if held (in the lock's own sense: by the calling thread, or by the
+     * object), else 0. Must be cheap and must not block. Required. */
+    int (*is_held)(void *self);
+    /* The key that orders locks in a multi-lock: for a ZooKeeper lock, its
+     * lock path. Non-NULL, non-empty, unchanged for the life of `self`.
+     * Every process must give one lock the same key, and two different
+     * locks different keys: keys equal means "the same lock". Required. */
+    const char *(*path)(void *self);
+    /* Called with `self` by zkl_lock_free. Optional (NULL: nothing). */
+    void (*free)(void *self);
+} zkl_lock_ops;
+
+/* A handle on the caller's own lock `self` (any pointer, NULL included).
+ * Returns 0 and a new handle in *out (free with zkl_lock_free), ZKL_EINVAL
+ * (ops or out NULL, or a required operation missing), ZKL_ENOMEM.
+ * Thread-safe. */
+ZKL_EXPORT int zkl_lock_new(const zkl_lock_ops *ops, void *self,
+                            zkl_lock **out) ZKL_WARN_UNUSED;
+
+/* Run the operation of the lock behind `l` and return what it returns;
+ * ZKL_EINVAL for NULL (zkl_lock_is_held: 0; zkl_lock_path: NULL). The path
+ * is borrowed from the lock. Thread-safety is that of the lock. */
+ZKL_EXPORT int zkl_lock_acquire(zkl_lock *l, long timeout_ms) ZKL_WARN_UNUSED;
+ZKL_EXPORT int zkl_lock_release(zkl_lock *l);
+ZKL_EXPORT int zkl_lock_is_held(zkl_lock *l);
+ZKL_EXPORT const char *zkl_lock_path(zkl_lock *l);
+
+/* Free the handle (calling ops->free for a handle of zkl_lock_new; an
+ * adapter's object is left alone). It releases nothing. Must not be called
+ * while the handle is in use, nor while a multi-lock still uses it. NULL
+ * does nothing. */
+ZKL_EXPORT void zkl_lock_free(zkl_lock *l);
+
+/* Adapters: a handle, borrowing the object, whose operations are the
+ * object's own (per thread for the mutex and the read-write lock). The key
+ * is the lock path. Returns 0 and a new handle in *out (free with
+ * zkl_lock_free before the object), ZKL_EINVAL (NULL), ZKL_ENOMEM.
+ * Thread-safe. */
+ZKL_EXPORT int zkl_mutex_as_lock(zkl_mutex *m, zkl_lock **out) ZKL_WARN_UNUSED;
+
+/* A multi-lock: several locks taken and released as one.
+ *
+ * All or nothing: zkl_multilock_acquire either takes every member or,
+ * on any failure or timeout, releases every member it took in that call
+ * (in reverse order) before it returns: nothing of the call stays held and
+ * no node of it stays on the server.
+ *
+ * One deadline: the timeout bounds the whole call. Each member gets only
+ * the time that remains; a member reached after the deadline is tried once
+ * without waiting (as with timeout 0), so the call never waits past it.
+ *
+ * Canonical order, hence no deadlock between multi-locks: members are
+ * acquired in ascending byte order (strcmp) of their keys (zkl_lock_path:
+ * the lock path), whatever order they were given in, and released in the
+ * reverse order. Two processes taking overlapping sets thus always contend
+ * for their first common lock first, and never wait for each other in a
+ * cycle. A nested zkl multi-lock is not a unit in that order: its members
+ * are taken one by one at the places of their own keys, so multi-locks
+ * nested in any way are deadlock-free among themselves too. Limits: a lock
+ * of the caller's own that takes several locks inside (zkl cannot see
+ * them) is ordered by its one key only, and so is a zkl multi-lock put
+ * behind zkl_lock_new rather than zkl_multilock_as_lock; and no order can
+ * help a thread that already holds a lock outside the multi-lock while it
+ * acquires one.
+ *
+ * Duplicates are an error: two members with the same key, also across
+ * nested multi-locks, give ZKL_EINVAL (they would wait for each other; the
+ * read and the write side of one read-write lock share the lock path, so
+ * they cannot both be members).
+ *
+ * Threads: a multi-lock's hold belongs to the calling thread, like a
+ * zkl_mutex's: the thread that acquired it must release it, another
+ * thread's zkl_multilock_release is ZKL_ENOTHELD and changes nothing. It is
+ * reentrant: a thread that holds it may acquire it again, which only counts
+ * (no member is touched), and releases as often. One multi-lock object may
+ * be shared by threads if every member is per thread (mutexes, read-write
+ * lock sides, multi-locks of those); a per-object member (a semaphore-
+ * mutex) is held for the whole object, so threads that contend through
+ * such a multi-lock need one object each (with members of their own).
+ * A thread must not hold a non-reentrant member (a semaphore-mutex) by
+ * other means while it acquires the multi-lock.
+ * ---------------------------------------------------------------------- */
+typedef struct zkl_multilock zkl_multilock;
+
+/* A multi-lock of one new reentrant mutex (zkl_mutex) per path of
+ * paths[0..n-1], on client `c`. The mutexes belong to the multi-lock and
+ * go with it. Nothing is sent to the server yet. Returns 0 and a new
+ * multi-lock in *out (free with zkl_multilock_free), ZKL_EINVAL (c, paths
+ * or out NULL, n == 0, a NULL entry, a path zkl_mutex_new refuses, a path
+ * given twice: nothing is created), ZKL_ENOMEM, ZKL_ESYS. Thread-safe. */
+ZKL_EXPORT int zkl_multilock_new(zkl_client *c, const char *const *paths, size_t n,
+                                 zkl_multilock **out) ZKL_WARN_UNUSED;
+
+/* A multi-lock of the locks behind handles locks[0..n-1], any mix of
+ * kinds. A handle of another multi-lock (zkl_multilock_as_lock) brings in
+ * that multi-lock's members, which are then ordered one by one (see above).
+ * The multi-lock borrows the handles and the objects behind them: they
+ * must outlive it (a nested multi-lock too), and the caller frees them
+ * after it. Returns 0 and a new multi-lock in *out (free with
+ * zkl_multilock_free), ZKL_EINVAL (locks or out NULL, n == 0, a NULL
+ * entry, a key NULL or empty, two members with the same key), ZKL_ENOMEM,
+ * ZKL_ESYS. Nothing is acquired. Thread-safe. */
+ZKL_EXPORT int zkl_multilock_new_locks(zkl_lock *const *locks, size_t n,
+                                       zkl_multilock **out) ZKL_WARN_UNUSED;
+
+/* Acquire every member for the calling thread, in the canonical order,
+ * within one deadline (see above); all or nothing. If the calling thread
+ * already holds the multi-lock, only its count goes up.
+ * Returns 0 when every member is held, or the first member's failure with
+ * nothing of the call left held: ZKL_ETIMEDOUT, ZKL_ELOST (a session ended
+ * while waiting, or, on reentry, a member of the thread's hold was lost:
+ * release it first), ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_EDEADLK (e.g. a write
+ * side whose read side the thread holds), ZKL_ENOMEM, ZKL_EZK, or any code
+ * a member of the caller's own returns; ZKL_EINVAL for NULL. Thread-safe. */
+ZKL_EXPORT int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms) ZKL_WARN_UNUSED;
+
+/* Release one count of the calling thread's hold. When the count reaches 0,
+ * or if a member was lost (the hold then ends whatever the count), every
+ * member is released, in reverse canonical order; a member's failure does
+ * not stop the others. Returns 0, the first member error met (e.g.
+ * ZKL_ELOST for a member lost with its session; the hold is over all the
+ * same), ZKL_ENOTHELD (the calling thread holds nothing: nothing changes),
+ * ZKL_EINVAL (NULL). Thread-safe. */
+ZKL_EXPORT int zkl_multilock_release(zkl_multilock *ml);
+
+/* 1 if the calling thread holds the multi-lock (acquired through this
+ * object) and every member still reports itself held, else 0 (also for
+ * NULL). Holding the members by other means, e.g. through an outer
+ * multi-lock, does not count. No server traffic. Thread-safe. */
+ZKL_EXPORT int zkl_multilock_is_held(zkl_multilock *ml);
+
+/* A handle on the multi-lock, borrowing it, to nest it in another
+ * multi-lock or use it generically. Its key is the smallest key of the
+ * members. Returns 0 and a new handle in *out (free with zkl_lock_free
+ * before the multi-lock), ZKL_EINVAL (NULL), ZKL_ENOMEM. Thread-safe. */
+ZKL_EXPORT int zkl_multilock_as_lock(zkl_multilock *ml, zkl_lock **out) ZKL_WARN_UNUSED;
+
+/* Free the multi-lock. If the calling thread still holds it, its members
+ * are released first (best effort); the mutexes of zkl_multilock_new are
+ * freed, which releases what other threads still held through them.
+ * Borrowed handles and objects are left alone. Must not be called while
+ * another thread uses the multi-lock. NULL does nothing. */
+ZKL_EXPORT void zkl_multilock_free(zkl_multilock *ml);
+
 #ifdef __cplusplus
 }
 #endif

@@ -175,4 +175,14 @@ ZKL__HIDDEN int zkl__owners_add(zkl__owners *o, zkl__node *n);
 /* Drop a hold record. With o->mu held. */
 ZKL__HIDDEN void zkl__owners_remove(zkl__owners *o, zkl__hold *h);
 
+/* ---- generic lock handles (recipes/lock.c, recipes/multilock.c) ------- */
+
+/* A handle: a copy of the operations and the object they act on. */
+struct zkl_lock {
+    zkl_lock_ops ops;
+    void *self;
+};
+/* The lock path of a recipe object, borrowed (the key of its adapter). */
+ZKL__HIDDEN const char *zkl__mutex_path(const zkl_mutex *m);
+
 #endif

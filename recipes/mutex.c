@@ -107,6 +107,11 @@ int zkl_mutex_release(zkl_mutex *m)
     return zkl__queue_release(n);
 }
 
+const char *zkl__mutex_path(const zkl_mutex *m)
+{
+    return m->path;
+}
+
 int zkl_mutex_is_held(zkl_mutex *m)
 {
     if (m == NULL)

@@ -1,0 +1,86 @@
+/* The generic lock interface: a handle is a copy of a lock's operations
+ * and the object they act on. Adapters turn each recipe into a handle that
+ * borrows the recipe's object; the key of a recipe's handle is its lock
+ * path, which is what a multi-lock orders its members by. */
+#include <stdlib.h>
+
+#include "internal.h"
+
+int zkl_lock_new(const zkl_lock_ops *ops, void *self, zkl_lock **out)
+{
+    if (ops == NULL || out == NULL || ops->acquire == NULL || ops->release == NULL ||
+        ops->is_held == NULL || ops->path == NULL)
+        return ZKL_EINVAL;
+    zkl_lock *l = malloc(sizeof *l);
+    if (l == NULL)
+        return ZKL_ENOMEM;
+    l->ops = *ops;
+    l->self = self;
+    *out = l;
+    return 0;
+}
+
+int zkl_lock_acquire(zkl_lock *l, long timeout_ms)
+{
+    return l == NULL ? ZKL_EINVAL : l->ops.acquire(l->self, timeout_ms);
+}
+
+int zkl_lock_release(zkl_lock *l)
+{
+    return l == NULL ? ZKL_EINVAL : l->ops.release(l->self);
+}
+
+int zkl_lock_is_held(zkl_lock *l)
+{
+    return l == NULL ? 0 : l->ops.is_held(l->self) != 0;
+}
+
+const char *zkl_lock_path(zkl_lock *l)
+{
+    return l == NULL ? NULL : l->ops.path(l->self);
+}
+
+void zkl_lock_free(zkl_lock *l)
+{
+    if (l == NULL)
+        return;
+    if (l->ops.free != NULL)
+        l->ops.free(l->self);
+    free(l);
+}
+
+/* ---- adapters: borrowed objects, no free operation ---------------------- */
+
+static int mutex_acquire(void *self, long timeout_ms)
+{
+    return zkl_mutex_acquire(self, timeout_ms);
+}
+
+static int mutex_release(void *self)
+{
+    return zkl_mutex_release(self);
+}
+
+static int mutex_is_held(void *self)
+{
+    return zkl_mutex_is_held(self);
+}
+
+static const char *mutex_path(void *self)
+{
+    return zkl__mutex_path(self);
+}
+
+static const zkl_lock_ops mutex_ops = {
+    .acquire = mutex_acquire,
+    .release = mutex_release,
+    .is_held = mutex_is_held,
+    .path = mutex_path,
+};
+
+int zkl_mutex_as_lock(zkl_mutex *m, zkl_lock **out)
+{
+    if (m == NULL)
+        return ZKL_EINVAL;
+    return zkl_lock_new(&mutex_ops, m, out);
+}
