@@ -16,7 +16,7 @@ for s in "${suites[@]}"; do
     # CK_FORK=no: every test of the suite in one process, so leaks of any
     # test are seen; libtool's wrapper is bypassed to run the real binary.
     if ! CK_FORK=no CK_DEFAULT_TIMEOUT=300 "$build/libtool" --mode=execute \
-        valgrind -q --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect \
+        valgrind -q --tool=memcheck --child-silent-after-fork=yes --leak-check=full --show-leak-kinds=definite,indirect \
         --errors-for-leak-kinds=definite,indirect --error-exitcode=97 \
         --suppressions="$(dirname "$0")/valgrind.supp" \
         "$build/$s" >"$log" 2>&1; then
