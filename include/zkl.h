@@ -99,11 +99,18 @@ enum zkl_state {
     ZKL_STATE_CONNECTING = 0,  /* not yet connected the first time */
     ZKL_STATE_CONNECTED = 1,   /* connected with a new session */
     ZKL_STATE_SUSPENDED = 2,   /* connection lost; the session may be alive:
-                                  a holder cannot be sure it still holds */
+                                  a holder cannot be sure it still holds.
+                                  After 4/3 of the negotiated session
+                                  timeout in this state, the client gives
+                                  the session up: ZKL_STATE_LOST follows
+                                  (not for a wrapped handle, see
+                                  zkl_client_wrap) */
     ZKL_STATE_RECONNECTED = 3, /* connected again with the same session:
                                   every lock still held is still held */
-    ZKL_STATE_LOST = 4,        /* the session expired: every lock it held is
-                                  gone. A new session follows if the client
+    ZKL_STATE_LOST = 4,        /* the session expired (or was given up
+                                  after a suspension as long as its
+                                  timeout): every lock it held is gone. A
+                                  new session follows if the client
                                   re-opens (the default). */
     ZKL_STATE_CLOSED = 5       /* zkl_client_close() was called */
 };
@@ -125,7 +132,11 @@ ZKL_EXPORT int zkl_client_opts_set_digest_auth(zkl_client_opts *o,
                                                const char *user_password);
 /* The ACL for nodes the client creates (lock parents and contenders):
  * ZKL_ACL_OPEN (world:anyone all, the default) or ZKL_ACL_CREATOR (only the
- * authenticated creator; needs digest auth). */
+ * authenticated creator: a client without the same digest credentials can
+ * neither list, enqueue under nor delete in a lock path it created; its
+ * calls fail with ZKL_ENOAUTH). ZKL_ACL_CREATOR needs digest auth:
+ * zkl_client_open_opts refuses it without (ZKL_EINVAL). Parents that exist
+ * already keep their ACL. */
 enum { ZKL_ACL_OPEN = 0, ZKL_ACL_CREATOR = 1 };
 ZKL_EXPORT int zkl_client_opts_set_acl(zkl_client_opts *o, int acl);
 
@@ -208,9 +219,30 @@ ZKL_EXPORT int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms) ZKL_WARN_UNUSED;
  * ZKL_EINVAL (NULL). Thread-safe. */
 ZKL_EXPORT int zkl_mutex_release(zkl_mutex *m);
 
-/* 1 if the calling thread holds the mutex and its session is alive, else 0
- * (also for NULL). Cheap: no server traffic. Thread-safe. */
+/* 1 if the calling thread holds the mutex and its hold is not lost, else 0
+ * (also for NULL). Once the hold's session is lost (expired, or given up
+ * after a suspension as long as the session timeout) it is 0 for good and
+ * release returns ZKL_ELOST. While the client is suspended it still says 1:
+ * the hold is uncertain, not lost (zkl_client_state or a listener tells;
+ * work that needs the lock should pause until ZKL_STATE_RECONNECTED). A
+ * process that was paused (SIGSTOP, a long stall) may see 1 for the moment
+ * its client needs to notice the expiry: protect writes with the fencing
+ * token or a guarded write. Cheap: no server traffic. Thread-safe. */
 ZKL_EXPORT int zkl_mutex_is_held(zkl_mutex *m);
+
+/* Be told when holds of `m` are lost: after the session of a hold ended
+ * (expiry, or given up after a long suspension), `fn(m, token, arg)` is
+ * called once per lost hold, with that hold's fencing token, on the
+ * client's keeper thread (never a ZooKeeper thread, never with a zkl lock
+ * held). The hold itself stays until its thread releases it (ZKL_ELOST).
+ * `fn` may call any zkl function except zkl_client_close; it should return
+ * soon (state changes of the client wait for it). NULL removes the
+ * callback; once that call returns, `fn` is not running and will not be
+ * called. A mutex with a callback must be freed (or the callback removed)
+ * before its client is closed. Returns 0, ZKL_EINVAL (m NULL), ZKL_ENOMEM.
+ * Thread-safe. */
+typedef void (*zkl_lost_fn)(zkl_mutex *m, int64_t token, void *arg);
+ZKL_EXPORT int zkl_mutex_set_lost_fn(zkl_mutex *m, zkl_lost_fn fn, void *arg);
 
 /* The fencing token of the calling thread's hold (the czxid of its node):
  * successive holders of one path get strictly increasing tokens. Negative

@@ -148,6 +148,8 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
     if (state == ZOO_CONNECTED_STATE) {
         const clientid_t *cid = zoo_client_id(zh);
         int64_t sid = cid ? cid->client_id : 0;
+        c->negotiated_ms = zoo_recv_timeout(zh);
+        c->suspended_ns = 0;
         if (sid != c->sid) {
             /* A new session: nodes of any earlier one are not ours. */
             if (c->sid != 0)
@@ -163,8 +165,10 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
     } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE ||
                state == ZOO_NOTCONNECTED_STATE) {
         if (c->state != ZKL_STATE_SUSPENDED && c->state != ZKL_STATE_CONNECTING &&
-            c->state != ZKL_STATE_LOST)
+            c->state != ZKL_STATE_LOST) {
+            c->suspended_ns = zkl__now_ns(); /* the keeper's give-up clock */
             push_event(c, ZKL_STATE_SUSPENDED);
+        }
     } else if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) {
         if (state == ZOO_AUTH_FAILED_STATE)
             c->auth_failed = 1;
@@ -172,12 +176,41 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
          * generation first so no caller can see a lock as held any more. */
         c->gen++;
         c->sid = 0;
+        c->suspended_ns = 0;
         push_event(c, ZKL_STATE_LOST);
         zkl__queue_on_session_end(c);
         if (c->reopen && c->owns_zh && !c->auth_failed)
             c->need_reopen = 1;
     }
     pthread_mutex_unlock(&c->mu);
+}
+
+/* When a suspended client stops waiting for its session (monotonic ns), or
+ * 0. The server expires a session one session timeout after it last heard
+ * from the client, which was before the client noticed the connection was
+ * gone: once the client has been suspended that long, a healthy server has
+ * expired the session, and its locks may belong to others. A third more
+ * leaves room for the server's expiry tick, so that a server that is
+ * reachable again gets to say "expired" itself. Only for a handle of our
+ * own: we close it, which keeps the session from coming back. */
+static int64_t give_up_at(zkl_client *c)
+{
+    if (c->state != ZKL_STATE_SUSPENDED || c->suspended_ns == 0 || !c->owns_zh ||
+        c->negotiated_ms <= 0)
+        return 0;
+    return c->suspended_ns + (int64_t)c->negotiated_ms * 4 / 3 * 1000000;
+}
+
+/* Declare the session lost (c->mu held): every hold is lost now, and the
+ * keeper closes the handle (then re-opens, if configured). */
+static void give_up_session(zkl_client *c)
+{
+    c->gen++;
+    c->sid = 0;
+    c->suspended_ns = 0;
+    push_event(c, ZKL_STATE_LOST);
+    zkl__queue_on_session_end(c);
+    c->need_reopen = 1;
 }
 
 static void node_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
@@ -228,8 +261,13 @@ static void *keeper_main(void *arg)
     zkl_client *c = arg;
     pthread_mutex_lock(&c->mu);
     for (;;) {
-        while (!c->closing && !c->need_reopen && c->ev_head == c->ev_tail)
-            pthread_cond_wait(&c->cv, &c->mu);
+        while (!c->closing && !c->need_reopen && c->ev_head == c->ev_tail) {
+            int64_t at = give_up_at(c);
+            if (at == 0)
+                pthread_cond_wait(&c->cv, &c->mu);
+            else if (zkl__cond_wait(&c->cv, &c->mu, at) != 0 && give_up_at(c) == at)
+                give_up_session(c);
+        }
         while (c->ev_head != c->ev_tail) {
             int st = c->events[c->ev_head++ % (sizeof c->events / sizeof c->events[0])];
             /* Snapshot the listeners, call them unlocked. */
@@ -237,10 +275,14 @@ static void *keeper_main(void *arg)
             size_t k = 0;
             for (struct zkl__listener *l = c->listeners; l && k < 16; l = l->next)
                 snap[k++] = *l;
+            c->delivering = 1;
             pthread_mutex_unlock(&c->mu);
             for (size_t i = 0; i < k; i++)
                 snap[i].fn(c, st, snap[i].arg);
             pthread_mutex_lock(&c->mu);
+            c->delivering = 0;
+            c->delivery++;
+            pthread_cond_broadcast(&c->cv); /* for zkl_client_remove_listener */
         }
         if (c->closing)
             break;
@@ -252,10 +294,19 @@ static void *keeper_main(void *arg)
             pthread_mutex_lock(&reg_mu);
             pthread_mutex_lock(&c->mu);
             c->zh = NULL; /* stop routing the old handle's events here */
+            if (c->sid != 0) {
+                /* The old handle got its session back after we gave up on
+                 * it: closing the handle ends that session too. */
+                c->gen++;
+                c->sid = 0;
+                push_event(c, ZKL_STATE_LOST);
+                zkl__queue_on_session_end(c);
+            }
             pthread_mutex_unlock(&c->mu);
             pthread_mutex_unlock(&reg_mu);
             zookeeper_close(old);
-            int rc = start_handle(c);
+            /* Without re-open the client stays lost, with no handle. */
+            int rc = c->reopen ? start_handle(c) : 0;
             pthread_rwlock_unlock(&c->hlock);
             pthread_mutex_lock(&c->mu);
             if (rc != 0)
@@ -418,6 +469,10 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
 {
     if (hosts == NULL || hosts[0] == '\0' || session_timeout_ms <= 0 || out == NULL)
         return ZKL_EINVAL;
+    /* The creator-only ACL names the authenticated identity: without one
+     * the server would refuse every create (ZINVALIDACL). */
+    if (opts != NULL && opts->acl == ZKL_ACL_CREATOR && opts->digest == NULL)
+        return ZKL_EINVAL;
     static pthread_once_t quiet = PTHREAD_ONCE_INIT;
     pthread_once(&quiet, zkl__zk_log_init);
     zkl_client *c = client_alloc(opts);
@@ -522,6 +577,10 @@ void zkl_client_close(zkl_client *c)
     c->state = ZKL_STATE_CLOSED;
     zkl__queue_on_session_end(c); /* wakes every blocked caller */
     pthread_cond_broadcast(&c->cv);
+    /* ... and they return ZKL_ECLOSED promptly: wait until the last one
+     * is out, as they still touch the client and their nodes. */
+    while (c->inside > 0)
+        pthread_cond_wait(&c->cv, &c->mu);
     pthread_mutex_unlock(&c->mu);
     if (c->keeper_started)
         pthread_join(c->keeper, NULL);
@@ -530,7 +589,8 @@ void zkl_client_close(zkl_client *c)
     if (c->owns_zh) {
         /* Completions still pending are called with ZCLOSING, and free
          * the nodes that only they kept alive. */
-        zookeeper_close(c->zh);
+        if (c->zh != NULL)
+            zookeeper_close(c->zh);
     } else {
         zoo_set_watcher(c->zh, c->wrapped_prev);
         /* The caller's handle lives on: wait until no request of ours is
@@ -603,6 +663,14 @@ int zkl_client_remove_listener(zkl_client *c, zkl_state_fn fn, void *arg)
             struct zkl__listener *l = *p;
             *p = l->next;
             free(l);
+            /* The keeper calls a snapshot of the listeners: once this
+             * returns, the removed one is not running and never will, so
+             * its arg may be freed. (From a listener itself, no wait.) */
+            if (c->keeper_started && !pthread_equal(pthread_self(), c->keeper)) {
+                uint64_t seen = c->delivery;
+                while (c->delivering && c->delivery == seen)
+                    pthread_cond_wait(&c->cv, &c->mu);
+            }
             pthread_mutex_unlock(&c->mu);
             return 0;
         }

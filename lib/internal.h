@@ -67,6 +67,11 @@ struct zkl_client {
     int auth_failed;
     int need_reopen;
     int closing;
+    int negotiated_ms;     /* the session timeout the server granted */
+    int64_t suspended_ns;  /* when the connection was lost (monotonic), 0 if not */
+    int inside;            /* caller threads inside a blocking engine call */
+    int delivering;        /* the keeper is calling listeners ... */
+    uint64_t delivery;     /* ... and this counts the calls it finished */
     /* options */
     int reopen, container_parents;
     char *digest;          /* "user:password", never logged */
@@ -123,8 +128,12 @@ ZKL__HIDDEN int zkl__queue_acquire(zkl_client *c, const char *dir,
 /* Delete a held node and free it. Returns 0 once the server confirmed,
  * ZKL_ELOST if the session ended first (the node is gone with it). */
 ZKL__HIDDEN int zkl__queue_release(zkl__node *n);
-/* 1 while the node's session is the client's live session. */
+/* 1 while the node's session is the client's live session: the hold is
+ * not lost (it may be uncertain while the client is suspended). */
 ZKL__HIDDEN int zkl__node_held(const zkl__node *n);
+/* 1 if zkl__node_held and the client is connected right now: the hold is
+ * not even uncertain. */
+ZKL__HIDDEN int zkl__node_sure(const zkl__node *n);
 ZKL__HIDDEN int64_t zkl__node_token(const zkl__node *n);
 /* Full path of the node; borrowed until release. */
 ZKL__HIDDEN const char *zkl__node_path(const zkl__node *n);
@@ -158,6 +167,7 @@ typedef struct zkl__hold {
     pthread_t thread;
     long count;
     zkl__node *node;
+    bool lost_told; /* the recipe already reported this hold as lost */
     struct zkl__hold *next;
 } zkl__hold;
 

@@ -103,15 +103,19 @@ static bool connected(zkl_client *c)
     return c->state == ZKL_STATE_CONNECTED || c->state == ZKL_STATE_RECONNECTED;
 }
 
+/* The request's outcome is unknown but the session may live on: find out
+ * again after reconnecting. ZOPERATIONTIMEOUT is what libzookeeper_mt answers
+ * when the server stalled the request (ZOOKEEPER-4537), and ZSESSIONMOVED a
+ * request of an old connection after the session moved to another server:
+ * neither ends the session, so neither may drop a node that still exists. */
 static bool conn_error(int rc)
 {
-    return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT;
+    return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONMOVED;
 }
 
 static bool session_error(int rc)
 {
-    return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZCLOSING ||
-           rc == ZSESSIONMOVED;
+    return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZCLOSING;
 }
 
 /* ---- sending (c->mu held; n->zh valid: a caller holds c->hlock, or we run
@@ -564,6 +568,30 @@ void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type, const char *
     }
 }
 
+static void sync_done(int rc, const char *value, const void *data)
+{
+    (void)rc, (void)value;
+    zkl__node *n = (zkl__node *)data;
+    zkl_client *c = n->c;
+    pthread_mutex_lock(&c->mu);
+    n->refs--; /* the listing sent right behind it tells what happened */
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Recovery's listing must see the lost create if the quorum applied it. The
+ * server we reconnected to may lag behind the leader, which may still commit
+ * a create sent on the old connection: a sync first makes the listing (same
+ * session, served in order) see every write the leader had proposed. */
+static void send_sync_then_list(zkl__node *n)
+{
+    n->refs++;
+    n->c->stats.requests++;
+    if (zoo_async(n->zh, n->dir, sync_done, n) != ZOK)
+        n->refs--;
+    send_list(n);
+}
+
 void zkl__queue_on_connected(zkl_client *c, zhandle_t *zh)
 {
     for (zkl__node *n = c->live; n; n = n->next) {
@@ -578,7 +606,7 @@ void zkl__queue_on_connected(zkl_client *c, zhandle_t *zh)
             free(n->path);
             n->path = NULL;
             n->listing = false;
-            send_list(n);
+            send_sync_then_list(n);
             break;
         case N_QUEUED:
             n->armed[0] = n->armed[1] = false;
@@ -637,6 +665,17 @@ static void caller_unlock_hlock(zkl_client *c)
     pthread_rwlock_unlock(&c->hlock);
 }
 
+/* A caller thread is done with the client (c->mu held): a closing client
+ * waits for the last one before it frees anything they touch. */
+static void leave_engine(zkl_client *c)
+{
+    if (--c->inside == 0 && c->closing)
+        pthread_cond_broadcast(&c->cv);
+}
+
+/* How long a failed acquire waits for its node's delete to be confirmed. */
+#define CLEANUP_GRACE_NS (500 * (int64_t)1000000)
+
 static int wait_state_err(zkl_client *c)
 {
     if (c->closing)
@@ -679,6 +718,7 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
     zkl__client_link(c, n);
     n->zh = c->zh;
     n->gen = c->gen;
+    c->inside++;
     send_create(n);
     pthread_mutex_unlock(&c->mu);
     caller_unlock_hlock(c);
@@ -690,6 +730,7 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
     pthread_mutex_lock(&c->mu);
     for (;;) {
         if (n->st == N_HELD && current(n)) {
+            leave_engine(c);
             pthread_mutex_unlock(&c->mu);
             *out = n;
             return 0;
@@ -721,19 +762,27 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
     pthread_mutex_lock(&c->mu);
     /* While connected that takes one round trip: wait for it, so a failed
      * acquire returns with its node gone. If the connection is down, the
-     * engine finishes the job on reconnect (or the session end does). */
-    while (current(n) && n->st != N_GONE && connected(c))
-        pthread_cond_wait(&n->cv, &c->mu);
+     * engine finishes the job on reconnect (or the session end does). The
+     * wait is short and bounded: a server that stalls requests (ZOOKEEPER-
+     * 4537) must not hold the caller past its deadline for long; the engine
+     * deletes the node when the answer comes. */
+    int64_t grace = zkl__now_ns() + CLEANUP_GRACE_NS;
+    while (current(n) && n->st != N_GONE && connected(c) &&
+           zkl__cond_wait(&n->cv, &c->mu, grace) == 0)
+        ;
     n->owned = false;
     maybe_free(n);
+    leave_engine(c);
     pthread_mutex_unlock(&c->mu);
     return err;
 }
+
 
 int zkl__queue_release(zkl__node *n)
 {
     zkl_client *c = n->c;
     caller_lock(c);
+    c->inside++;
     int err = 0;
     if (!current(n) || n->st != N_HELD) {
         err = c->closing ? ZKL_ECLOSED : ZKL_ELOST;
@@ -755,6 +804,7 @@ int zkl__queue_release(zkl__node *n)
     if (!current(n))
         n->st = N_GONE;
     maybe_free(n);
+    leave_engine(c);
     pthread_mutex_unlock(&c->mu);
     return err;
 }
@@ -766,6 +816,15 @@ int zkl__node_held(const zkl__node *n)
     int held = n->st == N_HELD && n->gen == c->gen && !c->closing && c->state != ZKL_STATE_LOST;
     pthread_mutex_unlock(&c->mu);
     return held;
+}
+
+int zkl__node_sure(const zkl__node *n)
+{
+    zkl_client *c = n->c;
+    pthread_mutex_lock(&c->mu);
+    int sure = n->st == N_HELD && current((zkl__node *)n) && connected(c);
+    pthread_mutex_unlock(&c->mu);
+    return sure;
 }
 
 int64_t zkl__node_token(const zkl__node *n)
@@ -814,6 +873,8 @@ int zkl__node_guarded_multi(zkl__node *n, int count, const zoo_op_t *ops,
         int rc = zoo_multi(zh, count + 1, all, res);
         if (rc == ZOK)
             err = 0;
+        else if (conn_error(rc))
+            err = ZKL_ECONNLOSS; /* applied or not: unknown */
         else if (res[0].err == ZNONODE || session_error(rc))
             err = ZKL_ELOST;
         else

@@ -17,7 +17,9 @@ extern "C" {
  * zkl takes over the handle's session watcher (the previous one is put back
  * by zkl_client_close) and never closes the handle; after the session
  * expires the client stays in ZKL_STATE_LOST, as only the owner of the
- * handle can open a new session. Returns 0, ZKL_EINVAL, ZKL_ENOMEM,
+ * handle can open a new session. For the same reason such a client never
+ * gives a suspended session up by itself: it waits for the server's verdict
+ * (reconnected or expired). Returns 0, ZKL_EINVAL, ZKL_ENOMEM,
  * ZKL_ELOST (the handle's session already ended), ZKL_ESYS. */
 ZKL_EXPORT int zkl_client_wrap(zhandle_t *zh, zkl_client **out);
 
