@@ -1,0 +1,354 @@
+#!/usr/bin/env bash
+# The zkl command, run as a user would, against a real ZooKeeper.
+#
+# Uses ZKL_TEST_HOSTS when set (tests/with-zk.sh); otherwise starts its own
+# server with tests/with-zk.sh. The binary is $ZKL_BIN, else
+# $top_builddir/tools/zkl (make check exports top_builddir).
+#
+# Every wait polls a condition with a deadline; every process a test starts
+# is killed on exit, and each test works under its own lock path.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+if [[ -z ${ZKL_TEST_HOSTS:-} ]]; then
+    exec "$here/../with-zk.sh" -- bash "${BASH_SOURCE[0]}" "$@"
+fi
+
+ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
+[[ -x $ZKL ]] || { echo "no zkl binary at $ZKL" >&2; exit 99; }
+export ZKL_SERVERS=$ZKL_TEST_HOSTS
+root=/zkl-cli-test/$$
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-cli.XXXXXX")
+pids=()
+failures=0
+passes=0
+
+cleanup() {
+    local p
+    for p in "${pids[@]}"; do
+        kill -KILL "$p" 2>/dev/null
+    done
+    rm -rf -- "$tmp"
+}
+trap cleanup EXIT
+
+now_ms() {
+    local t=${EPOCHREALTIME//[.,]/}
+    echo $((t / 1000))
+}
+
+# wait_until SECONDS COMMAND...: poll COMMAND until it succeeds; 1 if it
+# never did within SECONDS.
+wait_until() {
+    local end=$(($(now_ms) + $1 * 1000))
+    shift
+    until "$@"; do
+        (($(now_ms) < end)) || return 1
+        sleep 0.05
+    done
+}
+
+# wait_exit SECONDS PID: wait until PID (a child of this shell) ended and
+# set $status to its exit status; 1 if it still runs after SECONDS.
+status=
+wait_exit() {
+    local end=$(($(now_ms) + $1 * 1000))
+    while kill -0 "$2" 2>/dev/null; do
+        (($(now_ms) < end)) || return 1
+        sleep 0.05
+    done
+    wait "$2"
+    status=$?
+}
+
+# Start zkl in the background; its pid is in $bg. Background jobs of a
+# script start with SIGINT ignored: give zkl the default back, as a shell
+# prompt would.
+bg=
+start_zkl() {
+    env --default-signal=INT "$ZKL" "$@" &
+    bg=$!
+    pids+=("$bg")
+}
+
+# contenders PATH: the number of contenders, from holders --json.
+contenders() {
+    "$ZKL" holders --json "$1" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["contenders"]))'
+}
+contenders_are() { [[ $(contenders "$1") == "$2" ]]; }
+
+fail() {
+    echo "not ok - $test_name: $*"
+    failures=$((failures + 1))
+    test_ok=0
+}
+
+run_test() {
+    test_name=$1
+    test_ok=1
+    "$1"
+    if ((test_ok)); then
+        echo "ok - $test_name"
+        passes=$((passes + 1))
+    fi
+}
+
+# ---- tests -------------------------------------------------------------------
+
+test_exit_status_of_command_is_passed_through() {
+    local p=$root/status
+    "$ZKL" lock "$p" true || fail "true gave $?"
+    "$ZKL" lock "$p" sh -c 'exit 7'
+    [[ $? == 7 ]] || fail "exit 7 not passed through"
+    "$ZKL" lock "$p" -- sh -c 'kill -KILL $$'
+    [[ $? == 137 ]] || fail "a command killed by SIGKILL did not give 137"
+    "$ZKL" lock "$p" -c 'exit 3'
+    [[ $? == 3 ]] || fail "-c did not run the shell command"
+    "$ZKL" lock "$p" "$tmp/no-such-command" 2>/dev/null
+    [[ $? == 127 ]] || fail "a missing command did not give 127"
+    contenders_are "$p" 0 || fail "a node was left behind"
+}
+
+test_child_gets_lock_path_node_and_token() {
+    local p=$root/env
+    # shellcheck disable=SC2016 # expanded by the command's shell
+    "$ZKL" lock "$p" sh -c 'printf "%s\n%s\n%s\n" "$ZKL_LOCK_PATH" "$ZKL_LOCK_NODE" "$ZKL_FENCING_TOKEN"' >"$tmp/env1" ||
+        fail "zkl lock failed"
+    # shellcheck disable=SC2016 # expanded by the command's shell
+    "$ZKL" lock "$p" sh -c 'echo "$ZKL_FENCING_TOKEN"' >"$tmp/env2" || fail "zkl lock failed"
+    local lpath node token token2
+    { read -r lpath; read -r node; read -r token; } <"$tmp/env1"
+    read -r token2 <"$tmp/env2"
+    [[ $lpath == "$p" ]] || fail "ZKL_LOCK_PATH is '$lpath'"
+    [[ $node =~ ^$p/_c_[0-9a-f-]{36}-lock-[0-9]{10}$ ]] || fail "ZKL_LOCK_NODE is '$node'"
+    [[ $token =~ ^[0-9]+$ && $token2 =~ ^[0-9]+$ ]] || fail "ZKL_FENCING_TOKEN is '$token', '$token2'"
+    ((token2 > token)) || fail "the next holder's token $token2 is not above $token"
+}
+
+# A holder whose command runs until $tmp/$1.stop exists; returns when it
+# holds (the command touched $tmp/$1.started). Its pid is in $bg.
+start_holder() {
+    local name=$1 p=$2
+    shift 2
+    start_zkl lock "$@" "$p" sh -c "touch '$tmp/$name.started'; while [ ! -e '$tmp/$name.stop' ]; do sleep 0.05; done"
+    wait_until 20 test -e "$tmp/$name.started" || fail "holder $name never ran"
+}
+
+test_nonblock_and_wait_give_up_when_held() {
+    local p=$root/held t0 elapsed
+    start_holder h "$p"
+    local holder=$bg
+
+    t0=$(now_ms)
+    "$ZKL" lock -n "$p" touch "$tmp/ran-n"
+    local rc=$?
+    elapsed=$(($(now_ms) - t0))
+    [[ $rc == 1 ]] || fail "-n gave $rc, not 1"
+    ((elapsed < 5000)) || fail "-n took $elapsed ms"
+
+    t0=$(now_ms)
+    "$ZKL" lock -w 1.5 "$p" touch "$tmp/ran-w"
+    rc=$?
+    elapsed=$(($(now_ms) - t0))
+    [[ $rc == 1 ]] || fail "-w 1.5 gave $rc, not 1"
+    ((elapsed >= 1500 && elapsed < 6500)) || fail "-w 1.5 gave up after $elapsed ms"
+
+    "$ZKL" lock -n -E 42 "$p" touch "$tmp/ran-E"
+    rc=$?
+    [[ $rc == 42 ]] || fail "-n -E 42 gave $rc"
+    "$ZKL" lock --wait 0.2 --conflict-exit-code 0 "$p" touch "$tmp/ran-E"
+    rc=$?
+    [[ $rc == 0 ]] || fail "--conflict-exit-code 0 gave $rc"
+    [[ ! -e $tmp/ran-n && ! -e $tmp/ran-w && ! -e $tmp/ran-E ]] || fail "a command ran without the lock"
+    contenders_are "$p" 1 || fail "the give-ups left nodes behind"
+
+    touch "$tmp/h.stop"
+    wait_exit 20 "$holder" || fail "holder did not end"
+    [[ $status == 0 ]] || fail "holder gave $status"
+    "$ZKL" lock -n "$p" true || fail "-n on a free lock gave $?"
+}
+
+test_verbose_tells_wait_and_token() {
+    local p=$root/verbose
+    "$ZKL" lock -v "$p" true 2>"$tmp/verbose.err" || fail "zkl lock -v failed"
+    grep -Eq "acquired $p .* after [0-9.]+ s: token [0-9]+" "$tmp/verbose.err" ||
+        fail "-v said: $(cat "$tmp/verbose.err")"
+}
+
+test_two_processes_never_run_their_commands_at_once() {
+    local p=$root/exclusive log=$tmp/exclusive.log i
+    local -a ps=()
+    for i in 1 2 3 4; do
+        # shellcheck disable=SC2016 # expanded by the command's shell
+        start_zkl lock "$p" sh -c 'echo "start $1" >>"$2"; sleep 0.2; echo "end $1" >>"$2"' sh "$i" "$log"
+        ps+=("$bg")
+    done
+    for i in "${ps[@]}"; do
+        wait_exit 60 "$i" || fail "a zkl lock did not end"
+        [[ $status == 0 ]] || fail "a zkl lock gave $status"
+    done
+    # The log must be start/end pairs of one process each, never interleaved.
+    python3 - "$log" <<'EOF' || fail "commands overlapped: $(tr '\n' ' ' <"$log")"
+import sys
+lines = open(sys.argv[1]).read().split("\n")[:-1]
+assert len(lines) == 8, lines
+for i in range(0, 8, 2):
+    a, b = lines[i].split(), lines[i + 1].split()
+    assert a[0] == "start" and b[0] == "end" and a[1] == b[1], lines
+EOF
+}
+
+test_term_to_zkl_reaches_command_then_lock_is_released() {
+    local p=$root/term
+    start_zkl lock "$p" sh -c "trap 'touch \"$tmp/term.got\"; exit 5' TERM; touch '$tmp/term.started'; while :; do sleep 0.05; done"
+    local z=$bg
+    wait_until 20 test -e "$tmp/term.started" || fail "command never ran"
+    kill -TERM "$z"
+    wait_exit 20 "$z" || fail "zkl did not end after SIGTERM"
+    [[ $status == 5 ]] || fail "zkl gave $status, not the command's 5"
+    [[ -e $tmp/term.got ]] || fail "the command did not get SIGTERM"
+    contenders_are "$p" 0 || fail "the node was left behind"
+}
+
+test_ctrl_c_ends_command_and_releases() {
+    local p=$root/int
+    start_holder int "$p"
+    local z=$bg
+    kill -INT "$z"
+    wait_exit 20 "$z" || fail "zkl did not end after SIGINT"
+    [[ $status == 130 ]] || fail "zkl gave $status, not 130"
+    contenders_are "$p" 0 || fail "the node was left behind"
+}
+
+test_signal_while_waiting_leaves_no_node() {
+    local p=$root/waiting sig
+    start_holder w "$p"
+    local holder=$bg
+    for sig in TERM INT; do
+        # A long session: the node must go at once, not when it expires.
+        start_zkl lock --session-timeout 30000 "$p" touch "$tmp/waiter.ran"
+        local waiter=$bg
+        wait_until 20 contenders_are "$p" 2 || fail "the waiter never queued"
+        kill -"$sig" "$waiter"
+        wait_exit 10 "$waiter" || fail "a waiter did not stop waiting on SIG$sig"
+        local want=$((128 + $(kill -l "$sig")))
+        [[ $status == "$want" ]] || fail "a waiter stopped by SIG$sig gave $status, not $want"
+        wait_until 5 contenders_are "$p" 1 || fail "the waiter's node outlived it (SIG$sig)"
+    done
+    [[ ! -e $tmp/waiter.ran ]] || fail "an interrupted waiter ran its command"
+    touch "$tmp/w.stop"
+    wait_exit 20 "$holder" || fail "holder did not end"
+}
+
+test_command_is_terminated_when_the_session_expires() {
+    local p=$root/expiry
+    # The command records SIGTERM, then keeps running until SIGKILL.
+    start_zkl lock --session-timeout 1000 --kill-after 1 "$p" sh -c "trap 'touch \"$tmp/exp.term\"' TERM; touch '$tmp/exp.started'; while :; do sleep 0.05; done"
+    local z=$bg
+    wait_until 20 test -e "$tmp/exp.started" || fail "command never ran"
+    # Frozen, zkl cannot keep its session: wait until the server expired it.
+    kill -STOP "$z"
+    wait_until 30 contenders_are "$p" 0 || fail "the session never expired"
+    kill -CONT "$z"
+    wait_exit 30 "$z" || fail "zkl did not end after its session expired"
+    [[ $status == 75 ]] || fail "zkl gave $status, not 75 (lock lost)"
+    [[ -e $tmp/exp.term ]] || fail "the command did not get SIGTERM"
+
+    "$ZKL" lock --session-timeout 1000 --kill-after 0 --lost-exit-code 9 "$p" \
+        sh -c "touch '$tmp/exp2.started'; while :; do sleep 0.05; done" &
+    z=$!
+    pids+=("$z")
+    wait_until 20 test -e "$tmp/exp2.started" || fail "second command never ran"
+    kill -STOP "$z"
+    wait_until 30 contenders_are "$p" 0 || fail "the second session never expired"
+    kill -CONT "$z"
+    wait_exit 30 "$z" || fail "zkl did not end after its second session expired"
+    [[ $status == 9 ]] || fail "--lost-exit-code 9 gave $status"
+}
+
+test_holders_lists_holder_then_waiters_in_order() {
+    local p=$root/holders i
+    start_holder hl "$p"
+    local holder=$bg
+    local -a waiters=()
+    for i in 1 2 3; do
+        start_zkl lock "$p" true
+        waiters+=("$bg")
+        wait_until 20 contenders_are "$p" $((i + 1)) || fail "waiter $i never queued"
+    done
+    "$ZKL" holders "$p" >"$tmp/holders.txt" || fail "holders gave $?"
+    "$ZKL" holders --json "$p" >"$tmp/holders.json" || fail "holders --json gave $?"
+    python3 -m json.tool "$tmp/holders.json" >/dev/null || fail "holders --json is not JSON"
+    # Table: a header, the holder, then three waiters.
+    [[ $(wc -l <"$tmp/holders.txt") == 5 ]] || fail "table: $(cat "$tmp/holders.txt")"
+    [[ $(awk 'NR == 2 {print $2} NR > 2 {print $2}' "$tmp/holders.txt" | tr '\n' ' ') == "holds waits waits waits " ]] ||
+        fail "table states: $(cat "$tmp/holders.txt")"
+    grep -q "pid $holder\$" <(sed -n 2p "$tmp/holders.txt") || fail "table's first row is not pid $holder"
+    python3 - "$tmp/holders.json" "$holder" "${waiters[@]}" <<'EOF' || fail "json: $(cat "$tmp/holders.json")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+pids = [int(x) for x in sys.argv[2:]]
+cs = doc["contenders"]
+assert [c["pid"] for c in cs] == pids, (cs, pids)
+assert [c["holds"] for c in cs] == [True, False, False, False]
+assert [c["seq"] for c in cs] == sorted(c["seq"] for c in cs)
+assert all(c["kind"] == "lock-" and c["token"] > 0 and c["age_ms"] >= 0 for c in cs)
+assert all(c["owner"].endswith(" %d" % c["pid"]) for c in cs)
+EOF
+    touch "$tmp/hl.stop"
+    for i in "$holder" "${waiters[@]}"; do
+        wait_exit 30 "$i" || fail "a process did not end"
+        [[ $status == 0 ]] || fail "a process gave $status"
+    done
+    "$ZKL" holders "$p" | grep -q "no contenders" || fail "holders of a free lock"
+    [[ $(contenders "$p") == 0 ]] || fail "--json of a free lock"
+}
+
+test_unavailable_servers_give_69() {
+    local rc
+    "$ZKL" lock -S 127.0.0.1:1 --session-timeout 1000 /x true 2>"$tmp/unavail.err"
+    rc=$?
+    [[ $rc == 69 ]] || fail "lock gave $rc, not 69"
+    "$ZKL" holders -S 127.0.0.1:1 --session-timeout 1000 /x 2>/dev/null
+    rc=$?
+    [[ $rc == 69 ]] || fail "holders gave $rc, not 69"
+    grep -q "^zkl: " "$tmp/unavail.err" || fail "no message"
+}
+
+test_bad_usage_gives_64_and_a_short_message() {
+    local -a cases=(
+        ""
+        "frob"
+        "lock"
+        "lock /x"
+        "lock relative true"
+        "lock -w abc /x true"
+        "lock -w -1 /x true"
+        "lock -n -w 1 /x true"
+        "lock -E 256 /x true"
+        "lock --session-timeout 0 /x true"
+        "lock --no-such-option /x true"
+        "lock /x -c"
+        "lock -s -x /x true"
+        "holders"
+        "holders a"
+        "holders /x /y"
+    )
+    local args rc
+    for args in "${cases[@]}"; do
+        # shellcheck disable=SC2086 # word splitting is wanted here
+        "$ZKL" $args >"$tmp/usage.out" 2>"$tmp/usage.err"
+        rc=$?
+        [[ $rc == 64 ]] || fail "'zkl $args' gave $rc"
+        [[ -s $tmp/usage.err && $(wc -l <"$tmp/usage.err") -le 3 && ! -s $tmp/usage.out ]] ||
+            fail "'zkl $args' said: $(cat "$tmp/usage.out" "$tmp/usage.err")"
+    done
+    "$ZKL" --help | grep -q "Exit status" || fail "--help"
+    "$ZKL" --version | grep -Eq "^zkl [0-9]+\.[0-9]+\.[0-9]+" || fail "--version"
+}
+
+for t in $(declare -F | awk '$3 ~ /^test_/ {print $3}'); do
+    run_test "$t"
+done
+echo "$passes passed, $failures failed"
+((failures == 0))

@@ -1,0 +1,63 @@
+/* What the parts of the zkl command share: exit codes, messages, option
+ * values, and how a command connects. Public API only. */
+#ifndef ZKL_CLI_H
+#define ZKL_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sysexits.h>
+
+#include "zkl.h"
+
+/* The servers when neither -S nor ZKL_SERVERS names any. */
+#define CLI_DEFAULT_SERVERS "127.0.0.1:2181"
+#define CLI_DEFAULT_SESSION_MS 10000
+
+/* Exit codes of zkl's own, besides COMMAND's status and sysexits.h. */
+enum {
+    CLI_EXIT_CONFLICT = 1,  /* lock not acquired (-n, -w); -E changes it */
+    CLI_EXIT_LOST = 75,     /* lock lost while COMMAND ran (EX_TEMPFAIL) */
+    CLI_EXIT_NOEXEC = 126,  /* COMMAND found but could not be run */
+    CLI_EXIT_NOTFOUND = 127 /* COMMAND not found */
+};
+
+/* "zkl", for messages. */
+extern const char *cli_prog;
+
+/* "zkl: <message>\n" on stderr. */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error: the message, a pointer to --help, and EX_USAGE. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Option values. Each returns 0, or -1 after printing why `s` is bad. */
+int cli_parse_seconds(const char *opt, const char *s, double *out);
+int cli_parse_long(const char *opt, const char *s, long min, long max, long *out);
+
+/* The connect string: `opt` if given, else $ZKL_SERVERS, else the default. */
+const char *cli_servers(const char *opt);
+
+/* Open a session to `servers`, with digest credentials from $ZKL_AUTH
+ * ("user:password") when set. The client never re-opens a session by
+ * itself: the commands decide what an expiry means. Returns 0, or an exit
+ * code after printing why (EX_UNAVAILABLE, EX_NOPERM, EX_USAGE, ...). */
+int cli_connect(const char *servers, int session_ms, zkl_client **out);
+
+/* The exit code for a zkl error of zkl's own making or the server's. */
+int cli_exit_for(int err);
+
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t cli_now_ms(void);
+
+/* Note the descriptors zkl inherited; later, mark every other one
+ * close-on-exec, so that only the inherited ones reach COMMAND. */
+void cli_fds_note_inherited(void);
+void cli_fds_close_on_exec_new(void);
+
+/* The commands; argv[0] is the command's name. */
+int cli_lock(int argc, char **argv);
+int cli_holders(int argc, char **argv);
+
+/* The whole help text, as `zkl --help` prints it. */
+void cli_help(void);
+
+#endif

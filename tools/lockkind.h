@@ -1,0 +1,26 @@
+/* The kinds of lock `zkl lock` can hold, behind one interface: a mutex, the
+ * read or the write side of a read-write lock, a semaphore lease. Public
+ * API only. */
+#ifndef ZKL_CLI_LOCKKIND_H
+#define ZKL_CLI_LOCKKIND_H
+
+#include <stdint.h>
+
+#include "zkl.h"
+
+typedef struct lockkind {
+    const char *name; /* for messages: "mutex", "read", "write", "semaphore" */
+    /* A new lock object on `path` (permits: the semaphore's N). */
+    int (*create)(zkl_client *c, const char *path, long permits, void **out);
+    /* As the recipe's acquire and release: from one thread. */
+    int (*acquire)(void *obj, long timeout_ms);
+    int (*release)(void *obj);
+    /* The calling thread's hold: fencing token and node (borrowed). */
+    int64_t (*token)(void *obj);
+    const char *(*node)(void *obj);
+    void (*destroy)(void *obj);
+} lockkind;
+
+extern const lockkind lockkind_mutex;
+
+#endif

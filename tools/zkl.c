@@ -1,0 +1,243 @@
+/* zkl — ZooKeeper locks from the shell: the command's entry point, its help
+ * and the helpers its commands share. Public API only. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+const char *cli_prog = "zkl";
+
+void cli_help(void)
+{
+    printf(
+        "Usage: zkl lock [OPTIONS] PATH [--] COMMAND [ARGS...]\n"
+        "       zkl lock [OPTIONS] PATH -c SHELL-COMMAND\n"
+        "       zkl holders [OPTIONS] PATH\n"
+        "       zkl --help | --version\n"
+        "\n"
+        "zkl lock waits for the ZooKeeper lock at PATH, runs COMMAND while it\n"
+        "holds it, releases it when COMMAND ends and exits with COMMAND's status\n"
+        "(128+N if a signal N ended it). Like flock(1), across machines.\n"
+        "\n"
+        "Lock options:\n"
+        "  -w, --wait, --timeout SECONDS  give up after SECONDS (fractions allowed)\n"
+        "  -n, --nonblock        give up at once if the lock is held\n"
+        "  -E, --conflict-exit-code CODE  exit code when the lock was not\n"
+        "                        acquired (default 1)\n"
+        "  -s, --shared          the read side of a read-write lock\n"
+        "  -x, --exclusive       the write side of a read-write lock\n"
+        "                        (neither: a mutex; a mutex excludes both sides)\n"
+        "      --semaphore N     take one of N leases\n"
+        "  -c SHELL-COMMAND      run SHELL-COMMAND with /bin/sh -c\n"
+        "      --kill-after SECONDS  if the lock is lost, COMMAND gets SIGTERM,\n"
+        "                        and SIGKILL SECONDS later (default 5)\n"
+        "      --lost-exit-code CODE  exit code when the lock was lost while\n"
+        "                        COMMAND ran (default 75)\n"
+        "  -v, --verbose         say on stderr how long zkl waited and which\n"
+        "                        fencing token it got\n"
+        "\n"
+        "Holders options:\n"
+        "      --json            one JSON object instead of the table\n"
+        "\n"
+        "Common options:\n"
+        "  -S, --servers HOSTS   ZooKeeper connect string, host:port[,...][/chroot]\n"
+        "                        (default $ZKL_SERVERS, else " CLI_DEFAULT_SERVERS ")\n"
+        "      --session-timeout MS  session timeout (default %d)\n"
+        "  -h, --help            this help\n"
+        "  -V, --version         zkl's version\n"
+        "\n"
+        "COMMAND's environment adds ZKL_LOCK_PATH (PATH), ZKL_LOCK_NODE (zkl's\n"
+        "node) and ZKL_FENCING_TOKEN (that node's czxid: later holders get larger\n"
+        "tokens). SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to zkl go on to COMMAND;\n"
+        "the lock is released once COMMAND has ended. While zkl waits, they make it\n"
+        "stop waiting, leaving no node behind. If the session expires, or the\n"
+        "connection stays lost for a third of the session timeout, zkl counts the\n"
+        "lock as lost and ends COMMAND.\n"
+        "\n"
+        "Environment: ZKL_SERVERS (connect string), ZKL_AUTH (user:password for\n"
+        "digest authentication).\n"
+        "\n"
+        "Exit status:\n"
+        "  COMMAND's status, or 128+N if signal N ended COMMAND\n"
+        "  1    lock not acquired within -w, or at once with -n (see -E)\n"
+        "  64   bad usage\n"
+        "  69   ZooKeeper unavailable (no server answered; session ended while\n"
+        "       waiting and could not be renewed)\n"
+        "  70   internal or unexpected ZooKeeper error\n"
+        "  71   system error (out of memory, cannot start a process, ...)\n"
+        "  74   holders: cannot write the output\n"
+        "  75   lock lost while COMMAND ran: COMMAND was terminated (see\n"
+        "       --lost-exit-code)\n"
+        "  77   not authorized (ZooKeeper ACL or credentials)\n"
+        "  78   --semaphore N disagrees with the limit recorded on the server\n"
+        "  126  COMMAND could not be run; 127 COMMAND not found\n"
+        "  128+N  zkl itself was stopped by signal N while waiting\n",
+        CLI_DEFAULT_SESSION_MS);
+}
+
+static void version(void)
+{
+    printf("zkl %s (libzkl %s)\n", ZKL_VERSION_STRING, zkl_version_string());
+}
+
+static void vmsg(const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s: ", cli_prog);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void cli_err(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(fmt, ap);
+    va_end(ap);
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "Try '%s --help' for more information.\n", cli_prog);
+    return EX_USAGE;
+}
+
+int cli_parse_seconds(const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    /* Plain decimals only: strtod would also read hex, exponents, "inf"
+     * and "nan". The bound keeps milliseconds far from overflowing. */
+    if (errno != 0 || end == s || *end != '\0' || strspn(s, "0123456789.") != strlen(s) ||
+        v > 1e9) {
+        cli_usage_error("%s: '%s' is not a number of seconds", opt, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_long(const char *opt, const char *s, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
+        cli_usage_error("%s: '%s' is not a whole number from %ld to %ld", opt, s, min, max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+const char *cli_servers(const char *opt)
+{
+    if (opt != NULL)
+        return opt;
+    const char *env = getenv("ZKL_SERVERS");
+    return env != NULL && *env != '\0' ? env : CLI_DEFAULT_SERVERS;
+}
+
+int cli_exit_for(int err)
+{
+    switch (err) {
+    case ZKL_EINVAL:
+        return EX_USAGE;
+    case ZKL_ECONNLOSS:
+    case ZKL_ELOST:
+        return EX_UNAVAILABLE;
+    case ZKL_ENOAUTH:
+        return EX_NOPERM;
+    case ZKL_EMISMATCH:
+        return EX_CONFIG;
+    case ZKL_ENOMEM:
+    case ZKL_ESYS:
+        return EX_OSERR;
+    default:
+        return EX_SOFTWARE;
+    }
+}
+
+int cli_connect(const char *servers, int session_ms, zkl_client **out)
+{
+    zkl_client_opts *o;
+    int rc = zkl_client_opts_new(&o);
+    if (rc == 0)
+        rc = zkl_client_opts_set_reopen(o, 0);
+    const char *auth = getenv("ZKL_AUTH");
+    if (rc == 0 && auth != NULL && *auth != '\0')
+        rc = zkl_client_opts_set_digest_auth(o, auth);
+    if (rc == 0)
+        rc = zkl_client_open_opts(servers, session_ms, o, out);
+    zkl_client_opts_free(o);
+    switch (rc) {
+    case 0:
+        return 0;
+    case ZKL_EINVAL:
+        return cli_usage_error("bad server list '%s'", servers);
+    case ZKL_ECONNLOSS:
+        cli_err("no ZooKeeper server answered at %s", servers);
+        return EX_UNAVAILABLE;
+    case ZKL_ENOAUTH:
+        cli_err("ZooKeeper refused the credentials in ZKL_AUTH");
+        return EX_NOPERM;
+    default:
+        cli_err("cannot connect to %s: %s", servers, zkl_strerror(rc));
+        return cli_exit_for(rc);
+    }
+}
+
+int64_t cli_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    /* Only zkl's own options come before the command's name. */
+    int c;
+    while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            cli_help();
+            return 0;
+        case 'V':
+            version();
+            return 0;
+        default:
+            fprintf(stderr, "Try '%s --help' for more information.\n", cli_prog);
+            return EX_USAGE;
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("no command: 'lock' or 'holders'");
+    const char *cmd = argv[optind];
+    int sub_argc = argc - optind;
+    char **sub_argv = argv + optind;
+    optind = 0; /* full reset of getopt for the command's own options */
+    if (strcmp(cmd, "lock") == 0)
+        return cli_lock(sub_argc, sub_argv);
+    if (strcmp(cmd, "holders") == 0)
+        return cli_holders(sub_argc, sub_argv);
+    if (strcmp(cmd, "help") == 0) {
+        cli_help();
+        return 0;
+    }
+    return cli_usage_error("unknown command '%s': 'lock' or 'holders'", cmd);
+}
