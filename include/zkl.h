@@ -268,6 +268,167 @@ ZKL_EXPORT void zkl_mutex_free(zkl_mutex *m);
 
 /* ---- semaphore-mutex and counting semaphore ---------------------------- */
 
+/* A semaphore-mutex: a mutex whose hold belongs to the object, not to a
+ * thread, and which is not reentrant. It speaks the mutex protocol ("lock-"
+ * nodes), so a semaphore-mutex, a zkl_mutex and Curator's InterProcessMutex
+ * on one path exclude each other. (Curator's InterProcessSemaphoreMutex
+ * keeps its nodes elsewhere and does not.)
+ *
+ * Threads: any thread may release what another thread acquired through the
+ * same object; is_held and token answer for the object, whichever thread
+ * asks. A second acquire while the object holds, or while another thread
+ * is acquiring through it, could only wait for itself: it returns
+ * ZKL_EDEADLK at once. Threads that should exclude each other need one
+ * object each. */
+typedef struct zkl_semmutex zkl_semmutex;
+
+/* A semaphore-mutex on lock path `path` (the rules of zkl_mutex_new).
+ * Nothing is sent to the server yet. Returns 0 and a new object in *out
+ * (free with zkl_semmutex_free), ZKL_EINVAL (NULL, bad path), ZKL_ENOMEM,
+ * ZKL_ESYS. Thread-safe. */
+ZKL_EXPORT int zkl_semmutex_new(zkl_client *c, const char *path,
+                                zkl_semmutex **out) ZKL_WARN_UNUSED;
+
+/* Acquire for the object, within one deadline. Returns 0 when held,
+ * ZKL_EDEADLK (the object already holds, or another thread is acquiring
+ * through it: nothing is sent), ZKL_ETIMEDOUT, ZKL_ELOST (the session ended
+ * while waiting, or the object's earlier hold was lost: release it first),
+ * ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On
+ * every failure the caller's node is removed. Thread-safe. */
+ZKL_EXPORT int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms) ZKL_WARN_UNUSED;
+
+/* Release the object's hold, from any thread; returns once the server
+ * confirmed the node's deletion. Returns 0, ZKL_ENOTHELD (the object holds
+ * nothing: nothing changes), ZKL_ELOST (the session ended: the hold is
+ * cleared), ZKL_ECLOSED, ZKL_EINVAL (NULL). Thread-safe. */
+ZKL_EXPORT int zkl_semmutex_release(zkl_semmutex *s);
+
+/* 1 if the object holds the lock and the client is connected with the
+ * hold's session, else 0 (also for NULL): 0 while suspended, 1 again after
+ * ZKL_STATE_RECONNECTED, 0 for good once the session is lost. No server
+ * traffic. Thread-safe. */
+ZKL_EXPORT int zkl_semmutex_is_held(zkl_semmutex *s);
+
+/* The fencing token of the object's hold (the czxid of its node):
+ * successive holders of one path get strictly increasing tokens. Negative
+ * ZKL_ENOTHELD if the object holds nothing, ZKL_ELOST if its hold was lost,
+ * ZKL_EINVAL for NULL. Thread-safe. */
+ZKL_EXPORT int64_t zkl_semmutex_token(zkl_semmutex *s);
+
+/* Set the data of the existing znode `path` only if the object still holds
+ * the lock, atomically on the server (a multi-op that first checks the
+ * holder's node). Returns 0, ZKL_ENOTHELD, ZKL_ELOST (the hold is gone:
+ * nothing was written), ZKL_EINVAL, ZKL_ECONNLOSS (outcome unknown), ZKL_EZK
+ * (e.g. `path` does not exist). A release from another thread waits for a
+ * guarded write under way. Thread-safe. */
+ZKL_EXPORT int zkl_semmutex_guarded_set(zkl_semmutex *s, const char *path,
+                                        const void *data, int len);
+
+/* Free the object; a hold still open is released (best effort). Must not
+ * be called while another thread uses the object. NULL does nothing. */
+ZKL_EXPORT void zkl_semmutex_free(zkl_semmutex *s);
+
+/* A counting semaphore: at most `max_leases` leases held at once, across
+ * every process that uses the path (docs/protocol.md, "Counting
+ * semaphore").
+ *  - Fair: waiters are served in arrival order. A waiter that asks for
+ *    several leases is not overtaken by later ones that ask for fewer.
+ *  - One wake-up per release: only the head waiter watches the leases, so
+ *    a release wakes that one process; handing the head over wakes one more.
+ *  - Many at once: zkl_semaphore_acquire_many takes n leases as one node,
+ *    all or none; callers asking for several never deadlock on halves.
+ *  - The limit is recorded on the server, as the data of the semaphore node
+ *    ("max_leases=<n>"), a persistent node that stays when the semaphore is
+ *    idle; a participant with another limit gets ZKL_EMISMATCH. To change
+ *    the limit, delete that node while nobody uses the semaphore.
+ *  - Crash-safe: a lease is an ephemeral node; it goes with its session.
+ * A zkl_semaphore may be shared by threads; each acquire makes a lease of
+ * its own, which any thread may release. */
+typedef struct zkl_semaphore zkl_semaphore;
+typedef struct zkl_lease zkl_lease;
+
+/* Open the semaphore on path `path` (the rules of zkl_mutex_new) with
+ * limit `max_leases` >= 1. Reads the limit recorded on the server, or
+ * records it if there is none (creating the node and missing parents),
+ * within about the session timeout. Returns 0 and a new semaphore in *out
+ * (free with zkl_semaphore_free), ZKL_EINVAL (NULL, bad path, max_leases <
+ * 1: nothing is sent), ZKL_EMISMATCH (another limit is recorded, or the
+ * node holds data that is no limit: nothing is changed), ZKL_ETIMEDOUT,
+ * ZKL_ELOST, ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_ENOMEM, ZKL_ESYS, ZKL_EZK.
+ * Thread-safe. */
+ZKL_EXPORT int zkl_semaphore_new(zkl_client *c, const char *path, int max_leases,
+                                 zkl_semaphore **out) ZKL_WARN_UNUSED;
+
+/* Take one lease: zkl_semaphore_acquire_many with n = 1. */
+ZKL_EXPORT int zkl_semaphore_acquire(zkl_semaphore *s, long timeout_ms,
+                                     zkl_lease **out) ZKL_WARN_UNUSED;
+
+/* Take n leases at once (1 <= n <= max_leases), all or none, within one
+ * deadline, in arrival order. Returns 0 and a new lease in *out (give it
+ * back with zkl_lease_release), ZKL_EINVAL (NULL, n out of range: nothing
+ * is sent), ZKL_ETIMEDOUT, ZKL_EMISMATCH (the limit recorded on the server
+ * changed since zkl_semaphore_new), ZKL_ELOST (the session ended while
+ * waiting), ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_ENOMEM, ZKL_EZK. On every failure
+ * no node of the call stays on the server. Thread-safe. */
+ZKL_EXPORT int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms,
+                                          zkl_lease **out) ZKL_WARN_UNUSED;
+
+/* The limit the semaphore was opened with, or ZKL_EINVAL for NULL. */
+ZKL_EXPORT int zkl_semaphore_max_leases(zkl_semaphore *s);
+
+/* Give the lease back and free it, from any thread; returns once the server
+ * confirmed. Returns 0, ZKL_ELOST (the session ended: the lease was already
+ * gone), ZKL_ECLOSED, ZKL_EINVAL (NULL). The lease is freed in every case
+ * but NULL. No other call may use the lease meanwhile or after. */
+ZKL_EXPORT int zkl_lease_release(zkl_lease *l);
+
+/* 1 if the lease is held and the client is connected with its session,
+ * else 0 (also for NULL): 0 while suspended, for good once the session is
+ * lost. No server traffic. Thread-safe, except against zkl_lease_release. */
+ZKL_EXPORT int zkl_lease_is_held(zkl_lease *l);
+
+/* The lease's fencing token (the czxid of its node): each lease of a
+ * semaphore gets a larger one than every lease granted before it.
+ * ZKL_ELOST if the lease was lost, ZKL_EINVAL for NULL. */
+ZKL_EXPORT int64_t zkl_lease_token(zkl_lease *l);
+
+/* How many leases `l` stands for (n of zkl_semaphore_acquire_many), or
+ * ZKL_EINVAL for NULL. */
+ZKL_EXPORT int zkl_lease_count(zkl_lease *l);
+
+/* The full path of the lease's node, borrowed until its release; NULL for
+ * NULL. */
+ZKL_EXPORT const char *zkl_lease_node(zkl_lease *l);
+
+/* As zkl_mutex_guarded_set, guarded by the lease's node: nothing is written
+ * once the lease is lost. Returns 0, ZKL_ELOST, ZKL_EINVAL, ZKL_ECONNLOSS
+ * (outcome unknown), ZKL_EZK. */
+ZKL_EXPORT int zkl_lease_guarded_set(zkl_lease *l, const char *path, const void *data,
+                                     int len);
+
+/* Who holds leases: one entry per lease node, oldest first. */
+typedef struct zkl_lease_info {
+    const char *node;  /* full path of the lease node */
+    const char *owner; /* what the holder wrote: "host pid" for zkl */
+    int64_t token;     /* its fencing token (czxid) */
+    int64_t session;   /* the holder's session id */
+    int count;         /* leases it stands for */
+} zkl_lease_info;
+
+/* List the holders of the semaphore's leases, within one deadline: *out
+ * gets a new array of *count entries (free it, strings included, with
+ * zkl_lease_info_free), a snapshot of the moment. Returns 0, ZKL_EINVAL
+ * (NULL), ZKL_ETIMEDOUT, ZKL_ELOST, ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_ENOMEM,
+ * ZKL_EZK. Thread-safe. */
+ZKL_EXPORT int zkl_semaphore_holders(zkl_semaphore *s, long timeout_ms,
+                                     zkl_lease_info **out, int *count) ZKL_WARN_UNUSED;
+ZKL_EXPORT void zkl_lease_info_free(zkl_lease_info *info);
+
+/* Free the semaphore. Returns 0, or ZKL_EBUSY if leases taken through it are
+ * not yet released (nothing is freed then). Must not be called while
+ * another thread acquires through it. NULL does nothing (0). */
+ZKL_EXPORT int zkl_semaphore_free(zkl_semaphore *s);
+
 /* ---- read-write lock ---------------------------------------------------- */
 
 /* ---- generic lock interface and multi-lock ----------------------------- */

@@ -103,6 +103,12 @@ typedef struct zkl__policy {
      * without listing again (PROTOCOL §4): only for kinds that never see
      * a node appear ahead of them. */
     bool handoff;
+    /* Optional. When holds() chose to watch a node for which this is true,
+     * every such node of the listing is watched (ahead of `self` or not),
+     * and any of them changing lists again: for a node that waits until
+     * any one of several others goes (a counting semaphore's head waiter
+     * and the leases). */
+    bool (*watch_group)(const zkl__entry *e, const void *arg);
 } zkl__policy;
 
 /* "lock-": holds when first, watches the node before it (recipes/mutex.c;
@@ -116,6 +122,12 @@ typedef struct zkl__qopts {
     const char *fixed_seq; /* create a plain ephemeral node with this 10-digit
                               sequence instead of a sequential one (read-lock
                               downgrade) */
+    const char *kind;      /* create the node with this kind instead of the
+                              policy's (a kind that carries a parameter);
+                              copied */
+    const zkl__node *within; /* enqueue only while this node, held by the
+                                caller, belongs to the live session; else
+                                ZKL_ELOST (work done under a gate node) */
 } zkl__qopts;
 
 /* Enqueue on lock path `dir` and wait until the policy says the node holds,
@@ -128,6 +140,11 @@ ZKL__HIDDEN int zkl__queue_acquire(zkl_client *c, const char *dir,
 /* Delete a held node and free it. Returns 0 once the server confirmed,
  * ZKL_ELOST if the session ended first (the node is gone with it). */
 ZKL__HIDDEN int zkl__queue_release(zkl__node *n);
+/* Give a node up (held or not) and hand it to the engine, which frees it:
+ * its delete is sent, and the call waits for the server's confirmation only
+ * if `wait`, and only while connected. Otherwise the engine finishes the
+ * delete on reconnect, or the session's end takes the node. */
+ZKL__HIDDEN void zkl__queue_leave(zkl__node *n, bool wait);
 /* 1 while the node's session is the client's live session: the hold is
  * not lost (it may be uncertain while the client is suspended). */
 ZKL__HIDDEN int zkl__node_held(const zkl__node *n);

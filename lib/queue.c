@@ -22,6 +22,12 @@ enum nstate {
     N_GONE      /* no node of this attempt exists any more */
 };
 
+/* One watched member of a watch group (zkl__policy.watch_group). */
+struct gwatch {
+    char *path;
+    bool armed;
+};
+
 struct zkl__node {
     zkl_client *c;
     zkl__node *prev, *next; /* c->live */
@@ -49,15 +55,28 @@ struct zkl__node {
     char *watch[2];  /* watched paths: the policy's choice, and the one ahead
                         of it (prefetch) */
     bool armed[2];
+    struct gwatch *group; /* watched nodes of the policy's watch group */
+    size_t ngroup;
+    char kind[48];   /* the kind the node is created with */
     int creates;     /* attempts so far, to bound a container race */
     pthread_cond_t cv;
 };
 
 /* ---- bookkeeping -------------------------------------------------------- */
 
+static void group_clear(zkl__node *n)
+{
+    for (size_t i = 0; i < n->ngroup; i++)
+        free(n->group[i].path);
+    free(n->group);
+    n->group = NULL;
+    n->ngroup = 0;
+}
+
 static void node_free(zkl__node *n)
 {
     zkl__client_unlink(n->c, n);
+    group_clear(n);
     free(n->watch[0]);
     free(n->watch[1]);
     free(n->path);
@@ -372,10 +391,10 @@ static void send_create(zkl__node *n)
     if (n->fixed_seq[0]) {
         /* A plain ephemeral node that sorts with a given sequence (read-lock
          * downgrade, PROTOCOL §4). */
-        snprintf(name, sizeof name, "%s/_c_%s-%s%s", n->dir, n->uuid, n->pol->kind, n->fixed_seq);
+        snprintf(name, sizeof name, "%s/_c_%s-%s%s", n->dir, n->uuid, n->kind, n->fixed_seq);
         mode = ZOO_EPHEMERAL;
     } else {
-        snprintf(name, sizeof name, "%s/_c_%s-%s", n->dir, n->uuid, n->pol->kind);
+        snprintf(name, sizeof name, "%s/_c_%s-%s", n->dir, n->uuid, n->kind);
     }
     n->st = N_CREATING;
     n->refs++;
@@ -480,6 +499,77 @@ static void arm(zkl__node *n, int slot, const char *name)
     }
 }
 
+static void wgetg_done(int rc, const char *v, int len, const struct Stat *st, const void *data)
+{
+    (void)v, (void)len, (void)st;
+    zkl__node *n = (zkl__node *)data;
+    zkl_client *c = n->c;
+    pthread_mutex_lock(&c->mu);
+    n->refs--;
+    if (current(n) && n->st == N_QUEUED && rc != ZOK) {
+        if (conn_error(rc)) {
+            n->stalled = true;
+            if (connected(c))
+                zkl__queue_on_connected(c, n->zh);
+        } else {
+            send_list(n); /* gone before the watch was set: list again */
+        }
+    }
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void arm_group_member(zkl__node *n, struct gwatch *g)
+{
+    zkl_client *c = n->c;
+    g->armed = true;
+    n->refs++;
+    c->stats.requests++;
+    int rc = zoo_awget(n->zh, g->path, zkl__node_watcher_fn(), (void *)(uintptr_t)c->id,
+                       wgetg_done, n);
+    if (rc != ZOK) {
+        g->armed = false;
+        send_failed(n, rc);
+    }
+}
+
+/* Watch every member of the policy's watch group in this listing: the
+ * watches still armed from an earlier listing stay, new members get one.
+ * Any member going lists again, so the node waits for the first of them. */
+static void arm_group(zkl__node *n, const zkl__entry *cs, size_t k, size_t self)
+{
+    struct gwatch *g = calloc(k ? k : 1, sizeof *g);
+    if (g == NULL) {
+        fail(n, ZKL_ENOMEM);
+        return;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (i == self || !n->pol->watch_group(&cs[i], n->arg))
+            continue;
+        if ((g[m].path = zkl__path_join(n->dir, cs[i].name)) == NULL) {
+            while (m > 0)
+                free(g[--m].path);
+            free(g);
+            fail(n, ZKL_ENOMEM);
+            return;
+        }
+        for (size_t j = 0; j < n->ngroup; j++) {
+            if (strcmp(n->group[j].path, g[m].path) == 0) {
+                g[m].armed = n->group[j].armed;
+                break;
+            }
+        }
+        m++;
+    }
+    group_clear(n);
+    n->group = g;
+    n->ngroup = m;
+    for (size_t i = 0; i < m && n->st == N_QUEUED; i++)
+        if (!g[i].armed)
+            arm_group_member(n, &g[i]);
+}
+
 static void decide(zkl__node *n, const struct String_vector *kids)
 {
     size_t cnt = kids ? (size_t)kids->count : 0;
@@ -526,10 +616,17 @@ static void decide(zkl__node *n, const struct String_vector *kids)
             n->st = N_HELD;
             arm(n, 0, NULL);
             arm(n, 1, NULL);
+            group_clear(n);
             wake(n);
+        } else if (n->pol->watch_group && n->pol->watch_group(&cs[w], n->arg)) {
+            n->pred_first = n->pred_same = false;
+            arm(n, 0, NULL);
+            arm(n, 1, NULL);
+            arm_group(n, cs, k, self);
         } else {
             n->pred_first = w == 0;
-            n->pred_same = zkl__entry_is(&cs[w], n->pol->kind);
+            n->pred_same = zkl__entry_is(&cs[w], n->kind);
+            group_clear(n);
             arm(n, 0, cs[w].name);
             arm(n, 1, n->prefetch && w > 0 ? cs[w - 1].name : NULL);
         }
@@ -563,6 +660,17 @@ void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type, const char *
             } else {
                 send_list(n);
             }
+            break;
+        }
+        for (size_t i = 0; i < n->ngroup; i++) {
+            if (strcmp(n->group[i].path, path) != 0)
+                continue;
+            n->group[i].armed = false;
+            c->stats.watch_events++;
+            if (type == ZOO_CHANGED_EVENT)
+                arm_group_member(n, &n->group[i]); /* data changed: watch on */
+            else
+                send_list(n);
             break;
         }
     }
@@ -610,6 +718,8 @@ void zkl__queue_on_connected(zkl_client *c, zhandle_t *zh)
             break;
         case N_QUEUED:
             n->armed[0] = n->armed[1] = false;
+            for (size_t i = 0; i < n->ngroup; i++)
+                n->group[i].armed = false;
             send_list(n);
             break;
         case N_DELETING:
@@ -702,11 +812,16 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
     n->prefetch = o && o->prefetch;
     if (o && o->fixed_seq)
         snprintf(n->fixed_seq, sizeof n->fixed_seq, "%s", o->fixed_seq);
+    snprintf(n->kind, sizeof n->kind, "%s", o && o->kind ? o->kind : pol->kind);
     zkl__uuid(n->uuid);
     n->owned = true;
 
     caller_lock(c);
     int err = wait_state_err(c);
+    /* Work done under a node (a semaphore's gate) must not spill over into
+     * a later session, where that node no longer protects it. */
+    if (err == 0 && o && o->within && (o->within->gen != c->gen || o->within->st != N_HELD))
+        err = ZKL_ELOST;
     if (err != 0) {
         pthread_mutex_unlock(&c->mu);
         caller_unlock_hlock(c);
@@ -777,6 +892,22 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
     return err;
 }
 
+
+void zkl__queue_leave(zkl__node *n, bool wait)
+{
+    zkl_client *c = n->c;
+    caller_lock(c);
+    if (current(n))
+        leave(n);
+    pthread_mutex_unlock(&c->mu);
+    caller_unlock_hlock(c);
+    pthread_mutex_lock(&c->mu);
+    while (wait && current(n) && n->st != N_GONE && connected(c))
+        pthread_cond_wait(&n->cv, &c->mu);
+    n->owned = false;
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+}
 
 int zkl__queue_release(zkl__node *n)
 {

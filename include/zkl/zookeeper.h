@@ -37,6 +37,17 @@ ZKL_EXPORT zhandle_t *zkl_client_handle(zkl_client *c);
 ZKL_EXPORT int zkl_mutex_guarded_multi(zkl_mutex *m, int count, const zoo_op_t *ops,
                                        zoo_op_result_t *results);
 
+/* As zkl_mutex_guarded_multi, for the hold of a semaphore-mutex object
+ * (whichever thread acquired it): ZKL_ENOTHELD if the object holds nothing.
+ * A release from another thread waits for it to finish. Thread-safe. */
+ZKL_EXPORT int zkl_semmutex_guarded_multi(zkl_semmutex *s, int count, const zoo_op_t *ops,
+                                          zoo_op_result_t *results);
+
+/* As zkl_mutex_guarded_multi, guarded by a lease's node: the server applies
+ * `ops` only while the lease is held. ZKL_ELOST once it is lost. */
+ZKL_EXPORT int zkl_lease_guarded_multi(zkl_lease *l, int count, const zoo_op_t *ops,
+                                       zoo_op_result_t *results);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,758 @@
+/* The counting semaphore: at most `max` leases held at once, served in
+ * arrival order, one wake-up per release (docs/protocol.md, "Counting
+ * semaphore").
+ *
+ * Under the semaphore path live two kinds of nodes of the lock-queue
+ * engine: waiters ("zkl-wait-", a FIFO gate) and leases ("zkl-lease-" for
+ * one lease, "zkl-lease-x<n>-" for n taken at once). Only the first waiter,
+ * the gate holder, looks at the leases: it holds the gate once the leases
+ * leave room for what it asks, creates its one lease node, and leaves the
+ * gate, which wakes the next waiter only. While there is no room it watches
+ * every lease, so a release wakes that one process and no other. Nobody but
+ * the gate holder creates leases, so its count cannot be overtaken, and a
+ * many-lease is one node: all or none, without any chance of two callers
+ * each holding part of what they need. The limit is recorded as the data of
+ * the semaphore node ("max_leases=<n>"), and every participant checks it. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "zkl/zookeeper.h"
+
+#define WAIT_KIND "zkl-wait-"
+#define LEASE_KIND "zkl-lease-"
+#define LIMIT_KEY "max_leases="
+
+struct zkl_semaphore {
+    zkl_client *c;
+    char *path;
+    int max;
+    pthread_mutex_t mu;
+    int out; /* leases not yet released (guarded by mu) */
+};
+
+struct zkl_lease {
+    zkl_semaphore *s;
+    zkl__node *node;
+    int count;
+};
+
+/* ---- node kinds ---------------------------------------------------------- */
+
+/* How many leases a node stands for: 1 for "zkl-lease-", n for
+ * "zkl-lease-x<n>-", 0 for any other node. */
+static int lease_count(const zkl__entry *e)
+{
+    const size_t lk = sizeof LEASE_KIND - 1;
+    size_t klen = strlen(e->name) - 10 - (size_t)(e->kind - e->name);
+    if (klen < lk || memcmp(e->kind, LEASE_KIND, lk) != 0)
+        return 0;
+    const char *p = e->kind + lk;
+    size_t rest = klen - lk;
+    if (rest == 0)
+        return 1;
+    if (rest < 3 || p[0] != 'x' || p[rest - 1] != '-')
+        return 0;
+    long v = 0;
+    for (size_t i = 1; i + 1 < rest; i++) {
+        if (p[i] < '0' || p[i] > '9' || v > INT_MAX / 10)
+            return 0;
+        v = v * 10 + (p[i] - '0');
+    }
+    return v >= 1 && v <= INT_MAX ? (int)v : 0;
+}
+
+static void lease_kind(char *buf, size_t size, int n)
+{
+    if (n == 1)
+        snprintf(buf, size, "%s", LEASE_KIND);
+    else
+        snprintf(buf, size, "%sx%d-", LEASE_KIND, n);
+}
+
+struct gate_arg {
+    int max;
+    int need;
+};
+
+/* A waiter holds the gate when no waiter is ahead of it and the leases
+ * leave room for `need` more. Behind another waiter it watches the nearest
+ * one ahead (a FIFO queue, one wake-up per handoff); as the head without
+ * room, it watches every lease (the watch group): the first to go lists
+ * again. */
+static bool gate_holds(const zkl__entry *cs, size_t n, size_t self, size_t *watch,
+                       const void *arg)
+{
+    const struct gate_arg *g = arg;
+    for (size_t i = self; i-- > 0;) {
+        if (zkl__entry_is(&cs[i], WAIT_KIND)) {
+            *watch = i;
+            return false;
+        }
+    }
+    long used = 0;
+    size_t first = n;
+    for (size_t i = 0; i < n; i++) {
+        int k = lease_count(&cs[i]);
+        if (k > 0) {
+            used += k;
+            if (first == n)
+                first = i;
+        }
+    }
+    if (first == n || used + g->need <= g->max)
+        return true;
+    *watch = first;
+    return false;
+}
+
+static bool gate_watch_group(const zkl__entry *e, const void *arg)
+{
+    (void)arg;
+    return lease_count(e) > 0;
+}
+
+static const zkl__policy gate_policy = {WAIT_KIND, gate_holds, false, gate_watch_group};
+
+/* A lease node is created only by the gate holder once there is room: it
+ * holds as soon as it exists. */
+static bool lease_holds(const zkl__entry *cs, size_t n, size_t self, size_t *watch,
+                        const void *arg)
+{
+    (void)cs, (void)n, (void)self, (void)watch, (void)arg;
+    return true;
+}
+
+static const zkl__policy lease_policy = {LEASE_KIND, lease_holds, false, NULL};
+
+/* ---- requests with a deadline ---------------------------------------------
+ * A batch of asynchronous requests whose answers the caller waits for, up to
+ * its deadline. The completions never block: they record and signal. A
+ * caller that gives up leaves the batch to the last answer to free. */
+
+struct slot {
+    struct batch *b;
+    int rc;
+    bool done;
+    char *data; /* get: the node's data (NUL-terminated), or NULL */
+    int len;
+    struct Stat st;
+    struct String_vector kids; /* get_children */
+};
+
+struct batch {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int pending;    /* requests sent and not answered */
+    bool abandoned; /* the caller left: the last answer frees */
+    size_t n;
+    struct slot s[];
+};
+
+static struct batch *batch_new(size_t n)
+{
+    struct batch *b = calloc(1, sizeof *b + n * sizeof(struct slot));
+    if (b == NULL)
+        return NULL;
+    if (pthread_mutex_init(&b->mu, NULL) != 0) {
+        free(b);
+        return NULL;
+    }
+    if (zkl__cond_init(&b->cv) != 0) {
+        pthread_mutex_destroy(&b->mu);
+        free(b);
+        return NULL;
+    }
+    b->n = n;
+    for (size_t i = 0; i < n; i++)
+        b->s[i].b = b;
+    return b;
+}
+
+static void batch_destroy(struct batch *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->s[i].data);
+        deallocate_String_vector(&b->s[i].kids);
+    }
+    pthread_cond_destroy(&b->cv);
+    pthread_mutex_destroy(&b->mu);
+    free(b);
+}
+
+/* Record an answer (in ZooKeeper's completion thread). */
+static void slot_done(struct slot *sl, int rc)
+{
+    struct batch *b = sl->b;
+    pthread_mutex_lock(&b->mu);
+    sl->rc = rc;
+    sl->done = true;
+    bool last = --b->pending == 0;
+    bool drop = last && b->abandoned;
+    if (last)
+        pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    if (drop)
+        batch_destroy(b);
+}
+
+static void get_done(int rc, const char *value, int len, const struct Stat *st, const void *data)
+{
+    struct slot *sl = (struct slot *)data;
+    if (rc == ZOK) {
+        sl->st = *st;
+        sl->len = len > 0 ? len : 0;
+        if ((sl->data = malloc((size_t)sl->len + 1)) != NULL) {
+            if (sl->len > 0)
+                memcpy(sl->data, value, (size_t)sl->len);
+            sl->data[sl->len] = '\0';
+        } else {
+            rc = ZSYSTEMERROR;
+        }
+    }
+    slot_done(sl, rc);
+}
+
+static void kids_done(int rc, const struct String_vector *kids, const void *data)
+{
+    struct slot *sl = (struct slot *)data;
+    if (rc == ZOK && kids != NULL && kids->count > 0) {
+        sl->kids.data = calloc((size_t)kids->count, sizeof(char *));
+        if (sl->kids.data == NULL) {
+            rc = ZSYSTEMERROR;
+        } else {
+            sl->kids.count = kids->count;
+            for (int i = 0; i < kids->count; i++)
+                if ((sl->kids.data[i] = strdup(kids->data[i])) == NULL)
+                    rc = ZSYSTEMERROR;
+        }
+    }
+    slot_done(sl, rc);
+}
+
+static void string_done(int rc, const char *value, const void *data)
+{
+    (void)value;
+    slot_done((struct slot *)data, rc);
+}
+
+static void stat_done(int rc, const struct Stat *st, const void *data)
+{
+    (void)st;
+    slot_done((struct slot *)data, rc);
+}
+
+/* Take the session's handle for sending: c->hlock keeps the keeper from
+ * replacing it meanwhile. Returns 0 with the lock held, or why not. */
+static int send_begin(zkl_client *c, zhandle_t **zh)
+{
+    pthread_rwlock_rdlock(&c->hlock);
+    pthread_mutex_lock(&c->mu);
+    int err = c->closing                                    ? ZKL_ECLOSED
+              : c->state == ZKL_STATE_LOST || c->zh == NULL ? ZKL_ELOST
+                                                            : 0;
+    *zh = c->zh;
+    pthread_mutex_unlock(&c->mu);
+    if (err != 0)
+        pthread_rwlock_unlock(&c->hlock);
+    return err;
+}
+
+static void send_end(zkl_client *c, int requests)
+{
+    pthread_mutex_lock(&c->mu);
+    c->stats.requests += (uint64_t)requests;
+    pthread_mutex_unlock(&c->mu);
+    pthread_rwlock_unlock(&c->hlock);
+}
+
+/* Count a request as sent, or record that it could not be. */
+static void sent(struct slot *sl, int rc)
+{
+    struct batch *b = sl->b;
+    pthread_mutex_lock(&b->mu);
+    if (rc == ZOK) {
+        b->pending++;
+    } else {
+        sl->rc = rc;
+        sl->done = true;
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Wait for every answer, up to the deadline: 0 or ZKL_ETIMEDOUT. */
+static int batch_wait(struct batch *b, int64_t deadline)
+{
+    int rc = 0;
+    pthread_mutex_lock(&b->mu);
+    while (b->pending > 0 && rc == 0)
+        if (zkl__cond_wait(&b->cv, &b->mu, deadline) != 0 && b->pending > 0)
+            rc = ZKL_ETIMEDOUT;
+    pthread_mutex_unlock(&b->mu);
+    return rc;
+}
+
+/* The caller is done with the batch: free it now, or at the last answer. */
+static void batch_drop(struct batch *b)
+{
+    if (b == NULL)
+        return;
+    pthread_mutex_lock(&b->mu);
+    bool now = b->pending == 0;
+    b->abandoned = true;
+    pthread_mutex_unlock(&b->mu);
+    if (now)
+        batch_destroy(b);
+}
+
+/* One request, waited for: 0 with the answer in *out (a batch to drop), or
+ * ZKL_ETIMEDOUT / ZKL_ELOST / ZKL_ECLOSED / ZKL_ENOMEM. */
+enum op { OP_GET, OP_KIDS, OP_CREATE, OP_SET };
+
+static int call(zkl_client *c, enum op op, const char *path, const char *data, int mode,
+                int version, int64_t deadline, struct batch **out)
+{
+    struct batch *b = batch_new(1);
+    if (b == NULL)
+        return ZKL_ENOMEM;
+    zhandle_t *zh;
+    int err = send_begin(c, &zh);
+    if (err != 0) {
+        batch_destroy(b);
+        return err;
+    }
+    struct slot *sl = &b->s[0];
+    int rc;
+    switch (op) {
+    case OP_GET:
+        rc = zoo_aget(zh, path, 0, get_done, sl);
+        break;
+    case OP_KIDS:
+        rc = zoo_aget_children(zh, path, 0, kids_done, sl);
+        break;
+    case OP_CREATE:
+        rc = zoo_acreate(zh, path, data, data ? (int)strlen(data) : -1, zkl__client_acl(c), mode,
+                         string_done, sl);
+        break;
+    default:
+        rc = zoo_aset(zh, path, data, (int)strlen(data), version, stat_done, sl);
+        break;
+    }
+    sent(sl, rc);
+    send_end(c, 1);
+    if ((err = batch_wait(b, deadline)) != 0) {
+        batch_drop(b);
+        return err;
+    }
+    *out = b;
+    return 0;
+}
+
+/* ---- the limit ------------------------------------------------------------ */
+
+/* The limit recorded in a semaphore node's data, 0 for empty data, -1 for
+ * data that is no limit (the path is something else). */
+static int parse_limit(const char *data, int len)
+{
+    const size_t kl = sizeof LIMIT_KEY - 1;
+    if (len == 0)
+        return 0;
+    if ((size_t)len <= kl || memcmp(data, LIMIT_KEY, kl) != 0)
+        return -1;
+    long v = 0;
+    size_t i = kl;
+    for (; i < (size_t)len && data[i] >= '0' && data[i] <= '9'; i++) {
+        v = v * 10 + (data[i] - '0');
+        if (v > INT_MAX)
+            return -1;
+    }
+    /* Room for later fields: a space or newline may follow the number. */
+    if (i == kl || (i < (size_t)len && data[i] != ' ' && data[i] != '\n') || v < 1)
+        return -1;
+    return (int)v;
+}
+
+/* Create the missing ancestors of `path` (not `path` itself), as the client
+ * creates lock parents; answers ignored: the create that follows tells. */
+static int create_ancestors(zkl_client *c, const char *path, int64_t deadline)
+{
+    size_t depth = 0;
+    for (const char *p = path + 1; *p; p++)
+        depth += *p == '/';
+    if (depth == 0)
+        return 0;
+    struct batch *b = batch_new(depth);
+    char *copy = strdup(path);
+    if (b == NULL || copy == NULL) {
+        free(copy);
+        if (b)
+            batch_destroy(b);
+        return ZKL_ENOMEM;
+    }
+    zhandle_t *zh;
+    int err = send_begin(c, &zh);
+    if (err != 0) {
+        free(copy);
+        batch_destroy(b);
+        return err;
+    }
+    int mode = c->container_parents ? ZOO_CONTAINER : ZOO_PERSISTENT;
+    size_t k = 0;
+    for (char *s = strchr(copy + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = '\0';
+        sent(&b->s[k], zoo_acreate(zh, copy, "", 0, zkl__client_acl(c), mode, string_done,
+                                   &b->s[k]));
+        k++;
+        *s = '/';
+    }
+    send_end(c, (int)k);
+    free(copy);
+    err = batch_wait(b, deadline);
+    batch_drop(b);
+    return err;
+}
+
+/* Make sure the semaphore node records our limit: read it; create it
+ * (persistent, so the limit stays with the semaphore) if missing; fill it
+ * in, by version, if it exists without data. ZKL_EMISMATCH if it records
+ * another limit or something that is no limit. */
+static int ensure_limit(zkl_semaphore *s, int64_t deadline)
+{
+    char want[32];
+    snprintf(want, sizeof want, LIMIT_KEY "%d", s->max);
+    for (int tries = 0; tries < 20; tries++) {
+        struct batch *b;
+        int err = call(s->c, OP_GET, s->path, NULL, 0, 0, deadline, &b);
+        if (err != 0)
+            return err;
+        int rc = b->s[0].rc;
+        int limit = rc == ZOK ? parse_limit(b->s[0].data, b->s[0].len) : 0;
+        int version = b->s[0].st.version;
+        batch_drop(b);
+        if (rc == ZOK && limit != 0)
+            return limit == s->max ? 0 : ZKL_EMISMATCH;
+        if (rc == ZOK) {
+            err = call(s->c, OP_SET, s->path, want, 0, version, deadline, &b);
+            if (err != 0)
+                return err;
+            rc = b->s[0].rc;
+            batch_drop(b);
+            if (rc == ZOK)
+                return 0;
+            if (rc != ZBADVERSION && rc != ZNONODE)
+                return zkl__err_from_zk(rc);
+            continue; /* someone else wrote first: read what */
+        }
+        if (rc != ZNONODE)
+            return zkl__err_from_zk(rc);
+        err = call(s->c, OP_CREATE, s->path, want, ZOO_PERSISTENT, 0, deadline, &b);
+        if (err != 0)
+            return err;
+        rc = b->s[0].rc;
+        batch_drop(b);
+        if (rc == ZOK)
+            return 0;
+        if (rc == ZNONODE) {
+            if ((err = create_ancestors(s->c, s->path, deadline)) != 0)
+                return err;
+        } else if (rc != ZNODEEXISTS) {
+            return zkl__err_from_zk(rc);
+        }
+    }
+    return ZKL_EZK;
+}
+
+/* ---- the semaphore ---------------------------------------------------------- */
+
+int zkl_semaphore_new(zkl_client *c, const char *path, int max_leases, zkl_semaphore **out)
+{
+    if (c == NULL || out == NULL || zkl__path_check(path) != 0 || max_leases < 1)
+        return ZKL_EINVAL;
+    zkl_semaphore *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return ZKL_ENOMEM;
+    if ((s->path = strdup(path)) == NULL) {
+        free(s);
+        return ZKL_ENOMEM;
+    }
+    if (pthread_mutex_init(&s->mu, NULL) != 0) {
+        free(s->path);
+        free(s);
+        return ZKL_ESYS;
+    }
+    s->c = c;
+    s->max = max_leases;
+    /* Disagreement shows at once, not at the first acquire. */
+    int rc = ensure_limit(s, zkl__now_ns() + (int64_t)c->timeout_ms * 1000000);
+    if (rc != 0) {
+        pthread_mutex_destroy(&s->mu);
+        free(s->path);
+        free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms, zkl_lease **out)
+{
+    if (s == NULL || out == NULL || n < 1 || n > s->max)
+        return ZKL_EINVAL;
+    int64_t deadline = zkl__deadline(timeout_ms);
+    zkl_lease *l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return ZKL_ENOMEM;
+
+    /* Check the recorded limit on every acquire (it may have been recreated
+     * since zkl_semaphore_new). The read goes out before our waiter node,
+     * so its answer is in by the time the gate is ours: no extra wait. */
+    struct batch *chk = batch_new(1);
+    if (chk != NULL) {
+        zhandle_t *zh;
+        if (send_begin(s->c, &zh) == 0) {
+            sent(&chk->s[0], zoo_aget(zh, s->path, 0, get_done, &chk->s[0]));
+            send_end(s->c, 1);
+        } else {
+            chk->s[0].done = true;
+            chk->s[0].rc = ZSESSIONEXPIRED;
+        }
+    }
+
+    struct gate_arg ga = {s->max, n};
+    zkl__qopts go = {.arg = &ga};
+    zkl__node *gate;
+    int rc = zkl__queue_acquire(s->c, s->path, &gate_policy, &go, deadline, &gate);
+    if (rc != 0) {
+        batch_drop(chk);
+        free(l);
+        return rc;
+    }
+
+    int limit = 0;
+    if (chk != NULL) {
+        pthread_mutex_lock(&chk->mu);
+        if (chk->s[0].done && chk->s[0].rc == ZOK)
+            limit = parse_limit(chk->s[0].data, chk->s[0].len);
+        pthread_mutex_unlock(&chk->mu);
+        batch_drop(chk);
+    }
+    if (limit > 0 && limit != s->max)
+        rc = ZKL_EMISMATCH;
+    else if (limit <= 0)
+        rc = ensure_limit(s, deadline); /* not read, or not there: the slow way */
+
+    if (rc == 0) {
+        /* Only the gate holder creates leases, and only within the gate's
+         * session: after an expiry the gate is someone else's. */
+        char kind[32];
+        lease_kind(kind, sizeof kind, n);
+        zkl__qopts lo = {.kind = kind, .within = gate};
+        rc = zkl__queue_acquire(s->c, s->path, &lease_policy, &lo, deadline, &l->node);
+    }
+    /* Leaving the gate wakes the next waiter. After success nothing waits
+     * for the server's confirmation; after a failure the call returns with
+     * no node of it left, as far as the connection allows. */
+    zkl__queue_leave(gate, rc != 0);
+    if (rc != 0) {
+        free(l);
+        return rc;
+    }
+    l->s = s;
+    l->count = n;
+    pthread_mutex_lock(&s->mu);
+    s->out++;
+    pthread_mutex_unlock(&s->mu);
+    *out = l;
+    return 0;
+}
+
+int zkl_semaphore_acquire(zkl_semaphore *s, long timeout_ms, zkl_lease **out)
+{
+    return zkl_semaphore_acquire_many(s, 1, timeout_ms, out);
+}
+
+int zkl_semaphore_max_leases(zkl_semaphore *s)
+{
+    return s == NULL ? ZKL_EINVAL : s->max;
+}
+
+int zkl_semaphore_free(zkl_semaphore *s)
+{
+    if (s == NULL)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    int out = s->out;
+    pthread_mutex_unlock(&s->mu);
+    if (out > 0)
+        return ZKL_EBUSY;
+    pthread_mutex_destroy(&s->mu);
+    free(s->path);
+    free(s);
+    return 0;
+}
+
+/* ---- leases ------------------------------------------------------------------ */
+
+int zkl_lease_release(zkl_lease *l)
+{
+    if (l == NULL)
+        return ZKL_EINVAL;
+    int rc = zkl__queue_release(l->node);
+    pthread_mutex_lock(&l->s->mu);
+    l->s->out--;
+    pthread_mutex_unlock(&l->s->mu);
+    free(l);
+    return rc;
+}
+
+int zkl_lease_is_held(zkl_lease *l)
+{
+    /* Not while suspended: the session may have expired on the server. */
+    return l != NULL && zkl__node_sure(l->node);
+}
+
+int64_t zkl_lease_token(zkl_lease *l)
+{
+    if (l == NULL)
+        return ZKL_EINVAL;
+    return zkl__node_held(l->node) ? zkl__node_token(l->node) : ZKL_ELOST;
+}
+
+int zkl_lease_count(zkl_lease *l)
+{
+    return l == NULL ? ZKL_EINVAL : l->count;
+}
+
+const char *zkl_lease_node(zkl_lease *l)
+{
+    return l == NULL ? NULL : zkl__node_path(l->node);
+}
+
+int zkl_lease_guarded_multi(zkl_lease *l, int count, const zoo_op_t *ops,
+                            zoo_op_result_t *results)
+{
+    if (l == NULL || ops == NULL || count < 1)
+        return ZKL_EINVAL;
+    return zkl__node_guarded_multi(l->node, count, ops, results);
+}
+
+int zkl_lease_guarded_set(zkl_lease *l, const char *path, const void *data, int len)
+{
+    if (l == NULL || zkl__path_check(path) != 0 || len < 0 || (data == NULL && len > 0))
+        return ZKL_EINVAL;
+    zoo_op_t op;
+    zoo_set_op_init(&op, path, data, len, -1, NULL);
+    zoo_op_result_t res;
+    return zkl_lease_guarded_multi(l, 1, &op, &res);
+}
+
+/* ---- who holds ---------------------------------------------------------------- */
+
+static int info_cmp(const void *a, const void *b)
+{
+    const zkl_lease_info *x = a, *y = b;
+    return x->token < y->token ? -1 : x->token > y->token;
+}
+
+int zkl_semaphore_holders(zkl_semaphore *s, long timeout_ms, zkl_lease_info **out,
+                          int *count)
+{
+    if (s == NULL || out == NULL || count == NULL)
+        return ZKL_EINVAL;
+    int64_t deadline = zkl__deadline(timeout_ms);
+    struct batch *lb;
+    int err = call(s->c, OP_KIDS, s->path, NULL, 0, 0, deadline, &lb);
+    if (err != 0)
+        return err;
+    int rc = lb->s[0].rc;
+    if (rc != ZOK && rc != ZNONODE) {
+        batch_drop(lb);
+        return zkl__err_from_zk(rc);
+    }
+    /* The leases of the listing, read in one pipelined batch. */
+    const struct String_vector *kids = &lb->s[0].kids;
+    size_t nl = 0;
+    for (int i = 0; i < kids->count; i++) {
+        zkl__entry e;
+        if (zkl__entry_parse(kids->data[i], &e) == 0 && lease_count(&e) > 0)
+            nl++;
+    }
+    struct batch *gb = batch_new(nl ? nl : 1);
+    char **paths = calloc(nl ? nl : 1, sizeof *paths);
+    int *counts = calloc(nl ? nl : 1, sizeof *counts);
+    if (gb == NULL || paths == NULL || counts == NULL) {
+        err = ZKL_ENOMEM;
+        goto out;
+    }
+    size_t k = 0;
+    for (int i = 0; i < kids->count; i++) {
+        zkl__entry e;
+        if (zkl__entry_parse(kids->data[i], &e) == 0 && lease_count(&e) > 0) {
+            counts[k] = lease_count(&e);
+            if ((paths[k++] = zkl__path_join(s->path, kids->data[i])) == NULL) {
+                err = ZKL_ENOMEM;
+                goto out;
+            }
+        }
+    }
+    if (nl > 0) {
+        zhandle_t *zh;
+        if ((err = send_begin(s->c, &zh)) != 0)
+            goto out;
+        for (size_t i = 0; i < nl; i++)
+            sent(&gb->s[i], zoo_aget(zh, paths[i], 0, get_done, &gb->s[i]));
+        send_end(s->c, (int)nl);
+        if ((err = batch_wait(gb, deadline)) != 0)
+            goto out;
+    }
+    /* One block: the array, then its strings. A lease released meanwhile
+     * (no node) is left out. */
+    size_t have = 0, bytes = 0;
+    for (size_t i = 0; i < nl; i++) {
+        if (gb->s[i].rc == ZOK) {
+            have++;
+            bytes += strlen(paths[i]) + 1 + (size_t)gb->s[i].len + 1;
+        } else if (gb->s[i].rc != ZNONODE) {
+            err = zkl__err_from_zk(gb->s[i].rc);
+            goto out;
+        }
+    }
+    zkl_lease_info *info = malloc(have * sizeof *info + bytes + 1);
+    if (info == NULL) {
+        err = ZKL_ENOMEM;
+        goto out;
+    }
+    char *str = (char *)(info + have);
+    size_t j = 0;
+    for (size_t i = 0; i < nl; i++) {
+        if (gb->s[i].rc != ZOK)
+            continue;
+        info[j].node = strcpy(str, paths[i]);
+        str += strlen(paths[i]) + 1;
+        info[j].owner = memcpy(str, gb->s[i].data, (size_t)gb->s[i].len + 1);
+        str += gb->s[i].len + 1;
+        info[j].token = gb->s[i].st.czxid;
+        info[j].session = gb->s[i].st.ephemeralOwner;
+        info[j].count = counts[i];
+        j++;
+    }
+    qsort(info, have, sizeof *info, info_cmp);
+    *out = info;
+    *count = (int)have;
+out:
+    if (paths)
+        for (size_t i = 0; i < nl; i++)
+            free(paths[i]);
+    free(paths);
+    free(counts);
+    batch_drop(gb);
+    batch_drop(lb);
+    return err;
+}
+
+void zkl_lease_info_free(zkl_lease_info *info)
+{
+    free(info);
+}

@@ -1,0 +1,160 @@
+/* The semaphore-mutex: the mutex protocol ("lock-" nodes, first holds,
+ * watch the node before), but the hold belongs to the object, not to a
+ * thread. It is not reentrant: a second acquire while the object holds, or
+ * while another of its threads is acquiring, could only wait for itself, so
+ * it is refused at once. Any thread may release. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "zkl/zookeeper.h"
+
+struct zkl_semmutex {
+    zkl_client *c;
+    char *path;
+    pthread_mutex_t mu; /* guards the fields below */
+    pthread_cond_t cv;  /* users went down to 0 */
+    zkl__node *node;    /* the hold, or NULL */
+    bool acquiring;     /* a thread is in zkl_semmutex_acquire */
+    int users;          /* guarded writes running on `node` */
+};
+
+int zkl_semmutex_new(zkl_client *c, const char *path, zkl_semmutex **out)
+{
+    if (c == NULL || out == NULL || zkl__path_check(path) != 0)
+        return ZKL_EINVAL;
+    zkl_semmutex *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return ZKL_ENOMEM;
+    if ((s->path = strdup(path)) == NULL) {
+        free(s);
+        return ZKL_ENOMEM;
+    }
+    if (pthread_mutex_init(&s->mu, NULL) != 0) {
+        free(s->path);
+        free(s);
+        return ZKL_ESYS;
+    }
+    if (zkl__cond_init(&s->cv) != 0) {
+        pthread_mutex_destroy(&s->mu);
+        free(s->path);
+        free(s);
+        return ZKL_ESYS;
+    }
+    s->c = c;
+    *out = s;
+    return 0;
+}
+
+int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
+{
+    if (s == NULL)
+        return ZKL_EINVAL;
+    int64_t deadline = zkl__deadline(timeout_ms);
+    pthread_mutex_lock(&s->mu);
+    int rc = 0;
+    if (s->acquiring)
+        rc = ZKL_EDEADLK;
+    else if (s->node != NULL)
+        /* Still held: waiting could only deadlock. Lost: the old hold must
+         * be released (and so acknowledged) first, as for the mutex. */
+        rc = zkl__node_held(s->node) ? ZKL_EDEADLK : ZKL_ELOST;
+    else
+        s->acquiring = true;
+    pthread_mutex_unlock(&s->mu);
+    if (rc != 0)
+        return rc;
+
+    zkl__node *n = NULL;
+    rc = zkl__queue_acquire(s->c, s->path, &zkl__lock_policy, NULL, deadline, &n);
+    pthread_mutex_lock(&s->mu);
+    s->acquiring = false;
+    if (rc == 0)
+        s->node = n;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+int zkl_semmutex_release(zkl_semmutex *s)
+{
+    if (s == NULL)
+        return ZKL_EINVAL;
+    pthread_mutex_lock(&s->mu);
+    zkl__node *n = s->node;
+    s->node = NULL; /* a concurrent release now finds nothing */
+    /* A guarded write still running refers to the node: let it finish
+     * before the node can go. */
+    while (n != NULL && s->users > 0)
+        pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+    if (n == NULL)
+        return ZKL_ENOTHELD;
+    return zkl__queue_release(n);
+}
+
+int zkl_semmutex_is_held(zkl_semmutex *s)
+{
+    if (s == NULL)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    /* Not while suspended: the session may have expired on the server
+     * already, and the lock may be someone else's. */
+    int held = s->node != NULL && zkl__node_sure(s->node);
+    pthread_mutex_unlock(&s->mu);
+    return held;
+}
+
+int64_t zkl_semmutex_token(zkl_semmutex *s)
+{
+    if (s == NULL)
+        return ZKL_EINVAL;
+    pthread_mutex_lock(&s->mu);
+    int64_t t = s->node == NULL           ? ZKL_ENOTHELD
+                : zkl__node_held(s->node) ? zkl__node_token(s->node)
+                                          : ZKL_ELOST;
+    pthread_mutex_unlock(&s->mu);
+    return t;
+}
+
+int zkl_semmutex_guarded_multi(zkl_semmutex *s, int count, const zoo_op_t *ops,
+                               zoo_op_result_t *results)
+{
+    if (s == NULL || ops == NULL || count < 1)
+        return ZKL_EINVAL;
+    pthread_mutex_lock(&s->mu);
+    zkl__node *n = s->node;
+    if (n != NULL)
+        s->users++; /* keeps a release from freeing n under us */
+    pthread_mutex_unlock(&s->mu);
+    if (n == NULL)
+        return ZKL_ENOTHELD;
+    int rc = zkl__node_guarded_multi(n, count, ops, results);
+    pthread_mutex_lock(&s->mu);
+    if (--s->users == 0)
+        pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+int zkl_semmutex_guarded_set(zkl_semmutex *s, const char *path, const void *data, int len)
+{
+    if (s == NULL || zkl__path_check(path) != 0 || len < 0 || (data == NULL && len > 0))
+        return ZKL_EINVAL;
+    zoo_op_t op;
+    zoo_set_op_init(&op, path, data, len, -1, NULL);
+    zoo_op_result_t res;
+    return zkl_semmutex_guarded_multi(s, 1, &op, &res);
+}
+
+void zkl_semmutex_free(zkl_semmutex *s)
+{
+    if (s == NULL)
+        return;
+    /* Best effort: the node goes now rather than with the session. */
+    if (s->node != NULL)
+        zkl__queue_release(s->node);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s->path);
+    free(s);
+}

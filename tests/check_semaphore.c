@@ -1,0 +1,808 @@
+/* The counting semaphore against a real ZooKeeper. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "zkl/zookeeper.h"
+
+static zhandle_t *zk;
+static char *root;
+
+static void setup(void)
+{
+    zk = tu_zk();
+    root = tu_root("semaphore");
+}
+
+static void teardown(void)
+{
+    tu_rmr(zk, root);
+    zookeeper_close(zk);
+    free(root);
+}
+
+static char *sempath(const char *leaf)
+{
+    char *p = malloc(strlen(root) + strlen(leaf) + 2);
+    sprintf(p, "%s/%s", root, leaf);
+    return p;
+}
+
+/* Children of `path` whose name contains `part` ("zkl-wait-", "zkl-lease-"). */
+static int count_kind(const char *path, const char *part)
+{
+    struct String_vector kids = {0};
+    if (zoo_get_children(zk, path, 0, &kids) != ZOK)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < kids.count; i++)
+        n += strstr(kids.data[i], part) != NULL;
+    deallocate_String_vector(&kids);
+    return n;
+}
+
+struct kind_count {
+    const char *path;
+    const char *part;
+    int want;
+};
+
+static bool kind_count_is(void *arg)
+{
+    struct kind_count *k = arg;
+    return count_kind(k->path, k->part) == k->want;
+}
+
+/* Wait until `path` has exactly `want` children (the semaphore's gate
+ * nodes are deleted without waiting, so they may linger a moment). */
+static void wait_children(const char *path, int want)
+{
+    struct kind_count k = {path, "", want};
+    ck_assert_msg(tu_wait_until(kind_count_is, &k, 10000), "%s: %d children, want %d", path,
+                  tu_children(zk, path), want);
+}
+
+static void take(zkl_semaphore *s, int n, zkl_lease **l)
+{
+    int rc = zkl_semaphore_acquire_many(s, n, 10000, l);
+    ck_assert_msg(rc == 0, "acquire_many(%d): %s", n, zkl_strerror(rc));
+}
+
+/* ---- never more than N, processes and threads ----------------------------- */
+
+struct shared_use {
+    int inuse;
+    int max_seen;
+    int violations;
+    int done;
+};
+
+enum { PROCS = 4, THREADS = 4, ITER = 5, LIMIT = 3 };
+
+struct worker {
+    zkl_semaphore *s;
+    struct shared_use *sh;
+    int failures;
+};
+
+static void *use_main(void *arg)
+{
+    struct worker *w = arg;
+    for (int i = 0; i < ITER; i++) {
+        zkl_lease *l;
+        if (zkl_semaphore_acquire(w->s, 60000, &l) != 0) {
+            __atomic_add_fetch(&w->failures, 1, __ATOMIC_SEQ_CST);
+            continue;
+        }
+        int now = __atomic_add_fetch(&w->sh->inuse, 1, __ATOMIC_SEQ_CST);
+        if (now > LIMIT)
+            __atomic_add_fetch(&w->sh->violations, 1, __ATOMIC_SEQ_CST);
+        int seen = __atomic_load_n(&w->sh->max_seen, __ATOMIC_SEQ_CST);
+        while (now > seen &&
+               !__atomic_compare_exchange_n(&w->sh->max_seen, &seen, now, false,
+                                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            ;
+        usleep(20000); /* hold long enough for others to come in */
+        __atomic_sub_fetch(&w->sh->inuse, 1, __ATOMIC_SEQ_CST);
+        __atomic_add_fetch(&w->sh->done, 1, __ATOMIC_SEQ_CST);
+        if (zkl_lease_release(l) != 0)
+            __atomic_add_fetch(&w->failures, 1, __ATOMIC_SEQ_CST);
+    }
+    return NULL;
+}
+
+START_TEST(test_semaphore_never_admits_more_than_n_across_processes_and_threads)
+{
+    char *p = sempath("limit3");
+    struct shared_use *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
+                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(sh, MAP_FAILED);
+    memset(sh, 0, sizeof *sh);
+    pid_t pids[PROCS];
+    for (int i = 0; i < PROCS; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            zkl_client *c = NULL;
+            if (zkl_client_open(tu_hosts(), 10000, &c) != 0)
+                _exit(2);
+            zkl_semaphore *s;
+            if (zkl_semaphore_new(c, p, LIMIT, &s) != 0)
+                _exit(3);
+            struct worker w = {.s = s, .sh = sh};
+            pthread_t t[THREADS];
+            for (int k = 0; k < THREADS; k++)
+                pthread_create(&t[k], NULL, use_main, &w);
+            for (int k = 0; k < THREADS; k++)
+                pthread_join(t[k], NULL);
+            if (w.failures != 0)
+                _exit(4);
+            if (zkl_semaphore_free(s) != 0)
+                _exit(5);
+            zkl_client_close(c);
+            _exit(0);
+        }
+    }
+    for (int i = 0; i < PROCS; i++) {
+        int st;
+        ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d failed: %d", i, st);
+    }
+    ck_assert_int_eq(sh->done, PROCS * THREADS * ITER);
+    ck_assert_int_eq(sh->violations, 0);
+    ck_assert_int_eq(sh->max_seen, LIMIT); /* concurrency really happened */
+    ck_assert_int_eq(count_kind(p, "zkl-"), 0);
+    munmap(sh, sizeof *sh);
+    free(p);
+}
+END_TEST
+
+/* ---- fairness --------------------------------------------------------------- */
+
+struct fair_waiter {
+    zkl_client *c;
+    zkl_semaphore *s;
+    int need;
+    int rc;
+    int64_t token;
+    pthread_t t;
+};
+
+static void *fair_main(void *arg)
+{
+    struct fair_waiter *w = arg;
+    zkl_lease *l;
+    w->rc = zkl_semaphore_acquire_many(w->s, w->need, 60000, &l);
+    if (w->rc == 0) {
+        w->token = zkl_lease_token(l);
+        zkl_lease_release(l);
+    }
+    return NULL;
+}
+
+START_TEST(test_semaphore_serves_waiters_in_arrival_order)
+{
+    enum { W = 8 };
+    char *p = sempath("fair");
+    zkl_client *hc = tu_client(10000);
+    zkl_semaphore *hs;
+    ck_assert_int_eq(zkl_semaphore_new(hc, p, 2, &hs), 0);
+    zkl_lease *a, *b;
+    take(hs, 1, &a);
+    take(hs, 1, &b);
+    struct fair_waiter w[W];
+    for (int i = 0; i < W; i++) {
+        w[i].c = tu_client(10000);
+        /* One waiter in the middle asks for both leases: later waiters that
+         * want one must not overtake it. */
+        w[i].need = i == 3 ? 2 : 1;
+        ck_assert_int_eq(zkl_semaphore_new(w[i].c, p, 2, &w[i].s), 0);
+        pthread_create(&w[i].t, NULL, fair_main, &w[i]);
+        /* Arrival order is the order of the waiter nodes: start the next
+         * one only once this one is queued. */
+        struct kind_count k = {p, "zkl-wait-", i + 1};
+        ck_assert(tu_wait_until(kind_count_is, &k, 10000));
+    }
+    ck_assert_int_eq(zkl_lease_release(a), 0);
+    ck_assert_int_eq(zkl_lease_release(b), 0);
+    for (int i = 0; i < W; i++) {
+        pthread_join(w[i].t, NULL);
+        ck_assert_int_eq(w[i].rc, 0);
+        /* Tokens are the czxids of the lease nodes: the order of service. */
+        if (i > 0)
+            ck_assert_msg(w[i].token > w[i - 1].token, "waiter %d served before waiter %d", i,
+                          i - 1);
+    }
+    wait_children(p, 0);
+    for (int i = 0; i < W; i++) {
+        ck_assert_int_eq(zkl_semaphore_free(w[i].s), 0);
+        zkl_client_close(w[i].c);
+    }
+    ck_assert_int_eq(zkl_semaphore_free(hs), 0);
+    zkl_client_close(hc);
+    free(p);
+}
+END_TEST
+
+/* ---- one wake-up per release ------------------------------------------------ */
+
+enum { HERD = 20 };
+
+struct herd_waiter {
+    zkl_client *c;
+    zkl_semaphore *s;
+    zkl_lease *l;
+    int rc;
+    pthread_t t;
+};
+
+static pthread_mutex_t herd_mu = PTHREAD_MUTEX_INITIALIZER;
+static int herd_order[HERD]; /* indexes, in the order they acquired */
+static int herd_n;
+
+static struct herd_waiter *herd_base;
+
+static void *herd_thread(void *arg)
+{
+    struct herd_waiter *w = arg;
+    w->rc = zkl_semaphore_acquire(w->s, 120000, &w->l);
+    pthread_mutex_lock(&herd_mu);
+    herd_order[herd_n++] = (int)(w - herd_base);
+    pthread_mutex_unlock(&herd_mu);
+    return NULL;
+}
+
+static bool herd_reached(void *arg)
+{
+    int want = *(int *)arg;
+    pthread_mutex_lock(&herd_mu);
+    int n = herd_n;
+    pthread_mutex_unlock(&herd_mu);
+    return n >= want;
+}
+
+static uint64_t events_of(zkl_client *c)
+{
+    zkl_client_stats st;
+    zkl_client_get_stats(c, &st);
+    return st.watch_events;
+}
+
+START_TEST(test_semaphore_release_wakes_one_of_twenty_waiters)
+{
+    char *p = sempath("herd");
+    zkl_client *hc = tu_client(10000);
+    zkl_semaphore *hs;
+    ck_assert_int_eq(zkl_semaphore_new(hc, p, 3, &hs), 0);
+    zkl_lease *mine[3];
+    for (int i = 0; i < 3; i++)
+        take(hs, 1, &mine[i]);
+    struct herd_waiter w[HERD];
+    herd_base = w;
+    herd_n = 0;
+    for (int i = 0; i < HERD; i++) {
+        w[i].c = tu_client(10000);
+        ck_assert_int_eq(zkl_semaphore_new(w[i].c, p, 3, &w[i].s), 0);
+        pthread_create(&w[i].t, NULL, herd_thread, &w[i]);
+    }
+    struct kind_count queued = {p, "zkl-wait-", HERD};
+    ck_assert(tu_wait_until(kind_count_is, &queued, 20000));
+    for (int i = 0; i < HERD; i++)
+        ck_assert_uint_eq(events_of(w[i].c), 0);
+
+    /* Release one lease at a time; each release lets exactly one waiter in.
+     * Between two releases, count which clients saw a watch event: the
+     * head (woken by the release) and the next head (woken when the gate
+     * is handed over), no one else. */
+    int woken_max = 0;
+    for (int step = 0; step < HERD; step++) {
+        uint64_t before[HERD];
+        for (int i = 0; i < HERD; i++)
+            before[i] = events_of(w[i].c);
+        if (step < 3) {
+            ck_assert_int_eq(zkl_lease_release(mine[step]), 0);
+        } else {
+            struct herd_waiter *o = &w[herd_order[step - 3]];
+            ck_assert_int_eq(zkl_lease_release(o->l), 0);
+            o->l = NULL;
+        }
+        int want = step + 1;
+        ck_assert_msg(tu_wait_until(herd_reached, &want, 20000), "step %d: nobody got in", step);
+        int woken = 0;
+        for (int i = 0; i < HERD; i++)
+            woken += events_of(w[i].c) != before[i];
+        ck_assert_msg(woken <= 2, "step %d: %d waiters woke", step, woken);
+        if (woken > woken_max)
+            woken_max = woken;
+    }
+    uint64_t total = 0;
+    for (int i = 0; i < HERD; i++) {
+        pthread_join(w[i].t, NULL);
+        ck_assert_int_eq(w[i].rc, 0);
+        uint64_t e = events_of(w[i].c);
+        ck_assert_msg(e <= 2, "waiter %d saw %llu events", i, (unsigned long long)e);
+        total += e;
+    }
+    /* 19 gate handoffs (the first head needed none) and at most one lease
+     * event per release that let someone in. */
+    ck_assert_uint_ge(total, HERD - 1);
+    ck_assert_uint_le(total, (HERD - 1) + HERD);
+    fprintf(stderr,
+            "semaphore herd: %d waiters, %d releases: %llu watch events in all, "
+            "%llu from lease releases (%.2f per release), at most %d clients woken per step\n",
+            HERD, HERD, (unsigned long long)total, (unsigned long long)(total - (HERD - 1)),
+            (double)(total - (HERD - 1)) / HERD, woken_max);
+    for (int i = 0; i < HERD; i++) {
+        if (w[i].l)
+            ck_assert_int_eq(zkl_lease_release(w[i].l), 0);
+        ck_assert_int_eq(zkl_semaphore_free(w[i].s), 0);
+        zkl_client_close(w[i].c);
+    }
+    wait_children(p, 0);
+    ck_assert_int_eq(zkl_semaphore_free(hs), 0);
+    zkl_client_close(hc);
+    free(p);
+}
+END_TEST
+
+/* ---- many leases at once ------------------------------------------------------ */
+
+struct many {
+    zkl_client *c;
+    zkl_semaphore *s;
+    int need, iters, failures;
+    int *inuse, *violations;
+    pthread_t t;
+};
+
+static void *many_main(void *arg)
+{
+    struct many *m = arg;
+    for (int i = 0; i < m->iters; i++) {
+        zkl_lease *l;
+        int rc = zkl_semaphore_acquire_many(m->s, m->need, 30000, &l);
+        if (rc != 0) {
+            m->failures++;
+            continue;
+        }
+        if (zkl_lease_count(l) != m->need)
+            m->failures++;
+        int now = __atomic_add_fetch(m->inuse, m->need, __ATOMIC_SEQ_CST);
+        if (now > 4)
+            __atomic_add_fetch(m->violations, 1, __ATOMIC_SEQ_CST);
+        usleep(2000);
+        __atomic_sub_fetch(m->inuse, m->need, __ATOMIC_SEQ_CST);
+        if (zkl_lease_release(l) != 0)
+            m->failures++;
+    }
+    return NULL;
+}
+
+START_TEST(test_semaphore_acquire_many_callers_never_deadlock)
+{
+    enum { M = 6 };
+    char *p = sempath("many");
+    int inuse = 0, violations = 0;
+    struct many m[M];
+    for (int i = 0; i < M; i++) {
+        m[i] = (struct many){.need = i % 2 ? 3 : 2, .iters = 8, .inuse = &inuse,
+                             .violations = &violations};
+        m[i].c = tu_client(10000);
+        ck_assert_int_eq(zkl_semaphore_new(m[i].c, p, 4, &m[i].s), 0);
+    }
+    int64_t t0 = tu_now_ms();
+    for (int i = 0; i < M; i++)
+        pthread_create(&m[i].t, NULL, many_main, &m[i]);
+    for (int i = 0; i < M; i++) {
+        pthread_join(m[i].t, NULL);
+        ck_assert_int_eq(m[i].failures, 0);
+    }
+    ck_assert_int_lt(tu_now_ms() - t0, 60000);
+    ck_assert_int_eq(violations, 0);
+    wait_children(p, 0);
+    for (int i = 0; i < M; i++) {
+        ck_assert_int_eq(zkl_semaphore_free(m[i].s), 0);
+        zkl_client_close(m[i].c);
+    }
+    free(p);
+}
+END_TEST
+
+START_TEST(test_semaphore_many_lease_is_one_node_with_one_token)
+{
+    char *p = sempath("onenode");
+    zkl_client *c = tu_client(10000);
+    zkl_semaphore *s;
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 5, &s), 0);
+    zkl_lease *three, *one;
+    take(s, 3, &three);
+    take(s, 1, &one);
+    ck_assert_int_eq(zkl_lease_count(three), 3);
+    ck_assert_int_eq(zkl_lease_count(one), 1);
+    ck_assert_int_eq(count_kind(p, "-zkl-lease-x3-"), 1);
+    ck_assert_int_eq(count_kind(p, "-zkl-lease-"), 2);
+    ck_assert_int_gt(zkl_lease_token(one), zkl_lease_token(three));
+    struct Stat st;
+    ck_assert_int_eq(zoo_exists(zk, zkl_lease_node(three), 0, &st), ZOK);
+    ck_assert_int_eq(st.czxid, zkl_lease_token(three));
+    ck_assert_int_eq(st.ephemeralOwner, zkl_client_session_id(c));
+    /* 4 of 5 taken: 2 more do not fit, 1 does. */
+    zkl_lease *x;
+    ck_assert_int_eq(zkl_semaphore_acquire_many(s, 2, 0, &x), ZKL_ETIMEDOUT);
+    take(s, 1, &x);
+    ck_assert_int_eq(zkl_lease_release(three), 0);
+    ck_assert_int_eq(zkl_lease_release(one), 0);
+    ck_assert_int_eq(zkl_lease_release(x), 0);
+    wait_children(p, 0);
+    ck_assert_int_eq(zkl_semaphore_free(s), 0);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+/* ---- the limit ----------------------------------------------------------------- */
+
+START_TEST(test_semaphore_limit_mismatch_is_refused)
+{
+    char *p = sempath("mismatch");
+    zkl_client *c = tu_client(10000);
+    zkl_semaphore *s3, *s4 = NULL;
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 3, &s3), 0);
+    char buf[64];
+    int len = sizeof buf - 1;
+    ck_assert_int_eq(zoo_get(zk, p, 0, buf, &len, NULL), ZOK);
+    buf[len] = '\0';
+    ck_assert_str_eq(buf, "max_leases=3");
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 4, &s4), ZKL_EMISMATCH);
+    ck_assert_ptr_null(s4);
+    len = sizeof buf - 1;
+    ck_assert_int_eq(zoo_get(zk, p, 0, buf, &len, NULL), ZOK);
+    buf[len] = '\0';
+    ck_assert_str_eq(buf, "max_leases=3");
+    ck_assert_int_eq(tu_children(zk, p), 0);
+
+    /* Recorded anew behind the object's back: its next acquire refuses,
+     * and leaves no node. */
+    ck_assert_int_eq(zoo_set(zk, p, "max_leases=5", 12, -1), ZOK);
+    zkl_lease *l;
+    ck_assert_int_eq(zkl_semaphore_acquire(s3, 5000, &l), ZKL_EMISMATCH);
+    wait_children(p, 0);
+    ck_assert_int_eq(zkl_semaphore_free(s3), 0);
+
+    /* A node that holds something else is no semaphore. */
+    char *q = sempath("foreign");
+    ck_assert_int_eq(zoo_create(zk, q, "{\"x\":1}", 7, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    zkl_semaphore *sf = NULL;
+    ck_assert_int_eq(zkl_semaphore_new(c, q, 2, &sf), ZKL_EMISMATCH);
+    ck_assert_ptr_null(sf);
+    /* An empty node is filled in. */
+    char *e = sempath("empty");
+    ck_assert_int_eq(zoo_create(zk, e, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    ck_assert_int_eq(zkl_semaphore_new(c, e, 2, &sf), 0);
+    len = sizeof buf - 1;
+    ck_assert_int_eq(zoo_get(zk, e, 0, buf, &len, NULL), ZOK);
+    buf[len] = '\0';
+    ck_assert_str_eq(buf, "max_leases=2");
+    ck_assert_int_eq(zkl_semaphore_max_leases(sf), 2);
+    ck_assert_int_eq(zkl_semaphore_free(sf), 0);
+    zkl_client_close(c);
+    free(e);
+    free(q);
+    free(p);
+}
+END_TEST
+
+/* ---- timeouts --------------------------------------------------------------------- */
+
+struct blocked {
+    zkl_semaphore *s;
+    int need;
+    long timeout;
+    int rc;
+    zkl_lease *l;
+};
+
+static void *blocked_main(void *arg)
+{
+    struct blocked *b = arg;
+    b->rc = zkl_semaphore_acquire_many(b->s, b->need, b->timeout, &b->l);
+    return NULL;
+}
+
+START_TEST(test_semaphore_timeouts_leave_no_node)
+{
+    char *p = sempath("timeout");
+    zkl_client *a = tu_client(10000), *b = tu_client(10000), *c = tu_client(10000);
+    zkl_semaphore *sa, *sb, *sc;
+    ck_assert_int_eq(zkl_semaphore_new(a, p, 2, &sa), 0);
+    ck_assert_int_eq(zkl_semaphore_new(b, p, 2, &sb), 0);
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 2, &sc), 0);
+    zkl_lease *la;
+    take(sa, 2, &la);
+    wait_children(p, 1);
+    zkl_lease *l = NULL;
+    /* try once */
+    int64_t t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_semaphore_acquire(sb, 0, &l), ZKL_ETIMEDOUT);
+    ck_assert_int_lt(tu_now_ms() - t0, 2000);
+    ck_assert_int_eq(tu_children(zk, p), 1);
+    /* the head waiter times out */
+    t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_semaphore_acquire(sb, 300, &l), ZKL_ETIMEDOUT);
+    int64_t took = tu_now_ms() - t0;
+    ck_assert_int_ge(took, 290);
+    ck_assert_int_lt(took, 3000);
+    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_ptr_null(l);
+    /* a waiter behind another one times out */
+    struct blocked head = {.s = sc, .need = 1, .timeout = 30000};
+    pthread_t t;
+    pthread_create(&t, NULL, blocked_main, &head);
+    struct kind_count one_waiting = {p, "zkl-wait-", 1};
+    ck_assert(tu_wait_until(kind_count_is, &one_waiting, 10000));
+    ck_assert_int_eq(zkl_semaphore_acquire_many(sb, 2, 300, &l), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(count_kind(p, "zkl-wait-"), 1);
+    ck_assert_int_eq(tu_children(zk, p), 2);
+    /* the holder is undisturbed; the queued head gets in after it */
+    ck_assert_int_eq(zkl_lease_is_held(la), 1);
+    ck_assert_int_eq(zkl_lease_release(la), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(head.rc, 0);
+    ck_assert_int_eq(zkl_lease_release(head.l), 0);
+    wait_children(p, 0);
+    ck_assert_int_eq(zkl_semaphore_free(sa), 0);
+    ck_assert_int_eq(zkl_semaphore_free(sb), 0);
+    ck_assert_int_eq(zkl_semaphore_free(sc), 0);
+    zkl_client_close(a);
+    zkl_client_close(b);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+/* ---- crashes and expiry ------------------------------------------------------------ */
+
+START_TEST(test_semaphore_killed_holders_lease_is_freed_after_its_session_ends)
+{
+    char *p = sempath("killed");
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        zkl_client *c = NULL;
+        if (zkl_client_open(tu_hosts(), 2000, &c) != 0)
+            _exit(2);
+        zkl_semaphore *s;
+        zkl_lease *l;
+        if (zkl_semaphore_new(c, p, 2, &s) != 0 || zkl_semaphore_acquire_many(s, 2, 10000, &l) != 0)
+            _exit(3);
+        int64_t tok = zkl_lease_token(l);
+        if (write(fds[1], &tok, sizeof tok) != sizeof tok)
+            _exit(4);
+        for (;;)
+            pause();
+    }
+    int64_t dead_token = 0;
+    ck_assert_int_eq(read(fds[0], &dead_token, sizeof dead_token), sizeof dead_token);
+    ck_assert_int_gt(dead_token, 0);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    ck_assert_int_eq(count_kind(p, "zkl-lease-x2-"), 1); /* still there: session alive */
+    zkl_client *c = tu_client(10000);
+    zkl_semaphore *s;
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 2, &s), 0);
+    int64_t t0 = tu_now_ms();
+    zkl_lease *l;
+    ck_assert_int_eq(zkl_semaphore_acquire(s, 15000, &l), 0);
+    ck_assert_int_lt(tu_now_ms() - t0, 10000);
+    ck_assert_int_gt(zkl_lease_token(l), dead_token);
+    ck_assert_int_eq(count_kind(p, "zkl-lease-x2-"), 0);
+    ck_assert_int_eq(zkl_lease_release(l), 0);
+    ck_assert_int_eq(zkl_semaphore_free(s), 0);
+    zkl_client_close(c);
+    close(fds[0]);
+    close(fds[1]);
+    free(p);
+}
+END_TEST
+
+static bool lease_not_held(void *arg)
+{
+    return zkl_lease_is_held(arg) == 0;
+}
+
+static bool client_connected(void *arg)
+{
+    int st = zkl_client_state(arg);
+    return st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED;
+}
+
+START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
+{
+    char *p = sempath("expired");
+    char *data = sempath("data");
+    zkl_client *a = tu_client(4000), *b = tu_client(4000);
+    zkl_semaphore *sa, *sb;
+    ck_assert_int_eq(zkl_semaphore_new(a, p, 1, &sa), 0);
+    ck_assert_int_eq(zkl_semaphore_new(b, p, 1, &sb), 0);
+    ck_assert_int_eq(zoo_create(zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    zkl_lease *l;
+    take(sa, 1, &l);
+    ck_assert_int_eq(zkl_lease_guarded_set(l, data, "1", 1), 0);
+    /* b waits behind a's lease */
+    struct blocked w = {.s = sb, .need = 1, .timeout = 60000};
+    pthread_t t;
+    pthread_create(&t, NULL, blocked_main, &w);
+    struct kind_count waiting = {p, "zkl-wait-", 1};
+    ck_assert(tu_wait_until(kind_count_is, &waiting, 10000));
+    int64_t tok = zkl_lease_token(l);
+    tu_expire_session(a);
+    ck_assert(tu_wait_until(lease_not_held, l, 15000));
+    ck_assert_int_eq(zkl_lease_token(l), ZKL_ELOST);
+    ck_assert_int_eq(zkl_lease_guarded_set(l, data, "2", 1), ZKL_ELOST);
+    ck_assert_int_eq(zkl_semaphore_free(sa), ZKL_EBUSY); /* the lost lease is still out */
+    ck_assert_int_eq(zkl_lease_release(l), ZKL_ELOST);
+    /* the waiter got in, with a later token */
+    pthread_join(t, NULL);
+    ck_assert_int_eq(w.rc, 0);
+    ck_assert_int_gt(zkl_lease_token(w.l), tok);
+    char buf[4];
+    int len = sizeof buf;
+    ck_assert_int_eq(zoo_get(zk, data, 0, buf, &len, NULL), ZOK);
+    ck_assert_int_eq(buf[0], '1');
+    /* a waiter whose own session expires gets ZKL_ELOST and leaves nothing */
+    ck_assert(tu_wait_until(client_connected, a, 15000));
+    struct blocked w2 = {.s = sa, .need = 1, .timeout = 60000};
+    pthread_create(&t, NULL, blocked_main, &w2);
+    ck_assert(tu_wait_until(kind_count_is, &waiting, 10000));
+    tu_expire_session(a);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(w2.rc, ZKL_ELOST);
+    wait_children(p, 1);
+    ck_assert_int_eq(zkl_lease_release(w.l), 0);
+    ck_assert_int_eq(zkl_semaphore_free(sa), 0);
+    ck_assert_int_eq(zkl_semaphore_free(sb), 0);
+    zkl_client_close(a);
+    zkl_client_close(b);
+    free(data);
+    free(p);
+}
+END_TEST
+
+/* ---- holders, threads, freeing ------------------------------------------------------ */
+
+struct lease_releaser {
+    zkl_lease *l;
+    int held, rc;
+};
+
+static void *lease_release_main(void *arg)
+{
+    struct lease_releaser *r = arg;
+    r->held = zkl_lease_is_held(r->l);
+    r->rc = zkl_lease_release(r->l);
+    return NULL;
+}
+
+START_TEST(test_semaphore_holders_show_owner_token_and_count)
+{
+    char *p = sempath("holders");
+    zkl_client *c = tu_client(10000);
+    zkl_semaphore *s;
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 4, &s), 0);
+    zkl_lease_info *info = NULL;
+    int n = -1;
+    ck_assert_int_eq(zkl_semaphore_holders(s, 5000, &info, &n), 0);
+    ck_assert_int_eq(n, 0);
+    zkl_lease_info_free(info);
+    zkl_lease *one, *two;
+    take(s, 1, &one);
+    take(s, 2, &two);
+    ck_assert_int_eq(zkl_semaphore_free(s), ZKL_EBUSY);
+    ck_assert_int_eq(zkl_semaphore_holders(s, 5000, &info, &n), 0);
+    ck_assert_int_eq(n, 2);
+    char want[64];
+    snprintf(want, sizeof want, " %ld", (long)getpid());
+    ck_assert(strstr(info[0].owner, want) != NULL);
+    ck_assert_int_eq(info[0].token, zkl_lease_token(one));
+    ck_assert_int_eq(info[0].count, 1);
+    ck_assert_str_eq(info[0].node, zkl_lease_node(one));
+    ck_assert_int_eq(info[1].token, zkl_lease_token(two));
+    ck_assert_int_eq(info[1].count, 2);
+    ck_assert_int_eq(info[1].session, zkl_client_session_id(c));
+    zkl_lease_info_free(info);
+    zkl_lease_info_free(NULL);
+    /* a lease may be given back by another thread */
+    struct lease_releaser r = {.l = two};
+    pthread_t t;
+    pthread_create(&t, NULL, lease_release_main, &r);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(r.held, 1);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_int_eq(zkl_lease_release(one), 0);
+    wait_children(p, 0);
+    ck_assert_int_eq(zkl_semaphore_free(s), 0);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+/* ---- bad input ------------------------------------------------------------------------ */
+
+START_TEST(test_semaphore_bad_input_is_einval_and_creates_nothing)
+{
+    zkl_client *c = tu_client(10000);
+    zkl_semaphore *s = NULL;
+    const char *bad[] = {NULL, "", "relative", "/ends/", "/a//b", "/a/./b", "/a/../b", "/zookeeper/x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(zkl_semaphore_new(c, bad[i], 2, &s), ZKL_EINVAL);
+        ck_assert_ptr_null(s);
+    }
+    char *p = sempath("bad");
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 0, &s), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_semaphore_new(c, p, -3, &s), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_semaphore_new(NULL, p, 2, &s), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 2, NULL), ZKL_EINVAL);
+    ck_assert_ptr_null(s);
+    ck_assert(!tu_exists(zk, p));
+    ck_assert(!tu_exists(zk, "/ends"));
+    ck_assert(!tu_exists(zk, "/a"));
+    ck_assert(!tu_exists(zk, "/relative"));
+    /* calls on a good semaphore with bad arguments send nothing */
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 2, &s), 0);
+    zkl_client_stats before, after;
+    zkl_client_get_stats(c, &before);
+    zkl_lease *l = NULL;
+    ck_assert_int_eq(zkl_semaphore_acquire_many(s, 3, 1000, &l), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_semaphore_acquire_many(s, 0, 1000, &l), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_semaphore_acquire_many(s, -1, 1000, &l), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_semaphore_acquire_many(s, 1, 1000, NULL), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_semaphore_acquire_many(NULL, 1, 1000, &l), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_semaphore_acquire(NULL, 1000, &l), ZKL_EINVAL);
+    ck_assert_ptr_null(l);
+    zkl_lease_info *info;
+    int n;
+    ck_assert_int_eq(zkl_semaphore_holders(NULL, 1000, &info, &n), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_semaphore_holders(s, 1000, NULL, &n), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_semaphore_holders(s, 1000, &info, NULL), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_lease_release(NULL), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_lease_is_held(NULL), 0);
+    ck_assert_int_eq(zkl_lease_token(NULL), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_lease_count(NULL), ZKL_EINVAL);
+    ck_assert_ptr_null(zkl_lease_node(NULL));
+    ck_assert_int_eq(zkl_lease_guarded_set(NULL, "/x", "", 0), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_semaphore_max_leases(NULL), ZKL_EINVAL);
+    zkl_client_get_stats(c, &after);
+    ck_assert_int_eq(after.requests, before.requests);
+    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(zkl_semaphore_free(NULL), 0);
+    ck_assert_int_eq(zkl_semaphore_free(s), 0);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("semaphore");
+    TCase *tc = tu_tcase("semaphore", 180);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_semaphore_never_admits_more_than_n_across_processes_and_threads);
+    tcase_add_test(tc, test_semaphore_serves_waiters_in_arrival_order);
+    tcase_add_test(tc, test_semaphore_release_wakes_one_of_twenty_waiters);
+    tcase_add_test(tc, test_semaphore_acquire_many_callers_never_deadlock);
+    tcase_add_test(tc, test_semaphore_many_lease_is_one_node_with_one_token);
+    tcase_add_test(tc, test_semaphore_limit_mismatch_is_refused);
+    tcase_add_test(tc, test_semaphore_timeouts_leave_no_node);
+    tcase_add_test(tc, test_semaphore_killed_holders_lease_is_freed_after_its_session_ends);
+    tcase_add_test(tc, test_semaphore_session_expiry_is_reported_as_lost);
+    tcase_add_test(tc, test_semaphore_holders_show_owner_token_and_count);
+    tcase_add_test(tc, test_semaphore_bad_input_is_einval_and_creates_nothing);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
