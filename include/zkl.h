@@ -328,6 +328,14 @@ ZKL_EXPORT int zkl_semmutex_guarded_set(zkl_semmutex *s, const char *path,
  * be called while another thread uses the object. NULL does nothing. */
 ZKL_EXPORT void zkl_semmutex_free(zkl_semmutex *s);
 
+/* A handle on the semaphore-mutex for the generic lock interface and
+ * multi-locks (below): it borrows `s`, its key is the lock path, and its
+ * operations are the ones above (held per object). Returns 0 and a new
+ * handle in *out (free with zkl_lock_free before the object), ZKL_EINVAL
+ * (NULL), ZKL_ENOMEM. Thread-safe. */
+typedef struct zkl_lock zkl_lock;
+ZKL_EXPORT int zkl_semmutex_as_lock(zkl_semmutex *s, zkl_lock **out) ZKL_WARN_UNUSED;
+
 /* A counting semaphore: at most `max_leases` leases held at once, across
  * every process that uses the path (docs/protocol.md, "Counting
  * semaphore").
@@ -379,7 +387,8 @@ ZKL_EXPORT int zkl_semaphore_max_leases(zkl_semaphore *s);
 /* Give the lease back and free it, from any thread; returns once the server
  * confirmed. Returns 0, ZKL_ELOST (the session ended: the lease was already
  * gone), ZKL_ECLOSED, ZKL_EINVAL (NULL). The lease is freed in every case
- * but NULL. No other call may use the lease meanwhile or after. */
+ * but NULL. No other call may use the lease meanwhile or after. Release
+ * every lease before closing its client (as lock objects are freed first). */
 ZKL_EXPORT int zkl_lease_release(zkl_lease *l);
 
 /* 1 if the lease is held and the client is connected with its session,

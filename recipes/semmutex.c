@@ -146,6 +146,42 @@ int zkl_semmutex_guarded_set(zkl_semmutex *s, const char *path, const void *data
     return zkl_semmutex_guarded_multi(s, 1, &op, &res);
 }
 
+/* ---- the generic lock interface: a handle borrowing the object ---------- */
+
+static int sm_acquire(void *self, long timeout_ms)
+{
+    return zkl_semmutex_acquire(self, timeout_ms);
+}
+
+static int sm_release(void *self)
+{
+    return zkl_semmutex_release(self);
+}
+
+static int sm_is_held(void *self)
+{
+    return zkl_semmutex_is_held(self);
+}
+
+static const char *sm_path(void *self)
+{
+    return ((zkl_semmutex *)self)->path;
+}
+
+static const zkl_lock_ops semmutex_ops = {
+    .acquire = sm_acquire,
+    .release = sm_release,
+    .is_held = sm_is_held,
+    .path = sm_path,
+};
+
+int zkl_semmutex_as_lock(zkl_semmutex *s, zkl_lock **out)
+{
+    if (s == NULL)
+        return ZKL_EINVAL;
+    return zkl_lock_new(&semmutex_ops, s, out);
+}
+
 void zkl_semmutex_free(zkl_semmutex *s)
 {
     if (s == NULL)

@@ -356,6 +356,45 @@ START_TEST(test_semmutex_waiter_gets_elost_on_expiry_and_leaves_no_node)
 }
 END_TEST
 
+/* ---- generic lock interface ------------------------------------------------ */
+
+START_TEST(test_semmutex_as_lock_joins_a_multilock)
+{
+    zkl_client *c = tu_client(10000), *o = tu_client(10000);
+    char *p1 = lockpath("ml-a"), *p2 = lockpath("ml-b");
+    zkl_semmutex *s, *other;
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_semmutex_new(c, p1, &s), 0);
+    ck_assert_int_eq(zkl_semmutex_new(o, p1, &other), 0);
+    ck_assert_int_eq(zkl_mutex_new(c, p2, &m), 0);
+    zkl_lock *h[2];
+    ck_assert_int_eq(zkl_semmutex_as_lock(s, &h[0]), 0);
+    ck_assert_int_eq(zkl_mutex_as_lock(m, &h[1]), 0);
+    ck_assert_str_eq(zkl_lock_path(h[0]), p1);
+    zkl_multilock *ml;
+    ck_assert_int_eq(zkl_multilock_new_locks(h, 2, &ml), 0);
+    ck_assert_int_eq(zkl_multilock_acquire(ml, 5000), 0);
+    ck_assert_int_eq(zkl_semmutex_is_held(s), 1);
+    ck_assert_int_eq(zkl_lock_is_held(h[0]), 1);
+    ck_assert_int_eq(zkl_semmutex_acquire(other, 200), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zkl_multilock_release(ml), 0);
+    ck_assert_int_eq(zkl_semmutex_is_held(s), 0);
+    ck_assert_int_eq(tu_children(zk, p1), 0);
+    ck_assert_int_eq(tu_children(zk, p2), 0);
+    ck_assert_int_eq(zkl_semmutex_as_lock(NULL, &h[0]), ZKL_EINVAL);
+    zkl_multilock_free(ml);
+    zkl_lock_free(h[0]);
+    zkl_lock_free(h[1]);
+    zkl_mutex_free(m);
+    zkl_semmutex_free(s);
+    zkl_semmutex_free(other);
+    zkl_client_close(c);
+    zkl_client_close(o);
+    free(p1);
+    free(p2);
+}
+END_TEST
+
 /* ---- bad input ---------------------------------------------------------------- */
 
 START_TEST(test_semmutex_bad_input_is_einval_and_creates_nothing)
@@ -404,6 +443,7 @@ int main(void)
     tcase_add_test(tc, test_semmutex_try_and_timeout_leave_no_node);
     tcase_add_test(tc, test_semmutex_session_expiry_is_reported_as_lost);
     tcase_add_test(tc, test_semmutex_waiter_gets_elost_on_expiry_and_leaves_no_node);
+    tcase_add_test(tc, test_semmutex_as_lock_joins_a_multilock);
     tcase_add_test(tc, test_semmutex_bad_input_is_einval_and_creates_nothing);
     suite_add_tcase(s, tc);
     return tu_run(s);
