@@ -440,6 +440,103 @@ ZKL_EXPORT int zkl_semaphore_free(zkl_semaphore *s);
 
 /* ---- read-write lock ---------------------------------------------------- */
 
+/* A reentrant read-write lock (Curator InterProcessReadWriteLock protocol:
+ * "__READ__" and "__WRIT__" nodes in one queue under the lock path; zkl and
+ * Curator processes on one path exclude each other correctly).
+ *
+ * Any number of readers hold together; a writer holds alone. The queue is
+ * fair: a reader that arrives after a queued writer waits for it, so a
+ * stream of readers cannot starve a writer. A node of any other kind on the
+ * path (e.g. a zkl_mutex's) counts as a writer for the readers.
+ *
+ * Holds are per thread and per side, each side reentrant like zkl_mutex (a
+ * thread's repeated acquires only count; its node goes when the count
+ * returns to 0). Reentrancy and downgrade work within one zkl_rwlock
+ * object: two objects on one path are two independent contenders, even in
+ * one thread.
+ *  - Downgrade: a thread that holds the write lock may take the read lock,
+ *    then release the write lock and go on reading; no writer can get in
+ *    between. The read node then carries the writer's sequence number.
+ *  - Upgrade: a thread that holds the read lock but not the write lock gets
+ *    ZKL_EDEADLK at once from zkl_rwlock_write_acquire (it could never
+ *    succeed: the thread's own read would keep the writer waiting).
+ * A zkl_rwlock may be shared by any number of threads.
+ * ---------------------------------------------------------------------- */
+typedef struct zkl_rwlock zkl_rwlock;
+
+/* A read-write lock on lock path `path` (absolute, no trailing '/', no
+ * empty, "." or ".." segments, at most 1024 bytes, not under /zookeeper).
+ * Nothing is sent to the server yet. Returns 0 and a new lock in *out (free
+ * with zkl_rwlock_free), ZKL_EINVAL (NULL, bad path), ZKL_ENOMEM, ZKL_ESYS.
+ * Thread-safe. */
+ZKL_EXPORT int zkl_rwlock_new(zkl_client *c, const char *path,
+                              zkl_rwlock **out) ZKL_WARN_UNUSED;
+
+/* Take the read lock for the calling thread: held once no writer (nor a
+ * node of another kind) is ahead in the queue. If the thread already holds
+ * the read lock, only its count goes up; if it holds the write lock, the
+ * read is granted at once (downgrade).
+ * Returns 0, ZKL_ETIMEDOUT, ZKL_ELOST (the session ended while waiting, or
+ * the thread's read hold, or the write hold it downgrades from, was lost:
+ * release that first), ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_EINVAL (NULL),
+ * ZKL_ENOMEM, ZKL_EZK. On every failure the caller's node is removed.
+ * Thread-safe. */
+ZKL_EXPORT int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms) ZKL_WARN_UNUSED;
+
+/* Release one count of the calling thread's read hold; its node is deleted
+ * when the count reaches 0, and the call returns once the server confirmed.
+ * Returns 0, ZKL_ENOTHELD (the thread holds no read lock: nothing changes),
+ * ZKL_ELOST (the session ended: the read hold is cleared, whatever its
+ * count), ZKL_ECLOSED, ZKL_EINVAL (NULL). Thread-safe. */
+ZKL_EXPORT int zkl_rwlock_read_release(zkl_rwlock *rw);
+
+/* Take the write lock for the calling thread: held once its node is first
+ * in the queue. If the thread already holds the write lock, only its count
+ * goes up. Returns 0, ZKL_EDEADLK (the thread holds the read lock but not
+ * the write lock: nothing was sent, release the read first), ZKL_ETIMEDOUT,
+ * ZKL_ELOST (the session ended while waiting, or the thread's write hold
+ * was lost: release it first), ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_EINVAL (NULL),
+ * ZKL_ENOMEM, ZKL_EZK. On every failure the caller's node is removed.
+ * Thread-safe. */
+ZKL_EXPORT int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms) ZKL_WARN_UNUSED;
+
+/* Release one count of the calling thread's write hold, as
+ * zkl_rwlock_read_release does for reads. A read hold the thread took while
+ * writing (downgrade) stays. Returns 0, ZKL_ENOTHELD, ZKL_ELOST,
+ * ZKL_ECLOSED, ZKL_EINVAL. Thread-safe. */
+ZKL_EXPORT int zkl_rwlock_write_release(zkl_rwlock *rw);
+
+/* 1 if the calling thread holds the read (resp. write) lock and its session
+ * is alive, else 0 (also for NULL). No server traffic. Thread-safe. */
+ZKL_EXPORT int zkl_rwlock_read_is_held(zkl_rwlock *rw);
+ZKL_EXPORT int zkl_rwlock_write_is_held(zkl_rwlock *rw);
+
+/* The fencing token of the calling thread's read (resp. write) hold: the
+ * czxid of its node. Successive writers of one path get strictly increasing
+ * tokens. Negative ZKL_ENOTHELD if the thread holds nothing on that side,
+ * ZKL_ELOST if the hold was lost, ZKL_EINVAL for NULL. Thread-safe. */
+ZKL_EXPORT int64_t zkl_rwlock_read_token(zkl_rwlock *rw);
+ZKL_EXPORT int64_t zkl_rwlock_write_token(zkl_rwlock *rw);
+
+/* The full path of the calling thread's read (resp. write) node, or NULL if
+ * it holds nothing on that side. Borrowed: valid until the thread releases
+ * that side. Thread-safe. */
+ZKL_EXPORT const char *zkl_rwlock_read_node(zkl_rwlock *rw);
+ZKL_EXPORT const char *zkl_rwlock_write_node(zkl_rwlock *rw);
+
+/* Set the data of the existing znode `path` only if the calling thread
+ * still holds the write lock, atomically on the server (a multi-op that
+ * first checks the writer's own node). Returns 0, ZKL_ENOTHELD, ZKL_ELOST
+ * (the hold is gone: nothing was written), ZKL_EINVAL, ZKL_ECONNLOSS
+ * (outcome unknown), ZKL_EZK (e.g. `path` does not exist). Thread-safe. */
+ZKL_EXPORT int zkl_rwlock_write_guarded_set(zkl_rwlock *rw, const char *path,
+                                            const void *data, int len);
+
+/* Free the lock. Holds still open, on either side, are released (best
+ * effort). Must not be called while another thread uses the lock. NULL does
+ * nothing. */
+ZKL_EXPORT void zkl_rwlock_free(zkl_rwlock *rw);
+
 /* ---- generic lock interface and multi-lock ----------------------------- */
 
 /* A zkl_lock is a handle on any lock, a zkl recipe or one of the caller's

@@ -114,6 +114,10 @@ typedef struct zkl__policy {
 /* "lock-": holds when first, watches the node before it (recipes/mutex.c;
  * the semaphore-mutex speaks the same protocol). */
 ZKL__HIDDEN extern const zkl__policy zkl__lock_policy;
+/* "__READ__" and "__WRIT__" (recipes/rwlock.c). The read policy's arg is
+ * NULL or a `const bool *`: true for a downgrade node, which holds at once. */
+ZKL__HIDDEN extern const zkl__policy zkl__read_policy;
+ZKL__HIDDEN extern const zkl__policy zkl__write_policy;
 
 /* Per-acquire options. */
 typedef struct zkl__qopts {

@@ -37,6 +37,14 @@ ZKL_EXPORT zhandle_t *zkl_client_handle(zkl_client *c);
 ZKL_EXPORT int zkl_mutex_guarded_multi(zkl_mutex *m, int count, const zoo_op_t *ops,
                                        zoo_op_result_t *results);
 
+/* As zkl_mutex_guarded_multi, for the calling thread's write hold of a
+ * read-write lock: the server applies `ops` only while the writer's node
+ * exists. ZKL_ENOTHELD if the thread holds no write lock (a read hold does
+ * not count). Thread-safe. */
+ZKL_EXPORT int zkl_rwlock_write_guarded_multi(zkl_rwlock *rw, int count,
+                                              const zoo_op_t *ops,
+                                              zoo_op_result_t *results);
+
 /* As zkl_mutex_guarded_multi, for the hold of a semaphore-mutex object
  * (whichever thread acquired it): ZKL_ENOTHELD if the object holds nothing.
  * A release from another thread waits for it to finish. Thread-safe. */

@@ -1,0 +1,332 @@
+/* The read-write lock: two policies, "__READ__" and "__WRIT__", on one lock
+ * path and one sequence (Curator's InterProcessReadWriteLock protocol,
+ * PROTOCOL §2-4).
+ *
+ * A writer holds when its node is first of all; a reader holds when no
+ * exclusive node (anything that is not a reader) comes before it. Readers
+ * that arrive after a queued writer sort after it, so a stream of readers
+ * cannot starve it. Each side is reentrant per thread; a thread that holds
+ * the write lock may also take the read lock (downgrade), never the other
+ * way round (upgrade). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "zkl/zookeeper.h"
+
+#define READ_KIND "__READ__"
+#define WRITE_KIND "__WRIT__"
+#define SEQ_DIGITS 10
+
+/* One side of the lock: who holds it in this process, per thread. */
+struct side {
+    const zkl__policy *pol;
+    zkl__owners owners;
+};
+
+struct zkl_rwlock {
+    zkl_client *c;
+    char *path;
+    struct side rd, wr;
+};
+
+/* ---- the two policies ----------------------------------------------------
+ *
+ * Equal sequences. The only node that ever shares a sequence with another is
+ * a downgrade reader, which takes the number of its thread's held writer
+ * node (zkl's engine then orders the two by name, Curator by the order of
+ * the server's listing: either way, arbitrary). No order of the pair can
+ * let anyone in:
+ *  - the writer node was first of all when it took the lock, and every node
+ *    created later has a larger sequence, so each queued writer and each
+ *    later reader sorts after both nodes of the pair;
+ *  - a queued writer (zkl or Curator) holds only when first, so not before
+ *    both are gone; a later reader (zkl or Curator) waits for the writer
+ *    node of the pair, whichever side of the reader it sorts;
+ *  - the downgrade reader itself never asks where it sorts: it holds by
+ *    virtue of the write lock (read_holds), and a held node is never
+ *    decided again.
+ * The node cannot appear behind the back of a waiter that already decided,
+ * either: it is created only while its writer holds, and deleting the
+ * writer is what wakes the waiters, whose listing then shows the reader. */
+
+static bool read_holds(const zkl__entry *cs, size_t n, size_t self, size_t *watch,
+                       const void *arg)
+{
+    (void)n;
+    const bool *downgrade = arg;
+    if (downgrade != NULL && *downgrade)
+        return true; /* the node's thread holds the write lock */
+    /* Watch the nearest exclusive node ahead, not the first: the nodes in
+     * between are readers, and an exclusive node can never appear among
+     * them later, so this waiter wakes only when it may hold or has a new
+     * writer to watch. */
+    for (size_t i = self; i-- > 0;) {
+        if (!zkl__entry_is(&cs[i], READ_KIND)) {
+            *watch = i;
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool write_holds(const zkl__entry *cs, size_t n, size_t self, size_t *watch,
+                        const void *arg)
+{
+    (void)cs, (void)n, (void)arg;
+    if (self == 0)
+        return true;
+    *watch = self - 1;
+    return false;
+}
+
+/* No handoff without listing on either side: a downgrade reader can appear
+ * with an older sequence than the nodes a waiter saw (PROTOCOL §4). */
+const zkl__policy zkl__read_policy = {READ_KIND, read_holds, false};
+const zkl__policy zkl__write_policy = {WRITE_KIND, write_holds, false};
+
+/* ---- per-side helpers ------------------------------------------------- */
+
+/* The calling thread's hold on side s, or NULL. */
+static zkl__hold *side_mine(struct side *s)
+{
+    pthread_mutex_lock(&s->owners.mu);
+    zkl__hold *h = zkl__owners_mine(&s->owners);
+    pthread_mutex_unlock(&s->owners.mu);
+    /* Only the calling thread adds or removes its own record, so h stays
+     * valid for it after the table's lock is dropped. */
+    return h;
+}
+
+/* Reentry: a thread that holds side s only counts up. A hold that was lost
+ * must be released first. */
+static int side_reenter(struct side *s, zkl__hold *h)
+{
+    pthread_mutex_lock(&s->owners.mu);
+    int rc = zkl__node_held(h->node) ? 0 : ZKL_ELOST;
+    if (rc == 0)
+        h->count++;
+    pthread_mutex_unlock(&s->owners.mu);
+    return rc;
+}
+
+static int side_record(struct side *s, zkl__node *n)
+{
+    pthread_mutex_lock(&s->owners.mu);
+    int rc = zkl__owners_add(&s->owners, n);
+    pthread_mutex_unlock(&s->owners.mu);
+    if (rc != 0)
+        zkl__queue_release(n);
+    return rc;
+}
+
+static int side_release(struct side *s)
+{
+    pthread_mutex_lock(&s->owners.mu);
+    zkl__hold *h = zkl__owners_mine(&s->owners);
+    if (h == NULL) {
+        pthread_mutex_unlock(&s->owners.mu);
+        return ZKL_ENOTHELD;
+    }
+    zkl__node *n = h->node;
+    if (--h->count > 0 && zkl__node_held(n)) {
+        pthread_mutex_unlock(&s->owners.mu);
+        return 0;
+    }
+    /* Last count, or the hold is lost: the thread's hold ends here either
+     * way; the node goes once the server confirmed. */
+    zkl__owners_remove(&s->owners, h);
+    pthread_mutex_unlock(&s->owners.mu);
+    return zkl__queue_release(n);
+}
+
+static int side_is_held(struct side *s)
+{
+    zkl__hold *h = side_mine(s);
+    return h != NULL && zkl__node_held(h->node);
+}
+
+static int64_t side_token(struct side *s)
+{
+    zkl__hold *h = side_mine(s);
+    if (h == NULL)
+        return ZKL_ENOTHELD;
+    return zkl__node_held(h->node) ? zkl__node_token(h->node) : ZKL_ELOST;
+}
+
+static const char *side_node(struct side *s)
+{
+    zkl__hold *h = side_mine(s);
+    return h ? zkl__node_path(h->node) : NULL;
+}
+
+static void side_drop_all(struct side *s)
+{
+    while (s->owners.head) {
+        zkl__hold *h = s->owners.head;
+        s->owners.head = h->next;
+        zkl__queue_release(h->node);
+        free(h);
+    }
+    zkl__owners_destroy(&s->owners);
+}
+
+/* ---- the API ------------------------------------------------------------ */
+
+int zkl_rwlock_new(zkl_client *c, const char *path, zkl_rwlock **out)
+{
+    if (c == NULL || out == NULL || zkl__path_check(path) != 0)
+        return ZKL_EINVAL;
+    zkl_rwlock *rw = calloc(1, sizeof *rw);
+    if (rw == NULL)
+        return ZKL_ENOMEM;
+    if ((rw->path = strdup(path)) == NULL) {
+        free(rw);
+        return ZKL_ENOMEM;
+    }
+    if (zkl__owners_init(&rw->rd.owners) != 0) {
+        free(rw->path);
+        free(rw);
+        return ZKL_ESYS;
+    }
+    if (zkl__owners_init(&rw->wr.owners) != 0) {
+        zkl__owners_destroy(&rw->rd.owners);
+        free(rw->path);
+        free(rw);
+        return ZKL_ESYS;
+    }
+    rw->c = c;
+    rw->rd.pol = &zkl__read_policy;
+    rw->wr.pol = &zkl__write_policy;
+    *out = rw;
+    return 0;
+}
+
+int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms)
+{
+    if (rw == NULL)
+        return ZKL_EINVAL;
+    int64_t deadline = zkl__deadline(timeout_ms);
+    zkl__hold *h = side_mine(&rw->rd);
+    if (h != NULL)
+        return side_reenter(&rw->rd, h);
+
+    bool downgrade = false;
+    zkl__qopts o = {.arg = &downgrade};
+    char seq[SEQ_DIGITS + 1];
+    zkl__hold *wh = side_mine(&rw->wr);
+    zkl__node *wnode = wh ? wh->node : NULL;
+    if (wnode != NULL) {
+        /* Downgrade (Curator 5.5's naming, PROTOCOL §4): a plain ephemeral
+         * node with the writer's own sequence sorts level with the writer,
+         * ahead of every queued writer, so none can slip in between the
+         * write release and this read. Only from a live write hold, and
+         * only in its session (`within`): a node with an old sequence made
+         * in a later session would jump the queue. */
+        if (!zkl__node_held(wnode))
+            return ZKL_ELOST;
+        const char *wp = zkl__node_path(wnode);
+        memcpy(seq, wp + strlen(wp) - SEQ_DIGITS, sizeof seq);
+        downgrade = true;
+        o.fixed_seq = seq;
+        o.within = wnode;
+    }
+    zkl__node *n;
+    int rc = zkl__queue_acquire(rw->c, rw->path, rw->rd.pol, &o, deadline, &n);
+    if (rc != 0)
+        return rc;
+    return side_record(&rw->rd, n);
+}
+
+int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms)
+{
+    if (rw == NULL)
+        return ZKL_EINVAL;
+    int64_t deadline = zkl__deadline(timeout_ms);
+    zkl__hold *h = side_mine(&rw->wr);
+    if (h != NULL)
+        return side_reenter(&rw->wr, h);
+    /* Upgrade: our own read node would sit ahead of the new write node
+     * forever (Curator waits for good). Refuse before creating anything. */
+    if (side_mine(&rw->rd) != NULL)
+        return ZKL_EDEADLK;
+    zkl__node *n;
+    int rc = zkl__queue_acquire(rw->c, rw->path, rw->wr.pol, NULL, deadline, &n);
+    if (rc != 0)
+        return rc;
+    return side_record(&rw->wr, n);
+}
+
+int zkl_rwlock_read_release(zkl_rwlock *rw)
+{
+    return rw == NULL ? ZKL_EINVAL : side_release(&rw->rd);
+}
+
+int zkl_rwlock_write_release(zkl_rwlock *rw)
+{
+    return rw == NULL ? ZKL_EINVAL : side_release(&rw->wr);
+}
+
+int zkl_rwlock_read_is_held(zkl_rwlock *rw)
+{
+    return rw == NULL ? 0 : side_is_held(&rw->rd);
+}
+
+int zkl_rwlock_write_is_held(zkl_rwlock *rw)
+{
+    return rw == NULL ? 0 : side_is_held(&rw->wr);
+}
+
+int64_t zkl_rwlock_read_token(zkl_rwlock *rw)
+{
+    return rw == NULL ? ZKL_EINVAL : side_token(&rw->rd);
+}
+
+int64_t zkl_rwlock_write_token(zkl_rwlock *rw)
+{
+    return rw == NULL ? ZKL_EINVAL : side_token(&rw->wr);
+}
+
+const char *zkl_rwlock_read_node(zkl_rwlock *rw)
+{
+    return rw == NULL ? NULL : side_node(&rw->rd);
+}
+
+const char *zkl_rwlock_write_node(zkl_rwlock *rw)
+{
+    return rw == NULL ? NULL : side_node(&rw->wr);
+}
+
+int zkl_rwlock_write_guarded_multi(zkl_rwlock *rw, int count, const zoo_op_t *ops,
+                                   zoo_op_result_t *results)
+{
+    if (rw == NULL || ops == NULL || count < 1)
+        return ZKL_EINVAL;
+    zkl__hold *h = side_mine(&rw->wr);
+    if (h == NULL)
+        return ZKL_ENOTHELD;
+    /* Only the calling thread can release its own hold, so the node stays
+     * valid for the call. */
+    return zkl__node_guarded_multi(h->node, count, ops, results);
+}
+
+int zkl_rwlock_write_guarded_set(zkl_rwlock *rw, const char *path, const void *data, int len)
+{
+    if (rw == NULL || zkl__path_check(path) != 0 || len < 0 || (data == NULL && len > 0))
+        return ZKL_EINVAL;
+    zoo_op_t op;
+    zoo_set_op_init(&op, path, data, len, -1, NULL);
+    zoo_op_result_t res;
+    return zkl_rwlock_write_guarded_multi(rw, 1, &op, &res);
+}
+
+void zkl_rwlock_free(zkl_rwlock *rw)
+{
+    if (rw == NULL)
+        return;
+    /* Best effort: holds still open go now rather than with the session. */
+    side_drop_all(&rw->rd);
+    side_drop_all(&rw->wr);
+    free(rw->path);
+    free(rw);
+}
