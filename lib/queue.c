@@ -55,6 +55,8 @@ struct zkl__node {
     char *watch[2];  /* watched paths: the policy's choice, and the one ahead
                         of it (prefetch) */
     bool armed[2];
+    char *gone[2];   /* watched nodes whose deletion was seen while a listing
+                        was in flight: that listing may still show them */
     struct gwatch *group; /* watched nodes of the policy's watch group */
     size_t ngroup;
     char kind[48];   /* the kind the node is created with */
@@ -79,6 +81,8 @@ static void node_free(zkl__node *n)
     group_clear(n);
     free(n->watch[0]);
     free(n->watch[1]);
+    free(n->gone[0]);
+    free(n->gone[1]);
     free(n->path);
     free(n->dir);
     pthread_cond_destroy(&n->cv);
@@ -357,7 +361,7 @@ static void parent_done(int rc, const char *name, const void *data)
     pthread_mutex_unlock(&c->mu);
 }
 
-/* Create the ancestors of the lock path; one session's requests are served
+/* Create the lock path, or it and its ancestors; one session's requests are served
  * in order, so the contender create sent right after them finds them. */
 static void send_parents(zkl__node *n)
 {
@@ -366,7 +370,9 @@ static void send_parents(zkl__node *n)
     char *p = strdup(n->dir);
     if (p == NULL)
         return;
-    for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
+    /* Most often only the lock path itself is missing: the first retry
+     * creates just it, later ones every ancestor too. */
+    for (char *s = n->creates > 1 ? strchr(p + 1, '/') : NULL;; s = strchr(s + 1, '/')) {
         if (s)
             *s = '\0';
         n->refs++;
@@ -570,6 +576,25 @@ static void arm_group(zkl__node *n, const zkl__entry *cs, size_t k, size_t self)
             arm_group_member(n, &g[i]);
 }
 
+/* Whether `name` is a node whose deletion was already seen: a listing sent
+ * before that deletion may still show it, and it never comes back. */
+static bool seen_gone(const zkl__node *n, const char *name)
+{
+    size_t d = strlen(n->dir) + 1;
+    for (int i = 0; i < 2; i++)
+        if (n->gone[i] && strcmp(n->gone[i] + d, name) == 0)
+            return true;
+    return false;
+}
+
+static void forget_gone(zkl__node *n)
+{
+    for (int i = 0; i < 2; i++) {
+        free(n->gone[i]);
+        n->gone[i] = NULL;
+    }
+}
+
 static void decide(zkl__node *n, const struct String_vector *kids)
 {
     size_t cnt = kids ? (size_t)kids->count : 0;
@@ -580,8 +605,10 @@ static void decide(zkl__node *n, const struct String_vector *kids)
         return;
     }
     size_t k = 0;
+    bool gone = n->gone[0] || n->gone[1];
     for (size_t i = 0; i < cnt; i++) {
-        if (zkl__entry_parse(kids->data[i], &cs[k]) == 0)
+        if (zkl__entry_parse(kids->data[i], &cs[k]) == 0 &&
+            !(gone && seen_gone(n, kids->data[i])))
             k++;
     }
     qsort(cs, k, sizeof *cs, entry_cmp);
@@ -617,6 +644,7 @@ static void decide(zkl__node *n, const struct String_vector *kids)
             arm(n, 0, NULL);
             arm(n, 1, NULL);
             group_clear(n);
+            forget_gone(n);
             wake(n);
         } else if (n->pol->watch_group && n->pol->watch_group(&cs[w], n->arg)) {
             n->pred_first = n->pred_same = false;
@@ -637,6 +665,13 @@ static void decide(zkl__node *n, const struct String_vector *kids)
 
 /* ---- client entry points (c->mu held) ---------------------------------- */
 
+/* Whether the watched node at `path` is of the node's own kind. */
+static bool same_kind(const zkl__node *n, const char *path)
+{
+    zkl__entry e;
+    return zkl__entry_parse(path + strlen(n->dir) + 1, &e) == 0 && zkl__entry_is(&e, n->kind);
+}
+
 void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type, const char *path)
 {
     for (zkl__node *n = c->live; n; n = n->next) {
@@ -656,7 +691,17 @@ void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type, const char *
                  * now, without listing again (PROTOCOL §4). */
                 n->st = N_HELD;
                 arm(n, 1, NULL);
+                forget_gone(n);
                 wake(n);
+            } else if (type == ZOO_DELETED_EVENT && n->listing && n->pol->handoff &&
+                       same_kind(n, path)) {
+                /* A listing is already in flight. Sent before this deletion,
+                 * it may still show the node: decide() skips it then, so
+                 * that answer serves and no second listing is needed (the
+                 * node's name, with its sequence, never comes back). */
+                free(n->gone[slot]);
+                n->gone[slot] = n->watch[slot];
+                n->watch[slot] = NULL;
             } else {
                 send_list(n);
             }

@@ -63,6 +63,8 @@ if workload != "floor":
 if workload == "many":
     assert num("bytes_per_lock") > 0
     num("rss_bytes_per_lock")
+if workload == "semaphore":
+    assert num("permits") >= 1
 if workload == "herd":
     assert num("wakeups_per_handoff") > 0
 EOF
@@ -81,6 +83,7 @@ check many many 25 --clients 1 --ops 25 --warmup 5
 check herd herd 5 --clients 5 --ops 5
 check herd-prefetch herd 5 --clients 5 --ops 5 --prefetch
 check floor floor 20 --clients 1 --ops 20 --warmup 5
+check semaphore semaphore 30 --clients 3 --ops 30 --permits 2 --warmup 3
 
 # Bad usage is status 2 and prints nothing on stdout.
 for args in "--workload nonsense --servers $ZKL_TEST_HOSTS" "--servers $ZKL_TEST_HOSTS" \

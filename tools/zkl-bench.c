@@ -26,6 +26,9 @@
  *                previous owner calling release to the next one holding.
  *                Adds wakeups_per_handoff: the waiters' watch_events summed,
  *                divided by the handoffs.
+ *   semaphore    as contended, on a counting semaphore of --permits leases
+ *                (default 2): `clients` sessions take one lease each and
+ *                give it back at once, `ops` leases in all.
  *   floor        the bare ZooKeeper C client: an asynchronous create of an
  *                ephemeral sequential node, then its delete, each waited for:
  *                the two writes every acquire+release cycle needs at least.
@@ -704,6 +707,81 @@ static void herd(struct run *r, const char *path, int ops, struct result *res)
     free(ts);
 }
 
+/* ---- semaphore: contended leases ---- */
+
+struct leaser {
+    zkl_semaphore *s;
+    struct gate *gate;
+    atomic_int *tickets;
+    int ops;
+    int64_t *lat;
+    int err;
+};
+
+static void *leaser_main(void *arg)
+{
+    struct leaser *k = arg;
+    gate_arrive_and_wait(k->gate);
+    for (;;) {
+        int t = atomic_fetch_add(k->tickets, 1);
+        if (t >= k->ops)
+            break;
+        int64_t a = now_ns();
+        zkl_lease *l = NULL;
+        int rc = zkl_semaphore_acquire(k->s, LOCK_TIMEOUT_MS, &l);
+        if (rc == 0) {
+            k->lat[t] = now_ns() - a;
+            rc = zkl_lease_release(l);
+        }
+        if (rc != 0) {
+            k->err = rc;
+            atomic_store(k->tickets, k->ops);
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void semaphore_run(struct run *r, const char *path, int ops, struct result *res)
+{
+    int n = r->ncs;
+    struct leaser *ks = xcalloc((size_t)n, sizeof *ks);
+    pthread_t *ts = xcalloc((size_t)n, sizeof *ts);
+    struct gate g;
+    gate_init(&g);
+    atomic_int tickets;
+    atomic_init(&tickets, 0);
+    char sem[1100];
+    snprintf(sem, sizeof sem, "%s/sem", path);
+    for (int i = 0; i < n; i++) {
+        int rc = zkl_semaphore_new(r->cs[i], sem, r->o->permits, &ks[i].s);
+        if (rc != 0)
+            die("zkl_semaphore_new", rc);
+        ks[i].gate = &g;
+        ks[i].tickets = &tickets;
+        ks[i].ops = ops;
+        ks[i].lat = res->lat;
+        start_thread(&ts[i], leaser_main, &ks[i]);
+    }
+    gate_wait_ready(&g, n);
+    zkl_client_stats before;
+    run_begin(r, &before);
+    int64_t t0 = now_ns();
+    gate_open(&g);
+    for (int i = 0; i < n; i++)
+        pthread_join(ts[i], NULL);
+    res->elapsed_ns = now_ns() - t0;
+    run_end(r, &before, res);
+    for (int i = 0; i < n; i++) {
+        if (ks[i].err != 0)
+            die("semaphore acquire/release", ks[i].err);
+        zkl_semaphore_free(ks[i].s);
+    }
+    gate_destroy(&g);
+    free(ks);
+    free(ts);
+}
+
 /* The floor: bare asynchronous create + delete with the C client. */
 struct floor_wait {
     pthread_mutex_t mu;
@@ -805,10 +883,10 @@ static zhandle_t *floor_connect(const struct opts *o)
 
 /* ---- driver ------------------------------------------------------------- */
 
-enum workload { W_UNCONTENDED, W_CONTENDED, W_MANY, W_HERD, W_FLOOR };
+enum workload { W_UNCONTENDED, W_CONTENDED, W_MANY, W_HERD, W_FLOOR, W_SEMAPHORE };
 
 static const char *const workload_names[] = {"uncontended", "contended", "many", "herd",
-                                             "floor"};
+                                             "floor",       "semaphore"};
 
 static void run_once(struct run *r, enum workload w, const char *path, int ops,
                      struct result *res)
@@ -834,6 +912,9 @@ static void run_once(struct run *r, enum workload w, const char *path, int ops,
         break;
     case W_FLOOR:
         floor_run(r, path, ops, res);
+        break;
+    case W_SEMAPHORE:
+        semaphore_run(r, path, ops, res);
         break;
     }
 }
@@ -861,9 +942,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: %s --servers HOST:PORT[,...] --workload "
-            "uncontended|contended|many|herd|floor\n"
+            "uncontended|contended|many|herd|floor|semaphore\n"
             "          --clients N --ops N [--warmup N] [--path /bench/x] [--prefetch]\n"
-            "          [--session-timeout MS]\n",
+            "          [--permits N] [--session-timeout MS]\n",
             prog);
 }
 
@@ -924,6 +1005,8 @@ int main(int argc, char **argv)
             o.warmup = parse_count(a, v, 0);
         else if (strcmp(a, "--path") == 0)
             o.path = v;
+        else if (strcmp(a, "--permits") == 0)
+            o.permits = parse_count(a, v, 1);
         else if (strcmp(a, "--session-timeout") == 0)
             o.session_timeout_ms = parse_count(a, v, 1000);
         else {
@@ -951,14 +1034,16 @@ int main(int argc, char **argv)
         return 2;
     }
     if (o.clients < 0)
-        o.clients = w == W_HERD ? 100 : w == W_CONTENDED ? 8 : 1;
+        o.clients = w == W_HERD ? 100 : w == W_CONTENDED || w == W_SEMAPHORE ? 8 : 1;
     if (o.ops < 0)
         o.ops = w == W_MANY ? 1000 : 2000;
 
     /* Sessions: contended one per client; herd a holder plus the waiters;
      * the floor its own bare handle; the others one. */
     struct run r = {.o = &o};
-    int nsessions = w == W_CONTENDED ? o.clients : w == W_HERD ? o.clients + 1 : 1;
+    int nsessions = w == W_CONTENDED || w == W_SEMAPHORE ? o.clients
+                    : w == W_HERD                        ? o.clients + 1
+                                                         : 1;
     zhandle_t *admin;
     if (w == W_FLOOR) {
         r.floor_zh = floor_connect(&o);
@@ -1020,6 +1105,8 @@ int main(int argc, char **argv)
     }
     if (w == W_HERD)
         json_num("wakeups_per_handoff", res.wakeups_per_handoff, 3);
+    if (w == W_SEMAPHORE)
+        printf(",\"permits\":%d", o.permits);
     printf(",\"prefetch\":%s,\"peak_rss_kb\":%ld}\n", o.prefetch ? "true" : "false",
            proc_status_kb("VmHWM"));
     fflush(stdout);

@@ -1,0 +1,289 @@
+/* The engine's fast paths against a real ZooKeeper: handoffs with prefetch
+ * under fast turnover (where a deletion races a listing in flight), waiters
+ * that give up in front of others, and creating a missing lock path. Only
+ * correctness is checked here; speed is tools/zkl-bench's business. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "zkl/zookeeper.h"
+
+static zhandle_t *zk;
+static char *root;
+
+static void setup(void)
+{
+    zk = tu_zk();
+    root = tu_root("handoff");
+}
+
+static void teardown(void)
+{
+    tu_rmr(zk, root);
+    zookeeper_close(zk);
+    free(root);
+}
+
+static char *lockpath(const char *leaf)
+{
+    char *p = malloc(strlen(root) + strlen(leaf) + 2);
+    sprintf(p, "%s/%s", root, leaf);
+    return p;
+}
+
+/* ---- exclusion under fast turnover --------------------------------------- */
+
+struct arena {
+    atomic_int inside;
+    atomic_int violations;
+    atomic_int failures;
+    long counter;          /* written only under the lock */
+    int64_t last_token;    /* idem */
+    int token_errors;      /* idem */
+};
+
+struct contender {
+    struct arena *a;
+    zkl_client *c;
+    zkl_mutex *m;
+    int iters;
+};
+
+static void *contender_main(void *arg)
+{
+    struct contender *k = arg;
+    for (int i = 0; i < k->iters; i++) {
+        if (zkl_mutex_acquire(k->m, 60000) != 0) {
+            atomic_fetch_add(&k->a->failures, 1);
+            return NULL;
+        }
+        if (atomic_fetch_add(&k->a->inside, 1) != 0)
+            atomic_fetch_add(&k->a->violations, 1);
+        int64_t tok = zkl_mutex_token(k->m);
+        if (tok <= k->a->last_token)
+            k->a->token_errors++;
+        k->a->last_token = tok;
+        long v = k->a->counter; /* a deliberately non-atomic read-modify-write */
+        if (i % 4 == 0)
+            sched_yield();
+        k->a->counter = v + 1;
+        atomic_fetch_sub(&k->a->inside, 1);
+        /* Released at once: the next holder's listing and this delete race. */
+        if (zkl_mutex_release(k->m) != 0) {
+            atomic_fetch_add(&k->a->failures, 1);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+static void run_contenders(const char *p, unsigned flags, int n, int iters)
+{
+    struct arena a = {.last_token = 0};
+    struct contender k[16];
+    pthread_t t[16];
+    ck_assert_int_le(n, 16);
+    for (int i = 0; i < n; i++) {
+        k[i] = (struct contender){.a = &a, .c = tu_client(10000), .iters = iters};
+        ck_assert_int_eq(zkl_mutex_new2(k[i].c, p, flags, &k[i].m), 0);
+    }
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, contender_main, &k[i]), 0);
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_int_eq(atomic_load(&a.failures), 0);
+    ck_assert_int_eq(atomic_load(&a.violations), 0);
+    ck_assert_int_eq(a.token_errors, 0);
+    ck_assert_int_eq(a.counter, (long)n * iters);
+    ck_assert_int_eq(tu_children(zk, p), 0);
+    for (int i = 0; i < n; i++) {
+        zkl_mutex_free(k[i].m);
+        zkl_client_close(k[i].c);
+    }
+}
+
+START_TEST(test_prefetch_mutex_excludes_eight_sessions_releasing_at_once)
+{
+    char *p = lockpath("prefetch8");
+    run_contenders(p, ZKL_MUTEX_PREFETCH, 8, 40);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_default_mutex_excludes_eight_sessions_releasing_at_once)
+{
+    char *p = lockpath("default8");
+    run_contenders(p, 0, 8, 40);
+    free(p);
+}
+END_TEST
+
+/* ---- waiters that give up in front of others ----------------------------- */
+
+struct waiter {
+    zkl_client *c;
+    zkl_mutex *m;
+    long timeout_ms;
+    int rc;
+    int release_rc;
+    atomic_int held; /* set once acquire returned 0 */
+    atomic_int *holder_inside;
+    atomic_int early; /* held while the first holder still held */
+    pthread_t t;
+};
+
+static void *waiter_main(void *arg)
+{
+    struct waiter *w = arg;
+    w->rc = zkl_mutex_acquire(w->m, w->timeout_ms);
+    if (w->rc == 0) {
+        if (atomic_load(w->holder_inside))
+            atomic_store(&w->early, 1);
+        atomic_store(&w->held, 1);
+        usleep(20000);
+        w->release_rc = zkl_mutex_release(w->m);
+    }
+    return NULL;
+}
+
+struct queue_len {
+    const char *path;
+    int n;
+};
+
+static bool has_children(void *arg)
+{
+    struct queue_len *q = arg;
+    return tu_children(zk, q->path) >= q->n;
+}
+
+static bool fewer_children(void *arg)
+{
+    struct queue_len *q = arg;
+    return tu_children(zk, q->path) <= q->n;
+}
+
+/* Queue: holder, two waiters that give up at the same moment, then two that
+ * wait on (with prefetch, the third watches both quitters: their deletions
+ * reach it one while the listing the other caused is in flight). Nobody may
+ * hold before the holder releases, and then everyone left gets the lock. */
+static void quitters_case(unsigned flags)
+{
+    char *p = lockpath(flags ? "quit-prefetch" : "quit-default");
+    zkl_client *hc = tu_client(10000);
+    zkl_mutex *hm;
+    ck_assert_int_eq(zkl_mutex_new2(hc, p, flags, &hm), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
+    atomic_int holder_inside;
+    atomic_init(&holder_inside, 1);
+    enum { N = 4 };
+    struct waiter w[N];
+    for (int i = 0; i < N; i++) {
+        w[i] = (struct waiter){.c = tu_client(10000), .holder_inside = &holder_inside};
+        atomic_init(&w[i].held, 0);
+        atomic_init(&w[i].early, 0);
+        w[i].timeout_ms = i < 2 ? 1500 : 60000;
+        ck_assert_int_eq(zkl_mutex_new2(w[i].c, p, flags, &w[i].m), 0);
+    }
+    /* One at a time, so that the queue has this order. */
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(pthread_create(&w[i].t, NULL, waiter_main, &w[i]), 0);
+        struct queue_len q = {p, i + 2};
+        ck_assert(tu_wait_until(has_children, &q, 20000));
+    }
+    pthread_join(w[0].t, NULL);
+    pthread_join(w[1].t, NULL);
+    ck_assert_int_eq(w[0].rc, ZKL_ETIMEDOUT);
+    ck_assert_int_eq(w[1].rc, ZKL_ETIMEDOUT);
+    struct queue_len q = {p, 3};
+    ck_assert(tu_wait_until(fewer_children, &q, 20000));
+    /* Give a wrong early handoff time to show. */
+    usleep(300000);
+    ck_assert_int_eq(atomic_load(&w[2].held), 0);
+    ck_assert_int_eq(atomic_load(&w[3].held), 0);
+    atomic_store(&holder_inside, 0);
+    ck_assert_int_eq(zkl_mutex_release(hm), 0);
+    pthread_join(w[2].t, NULL);
+    pthread_join(w[3].t, NULL);
+    ck_assert_int_eq(w[2].rc, 0);
+    ck_assert_int_eq(w[3].rc, 0);
+    ck_assert_int_eq(w[2].release_rc, 0);
+    ck_assert_int_eq(w[3].release_rc, 0);
+    ck_assert_int_eq(atomic_load(&w[2].early), 0);
+    ck_assert_int_eq(atomic_load(&w[3].early), 0);
+    ck_assert_int_eq(tu_children(zk, p), 0);
+    for (int i = 0; i < N; i++) {
+        zkl_mutex_free(w[i].m);
+        zkl_client_close(w[i].c);
+    }
+    zkl_mutex_free(hm);
+    zkl_client_close(hc);
+    free(p);
+}
+
+START_TEST(test_prefetch_waiters_behind_quitters_wait_for_the_holder)
+{
+    quitters_case(ZKL_MUTEX_PREFETCH);
+}
+END_TEST
+
+START_TEST(test_default_waiters_behind_quitters_wait_for_the_holder)
+{
+    quitters_case(0);
+}
+END_TEST
+
+/* ---- a missing lock path -------------------------------------------------- */
+
+static void acquire_release_on(zkl_client *c, const char *p)
+{
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
+    const char *node = zkl_mutex_node(m);
+    ck_assert_ptr_nonnull(node);
+    ck_assert(strncmp(node, p, strlen(p)) == 0 && node[strlen(p)] == '/');
+    ck_assert(tu_exists(zk, node));
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    zkl_mutex_free(m);
+}
+
+START_TEST(test_lock_path_is_created_whether_its_parent_exists_or_not)
+{
+    zkl_client *c = tu_client(10000);
+    /* Nothing of the path exists: every ancestor is created. */
+    char *deep = lockpath("a/b/c/lock");
+    acquire_release_on(c, deep);
+    /* Only the lock path itself is missing. */
+    char *leaf = lockpath("a/b/c/other");
+    acquire_release_on(c, leaf);
+    /* Two levels missing under an existing node. */
+    char *two = lockpath("a/b/x/y");
+    acquire_release_on(c, two);
+    /* And every one of them still works once it exists. */
+    acquire_release_on(c, deep);
+    acquire_release_on(c, two);
+    zkl_client_close(c);
+    free(deep);
+    free(leaf);
+    free(two);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("handoff");
+    TCase *tc = tu_tcase("handoff", 180);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_prefetch_mutex_excludes_eight_sessions_releasing_at_once);
+    tcase_add_test(tc, test_default_mutex_excludes_eight_sessions_releasing_at_once);
+    tcase_add_test(tc, test_prefetch_waiters_behind_quitters_wait_for_the_holder);
+    tcase_add_test(tc, test_default_waiters_behind_quitters_wait_for_the_holder);
+    tcase_add_test(tc, test_lock_path_is_created_whether_its_parent_exists_or_not);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
