@@ -65,6 +65,9 @@ if workload == "many":
     num("rss_bytes_per_lock")
 if workload == "semaphore":
     assert num("permits") >= 1
+if workload == "rw":
+    assert 0 <= num("read_fraction") <= 1
+    assert 0 <= num("reads") <= d["ops"]
 if workload == "herd":
     assert num("wakeups_per_handoff") > 0
 EOF
@@ -84,6 +87,7 @@ check herd herd 5 --clients 5 --ops 5
 check herd-prefetch herd 5 --clients 5 --ops 5 --prefetch
 check floor floor 20 --clients 1 --ops 20 --warmup 5
 check semaphore semaphore 30 --clients 3 --ops 30 --permits 2 --warmup 3
+check rw rw 40 --clients 3 --ops 40 --read-fraction 0.75 --warmup 4
 
 # Bad usage is status 2 and prints nothing on stdout.
 for args in "--workload nonsense --servers $ZKL_TEST_HOSTS" "--servers $ZKL_TEST_HOSTS" \

@@ -29,6 +29,9 @@
  *   semaphore    as contended, on a counting semaphore of --permits leases
  *                (default 2): `clients` sessions take one lease each and
  *                give it back at once, `ops` leases in all.
+ *   rw           as contended, on a read-write lock: each operation is a
+ *                read (with probability --read-fraction, default 0.9) or a
+ *                write, acquired and released at once.
  *   floor        the bare ZooKeeper C client: an asynchronous create of an
  *                ephemeral sequential node, then its delete, each waited for:
  *                the two writes every acquire+release cycle needs at least.
@@ -90,6 +93,7 @@ struct result {
     double rss_bytes_per_lock;
     double wakeups_per_handoff;
     zkl_client_stats delta; /* summed over the sessions, over the timed part */
+    int reads;              /* rw: how many operations were reads */
     bool has_delta;
 };
 
@@ -782,6 +786,96 @@ static void semaphore_run(struct run *r, const char *path, int ops, struct resul
     free(ts);
 }
 
+/* ---- rw: a read-write lock under a read/write mix ---- */
+
+struct rwer {
+    zkl_rwlock *rw;
+    struct gate *gate;
+    atomic_int *tickets;
+    atomic_int *reads;
+    int ops;
+    double read_fraction;
+    uint64_t rng;
+    int64_t *lat;
+    int err;
+};
+
+static double next_unit(uint64_t *x)
+{
+    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+    return (double)(*x >> 11) / 9007199254740992.0;
+}
+
+static void *rwer_main(void *arg)
+{
+    struct rwer *k = arg;
+    gate_arrive_and_wait(k->gate);
+    for (;;) {
+        int t = atomic_fetch_add(k->tickets, 1);
+        if (t >= k->ops)
+            break;
+        bool read = next_unit(&k->rng) < k->read_fraction;
+        int64_t a = now_ns();
+        int rc = read ? zkl_rwlock_read_acquire(k->rw, LOCK_TIMEOUT_MS)
+                      : zkl_rwlock_write_acquire(k->rw, LOCK_TIMEOUT_MS);
+        if (rc == 0) {
+            k->lat[t] = now_ns() - a;
+            rc = read ? zkl_rwlock_read_release(k->rw) : zkl_rwlock_write_release(k->rw);
+            if (read)
+                atomic_fetch_add(k->reads, 1);
+        }
+        if (rc != 0) {
+            k->err = rc;
+            atomic_store(k->tickets, k->ops);
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void rw_run(struct run *r, const char *path, int ops, struct result *res)
+{
+    int n = r->ncs;
+    struct rwer *ks = xcalloc((size_t)n, sizeof *ks);
+    pthread_t *ts = xcalloc((size_t)n, sizeof *ts);
+    struct gate g;
+    gate_init(&g);
+    atomic_int tickets, reads;
+    atomic_init(&tickets, 0);
+    atomic_init(&reads, 0);
+    for (int i = 0; i < n; i++) {
+        int rc = zkl_rwlock_new(r->cs[i], path, &ks[i].rw);
+        if (rc != 0)
+            die("zkl_rwlock_new", rc);
+        ks[i].gate = &g;
+        ks[i].tickets = &tickets;
+        ks[i].reads = &reads;
+        ks[i].ops = ops;
+        ks[i].read_fraction = r->o->read_fraction;
+        ks[i].rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1);
+        ks[i].lat = res->lat;
+        start_thread(&ts[i], rwer_main, &ks[i]);
+    }
+    gate_wait_ready(&g, n);
+    zkl_client_stats before;
+    run_begin(r, &before);
+    int64_t t0 = now_ns();
+    gate_open(&g);
+    for (int i = 0; i < n; i++)
+        pthread_join(ts[i], NULL);
+    res->elapsed_ns = now_ns() - t0;
+    run_end(r, &before, res);
+    for (int i = 0; i < n; i++) {
+        if (ks[i].err != 0)
+            die("rw acquire/release", ks[i].err);
+        zkl_rwlock_free(ks[i].rw);
+    }
+    res->reads = atomic_load(&reads);
+    gate_destroy(&g);
+    free(ks);
+    free(ts);
+}
+
 /* The floor: bare asynchronous create + delete with the C client. */
 struct floor_wait {
     pthread_mutex_t mu;
@@ -883,10 +977,10 @@ static zhandle_t *floor_connect(const struct opts *o)
 
 /* ---- driver ------------------------------------------------------------- */
 
-enum workload { W_UNCONTENDED, W_CONTENDED, W_MANY, W_HERD, W_FLOOR, W_SEMAPHORE };
+enum workload { W_UNCONTENDED, W_CONTENDED, W_MANY, W_HERD, W_FLOOR, W_SEMAPHORE, W_RW };
 
 static const char *const workload_names[] = {"uncontended", "contended", "many", "herd",
-                                             "floor",       "semaphore"};
+                                             "floor",       "semaphore", "rw"};
 
 static void run_once(struct run *r, enum workload w, const char *path, int ops,
                      struct result *res)
@@ -916,6 +1010,9 @@ static void run_once(struct run *r, enum workload w, const char *path, int ops,
     case W_SEMAPHORE:
         semaphore_run(r, path, ops, res);
         break;
+    case W_RW:
+        rw_run(r, path, ops, res);
+        break;
     }
 }
 
@@ -942,9 +1039,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: %s --servers HOST:PORT[,...] --workload "
-            "uncontended|contended|many|herd|floor|semaphore\n"
+            "uncontended|contended|many|herd|floor|semaphore|rw\n"
             "          --clients N --ops N [--warmup N] [--path /bench/x] [--prefetch]\n"
-            "          [--permits N] [--session-timeout MS]\n",
+            "          [--permits N] [--read-fraction F] [--session-timeout MS]\n",
             prog);
 }
 
@@ -1005,7 +1102,15 @@ int main(int argc, char **argv)
             o.warmup = parse_count(a, v, 0);
         else if (strcmp(a, "--path") == 0)
             o.path = v;
-        else if (strcmp(a, "--permits") == 0)
+        else if (strcmp(a, "--read-fraction") == 0) {
+            char *end;
+            o.read_fraction = strtod(v, &end);
+            if (*end != '\0' || !(o.read_fraction >= 0 && o.read_fraction <= 1)) {
+                fprintf(stderr, "%s: bad value for %s: %s\n", prog, a, v);
+                usage(stderr);
+                return 2;
+            }
+        } else if (strcmp(a, "--permits") == 0)
             o.permits = parse_count(a, v, 1);
         else if (strcmp(a, "--session-timeout") == 0)
             o.session_timeout_ms = parse_count(a, v, 1000);
@@ -1034,14 +1139,14 @@ int main(int argc, char **argv)
         return 2;
     }
     if (o.clients < 0)
-        o.clients = w == W_HERD ? 100 : w == W_CONTENDED || w == W_SEMAPHORE ? 8 : 1;
+        o.clients = w == W_HERD ? 100 : w == W_CONTENDED || w == W_SEMAPHORE || w == W_RW ? 8 : 1;
     if (o.ops < 0)
         o.ops = w == W_MANY ? 1000 : 2000;
 
     /* Sessions: contended one per client; herd a holder plus the waiters;
      * the floor its own bare handle; the others one. */
     struct run r = {.o = &o};
-    int nsessions = w == W_CONTENDED || w == W_SEMAPHORE ? o.clients
+    int nsessions = w == W_CONTENDED || w == W_SEMAPHORE || w == W_RW ? o.clients
                     : w == W_HERD                        ? o.clients + 1
                                                          : 1;
     zhandle_t *admin;
@@ -1107,6 +1212,8 @@ int main(int argc, char **argv)
         json_num("wakeups_per_handoff", res.wakeups_per_handoff, 3);
     if (w == W_SEMAPHORE)
         printf(",\"permits\":%d", o.permits);
+    if (w == W_RW)
+        printf(",\"read_fraction\":%.3f,\"reads\":%d", o.read_fraction, res.reads);
     printf(",\"prefetch\":%s,\"peak_rss_kb\":%ld}\n", o.prefetch ? "true" : "false",
            proc_status_kb("VmHWM"));
     fflush(stdout);
