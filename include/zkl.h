@@ -506,10 +506,26 @@ ZKL_EXPORT int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms) ZKL_WAR
  * ZKL_ECLOSED, ZKL_EINVAL. Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_write_release(zkl_rwlock *rw);
 
-/* 1 if the calling thread holds the read (resp. write) lock and its session
- * is alive, else 0 (also for NULL). No server traffic. Thread-safe. */
+/* 1 if the calling thread holds the read (resp. write) lock and that hold
+ * is not lost, else 0 (also for NULL): as zkl_mutex_is_held, it stays 1
+ * while the client is suspended (uncertain, not lost) and is 0 for good
+ * once the hold's session is lost. No server traffic. Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_read_is_held(zkl_rwlock *rw);
 ZKL_EXPORT int zkl_rwlock_write_is_held(zkl_rwlock *rw);
+
+/* Be told when holds of `rw` are lost: after the session of a hold ended,
+ * `fn(rw, write, token, arg)` is called once per lost hold (`write` is 1
+ * for a write hold, 0 for a read hold; a thread that downgraded loses
+ * both), with that hold's fencing token, on the client's keeper thread
+ * (never a ZooKeeper thread, never with a zkl lock held). The hold itself
+ * stays until its thread releases it (ZKL_ELOST). `fn` may call any zkl
+ * function except zkl_client_close and zkl_rwlock_free of this lock; it
+ * should return soon. NULL removes the callback; once that call returns,
+ * `fn` is not running and will not be called. A lock with a callback must
+ * be freed (or the callback removed) before its client is closed. Returns
+ * 0, ZKL_EINVAL (rw NULL), ZKL_ENOMEM. Thread-safe. */
+typedef void (*zkl_rwlock_lost_fn)(zkl_rwlock *rw, int write, int64_t token, void *arg);
+ZKL_EXPORT int zkl_rwlock_set_lost_fn(zkl_rwlock *rw, zkl_rwlock_lost_fn fn, void *arg);
 
 /* The fencing token of the calling thread's read (resp. write) hold: the
  * czxid of its node. Successive writers of one path get strictly increasing
@@ -531,6 +547,17 @@ ZKL_EXPORT const char *zkl_rwlock_write_node(zkl_rwlock *rw);
  * (outcome unknown), ZKL_EZK (e.g. `path` does not exist). Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_write_guarded_set(zkl_rwlock *rw, const char *path,
                                             const void *data, int len);
+
+/* Handles on the read side and on the write side for the generic lock
+ * interface and multi-locks (below): they borrow `rw`, their operations are
+ * the ones above (held per thread), and their key is the lock path, the
+ * same for both sides (so the two sides of one lock cannot be members of
+ * one multi-lock). Returns 0 and a new handle in *out (free with
+ * zkl_lock_free before the lock), ZKL_EINVAL (NULL), ZKL_ENOMEM.
+ * Thread-safe. */
+typedef struct zkl_lock zkl_lock;
+ZKL_EXPORT int zkl_rwlock_read_as_lock(zkl_rwlock *rw, zkl_lock **out) ZKL_WARN_UNUSED;
+ZKL_EXPORT int zkl_rwlock_write_as_lock(zkl_rwlock *rw, zkl_lock **out) ZKL_WARN_UNUSED;
 
 /* Free the lock. Holds still open, on either side, are released (best
  * effort). Must not be called while another thread uses the lock. NULL does

@@ -28,6 +28,10 @@ struct zkl_rwlock {
     zkl_client *c;
     char *path;
     struct side rd, wr;
+    zkl_rwlock_lost_fn lost_fn; /* these three guarded by lost_mu */
+    void *lost_arg;
+    bool listening;             /* our state listener is on the client */
+    pthread_mutex_t lost_mu;
 };
 
 /* ---- the two policies ----------------------------------------------------
@@ -195,6 +199,13 @@ int zkl_rwlock_new(zkl_client *c, const char *path, zkl_rwlock **out)
         free(rw);
         return ZKL_ESYS;
     }
+    if (pthread_mutex_init(&rw->lost_mu, NULL) != 0) {
+        zkl__owners_destroy(&rw->wr.owners);
+        zkl__owners_destroy(&rw->rd.owners);
+        free(rw->path);
+        free(rw);
+        return ZKL_ESYS;
+    }
     rw->c = c;
     rw->rd.pol = &zkl__read_policy;
     rw->wr.pol = &zkl__write_policy;
@@ -320,13 +331,146 @@ int zkl_rwlock_write_guarded_set(zkl_rwlock *rw, const char *path, const void *d
     return zkl_rwlock_write_guarded_multi(rw, 1, &op, &res);
 }
 
+/* ---- lost holds --------------------------------------------------------- */
+
+/* Collect the tokens of side s's holds lost and not yet told, marking them
+ * told. Returns how many (at most max). */
+static size_t side_newly_lost(struct side *s, int64_t *tokens, size_t max)
+{
+    size_t k = 0;
+    pthread_mutex_lock(&s->owners.mu);
+    for (zkl__hold *h = s->owners.head; h && k < max; h = h->next) {
+        if (!h->lost_told && !zkl__node_held(h->node)) {
+            h->lost_told = true;
+            tokens[k++] = zkl__node_token(h->node);
+        }
+    }
+    pthread_mutex_unlock(&s->owners.mu);
+    return k;
+}
+
+/* The client's state listener: after a session loss, tell the callback
+ * about each hold, on either side, that went with it, once. Runs on the
+ * client's keeper thread, with no zkl lock held. */
+static void rwlock_state_fn(zkl_client *c, int state, void *arg)
+{
+    (void)c;
+    zkl_rwlock *rw = arg;
+    if (state != ZKL_STATE_LOST)
+        return;
+    pthread_mutex_lock(&rw->lost_mu);
+    zkl_rwlock_lost_fn fn = rw->lost_fn;
+    void *fn_arg = rw->lost_arg;
+    pthread_mutex_unlock(&rw->lost_mu);
+    if (fn == NULL)
+        return;
+    int64_t tokens[32];
+    for (int write = 0; write < 2; write++) {
+        size_t k = side_newly_lost(write ? &rw->wr : &rw->rd, tokens, 32);
+        for (size_t i = 0; i < k; i++)
+            fn(rw, write, tokens[i], fn_arg);
+    }
+}
+
+int zkl_rwlock_set_lost_fn(zkl_rwlock *rw, zkl_rwlock_lost_fn fn, void *arg)
+{
+    if (rw == NULL)
+        return ZKL_EINVAL;
+    pthread_mutex_lock(&rw->lost_mu);
+    rw->lost_fn = fn;
+    rw->lost_arg = arg;
+    bool listen = fn != NULL && !rw->listening, unlisten = fn == NULL && rw->listening;
+    if (listen || unlisten)
+        rw->listening = listen;
+    pthread_mutex_unlock(&rw->lost_mu);
+    int rc = 0;
+    if (listen && (rc = zkl_client_add_listener(rw->c, rwlock_state_fn, rw)) != 0) {
+        pthread_mutex_lock(&rw->lost_mu);
+        rw->listening = false;
+        rw->lost_fn = NULL;
+        pthread_mutex_unlock(&rw->lost_mu);
+    }
+    /* Once the listener is removed, the callback is not running and will
+     * not be called again (the client waits for a delivery under way). */
+    if (unlisten)
+        zkl_client_remove_listener(rw->c, rwlock_state_fn, rw);
+    return rc;
+}
+
+/* ---- the generic lock interface ------------------------------------------ */
+
+static int read_acquire_op(void *self, long timeout_ms)
+{
+    return zkl_rwlock_read_acquire(self, timeout_ms);
+}
+
+static int read_release_op(void *self)
+{
+    return zkl_rwlock_read_release(self);
+}
+
+static int read_is_held_op(void *self)
+{
+    return zkl_rwlock_read_is_held(self);
+}
+
+static int write_acquire_op(void *self, long timeout_ms)
+{
+    return zkl_rwlock_write_acquire(self, timeout_ms);
+}
+
+static int write_release_op(void *self)
+{
+    return zkl_rwlock_write_release(self);
+}
+
+static int write_is_held_op(void *self)
+{
+    return zkl_rwlock_write_is_held(self);
+}
+
+/* Both sides share the lock path as their key: a multi-lock refuses the two
+ * sides of one lock as members, which could only wait for each other. */
+static const char *path_op(void *self)
+{
+    return ((zkl_rwlock *)self)->path;
+}
+
+static const zkl_lock_ops read_ops = {
+    .acquire = read_acquire_op,
+    .release = read_release_op,
+    .is_held = read_is_held_op,
+    .path = path_op,
+};
+
+static const zkl_lock_ops write_ops = {
+    .acquire = write_acquire_op,
+    .release = write_release_op,
+    .is_held = write_is_held_op,
+    .path = path_op,
+};
+
+int zkl_rwlock_read_as_lock(zkl_rwlock *rw, zkl_lock **out)
+{
+    return rw == NULL ? ZKL_EINVAL : zkl_lock_new(&read_ops, rw, out);
+}
+
+int zkl_rwlock_write_as_lock(zkl_rwlock *rw, zkl_lock **out)
+{
+    return rw == NULL ? ZKL_EINVAL : zkl_lock_new(&write_ops, rw, out);
+}
+
 void zkl_rwlock_free(zkl_rwlock *rw)
 {
     if (rw == NULL)
         return;
+    /* After this no callback can be running or start. */
+    if (rw->listening)
+        zkl_client_remove_listener(rw->c, rwlock_state_fn, rw);
     /* Best effort: holds still open go now rather than with the session. */
     side_drop_all(&rw->rd);
     side_drop_all(&rw->wr);
+    pthread_mutex_destroy(&rw->lost_mu);
     free(rw->path);
     free(rw);
 }

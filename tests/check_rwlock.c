@@ -942,6 +942,144 @@ START_TEST(test_rwlock_waiting_reader_gets_elost_on_expiry_and_leaves_no_node)
 }
 END_TEST
 
+struct lost_log {
+    pthread_mutex_t mu;
+    int calls, reads, writes;
+    int64_t rtok, wtok;
+    zkl_rwlock *rw;
+    int wrong_lock;
+};
+
+static void on_lost(zkl_rwlock *rw, int write, int64_t token, void *arg)
+{
+    struct lost_log *l = arg;
+    pthread_mutex_lock(&l->mu);
+    l->calls++;
+    if (rw != l->rw)
+        l->wrong_lock++;
+    if (write)
+        l->writes++, l->wtok = token;
+    else
+        l->reads++, l->rtok = token;
+    pthread_mutex_unlock(&l->mu);
+}
+
+static bool two_calls(void *arg)
+{
+    struct lost_log *l = arg;
+    pthread_mutex_lock(&l->mu);
+    int n = l->calls;
+    pthread_mutex_unlock(&l->mu);
+    return n >= 2;
+}
+
+START_TEST(test_rwlock_lost_fn_reports_each_lost_hold_once)
+{
+    char *p = lockpath("lostfn");
+    zkl_client *c = tu_client(4000);
+    zkl_rwlock *rw;
+    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    struct lost_log l = {.mu = PTHREAD_MUTEX_INITIALIZER, .rw = rw};
+    ck_assert_int_eq(zkl_rwlock_set_lost_fn(NULL, on_lost, &l), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_rwlock_set_lost_fn(rw, on_lost, &l), 0);
+    ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
+    int64_t wtok = zkl_rwlock_write_token(rw), rtok = zkl_rwlock_read_token(rw);
+    tu_expire_session(c);
+    ck_assert(tu_wait_until(two_calls, &l, 15000));
+    ck_assert(tu_wait_until(client_connected, c, 15000));
+    pthread_mutex_lock(&l.mu);
+    ck_assert_int_eq(l.calls, 2);
+    ck_assert_int_eq(l.writes, 1);
+    ck_assert_int_eq(l.reads, 1);
+    ck_assert_int_eq(l.wtok, wtok);
+    ck_assert_int_eq(l.rtok, rtok);
+    ck_assert_int_eq(l.wrong_lock, 0);
+    pthread_mutex_unlock(&l.mu);
+    ck_assert_int_eq(zkl_rwlock_read_release(rw), ZKL_ELOST);
+    ck_assert_int_eq(zkl_rwlock_write_release(rw), ZKL_ELOST);
+    /* A second expiry with nothing held tells nothing. */
+    ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
+    ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
+    tu_expire_session(c);
+    ck_assert(tu_wait_until(client_connected, c, 15000));
+    /* Removed, the callback is not called any more. */
+    ck_assert_int_eq(zkl_rwlock_set_lost_fn(rw, NULL, NULL), 0);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
+    tu_expire_session(c);
+    ck_assert(tu_wait_until(client_connected, c, 15000));
+    ck_assert_int_eq(zkl_rwlock_read_release(rw), ZKL_ELOST);
+    pthread_mutex_lock(&l.mu);
+    ck_assert_int_eq(l.calls, 2);
+    pthread_mutex_unlock(&l.mu);
+    zkl_rwlock_free(rw);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+/* ---- the generic lock interface ------------------------------------------------ */
+
+START_TEST(test_rwlock_sides_work_as_generic_locks_and_in_a_multilock)
+{
+    char *p = lockpath("generic"), *q = lockpath("generic-other");
+    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    zkl_rwlock *rw, *other;
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_rwlock_new(a, p, &rw), 0);
+    ck_assert_int_eq(zkl_rwlock_new(b, p, &other), 0);
+    ck_assert_int_eq(zkl_mutex_new(a, q, &m), 0);
+    zkl_lock *rl, *wl, *ml;
+    ck_assert_int_eq(zkl_rwlock_read_as_lock(NULL, &rl), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_rwlock_write_as_lock(NULL, &wl), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_rwlock_read_as_lock(rw, &rl), 0);
+    ck_assert_int_eq(zkl_rwlock_write_as_lock(rw, &wl), 0);
+    ck_assert_int_eq(zkl_mutex_as_lock(m, &ml), 0);
+    ck_assert_str_eq(zkl_lock_path(rl), p);
+    ck_assert_str_eq(zkl_lock_path(wl), p);
+    /* The read side through the handle. */
+    ck_assert_int_eq(zkl_lock_acquire(rl, 5000), 0);
+    ck_assert_int_eq(zkl_lock_is_held(rl), 1);
+    ck_assert_int_eq(zkl_lock_is_held(wl), 0);
+    ck_assert_int_eq(zkl_rwlock_read_is_held(rw), 1);
+    ck_assert_int_eq(zkl_lock_acquire(wl, 0), ZKL_EDEADLK); /* upgrade */
+    ck_assert_int_eq(zkl_lock_release(rl), 0);
+    /* Both sides of one lock cannot be members of one multi-lock. */
+    zkl_multilock *mlk = NULL;
+    zkl_lock *both[2] = {rl, wl};
+    ck_assert_int_eq(zkl_multilock_new_locks(both, 2, &mlk), ZKL_EINVAL);
+    /* The write side and a mutex, all or nothing. */
+    zkl_lock *members[2] = {ml, wl};
+    ck_assert_int_eq(zkl_multilock_new_locks(members, 2, &mlk), 0);
+    ck_assert_int_eq(zkl_multilock_acquire(mlk, 5000), 0);
+    ck_assert_int_eq(zkl_rwlock_write_is_held(rw), 1);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 1);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(other, 0), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zkl_multilock_release(mlk), 0);
+    ck_assert_int_eq(zkl_rwlock_write_is_held(rw), 0);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 0);
+    /* A reader elsewhere makes the whole multi-lock time out, taking
+     * nothing. */
+    ck_assert_int_eq(zkl_rwlock_read_acquire(other, 5000), 0);
+    ck_assert_int_eq(zkl_multilock_acquire(mlk, 300), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 0);
+    ck_assert_int_eq(tu_children(zk, q), 0);
+    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(zkl_rwlock_read_release(other), 0);
+    zkl_multilock_free(mlk);
+    zkl_lock_free(rl);
+    zkl_lock_free(wl);
+    zkl_lock_free(ml);
+    zkl_mutex_free(m);
+    zkl_rwlock_free(rw);
+    zkl_rwlock_free(other);
+    zkl_client_close(a);
+    zkl_client_close(b);
+    free(p);
+    free(q);
+}
+END_TEST
+
 /* ---- a mutex on the same path ------------------------------------------------- */
 
 START_TEST(test_rwlock_mutex_and_reader_on_one_path_exclude_each_other)
@@ -1517,6 +1655,7 @@ int main(void)
     tcase_add_test(tc, test_rwlock_release_from_wrong_thread_is_enotheld);
     tcase_add_test(tc, test_rwlock_mutex_and_reader_on_one_path_exclude_each_other);
     tcase_add_test(tc, test_rwlock_bad_input_is_einval_and_creates_nothing);
+    tcase_add_test(tc, test_rwlock_sides_work_as_generic_locks_and_in_a_multilock);
     suite_add_tcase(s, tc);
 
     TCase *tw = tu_tcase("wakeups", 60);
@@ -1530,6 +1669,7 @@ int main(void)
     tcase_add_test(ts, test_rwlock_session_expiry_is_reported_as_lost_on_both_sides);
     tcase_add_test(ts, test_rwlock_waiting_reader_gets_elost_on_expiry_and_leaves_no_node);
     tcase_add_test(ts, test_rwlock_guarded_set_only_while_the_write_lock_is_held);
+    tcase_add_test(ts, test_rwlock_lost_fn_reports_each_lost_hold_once);
     suite_add_tcase(s, ts);
 
     TCase *ti = tu_tcase("curator", 150);
