@@ -195,6 +195,7 @@ START_TEST(test_semaphore_serves_waiters_in_arrival_order)
     zkl_lease *a, *b;
     take(hs, 1, &a);
     take(hs, 1, &b);
+    wait_children(p, 2); /* our own waiter node is gone: only the leases */
     struct fair_waiter w[W];
     for (int i = 0; i < W; i++) {
         w[i].c = tu_client(10000);
@@ -266,6 +267,19 @@ static bool herd_reached(void *arg)
     return n >= want;
 }
 
+/* Every waiter sent its create, listing and at least one watch. */
+static bool herd_armed(void *arg)
+{
+    struct herd_waiter *w = arg;
+    for (int i = 0; i < HERD; i++) {
+        zkl_client_stats st;
+        zkl_client_get_stats(w[i].c, &st);
+        if (st.requests < 5) /* limit reads (open, acquire), create, listing, watch */
+            return false;
+    }
+    return true;
+}
+
 static uint64_t events_of(zkl_client *c)
 {
     zkl_client_stats st;
@@ -282,6 +296,7 @@ START_TEST(test_semaphore_release_wakes_one_of_twenty_waiters)
     zkl_lease *mine[3];
     for (int i = 0; i < 3; i++)
         take(hs, 1, &mine[i]);
+    wait_children(p, 3);
     struct herd_waiter w[HERD];
     herd_base = w;
     herd_n = 0;
@@ -292,6 +307,7 @@ START_TEST(test_semaphore_release_wakes_one_of_twenty_waiters)
     }
     struct kind_count queued = {p, "zkl-wait-", HERD};
     ck_assert(tu_wait_until(kind_count_is, &queued, 20000));
+    ck_assert(tu_wait_until(herd_armed, w, 20000));
     for (int i = 0; i < HERD; i++)
         ck_assert_uint_eq(events_of(w[i].c), 0);
 
@@ -328,15 +344,15 @@ START_TEST(test_semaphore_release_wakes_one_of_twenty_waiters)
         ck_assert_msg(e <= 2, "waiter %d saw %llu events", i, (unsigned long long)e);
         total += e;
     }
-    /* 19 gate handoffs (the first head needed none) and at most one lease
-     * event per release that let someone in. */
-    ck_assert_uint_ge(total, HERD - 1);
+    /* At most 19 gate handoffs (the first head needed none) and one lease
+     * event per release. (A watch armed after its node went answers "no
+     * node" instead of an event: then fewer.) */
     ck_assert_uint_le(total, (HERD - 1) + HERD);
     fprintf(stderr,
-            "semaphore herd: %d waiters, %d releases: %llu watch events in all, "
-            "%llu from lease releases (%.2f per release), at most %d clients woken per step\n",
-            HERD, HERD, (unsigned long long)total, (unsigned long long)(total - (HERD - 1)),
-            (double)(total - (HERD - 1)) / HERD, woken_max);
+            "semaphore herd: %d waiters, %d releases: %llu watch events in all "
+            "(<= %d gate handoffs + <= 1 per release); per release, at most %d clients saw "
+            "an event (the head it let in, and the next head when the gate passed on)\n",
+            HERD, HERD, (unsigned long long)total, HERD - 1, woken_max);
     for (int i = 0; i < HERD; i++) {
         if (w[i].l)
             ck_assert_int_eq(zkl_lease_release(w[i].l), 0);
@@ -633,6 +649,7 @@ START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
     ck_assert_int_eq(zoo_create(zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     zkl_lease *l;
     take(sa, 1, &l);
+    wait_children(p, 1);
     ck_assert_int_eq(zkl_lease_guarded_set(l, data, "1", 1), 0);
     /* b waits behind a's lease */
     struct blocked w = {.s = sb, .need = 1, .timeout = 60000};
