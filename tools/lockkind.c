@@ -1,4 +1,6 @@
 /* The lock kinds of `zkl lock`: each recipe's calls under one interface. */
+#include <stdlib.h>
+
 #include "lockkind.h"
 
 static int mutex_create(zkl_client *c, const char *path, long permits, void **out)
@@ -38,3 +40,121 @@ static void mutex_destroy(void *obj)
 
 const lockkind lockkind_mutex = {"mutex",     mutex_create, mutex_acquire, mutex_release,
                                  mutex_token, mutex_node,   mutex_destroy};
+
+/* ---- read-write lock: one side each ---------------------------------------- */
+
+static int rw_create(zkl_client *c, const char *path, long permits, void **out)
+{
+    (void)permits;
+    zkl_rwlock *rw;
+    int rc = zkl_rwlock_new(c, path, &rw);
+    if (rc == 0)
+        *out = rw;
+    return rc;
+}
+
+static int read_acquire(void *obj, long timeout_ms)
+{
+    return zkl_rwlock_read_acquire(obj, timeout_ms);
+}
+
+static int read_release(void *obj)
+{
+    return zkl_rwlock_read_release(obj);
+}
+
+static int64_t read_token(void *obj)
+{
+    return zkl_rwlock_read_token(obj);
+}
+
+static const char *read_node(void *obj)
+{
+    return zkl_rwlock_read_node(obj);
+}
+
+static int write_acquire(void *obj, long timeout_ms)
+{
+    return zkl_rwlock_write_acquire(obj, timeout_ms);
+}
+
+static int write_release(void *obj)
+{
+    return zkl_rwlock_write_release(obj);
+}
+
+static int64_t write_token(void *obj)
+{
+    return zkl_rwlock_write_token(obj);
+}
+
+static const char *write_node(void *obj)
+{
+    return zkl_rwlock_write_node(obj);
+}
+
+static void rw_destroy(void *obj)
+{
+    zkl_rwlock_free(obj);
+}
+
+const lockkind lockkind_read = {"read",     rw_create, read_acquire, read_release,
+                                read_token, read_node, rw_destroy};
+const lockkind lockkind_write = {"write",     rw_create,  write_acquire, write_release,
+                                 write_token, write_node, rw_destroy};
+
+/* ---- counting semaphore: one lease ------------------------------------------ */
+
+struct sem {
+    zkl_semaphore *s;
+    zkl_lease *lease;
+};
+
+static int sem_create(zkl_client *c, const char *path, long permits, void **out)
+{
+    struct sem *x = calloc(1, sizeof *x);
+    if (x == NULL)
+        return ZKL_ENOMEM;
+    int rc = zkl_semaphore_new(c, path, (int)permits, &x->s);
+    if (rc != 0) {
+        free(x);
+        return rc;
+    }
+    *out = x;
+    return 0;
+}
+
+static int sem_acquire(void *obj, long timeout_ms)
+{
+    struct sem *x = obj;
+    return zkl_semaphore_acquire(x->s, timeout_ms, &x->lease);
+}
+
+static int sem_release(void *obj)
+{
+    struct sem *x = obj;
+    int rc = zkl_lease_release(x->lease); /* frees the lease in every case */
+    x->lease = NULL;
+    return rc;
+}
+
+static int64_t sem_token(void *obj)
+{
+    return zkl_lease_token(((struct sem *)obj)->lease);
+}
+
+static const char *sem_node(void *obj)
+{
+    return zkl_lease_node(((struct sem *)obj)->lease);
+}
+
+static void sem_destroy(void *obj)
+{
+    struct sem *x = obj;
+    /* Every lease was released by now, so the semaphore is free to go. */
+    (void)zkl_semaphore_free(x->s);
+    free(x);
+}
+
+const lockkind lockkind_semaphore = {"semaphore", sem_create, sem_acquire, sem_release,
+                                     sem_token,   sem_node,   sem_destroy};

@@ -21,6 +21,6 @@ typedef struct lockkind {
     void (*destroy)(void *obj);
 } lockkind;
 
-extern const lockkind lockkind_mutex;
+extern const lockkind lockkind_mutex, lockkind_read, lockkind_write, lockkind_semaphore;
 
 #endif

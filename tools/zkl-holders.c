@@ -15,11 +15,20 @@
 #define PROTECT_LEN 40
 #define SEQ_LEN 10
 
+/* The counting semaphore's kinds: a lease ("zkl-lease-", or
+ * "zkl-lease-x<n>-" for n at once) holds while it exists; a waiter
+ * ("zkl-wait-") waits for room. */
+#define LEASE_KIND "zkl-lease-"
+#define WAIT_KIND "zkl-wait-"
+#define LIMIT_KEY "max_leases="
+
 struct contender {
     char *name;
     char kind[32];
     char seq[SEQ_LEN + 1];
+    size_t order; /* position by sequence */
     bool holds;
+    int leases; /* a semaphore lease's count, else 0 */
     struct Stat st;
     char data[256];
     int len;
@@ -60,12 +69,40 @@ static int by_seq(const void *pa, const void *pb)
     return d != 0 ? d : strcmp(a->name, b->name);
 }
 
+static int lease_count(const char *kind)
+{
+    size_t lk = strlen(LEASE_KIND);
+    if (strncmp(kind, LEASE_KIND, lk) != 0)
+        return 0;
+    if (kind[lk] == '\0')
+        return 1;
+    char *end;
+    long n = kind[lk] == 'x' ? strtol(kind + lk + 1, &end, 10) : 0;
+    return n >= 1 && n <= 1000000000 && end[0] == '-' && end[1] == '\0' ? (int)n : 0;
+}
+
+/* Holders first, then by sequence. */
+static int by_state(const void *pa, const void *pb)
+{
+    const struct contender *a = pa, *b = pb;
+    if (a->holds != b->holds)
+        return a->holds ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
 /* Who holds, by PROTOCOL §4: a reader holds when no node of another kind
- * is ahead of it (a writer it downgraded from has its own sequence); any
- * other node holds when it is first. */
+ * is ahead of it (a writer it downgraded from has its own sequence); a
+ * semaphore's lease holds, its waiters wait; any other node holds when it
+ * is first. */
 static void mark_holders(struct contender *cs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        cs[i].order = i;
+        cs[i].leases = lease_count(cs[i].kind);
+        if (cs[i].leases > 0 || strcmp(cs[i].kind, WAIT_KIND) == 0) {
+            cs[i].holds = cs[i].leases > 0;
+            continue;
+        }
         if (!is_reader(&cs[i])) {
             cs[i].holds = i == 0;
             continue;
@@ -97,12 +134,24 @@ static int zk_exit(int zrc)
 
 /* The contenders of `path`, in order, in a new array. Returns 0 or an exit
  * code after saying why. */
-static int read_contenders(zhandle_t *zh, const char *path, struct contender **out, size_t *count)
+static int read_contenders(zhandle_t *zh, const char *path, struct contender **out, size_t *count,
+                           long *max_leases)
 {
     struct String_vector kids = {0, NULL};
-    int zrc = zoo_get_children(zh, path, 0, &kids);
     *out = NULL;
     *count = 0;
+    /* A semaphore records its limit as its node's data. */
+    char data[64];
+    int len = (int)sizeof data - 1;
+    *max_leases = -1;
+    int zrc = zoo_get(zh, path, 0, data, &len, NULL);
+    if (zrc == ZOK && len > (int)strlen(LIMIT_KEY)) {
+        data[len] = '\0';
+        if (strncmp(data, LIMIT_KEY, strlen(LIMIT_KEY)) == 0)
+            *max_leases = strtol(data + strlen(LIMIT_KEY), NULL, 10);
+    }
+    if (zrc == ZOK || zrc == ZNONODE)
+        zrc = zoo_get_children(zh, path, 0, &kids);
     if (zrc == ZNONODE)
         return 0; /* an emptied container parent: nobody contends */
     if (zrc != ZOK) {
@@ -155,6 +204,8 @@ static int read_contenders(zhandle_t *zh, const char *path, struct contender **o
     }
     qsort(cs, n, sizeof *cs, by_seq);
     mark_holders(cs, n);
+    /* A semaphore's leases are not all ahead of its waiters by sequence. */
+    qsort(cs, n, sizeof *cs, by_state);
     *out = cs;
     *count = n;
     return 0;
@@ -194,15 +245,25 @@ static void print_age(char *buf, size_t sz, int64_t ms)
         snprintf(buf, sz, "%lldd%02lldh", (long long)(s / 86400), (long long)(s / 3600 % 24));
 }
 
-static void print_table(const char *path, const struct contender *cs, size_t n)
+static void print_table(const char *path, const struct contender *cs, size_t n, long max_leases)
 {
+    if (max_leases > 0) {
+        int held = 0;
+        for (size_t i = 0; i < n; i++)
+            held += cs[i].leases;
+        printf("%s: semaphore, %d of %ld leases held\n", path, held, max_leases);
+    }
     if (n == 0) {
         printf("%s: no contenders\n", path);
         return;
     }
     int64_t now = wall_ms();
-    printf("%-3s %-5s %-9s %-10s %-20s %-8s %s\n", "#", "STATE", "KIND", "SEQ", "TOKEN", "AGE",
-           "OWNER");
+    int kw = 4;
+    for (size_t i = 0; i < n; i++)
+        if ((int)strlen(cs[i].kind) > kw)
+            kw = (int)strlen(cs[i].kind);
+    printf("%-3s %-5s %-*s %-10s %-20s %-8s %s\n", "#", "STATE", kw, "KIND", "SEQ", "TOKEN",
+           "AGE", "OWNER");
     for (size_t i = 0; i < n; i++) {
         const struct contender *x = &cs[i];
         char owner[sizeof x->data + 1], age[32];
@@ -214,8 +275,8 @@ static void print_table(const char *path, const struct contender *cs, size_t n)
         if (pid >= 0)
             snprintf(owner + strlen(owner), sizeof owner - strlen(owner), " pid %ld", pid);
         print_age(age, sizeof age, now > x->st.ctime ? now - x->st.ctime : 0);
-        printf("%-3zu %-5s %-9s %-10s %-20lld %-8s %s\n", i + 1, x->holds ? "holds" : "waits",
-               x->kind, x->seq, (long long)x->st.czxid, age, owner);
+        printf("%-3zu %-5s %-*s %-10s %-20lld %-8s %s\n", i + 1, x->holds ? "holds" : "waits",
+               kw, x->kind, x->seq, (long long)x->st.czxid, age, owner);
     }
 }
 
@@ -236,11 +297,13 @@ static void json_str(const char *s, size_t n)
     putchar('"');
 }
 
-static void print_json(const char *path, const struct contender *cs, size_t n)
+static void print_json(const char *path, const struct contender *cs, size_t n, long max_leases)
 {
     int64_t now = wall_ms();
     printf("{\"path\": ");
     json_str(path, strlen(path));
+    if (max_leases > 0)
+        printf(", \"max_leases\": %ld", max_leases);
     printf(", \"contenders\": [");
     for (size_t i = 0; i < n; i++) {
         const struct contender *x = &cs[i];
@@ -250,6 +313,8 @@ static void print_json(const char *path, const struct contender *cs, size_t n)
         printf("%s\n  {\"position\": %zu, \"holds\": %s, \"kind\": ", i ? "," : "", i + 1,
                x->holds ? "true" : "false");
         json_str(x->kind, strlen(x->kind));
+        if (x->leases > 0)
+            printf(", \"leases\": %d", x->leases);
         printf(", \"seq\": %ld, \"node\": ", strtol(x->seq, NULL, 10));
         json_str(x->name, strlen(x->name));
         printf(", \"token\": %lld, \"session\": \"0x%llx\", \"ctime_ms\": %lld, \"age_ms\": %lld",
@@ -313,14 +378,15 @@ int cli_holders(int argc, char **argv)
         return rc;
     struct contender *cs;
     size_t n;
-    rc = read_contenders(zkl_client_handle(cl), path, &cs, &n);
+    long max_leases;
+    rc = read_contenders(zkl_client_handle(cl), path, &cs, &n, &max_leases);
     zkl_client_close(cl);
     if (rc != 0)
         return rc;
     if (json)
-        print_json(path, cs, n);
+        print_json(path, cs, n, max_leases);
     else
-        print_table(path, cs, n);
+        print_table(path, cs, n, max_leases);
     for (size_t i = 0; i < n; i++)
         free(cs[i].name);
     free(cs);

@@ -1,34 +1,24 @@
 /* zkl lock: run a command while holding a ZooKeeper lock.
  *
- * The main thread takes every decision in one poll() loop over a signalfd
- * and a pipe: signals, the client's state changes (a listener writes them
- * into the pipe from the client's own thread) and the lock thread's news all
- * arrive there. The lock thread acquires and, later, releases: a hold
- * belongs to the thread that took it.
+ * The main thread waits in the event loop (tools/loop.c) and decides; the
+ * lock thread acquires and, later, releases, as a hold belongs to the
+ * thread that took it; COMMAND runs under tools/command.c.
  *
  * While waiting, a signal makes the server end the session (another handle
  * closes it by id), which ends the acquire and removes our node at once:
- * zkl has no other way to cancel a waiting acquire. */
-#include <errno.h>
-#include <fcntl.h>
+ * there is no other way to cancel a waiting acquire. */
 #include <getopt.h>
 #include <math.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "lockkind.h"
+#include "lockrun.h"
 #include "zkl/zookeeper.h"
-
-extern char **environ;
 
 #define DEFAULT_KILL_AFTER_MS 5000
 
@@ -46,91 +36,6 @@ struct lockopts {
     char **cmd; /* NULL-terminated */
     char *shcmd[4];
 };
-
-/* ---- the event loop ----------------------------------------------------- */
-
-/* What the lock thread writes into the pipe; state changes are written as
- * their enum zkl_state value, all smaller. */
-#define NEWS_BYTE 100
-
-enum { EV_NONE, EV_SIGNAL, EV_STATE, EV_NEWS };
-
-struct event {
-    int type;
-    int sig;      /* EV_SIGNAL */
-    int32_t code; /* EV_SIGNAL: si_code, SI_KERNEL for a terminal's signal */
-    int state;    /* EV_STATE */
-};
-
-struct loop {
-    int sfd;        /* signalfd */
-    int rfd, wfd;   /* the pipe */
-    unsigned char buf[64];
-    size_t head, tail;
-    sigset_t orig;  /* the mask zkl started with, for COMMAND */
-};
-
-static void notify(int wfd, unsigned char b)
-{
-    /* One byte per event; the reader also looks at the state itself, so an
-     * event lost to a full pipe (never seen in practice) changes nothing. */
-    ssize_t r = write(wfd, &b, 1);
-    (void)r;
-}
-
-static void on_state(zkl_client *c, int state, void *arg)
-{
-    (void)c;
-    notify(*(int *)arg, (unsigned char)state);
-}
-
-/* The next event, or EV_NONE once `deadline` (ms, -1 for none) passed.
- * State changes and news come before signals: when COMMAND's end and the
- * session's end arrive together, the session's end must count. */
-static void next_event(struct loop *l, int64_t deadline, struct event *ev)
-{
-    ev->type = EV_NONE;
-    for (;;) {
-        if (l->head < l->tail) {
-            unsigned char b = l->buf[l->head++];
-            ev->type = b == NEWS_BYTE ? EV_NEWS : EV_STATE;
-            ev->state = b;
-            return;
-        }
-        struct pollfd p[2] = {{l->rfd, POLLIN, 0}, {l->sfd, POLLIN, 0}};
-        int64_t left = deadline < 0 ? -1 : deadline - cli_now_ms();
-        int n = poll(p, 2, left < 0 ? (deadline < 0 ? -1 : 0) : (int)(left > 60000 ? 60000 : left));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n == 0 && deadline >= 0 && cli_now_ms() < deadline)
-                continue; /* a long deadline is waited for in slices */
-            return;
-        }
-        if (p[0].revents != 0) {
-            ssize_t r = read(l->rfd, l->buf, sizeof l->buf);
-            l->head = 0;
-            l->tail = r > 0 ? (size_t)r : 0;
-            continue;
-        }
-        struct signalfd_siginfo si;
-        if (read(l->sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-            ev->type = EV_SIGNAL;
-            ev->sig = (int)si.ssi_signo;
-            ev->code = si.ssi_code;
-            return;
-        }
-    }
-}
-
-static int64_t earliest(int64_t a, int64_t b)
-{
-    if (a < 0)
-        return b;
-    if (b < 0)
-        return a;
-    return a < b ? a : b;
-}
 
 /* ---- the lock thread ---------------------------------------------------- */
 
@@ -167,7 +72,7 @@ static void *lock_main(void *arg)
     }
     a->acquired = true;
     pthread_mutex_unlock(&a->mu);
-    notify(a->wfd, NEWS_BYTE);
+    loop_notify(a->wfd, LOOP_NEWS);
     if (rc != 0)
         return NULL;
 
@@ -180,7 +85,7 @@ static void *lock_main(void *arg)
     a->release_rc = rc;
     a->released = true;
     pthread_mutex_unlock(&a->mu);
-    notify(a->wfd, NEWS_BYTE);
+    loop_notify(a->wfd, LOOP_NEWS);
     return NULL;
 }
 
@@ -236,144 +141,6 @@ static void end_session(zkl_client *c, const char *servers)
     zookeeper_close(other);
 }
 
-/* ---- COMMAND ------------------------------------------------------------ */
-
-/* environ with ZKL_LOCK_PATH, ZKL_LOCK_NODE and ZKL_FENCING_TOKEN set. The
- * strings of environ are borrowed; free the array and its last three. */
-static char **child_env(const char *path, const char *node, int64_t token)
-{
-    static const char *const ours[] = {"ZKL_LOCK_PATH=", "ZKL_LOCK_NODE=", "ZKL_FENCING_TOKEN="};
-    size_t n = 0;
-    while (environ[n] != NULL)
-        n++;
-    char **env = calloc(n + 4, sizeof *env);
-    if (env == NULL)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool replaced = false;
-        for (size_t j = 0; j < 3; j++)
-            replaced |= strncmp(environ[i], ours[j], strlen(ours[j])) == 0;
-        if (!replaced)
-            env[k++] = environ[i];
-    }
-    int ok = asprintf(&env[k], "%s%s", ours[0], path) >= 0;
-    ok = ok && asprintf(&env[k + 1], "%s%s", ours[1], node) >= 0;
-    ok = ok && asprintf(&env[k + 2], "%s%lld", ours[2], (long long)token) >= 0;
-    if (!ok) {
-        for (size_t j = k; j < k + 3; j++)
-            free(env[j]);
-        free(env);
-        return NULL;
-    }
-    return env;
-}
-
-static void free_env(char **env)
-{
-    if (env == NULL)
-        return;
-    size_t n = 0;
-    while (env[n] != NULL)
-        n++;
-    for (size_t j = n - 3; j < n; j++)
-        free(env[j]);
-    free(env);
-}
-
-/* Start COMMAND. Returns 0, or an exit code after saying why not. */
-static int spawn_command(const struct lockopts *o, const struct loop *l, char **env, pid_t *pid)
-{
-    posix_spawnattr_t at;
-    if (posix_spawnattr_init(&at) != 0)
-        return EX_OSERR;
-    /* COMMAND gets the signal mask zkl started with, not the one zkl uses
-     * to read signals through its signalfd. */
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
-    posix_spawnattr_setsigmask(&at, &l->orig);
-    cli_fds_close_on_exec_new();
-    int rc = posix_spawnp(pid, o->cmd[0], NULL, &at, o->cmd, env);
-    posix_spawnattr_destroy(&at);
-    if (rc == 0)
-        return 0;
-    cli_err("%s: %s", o->cmd[0], strerror(rc));
-    return rc == ENOENT ? CLI_EXIT_NOTFOUND : rc == ENOMEM || rc == EAGAIN ? EX_OSERR
-                                                                           : CLI_EXIT_NOEXEC;
-}
-
-/* Run COMMAND while the lock is held and wait for its end, passing signals
- * on and ending it if the lock is lost. Returns COMMAND's exit code, or an
- * exit code of zkl's. */
-static int run_command(const struct lockopts *o, struct loop *l, struct attempt *a,
-                       int session_ms, bool *lost)
-{
-    char **env = child_env(o->path, a->node, a->token);
-    if (env == NULL) {
-        cli_err("out of memory");
-        return EX_OSERR;
-    }
-    pid_t pid;
-    int rc = spawn_command(o, l, env, &pid);
-    free_env(env);
-    if (rc != 0)
-        return rc;
-
-    /* Past a third of the session timeout without a connection, the server
-     * may already have expired the session (it counts from the last ping it
-     * heard, which can be two thirds of the timeout before the client
-     * notices): the lock is then presumed lost. */
-    int64_t grace = session_ms / 3;
-    int st = zkl_client_state(a->c);
-    int64_t suspended_since = st == ZKL_STATE_SUSPENDED ? cli_now_ms() : -1;
-    int64_t kill_at = -1;
-    const char *why = NULL;
-    int status = 0;
-    for (;;) {
-        if (!*lost && (st == ZKL_STATE_LOST || st == ZKL_STATE_CLOSED))
-            why = "the ZooKeeper session expired";
-        else if (!*lost && suspended_since >= 0 && cli_now_ms() >= suspended_since + grace)
-            why = "no connection to ZooKeeper for a third of the session timeout";
-        if (!*lost && why != NULL) {
-            *lost = true;
-            cli_err("lock %s lost (%s): terminating COMMAND (pid %ld)", o->path, why, (long)pid);
-            kill(pid, o->kill_after_ms == 0 ? SIGKILL : SIGTERM);
-            kill_at = o->kill_after_ms == 0 ? -1 : cli_now_ms() + o->kill_after_ms;
-        }
-        if (kill_at >= 0 && cli_now_ms() >= kill_at) {
-            cli_err("COMMAND (pid %ld) still runs: SIGKILL", (long)pid);
-            kill(pid, SIGKILL);
-            kill_at = -1;
-        }
-        struct event ev;
-        next_event(l, earliest(kill_at, *lost || suspended_since < 0 ? -1 : suspended_since + grace),
-                   &ev);
-        if (ev.type == EV_STATE) {
-            if (ev.state == ZKL_STATE_SUSPENDED && suspended_since < 0)
-                suspended_since = cli_now_ms();
-            else if (ev.state == ZKL_STATE_RECONNECTED)
-                suspended_since = -1;
-            st = ev.state == ZKL_STATE_LOST || ev.state == ZKL_STATE_CLOSED ? ev.state
-                                                                          : zkl_client_state(a->c);
-        } else if (ev.type == EV_SIGNAL && ev.sig == SIGCHLD) {
-            pid_t r = waitpid(pid, &status, WNOHANG);
-            if (r == pid || (r < 0 && errno == ECHILD))
-                break;
-        } else if (ev.type == EV_SIGNAL && ev.code != SI_KERNEL) {
-            /* A terminal's signal reached COMMAND already, as it went to
-             * the whole foreground process group: only pass on the others. */
-            kill(pid, ev.sig);
-        }
-    }
-    /* The session's end may be known only now. */
-    if (!*lost && zkl_client_state(a->c) == ZKL_STATE_LOST) {
-        *lost = true;
-        cli_err("lock %s lost (the ZooKeeper session expired) while COMMAND ran", o->path);
-    }
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : EX_SOFTWARE;
-}
-
 /* ---- the command -------------------------------------------------------- */
 
 static int parse(int argc, char **argv, struct lockopts *o)
@@ -425,17 +192,17 @@ static int parse(int argc, char **argv, struct lockopts *o)
                 return EX_USAGE;
             break;
         case 's':
-            o->kind = NULL; /* read-write lock: not yet */
+            o->kind = &lockkind_read;
             modes++;
             break;
         case 'x':
-            o->kind = NULL;
+            o->kind = &lockkind_write;
             modes++;
             break;
         case OPT_SEM:
             if (cli_parse_long("--semaphore", optarg, 1, 1000000, &o->permits) != 0)
                 return EX_USAGE;
-            o->kind = NULL; /* semaphore: not yet */
+            o->kind = &lockkind_semaphore;
             modes++;
             break;
         case 'S':
@@ -472,8 +239,6 @@ static int parse(int argc, char **argv, struct lockopts *o)
         return cli_usage_error("-n and -w exclude each other");
     if (modes > 1)
         return cli_usage_error("-s, -x and --semaphore exclude each other");
-    if (o->kind == NULL)
-        return cli_usage_error("-s, -x and --semaphore are not available yet");
     if (optind >= argc)
         return cli_usage_error("lock: no PATH");
     o->path = argv[optind++];
@@ -514,6 +279,51 @@ static void die(int code)
     _exit(code);
 }
 
+/* Wait for the lock thread's acquire to return. A signal meanwhile ends
+ * the session (*interrupted tells which); a second one ends zkl. */
+static void wait_acquired(struct loop *l, struct attempt *a, const char *servers, int session_ms,
+                          int *interrupted)
+{
+    int64_t retry_at = -1, give_up_at = -1;
+    while (!attempt_acquired(a)) {
+        struct event ev;
+        loop_next(l, loop_earliest(retry_at, give_up_at), &ev);
+        if (ev.type == EV_SIGNAL && ev.sig != SIGCHLD) {
+            if (*interrupted)
+                die(128 + *interrupted);
+            *interrupted = ev.sig;
+            end_session(a->c, servers);
+            retry_at = cli_now_ms() + 1000;
+            give_up_at = cli_now_ms() + session_ms + 2000;
+        } else if (give_up_at >= 0 && cli_now_ms() >= give_up_at) {
+            cli_err("could not end the session; its node goes when it expires");
+            die(128 + *interrupted);
+        } else if (retry_at >= 0 && cli_now_ms() >= retry_at) {
+            end_session(a->c, servers);
+            retry_at = cli_now_ms() + 1000;
+        }
+    }
+}
+
+/* Have the lock thread release, and wait for it, boundedly: a delete is
+ * retried until the server confirms or the session ends, which with no
+ * server in reach is only known once one is back. If it does not finish,
+ * zkl exits with `code`; the node goes when the session expires. */
+static void release(struct loop *l, struct attempt *a, const char *path, int session_ms, int code)
+{
+    attempt_release(a);
+    int64_t until = cli_now_ms() + session_ms + 2000;
+    while (!attempt_released(a) && cli_now_ms() < until) {
+        struct event ev;
+        loop_next(l, until, &ev);
+    }
+    if (!attempt_released(a)) {
+        cli_err("could not confirm the release of %s; its node goes when the session expires",
+                path);
+        die(code);
+    }
+}
+
 static int lock_and_run(const struct lockopts *o, struct loop *l)
 {
     int64_t t0 = cli_now_ms();
@@ -534,12 +344,16 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
             int64_t left = deadline - cli_now_ms();
             a.timeout_ms = left > 0 ? (long)left : 0;
         }
-        if ((rc = zkl_client_add_listener(c, on_state, &l->wfd)) != 0 ||
+        if ((rc = zkl_client_add_listener(c, loop_on_state, (void *)&l->wfd)) != 0 ||
             (rc = o->kind->create(c, o->path, o->permits, &a.obj)) != 0) {
             zkl_client_close(c);
             if (rc == ZKL_EINVAL)
                 return cli_usage_error("lock: bad PATH '%s'", o->path);
-            cli_err("%s", zkl_strerror(rc));
+            if (rc == ZKL_EMISMATCH) {
+                cli_err("%s: the semaphore's limit on the server is not %ld", o->path, o->permits);
+                return cli_exit_for(rc);
+            }
+            cli_err("%s: %s", o->path, zkl_strerror(rc));
             return cli_exit_for(rc);
         }
         if (pthread_create(&a.th, NULL, lock_main, &a) != 0) {
@@ -549,26 +363,7 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
             return EX_OSERR;
         }
 
-        /* Wait for the acquire to return. */
-        int64_t retry_at = -1, give_up_at = -1;
-        while (!attempt_acquired(&a)) {
-            struct event ev;
-            next_event(l, earliest(retry_at, give_up_at), &ev);
-            if (ev.type == EV_SIGNAL && ev.sig != SIGCHLD) {
-                if (interrupted)
-                    die(128 + interrupted); /* a second signal: no more patience */
-                interrupted = ev.sig;
-                end_session(c, o->servers);
-                retry_at = cli_now_ms() + 1000;
-                give_up_at = cli_now_ms() + session_ms + 2000;
-            } else if (give_up_at >= 0 && cli_now_ms() >= give_up_at) {
-                cli_err("could not end the session; its node goes when it expires");
-                die(128 + interrupted);
-            } else if (retry_at >= 0 && cli_now_ms() >= retry_at) {
-                end_session(c, o->servers);
-                retry_at = cli_now_ms() + 1000;
-            }
-        }
+        wait_acquired(l, &a, o->servers, session_ms, &interrupted);
         rc = a.acquire_rc;
         int code = 0;
         bool again = false;
@@ -577,8 +372,13 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
                 cli_err("acquired %s (%s) after %.3f s: token %lld, node %s", o->path,
                         o->kind->name, (double)(cli_now_ms() - t0) / 1000, (long long)a.token,
                         a.node);
+            struct command cmd = {.argv = o->cmd,
+                                  .path = o->path,
+                                  .node = a.node != NULL ? a.node : "",
+                                  .token = a.token,
+                                  .kill_after_ms = o->kill_after_ms};
             bool lost = false;
-            code = run_command(o, l, &a, session_ms, &lost);
+            code = command_run(&cmd, l, c, session_ms, &lost);
             if (lost)
                 code = (int)o->lost_code;
         } else if (interrupted) {
@@ -596,32 +396,18 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
             code = cli_exit_for(rc);
         }
 
-        if (rc == 0) {
-            /* Release, bounded: a delete is retried until the server
-             * confirms or the session ends, which with no server in reach
-             * is only known after it came back. */
-            attempt_release(&a);
-            int64_t until = cli_now_ms() + session_ms + 2000;
-            while (!attempt_released(&a) && cli_now_ms() < until) {
-                struct event ev;
-                next_event(l, until, &ev);
-            }
-            if (!attempt_released(&a)) {
-                cli_err("could not confirm the release of %s; its node goes when the session expires",
-                        o->path);
-                die(code);
-            }
-        }
+        if (rc == 0)
+            release(l, &a, o->path, session_ms, code);
         pthread_join(a.th, NULL);
         o->kind->destroy(a.obj);
         free(a.node);
         pthread_mutex_destroy(&a.mu);
         pthread_cond_destroy(&a.cv);
-        zkl_client_remove_listener(c, on_state, &l->wfd);
+        zkl_client_remove_listener(c, loop_on_state, (void *)&l->wfd);
         zkl_client_close(c);
         if (!again)
             return code;
-        l->head = l->tail = 0; /* the old session's news */
+        loop_drain(l); /* the closed session's news */
     }
 }
 
@@ -631,31 +417,11 @@ int cli_lock(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
-
-    struct loop l = {.sfd = -1, .rfd = -1, .wfd = -1};
+    struct loop l;
     cli_fds_note_inherited();
-    /* Signals are read from a signalfd, so they must be blocked in every
-     * thread: block them before the client starts its threads. SIGCHLD must
-     * not be ignored, or COMMAND's status would be thrown away. */
-    signal(SIGCHLD, SIG_DFL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGQUIT);
-    sigaddset(&set, SIGCHLD);
-    int p[2];
-    if (sigprocmask(SIG_BLOCK, &set, &l.orig) != 0 ||
-        (l.sfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0 || pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
-        cli_err("cannot set up signals: %s", strerror(errno));
-        return EX_OSERR;
-    }
-    l.rfd = p[0];
-    l.wfd = p[1];
+    if ((rc = loop_open(&l)) != 0)
+        return rc;
     rc = lock_and_run(&o, &l);
-    close(l.sfd);
-    close(l.rfd);
-    close(l.wfd);
+    loop_close(&l);
     return rc;
 }

@@ -154,6 +154,7 @@ int cli_exit_for(int err)
         return EX_USAGE;
     case ZKL_ECONNLOSS:
     case ZKL_ELOST:
+    case ZKL_ETIMEDOUT:
         return EX_UNAVAILABLE;
     case ZKL_ENOAUTH:
         return EX_NOPERM;

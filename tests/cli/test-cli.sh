@@ -18,6 +18,7 @@ ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
 [[ -x $ZKL ]] || { echo "no zkl binary at $ZKL" >&2; exit 99; }
 export ZKL_SERVERS=$ZKL_TEST_HOSTS
 root=/zkl-cli-test/$$
+zkcli=${ZKL_ZKCLI:-/usr/share/zookeeper/bin/zkCli.sh}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-cli.XXXXXX")
 pids=()
 failures=0
@@ -29,6 +30,11 @@ cleanup() {
         kill -KILL "$p" 2>/dev/null
     done
     rm -rf -- "$tmp"
+    # Lock parents are containers and go by themselves; a semaphore's node
+    # is persistent.
+    if [[ -x $zkcli ]]; then
+        "$zkcli" -server "$ZKL_TEST_HOSTS" deleteall "$root" >/dev/null 2>&1
+    fi
 }
 trap cleanup EXIT
 
@@ -266,6 +272,24 @@ test_command_is_terminated_when_the_session_expires() {
     [[ $status == 9 ]] || fail "--lost-exit-code 9 gave $status"
 }
 
+test_waiter_whose_session_expires_queues_again() {
+    local p=$root/requeue
+    start_holder rq "$p"
+    local holder=$bg
+    start_zkl lock --session-timeout 1000 "$p" touch "$tmp/rq.ran"
+    local z=$bg
+    wait_until 20 contenders_are "$p" 2 || fail "the waiter never queued"
+    kill -STOP "$z"
+    wait_until 30 contenders_are "$p" 1 || fail "the waiter's session never expired"
+    kill -CONT "$z"
+    wait_until 30 contenders_are "$p" 2 || fail "the waiter did not queue again"
+    touch "$tmp/rq.stop"
+    wait_exit 30 "$z" || fail "the waiter did not end"
+    [[ $status == 0 ]] || fail "the waiter gave $status"
+    [[ -e $tmp/rq.ran ]] || fail "the waiter never ran its command"
+    wait_exit 20 "$holder" || fail "holder did not end"
+}
+
 test_holders_lists_holder_then_waiters_in_order() {
     local p=$root/holders i
     start_holder hl "$p"
@@ -302,6 +326,98 @@ EOF
     done
     "$ZKL" holders "$p" | grep -q "no contenders" || fail "holders of a free lock"
     [[ $(contenders "$p") == 0 ]] || fail "--json of a free lock"
+}
+
+test_readers_share_and_writers_exclude() {
+    local p=$root/rw
+    start_holder r1 "$p" -s
+    local r1=$bg
+    start_holder r2 "$p" --shared
+    local r2=$bg
+    [[ -e $tmp/r1.started && -e $tmp/r2.started ]] || fail "two readers did not hold at once"
+    local rc
+    "$ZKL" lock -x -n "$p" touch "$tmp/rw.ran"
+    rc=$?
+    [[ $rc == 1 ]] || fail "a writer with -n gave $rc while readers held"
+    "$ZKL" lock -n "$p" touch "$tmp/rw.ran"
+    rc=$?
+    [[ $rc == 1 ]] || fail "a plain lock with -n gave $rc while readers held"
+    [[ ! -e $tmp/rw.ran ]] || fail "a command ran beside readers"
+    # A queued writer holds back later readers.
+    start_zkl lock --exclusive "$p" touch "$tmp/rw.writer"
+    local w=$bg
+    wait_until 20 contenders_are "$p" 3 || fail "the writer never queued"
+    "$ZKL" lock -s -n "$p" true
+    rc=$?
+    [[ $rc == 1 ]] || fail "a reader overtook a queued writer ($rc)"
+    "$ZKL" holders --json "$p" >"$tmp/rw.json" || fail "holders gave $?"
+    python3 - "$tmp/rw.json" <<'EOF' || fail "json: $(cat "$tmp/rw.json")"
+import json, sys
+cs = json.load(open(sys.argv[1]))["contenders"]
+assert [(c["kind"], c["holds"]) for c in cs] == [("__READ__", True), ("__READ__", True), ("__WRIT__", False)], cs
+EOF
+    touch "$tmp/r1.stop" "$tmp/r2.stop"
+    for rc in "$r1" "$r2" "$w"; do
+        wait_exit 30 "$rc" || fail "a process did not end"
+        [[ $status == 0 ]] || fail "a process gave $status"
+    done
+    [[ -e $tmp/rw.writer ]] || fail "the writer never ran"
+}
+
+test_plain_lock_and_reader_exclude_each_other() {
+    local p=$root/mixed rc
+    start_holder m "$p"
+    local m=$bg
+    "$ZKL" lock -s -n "$p" true
+    rc=$?
+    [[ $rc == 1 ]] || fail "a reader with -n gave $rc while a plain lock held"
+    touch "$tmp/m.stop"
+    wait_exit 20 "$m" || fail "holder did not end"
+    start_holder mr "$p" -s
+    local r=$bg
+    "$ZKL" lock -n "$p" true
+    rc=$?
+    [[ $rc == 1 ]] || fail "a plain lock with -n gave $rc while a reader held"
+    touch "$tmp/mr.stop"
+    wait_exit 20 "$r" || fail "reader did not end"
+    "$ZKL" lock -n "$p" true || fail "a plain lock on the free path gave $?"
+}
+
+test_semaphore_admits_n_at_once() {
+    local p=$root/sem rc
+    start_holder s1 "$p" --semaphore 2
+    local s1=$bg
+    start_holder s2 "$p" --semaphore 2
+    local s2=$bg
+    [[ -e $tmp/s1.started && -e $tmp/s2.started ]] || fail "two leases were not held at once"
+    "$ZKL" lock --semaphore 2 -n "$p" touch "$tmp/s3.ran"
+    rc=$?
+    [[ $rc == 1 ]] || fail "a third lease with -n gave $rc"
+    [[ ! -e $tmp/s3.ran ]] || fail "a third command ran"
+    "$ZKL" lock --semaphore 3 -n "$p" true 2>/dev/null
+    rc=$?
+    [[ $rc == 78 ]] || fail "another limit gave $rc, not 78"
+    start_zkl lock --semaphore 2 "$p" touch "$tmp/s3.ran"
+    local s3=$bg
+    wait_until 20 contenders_are "$p" 3 || fail "the third never queued"
+    "$ZKL" holders "$p" | grep -q "2 of 2 leases held" || fail "holders: $("$ZKL" holders "$p")"
+    "$ZKL" holders --json "$p" >"$tmp/sem.json" || fail "holders gave $?"
+    python3 - "$tmp/sem.json" "$s1" "$s2" "$s3" <<'EOF' || fail "json: $(cat "$tmp/sem.json")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["max_leases"] == 2
+cs = doc["contenders"]
+assert [c["holds"] for c in cs] == [True, True, False], cs
+assert [c["pid"] for c in cs] == [int(x) for x in sys.argv[2:]], cs
+assert [c.get("leases") for c in cs[:2]] == [1, 1], cs
+EOF
+    touch "$tmp/s1.stop"
+    wait_until 20 test -e "$tmp/s3.ran" || fail "the third never ran after a lease was given back"
+    touch "$tmp/s2.stop"
+    for rc in "$s1" "$s2" "$s3"; do
+        wait_exit 30 "$rc" || fail "a process did not end"
+        [[ $status == 0 ]] || fail "a process gave $status"
+    done
 }
 
 test_unavailable_servers_give_69() {

@@ -1,0 +1,74 @@
+/* The parts of `zkl lock` that run COMMAND: the event loop its main thread
+ * waits in, and COMMAND's life under the lock. Public API only. */
+#ifndef ZKL_CLI_LOCKRUN_H
+#define ZKL_CLI_LOCKRUN_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zkl.h"
+
+/* ---- the event loop (tools/loop.c) ---------------------------------------
+ *
+ * The main thread takes every decision in one poll() loop over a signalfd
+ * and a pipe: signals, the client's state changes (loop_on_state, a client
+ * listener, writes them into the pipe from the client's own thread) and the
+ * lock thread's news (LOOP_NEWS) all arrive there. */
+
+/* What the lock thread writes into the pipe; state changes are written as
+ * their enum zkl_state value, all smaller. */
+#define LOOP_NEWS 100
+
+enum { EV_NONE, EV_SIGNAL, EV_STATE, EV_NEWS };
+
+struct event {
+    int type;
+    int sig;      /* EV_SIGNAL */
+    int32_t code; /* EV_SIGNAL: si_code; SI_KERNEL for a terminal's signal */
+    int state;    /* EV_STATE */
+};
+
+struct loop {
+    int sfd;      /* signalfd of SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD */
+    int rfd, wfd; /* the pipe */
+    unsigned char buf[64];
+    size_t head, tail;
+    sigset_t orig; /* the mask zkl started with, for COMMAND */
+};
+
+/* Block the signals zkl reads (in every thread: call before any thread
+ * starts) and open the loop. Returns 0, or EX_OSERR after saying why. */
+int loop_open(struct loop *l);
+void loop_close(struct loop *l);
+/* Write one byte into the pipe; callable from any thread. */
+void loop_notify(int wfd, unsigned char b);
+/* A client listener: arg is a pointer to the pipe's write end. */
+void loop_on_state(zkl_client *c, int state, void *arg);
+/* The next event, or EV_NONE once `deadline` (ms of cli_now_ms, -1 for
+ * none) passed. The pipe's bytes come before signals. */
+void loop_next(struct loop *l, int64_t deadline, struct event *ev);
+/* Forget what is in the pipe: the news of a session that is closed. */
+void loop_drain(struct loop *l);
+/* The earlier of two deadlines, -1 standing for none. */
+int64_t loop_earliest(int64_t a, int64_t b);
+
+/* ---- COMMAND (tools/command.c) ------------------------------------------ */
+
+struct command {
+    char **argv;       /* NULL-terminated */
+    const char *path;  /* the lock's path */
+    const char *node;  /* our node */
+    int64_t token;     /* its fencing token */
+    long kill_after_ms; /* from SIGTERM to SIGKILL once the lock is lost */
+};
+
+/* Run COMMAND while the lock is held and wait for its end, passing signals
+ * on, and ending COMMAND if the lock is lost (*lost is then set). Returns
+ * COMMAND's exit code (128+N for signal N), or an exit code of zkl's when
+ * it could not be started. */
+int command_run(const struct command *cmd, struct loop *l, zkl_client *c, int session_ms,
+                bool *lost);
+
+#endif
