@@ -632,11 +632,12 @@ ZKL_EXPORT const char *zkl_lock_path(zkl_lock *l);
  * does nothing. */
 ZKL_EXPORT void zkl_lock_free(zkl_lock *l);
 
-/* Adapters: a handle, borrowing the object, whose operations are the
- * object's own (per thread for the mutex and the read-write lock). The key
- * is the lock path. Returns 0 and a new handle in *out (free with
- * zkl_lock_free before the object), ZKL_EINVAL (NULL), ZKL_ENOMEM.
- * Thread-safe. */
+/* The mutex's adapter: a handle, borrowing the mutex, whose operations are
+ * the mutex's own (per thread); the key is the lock path. Returns 0 and a
+ * new handle in *out (free with zkl_lock_free before the mutex), ZKL_EINVAL
+ * (NULL), ZKL_ENOMEM. Thread-safe. The other recipes declare their adapters
+ * in their own sections (zkl_semmutex_as_lock, zkl_rwlock_read_as_lock,
+ * zkl_rwlock_write_as_lock). */
 ZKL_EXPORT int zkl_mutex_as_lock(zkl_mutex *m, zkl_lock **out) ZKL_WARN_UNUSED;
 
 /* A multi-lock: several locks taken and released as one.
@@ -709,18 +710,22 @@ ZKL_EXPORT int zkl_multilock_new_locks(zkl_lock *const *locks, size_t n,
  * already holds the multi-lock, only its count goes up.
  * Returns 0 when every member is held, or the first member's failure with
  * nothing of the call left held: ZKL_ETIMEDOUT, ZKL_ELOST (a session ended
- * while waiting, or, on reentry, a member of the thread's hold was lost:
- * release it first), ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_EDEADLK (e.g. a write
- * side whose read side the thread holds), ZKL_ENOMEM, ZKL_EZK, or any code
- * a member of the caller's own returns; ZKL_EINVAL for NULL. Thread-safe. */
+ * while waiting; or, on reentry, a member of the thread's hold no longer
+ * reports itself held, i.e. it was lost, or for a semaphore-mutex the
+ * connection is down: the count is unchanged, release when done),
+ * ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_EDEADLK (e.g. a write side whose read side
+ * the thread holds, or a semaphore-mutex whose object already holds),
+ * ZKL_ENOMEM, ZKL_EZK, or any code a member of the caller's own returns;
+ * ZKL_EINVAL for NULL. Thread-safe. */
 ZKL_EXPORT int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms) ZKL_WARN_UNUSED;
 
-/* Release one count of the calling thread's hold. When the count reaches 0,
- * or if a member was lost (the hold then ends whatever the count), every
- * member is released, in reverse canonical order; a member's failure does
- * not stop the others. Returns 0, the first member error met (e.g.
- * ZKL_ELOST for a member lost with its session; the hold is over all the
- * same), ZKL_ENOTHELD (the calling thread holds nothing: nothing changes),
+/* Release one count of the calling thread's hold; only the last one
+ * touches the members (a lost member is reported then, and by
+ * zkl_multilock_is_held at any time). The last release releases every
+ * member, in reverse canonical order; a member's failure does not stop the
+ * others. Returns 0, the first member error met (e.g. ZKL_ELOST for a
+ * member lost with its session; the hold is over all the same),
+ * ZKL_ENOTHELD (the calling thread holds nothing: nothing changes),
  * ZKL_EINVAL (NULL). Thread-safe. */
 ZKL_EXPORT int zkl_multilock_release(zkl_multilock *ml);
 

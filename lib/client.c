@@ -35,9 +35,12 @@ int64_t zkl__now_ns(void)
 
 int64_t zkl__deadline(long timeout_ms)
 {
-    if (timeout_ms < 0)
+    int64_t now = zkl__now_ns();
+    /* A timeout too large to add (LONG_MAX, say) means forever, not a
+     * deadline that wrapped into the past. */
+    if (timeout_ms < 0 || (int64_t)timeout_ms > (ZKL__NO_DEADLINE - now) / 1000000)
         return ZKL__NO_DEADLINE;
-    return zkl__now_ns() + (int64_t)timeout_ms * 1000000;
+    return now + (int64_t)timeout_ms * 1000000;
 }
 
 int zkl__cond_init(pthread_cond_t *cv)

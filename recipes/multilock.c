@@ -200,7 +200,8 @@ int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms)
     int64_t deadline = zkl__deadline(timeout_ms);
     zkl__hold *h = my_hold(ml);
     if (h != NULL) {
-        /* Reentry: no member is touched. Members are asked without our
+        /* Reentry: no member is touched, but none may be entered unless
+         * every member is sure to be held. Members are asked without our
          * mutex held: their own locks are never taken inside ours. */
         if (!all_held(ml))
             return ZKL_ELOST;
@@ -239,21 +240,19 @@ int zkl_multilock_release(zkl_multilock *ml)
     zkl__hold *h = my_hold(ml);
     if (h == NULL)
         return ZKL_ENOTHELD;
+    /* Inner releases only count, whatever the members say: a member's
+     * is_held may answer 0 while the connection is merely down (the
+     * semaphore-mutex does), and ending the hold then would drop locks
+     * that the outer levels of the caller still count on. */
     pthread_mutex_lock(&ml->owners.mu);
-    long count = h->count;
-    pthread_mutex_unlock(&ml->owners.mu);
-    if (count > 1 && all_held(ml)) {
-        pthread_mutex_lock(&ml->owners.mu);
+    bool last = h->count <= 1;
+    if (last)
+        zkl__owners_remove(&ml->owners, h);
+    else
         h->count--;
-        pthread_mutex_unlock(&ml->owners.mu);
-        return 0;
-    }
-    /* Last count, or a member is lost: the thread's hold ends here, and
-     * every member is released, whatever fails on the way. */
-    pthread_mutex_lock(&ml->owners.mu);
-    zkl__owners_remove(&ml->owners, h);
     pthread_mutex_unlock(&ml->owners.mu);
-    return release_all(ml);
+    /* The last one releases every member, whatever fails on the way. */
+    return last ? release_all(ml) : 0;
 }
 
 int zkl_multilock_is_held(zkl_multilock *ml)

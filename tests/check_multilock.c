@@ -1,5 +1,6 @@
 /* The generic lock interface and the multi-lock against a real ZooKeeper. */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -449,6 +450,63 @@ START_TEST(test_multilock_timeout_bounds_the_whole_call)
 }
 END_TEST
 
+struct bg_acquire {
+    zkl_multilock *ml;
+    long timeout;
+    int rc, release_rc;
+};
+
+static void *bg_acquire_main(void *arg)
+{
+    struct bg_acquire *b = arg;
+    b->rc = zkl_multilock_acquire(b->ml, b->timeout);
+    b->release_rc = b->rc == 0 ? zkl_multilock_release(b->ml) : 0;
+    return NULL;
+}
+
+struct nchildren {
+    const char *path;
+    int want;
+};
+
+static bool has_nchildren(void *arg)
+{
+    struct nchildren *q = arg;
+    return tu_children(zk, q->path) == q->want;
+}
+
+START_TEST(test_multilock_huge_timeout_waits_instead_of_failing_at_once)
+{
+    char *p1 = lockpath("h1"), *p2 = lockpath("h2");
+    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    zkl_mutex *bm;
+    ck_assert_int_eq(zkl_mutex_new(b, p2, &bm), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(bm, 5000), 0);
+    const char *paths[] = {p1, p2};
+    zkl_multilock *ml;
+    ck_assert_int_eq(zkl_multilock_new(a, paths, 2, &ml), 0);
+    /* LONG_MAX ms cannot be added to a clock: it must mean "forever". */
+    struct bg_acquire bg = {ml, LONG_MAX, 1, 1};
+    pthread_t t;
+    pthread_create(&t, NULL, bg_acquire_main, &bg);
+    struct nchildren q = {p2, 2};
+    bool queued = tu_wait_until(has_nchildren, &q, 15000);
+    ck_assert_int_eq(zkl_mutex_release(bm), 0);
+    pthread_join(t, NULL);
+    ck_assert_msg(queued, "the multi-lock never queued behind the holder (rc %s)",
+                  zkl_err_name(bg.rc));
+    ck_assert_int_eq(bg.rc, 0);
+    ck_assert_int_eq(bg.release_rc, 0);
+    ck_assert_int_eq(tu_children(zk, p1), 0);
+    ck_assert_int_eq(tu_children(zk, p2), 0);
+    zkl_multilock_free(ml);
+    zkl_mutex_free(bm);
+    zkl_client_close(a);
+    zkl_client_close(b);
+    free(p1), free(p2);
+}
+END_TEST
+
 /* ---- mixed kinds ------------------------------------------------------------- */
 
 START_TEST(test_multilock_mixes_mutexes_user_locks_and_multilocks)
@@ -504,6 +562,85 @@ START_TEST(test_multilock_mixes_mutexes_user_locks_and_multilocks)
     zkl_client_close(a);
     zkl_client_close(b);
     free(x1), free(x3), free(x5);
+}
+END_TEST
+
+struct second_thread {
+    zkl_multilock *ml;
+    int acquire_rc, release_rc, held;
+};
+
+static void *second_thread_main(void *arg)
+{
+    struct second_thread *t = arg;
+    t->held = zkl_multilock_is_held(t->ml);
+    t->release_rc = zkl_multilock_release(t->ml);
+    t->acquire_rc = zkl_multilock_acquire(t->ml, 2000);
+    return NULL;
+}
+
+START_TEST(test_multilock_holds_a_semmutex_member_for_its_object)
+{
+    char *s1 = lockpath("s1"), *s2 = lockpath("s2");
+    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    zkl_semmutex *sm;
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_semmutex_new(a, s1, &sm), 0);
+    ck_assert_int_eq(zkl_mutex_new(a, s2, &m), 0);
+    struct ulock u;
+    ulock_init(&u, 3, "s3-user");
+    zkl_lock *sl = NULL;
+    ck_assert_int_eq(zkl_semmutex_as_lock(sm, &sl), 0);
+    ck_assert_str_eq(zkl_lock_path(sl), s1);
+    zkl_lock *l[3] = {ulock_handle(&u), mutex_handle(m), sl};
+    zkl_multilock *ml;
+    ck_assert_int_eq(zkl_multilock_new_locks(l, 3, &ml), 0);
+    ck_assert_int_eq(zkl_multilock_acquire(ml, 5000), 0);
+    ck_assert_int_eq(zkl_semmutex_is_held(sm), 1);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 1);
+    ck_assert_int_eq(u.held, 1);
+    ck_assert_int_eq(tu_children(zk, s1), 1);
+    ck_assert_int_eq(tu_children(zk, s2), 1);
+    /* The semaphore-mutex speaks the mutex protocol: others are kept out. */
+    zkl_semmutex *osm;
+    zkl_mutex *om;
+    ck_assert_int_eq(zkl_semmutex_new(b, s1, &osm), 0);
+    ck_assert_int_eq(zkl_mutex_new(b, s1, &om), 0);
+    ck_assert_int_eq(zkl_semmutex_acquire(osm, 0), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zkl_mutex_acquire(om, 0), ZKL_ETIMEDOUT);
+    /* Another thread of this process: the hold is not its own to release,
+     * and the object's semaphore-mutex refuses a second hold at once
+     * (ZKL_EDEADLK) rather than waiting for itself; nothing changes. */
+    struct second_thread st = {.ml = ml};
+    pthread_t t;
+    pthread_create(&t, NULL, second_thread_main, &st);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(st.held, 0);
+    ck_assert_int_eq(st.release_rc, ZKL_ENOTHELD);
+    ck_assert_int_eq(st.acquire_rc, ZKL_EDEADLK);
+    ck_assert_int_eq(zkl_multilock_is_held(ml), 1);
+    ck_assert_int_eq(tu_children(zk, s1), 1);
+    ck_assert_int_eq(tu_children(zk, s2), 1);
+    ck_assert_int_eq(zkl_multilock_release(ml), 0);
+    ck_assert_int_eq(zkl_semmutex_is_held(sm), 0);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 0);
+    ck_assert_int_eq(u.held, 0);
+    ck_assert_int_eq(tu_children(zk, s1), 0);
+    ck_assert_int_eq(tu_children(zk, s2), 0);
+    ck_assert_int_eq(zkl_semmutex_acquire(osm, 0), 0);
+    ck_assert_int_eq(zkl_semmutex_release(osm), 0);
+    zkl_multilock_free(ml);
+    for (int i = 0; i < 3; i++)
+        zkl_lock_free(l[i]);
+    ck_assert_int_eq(zkl_semmutex_as_lock(NULL, &sl), ZKL_EINVAL);
+    ulock_destroy(&u);
+    zkl_semmutex_free(sm);
+    zkl_semmutex_free(osm);
+    zkl_mutex_free(m);
+    zkl_mutex_free(om);
+    zkl_client_close(a);
+    zkl_client_close(b);
+    free(s1), free(s2);
 }
 END_TEST
 
@@ -697,7 +834,9 @@ START_TEST(test_multilock_release_keeps_going_past_a_lost_member)
     ck_assert(tu_wait_until(mutex_not_held, mz, 15000));
     ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
     ck_assert_int_eq(zkl_multilock_acquire(ml, 1000), ZKL_ELOST); /* reentry on a lost hold */
-    ck_assert_int_eq(zkl_multilock_release(ml), ZKL_ELOST);       /* whatever the depth */
+    ck_assert_int_eq(zkl_multilock_release(ml), 0);         /* depth 2 -> 1: only counts */
+    ck_assert_int_eq(tu_children(zk, pa), 1);
+    ck_assert_int_eq(zkl_multilock_release(ml), ZKL_ELOST); /* the last one releases all */
     ck_assert_int_eq(zkl_mutex_is_held(ma), 0);
     ck_assert_int_eq(zkl_mutex_is_held(mb), 0);
     ck_assert_int_eq(tu_children(zk, pa), 0);
@@ -850,7 +989,9 @@ int main(void)
     tcase_add_test(tc, test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere);
     tcase_add_test(tc, test_multilock_member_failure_releases_what_the_call_took);
     tcase_add_test(tc, test_multilock_timeout_bounds_the_whole_call);
+    tcase_add_test(tc, test_multilock_huge_timeout_waits_instead_of_failing_at_once);
     tcase_add_test(tc, test_multilock_mixes_mutexes_user_locks_and_multilocks);
+    tcase_add_test(tc, test_multilock_holds_a_semmutex_member_for_its_object);
     tcase_add_test(tc, test_nested_multilocks_with_interleaved_paths_never_deadlock);
     tcase_add_test(tc, test_multilock_is_reentrant_and_held_per_thread);
     tcase_add_test(tc, test_multilock_release_keeps_going_past_a_lost_member);
