@@ -396,8 +396,13 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
             code = cli_exit_for(rc);
         }
 
-        if (rc == 0)
+        if (rc == 0) {
             release(l, &a, o->path, session_ms, code);
+            /* A failed release leaves nothing behind: closing the session
+             * below removes the node all the same. */
+            if (o->verbose && a.release_rc != 0)
+                cli_err("releasing %s: %s", o->path, zkl_strerror(a.release_rc));
+        }
         pthread_join(a.th, NULL);
         o->kind->destroy(a.obj);
         free(a.node);
