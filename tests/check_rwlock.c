@@ -499,12 +499,18 @@ static bool requests_at_least(void *arg)
 }
 
 /* Wait until a waiter on client c has sent n requests (its create, listing
- * and watch: the watch is sent only after it decided not to hold). */
+ * and watch: the watch is sent only after it decided not to hold), and the
+ * server has answered them. The counter goes up, under the client's lock,
+ * as a request is queued on the handle; one session's requests are served
+ * in order, so a round trip queued after them on the same handle returns
+ * only once the server has set the watch. */
 static void wait_requests(zkl_client *c, uint64_t n)
 {
     struct req_wait r = {c, n};
     ck_assert_msg(tu_wait_until(requests_at_least, &r, 30000), "client sent %llu requests",
                   (unsigned long long)stats_of(c).requests);
+    struct Stat st;
+    ck_assert_int_eq(zoo_exists(zkl_client_handle(c), "/", 0, &st), ZOK);
 }
 
 START_TEST(test_rwlock_downgrade_keeps_a_queued_writer_out)
@@ -1448,7 +1454,7 @@ START_TEST(test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wa
     ck_assert_int_gt(ivs[1].acq, released);
     ck_assert_int_eq(read_counter(cnt), 1);
     /* A Curator writer holds: our reader waits for it. */
-    pid_t cw2 = spawn_curator(p, "write", 1, 1500, log, cnt);
+    pid_t cw2 = spawn_curator(p, "write", 1, 3000, log, cnt);
     struct line_wait lw = {log, "ACQ write", 2};
     ck_assert(tu_wait_until(has_lines, &lw, 60000));
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 0), ZKL_ETIMEDOUT);
