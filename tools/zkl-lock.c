@@ -127,7 +127,13 @@ static void quiet_watcher(zhandle_t *zh, int type, int state, const char *path, 
  * until the acquire returned. */
 static void end_session(zkl_client *c, const char *servers)
 {
-    zhandle_t *zh = zkl_client_handle(c); /* stable: the client never re-opens */
+    /* The client never re-opens, so its handle stays until it gives the
+     * session up (then the acquire returns by itself, and the client closes
+     * the handle: do not touch it). */
+    int st = zkl_client_state(c);
+    if (st == ZKL_STATE_LOST || st == ZKL_STATE_CLOSED)
+        return;
+    zhandle_t *zh = zkl_client_handle(c);
     const clientid_t *cid = zh != NULL ? zoo_client_id(zh) : NULL;
     if (cid == NULL || cid->client_id == 0)
         return;
