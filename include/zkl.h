@@ -179,6 +179,9 @@ typedef struct zkl_client_stats {
     uint64_t listings;      /* getChildren calls on lock paths */
     uint64_t watch_events;  /* watch events that woke a waiting contender */
     uint64_t sessions;      /* sessions opened (1 + re-opens) */
+    uint64_t recovered;     /* creates whose answer was lost (connection
+                               loss, a stalled server) and whose node was
+                               found again by its uuid */
 } zkl_client_stats;
 ZKL_EXPORT int zkl_client_get_stats(zkl_client *c, zkl_client_stats *out);
 

@@ -268,6 +268,7 @@ static void stat_done(int rc, const struct Stat *stat, const void *data)
         /* A node is ours only if our current session owns it: never adopt a
          * node of an earlier session (PITFALLS: adopting a doomed node). */
         n->token = stat->czxid;
+        c->stats.recovered++;
         if (stat->ephemeralOwner != c->sid || n->abandon) {
             send_delete(n);
             if (!n->abandon)
@@ -937,20 +938,23 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
     return err;
 }
 
-
 void zkl__queue_leave(zkl__node *n, bool wait)
 {
     zkl_client *c = n->c;
     caller_lock(c);
+    c->inside++;
     if (current(n))
         leave(n);
     pthread_mutex_unlock(&c->mu);
     caller_unlock_hlock(c);
     pthread_mutex_lock(&c->mu);
-    while (wait && current(n) && n->st != N_GONE && connected(c))
-        pthread_cond_wait(&n->cv, &c->mu);
+    int64_t grace = zkl__now_ns() + CLEANUP_GRACE_NS; /* as in zkl__queue_acquire */
+    while (wait && current(n) && n->st != N_GONE && connected(c) &&
+           zkl__cond_wait(&n->cv, &c->mu, grace) == 0)
+        ;
     n->owned = false;
     maybe_free(n);
+    leave_engine(c);
     pthread_mutex_unlock(&c->mu);
 }
 

@@ -1,0 +1,967 @@
+/* Fault tests: real processes, a real ZooKeeper ensemble, invariants checked.
+ *
+ * Run by `make check-faults`, which starts a 3-node ensemble for the whole
+ * suite (tests/with-zk.sh --nodes 3). Each test starts lock workers
+ * (tests/faults/fault-worker, or Curator's tests/interop/CuratorWorker.java),
+ * injects a fault — SIGSTOP/SIGKILL of a holder, SIGKILL of the leader,
+ * SIGSTOP of the server a client talks to — and checks the merged history
+ * with tests/history-check.py: no two holders overlap, tokens increase. Each
+ * test prints one "faults: ..." line with what it did and saw. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fenced_store.h"
+#include "testutil.h"
+#include "zkl/zookeeper.h"
+
+#ifndef ZKL_BUILDDIR
+#define ZKL_BUILDDIR "."
+#endif
+
+static zhandle_t *zk;
+static char *root;
+static char tmp[256];
+
+static void setup(void)
+{
+    zk = tu_zk();
+    root = tu_root("faults");
+    snprintf(tmp, sizeof tmp, "%s/zkl-faults.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+}
+
+static void teardown(void)
+{
+    tu_rmr(zk, root);
+    zookeeper_close(zk);
+    free(root);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmp);
+}
+
+/* Create `path` and its missing ancestors. */
+static void mkdirs(const char *path)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *s = strchr(buf + 1, '/');; s = strchr(s + 1, '/')) {
+        if (s)
+            *s = '\0';
+        int rc = zoo_create(zk, buf, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+        ck_assert_msg(rc == ZOK || rc == ZNODEEXISTS, "create %s: %d", buf, rc);
+        if (!s)
+            break;
+        *s = '/';
+    }
+}
+
+/* Diagnostics: the children of `path` with their owners. */
+static void dump_children(const char *path)
+{
+    struct String_vector kids = {0};
+    if (zoo_get_children(zk, path, 0, &kids) != ZOK)
+        return;
+    for (int i = 0; i < kids.count; i++) {
+        char full[1024];
+        struct Stat st;
+        snprintf(full, sizeof full, "%s/%s", path, kids.data[i]);
+        if (zoo_exists(zk, full, 0, &st) == ZOK)
+            fprintf(stderr, "  child %s owner %llx czxid %lld\n", kids.data[i],
+                    (unsigned long long)st.ephemeralOwner, (long long)st.czxid);
+    }
+    deallocate_String_vector(&kids);
+}
+
+static char *lockpath(const char *leaf)
+{
+    char *p = malloc(strlen(root) + strlen(leaf) + 2);
+    sprintf(p, "%s/%s", root, leaf);
+    return p;
+}
+
+static char *tmpfile_path(const char *leaf)
+{
+    char *p = malloc(strlen(tmp) + strlen(leaf) + 2);
+    sprintf(p, "%s/%s", tmp, leaf);
+    return p;
+}
+
+static int64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* ---- the ensemble --------------------------------------------------------- */
+
+/* Run "$ZKL_HARNESS ARGS" (printf-style), capture its first output line. */
+static int harness(char *out, size_t outlen, const char *fmt, ...)
+{
+    const char *h = getenv("ZKL_HARNESS"), *dir = getenv("ZKL_TEST_ZKDIR");
+    ck_assert_msg(h && dir, "ZKL_HARNESS/ZKL_TEST_ZKDIR not set: run through make check-faults");
+    char args[512], cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", h, args);
+    /* %D in args stands for the harness directory. */
+    char *d = strstr(cmd, "%D");
+    if (d) {
+        char rest[1024];
+        snprintf(rest, sizeof rest, "%s", d + 2);
+        snprintf(d, sizeof cmd - (size_t)(d - cmd), "'%s'%s", dir, rest);
+    }
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    char line[512] = "";
+    if (fgets(line, sizeof line, p) == NULL)
+        line[0] = '\0';
+    char drain[512];
+    while (fgets(drain, sizeof drain, p))
+        ;
+    int st = pclose(p);
+    line[strcspn(line, "\n")] = '\0';
+    if (out)
+        snprintf(out, outlen, "%s", line);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+}
+
+static int ensemble_nodes(void)
+{
+    const char *dir = getenv("ZKL_TEST_ZKDIR");
+    ck_assert_msg(dir != NULL, "ZKL_TEST_ZKDIR not set: run through make check-faults");
+    char p[512];
+    snprintf(p, sizeof p, "%s/nodes", dir);
+    FILE *f = fopen(p, "r");
+    int n = 0;
+    if (f) {
+        if (fscanf(f, "%d", &n) != 1)
+            n = 0;
+        fclose(f);
+    }
+    return n;
+}
+
+static void need_three_nodes(void)
+{
+    ck_assert_msg(ensemble_nodes() == 3,
+                  "this test needs a 3-node ensemble: run it with make check-faults "
+                  "(tests/with-zk.sh --nodes 3)");
+}
+
+static int leader(void)
+{
+    char out[64];
+    ck_assert_int_eq(harness(out, sizeof out, "leader %%D"), 0);
+    return atoi(out);
+}
+
+static void node_host(int i, char *out, size_t len)
+{
+    ck_assert_int_eq(harness(out, len, "host %%D %d", i), 0);
+}
+
+/* ---- processes ------------------------------------------------------------- */
+
+#define MAXARG 40
+
+static const char *worker_path(void)
+{
+    return ZKL_BUILDDIR "/tests/faults/fault-worker";
+}
+
+/* Start argv[0] with the rest; stdout to a pipe if out_fd. */
+static pid_t spawn(const char *const argv[], int *out_fd)
+{
+    int fds[2] = {-1, -1};
+    if (out_fd)
+        ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (out_fd) {
+            dup2(fds[1], 1);
+            close(fds[0]);
+            close(fds[1]);
+        }
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    if (out_fd) {
+        close(fds[1]);
+        *out_fd = fds[0];
+    }
+    return pid;
+}
+
+/* Wait for pid up to timeout_ms; kill it if it is still there. Returns the
+ * wait status, or -1 if it had to be killed. */
+static int reap(pid_t pid, int timeout_ms)
+{
+    int64_t end = tu_now_ms() + timeout_ms;
+    int st;
+    for (;;) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return st;
+        if (tu_now_ms() >= end) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return -1;
+        }
+        sleep_ms(20);
+    }
+}
+
+static void append_line(const char *path, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, line, (size_t)n), n);
+    close(fd);
+}
+
+static int count_prefix(const char *path, const char *prefix)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        n += strncmp(line, prefix, strlen(prefix)) == 0;
+    fclose(f);
+    return n;
+}
+
+static long read_counter(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long v = 0;
+    if (f) {
+        if (fscanf(f, "%ld", &v) != 1)
+            v = 0;
+        fclose(f);
+    }
+    return v;
+}
+
+/* Run the history checker over the logs; its summary goes to `summary`.
+ * Returns its exit status. */
+static int check_history(char *summary, size_t len, const char *logs)
+{
+    char cmd[2048];
+    const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+    snprintf(cmd, sizeof cmd, "%s '%s/tests/history-check.py' %s 2>&1", py, ZKL_SRCDIR, logs);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    char line[1024];
+    summary[0] = '\0';
+    while (fgets(line, sizeof line, p)) {
+        if (summary[0] == '\0') {
+            size_t n = strlen(line) < len ? strlen(line) : len - 1;
+            memcpy(summary, line, n);
+            summary[n] = '\0';
+        }
+        fputs(line, stderr);
+    }
+    int st = pclose(p);
+    summary[strcspn(summary, "\n")] = '\0';
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+}
+
+struct children_want {
+    const char *path;
+    int n;
+    zhandle_t *zh; /* NULL: the test's own handle */
+};
+
+/* Exactly n children, as read by a connected handle (an error is no answer). */
+static bool children_are(void *arg)
+{
+    struct children_want *w = arg;
+    struct String_vector kids = {0};
+    int rc = zoo_get_children(w->zh ? w->zh : zk, w->path, 0, &kids);
+    if (rc == ZNONODE)
+        return w->n == 0;
+    if (rc != ZOK)
+        return false;
+    int n = kids.count;
+    deallocate_String_vector(&kids);
+    return n == w->n;
+}
+
+static void quiet_watcher(zhandle_t *h, int type, int state, const char *path, void *ctx)
+{
+    (void)h, (void)type, (void)state, (void)path, (void)ctx;
+}
+
+/* A raw handle to the given servers only, connected. The leader serves the
+ * latest committed state: checks made through it never read a lagging or
+ * stalled follower. */
+static zhandle_t *handle_to(const char *hosts)
+{
+    zhandle_t *h = zookeeper_init(hosts, quiet_watcher, 20000, NULL, NULL, 0);
+    ck_assert_ptr_nonnull(h);
+    int64_t end = tu_now_ms() + 15000;
+    while (zoo_state(h) != ZOO_CONNECTED_STATE && tu_now_ms() < end)
+        sleep_ms(2);
+    ck_assert_int_eq(zoo_state(h), ZOO_CONNECTED_STATE);
+    return h;
+}
+
+/* ---- 1. a paused holder ---------------------------------------------------- */
+
+START_TEST(test_paused_holder_learns_loss_and_its_writes_are_refused)
+{
+    char *p = lockpath("paused");
+    char *data = lockpath("data");
+    char *store = tmpfile_path("store"), *log = tmpfile_path("log");
+    mkdirs(root);
+    ck_assert_int_eq(zoo_create(zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    const char *argv[] = {(char *)worker_path(), "--mode", "pause-holder", "--servers",
+                    (char *)tu_hosts(), "--path", p, "--log-file", log, "--fence-file", store,
+                    "--data-node", data, "--session-ms", "2000", NULL};
+    int out;
+    pid_t a = spawn(argv, &out);
+    FILE *af = fdopen(out, "r");
+    char line[512];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, af));
+    long long a_token = 0;
+    ck_assert_int_eq(sscanf(line, "HELD %lld", &a_token), 1);
+    /* Let A work a little, then stop it mid-work. */
+    char *writes = store;
+    int64_t end = tu_now_ms() + 10000;
+    while (fenced_store_fence(writes) == 0 && tu_now_ms() < end)
+        sleep_ms(5);
+    sleep_ms(100);
+    ck_assert_int_eq(kill(a, SIGSTOP), 0);
+    int64_t stopped = tu_now_ms();
+
+    /* B takes the lock once A's session expired on the server. */
+    zkl_client *b = tu_client(10000);
+    zkl_mutex *mb;
+    ck_assert_int_eq(zkl_mutex_new(b, p, &mb), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(mb, 20000), 0);
+    int64_t b_token = zkl_mutex_token(mb);
+    ck_assert_int_gt(b_token, a_token);
+    append_line(log, "ACQ mutex B/1 %lld %lld\n", (long long)realtime_ns(), (long long)b_token);
+    ck_assert_int_eq(fenced_store_write(store, b_token, "B", "B-1"), 0);
+    ck_assert_int_eq(zkl_mutex_guarded_set(mb, data, "B-1", 3), 0);
+
+    /* A wakes up, believing it holds. */
+    ck_assert_int_eq(kill(a, SIGCONT), 0);
+    int64_t paused_ms = tu_now_ms() - stopped;
+    char done[512] = "";
+    while (fgets(line, sizeof line, af))
+        if (strncmp(line, "DONE", 4) == 0)
+            snprintf(done, sizeof done, "%s", line);
+    fclose(af);
+    int st = reap(a, 30000);
+    ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "A failed: %d", st);
+    int rel = 0, lostcb = 0, stale = 0, gok = -1, fok = -1;
+    char states[256] = "";
+    ck_assert_msg(sscanf(done, "DONE release=%d lostcb=%d states=%255s stale=%d "
+                               "guarded_ok_after_gap=%d fenced_ok_after_gap=%d",
+                         &rel, &lostcb, states, &stale, &gok, &fok) == 6,
+                  "A said: %s", done);
+    ck_assert_int_eq(rel, ZKL_ELOST);        /* release: the hold was lost */
+    ck_assert_int_eq(lostcb, 1);             /* the per-lock callback fired once */
+    ck_assert_msg(strstr(states, "lost") != NULL, "A's states: %s", states);
+    ck_assert_int_ge(stale, 1);              /* the store refused A's token */
+    ck_assert_int_eq(fok, 0);                /* ... every time after the pause */
+    ck_assert_int_eq(gok, 0);                /* no guarded write of A got through */
+
+    /* B writes again and releases: its data is what stays. */
+    ck_assert_int_eq(fenced_store_write(store, b_token, "B", "B-2"), 0);
+    ck_assert_int_eq(zkl_mutex_guarded_set(mb, data, "B-2", 3), 0);
+    append_line(log, "REL mutex B/1 %lld %lld\n", (long long)realtime_ns(), (long long)b_token);
+    ck_assert_int_eq(zkl_mutex_release(mb), 0);
+    char buf[16];
+    int len = sizeof buf - 1;
+    ck_assert_int_eq(zoo_get(zk, data, 0, buf, &len, NULL), ZOK);
+    buf[len] = '\0';
+    ck_assert_str_eq(buf, "B-2");
+    /* The store's journal: after B's first line, no line of a lower token. */
+    FILE *sf = fopen(store, "r");
+    ck_assert_ptr_nonnull(sf);
+    int seen_b = 0, a_lines = 0, late = 0;
+    while (fgets(line, sizeof line, sf)) {
+        long long t;
+        char who[32];
+        if (sscanf(line, "%lld %31s", &t, who) != 2)
+            continue; /* the header */
+        if (strcmp(who, "B") == 0)
+            seen_b = 1;
+        else
+            a_lines++;
+        if (seen_b && t < b_token)
+            late++;
+    }
+    fclose(sf);
+    ck_assert_int_eq(late, 0);
+    ck_assert_int_gt(a_lines, 0);
+    ck_assert_int_eq(fenced_store_fence(store), b_token);
+    /* A's ACQ..LOST overlaps B in wall time (that is the point: A could not
+     * know), so the history check runs on B's line and the writes above. */
+    fprintf(stderr, "faults: pause: A held token %lld, stopped %lld ms, B got token %lld; "
+                    "A: release %s, lost callback %d, states %s, %d stale writes refused, "
+                    "0 of A's writes after the pause applied, 0 violations\n",
+            a_token, (long long)paused_ms, (long long)b_token, zkl_err_name(rel), lostcb, states,
+            stale);
+    struct children_want w = {p, 0};
+    ck_assert(tu_wait_until(children_are, &w, 10000));
+    zkl_mutex_free(mb);
+    zkl_client_close(b);
+    free(store);
+    free(log);
+    free(data);
+    free(p);
+}
+END_TEST
+
+/* ---- 2. holders killed at random ------------------------------------------ */
+
+START_TEST(test_killed_holders_never_overlap_and_leave_no_node)
+{
+    enum { WORKERS = 4, RUN_MS = 16000 };
+    char *p = lockpath("killed");
+    char *log = tmpfile_path("log"), *counter = tmpfile_path("counter"),
+         *store = tmpfile_path("store"), *stop = tmpfile_path("stop");
+    const char *argv[] = {(char *)worker_path(), "--servers", (char *)tu_hosts(), "--path", p,
+                    "--log-file", log, "--counter-file", counter, "--fence-file", store,
+                    "--stop-file", stop, "--hold-ms", "3", "--session-ms", "1500", NULL};
+    pid_t w[WORKERS];
+    for (int i = 0; i < WORKERS; i++)
+        w[i] = spawn(argv, NULL);
+    unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+    int kills = 0, respawns = 0;
+    int64_t end = tu_now_ms() + RUN_MS;
+    while (tu_now_ms() < end) {
+        sleep_ms(300 + rand_r(&seed) % 1200);
+        int i = (int)(rand_r(&seed) % WORKERS);
+        int st;
+        if (waitpid(w[i], &st, WNOHANG) == w[i])
+            ck_abort_msg("worker %d ended by itself: %d", (int)w[i], st);
+        kill(w[i], SIGKILL);
+        waitpid(w[i], &st, 0);
+        append_line(log, "KILL - %ld %lld\n", (long)w[i], (long long)realtime_ns());
+        kills++;
+        w[i] = spawn(argv, NULL);
+        respawns++;
+    }
+    append_line(stop, "stop\n");
+    for (int i = 0; i < WORKERS; i++) {
+        int st = reap(w[i], 60000);
+        ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "worker %d: %d",
+                      (int)w[i], st);
+    }
+    char summary[256];
+    int rc = check_history(summary, sizeof summary, log);
+    ck_assert_msg(rc == 0, "history: %s", summary);
+    int acq = count_prefix(log, "ACQ"), rel = count_prefix(log, "REL");
+    long cnt = read_counter(counter);
+    /* A killed holder may die before or after its increment. */
+    ck_assert_int_ge(cnt, rel);
+    ck_assert_int_le(cnt, acq);
+    ck_assert_int_gt(rel, 20); /* the lock kept being granted */
+    /* Once the killed sessions expired, nothing is left. */
+    struct children_want cw = {p, 0};
+    ck_assert(tu_wait_until(children_are, &cw, 15000));
+    fprintf(stderr, "faults: kill: %d workers, %d SIGKILLs (+%d respawns) in %d s, "
+                    "%d acquisitions, %d releases, counter %ld; %s; no node left\n",
+            WORKERS, kills, respawns, RUN_MS / 1000, acq, rel, cnt, summary);
+    free(log);
+    free(counter);
+    free(store);
+    free(stop);
+    free(p);
+}
+END_TEST
+
+/* ---- 3. the leader dies under load ----------------------------------------- */
+
+START_TEST(test_leader_failover_keeps_mutual_exclusion)
+{
+    need_three_nodes();
+    enum { LOCKS = 2, PER_LOCK = 3 };
+    char *path[LOCKS], *log[LOCKS], *counter[LOCKS];
+    char *stop = tmpfile_path("stop");
+    pid_t w[LOCKS][PER_LOCK];
+    for (int l = 0; l < LOCKS; l++) {
+        char leaf[32];
+        snprintf(leaf, sizeof leaf, "lock%d", l);
+        path[l] = lockpath(leaf);
+        snprintf(leaf, sizeof leaf, "log%d", l);
+        log[l] = tmpfile_path(leaf);
+        snprintf(leaf, sizeof leaf, "counter%d", l);
+        counter[l] = tmpfile_path(leaf);
+        const char *argv[] = {(char *)worker_path(), "--servers", (char *)tu_hosts(), "--path",
+                        path[l], "--log-file", log[l], "--counter-file", counter[l],
+                        "--stop-file", stop, "--hold-ms", "2", "--session-ms", "8000",
+                        "--acquire-timeout-ms", "60000", NULL};
+        for (int i = 0; i < PER_LOCK; i++)
+            w[l][i] = spawn(argv, NULL);
+    }
+    /* Work goes on, then the leader dies. */
+    int64_t end = tu_now_ms() + 30000;
+    while ((count_prefix(log[0], "REL") < 20 || count_prefix(log[1], "REL") < 20) &&
+           tu_now_ms() < end)
+        sleep_ms(50);
+    int before[LOCKS] = {count_prefix(log[0], "ACQ"), count_prefix(log[1], "ACQ")};
+    ck_assert_int_ge(before[0], 20);
+    int old = leader();
+    ck_assert_int_eq(harness(NULL, 0, "kill-node %%D %d", old), 0);
+    int64_t killed_at = tu_now_ms();
+    /* After the election, both locks are granted again. */
+    end = tu_now_ms() + 45000;
+    while ((count_prefix(log[0], "REL") < before[0] + 20 ||
+            count_prefix(log[1], "REL") < before[1] + 20) &&
+           tu_now_ms() < end)
+        sleep_ms(50);
+    int64_t resumed_ms = tu_now_ms() - killed_at;
+    int after[LOCKS] = {count_prefix(log[0], "ACQ") - before[0],
+                        count_prefix(log[1], "ACQ") - before[1]};
+    int now_leader = leader();
+    /* Bring the node back for the tests after this one. */
+    ck_assert_int_eq(harness(NULL, 0, "start-node %%D %d", old), 0);
+    ck_assert_int_eq(harness(NULL, 0, "wait-ready %%D 60"), 0);
+    append_line(stop, "stop\n");
+    for (int l = 0; l < LOCKS; l++)
+        for (int i = 0; i < PER_LOCK; i++) {
+            int st = reap(w[l][i], 60000);
+            ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "worker %d: %d",
+                          (int)w[l][i], st);
+        }
+    ck_assert_int_ge(after[0], 20);
+    ck_assert_int_ge(after[1], 20);
+    ck_assert_int_ne(now_leader, old);
+    int total = 0;
+    for (int l = 0; l < LOCKS; l++) {
+        char summary[256];
+        int rc = check_history(summary, sizeof summary, log[l]);
+        ck_assert_msg(rc == 0, "lock %d: %s", l, summary);
+        int rel = count_prefix(log[l], "REL");
+        ck_assert_int_eq(read_counter(counter[l]), rel); /* exact: nobody was killed */
+        struct children_want cw = {path[l], 0};
+        ck_assert(tu_wait_until(children_are, &cw, 15000));
+        total += count_prefix(log[l], "ACQ");
+        fprintf(stderr, "faults: failover lock %d: %s; counter %ld exact\n", l, summary,
+                read_counter(counter[l]));
+    }
+    fprintf(stderr, "faults: failover: %d workers on %d locks, leader %d SIGKILLed, new leader %d, "
+                    "%d+%d acquisitions after the kill (20 each within %lld ms), "
+                    "%d acquisitions in all, 0 violations, no node left\n",
+            LOCKS * PER_LOCK, LOCKS, old, now_leader, after[0], after[1], (long long)resumed_ms,
+            total);
+    for (int l = 0; l < LOCKS; l++) {
+        free(path[l]);
+        free(log[l]);
+        free(counter[l]);
+    }
+    free(stop);
+}
+END_TEST
+
+/* ---- 4. a connection drop without expiry ----------------------------------- */
+
+struct seen {
+    pthread_mutex_t mu;
+    int states[32];
+    int n;
+};
+
+static void record_state(zkl_client *c, int st, void *arg)
+{
+    (void)c;
+    struct seen *s = arg;
+    pthread_mutex_lock(&s->mu);
+    if (s->n < 32)
+        s->states[s->n++] = st;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static bool saw_reconnected(void *arg)
+{
+    struct seen *s = arg;
+    pthread_mutex_lock(&s->mu);
+    bool susp = false, rec = false;
+    for (int i = 0; i < s->n; i++) {
+        susp |= s->states[i] == ZKL_STATE_SUSPENDED;
+        rec |= susp && s->states[i] == ZKL_STATE_RECONNECTED;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rec;
+}
+
+static bool saw_suspended(void *arg)
+{
+    struct seen *s = arg;
+    pthread_mutex_lock(&s->mu);
+    bool susp = false;
+    for (int i = 0; i < s->n; i++)
+        susp |= s->states[i] == ZKL_STATE_SUSPENDED;
+    pthread_mutex_unlock(&s->mu);
+    return susp;
+}
+
+static bool saw_state(struct seen *s, int st)
+{
+    pthread_mutex_lock(&s->mu);
+    bool r = false;
+    for (int i = 0; i < s->n; i++)
+        r |= s->states[i] == st;
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
+struct waiter {
+    zkl_mutex *m;
+    long timeout;
+    int rc;
+    int64_t took_ms;
+    char node[512];
+    int64_t token;
+    int release_rc;
+};
+
+static void *waiter_main(void *arg)
+{
+    struct waiter *w = arg;
+    int64_t t0 = tu_now_ms();
+    w->rc = zkl_mutex_acquire(w->m, w->timeout);
+    w->took_ms = tu_now_ms() - t0;
+    if (w->rc == 0) {
+        snprintf(w->node, sizeof w->node, "%s", zkl_mutex_node(w->m));
+        w->token = zkl_mutex_token(w->m);
+        w->release_rc = zkl_mutex_release(w->m);
+    }
+    return NULL;
+}
+
+/* The index of the node `c` is connected to, or 0. */
+static int server_of(zkl_client *c)
+{
+    const char *cur = zoo_get_current_server(zkl_client_handle(c));
+    for (int i = 1; cur && i <= 3; i++) {
+        char h[64];
+        node_host(i, h, sizeof h);
+        if (strcmp(h, cur) == 0)
+            return i;
+    }
+    return 0;
+}
+
+/* A round trip, so the session was touched just now. */
+static void touch(zkl_client *c)
+{
+    struct Stat st;
+    zoo_exists(zkl_client_handle(c), "/", 0, &st);
+}
+
+static char *other_child(zhandle_t *zh, const char *path, const char *not_this)
+{
+    struct String_vector kids = {0};
+    char *r = NULL;
+    if (zoo_get_children(zh, path, 0, &kids) == ZOK) {
+        for (int i = 0; i < kids.count; i++)
+            if (!not_this || strcmp(kids.data[i], not_this) != 0)
+                r = strdup(kids.data[i]);
+        deallocate_String_vector(&kids);
+    }
+    return r;
+}
+
+START_TEST(test_connection_drop_keeps_the_hold_and_the_waiters_place)
+{
+    need_three_nodes();
+    int lead = leader();
+    int f1 = lead == 1 ? 2 : 1, f2 = 6 - lead - f1;
+    char h1[64], h2[64], hosts[160];
+    node_host(f1, h1, sizeof h1);
+    node_host(f2, h2, sizeof h2);
+    snprintf(hosts, sizeof hosts, "%s,%s", h1, h2);
+    char lhost[64];
+    node_host(lead, lhost, sizeof lhost);
+    zhandle_t *zl = handle_to(lhost);
+    char *p = lockpath("drop");
+    char *data = lockpath("data");
+    mkdirs(root);
+    ck_assert_int_eq(zoo_create(zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    zkl_client *h, *wc;
+    ck_assert_int_eq(zkl_client_open(hosts, 8000, &h), 0);
+    ck_assert_int_eq(zkl_client_open(hosts, 8000, &wc), 0);
+    struct seen hs = {.mu = PTHREAD_MUTEX_INITIALIZER}, ws = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    ck_assert_int_eq(zkl_client_add_listener(h, record_state, &hs), 0);
+    ck_assert_int_eq(zkl_client_add_listener(wc, record_state, &ws), 0);
+    zkl_mutex *mh, *mw;
+    ck_assert_int_eq(zkl_mutex_new(h, p, &mh), 0);
+    ck_assert_int_eq(zkl_mutex_new(wc, p, &mw), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(mh, 10000), 0);
+    int64_t tok = zkl_mutex_token(mh);
+    char hnode[512];
+    snprintf(hnode, sizeof hnode, "%s", zkl_mutex_node(mh));
+    int64_t hsid = zkl_client_session_id(h), wsid = zkl_client_session_id(wc);
+    struct waiter w = {.m = mw, .timeout = 60000};
+    pthread_t t;
+    pthread_create(&t, NULL, waiter_main, &w);
+    struct children_want two = {p, 2, zl}, none = {p, 0, zl};
+    ck_assert(tu_wait_until(children_are, &two, 10000));
+    char *wnode = other_child(zl, p, strrchr(hnode, '/') + 1);
+    ck_assert_ptr_nonnull(wnode);
+
+    int srv = server_of(h);
+    ck_assert_msg(srv == f1 || srv == f2, "holder on node %d", srv);
+    int wsrv = server_of(wc);
+    touch(h);
+    touch(wc);
+    ck_assert_int_eq(harness(NULL, 0, "pause-node %%D %d", srv), 0);
+    int64_t paused_at = tu_now_ms();
+    bool ok = tu_wait_until(saw_reconnected, &hs, 20000);
+    int64_t took = tu_now_ms() - paused_at;
+    ck_assert_int_eq(harness(NULL, 0, "resume-node %%D %d", srv), 0);
+    ck_assert_msg(ok, "the holder did not reconnect");
+    if (wsrv == srv)
+        ck_assert(tu_wait_until(saw_reconnected, &ws, 20000));
+
+    /* Same session, same hold, same place in the queue. */
+    ck_assert_int_eq(zkl_client_session_id(h), hsid);
+    ck_assert_int_eq(zkl_client_session_id(wc), wsid);
+    ck_assert(!saw_state(&hs, ZKL_STATE_LOST));
+    ck_assert_int_eq(zkl_mutex_is_held(mh), 1);
+    ck_assert_int_eq(zkl_mutex_token(mh), tok);
+    ck_assert_str_eq(zkl_mutex_node(mh), hnode);
+    ck_assert_int_eq(zkl_mutex_guarded_set(mh, data, "H", 1), 0);
+    ck_assert_int_eq(tu_children(zl, p), 2);
+    char *still = other_child(zl, p, strrchr(hnode, '/') + 1);
+    ck_assert_ptr_nonnull(still);
+    ck_assert_str_eq(still, wnode);
+    ck_assert_int_eq(zkl_mutex_release(mh), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(w.rc, 0);
+    ck_assert_str_eq(strrchr(w.node, '/') + 1, wnode); /* it got the lock on its old node */
+    ck_assert_int_gt(w.token, tok);
+    ck_assert_int_eq(w.release_rc, 0);
+    ck_assert(tu_wait_until(children_are, &none, 10000));
+    fprintf(stderr, "faults: drop: node %d (follower) paused, holder back as reconnected in "
+                    "%lld ms with the same session, node and token; waiter on node %d kept "
+                    "%s and then got the lock; 0 violations\n",
+            srv, (long long)took, wsrv, wnode);
+    free(still);
+    free(wnode);
+    zkl_mutex_free(mh);
+    zkl_mutex_free(mw);
+    zkl_client_close(h);
+    zkl_client_close(wc);
+    zookeeper_close(zl);
+    free(data);
+    free(p);
+}
+END_TEST
+
+/* ---- 5. a stalled request --------------------------------------------------- */
+
+START_TEST(test_stalled_create_is_found_again_and_leaves_no_orphan)
+{
+    need_three_nodes();
+    int lead = leader();
+    int f = lead == 1 ? 2 : 1;
+    char host[64], lhost[64];
+    node_host(f, host, sizeof host);
+    node_host(lead, lhost, sizeof lhost);
+    zhandle_t *zl = handle_to(lhost);
+    char *p = lockpath("stalled");
+    /* The client talks to one follower only, so it cannot escape the stall.
+     * Its session timeout (6 s) makes it give up on the connection after 4 s
+     * of silence, before the leader drops the paused follower (syncLimit,
+     * 5 s): resumed at once, the follower then still applies the create it
+     * had buffered, whose answer the client never gets. */
+    zkl_client *c;
+    ck_assert_int_eq(zkl_client_open(host, 6000, &c), 0);
+    struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    ck_assert_int_eq(zkl_client_add_listener(c, record_state, &s), 0);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    int64_t sid = zkl_client_session_id(c);
+    zkl_client_stats st0;
+    zkl_client_get_stats(c, &st0);
+
+    /* (a) A generous deadline: the acquire rides through the stall. */
+    touch(c);
+    ck_assert_int_eq(harness(NULL, 0, "pause-node %%D %d", f), 0);
+    struct waiter w = {.m = m, .timeout = 30000};
+    pthread_t t;
+    pthread_create(&t, NULL, waiter_main, &w);
+    /* The create sits unanswered until libzookeeper_mt gives up on the
+     * connection (ZOPERATIONTIMEOUT, 2/3 of the session timeout). */
+    bool susp = tu_wait_until(saw_suspended, &s, 15000);
+    ck_assert_int_eq(harness(NULL, 0, "resume-node %%D %d", f), 0);
+    ck_assert_msg(susp, "the client never noticed the stall");
+    pthread_join(t, NULL);
+    ck_assert_msg(w.rc == 0, "acquire: %s", zkl_err_name(w.rc));
+    ck_assert_int_lt(w.took_ms, 30000);
+    ck_assert_int_eq(zkl_client_session_id(c), sid);
+    /* Released by the thread, and nothing else is left (the raw handle may
+     * itself be reconnecting after the stall: ask until it answers). */
+    struct children_want none = {p, 0, zl}, one = {p, 1, zl};
+    if (!tu_wait_until(children_are, &none, 10000)) {
+        fprintf(stderr, "stall (a): session %llx, node held was %s\n", (unsigned long long)sid,
+                w.node);
+        dump_children(p);
+        ck_abort_msg("a node was left behind");
+    }
+    int64_t took_a = w.took_ms;
+    zkl_client_stats sta;
+    zkl_client_get_stats(c, &sta);
+
+    /* (b) A short deadline: the call returns in time, and whatever the
+     * server does with the create later is cleaned up. */
+    s.n = 0;
+    touch(c);
+    ck_assert_int_eq(harness(NULL, 0, "pause-node %%D %d", f), 0);
+    struct waiter w2 = {.m = m, .timeout = 1500};
+    pthread_create(&t, NULL, waiter_main, &w2);
+    pthread_join(t, NULL);
+    susp = tu_wait_until(saw_suspended, &s, 15000);
+    ck_assert_int_eq(harness(NULL, 0, "resume-node %%D %d", f), 0);
+    ck_assert_msg(susp, "the client never noticed the stall");
+    ck_assert_int_eq(w2.rc, ZKL_ETIMEDOUT);
+    ck_assert_int_lt(w2.took_ms, 1500 + 1000);
+    ck_assert(tu_wait_until(saw_reconnected, &s, 20000));
+    ck_assert(tu_wait_until(children_are, &none, 15000));
+    ck_assert_int_eq(zkl_client_session_id(c), sid);
+    /* The lock still works on the same session. */
+    ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
+    ck_assert(tu_wait_until(children_are, &one, 10000));
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    ck_assert(tu_wait_until(children_are, &none, 10000));
+    zkl_client_stats st1;
+    zkl_client_get_stats(c, &st1);
+    fprintf(stderr, "faults: stall: follower %d paused twice past the request timeout; "
+                    "acquire (30 s) held after %lld ms, acquire (1.5 s) timed out after %lld ms; "
+                    "lost creates found again by uuid: %llu in (a), %llu in (b); "
+                    "%llu creates answered in all; same session, no orphan node\n",
+            f, (long long)took_a, (long long)w2.took_ms,
+            (unsigned long long)(sta.recovered - st0.recovered),
+            (unsigned long long)(st1.recovered - sta.recovered),
+            (unsigned long long)(st1.creates - st0.creates));
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    zookeeper_close(zl);
+    free(p);
+}
+END_TEST
+
+/* ---- 6. Curator and zkl on one lock ----------------------------------------- */
+
+START_TEST(test_curator_and_zkl_processes_exclude_each_other)
+{
+    enum { ITER = 25 };
+    char *p = lockpath("interop");
+    char *log = tmpfile_path("log"), *counter = tmpfile_path("counter");
+    char iters[16];
+    snprintf(iters, sizeof iters, "%d", ITER);
+    char script[512];
+    snprintf(script, sizeof script, "%s/tests/interop/run-curator-worker.sh", ZKL_SRCDIR);
+    const char *cargv[] = {"/bin/sh", script, "--servers", (char *)tu_hosts(), "--path", p, "--mode",
+                     "mutex", "--iterations", iters, "--counter-file", counter, "--log-file", log,
+                     "--hold-ms", "2", NULL};
+    const char *zargv[] = {(char *)worker_path(), "--servers", (char *)tu_hosts(), "--path", p,
+                     "--log-file", log, "--counter-file", counter, "--iterations", iters,
+                     "--hold-ms", "2", "--session-ms", "10000", NULL};
+    pid_t pids[4];
+    pids[0] = spawn(cargv, NULL);
+    pids[1] = spawn(cargv, NULL);
+    pids[2] = spawn(zargv, NULL);
+    pids[3] = spawn(zargv, NULL);
+    for (int i = 0; i < 4; i++) {
+        int st = reap(pids[i], 150000);
+        ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s worker %d: %d",
+                      i < 2 ? "Curator" : "zkl", i, st);
+    }
+    char summary[256];
+    int rc = check_history(summary, sizeof summary, log);
+    ck_assert_msg(rc == 0, "history: %s", summary);
+    ck_assert_int_eq(count_prefix(log, "ACQ"), 4 * ITER);
+    ck_assert_int_eq(read_counter(counter), 4 * ITER);
+    struct children_want none = {p, 0};
+    ck_assert(tu_wait_until(children_are, &none, 10000));
+    fprintf(stderr, "faults: curator: 2 Curator 5.4 + 2 zkl processes x %d on one path; "
+                    "counter %ld exact; %s\n",
+            ITER, read_counter(counter), summary);
+    free(log);
+    free(counter);
+    free(p);
+}
+END_TEST
+
+/* ---- the checker itself ------------------------------------------------------ */
+
+START_TEST(test_history_checker_catches_overlap_and_token_regression)
+{
+    char *log = tmpfile_path("bad");
+    append_line(log, "ACQ mutex 1/1 100 10\nREL mutex 1/1 200 10\n");
+    append_line(log, "ACQ mutex 2/1 150 11\nREL mutex 2/1 250 11\n"); /* overlaps 1 */
+    append_line(log, "ACQ mutex 3/1 300 9\nREL mutex 3/1 400 9\n");   /* token down */
+    char summary[256];
+    ck_assert_int_eq(check_history(summary, sizeof summary, log), 1);
+    ck_assert_msg(strstr(summary, "2 violations") != NULL, "%s", summary);
+    char *good = tmpfile_path("good");
+    append_line(good, "ACQ mutex 1/1 100 10\nKILL - 1 200\nACQ read 2/1 300 11\n"
+                      "ACQ read 3/1 310 -\nREL read 2/1 400 11\nREL read 3/1 400 -\n");
+    ck_assert_int_eq(check_history(summary, sizeof summary, good), 0);
+    free(good);
+    free(log);
+}
+END_TEST
+
+/* ZKL_FAULTS_ONLY=word runs only the tests whose name contains it. */
+#define ADD(tc, t)                                                            \
+    do {                                                                      \
+        const char *only = getenv("ZKL_FAULTS_ONLY");                         \
+        if (only == NULL || strstr(#t, only) != NULL)                         \
+            tcase_add_test(tc, t);                                            \
+    } while (0)
+
+int main(void)
+{
+    Suite *s = suite_create("faults");
+    TCase *tc = tu_tcase("faults", 240);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    ADD(tc, test_history_checker_catches_overlap_and_token_regression);
+    ADD(tc, test_paused_holder_learns_loss_and_its_writes_are_refused);
+    ADD(tc, test_killed_holders_never_overlap_and_leave_no_node);
+    ADD(tc, test_connection_drop_keeps_the_hold_and_the_waiters_place);
+    ADD(tc, test_stalled_create_is_found_again_and_leaves_no_orphan);
+    ADD(tc, test_leader_failover_keeps_mutual_exclusion);
+    ADD(tc, test_curator_and_zkl_processes_exclude_each_other);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
