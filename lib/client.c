@@ -692,7 +692,7 @@ void zkl__zk_log_init(void)
         return;
     }
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-    FILE *devnull = fopen("/dev/null", "w");
+    FILE *devnull = fopen("/dev/null", "we");
     if (devnull)
         zoo_set_log_stream(devnull); /* kept open for the process's life */
 }

@@ -3,8 +3,9 @@
 #   1. install what is missing (apt-get), build with -Werror;
 #   2. every Check suite and script test against a real ZooKeeper
 #      (make check under tests/with-zk.sh);
-#   3. the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer;
-#   4. valgrind memcheck on the suites (0 leaks, 0 errors);
+#   3. the fault tests (make check-faults, their own 3-node ensemble);
+#      the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer;
+#   4. ThreadSanitizer on the lock suites; valgrind memcheck on the suites (0 leaks, 0 errors);
 #   5. make install into a temporary root, and a program built against it
 #      with pkg-config, run against ZooKeeper;
 #   6. make distcheck.
@@ -26,10 +27,19 @@ step "make check"
 "$top/tests/with-zk.sh" -- make -C "$top/build" -s check
 [ "$quick" = yes ] && exit 0
 
+step "fault tests (3-node ensemble: pauses, kills, leader failover, Curator interop)"
+make -C "$top/build" -s check-faults
+
 step "make check with AddressSanitizer + UndefinedBehaviorSanitizer"
 "$top/scripts/build.sh" "$top/build-asan" --enable-werror --enable-sanitizers
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
     "$top/tests/with-zk.sh" -- make -C "$top/build-asan" -s check
+
+step "ThreadSanitizer on the lock suites"
+"$top/scripts/build.sh" "$top/build-tsan" --enable-tsan
+TSAN_OPTIONS="suppressions=$top/scripts/tsan.supp:die_after_fork=0:halt_on_error=0:exitcode=66" \
+    "$top/tests/with-zk.sh" -- make -C "$top/build-tsan" -s check \
+    TESTS="$(make -s -C "$top/build-tsan" print-tsan-suites)"
 
 step "valgrind memcheck"
 "$top/tests/with-zk.sh" -- "$top/scripts/memcheck.sh" "$top/build"
