@@ -18,7 +18,8 @@
  *
  * Thread safety: a zkl_client and every lock object may be shared by any
  * number of threads. What "held" means is per thread for the reentrant locks
- * (mutex, read-write lock) and per object for the semaphore-mutex.
+ * (mutex, read-write lock, multi-lock) and per object for the
+ * semaphore-mutex.
  * No user callback is ever run inside ZooKeeper's own threads.
  */
 #ifndef ZKL_H

@@ -644,6 +644,103 @@ START_TEST(test_multilock_holds_a_semmutex_member_for_its_object)
 }
 END_TEST
 
+START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
+{
+    char *w1 = lockpath("w1"), *w2 = lockpath("w2"), *w3 = lockpath("w3"), *w4 = lockpath("w4");
+    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    zkl_rwlock *r1, *r2;
+    zkl_mutex *m3;
+    ck_assert_int_eq(zkl_rwlock_new(a, w1, &r1), 0);
+    ck_assert_int_eq(zkl_rwlock_new(a, w2, &r2), 0);
+    ck_assert_int_eq(zkl_mutex_new(a, w3, &m3), 0);
+    zkl_lock *rd1 = NULL, *wr1 = NULL, *wr2 = NULL;
+    ck_assert_int_eq(zkl_rwlock_read_as_lock(r1, &rd1), 0);
+    ck_assert_int_eq(zkl_rwlock_write_as_lock(r1, &wr1), 0);
+    ck_assert_int_eq(zkl_rwlock_write_as_lock(r2, &wr2), 0);
+    ck_assert_str_eq(zkl_lock_path(rd1), w1);
+    ck_assert_str_eq(zkl_lock_path(wr2), w2);
+    zkl_lock *m3l = mutex_handle(m3);
+    zkl_semmutex *s4;
+    ck_assert_int_eq(zkl_semmutex_new(a, w4, &s4), 0);
+    zkl_lock *s4l = NULL;
+    ck_assert_int_eq(zkl_semmutex_as_lock(s4, &s4l), 0);
+    struct ulock u5;
+    ulock_init(&u5, 5, "w5-user");
+    zkl_lock *u5l = ulock_handle(&u5);
+    /* Both sides of one read-write lock share its path: refused. */
+    zkl_lock *both[2] = {rd1, wr1};
+    zkl_multilock *ml = NULL;
+    ck_assert_int_eq(zkl_multilock_new_locks(both, 2, &ml), ZKL_EINVAL);
+    ck_assert_ptr_null(ml);
+
+    zkl_lock *l[5] = {u5l, m3l, wr2, s4l, rd1};
+    ck_assert_int_eq(zkl_multilock_new_locks(l, 5, &ml), 0);
+    ck_assert_int_eq(zkl_multilock_acquire(ml, 5000), 0);
+    ck_assert_int_eq(zkl_rwlock_read_is_held(r1), 1);
+    ck_assert_int_eq(zkl_rwlock_write_is_held(r2), 1);
+    ck_assert_int_eq(zkl_mutex_is_held(m3), 1);
+    ck_assert_int_eq(zkl_semmutex_is_held(s4), 1);
+    ck_assert_int_eq(u5.held, 1);
+    ck_assert_int_eq(tu_children(zk, w4), 1);
+    /* The read side is shared, the write side exclusive. */
+    zkl_rwlock *o1, *o2;
+    ck_assert_int_eq(zkl_rwlock_new(b, w1, &o1), 0);
+    ck_assert_int_eq(zkl_rwlock_new(b, w2, &o2), 0);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(o1, 5000), 0);
+    ck_assert_int_eq(zkl_rwlock_read_release(o1), 0);
+    ck_assert_int_eq(zkl_rwlock_write_acquire(o1, 0), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(o2, 0), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zkl_multilock_release(ml), 0);
+    ck_assert_int_eq(zkl_rwlock_read_is_held(r1), 0);
+    ck_assert_int_eq(zkl_rwlock_write_is_held(r2), 0);
+    ck_assert_int_eq(zkl_semmutex_is_held(s4), 0);
+    ck_assert_int_eq(u5.held, 0);
+    ck_assert_int_eq(tu_children(zk, w1), 0);
+    ck_assert_int_eq(tu_children(zk, w2), 0);
+    ck_assert_int_eq(tu_children(zk, w3), 0);
+    ck_assert_int_eq(tu_children(zk, w4), 0);
+
+    /* A member that refuses at once (an upgrade: the thread reads w2 and
+     * the multi-lock wants to write it) undoes the members before it. */
+    ck_assert_int_eq(zkl_rwlock_read_acquire(r2, 5000), 0);
+    ck_assert_int_eq(zkl_multilock_acquire(ml, 5000), ZKL_EDEADLK);
+    ck_assert_int_eq(zkl_rwlock_read_is_held(r1), 0);
+    ck_assert_int_eq(tu_children(zk, w1), 0);
+    ck_assert_int_eq(tu_children(zk, w2), 1);
+    ck_assert_int_eq(tu_children(zk, w3), 0);
+    ck_assert_int_eq(tu_children(zk, w4), 0);
+    ck_assert_int_eq(u5.held, 0);
+    ck_assert_int_eq(zkl_rwlock_read_release(r2), 0);
+    /* A thread that writes may read too (downgrade): a multi-lock reading
+     * w1 is taken while the thread writes w1 directly. */
+    ck_assert_int_eq(zkl_rwlock_write_acquire(r1, 5000), 0);
+    ck_assert_int_eq(zkl_multilock_acquire(ml, 5000), 0);
+    ck_assert_int_eq(zkl_multilock_release(ml), 0);
+    ck_assert_int_eq(zkl_rwlock_write_is_held(r1), 1);
+    ck_assert_int_eq(zkl_rwlock_write_release(r1), 0);
+    ck_assert_int_eq(tu_children(zk, w1), 0);
+    ck_assert_int_eq(tu_children(zk, w2), 0);
+
+    zkl_multilock_free(ml);
+    zkl_lock_free(rd1);
+    zkl_lock_free(wr1);
+    zkl_lock_free(wr2);
+    zkl_lock_free(m3l);
+    zkl_lock_free(s4l);
+    zkl_lock_free(u5l);
+    ulock_destroy(&u5);
+    zkl_semmutex_free(s4);
+    zkl_rwlock_free(r1);
+    zkl_rwlock_free(r2);
+    zkl_rwlock_free(o1);
+    zkl_rwlock_free(o2);
+    zkl_mutex_free(m3);
+    zkl_client_close(a);
+    zkl_client_close(b);
+    free(w1), free(w2), free(w3), free(w4);
+}
+END_TEST
+
 /* ---- nested multi-locks ------------------------------------------------------ */
 
 enum { NEST_ITER = 20 };
@@ -992,6 +1089,7 @@ int main(void)
     tcase_add_test(tc, test_multilock_huge_timeout_waits_instead_of_failing_at_once);
     tcase_add_test(tc, test_multilock_mixes_mutexes_user_locks_and_multilocks);
     tcase_add_test(tc, test_multilock_holds_a_semmutex_member_for_its_object);
+    tcase_add_test(tc, test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock);
     tcase_add_test(tc, test_nested_multilocks_with_interleaved_paths_never_deadlock);
     tcase_add_test(tc, test_multilock_is_reentrant_and_held_per_thread);
     tcase_add_test(tc, test_multilock_release_keeps_going_past_a_lost_member);
