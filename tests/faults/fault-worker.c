@@ -49,6 +49,16 @@ struct opts {
 
 static int log_fd = -1;
 
+/* libzookeeper_mt 3.8.0 does not free the bookkeeping of a synchronous
+ * multi-op (zoo_multi, under zkl_mutex_guarded_set) that fails because the
+ * connection dropped, as it does here for a holder that wakes up after its
+ * session ended. Not ours to free: for builds with LeakSanitizer. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:zoo_amulti\n";
+}
+
 static int64_t realtime_ns(void)
 {
     struct timespec ts;

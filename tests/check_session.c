@@ -1,0 +1,245 @@
+/* Session state under faults, against a real ZooKeeper: a client that stays
+ * suspended gives its session up by itself, tells listeners and lost-hold
+ * callbacks, and goes on with a new session; listener removal is safe while
+ * the keeper is delivering. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "zkl/zookeeper.h"
+
+static zhandle_t *zk;
+static char *root;
+
+static void setup(void)
+{
+    zk = tu_zk();
+    root = tu_root("session");
+}
+
+static void teardown(void)
+{
+    tu_rmr(zk, root);
+    zookeeper_close(zk);
+    free(root);
+}
+
+static char *lockpath(const char *leaf)
+{
+    char *p = malloc(strlen(root) + strlen(leaf) + 2);
+    sprintf(p, "%s/%s", root, leaf);
+    return p;
+}
+
+struct seen {
+    pthread_mutex_t mu;
+    int states[32];
+    int64_t at[32];
+    int n;
+    int64_t lost_token;
+    int lost_calls;
+};
+
+static void record(zkl_client *c, int st, void *arg)
+{
+    (void)c;
+    struct seen *s = arg;
+    pthread_mutex_lock(&s->mu);
+    if (s->n < 32) {
+        s->at[s->n] = tu_now_ms();
+        s->states[s->n++] = st;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void on_lost(zkl_mutex *m, int64_t token, void *arg)
+{
+    (void)m;
+    struct seen *s = arg;
+    pthread_mutex_lock(&s->mu);
+    s->lost_token = token;
+    s->lost_calls++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* When state `st` was first seen after index `from`, or -1. */
+static int64_t seen_at(struct seen *s, int st, int from)
+{
+    pthread_mutex_lock(&s->mu);
+    int64_t r = -1;
+    for (int i = from; i < s->n && r < 0; i++)
+        if (s->states[i] == st)
+            r = s->at[i];
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
+struct wait_state {
+    struct seen *s;
+    int st;
+};
+
+static bool has_state(void *arg)
+{
+    struct wait_state *w = arg;
+    return seen_at(w->s, w->st, 0) >= 0;
+}
+
+/* SIGSTOP (pause) or SIGCONT (resume) the first server of the test ensemble. */
+static void server(const char *what)
+{
+    const char *h = getenv("ZKL_HARNESS"), *dir = getenv("ZKL_TEST_ZKDIR");
+    ck_assert_msg(h && dir, "ZKL_HARNESS/ZKL_TEST_ZKDIR not set: run through tests/with-zk.sh");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' %s-node '%s' 1 >/dev/null 2>&1", h, what, dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static bool reconnected_new(void *arg)
+{
+    zkl_client *c = arg;
+    return zkl_client_state(c) == ZKL_STATE_CONNECTED && zkl_client_session_id(c) != 0;
+}
+
+START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
+{
+    char *p = lockpath("giveup");
+    zkl_client *c = tu_client(2000);
+    struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    ck_assert_int_eq(zkl_client_add_listener(c, record, &s), 0);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_set_lost_fn(m, on_lost, &s), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    int64_t token = zkl_mutex_token(m), sid = zkl_client_session_id(c);
+    int negotiated = zoo_recv_timeout(zkl_client_handle(c));
+    /* Cut the client off: the server stops answering until the client
+     * has given its session up. */
+    server("pause");
+    struct wait_state lost = {&s, ZKL_STATE_LOST};
+    bool gave_up = tu_wait_until(has_state, &lost, 20000);
+    server("resume");
+    ck_assert_msg(gave_up, "the client never gave up (state %d)", zkl_client_state(c));
+    int64_t susp = seen_at(&s, ZKL_STATE_SUSPENDED, 0), gone = seen_at(&s, ZKL_STATE_LOST, 0);
+    ck_assert_int_ge(susp, 0);
+    /* Given up after 4/3 of the negotiated timeout in suspension. */
+    ck_assert_int_ge(gone - susp, negotiated * 4 / 3 - 50);
+    ck_assert_int_lt(gone - susp, negotiated * 4 / 3 + 2000);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 0);
+    ck_assert_int_eq(zkl_mutex_token(m), ZKL_ELOST);
+    /* The callback ran on the keeper, before or right after the listener. */
+    int64_t end = tu_now_ms() + 5000;
+    while (tu_now_ms() < end) {
+        pthread_mutex_lock(&s.mu);
+        int calls = s.lost_calls;
+        pthread_mutex_unlock(&s.mu);
+        if (calls > 0)
+            break;
+        usleep(2000);
+    }
+    ck_assert_int_eq(s.lost_calls, 1);
+    ck_assert_int_eq(s.lost_token, token);
+    ck_assert_int_eq(zkl_mutex_release(m), ZKL_ELOST);
+    /* A new session on the configured servers, and the lock works again
+     * (once the server expired the old session's node). */
+    ck_assert(tu_wait_until(reconnected_new, c, 15000));
+    ck_assert_int_ne(zkl_client_session_id(c), sid);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 15000), 0);
+    ck_assert_int_gt(zkl_mutex_token(m), token);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(s.lost_calls, 1); /* once per lost hold */
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+static bool not_held(void *arg)
+{
+    return zkl_mutex_is_held(arg) == 0;
+}
+
+START_TEST(test_lost_callback_fires_once_per_lost_hold_on_expiry)
+{
+    char *p = lockpath("lostcb");
+    zkl_client *c = tu_client(4000);
+    struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_set_lost_fn(m, on_lost, &s), 0);
+    ck_assert_int_eq(zkl_mutex_set_lost_fn(m, on_lost, &s), 0); /* replacing is fine */
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    int64_t token = zkl_mutex_token(m);
+    tu_expire_session(c);
+    ck_assert(tu_wait_until(not_held, m, 30000));
+    int64_t end = tu_now_ms() + 5000;
+    while (tu_now_ms() < end && __atomic_load_n(&s.lost_calls, __ATOMIC_SEQ_CST) == 0)
+        usleep(2000);
+    ck_assert_int_eq(s.lost_calls, 1);
+    ck_assert_int_eq(s.lost_token, token);
+    ck_assert_int_eq(zkl_mutex_release(m), ZKL_ELOST);
+    ck_assert_int_eq(zkl_mutex_set_lost_fn(m, NULL, NULL), 0);
+    ck_assert_int_eq(zkl_mutex_set_lost_fn(NULL, on_lost, &s), ZKL_EINVAL);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+/* A listener that takes a while; removal must wait for it to finish. */
+struct slow {
+    int started, finished;
+};
+
+static void slow_listener(zkl_client *c, int st, void *arg)
+{
+    (void)c, (void)st;
+    struct slow *s = arg;
+    __atomic_add_fetch(&s->started, 1, __ATOMIC_SEQ_CST);
+    usleep(300000);
+    __atomic_add_fetch(&s->finished, 1, __ATOMIC_SEQ_CST);
+}
+
+/* A call is under way right now. */
+static bool slow_running(void *arg)
+{
+    struct slow *s = arg;
+    return __atomic_load_n(&s->started, __ATOMIC_SEQ_CST) >
+           __atomic_load_n(&s->finished, __ATOMIC_SEQ_CST);
+}
+
+START_TEST(test_listener_removal_waits_for_a_running_delivery)
+{
+    zkl_client *c = tu_client(4000);
+    struct slow *s = calloc(1, sizeof *s);
+    ck_assert_int_eq(zkl_client_add_listener(c, slow_listener, s), 0);
+    tu_expire_session(c); /* lost, then a new session: events to deliver */
+    ck_assert(tu_wait_until(slow_running, s, 20000));
+    ck_assert_int_eq(zkl_client_remove_listener(c, slow_listener, s), 0);
+    /* Once removal returned, the listener is not running: its arg can go. */
+    int started = __atomic_load_n(&s->started, __ATOMIC_SEQ_CST);
+    ck_assert_int_ge(started, 1);
+    ck_assert_int_eq(__atomic_load_n(&s->finished, __ATOMIC_SEQ_CST), started);
+    usleep(400000); /* and no call starts later */
+    ck_assert_int_eq(__atomic_load_n(&s->started, __ATOMIC_SEQ_CST), started);
+    ck_assert_int_eq(zkl_client_remove_listener(c, slow_listener, s), ZKL_EINVAL);
+    free(s);
+    zkl_client_close(c);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("session");
+    TCase *tc = tu_tcase("session", 90);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_suspended_client_gives_its_session_up_and_goes_on);
+    tcase_add_test(tc, test_lost_callback_fires_once_per_lost_hold_on_expiry);
+    tcase_add_test(tc, test_listener_removal_waits_for_a_running_delivery);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
