@@ -99,7 +99,10 @@ static void maybe_free(zkl__node *n)
         return;
     zkl_client *c = n->c;
     node_free(n);
-    pthread_cond_broadcast(&c->cv); /* for a closing client waiting on us */
+    /* Only a closing client waits for nodes to go; otherwise this would
+     * wake the keeper thread on every release, for nothing. */
+    if (c->closing)
+        pthread_cond_broadcast(&c->cv);
 }
 
 static void wake(zkl__node *n)

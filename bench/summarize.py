@@ -1,0 +1,293 @@
+#!/usr/bin/python3
+"""summarize.py - medians of bench/compare.sh runs as a Markdown report.
+
+    summarize.py [--nodes N] [--passes N] --md OUT.md [--chart OUT.svg] RUNS.jsonl
+
+RUNS.jsonl holds one benchmark JSON line per run, each with "impl" (zkl,
+zkl-prefetch, curator, kazoo), "case" and "pass" added by compare.sh. For
+every (case, impl) the median over the passes of each number is taken; the
+report gives throughput side by side with the ratios zkl/Curator and
+zkl/kazoo, latencies, requests per operation, memory, the herd's wake-ups
+per handoff, and whether each target is met. The chart (gnuplot, SVG) is the
+contended throughput against the number of clients.
+"""
+
+import argparse
+import collections
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+IMPLS = ["zkl", "zkl-prefetch", "curator", "kazoo"]
+LABEL = {"zkl": "zkl", "zkl-prefetch": "zkl prefetch", "curator": "Curator 5.4",
+         "kazoo": "kazoo 2.8"}
+MAIN_CASES = ["uncontended", "contended-8", "contended-32", "many"]
+POINTS = [1, 2, 4, 8, 16, 32]
+
+
+def load(path):
+    runs = collections.defaultdict(list)
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                d = json.loads(line)
+                runs[(d["case"], d["impl"])].append(d)
+    return runs
+
+
+class Medians:
+    def __init__(self, runs):
+        self.runs = runs
+
+    def get(self, case, impl, key):
+        vals = [r[key] for r in self.runs.get((case, impl), [])
+                if isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool)]
+        return statistics.median(vals) if vals else None
+
+    def count(self, case, impl):
+        return len(self.runs.get((case, impl), []))
+
+    def ratio(self, case, a, b, key="ops_per_sec", case_b=None):
+        x, y = self.get(case, a, key), self.get(case_b or case, b, key)
+        if x is None or not y:
+            return None
+        return x / y
+
+
+def fmt(v, digits=0, suffix=""):
+    if v is None:
+        return "–"
+    if digits == 0:
+        return "%d%s" % (round(v), suffix)
+    return "%.*f%s" % (digits, v, suffix)
+
+
+def fmt_ratio(v):
+    return "–" if v is None else "%.2f×" % v
+
+
+def verdict(ok):
+    return "–" if ok is None else ("met" if ok else "**missed**")
+
+
+def check(value, test):
+    return None if value is None else test(value)
+
+
+def report(m, args):
+    out = []
+    w = out.append
+    git = ""
+    try:
+        git = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)),
+                              "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    w("# zkl beside Curator and kazoo")
+    w("")
+    w("Medians of %d pass(es), implementations in rotated order; ZooKeeper 3.8 %s on "
+      "127.0.0.1, warmed up first; %s, %d cores; %s%s." % (
+          args.passes, "standalone" if args.nodes == 1 else "%d-node ensemble" % args.nodes,
+          platform.machine(), os.cpu_count() or 0,
+          datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+          ", commit " + git if git else ""))
+    w("Produced by `bench/compare.sh` (`make bench`); every number comes from "
+      "`tools/zkl-bench`, `bench/run-curator.sh` and `bench/kazoo_bench.py` run with "
+      "the same command line. ops/s is acquisitions (uncontended: acquire+release "
+      "cycles) per second; requests/op is the server's zk_packets_received per op.")
+    w("")
+
+    # ---- throughput
+    w("## Throughput (ops/s, higher is better)")
+    w("")
+    w("| case | zkl | zkl prefetch | Curator | kazoo | zkl/Curator | zkl prefetch/Curator | zkl/kazoo |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for case in MAIN_CASES + ["floor"]:
+        if not any(m.count(case, i) for i in IMPLS):
+            continue
+        w("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            case, fmt(m.get(case, "zkl", "ops_per_sec")),
+            fmt(m.get(case, "zkl-prefetch", "ops_per_sec")),
+            fmt(m.get(case, "curator", "ops_per_sec")),
+            fmt(m.get(case, "kazoo", "ops_per_sec")),
+            fmt_ratio(m.ratio(case, "zkl", "curator")),
+            fmt_ratio(m.ratio(case, "zkl-prefetch", "curator")),
+            fmt_ratio(m.ratio(case, "zkl", "kazoo"))))
+    unc_floor = m.ratio("uncontended", "zkl", "zkl", case_b="floor")
+    w("")
+    w("floor = a bare zoo_acreate + zoo_adelete cycle with the ZooKeeper C client "
+      "(asynchronous, each reply waited for): the two writes every cycle needs. "
+      "zkl uncontended / floor: %s." % fmt_ratio(unc_floor))
+    w("")
+
+    # ---- latency and requests
+    w("## Latency (µs, p50 / p99) and server requests per op")
+    w("")
+    w("| case | zkl | zkl prefetch | Curator | kazoo | requests/op zkl / prefetch / Curator / kazoo | writes/op zkl |")
+    w("|---|---:|---:|---:|---:|---:|---:|")
+
+    def lat(case, impl):
+        p50, p99 = m.get(case, impl, "p50_us"), m.get(case, impl, "p99_us")
+        return "–" if p50 is None else "%d / %d" % (p50, p99)
+
+    for case in MAIN_CASES + ["floor"]:
+        if not any(m.count(case, i) for i in IMPLS):
+            continue
+        req = " / ".join(fmt(m.get(case, i, "zk_requests_per_op"), 2) for i in IMPLS)
+        w("| %s | %s | %s | %s | %s | %s | %s |" % (
+            case, lat(case, "zkl"), lat(case, "zkl-prefetch"), lat(case, "curator"),
+            lat(case, "kazoo"), req, fmt(m.get(case, "zkl", "zk_writes_per_op"), 2)))
+    w("")
+    w("Latency: uncontended = one acquire+release cycle; contended = from calling "
+      "acquire to holding; many = one acquire.")
+    w("")
+
+    # ---- herd
+    if any(m.count("herd-100", i) for i in IMPLS):
+        w("## Herd: 100 waiters on one lock")
+        w("")
+        w("| | wake-ups per handoff | handoffs/s | handoff p50 / p99 µs | requests/op |")
+        w("|---|---:|---:|---:|---:|")
+        for i in IMPLS:
+            if m.count("herd-100", i):
+                w("| %s | %s | %s | %s | %s |" % (
+                    LABEL[i], fmt(m.get("herd-100", i, "wakeups_per_handoff"), 3),
+                    fmt(m.get("herd-100", i, "ops_per_sec")), lat("herd-100", i),
+                    fmt(m.get("herd-100", i, "zk_requests_per_op"), 2)))
+        w("")
+        w("zkl counts the watch events that reached a waiting contender; Curator and "
+          "kazoo count the listings after the first one of each acquisition.")
+        w("")
+
+    # ---- memory
+    w("## Memory")
+    w("")
+    w("| | bytes per held lock (many, %s locks) | peak RSS, contended-32 (KiB) |" % fmt(
+        m.get("many", "zkl", "ops")))
+    w("|---|---:|---:|")
+    for i in ["zkl", "curator", "kazoo"]:
+        if m.count("many", i) or m.count("contended-32", i):
+            w("| %s | %s | %s |" % (LABEL[i], fmt(m.get("many", i, "bytes_per_lock")),
+                                   fmt(m.get("contended-32", i, "peak_rss_kb"))))
+    big = m.get("many-10000", "zkl", "bytes_per_lock")
+    big_rss = m.get("many-10000", "zkl", "rss_bytes_per_lock")
+    w("")
+    w("zkl with 10,000 locks held by one client: %s bytes per lock in use on the heap "
+      "(mutex objects included), %s bytes per lock of RSS growth. zkl: heap in use "
+      "(mallinfo2, all arenas); Curator: JVM heap after GC; kazoo: RSS growth." % (
+          fmt(big), fmt(big_rss)))
+    w("")
+
+    # ---- targets
+    w("## Targets")
+    w("")
+    w("| target | measured | |")
+    w("|---|---|---|")
+
+    def row(name, shown, ok):
+        w("| %s | %s | %s |" % (name, shown, verdict(ok)))
+
+    for n in (8, 32):
+        case = "contended-%d" % n
+        r = m.ratio(case, "zkl", "curator")
+        row("contended %d: zkl ≥ 1.3× Curator" % n, fmt_ratio(r), check(r, lambda v: v >= 1.3))
+        q = m.get(case, "zkl", "zk_requests_per_op")
+        row("contended %d: ≤ 5 requests per acquisition" % n, fmt(q, 2), check(q, lambda v: v <= 5.0 + 0.05))
+        r = m.ratio(case, "zkl-prefetch", "curator")
+        row("contended %d prefetch: ≥ 1.6× Curator" % n, fmt_ratio(r), check(r, lambda v: v >= 1.6))
+        q = m.get(case, "zkl-prefetch", "zk_requests_per_op")
+        row("contended %d prefetch: ≤ 6 requests per acquisition" % n, fmt(q, 2),
+            check(q, lambda v: v <= 6.0 + 0.05))
+    h = m.get("herd-100", "zkl", "wakeups_per_handoff")
+    row("herd 100: wake-ups per handoff ≤ 1.05", fmt(h, 3), check(h, lambda v: v <= 1.05))
+    h = m.get("herd-100", "zkl-prefetch", "wakeups_per_handoff")
+    row("herd 100 prefetch: wake-ups per handoff ≤ 2", fmt(h, 3), check(h, lambda v: v <= 2.0))
+    r = m.ratio("uncontended", "zkl", "curator")
+    row("uncontended: zkl ≥ 1.05× Curator", fmt_ratio(r), check(r, lambda v: v >= 1.05))
+    row("uncontended: zkl ≥ 0.95× floor", fmt_ratio(unc_floor), check(unc_floor, lambda v: v >= 0.95))
+    r = m.ratio("many", "zkl", "curator")
+    row("many: zkl ≥ 1.3× Curator", fmt_ratio(r), check(r, lambda v: v >= 1.3))
+    writes = [m.get(c, i, "zk_writes_per_op") for c in ("uncontended", "contended-8", "contended-32")
+              for i in ("zkl", "zkl-prefetch")]
+    writes = [x for x in writes if x is not None]
+    if writes:
+        row("2 writes per acquisition (uncontended, contended 8 and 32)",
+            "%.3f – %.3f" % (min(writes), max(writes)),
+            all(abs(x - 2.0) <= 0.01 for x in writes))
+    mw = m.get("many", "zkl", "zk_writes_per_op")
+    if mw is not None:
+        w("| (many: writes per acquisition, the lock path's own creation included) | %s | |" % fmt(mw, 2))
+    row("10,000 locks held: < 1 KiB per lock", fmt(big, 0, " B"), check(big, lambda v: v < 1024))
+    w("")
+    w("Ratios compare medians of the same run on the same server. The machine is shared "
+      "and small (2 cores run the server and the clients), so single runs vary by "
+      "10–30%; read the ratios, not the absolute numbers.")
+    w("")
+    return "\n".join(out)
+
+
+def chart(m, path):
+    gnuplot = shutil.which("gnuplot")
+    if gnuplot is None:
+        print("summarize.py: no gnuplot, no chart", file=sys.stderr)
+        return
+    series = []
+    for i in IMPLS:
+        pts = [(n, m.get("contended-%d" % n, i, "ops_per_sec")) for n in POINTS]
+        pts = [(n, v) for n, v in pts if v is not None]
+        if pts:
+            series.append((i, pts))
+    if not series:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        plots = []
+        for i, pts in series:
+            dat = os.path.join(tmp, i + ".dat")
+            with open(dat, "w") as f:
+                for n, v in pts:
+                    f.write("%d %f\n" % (n, v))
+            plots.append("'%s' using 1:2 with linespoints lw 2 title '%s'" % (dat, LABEL[i]))
+        script = "\n".join([
+            "set terminal svg size 720,440 dynamic font 'sans,12'",
+            "set output '%s'" % path,
+            "set title 'Contended mutex: throughput against clients (medians)'",
+            "set xlabel 'clients (one session and thread each)'",
+            "set ylabel 'acquisitions per second'",
+            "set logscale x 2",
+            "set xtics (%s)" % ", ".join(str(n) for n in POINTS),
+            "set yrange [0:*]",
+            "set grid",
+            "set key outside right",
+            "plot " + ", ".join(plots),
+        ])
+        subprocess.run([gnuplot], input=script, text=True, check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nodes", type=int, default=1)
+    ap.add_argument("--passes", type=int, default=1)
+    ap.add_argument("--md", required=True)
+    ap.add_argument("--chart")
+    ap.add_argument("runs")
+    args = ap.parse_args()
+    m = Medians(load(args.runs))
+    text = report(m, args)
+    if args.chart:
+        chart(m, args.chart)
+        text += "\n![throughput against clients](%s)\n" % os.path.basename(args.chart)
+    with open(args.md, "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
