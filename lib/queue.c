@@ -50,6 +50,7 @@ struct zkl__node {
     bool listing;  /* a listing is in flight ... */
     bool relist;   /* ... and another one is wanted after it */
     bool decided;    /* the policy answered at least once */
+    bool try_once;   /* the caller waits only for that first answer */
     bool pred_first; /* the latest listing showed the watched node first */
     bool pred_same;  /* ... and of our own kind */
     char *watch[2];  /* watched paths: the policy's choice, and the one ahead
@@ -641,7 +642,10 @@ static void decide(zkl__node *n, const struct String_vector *kids)
         size_t w = 0;
         if (!n->decided) {
             n->decided = true;
-            wake(n); /* a try-once caller returns on the first answer */
+            /* A try-once caller returns on the first answer; any other
+             * caller would only wake up to sleep again. */
+            if (n->try_once)
+                wake(n);
         }
         if (n->pol->holds(cs, k, self, &w, n->arg)) {
             n->st = N_HELD;
@@ -892,6 +896,7 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
     bool try_once = deadline <= zkl__now_ns();
     int64_t wait_until = try_once ? zkl__now_ns() + (int64_t)c->timeout_ms * 1000000 : deadline;
     pthread_mutex_lock(&c->mu);
+    n->try_once = try_once; /* checked with `decided` below, under c->mu */
     for (;;) {
         if (n->st == N_HELD && current(n)) {
             leave_engine(c);
