@@ -62,6 +62,7 @@ struct zkl__node {
     size_t ngroup;
     char kind[48];   /* the kind the node is created with */
     int creates;     /* attempts so far, to bound a container race */
+    int parent_rc;   /* a lock parent the server refused to create */
     pthread_cond_t cv;
 };
 
@@ -339,6 +340,8 @@ static void create_done(int rc, const char *name, const struct Stat *stat, const
          * create the parents and try again, within the same deadline. */
         if (n->abandon)
             n->st = N_GONE, wake(n);
+        else if (n->parent_rc != 0)
+            fail(n, zkl__err_from_zk(n->parent_rc)); /* e.g. a protected parent: ZKL_ENOAUTH */
         else if (++n->creates > 50)
             fail(n, ZKL_EZK);
         else
@@ -357,11 +360,13 @@ static void create_done(int rc, const char *name, const struct Stat *stat, const
 
 static void parent_done(int rc, const char *name, const void *data)
 {
-    (void)rc, (void)name;
+    (void)name;
     zkl__node *n = (zkl__node *)data;
     zkl_client *c = n->c;
     pthread_mutex_lock(&c->mu);
     n->refs--; /* the contender create after it tells what happened */
+    if (rc == ZNOAUTH || rc == ZINVALIDACL)
+        n->parent_rc = rc; /* ... and this says why, if it fails for want of it */
     maybe_free(n);
     pthread_mutex_unlock(&c->mu);
 }

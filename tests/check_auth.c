@@ -17,11 +17,31 @@
 
 static zhandle_t *zk;
 static char *root;
+static const char *self_path; /* this program, for the child of the log test */
+
+/* Create `path` and its missing ancestors with the open ACL, so that the
+ * protected nodes of a test start below it and other suites' paths stay
+ * open to everyone. */
+static void mkdirs(const char *path)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *s = strchr(buf + 1, '/');; s = strchr(s + 1, '/')) {
+        if (s)
+            *s = '\0';
+        int rc = zoo_create(zk, buf, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+        ck_assert_msg(rc == ZOK || rc == ZNODEEXISTS, "create %s: %d", buf, rc);
+        if (!s)
+            break;
+        *s = '/';
+    }
+}
 
 static void setup(void)
 {
     zk = tu_zk();
     root = tu_root("auth");
+    mkdirs(root);
 }
 
 static void teardown(void)
@@ -105,6 +125,35 @@ START_TEST(test_client_without_credentials_gets_enoauth_on_a_protected_lock)
 }
 END_TEST
 
+START_TEST(test_missing_lock_path_under_a_protected_parent_is_enoauth)
+{
+    /* The owner protects a parent; an outsider's lock path below it does
+     * not exist yet, so the outsider would have to create it. */
+    char *parent = lockpath("guarded"), *p = lockpath("guarded/app/lock");
+    zkl_client *owner = client_with(SECRET, ZKL_ACL_CREATOR);
+    ck_assert_int_eq(zoo_create(zkl_client_handle(owner), parent, "", 0, &ZOO_CREATOR_ALL_ACL, 0,
+                                NULL, 0),
+                     ZOK);
+    zkl_client *x = client_with(NULL, ZKL_ACL_OPEN);
+    zkl_mutex *mx;
+    ck_assert_int_eq(zkl_mutex_new(x, p, &mx), 0);
+    int64_t t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), ZKL_ENOAUTH);
+    ck_assert_int_lt(tu_now_ms() - t0, 3000);
+    /* The owner's own lock below it works. */
+    zkl_mutex *mo;
+    ck_assert_int_eq(zkl_mutex_new(owner, p, &mo), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(mo, 5000), 0);
+    ck_assert_int_eq(zkl_mutex_release(mo), 0);
+    zkl_mutex_free(mo);
+    zkl_mutex_free(mx);
+    zkl_client_close(x);
+    zkl_client_close(owner);
+    free(parent);
+    free(p);
+}
+END_TEST
+
 START_TEST(test_open_acl_lock_works_for_everyone_with_or_without_auth)
 {
     char *p = lockpath("open");
@@ -159,43 +208,50 @@ static int file_has(const char *path, const char *needle)
     return found;
 }
 
+/* The child of the log test, run as a fresh process (this program with
+ * --secret-child): libzookeeper_mt's logging on, it takes a protected lock,
+ * lets a client without credentials fail on it, prints every message. */
+static int secret_child(const char *hosts, const char *p)
+{
+    zkl_client_opts *o;
+    if (zkl_client_opts_new(&o) || zkl_client_opts_set_digest_auth(o, SECRET) ||
+        zkl_client_opts_set_acl(o, ZKL_ACL_CREATOR))
+        return 2;
+    zkl_client *c, *x;
+    if (zkl_client_open_opts(hosts, 10000, o, &c) || zkl_client_open(hosts, 10000, &x))
+        return 3;
+    zkl_client_opts_free(o);
+    zkl_mutex *m, *mx;
+    if (zkl_mutex_new(c, p, &m) || zkl_mutex_acquire(m, 5000) || zkl_mutex_new(x, p, &mx))
+        return 4;
+    int rc = zkl_mutex_acquire(mx, 5000);
+    fprintf(stderr, "outsider: %s (%s)\n", zkl_strerror(rc), zkl_err_name(rc));
+    for (int e = 0; e >= -20; e--)
+        fprintf(stderr, "%d %s %s\n", e, zkl_err_name(e), zkl_strerror(e));
+    printf("node %s\n", zkl_mutex_node(m));
+    fflush(stdout);
+    if (rc != ZKL_ENOAUTH || zkl_mutex_release(m))
+        return 5;
+    zkl_mutex_free(mx);
+    zkl_mutex_free(m);
+    zkl_client_close(x);
+    zkl_client_close(c);
+    return 0;
+}
+
 START_TEST(test_credentials_never_show_in_nodes_messages_or_logs)
 {
     char *p = lockpath("secret/lock");
     char logpath[] = "/tmp/zkl-auth-log.XXXXXX";
     int fd = mkstemp(logpath);
     ck_assert_int_ge(fd, 0);
-    /* A child with libzookeeper_mt's logging on (ZKL_ZK_LOG=1) takes the
-     * lock, fails on it without credentials, and prints every message. */
     pid_t pid = fork();
     if (pid == 0) {
         dup2(fd, 2);
         dup2(fd, 1);
         setenv("ZKL_ZK_LOG", "1", 1);
-        zkl_client_opts *o;
-        if (zkl_client_opts_new(&o) || zkl_client_opts_set_digest_auth(o, SECRET) ||
-            zkl_client_opts_set_acl(o, ZKL_ACL_CREATOR))
-            _exit(2);
-        zkl_client *c, *x;
-        if (zkl_client_open_opts(tu_hosts(), 10000, o, &c) || zkl_client_open(tu_hosts(), 10000, &x))
-            _exit(3);
-        zkl_client_opts_free(o);
-        zkl_mutex *m, *mx;
-        if (zkl_mutex_new(c, p, &m) || zkl_mutex_acquire(m, 5000) || zkl_mutex_new(x, p, &mx))
-            _exit(4);
-        int rc = zkl_mutex_acquire(mx, 5000);
-        fprintf(stderr, "outsider: %s (%s)\n", zkl_strerror(rc), zkl_err_name(rc));
-        for (int e = 0; e >= -20; e--)
-            fprintf(stderr, "%d %s %s\n", e, zkl_err_name(e), zkl_strerror(e));
-        printf("node %s\n", zkl_mutex_node(m));
-        fflush(stdout);
-        if (rc != ZKL_ENOAUTH || zkl_mutex_release(m))
-            _exit(5);
-        zkl_mutex_free(mx);
-        zkl_mutex_free(m);
-        zkl_client_close(x);
-        zkl_client_close(c);
-        _exit(0);
+        execl(self_path, self_path, "--secret-child", tu_hosts(), p, (char *)NULL);
+        _exit(127);
     }
     int st;
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);
@@ -223,12 +279,16 @@ START_TEST(test_credentials_never_show_in_nodes_messages_or_logs)
 }
 END_TEST
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--secret-child") == 0)
+        return secret_child(argv[2], argv[3]);
+    self_path = argv[0];
     Suite *s = suite_create("auth");
     TCase *tc = tu_tcase("auth", 60);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_client_without_credentials_gets_enoauth_on_a_protected_lock);
+    tcase_add_test(tc, test_missing_lock_path_under_a_protected_parent_is_enoauth);
     tcase_add_test(tc, test_open_acl_lock_works_for_everyone_with_or_without_auth);
     tcase_add_test(tc, test_bad_auth_options_are_einval);
     tcase_add_test(tc, test_credentials_never_show_in_nodes_messages_or_logs);

@@ -375,6 +375,10 @@ START_TEST(test_paused_holder_learns_loss_and_its_writes_are_refused)
     append_line(log, "ACQ mutex B/1 %lld %lld\n", (long long)realtime_ns(), (long long)b_token);
     ck_assert_int_eq(fenced_store_write(store, b_token, "B", "B-1"), 0);
     ck_assert_int_eq(zkl_mutex_guarded_set(mb, data, "B-1", 3), 0);
+    struct Stat b1;
+    char buf[16];
+    int len = sizeof buf - 1;
+    ck_assert_int_eq(zoo_get(zkl_client_handle(b), data, 0, buf, &len, &b1), ZOK);
 
     /* A wakes up, believing it holds. */
     ck_assert_int_eq(kill(a, SIGCONT), 0);
@@ -398,15 +402,22 @@ START_TEST(test_paused_holder_learns_loss_and_its_writes_are_refused)
     ck_assert_int_ge(stale, 1);              /* the store refused A's token */
     ck_assert_int_eq(fok, 0);                /* ... every time after the pause */
     ck_assert_int_eq(gok, 0);                /* no guarded write of A got through */
+    /* ... and the data node is exactly as B left it: nothing of A's landed. */
+    struct Stat now;
+    len = sizeof buf - 1;
+    ck_assert_int_eq(zoo_get(zkl_client_handle(b), data, 0, buf, &len, &now), ZOK);
+    buf[len] = '\0';
+    ck_assert_str_eq(buf, "B-1");
+    ck_assert_int_eq(now.version, b1.version);
+    ck_assert_int_eq(now.mzxid, b1.mzxid);
 
     /* B writes again and releases: its data is what stays. */
     ck_assert_int_eq(fenced_store_write(store, b_token, "B", "B-2"), 0);
     ck_assert_int_eq(zkl_mutex_guarded_set(mb, data, "B-2", 3), 0);
     append_line(log, "REL mutex B/1 %lld %lld\n", (long long)realtime_ns(), (long long)b_token);
     ck_assert_int_eq(zkl_mutex_release(mb), 0);
-    char buf[16];
-    int len = sizeof buf - 1;
-    ck_assert_int_eq(zoo_get(zk, data, 0, buf, &len, NULL), ZOK);
+    len = sizeof buf - 1;
+    ck_assert_int_eq(zoo_get(zkl_client_handle(b), data, 0, buf, &len, NULL), ZOK);
     buf[len] = '\0';
     ck_assert_str_eq(buf, "B-2");
     /* The store's journal: after B's first line, no line of a lower token. */
@@ -429,13 +440,33 @@ START_TEST(test_paused_holder_learns_loss_and_its_writes_are_refused)
     ck_assert_int_eq(late, 0);
     ck_assert_int_gt(a_lines, 0);
     ck_assert_int_eq(fenced_store_fence(store), b_token);
+    /* What A's guarded writes after the pause were told. */
+    int g_lost = 0, g_conn = 0, g_other = 0;
+    FILE *lf = fopen(log, "r");
+    ck_assert_ptr_nonnull(lf);
+    while (fgets(line, sizeof line, lf)) {
+        int rcw, after;
+        long long ns, t;
+        if (sscanf(line, "WRITE guarded %d %lld %lld %d", &rcw, &ns, &t, &after) == 4 && after) {
+            if (rcw == ZKL_ELOST)
+                g_lost++;
+            else if (rcw == ZKL_ECONNLOSS)
+                g_conn++;
+            else
+                g_other++;
+        }
+    }
+    fclose(lf);
+    ck_assert_int_ge(g_lost, 1);
+    ck_assert_int_eq(g_other, 0);
     /* A's ACQ..LOST overlaps B in wall time (that is the point: A could not
      * know), so the history check runs on B's line and the writes above. */
     fprintf(stderr, "faults: pause: A held token %lld, stopped %lld ms, B got token %lld; "
                     "A: release %s, lost callback %d, states %s, %d stale writes refused, "
-                    "0 of A's writes after the pause applied, 0 violations\n",
+                    "guarded writes after the pause: %d ELOST, %d ECONNLOSS, none applied; "
+                    "0 violations\n",
             a_token, (long long)paused_ms, (long long)b_token, zkl_err_name(rel), lostcb, states,
-            stale);
+            stale, g_lost, g_conn);
     struct children_want w = {p, 0};
     ck_assert(tu_wait_until(children_are, &w, 10000));
     zkl_mutex_free(mb);
