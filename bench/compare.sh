@@ -154,9 +154,13 @@ else
 fi
 
 note "warming the server up"
-"$zkl_bench" --servers "$servers" --path /bench/warm --workload floor --ops 15000 >/dev/null
-"$zkl_bench" --servers "$servers" --path /bench/warm --workload contended --clients 8 --ops 8000 >/dev/null
-"$zkl_bench" --servers "$servers" --path /bench/warm --workload many --ops 2000 >/dev/null
+warm() {
+    timeout --kill-after=10 300 "$zkl_bench" --servers "$servers" --path /bench/warm "$@" \
+        >/dev/null 2>"$work/err" || note "warm-up run failed: $(tail -n 2 "$work/err" | tr '\n' ' ')"
+}
+warm --workload floor --ops 15000
+warm --workload contended --clients 8 --ops 8000
+warm --workload many --ops 2000
 
 # The cases: name, workload, clients, ops, warm-up ops, implementations.
 # "all" is zkl, Curator and kazoo; zkl-prefetch is zkl with --prefetch.
