@@ -307,10 +307,11 @@ ZKL_EXPORT int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms) ZKL_WARN_U
  * cleared), ZKL_ECLOSED, ZKL_EINVAL (NULL). Thread-safe. */
 ZKL_EXPORT int zkl_semmutex_release(zkl_semmutex *s);
 
-/* 1 if the object holds the lock and the client is connected with the
- * hold's session, else 0 (also for NULL): 0 while suspended, 1 again after
- * ZKL_STATE_RECONNECTED, 0 for good once the session is lost. No server
- * traffic. Thread-safe. */
+/* 1 if the object holds the lock and the hold's session is not known to be
+ * lost, else 0 (also for NULL). As for every zkl lock, it stays 1 while the
+ * client is suspended (uncertain, not lost: zkl_client_state or a listener
+ * tells; the client gives the session up after 4/3 of its timeout), and is
+ * 0 for good once the session is lost. No server traffic. Thread-safe. */
 ZKL_EXPORT int zkl_semmutex_is_held(zkl_semmutex *s);
 
 /* The fencing token of the object's hold (the czxid of its node):
@@ -395,9 +396,10 @@ ZKL_EXPORT int zkl_semaphore_max_leases(zkl_semaphore *s);
  * every lease before closing its client (as lock objects are freed first). */
 ZKL_EXPORT int zkl_lease_release(zkl_lease *l);
 
-/* 1 if the lease is held and the client is connected with its session,
- * else 0 (also for NULL): 0 while suspended, for good once the session is
- * lost. No server traffic. Thread-safe, except against zkl_lease_release. */
+/* 1 if the lease is held and its session is not known to be lost, else 0
+ * (also for NULL). Stays 1 while the client is suspended (uncertain, not
+ * lost), 0 for good once the session is lost, as for every zkl lock. No
+ * server traffic. Thread-safe, except against zkl_lease_release. */
 ZKL_EXPORT int zkl_lease_is_held(zkl_lease *l);
 
 /* The lease's fencing token (the czxid of its node): each lease of a

@@ -616,7 +616,7 @@ int zkl_lease_release(zkl_lease *l)
 int zkl_lease_is_held(zkl_lease *l)
 {
     /* Not while suspended: the session may have expired on the server. */
-    return l != NULL && zkl__node_sure(l->node);
+    return l != NULL && zkl__node_held(l->node);
 }
 
 int64_t zkl_lease_token(zkl_lease *l)

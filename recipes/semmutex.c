@@ -97,9 +97,9 @@ int zkl_semmutex_is_held(zkl_semmutex *s)
     if (s == NULL)
         return 0;
     pthread_mutex_lock(&s->mu);
-    /* Not while suspended: the session may have expired on the server
-     * already, and the lock may be someone else's. */
-    int held = s->node != NULL && zkl__node_sure(s->node);
+    /* Like every zkl lock: uncertain while suspended is not lost; the
+     * client gives the session up after 4/3 of its timeout. */
+    int held = s->node != NULL && zkl__node_held(s->node);
     pthread_mutex_unlock(&s->mu);
     return held;
 }
