@@ -79,6 +79,8 @@ struct zkl_client {
     char ident[96];        /* "host pid", written into contender nodes */
     /* contenders of this client, alive or being cleaned up */
     zkl__node *live;
+    /* those of them that armed a watch: the ones a watch event may be for */
+    zkl__node *watching;
     /* listeners and the event queue the keeper thread delivers */
     struct zkl__listener *listeners;
     int events[64];

@@ -31,6 +31,8 @@ struct gwatch {
 struct zkl__node {
     zkl_client *c;
     zkl__node *prev, *next; /* c->live */
+    zkl__node *wprev, *wnext; /* c->watching, while in_watching */
+    bool in_watching;
     zhandle_t *zh;          /* the handle of the session the node belongs to */
     uint64_t gen;           /* ... and that session's generation */
     const zkl__policy *pol;
@@ -77,8 +79,41 @@ static void group_clear(zkl__node *n)
     n->ngroup = 0;
 }
 
+/* c->watching: the nodes that armed a watch, so that routing an event
+ * does not walk every node the client holds. A node joins when it arms a
+ * watch and leaves once it is no longer queued (see zkl__queue_watch_event)
+ * or is freed. */
+static void watching_add(zkl__node *n)
+{
+    zkl_client *c = n->c;
+    if (n->in_watching)
+        return;
+    n->wprev = NULL;
+    n->wnext = c->watching;
+    if (c->watching)
+        c->watching->wprev = n;
+    c->watching = n;
+    n->in_watching = true;
+}
+
+static void watching_remove(zkl__node *n)
+{
+    zkl_client *c = n->c;
+    if (!n->in_watching)
+        return;
+    if (n->wprev)
+        n->wprev->wnext = n->wnext;
+    else
+        c->watching = n->wnext;
+    if (n->wnext)
+        n->wnext->wprev = n->wprev;
+    n->wprev = n->wnext = NULL;
+    n->in_watching = false;
+}
+
 static void node_free(zkl__node *n)
 {
+    watching_remove(n);
     zkl__client_unlink(n->c, n);
     group_clear(n);
     free(n->watch[0]);
@@ -503,6 +538,7 @@ static void arm(zkl__node *n, int slot, const char *name)
     free(n->watch[slot]);
     n->watch[slot] = full;
     n->armed[slot] = true;
+    watching_add(n);
     n->refs++;
     c->stats.requests++;
     /* A data watch, not an existence watch: none is left behind on a node
@@ -539,6 +575,7 @@ static void arm_group_member(zkl__node *n, struct gwatch *g)
 {
     zkl_client *c = n->c;
     g->armed = true;
+    watching_add(n);
     n->refs++;
     c->stats.requests++;
     int rc = zoo_awget(n->zh, g->path, zkl__node_watcher_fn(), (void *)(uintptr_t)c->id,
@@ -687,8 +724,15 @@ static bool same_kind(const zkl__node *n, const char *path)
 
 void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type, const char *path)
 {
-    for (zkl__node *n = c->live; n; n = n->next) {
-        if (n->st != N_QUEUED || n->zh != zh || !current(n))
+    for (zkl__node *n = c->watching, *next; n; n = next) {
+        next = n->wnext;
+        if (n->st != N_QUEUED) {
+            /* Held or done: no event is for it any more. Should it queue
+             * again (recovery), it arms its watches, and joins, anew. */
+            watching_remove(n);
+            continue;
+        }
+        if (n->zh != zh || !current(n))
             continue;
         for (int slot = 0; slot < 2; slot++) {
             if (!n->watch[slot] || strcmp(n->watch[slot], path) != 0)
@@ -703,6 +747,7 @@ void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type, const char *
                  * every node created since sorts after ours: we are first
                  * now, without listing again (PROTOCOL §4). */
                 n->st = N_HELD;
+                arm(n, 0, NULL);
                 arm(n, 1, NULL);
                 forget_gone(n);
                 wake(n);

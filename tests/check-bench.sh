@@ -61,7 +61,8 @@ if workload != "floor":
     assert num("listings_per_op") >= 1
     assert num("watch_events_per_op") >= 0
 if workload == "many":
-    assert num("bytes_per_lock") > 0
+    # null when the heap cannot be read (an allocator of a sanitizer's own)
+    assert d["bytes_per_lock"] is None or num("bytes_per_lock") > 0
     num("rss_bytes_per_lock")
 if workload == "semaphore":
     assert num("permits") >= 1

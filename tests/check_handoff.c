@@ -237,6 +237,80 @@ START_TEST(test_default_waiters_behind_quitters_wait_for_the_holder)
 }
 END_TEST
 
+/* ---- routing watch events in a client that holds many locks ------------- */
+
+struct sharer {
+    zkl_mutex *m;
+    int rc;
+    atomic_int held;
+    pthread_t t;
+};
+
+static void *sharer_main(void *arg)
+{
+    struct sharer *w = arg;
+    w->rc = zkl_mutex_acquire(w->m, 60000);
+    if (w->rc == 0) {
+        atomic_store(&w->held, 1);
+        w->rc = zkl_mutex_release(w->m);
+    }
+    return NULL;
+}
+
+/* One client holds 300 locks and queues three threads (own mutex objects,
+ * prefetch on) behind a holder on another client, on one path: every
+ * handoff event must still find its waiter among all those nodes, and the
+ * waiters must still get the lock in turn. */
+START_TEST(test_client_holding_many_locks_still_routes_each_handoff)
+{
+    enum { HELD = 300, W = 3 };
+    zkl_client *busy = tu_client(10000);
+    zkl_mutex *held[HELD];
+    char leaf[64];
+    for (int i = 0; i < HELD; i++) {
+        snprintf(leaf, sizeof leaf, "held/%d", i);
+        char *hp = lockpath(leaf);
+        ck_assert_int_eq(zkl_mutex_new(busy, hp, &held[i]), 0);
+        ck_assert_int_eq(zkl_mutex_acquire(held[i], 10000), 0);
+        free(hp);
+    }
+    char *p = lockpath("shared");
+    zkl_client *hc = tu_client(10000);
+    zkl_mutex *hm;
+    ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
+    struct sharer w[W];
+    for (int i = 0; i < W; i++) {
+        w[i] = (struct sharer){.rc = -100};
+        atomic_init(&w[i].held, 0);
+        ck_assert_int_eq(zkl_mutex_new2(busy, p, ZKL_MUTEX_PREFETCH, &w[i].m), 0);
+        ck_assert_int_eq(pthread_create(&w[i].t, NULL, sharer_main, &w[i]), 0);
+    }
+    struct queue_len q = {p, W + 1};
+    ck_assert(tu_wait_until(has_children, &q, 20000));
+    usleep(100000);
+    for (int i = 0; i < W; i++)
+        ck_assert_int_eq(atomic_load(&w[i].held), 0);
+    ck_assert_int_eq(zkl_mutex_release(hm), 0);
+    for (int i = 0; i < W; i++) {
+        pthread_join(w[i].t, NULL);
+        ck_assert_int_eq(w[i].rc, 0);
+        ck_assert_int_eq(atomic_load(&w[i].held), 1);
+        zkl_mutex_free(w[i].m);
+    }
+    ck_assert_int_eq(tu_children(zk, p), 0);
+    for (int i = 0; i < HELD; i++) {
+        ck_assert_int_eq(zkl_mutex_is_held(held[i]), 1);
+        ck_assert_int_eq(zkl_mutex_release(held[i]), 0);
+        zkl_mutex_free(held[i]);
+    }
+    zkl_mutex_free(hm);
+    zkl_client_close(hc);
+    zkl_client_close(busy);
+    free(p);
+}
+END_TEST
+
 /* ---- a missing lock path -------------------------------------------------- */
 
 static void acquire_release_on(zkl_client *c, const char *p)
@@ -283,6 +357,7 @@ int main(void)
     tcase_add_test(tc, test_default_mutex_excludes_eight_sessions_releasing_at_once);
     tcase_add_test(tc, test_prefetch_waiters_behind_quitters_wait_for_the_holder);
     tcase_add_test(tc, test_default_waiters_behind_quitters_wait_for_the_holder);
+    tcase_add_test(tc, test_client_holding_many_locks_still_routes_each_handoff);
     tcase_add_test(tc, test_lock_path_is_created_whether_its_parent_exists_or_not);
     suite_add_tcase(s, tc);
     return tu_run(s);

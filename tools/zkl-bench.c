@@ -607,7 +607,9 @@ static void many(struct run *r, const char *base, int ops, struct result *res)
     for (int i = 0; i < ops; i++)
         zkl_mutex_free(ms[i]);
     free(ms);
-    res->bytes_per_lock = ((double)heap1 - (double)heap0) / ops;
+    /* mallinfo2 reads zero under an allocator of its own (sanitizers): no
+     * heap figure then rather than a wrong one. */
+    res->bytes_per_lock = heap1 == 0 ? NAN : ((double)heap1 - (double)heap0) / ops;
     res->rss_bytes_per_lock = ((double)rss1 - (double)rss0) * 1024.0 / ops;
 }
 
