@@ -71,6 +71,57 @@ static const char *seq_of(const char *node)
     return node + strlen(node) - 10;
 }
 
+/* ---- worker processes ----------------------------------------------------- *
+ * A worker process is this program run again (--worker ...), not a bare fork:
+ * a child forked from a process with threads (ZooKeeper's) and making
+ * threads of its own confuses ThreadSanitizer. State shared with the test
+ * lives in a file mapped by both. */
+
+static char self_exe[4096];
+
+static void *map_shared(const char *file, size_t size, bool create)
+{
+    int fd = open(file, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0600);
+    if (fd < 0)
+        return MAP_FAILED;
+    if (create && ftruncate(fd, (off_t)size) != 0) {
+        close(fd);
+        return MAP_FAILED;
+    }
+    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    return m;
+}
+
+/* A new file for shared state, zero-filled and mapped; its name in file. */
+static void *new_shared(char file[64], size_t size)
+{
+    snprintf(file, 64, "/tmp/zkl-rwlock-shm-XXXXXX");
+    int fd = mkstemp(file);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    void *m = map_shared(file, size, true);
+    ck_assert_ptr_ne(m, MAP_FAILED);
+    return m;
+}
+
+/* Run this program as a worker: args[] are the words after --worker. */
+static pid_t spawn_worker(const char *const *args)
+{
+    const char *argv[16] = {self_exe, "--worker"};
+    size_t n = 2;
+    for (; args[n - 2] != NULL && n < 15; n++)
+        argv[n] = args[n - 2];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        execv(self_exe, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
 /* ---- the policies on their own -------------------------------------------- */
 
 #define U1 "_c_11111111-1111-4111-8111-111111111111-"
@@ -302,28 +353,40 @@ END_TEST
 
 enum { P_READERS = 3, P_WRITERS = 2, P_ITER = 15 };
 
+/* Worker "procs PATH SHM READER NREADERS ITER": one reader or writer of the
+ * processes test, sharing struct rw_shared through SHM. */
+static int procs_worker(char **args)
+{
+    const char *hosts = getenv("ZKL_TEST_HOSTS");
+    struct rw_shared *s = map_shared(args[1], sizeof *s, false);
+    if (hosts == NULL || s == MAP_FAILED)
+        return 2;
+    zkl_client *c = NULL;
+    zkl_rwlock *rw;
+    if (zkl_client_open(hosts, 10000, &c) != 0)
+        return 2;
+    if (zkl_rwlock_new(c, args[0], &rw) != 0)
+        return 2;
+    struct worker w = {rw, s, atoi(args[2]), atoi(args[3]), atoi(args[4]), 0};
+    int rc = work(&w);
+    zkl_rwlock_free(rw);
+    zkl_client_close(c);
+    munmap(s, sizeof *s);
+    return rc == 0 ? 0 : 3;
+}
+
 START_TEST(test_rwlock_processes_share_reads_and_writers_exclude_everyone)
 {
     char *p = lockpath("procs");
-    struct rw_shared *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE,
-                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    ck_assert_ptr_ne(s, MAP_FAILED);
-    memset(s, 0, sizeof *s);
+    char file[64];
+    struct rw_shared *s = new_shared(file, sizeof *s);
     pid_t pids[P_READERS + P_WRITERS];
+    char nreaders[16], iter[16];
+    snprintf(nreaders, sizeof nreaders, "%d", P_READERS);
+    snprintf(iter, sizeof iter, "%d", P_ITER);
     for (int i = 0; i < P_READERS + P_WRITERS; i++) {
-        pids[i] = fork();
-        ck_assert_int_ge(pids[i], 0);
-        if (pids[i] == 0) {
-            zkl_client *c = NULL;
-            zkl_rwlock *rw;
-            if (zkl_client_open(tu_hosts(), 10000, &c) != 0 || zkl_rwlock_new(c, p, &rw) != 0)
-                _exit(2);
-            struct worker w = {rw, s, i < P_READERS, P_READERS, P_ITER, 0};
-            int rc = work(&w);
-            zkl_rwlock_free(rw);
-            zkl_client_close(c);
-            _exit(rc == 0 ? 0 : 3);
-        }
+        const char *args[] = {"procs", p, file, i < P_READERS ? "1" : "0", nreaders, iter, NULL};
+        pids[i] = spawn_worker(args);
     }
     for (int i = 0; i < P_READERS + P_WRITERS; i++) {
         int st;
@@ -337,6 +400,7 @@ START_TEST(test_rwlock_processes_share_reads_and_writers_exclude_everyone)
     ck_assert_int_eq(s->token_errors, 0);
     ck_assert_int_eq(tu_children(zk, p), 0);
     munmap(s, sizeof *s);
+    unlink(file);
     free(p);
 }
 END_TEST
@@ -1292,10 +1356,11 @@ static pid_t spawn_curator(const char *path, const char *mode, int iters, int ho
     snprintf(hold, sizeof hold, "%d", hold_ms);
     char script[1024];
     snprintf(script, sizeof script, "%s/tests/interop/run-curator-worker.sh", ZKL_SRCDIR);
+    const char *hosts = tu_hosts();
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        execl("/bin/sh", "sh", script, "--servers", tu_hosts(), "--path", path, "--mode", mode,
+        execl("/bin/sh", "sh", script, "--servers", hosts, "--path", path, "--mode", mode,
               "--iterations", it, "--counter-file", counter, "--log-file", log, "--hold-ms", hold,
               "--acquire-timeout-ms", "45000", (char *)NULL);
         _exit(127);
@@ -1525,7 +1590,8 @@ static int zkl_mixed_worker(const char *p, int write, int min, const int *stop, 
 {
     zkl_client *c = NULL;
     zkl_rwlock *rw;
-    if (zkl_client_open(tu_hosts(), 10000, &c) != 0 || zkl_rwlock_new(c, p, &rw) != 0)
+    const char *hosts = getenv("ZKL_TEST_HOSTS");
+    if (hosts == NULL || zkl_client_open(hosts, 10000, &c) != 0 || zkl_rwlock_new(c, p, &rw) != 0)
         return 2;
     int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd < 0)
@@ -1552,6 +1618,17 @@ static int zkl_mixed_worker(const char *p, int write, int min, const int *stop, 
     return 0;
 }
 
+/* Worker "mixed PATH STOPFILE WRITE MIN LOG COUNTER". */
+static int mixed_worker(char **args)
+{
+    int *stop = map_shared(args[1], sizeof *stop, false);
+    if (stop == MAP_FAILED)
+        return 2;
+    int rc = zkl_mixed_worker(args[0], atoi(args[2]), atoi(args[3]), stop, args[4], args[5]);
+    munmap(stop, sizeof *stop);
+    return rc;
+}
+
 static int iv_cmp(const void *a, const void *b)
 {
     const struct iv *x = a, *y = b;
@@ -1562,9 +1639,9 @@ START_TEST(test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer)
 {
     char *p = lockpath("curator-mixed");
     char *log = tmpfile_path("mixed.log"), *cnt = tmpfile_path("counter");
-    int *stop = mmap(NULL, sizeof *stop, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    char *stopfile = tmpfile_path("stop");
+    int *stop = map_shared(stopfile, sizeof *stop, true);
     ck_assert_ptr_ne(stop, MAP_FAILED);
-    *stop = 0;
     enum { CW_ITER = 12, CR_ITER = 20 };
     pid_t cur[MIX_CURATOR_W + MIX_CURATOR_R];
     for (int i = 0; i < MIX_CURATOR_W + MIX_CURATOR_R; i++) {
@@ -1572,11 +1649,8 @@ START_TEST(test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer)
         cur[i] = spawn_curator(p, w ? "write" : "read", w ? CW_ITER : CR_ITER, w ? 3 : 8, log, cnt);
     }
     for (int i = 0; i < MIX_ZKL_W + MIX_ZKL_R; i++) {
-        pid_t pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0)
-            _exit(zkl_mixed_worker(p, i < MIX_ZKL_W, 5, stop, log, cnt));
-        kids[nkids++] = pid;
+        const char *args[] = {"mixed", p, stopfile, i < MIX_ZKL_W ? "1" : "0", "5", log, cnt, NULL};
+        kids[nkids++] = spawn_worker(args);
     }
     for (int i = 0; i < MIX_CURATOR_W + MIX_CURATOR_R; i++)
         ck_assert_msg(wait_child(cur[i], 90000) == 0, "Curator worker %d failed", i);
@@ -1634,14 +1708,26 @@ START_TEST(test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer)
     ck_assert_int_ge(max_readers, 2);
     ck_assert_int_eq(tu_children(zk, p), 0);
     munmap(stop, sizeof *stop);
+    free(stopfile);
     free(log);
     free(cnt);
     free(p);
 }
 END_TEST
 
-int main(void)
+int main(int argc, char **argv)
 {
+    ssize_t len = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+    if (len <= 0)
+        return 99;
+    self_exe[len] = '\0';
+    if (argc >= 3 && strcmp(argv[1], "--worker") == 0) {
+        if (strcmp(argv[2], "procs") == 0 && argc == 8)
+            return procs_worker(argv + 3);
+        if (strcmp(argv[2], "mixed") == 0 && argc == 9)
+            return mixed_worker(argv + 3);
+        return 2;
+    }
     Suite *s = suite_create("rwlock");
     TCase *tp = tu_tcase("policies", 10);
     tcase_add_test(tp, test_rwlock_policies_keep_queued_writers_behind_a_downgrade_tie);
