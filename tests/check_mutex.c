@@ -1,5 +1,6 @@
 /* The reentrant mutex against a real ZooKeeper. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -91,51 +92,84 @@ struct proc_shared {
     int token_errors;
 };
 
+/* Worker processes are this program run again (--worker ...), not a bare
+ * fork of a process that already runs ZooKeeper threads (which
+ * ThreadSanitizer, rightly, refuses). */
+static pid_t spawn_worker(const char *kind, const char *a1, const char *a2)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "check_mutex", "--worker", kind, a1, a2, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static struct proc_shared *map_shared(const char *file, int create)
+{
+    int fd = open(file, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0600);
+    if (fd < 0)
+        return NULL;
+    if (create && ftruncate(fd, sizeof(struct proc_shared)) != 0) {
+        close(fd);
+        return NULL;
+    }
+    void *p = mmap(NULL, sizeof(struct proc_shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+enum { PROCS = 4, ITER = 30 };
+
+/* One contender process: ITER times acquire, check, non-atomic increment,
+ * release. */
+static int counter_worker(const char *path, const char *shm)
+{
+    struct proc_shared *sh = map_shared(shm, 0);
+    zkl_client *c = NULL;
+    if (sh == NULL || zkl_client_open(tu_hosts(), 10000, &c) != 0)
+        return 2;
+    zkl_mutex *m;
+    if (zkl_mutex_new(c, path, &m) != 0)
+        return 3;
+    for (int k = 0; k < ITER; k++) {
+        if (zkl_mutex_acquire(m, 30000) != 0)
+            return 4;
+        if (__atomic_add_fetch(&sh->inside, 1, __ATOMIC_SEQ_CST) != 1)
+            __atomic_add_fetch(&sh->violations, 1, __ATOMIC_SEQ_CST);
+        int64_t tok = zkl_mutex_token(m);
+        if (tok <= sh->last_token)
+            sh->token_errors++;
+        sh->last_token = tok;
+        long v = sh->counter;
+        usleep(100);
+        sh->counter = v + 1;
+        __atomic_sub_fetch(&sh->inside, 1, __ATOMIC_SEQ_CST);
+        if (zkl_mutex_release(m) != 0)
+            return 5;
+    }
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    munmap(sh, sizeof *sh);
+    return 0;
+}
+
 START_TEST(test_mutex_excludes_four_processes_with_increasing_tokens)
 {
     char *p = lockpath("procs");
-    struct proc_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
-                                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    ck_assert_ptr_ne(sh, MAP_FAILED);
-    memset(sh, 0, sizeof *sh);
-    enum { PROCS = 4, ITER = 30 };
+    char shm[64];
+    snprintf(shm, sizeof shm, "/dev/shm/zkl-test-%ld", (long)getpid());
+    struct proc_shared *sh = map_shared(shm, 1);
+    ck_assert_ptr_nonnull(sh);
     pid_t pids[PROCS];
-    for (int i = 0; i < PROCS; i++) {
-        pids[i] = fork();
-        if (pids[i] == 0) {
-            zkl_client *c = NULL;
-            if (zkl_client_open(tu_hosts(), 10000, &c) != 0)
-                _exit(2);
-            zkl_mutex *m;
-            if (zkl_mutex_new(c, p, &m) != 0)
-                _exit(3);
-            free(p); /* the child's copy; the mutex keeps its own */
-            for (int k = 0; k < ITER; k++) {
-                if (zkl_mutex_acquire(m, 30000) != 0)
-                    _exit(4);
-                if (__atomic_add_fetch(&sh->inside, 1, __ATOMIC_SEQ_CST) != 1)
-                    __atomic_add_fetch(&sh->violations, 1, __ATOMIC_SEQ_CST);
-                int64_t tok = zkl_mutex_token(m);
-                if (tok <= sh->last_token)
-                    sh->token_errors++;
-                sh->last_token = tok;
-                long v = sh->counter;
-                usleep(100);
-                sh->counter = v + 1;
-                __atomic_sub_fetch(&sh->inside, 1, __ATOMIC_SEQ_CST);
-                if (zkl_mutex_release(m) != 0)
-                    _exit(5);
-            }
-            zkl_mutex_free(m);
-            zkl_client_close(c);
-            _exit(0);
-        }
-    }
+    for (int i = 0; i < PROCS; i++)
+        pids[i] = spawn_worker("counter", p, shm);
     for (int i = 0; i < PROCS; i++) {
         int st;
         ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
         ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d failed: %d", i, st);
     }
+    unlink(shm);
     ck_assert_int_eq(sh->counter, PROCS * ITER);
     ck_assert_int_eq(sh->violations, 0);
     ck_assert_int_eq(sh->token_errors, 0);
@@ -396,6 +430,23 @@ END_TEST
 
 /* ---- crashes and expiry ------------------------------------------------- */
 
+/* Takes the lock, writes its token to fd 1, and waits to be killed. */
+static int holder_worker(const char *path, const char *unused)
+{
+    (void)unused;
+    zkl_client *c = NULL;
+    if (zkl_client_open(tu_hosts(), 2000, &c) != 0)
+        return 2;
+    zkl_mutex *m;
+    if (zkl_mutex_new(c, path, &m) != 0 || zkl_mutex_acquire(m, 10000) != 0)
+        return 3;
+    int64_t tok = zkl_mutex_token(m);
+    if (write(1, &tok, sizeof tok) != sizeof tok)
+        return 4;
+    for (;;)
+        pause();
+}
+
 START_TEST(test_mutex_sigkilled_holder_frees_lock_after_session_timeout)
 {
     char *p = lockpath("killed");
@@ -403,18 +454,11 @@ START_TEST(test_mutex_sigkilled_holder_frees_lock_after_session_timeout)
     ck_assert_int_eq(pipe(fds), 0);
     pid_t pid = fork();
     if (pid == 0) {
-        zkl_client *c = NULL;
-        if (zkl_client_open(tu_hosts(), 2000, &c) != 0)
-            _exit(2);
-        zkl_mutex *m;
-        if (zkl_mutex_new(c, p, &m) != 0 || zkl_mutex_acquire(m, 10000) != 0)
-            _exit(3);
-        int64_t tok = zkl_mutex_token(m);
-        if (write(fds[1], &tok, sizeof tok) != sizeof tok)
-            _exit(4);
-        for (;;)
-            pause();
+        dup2(fds[1], 1);
+        execl("/proc/self/exe", "check_mutex", "--worker", "holder", p, "-", (char *)NULL);
+        _exit(127);
     }
+    close(fds[1]);
     int64_t dead_token = 0;
     ck_assert_int_eq(read(fds[0], &dead_token, sizeof dead_token), sizeof dead_token);
     ck_assert_int_gt(dead_token, 0);
@@ -431,7 +475,6 @@ START_TEST(test_mutex_sigkilled_holder_frees_lock_after_session_timeout)
     zkl_mutex_free(m);
     zkl_client_close(c);
     close(fds[0]);
-    close(fds[1]);
     free(p);
 }
 END_TEST
@@ -659,8 +702,15 @@ START_TEST(test_mutex_creates_missing_parents_as_containers)
 }
 END_TEST
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 5 && strcmp(argv[1], "--worker") == 0) {
+        if (strcmp(argv[2], "counter") == 0)
+            return counter_worker(argv[3], argv[4]);
+        if (strcmp(argv[2], "holder") == 0)
+            return holder_worker(argv[3], argv[4]);
+        return 64;
+    }
     Suite *s = suite_create("mutex");
     TCase *tc = tu_tcase("mutex", 120);
     tcase_add_checked_fixture(tc, setup, teardown);
