@@ -17,7 +17,7 @@ status=0
 for p in "${pids[@]}"; do wait "$p" || status=1; done
 sort -n "$work/log" | cut -d' ' -f2-
 # The tokens, in the order the holders held, must strictly increase.
-if sort -n "$work/log" | awk '{t=$6; if (NR > 1 && t <= last) bad=1; last=t} END {exit bad}'; then
+if sort -n "$work/log" | awk '{t=$7; if (NR > 1 && t <= last) bad=1; last=t} END {exit bad}'; then
     echo "OK: $((procs * rounds)) holds, tokens strictly increasing, no overlap seen"
 else
     echo "FAILED: tokens did not increase"
