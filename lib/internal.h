@@ -81,6 +81,10 @@ struct zkl_client {
     zkl__node *live;
     /* those of them that armed a watch: the ones a watch event may be for */
     zkl__node *watching;
+    /* lock paths this client acquired alone lately (lib/queue.c), and a
+     * count of the events that may make what it knows of them stale */
+    struct zkl__dirtrack *dirs;
+    uint64_t dir_epoch;
     /* listeners and the event queue the keeper thread delivers */
     struct zkl__listener *listeners;
     int events[64];

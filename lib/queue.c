@@ -52,6 +52,9 @@ struct zkl__node {
     bool listing;  /* a listing is in flight ... */
     bool relist;   /* ... and another one is wanted after it */
     bool decided;    /* the policy answered at least once */
+    int64_t fast_expect; /* >= 0: created without a listing; the sequence
+                            that proves the lock path held nothing else */
+    uint64_t fast_epoch; /* c->dir_epoch when that create was sent */
     bool try_once;   /* the caller waits only for that first answer */
     bool pred_first; /* the latest listing showed the watched node first */
     bool pred_same;  /* ... and of our own kind */
@@ -111,8 +114,139 @@ static void watching_remove(zkl__node *n)
     n->in_watching = false;
 }
 
+/* ---- repeated acquisitions of a lock path nobody else uses --------------
+ * Sequence numbers count the nodes ever created under a lock path (a path
+ * removed and made anew counts from 0 again). When a listing showed a node
+ * alone, the next node created under the path gets that node's number plus
+ * one, unless another was created in between. So once the alone node is
+ * deleted, a create that comes back with exactly that number proves the
+ * path held nothing else: nothing was created since, and all that was there
+ * before is gone. That is the answer a listing would give, without sending
+ * one: an uncontended acquire is then its create alone. A data watch on the
+ * lock path reports it removed (and maybe made anew) meanwhile; its event
+ * reaches us before the answer to any create sent after. Only for kinds
+ * that hand off (PROTOCOL §4) and server-numbered nodes. */
+#define DIRTRACK_MAX 8
+
+static void maybe_free(zkl__node *n);
+
+struct zkl__dirtrack {
+    struct zkl__dirtrack *next;
+    char *dir;
+    int64_t expect;   /* the sequence of the next create if nobody else creates */
+    zkl__node *basis; /* the alone node `expect` comes from, until its delete
+                         is confirmed */
+    bool ready;       /* basis deleted: one acquire may rely on `expect` */
+    bool watched;     /* a data watch on `dir` is set on this connection */
+};
+
+static bool fast_eligible(const zkl__node *n)
+{
+    return n->pol->handoff && !n->fixed_seq[0];
+}
+
+static struct zkl__dirtrack *track_find(zkl_client *c, const char *dir)
+{
+    for (struct zkl__dirtrack **p = &c->dirs; *p; p = &(*p)->next) {
+        struct zkl__dirtrack *t = *p;
+        if (strcmp(t->dir, dir) == 0) {
+            *p = t->next; /* most recently used first */
+            t->next = c->dirs;
+            c->dirs = t;
+            return t;
+        }
+    }
+    return NULL;
+}
+
+static void track_free_from(struct zkl__dirtrack **p)
+{
+    while (*p) {
+        struct zkl__dirtrack *t = *p;
+        *p = t->next;
+        free(t->dir);
+        free(t);
+    }
+}
+
+/* Forget what any of them said: after an event on a tracked path, a
+ * reconnection, or a failed watch. */
+static void track_invalidate(zkl_client *c, const char *dir)
+{
+    c->dir_epoch++;
+    for (struct zkl__dirtrack *t = c->dirs; t; t = t->next) {
+        if (dir == NULL || strcmp(t->dir, dir) == 0) {
+            t->ready = false;
+            t->basis = NULL;
+            t->watched = false;
+        }
+    }
+}
+
+static void dirwatch_done(int rc, const struct Stat *st, const void *data)
+{
+    (void)st;
+    zkl__node *n = (zkl__node *)data;
+    zkl_client *c = n->c;
+    pthread_mutex_lock(&c->mu);
+    n->refs--;
+    /* ZNONODE still leaves an existence watch, which also reports the
+     * path made anew. */
+    if (rc != ZOK && rc != ZNONODE)
+        track_invalidate(c, n->dir);
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* n holds, and the listing showed it alone. */
+static void track_alone(zkl__node *n, int64_t seq)
+{
+    zkl_client *c = n->c;
+    struct zkl__dirtrack *t = track_find(c, n->dir);
+    if (t == NULL) {
+        /* First time alone here: remember it; a watch only if it repeats
+         * (a client taking many different locks once gains nothing). */
+        if ((t = calloc(1, sizeof *t)) == NULL || (t->dir = strdup(n->dir)) == NULL) {
+            free(t);
+            return;
+        }
+        t->next = c->dirs;
+        c->dirs = t;
+        size_t k = 0;
+        for (struct zkl__dirtrack **p = &c->dirs; *p; p = &(*p)->next) {
+            if (++k == DIRTRACK_MAX) {
+                track_free_from(&(*p)->next);
+                break;
+            }
+        }
+    } else if (!t->watched) {
+        n->refs++;
+        c->stats.requests++;
+        if (zoo_awexists(n->zh, n->dir, zkl__node_watcher_fn(), (void *)(uintptr_t)c->id,
+                         dirwatch_done, n) == ZOK)
+            t->watched = true;
+        else
+            n->refs--;
+    }
+    t->expect = seq + 1;
+    t->basis = n;
+    t->ready = false;
+}
+
+/* n's delete was answered (ok) or will not be (!ok). */
+static void track_deleted(zkl__node *n, bool ok)
+{
+    for (struct zkl__dirtrack *t = n->c->dirs; t; t = t->next) {
+        if (t->basis == n) {
+            t->basis = NULL;
+            t->ready = ok;
+        }
+    }
+}
+
 static void node_free(zkl__node *n)
 {
+    track_deleted(n, false);
     watching_remove(n);
     zkl__client_unlink(n->c, n);
     group_clear(n);
@@ -209,6 +343,7 @@ static void delete_done(int rc, const void *data)
         if (rc == ZOK)
             c->stats.deletes++;
         n->st = N_GONE;
+        track_deleted(n, current(n));
     } else if (conn_error(rc) && current(n)) {
         n->stalled = true; /* re-sent on reconnect */
         if (connected(c))
@@ -351,12 +486,29 @@ static void recover_found(zkl__node *n, const char *name)
         send_failed(n, rc);
 }
 
+/* A create sent without a listing was answered: its number says whether
+ * the lock path held nothing else (see track_alone); if not, list now. */
+static void fast_answer(zkl__node *n, int64_t want)
+{
+    zkl__entry e;
+    const char *name = n->path + strlen(n->dir) + 1;
+    if (n->c->dir_epoch == n->fast_epoch && zkl__entry_parse(name, &e) == 0 && e.seq == want) {
+        char *one[1] = {(char *)name};
+        struct String_vector kids = {1, one};
+        decide(n, &kids);
+    } else {
+        send_list(n);
+    }
+}
+
 static void create_done(int rc, const char *name, const struct Stat *stat, const void *data)
 {
     zkl__node *n = (zkl__node *)data;
     zkl_client *c = n->c;
     pthread_mutex_lock(&c->mu);
     n->refs--;
+    int64_t fast = n->fast_expect;
+    n->fast_expect = -1; /* a retry lists as usual */
     if (!current(n) || n->st != N_CREATING) {
         /* session gone: the node, if any, went with it */
     } else if (rc == ZOK) {
@@ -367,6 +519,9 @@ static void create_done(int rc, const char *name, const struct Stat *stat, const
             fail(n, ZKL_ENOMEM); /* cannot even name it: the session end takes it */
         } else if (n->abandon) {
             send_delete(n);
+        } else if (fast >= 0) {
+            n->st = N_QUEUED;
+            fast_answer(n, fast);
         } else {
             n->st = N_QUEUED; /* the pipelined listing answers next */
         }
@@ -456,6 +611,8 @@ static void send_create(zkl__node *n)
         send_failed(n, rc);
         return;
     }
+    if (n->fast_expect >= 0)
+        return; /* its number may answer for the listing (track_alone) */
     /* The listing rides right behind the create: one round trip for an
      * uncontended acquire. list_done ignores it if the create failed. */
     n->listing = true;
@@ -695,6 +852,8 @@ static void decide(zkl__node *n, const struct String_vector *kids)
             arm(n, 1, NULL);
             group_clear(n);
             forget_gone(n);
+            if (k == 1 && fast_eligible(n))
+                track_alone(n, cs[0].seq);
             wake(n);
         } else if (n->pol->watch_group && n->pol->watch_group(&cs[w], n->arg)) {
             n->pred_first = n->pred_same = false;
@@ -724,6 +883,12 @@ static bool same_kind(const zkl__node *n, const char *path)
 
 void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type, const char *path)
 {
+    for (struct zkl__dirtrack *t = c->dirs; t; t = t->next) {
+        if (strcmp(t->dir, path) == 0) {
+            track_invalidate(c, path); /* removed, or its data changed */
+            break;
+        }
+    }
     for (zkl__node *n = c->watching, *next; n; n = next) {
         next = n->wnext;
         if (n->st != N_QUEUED) {
@@ -805,6 +970,9 @@ static void send_sync_then_list(zkl__node *n)
 
 void zkl__queue_on_connected(zkl_client *c, zhandle_t *zh)
 {
+    /* Events may have been missed while disconnected: what the client
+     * knew of its lock paths is no proof any more. */
+    track_invalidate(c, NULL);
     for (zkl__node *n = c->live; n; n = n->next) {
         if (!n->stalled || n->zh != zh || !current(n))
             continue;
@@ -836,6 +1004,8 @@ void zkl__queue_on_connected(zkl_client *c, zhandle_t *zh)
 
 void zkl__queue_on_session_end(zkl_client *c)
 {
+    track_free_from(&c->dirs);
+    c->dir_epoch++;
     for (zkl__node *n = c->live, *next; n; n = next) {
         next = n->next;
         if (n->gen == c->gen && !c->closing)
@@ -861,6 +1031,7 @@ void zkl__queue_drop_all(zkl_client *c)
 {
     while (c->live)
         node_free(c->live);
+    track_free_from(&c->dirs);
 }
 
 /* ---- the caller's side ------------------------------------------------- */
@@ -918,6 +1089,7 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
     snprintf(n->kind, sizeof n->kind, "%s", o && o->kind ? o->kind : pol->kind);
     zkl__uuid(n->uuid);
     n->owned = true;
+    n->fast_expect = -1;
 
     caller_lock(c);
     int err = wait_state_err(c);
@@ -937,6 +1109,14 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
     n->zh = c->zh;
     n->gen = c->gen;
     c->inside++;
+    if (fast_eligible(n) && connected(c)) {
+        struct zkl__dirtrack *t = track_find(c, n->dir);
+        if (t != NULL && t->ready && t->watched) {
+            t->ready = false; /* one acquire per confirmed delete */
+            n->fast_expect = t->expect;
+            n->fast_epoch = c->dir_epoch;
+        }
+    }
     send_create(n);
     pthread_mutex_unlock(&c->mu);
     caller_unlock_hlock(c);

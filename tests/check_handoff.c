@@ -311,6 +311,147 @@ START_TEST(test_client_holding_many_locks_still_routes_each_handoff)
 }
 END_TEST
 
+/* ---- repeated acquisitions of a lock path used by nobody else ------------- *
+ * After a few of them, an acquire is its create alone (the create's sequence
+ * number proves the path held nothing else). These check that the proof is
+ * never taken for more than it shows. */
+
+static int64_t node_seq(const char *node)
+{
+    size_t len = strlen(node);
+    ck_assert_uint_ge(len, 10);
+    return strtoll(node + len - 10, NULL, 10);
+}
+
+/* `rounds` acquire+release cycles; returns the sequence of the last node. */
+static int64_t cycle_alone(zkl_mutex *m, int rounds)
+{
+    int64_t seq = -1;
+    for (int i = 0; i < rounds; i++) {
+        ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
+        seq = node_seq(zkl_mutex_node(m));
+        ck_assert_int_eq(zkl_mutex_release(m), 0);
+    }
+    return seq;
+}
+
+struct try_lock {
+    zkl_mutex *m;
+    long timeout_ms;
+    int rc;
+};
+
+static void *try_lock_main(void *arg)
+{
+    struct try_lock *t = arg;
+    t->rc = zkl_mutex_acquire(t->m, t->timeout_ms);
+    if (t->rc == 0)
+        zkl_mutex_release(t->m);
+    return NULL;
+}
+
+START_TEST(test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thread)
+{
+    char *p = lockpath("alone-threads");
+    zkl_client *c = tu_client(10000);
+    zkl_mutex *m, *m2;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m2), 0);
+    zkl_client_stats s0, s1;
+    ck_assert_int_eq(zkl_client_get_stats(c, &s0), 0);
+    cycle_alone(m, 10);
+    ck_assert_int_eq(zkl_client_get_stats(c, &s1), 0);
+    /* The mechanism is in use: most of those acquires sent no listing. */
+    ck_assert_uint_le(s1.listings - s0.listings, 4);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
+    /* Another thread of the same client, on the same path: must wait. */
+    struct try_lock t = {m2, 500, -100};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, try_lock_main, &t), 0);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(t.rc, ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    t.timeout_ms = 10000;
+    ck_assert_int_eq(pthread_create(&th, NULL, try_lock_main, &t), 0);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(t.rc, 0);
+    cycle_alone(m, 3);
+    ck_assert_int_eq(tu_children(zk, p), 0);
+    zkl_mutex_free(m);
+    zkl_mutex_free(m2);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_acquires_alone_wait_once_another_client_holds)
+{
+    char *p = lockpath("alone-clients");
+    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    zkl_mutex *ma, *mb;
+    ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
+    ck_assert_int_eq(zkl_mutex_new(b, p, &mb), 0);
+    cycle_alone(ma, 10);
+    ck_assert_int_eq(zkl_mutex_acquire(mb, 10000), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(ma, 500), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zkl_mutex_acquire(ma, 500), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zkl_mutex_release(mb), 0);
+    cycle_alone(ma, 5);
+    /* B queued behind A's hold, A released: the next acquire must see B. */
+    ck_assert_int_eq(zkl_mutex_acquire(ma, 10000), 0);
+    struct try_lock t = {mb, 20000, -100};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, try_lock_main, &t), 0);
+    struct queue_len q = {p, 2};
+    ck_assert(tu_wait_until(has_children, &q, 20000));
+    ck_assert_int_eq(zkl_mutex_release(ma), 0);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(t.rc, 0);
+    cycle_alone(ma, 3);
+    ck_assert_int_eq(tu_children(zk, p), 0);
+    zkl_mutex_free(ma);
+    zkl_mutex_free(mb);
+    zkl_client_close(a);
+    zkl_client_close(b);
+    free(p);
+}
+END_TEST
+
+/* The path is removed and made anew, and filled so that the next create
+ * gets the very number the client expects, with a holder ahead of it: the
+ * client must notice (its watch on the path) and wait for that holder. */
+START_TEST(test_lock_path_made_anew_with_the_expected_numbers_is_not_trusted)
+{
+    char *p = lockpath("alone-remade");
+    zkl_client *a = tu_client(10000);
+    zkl_mutex *ma;
+    ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
+    int64_t last = cycle_alone(ma, 10);
+    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(zoo_delete(zk, p, -1), ZOK);
+    ck_assert_int_eq(zoo_create(zk, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    /* Creates number 0 .. last in the new path; the last stays, as a
+     * contender ahead ("lock-" kind, protected name). */
+    char prefix[512], made[512];
+    snprintf(prefix, sizeof prefix, "%s/_c_00000000-0000-4000-8000-000000000000-lock-", p);
+    for (int64_t i = 0; i <= last; i++) {
+        ck_assert_int_eq(zoo_create(zk, prefix, "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                                    ZOO_EPHEMERAL_SEQUENTIAL, made, sizeof made),
+                         ZOK);
+        ck_assert_int_eq(node_seq(made), i);
+        if (i < last)
+            ck_assert_int_eq(zoo_delete(zk, made, -1), ZOK);
+    }
+    ck_assert_int_eq(zkl_mutex_acquire(ma, 700), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zoo_delete(zk, made, -1), ZOK);
+    ck_assert_int_eq(zkl_mutex_acquire(ma, 10000), 0);
+    ck_assert_int_eq(zkl_mutex_release(ma), 0);
+    zkl_mutex_free(ma);
+    zkl_client_close(a);
+    free(p);
+}
+END_TEST
+
 /* ---- a missing lock path -------------------------------------------------- */
 
 static void acquire_release_on(zkl_client *c, const char *p)
@@ -358,6 +499,9 @@ int main(void)
     tcase_add_test(tc, test_prefetch_waiters_behind_quitters_wait_for_the_holder);
     tcase_add_test(tc, test_default_waiters_behind_quitters_wait_for_the_holder);
     tcase_add_test(tc, test_client_holding_many_locks_still_routes_each_handoff);
+    tcase_add_test(tc, test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thread);
+    tcase_add_test(tc, test_acquires_alone_wait_once_another_client_holds);
+    tcase_add_test(tc, test_lock_path_made_anew_with_the_expected_numbers_is_not_trusted);
     tcase_add_test(tc, test_lock_path_is_created_whether_its_parent_exists_or_not);
     suite_add_tcase(s, tc);
     return tu_run(s);
