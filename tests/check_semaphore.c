@@ -117,37 +117,42 @@ static void *use_main(void *arg)
     return NULL;
 }
 
+/* A contender process: THREADS threads, ITER leases each. */
+static int use_worker(const char *p, const char *shm)
+{
+    struct shared_use *sh = tu_map_shared(shm, sizeof *sh, 0);
+    zkl_client *c = NULL;
+    if (sh == NULL || zkl_client_open(tu_hosts(), 10000, &c) != 0)
+        return 2;
+    zkl_semaphore *s;
+    if (zkl_semaphore_new(c, p, LIMIT, &s) != 0)
+        return 3;
+    struct worker w = {.s = s, .sh = sh};
+    pthread_t t[THREADS];
+    for (int k = 0; k < THREADS; k++)
+        pthread_create(&t[k], NULL, use_main, &w);
+    for (int k = 0; k < THREADS; k++)
+        pthread_join(t[k], NULL);
+    if (w.failures != 0)
+        return 4;
+    if (zkl_semaphore_free(s) != 0)
+        return 5;
+    zkl_client_close(c);
+    munmap(sh, sizeof *sh);
+    return 0;
+}
+
 START_TEST(test_semaphore_never_admits_more_than_n_across_processes_and_threads)
 {
     char *p = sempath("limit3");
-    struct shared_use *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
-                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    ck_assert_ptr_ne(sh, MAP_FAILED);
-    memset(sh, 0, sizeof *sh);
+    char shm[64];
+    snprintf(shm, sizeof shm, "/dev/shm/zkl-test-sem-%ld", (long)getpid());
+    struct shared_use *sh = tu_map_shared(shm, sizeof *sh, 1);
+    ck_assert_ptr_nonnull(sh);
     pid_t pids[PROCS];
-    for (int i = 0; i < PROCS; i++) {
-        pids[i] = fork();
-        if (pids[i] == 0) {
-            zkl_client *c = NULL;
-            if (zkl_client_open(tu_hosts(), 10000, &c) != 0)
-                _exit(2);
-            zkl_semaphore *s;
-            if (zkl_semaphore_new(c, p, LIMIT, &s) != 0)
-                _exit(3);
-            struct worker w = {.s = s, .sh = sh};
-            pthread_t t[THREADS];
-            for (int k = 0; k < THREADS; k++)
-                pthread_create(&t[k], NULL, use_main, &w);
-            for (int k = 0; k < THREADS; k++)
-                pthread_join(t[k], NULL);
-            if (w.failures != 0)
-                _exit(4);
-            if (zkl_semaphore_free(s) != 0)
-                _exit(5);
-            zkl_client_close(c);
-            _exit(0);
-        }
-    }
+    const char *args[] = {"use", p, shm, NULL};
+    for (int i = 0; i < PROCS; i++)
+        pids[i] = tu_spawn_worker(args, -1);
     for (int i = 0; i < PROCS; i++) {
         int st;
         ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
@@ -155,6 +160,7 @@ START_TEST(test_semaphore_never_admits_more_than_n_across_processes_and_threads)
     }
     ck_assert_int_eq(sh->done, PROCS * THREADS * ITER);
     ck_assert_int_eq(sh->violations, 0);
+    unlink(shm);
     ck_assert_int_eq(sh->max_seen, LIMIT); /* concurrency really happened */
     ck_assert_int_eq(count_kind(p, "zkl-"), 0);
     munmap(sh, sizeof *sh);
@@ -583,26 +589,31 @@ END_TEST
 
 /* ---- crashes and expiry ------------------------------------------------------------ */
 
+/* Takes both leases, writes the token to stdout, waits to be killed. */
+static int holder_worker(const char *p)
+{
+    zkl_client *c = NULL;
+    if (zkl_client_open(tu_hosts(), 2000, &c) != 0)
+        return 2;
+    zkl_semaphore *s;
+    zkl_lease *l;
+    if (zkl_semaphore_new(c, p, 2, &s) != 0 || zkl_semaphore_acquire_many(s, 2, 10000, &l) != 0)
+        return 3;
+    int64_t tok = zkl_lease_token(l);
+    if (write(1, &tok, sizeof tok) != sizeof tok)
+        return 4;
+    for (;;)
+        pause();
+}
+
 START_TEST(test_semaphore_killed_holders_lease_is_freed_after_its_session_ends)
 {
     char *p = sempath("killed");
     int fds[2];
     ck_assert_int_eq(pipe(fds), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        zkl_client *c = NULL;
-        if (zkl_client_open(tu_hosts(), 2000, &c) != 0)
-            _exit(2);
-        zkl_semaphore *s;
-        zkl_lease *l;
-        if (zkl_semaphore_new(c, p, 2, &s) != 0 || zkl_semaphore_acquire_many(s, 2, 10000, &l) != 0)
-            _exit(3);
-        int64_t tok = zkl_lease_token(l);
-        if (write(fds[1], &tok, sizeof tok) != sizeof tok)
-            _exit(4);
-        for (;;)
-            pause();
-    }
+    const char *args[] = {"holder", p, NULL};
+    pid_t pid = tu_spawn_worker(args, fds[1]);
+    close(fds[1]);
     int64_t dead_token = 0;
     ck_assert_int_eq(read(fds[0], &dead_token, sizeof dead_token), sizeof dead_token);
     ck_assert_int_gt(dead_token, 0);
@@ -622,7 +633,6 @@ START_TEST(test_semaphore_killed_holders_lease_is_freed_after_its_session_ends)
     ck_assert_int_eq(zkl_semaphore_free(s), 0);
     zkl_client_close(c);
     close(fds[0]);
-    close(fds[1]);
     free(p);
 }
 END_TEST
@@ -804,8 +814,13 @@ START_TEST(test_semaphore_bad_input_is_einval_and_creates_nothing)
 }
 END_TEST
 
-int main(void)
+int main(int argc, char **argv)
 {
+    tu_main_init(argc, argv);
+    if (argc >= 5 && strcmp(argv[1], "--worker") == 0 && strcmp(argv[2], "use") == 0)
+        return use_worker(argv[3], argv[4]);
+    if (argc >= 4 && strcmp(argv[1], "--worker") == 0 && strcmp(argv[2], "holder") == 0)
+        return holder_worker(argv[3]);
     Suite *s = suite_create("semaphore");
     TCase *tc = tu_tcase("semaphore", 180);
     tcase_add_checked_fixture(tc, setup, teardown);

@@ -1,6 +1,9 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,4 +171,44 @@ int tu_run(Suite *s)
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed == 0 ? 0 : 1;
+}
+
+static char self_exe[PATH_MAX] = "/proc/self/exe";
+
+void tu_main_init(int argc, char **argv)
+{
+    /* argv[0], not /proc/self/exe: under valgrind that names valgrind. */
+    if (argc > 0 && strchr(argv[0], '/') != NULL && realpath(argv[0], self_exe) == NULL)
+        snprintf(self_exe, sizeof self_exe, "/proc/self/exe");
+}
+
+pid_t tu_spawn_worker(const char *const *args, int out_fd)
+{
+    const char *argv[32] = {self_exe, "--worker"};
+    size_t n = 2;
+    for (size_t i = 0; args[i] != NULL && n < 31; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (out_fd >= 0)
+            dup2(out_fd, 1);
+        execv(self_exe, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+void *tu_map_shared(const char *file, size_t size, int create)
+{
+    int fd = open(file, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0600);
+    if (fd < 0)
+        return NULL;
+    if (create && ftruncate(fd, (off_t)size) != 0) {
+        close(fd);
+        return NULL;
+    }
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    return p == MAP_FAILED ? NULL : p;
 }

@@ -33,6 +33,16 @@ bool tu_wait_until(bool (*cond)(void *), void *arg, int timeout_ms);
 void tu_expire_session(zkl_client *c);
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t tu_now_ms(void);
+/* Worker processes: a suite's main() calls tu_main_init() first; then
+ * tu_spawn_worker() runs the suite's own binary again as
+ * "<self> --worker ARGS...", with stdout on out_fd if out_fd >= 0. A fresh
+ * exec, not a bare fork: the suite already runs ZooKeeper threads, and a
+ * fork of a threaded process is no place for new ones (ThreadSanitizer). */
+void tu_main_init(int argc, char **argv);
+pid_t tu_spawn_worker(const char *const *args, int out_fd);
+/* A MAP_SHARED mapping of `size` bytes of `file` (created and zeroed if
+ * `create`), shared by a suite and its workers; NULL on failure. */
+void *tu_map_shared(const char *file, size_t size, int create);
 /* A Suite runner that fails on any failure: main() of every suite. */
 int tu_run(Suite *s);
 /* A test case with a timeout large enough for ZooKeeper work. */
