@@ -17,8 +17,8 @@
 #   latest.jsonl    every run's JSON line, with "case" and "pass" added
 #   throughput.svg  contended throughput against the number of clients
 # Everything it starts (ZooKeeper, benchmark processes) is stopped on exit,
-# also on failure or Ctrl-C. A full run takes about 10 minutes on 2 cores;
-# --quick (one pass, fewer operations) about 3.
+# also on failure or Ctrl-C. A full run takes about 5 minutes on 2 cores;
+# --quick (one pass, fewer operations) about 2.
 #
 # Environment: ZKL_BENCH (the zkl-bench program, as --zkl-bench).
 set -euo pipefail
