@@ -215,6 +215,10 @@ static void track_alone(zkl__node *n, int64_t seq)
         size_t k = 0;
         for (struct zkl__dirtrack **p = &c->dirs; *p; p = &(*p)->next) {
             if (++k == DIRTRACK_MAX) {
+                /* An event on a path no longer tracked would go unseen by
+                 * a create sent on the strength of it: those list. */
+                if ((*p)->next != NULL)
+                    c->dir_epoch++;
                 track_free_from(&(*p)->next);
                 break;
             }
