@@ -189,6 +189,10 @@ def report(m, args):
     # ---- targets
     w("## Targets")
     w("")
+    if args.nodes != 1:
+        w("The targets are set for a standalone server; on %d nodes, which here share the "
+          "same 2 cores, they are shown for information only." % args.nodes)
+        w("")
     w("| target | measured | |")
     w("|---|---|---|")
 
