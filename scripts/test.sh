@@ -25,10 +25,13 @@ step "build (-Werror)"
 
 step "make check"
 "$top/tests/with-zk.sh" -- make -C "$top/build" -s check
-[ "$quick" = yes ] && exit 0
+if [ "$quick" = yes ]; then
+    "$top/scripts/count-tests.sh" "$top/build"
+    exit 0
+fi
 
 step "fault tests (3-node ensemble: pauses, kills, leader failover, Curator interop)"
-make -C "$top/build" -s check-faults
+make -C "$top/build" -s check-faults 2>&1 | tee "$top/build/check-faults.out"
 
 step "make check with AddressSanitizer + UndefinedBehaviorSanitizer"
 "$top/scripts/build.sh" "$top/build-asan" --enable-werror --enable-sanitizers
@@ -52,3 +55,6 @@ step "make distcheck"
     DISTCHECK_CONFIGURE_FLAGS=--enable-werror
 
 step "all passed"
+# The Check suites and script tests of make check and check-faults (the
+# sanitizer, valgrind and distcheck stages ran the same tests again).
+"$top/scripts/count-tests.sh" "$top/build" "$top/build/check-faults.out"
