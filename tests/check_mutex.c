@@ -1,6 +1,5 @@
 /* The reentrant mutex against a real ZooKeeper. */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,29 +11,6 @@
 
 #include "testutil.h"
 #include "zkl/zookeeper.h"
-
-static zhandle_t *zk;
-static char *root;
-
-static void setup(void)
-{
-    zk = tu_zk();
-    root = tu_root("mutex");
-}
-
-static void teardown(void)
-{
-    tu_rmr(zk, root);
-    zookeeper_close(zk);
-    free(root);
-}
-
-static char *lockpath(const char *leaf)
-{
-    char *p = malloc(strlen(root) + strlen(leaf) + 2);
-    sprintf(p, "%s/%s", root, leaf);
-    return p;
-}
 
 /* ---- mutual exclusion, threads ------------------------------------------ */
 
@@ -65,7 +41,7 @@ static void *counter_thread(void *arg)
 START_TEST(test_mutex_excludes_eight_threads_sharing_one_object)
 {
     zkl_client *c = tu_client(10000);
-    char *p = lockpath("threads");
+    char *p = tu_path("threads");
     struct shared_counter s = {.per_thread = 25};
     ck_assert_int_eq(zkl_mutex_new(c, p, &s.m), 0);
     pthread_t t[8];
@@ -75,7 +51,7 @@ START_TEST(test_mutex_excludes_eight_threads_sharing_one_object)
         pthread_join(t[i], NULL);
     ck_assert_int_eq(s.counter, 8 * 25);
     ck_assert_int_eq(s.violations, 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_mutex_free(s.m);
     zkl_client_close(c);
     free(p);
@@ -92,42 +68,13 @@ struct proc_shared {
     int token_errors;
 };
 
-/* Worker processes are this program run again (--worker ...), not a bare
- * fork of a process that already runs ZooKeeper threads (which
- * ThreadSanitizer, rightly, refuses). */
-static char self_exe[4096] = "/proc/self/exe";
-
-static pid_t spawn_worker(const char *kind, const char *a1, const char *a2)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        execl(self_exe, "check_mutex", "--worker", kind, a1, a2, (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
-static struct proc_shared *map_shared(const char *file, int create)
-{
-    int fd = open(file, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0600);
-    if (fd < 0)
-        return NULL;
-    if (create && ftruncate(fd, sizeof(struct proc_shared)) != 0) {
-        close(fd);
-        return NULL;
-    }
-    void *p = mmap(NULL, sizeof(struct proc_shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    return p == MAP_FAILED ? NULL : p;
-}
-
 enum { PROCS = 4, ITER = 30 };
 
 /* One contender process: ITER times acquire, check, non-atomic increment,
  * release. */
 static int counter_worker(const char *path, const char *shm)
 {
-    struct proc_shared *sh = map_shared(shm, 0);
+    struct proc_shared *sh = tu_map_shared(shm, sizeof *sh, 0);
     zkl_client *c = NULL;
     if (sh == NULL || zkl_client_open(tu_hosts(), 10000, &c) != 0)
         return 2;
@@ -158,14 +105,14 @@ static int counter_worker(const char *path, const char *shm)
 
 START_TEST(test_mutex_excludes_four_processes_with_increasing_tokens)
 {
-    char *p = lockpath("procs");
+    char *p = tu_path("procs");
     char shm[64];
     snprintf(shm, sizeof shm, "/dev/shm/zkl-test-%ld", (long)getpid());
-    struct proc_shared *sh = map_shared(shm, 1);
+    struct proc_shared *sh = tu_map_shared(shm, sizeof *sh, 1);
     ck_assert_ptr_nonnull(sh);
     pid_t pids[PROCS];
     for (int i = 0; i < PROCS; i++)
-        pids[i] = spawn_worker("counter", p, shm);
+        pids[i] = tu_spawn_worker((const char *[]){"counter", p, shm, NULL}, -1);
     for (int i = 0; i < PROCS; i++) {
         int st;
         ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
@@ -175,7 +122,7 @@ START_TEST(test_mutex_excludes_four_processes_with_increasing_tokens)
     ck_assert_int_eq(sh->counter, PROCS * ITER);
     ck_assert_int_eq(sh->violations, 0);
     ck_assert_int_eq(sh->token_errors, 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     munmap(sh, sizeof *sh);
     free(p);
 }
@@ -186,7 +133,7 @@ END_TEST
 START_TEST(test_mutex_reentrancy_counts_without_new_nodes)
 {
     zkl_client *c = tu_client(10000);
-    char *p = lockpath("reentrant");
+    char *p = tu_path("reentrant");
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
     ck_assert_int_eq(zkl_mutex_is_held(m), 0);
@@ -200,16 +147,16 @@ START_TEST(test_mutex_reentrancy_counts_without_new_nodes)
         ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     zkl_client_get_stats(c, &after);
     ck_assert_int_eq(after.requests, before.requests); /* no server traffic */
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_mutex_token(m), tok);
     for (int i = 0; i < 4; i++) {
         ck_assert_int_eq(zkl_mutex_release(m), 0);
         ck_assert_int_eq(zkl_mutex_is_held(m), 1);
-        ck_assert_int_eq(tu_children(zk, p), 1);
+        ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     }
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     ck_assert_int_eq(zkl_mutex_is_held(m), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     ck_assert_int_eq(zkl_mutex_release(m), ZKL_ENOTHELD); /* double release */
     zkl_mutex_free(m);
     zkl_client_close(c);
@@ -220,7 +167,7 @@ END_TEST
 START_TEST(test_mutex_try_and_timeout_when_held_leave_no_node)
 {
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
-    char *p = lockpath("held");
+    char *p = tu_path("held");
     zkl_mutex *ma, *mb;
     ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
     ck_assert_int_eq(zkl_mutex_new(b, p, &mb), 0);
@@ -229,14 +176,14 @@ START_TEST(test_mutex_try_and_timeout_when_held_leave_no_node)
     int64_t t0 = tu_now_ms();
     ck_assert_int_eq(zkl_mutex_acquire(mb, 0), ZKL_ETIMEDOUT);
     ck_assert_int_lt(tu_now_ms() - t0, 2000);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     /* a timeout bounds the call and cleans up */
     t0 = tu_now_ms();
     ck_assert_int_eq(zkl_mutex_acquire(mb, 300), ZKL_ETIMEDOUT);
     int64_t took = tu_now_ms() - t0;
     ck_assert_int_ge(took, 290);
     ck_assert_int_lt(took, 3000);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_mutex_is_held(mb), 0);
     ck_assert_int_eq(zkl_mutex_release(mb), ZKL_ENOTHELD);
     /* the holder is not disturbed, and the waiter gets it afterwards */
@@ -244,7 +191,7 @@ START_TEST(test_mutex_try_and_timeout_when_held_leave_no_node)
     ck_assert_int_eq(zkl_mutex_release(ma), 0);
     ck_assert_int_eq(zkl_mutex_acquire(mb, 0), 0);
     ck_assert_int_eq(zkl_mutex_release(mb), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_mutex_free(ma);
     zkl_mutex_free(mb);
     zkl_client_close(a);
@@ -270,7 +217,7 @@ static void *other_thread_main(void *arg)
 START_TEST(test_mutex_release_from_wrong_thread_is_enotheld)
 {
     zkl_client *c = tu_client(10000);
-    char *p = lockpath("wrongthread");
+    char *p = tu_path("wrongthread");
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
@@ -282,7 +229,7 @@ START_TEST(test_mutex_release_from_wrong_thread_is_enotheld)
     ck_assert_int_eq(o.held, 0);
     ck_assert_int_eq(o.token_rc, ZKL_ENOTHELD);
     ck_assert_int_eq(zkl_mutex_is_held(m), 1);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     zkl_mutex_free(m);
     zkl_client_close(c);
@@ -323,7 +270,7 @@ struct queue_len {
 static bool has_children(void *arg)
 {
     struct queue_len *q = arg;
-    return tu_children(zk, q->path) == q->want;
+    return tu_children(tu_fixture_zk, q->path) == q->want;
 }
 
 struct armed {
@@ -344,7 +291,7 @@ static bool all_armed(void *arg)
 
 START_TEST(test_mutex_release_wakes_exactly_one_of_twenty_waiters)
 {
-    char *p = lockpath("herd");
+    char *p = tu_path("herd");
     zkl_client *hc = tu_client(10000);
     zkl_mutex *hm;
     ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
@@ -371,7 +318,7 @@ START_TEST(test_mutex_release_wakes_exactly_one_of_twenty_waiters)
         ck_assert_int_gt(w[i].order, 0);
     }
     ck_assert_int_eq(events, WAITERS);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     for (int i = 0; i < WAITERS; i++) {
         zkl_mutex_free(w[i].m);
         zkl_client_close(w[i].c);
@@ -405,7 +352,7 @@ static void *handoff_main(void *arg)
 
 START_TEST(test_mutex_tokens_strictly_increase_across_100_handoffs)
 {
-    char *p = lockpath("tokens");
+    char *p = tu_path("tokens");
     zkl_client *c1 = tu_client(10000), *c2 = tu_client(10000);
     zkl_mutex *m1, *m2;
     ck_assert_int_eq(zkl_mutex_new(c1, p, &m1), 0);
@@ -451,15 +398,10 @@ static int holder_worker(const char *path, const char *unused)
 
 START_TEST(test_mutex_sigkilled_holder_frees_lock_after_session_timeout)
 {
-    char *p = lockpath("killed");
+    char *p = tu_path("killed");
     int fds[2];
     ck_assert_int_eq(pipe(fds), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], 1);
-        execl(self_exe, "check_mutex", "--worker", "holder", p, "-", (char *)NULL);
-        _exit(127);
-    }
+    pid_t pid = tu_spawn_worker((const char *[]){"holder", p, "-", NULL}, fds[1]);
     close(fds[1]);
     int64_t dead_token = 0;
     ck_assert_int_eq(read(fds[0], &dead_token, sizeof dead_token), sizeof dead_token);
@@ -494,7 +436,7 @@ static bool client_connected(void *arg)
 
 START_TEST(test_mutex_session_expiry_is_reported_as_lost)
 {
-    char *p = lockpath("expired");
+    char *p = tu_path("expired");
     zkl_client *c = tu_client(4000);
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
@@ -512,7 +454,7 @@ START_TEST(test_mutex_session_expiry_is_reported_as_lost)
     ck_assert_int_ne(zkl_client_session_id(c), old_sid);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_mutex_free(m);
     zkl_client_close(c);
     free(p);
@@ -533,12 +475,12 @@ static void *blocked_main(void *arg)
 
 static bool queued_two(void *arg)
 {
-    return tu_children(zk, arg) == 2;
+    return tu_children(tu_fixture_zk, arg) == 2;
 }
 
 START_TEST(test_mutex_waiter_gets_elost_on_expiry_and_leaves_no_node)
 {
-    char *p = lockpath("waitexpire");
+    char *p = tu_path("waitexpire");
     zkl_client *a = tu_client(10000), *b = tu_client(4000);
     zkl_mutex *ma, *mb;
     ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
@@ -551,7 +493,7 @@ START_TEST(test_mutex_waiter_gets_elost_on_expiry_and_leaves_no_node)
     tu_expire_session(b);
     pthread_join(t, NULL);
     ck_assert_int_eq(bl.rc, ZKL_ELOST);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_mutex_release(ma), 0);
     zkl_mutex_free(ma);
     zkl_mutex_free(mb);
@@ -567,7 +509,7 @@ struct closer {
 
 START_TEST(test_mutex_waiter_gets_eclosed_when_client_closes)
 {
-    char *p = lockpath("closed");
+    char *p = tu_path("closed");
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
     zkl_mutex *ma, *mb;
     ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
@@ -581,7 +523,7 @@ START_TEST(test_mutex_waiter_gets_eclosed_when_client_closes)
     pthread_join(t, NULL);
     ck_assert_int_eq(bl.rc, ZKL_ECLOSED);
     zkl_mutex_free(mb); /* a lock object of a closed client may still be freed */
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_mutex_release(ma), 0);
     zkl_mutex_free(ma);
     zkl_client_close(a);
@@ -593,11 +535,14 @@ END_TEST
 
 START_TEST(test_mutex_guarded_set_only_while_held)
 {
-    char *p = lockpath("guarded");
-    char *data = lockpath("data");
-    ck_assert_int_eq(zoo_create(zk, root, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0) == ZOK ||
-                         tu_exists(zk, root), 1);
-    ck_assert_int_eq(zoo_create(zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    char *p = tu_path("guarded");
+    char *data = tu_path("data");
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, tu_fixture_root, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0,
+                                NULL, 0) == ZOK ||
+                         tu_exists(tu_fixture_zk, tu_fixture_root),
+                     1);
+    ck_assert_int_eq(
+        zoo_create(tu_fixture_zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     zkl_client *c = tu_client(4000);
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
@@ -606,14 +551,14 @@ START_TEST(test_mutex_guarded_set_only_while_held)
     ck_assert_int_eq(zkl_mutex_guarded_set(m, data, "1", 1), 0);
     char buf[8];
     int len = sizeof buf;
-    ck_assert_int_eq(zoo_get(zk, data, 0, buf, &len, NULL), ZOK);
+    ck_assert_int_eq(zoo_get(tu_fixture_zk, data, 0, buf, &len, NULL), ZOK);
     ck_assert_int_eq(len, 1);
     ck_assert_int_eq(buf[0], '1');
     tu_expire_session(c);
     ck_assert(tu_wait_until(not_held, m, 30000));
     ck_assert_int_eq(zkl_mutex_guarded_set(m, data, "2", 1), ZKL_ELOST);
     len = sizeof buf;
-    ck_assert_int_eq(zoo_get(zk, data, 0, buf, &len, NULL), ZOK);
+    ck_assert_int_eq(zoo_get(tu_fixture_zk, data, 0, buf, &len, NULL), ZOK);
     ck_assert_int_eq(buf[0], '1');
     ck_assert_int_eq(zkl_mutex_release(m), ZKL_ELOST);
     zkl_mutex_free(m);
@@ -658,9 +603,9 @@ START_TEST(test_mutex_bad_input_is_einval_and_creates_nothing)
     ck_assert_ptr_null(bc);
     zkl_client_close(NULL);
     /* Nothing reached the server. */
-    ck_assert(!tu_exists(zk, "/ends"));
-    ck_assert(!tu_exists(zk, "/a"));
-    ck_assert(!tu_exists(zk, "/relative"));
+    ck_assert(!tu_exists(tu_fixture_zk, "/ends"));
+    ck_assert(!tu_exists(tu_fixture_zk, "/a"));
+    ck_assert(!tu_exists(tu_fixture_zk, "/relative"));
     zkl_client_close(c);
 }
 END_TEST
@@ -677,7 +622,7 @@ END_TEST
 
 START_TEST(test_mutex_creates_missing_parents_as_containers)
 {
-    char *p = lockpath("deep/er/lock");
+    char *p = tu_path("deep/er/lock");
     zkl_client *c = tu_client(10000);
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
@@ -687,12 +632,12 @@ START_TEST(test_mutex_creates_missing_parents_as_containers)
     ck_assert(strncmp(node, p, strlen(p)) == 0);
     ck_assert(strstr(node, "/_c_") != NULL && strstr(node, "-lock-") != NULL);
     struct Stat st;
-    ck_assert_int_eq(zoo_exists(zk, node, 0, &st), ZOK);
+    ck_assert_int_eq(zoo_exists(tu_fixture_zk, node, 0, &st), ZOK);
     ck_assert_int_eq(st.ephemeralOwner, zkl_client_session_id(c));
     ck_assert_int_eq(st.czxid, zkl_mutex_token(m));
     char data[128];
     int len = sizeof data - 1;
-    ck_assert_int_eq(zoo_get(zk, node, 0, data, &len, NULL), ZOK);
+    ck_assert_int_eq(zoo_get(tu_fixture_zk, node, 0, data, &len, NULL), ZOK);
     data[len] = '\0';
     char want[32];
     snprintf(want, sizeof want, " %ld", (long)getpid());
@@ -706,6 +651,7 @@ END_TEST
 
 int main(int argc, char **argv)
 {
+    tu_main_init(argc, argv);
     if (argc == 5 && strcmp(argv[1], "--worker") == 0) {
         if (strcmp(argv[2], "counter") == 0)
             return counter_worker(argv[3], argv[4]);
@@ -713,12 +659,9 @@ int main(int argc, char **argv)
             return holder_worker(argv[3], argv[4]);
         return 64;
     }
-    /* argv[0], not /proc/self/exe: under valgrind that is valgrind. */
-    if (strchr(argv[0], '/') != NULL && realpath(argv[0], self_exe) == NULL)
-        snprintf(self_exe, sizeof self_exe, "/proc/self/exe");
     Suite *s = suite_create("mutex");
     TCase *tc = tu_tcase("mutex", 120);
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tu_add_fixture(tc, "mutex");
     tcase_add_test(tc, test_mutex_excludes_eight_threads_sharing_one_object);
     tcase_add_test(tc, test_mutex_excludes_four_processes_with_increasing_tokens);
     tcase_add_test(tc, test_mutex_reentrancy_counts_without_new_nodes);

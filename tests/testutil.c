@@ -212,3 +212,59 @@ void *tu_map_shared(const char *file, size_t size, int create)
     close(fd);
     return p == MAP_FAILED ? NULL : p;
 }
+
+zhandle_t *tu_fixture_zk;
+char *tu_fixture_root;
+static const char *fixture_suite;
+
+void tu_fixture_setup_named(const char *suite)
+{
+    tu_fixture_zk = tu_zk();
+    tu_fixture_root = tu_root(suite);
+}
+
+void tu_fixture_teardown(void)
+{
+    tu_rmr(tu_fixture_zk, tu_fixture_root);
+    zookeeper_close(tu_fixture_zk);
+    free(tu_fixture_root);
+    tu_fixture_zk = NULL;
+    tu_fixture_root = NULL;
+}
+
+static void fixture_setup(void)
+{
+    tu_fixture_setup_named(fixture_suite);
+}
+
+void tu_add_fixture(TCase *tc, const char *suite)
+{
+    fixture_suite = suite;
+    tcase_add_checked_fixture(tc, fixture_setup, tu_fixture_teardown);
+}
+
+char *tu_path(const char *leaf)
+{
+    char *p = malloc(strlen(tu_fixture_root) + strlen(leaf) + 2);
+    ck_assert_ptr_nonnull(p);
+    sprintf(p, "%s/%s", tu_fixture_root, leaf);
+    return p;
+}
+
+struct children_wait {
+    zhandle_t *zh;
+    const char *path;
+    int want;
+};
+
+static bool children_are(void *arg)
+{
+    struct children_wait *w = arg;
+    return tu_children(w->zh, w->path) == w->want;
+}
+
+bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms)
+{
+    struct children_wait w = {zh, path, want};
+    return tu_wait_until(children_are, &w, timeout_ms);
+}

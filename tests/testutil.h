@@ -43,6 +43,21 @@ pid_t tu_spawn_worker(const char *const *args, int out_fd);
 /* A MAP_SHARED mapping of `size` bytes of `file` (created and zeroed if
  * `create`), shared by a suite and its workers; NULL on failure. */
 void *tu_map_shared(const char *file, size_t size, int create);
+/* The fixture of the ZooKeeper suites: before each test a raw handle
+ * (tu_fixture_zk) and a fresh root path (tu_fixture_root, tu_root(suite));
+ * after it the root's tree is deleted and both are released.
+ * tu_add_fixture() sets it on a test case; a suite that needs more around
+ * it calls tu_fixture_setup_named()/tu_fixture_teardown() from its own. */
+extern zhandle_t *tu_fixture_zk;
+extern char *tu_fixture_root;
+void tu_fixture_setup_named(const char *suite);
+void tu_fixture_teardown(void);
+void tu_add_fixture(TCase *tc, const char *suite);
+/* "<tu_fixture_root>/<leaf>", malloc'd. */
+char *tu_path(const char *leaf);
+/* Wait until `path` has exactly `want` children; false if it has not
+ * within `timeout_ms`. */
+bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms);
 /* A Suite runner that fails on any failure: main() of every suite. */
 int tu_run(Suite *s);
 /* A test case with a timeout large enough for ZooKeeper work. */
