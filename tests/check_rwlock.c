@@ -17,29 +17,6 @@
 #include "testutil.h"
 #include "zkl/zookeeper.h"
 
-static zhandle_t *zk;
-static char *root;
-
-static void setup(void)
-{
-    zk = tu_zk();
-    root = tu_root("rwlock");
-}
-
-static void teardown(void)
-{
-    tu_rmr(zk, root);
-    zookeeper_close(zk);
-    free(root);
-}
-
-static char *lockpath(const char *leaf)
-{
-    char *p = malloc(strlen(root) + strlen(leaf) + 2);
-    sprintf(p, "%s/%s", root, leaf);
-    return p;
-}
-
 static zkl_client_stats stats_of(zkl_client *c)
 {
     zkl_client_stats s;
@@ -47,22 +24,10 @@ static zkl_client_stats stats_of(zkl_client *c)
     return s;
 }
 
-struct count_wait {
-    const char *path;
-    int want;
-};
-
-static bool children_are(void *arg)
-{
-    struct count_wait *w = arg;
-    return tu_children(zk, w->path) == w->want;
-}
-
 static void wait_children(const char *path, int want)
 {
-    struct count_wait w = {path, want};
-    ck_assert_msg(tu_wait_until(children_are, &w, 30000), "%s: %d children, want %d", path,
-                  tu_children(zk, path), want);
+    ck_assert_msg(tu_wait_children(tu_fixture_zk, path, want, 30000), "%s: %d children, want %d",
+                  path, tu_children(tu_fixture_zk, path), want);
 }
 
 /* The server's 10-digit sequence of a node path. */
@@ -77,22 +42,6 @@ static const char *seq_of(const char *node)
  * threads of its own confuses ThreadSanitizer. State shared with the test
  * lives in a file mapped by both. */
 
-static char self_exe[4096];
-
-static void *map_shared(const char *file, size_t size, bool create)
-{
-    int fd = open(file, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0600);
-    if (fd < 0)
-        return MAP_FAILED;
-    if (create && ftruncate(fd, (off_t)size) != 0) {
-        close(fd);
-        return MAP_FAILED;
-    }
-    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    return m;
-}
-
 /* A new file for shared state, zero-filled and mapped; its name in file. */
 static void *new_shared(char file[64], size_t size)
 {
@@ -100,26 +49,9 @@ static void *new_shared(char file[64], size_t size)
     int fd = mkstemp(file);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    void *m = map_shared(file, size, true);
-    ck_assert_ptr_ne(m, MAP_FAILED);
+    void *m = tu_map_shared(file, size, 1);
+    ck_assert_ptr_nonnull(m);
     return m;
-}
-
-/* Run this program as a worker: args[] are the words after --worker. */
-static pid_t spawn_worker(const char *const *args)
-{
-    const char *argv[16] = {self_exe, "--worker"};
-    size_t n = 2;
-    for (; args[n - 2] != NULL && n < 15; n++)
-        argv[n] = args[n - 2];
-    argv[n] = NULL;
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        execv(self_exe, (char *const *)argv);
-        _exit(127);
-    }
-    return pid;
 }
 
 /* ---- the policies on their own -------------------------------------------- */
@@ -323,7 +255,7 @@ static void *worker_main(void *arg)
 START_TEST(test_rwlock_threads_share_reads_and_writers_exclude_everyone)
 {
     zkl_client *c = tu_client(10000);
-    char *p = lockpath("threads");
+    char *p = tu_path("threads");
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
     struct rw_shared s = {0};
@@ -342,7 +274,7 @@ START_TEST(test_rwlock_threads_share_reads_and_writers_exclude_everyone)
     ck_assert_int_eq(s.violations, 0);
     ck_assert_int_eq(s.counter, T_WRITERS * T_ITER);
     ck_assert_int_eq(s.token_errors, 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(rw);
     zkl_client_close(c);
     free(p);
@@ -358,8 +290,8 @@ enum { P_READERS = 3, P_WRITERS = 2, P_ITER = 15 };
 static int procs_worker(char **args)
 {
     const char *hosts = getenv("ZKL_TEST_HOSTS");
-    struct rw_shared *s = map_shared(args[1], sizeof *s, false);
-    if (hosts == NULL || s == MAP_FAILED)
+    struct rw_shared *s = tu_map_shared(args[1], sizeof *s, 0);
+    if (hosts == NULL || s == NULL)
         return 2;
     zkl_client *c = NULL;
     zkl_rwlock *rw;
@@ -377,7 +309,7 @@ static int procs_worker(char **args)
 
 START_TEST(test_rwlock_processes_share_reads_and_writers_exclude_everyone)
 {
-    char *p = lockpath("procs");
+    char *p = tu_path("procs");
     char file[64];
     struct rw_shared *s = new_shared(file, sizeof *s);
     pid_t pids[P_READERS + P_WRITERS];
@@ -386,7 +318,7 @@ START_TEST(test_rwlock_processes_share_reads_and_writers_exclude_everyone)
     snprintf(iter, sizeof iter, "%d", P_ITER);
     for (int i = 0; i < P_READERS + P_WRITERS; i++) {
         const char *args[] = {"procs", p, file, i < P_READERS ? "1" : "0", nreaders, iter, NULL};
-        pids[i] = spawn_worker(args);
+        pids[i] = tu_spawn_worker(args, -1);
     }
     for (int i = 0; i < P_READERS + P_WRITERS; i++) {
         int st;
@@ -398,7 +330,7 @@ START_TEST(test_rwlock_processes_share_reads_and_writers_exclude_everyone)
     ck_assert_int_eq(s->violations, 0);
     ck_assert_int_eq(s->counter, P_WRITERS * P_ITER);
     ck_assert_int_eq(s->token_errors, 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     munmap(s, sizeof *s);
     unlink(file);
     free(p);
@@ -453,7 +385,7 @@ static bool acquired_at_least(void *arg)
 
 START_TEST(test_rwlock_writer_is_not_starved_by_a_stream_of_readers)
 {
-    char *p = lockpath("fair");
+    char *p = tu_path("fair");
     int stop = 0, inside = 0;
     long acquired = 0;
     struct stream r[F_READERS];
@@ -497,7 +429,7 @@ START_TEST(test_rwlock_writer_is_not_starved_by_a_stream_of_readers)
     }
     fprintf(stderr, "fairness: writer waited %lld ms, %ld reads completed meanwhile\n",
             (long long)waited, during);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(w);
     zkl_client_close(wc);
     free(p);
@@ -579,7 +511,7 @@ static void wait_requests(zkl_client *c, uint64_t n)
 
 START_TEST(test_rwlock_downgrade_keeps_a_queued_writer_out)
 {
-    char *p = lockpath("downgrade");
+    char *p = tu_path("downgrade");
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
     zkl_rwlock *ra, *rb;
     ck_assert_int_eq(zkl_rwlock_new(a, p, &ra), 0);
@@ -601,10 +533,10 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_writer_out)
     ck_assert(strstr(rnode, "/_c_") != NULL && strstr(rnode, "-__READ__") != NULL);
     ck_assert_str_eq(seq_of(rnode), seq_of(wnode));
     struct Stat st;
-    ck_assert_int_eq(zoo_exists(zk, rnode, 0, &st), ZOK);
+    ck_assert_int_eq(zoo_exists(tu_fixture_zk, rnode, 0, &st), ZOK);
     ck_assert_int_eq(st.ephemeralOwner, zkl_client_session_id(a));
     ck_assert_int_eq(zkl_rwlock_read_token(ra), st.czxid);
-    ck_assert_int_eq(tu_children(zk, p), 3);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 3);
 
     /* Release the write: the queued writer wakes, lists, and must go back
      * to waiting, now on the read node. */
@@ -615,7 +547,7 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_writer_out)
     ck_assert_int_eq(__atomic_load_n(&wb.got, __ATOMIC_SEQ_CST), 0);
     ck_assert_int_eq(stats_of(b).watch_events, s0.watch_events + 1);
     ck_assert_int_eq(zkl_rwlock_read_is_held(ra), 1);
-    ck_assert_int_eq(tu_children(zk, p), 2);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
 
     /* Reading goes on; reentry still counts; then the writer gets in. */
     ck_assert_int_eq(zkl_rwlock_read_acquire(ra, 0), 0);
@@ -626,7 +558,7 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_writer_out)
     bg_finish(&wb);
     ck_assert_int_eq(wb.rc, 0);
     ck_assert_int_eq(wb.released_rc, 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(ra);
     zkl_rwlock_free(rb);
     zkl_client_close(a);
@@ -637,7 +569,7 @@ END_TEST
 
 START_TEST(test_rwlock_downgrade_then_write_reentry_and_release_in_any_order)
 {
-    char *p = lockpath("downgrade2");
+    char *p = tu_path("downgrade2");
     zkl_client *c = tu_client(10000);
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
@@ -645,22 +577,22 @@ START_TEST(test_rwlock_downgrade_then_write_reentry_and_release_in_any_order)
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
     /* Holding both, the write side is still reentrant. */
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 0), 0);
-    ck_assert_int_eq(tu_children(zk, p), 2);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
     /* Release the read first this time: the write stays. */
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
     ck_assert_int_eq(zkl_rwlock_write_is_held(rw), 1);
     ck_assert_int_eq(zkl_rwlock_read_is_held(rw), 0);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     /* A downgraded read left alone is an ordinary read: upgrade refused. */
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), ZKL_EDEADLK);
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(rw);
     zkl_client_close(c);
     free(p);
@@ -669,7 +601,7 @@ END_TEST
 
 START_TEST(test_rwlock_upgrade_is_edeadlk_at_once_and_creates_nothing)
 {
-    char *p = lockpath("upgrade");
+    char *p = tu_path("upgrade");
     zkl_client *c = tu_client(10000);
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
@@ -681,7 +613,7 @@ START_TEST(test_rwlock_upgrade_is_edeadlk_at_once_and_creates_nothing)
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 0), ZKL_EDEADLK);
     ck_assert_int_lt(tu_now_ms() - t0, 1000);
     ck_assert_int_eq(stats_of(c).requests, s0.requests); /* nothing sent */
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_rwlock_write_is_held(rw), 0);
     ck_assert_int_eq(zkl_rwlock_read_is_held(rw), 1);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), ZKL_ENOTHELD);
@@ -691,7 +623,7 @@ START_TEST(test_rwlock_upgrade_is_edeadlk_at_once_and_creates_nothing)
     /* Read released: writing is allowed again. */
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(rw);
     zkl_client_close(c);
     free(p);
@@ -702,7 +634,7 @@ END_TEST
 
 START_TEST(test_rwlock_reader_behind_two_writers_wakes_once)
 {
-    char *p = lockpath("wake1");
+    char *p = tu_path("wake1");
     zkl_client *c1 = tu_client(10000), *c2 = tu_client(10000), *c3 = tu_client(10000);
     zkl_rwlock *w1, *w2, *r;
     ck_assert_int_eq(zkl_rwlock_new(c1, p, &w1), 0);
@@ -728,7 +660,7 @@ START_TEST(test_rwlock_reader_behind_two_writers_wakes_once)
     ck_assert_int_eq(b3.rc, 0);
     ck_assert_int_eq(stats_of(c3).watch_events, 1);
     ck_assert_int_eq(stats_of(c2).watch_events, 1);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(w1);
     zkl_rwlock_free(w2);
     zkl_rwlock_free(r);
@@ -741,7 +673,7 @@ END_TEST
 
 START_TEST(test_rwlock_reader_wakes_to_watch_the_next_writer_when_its_writer_leaves)
 {
-    char *p = lockpath("wake2");
+    char *p = tu_path("wake2");
     zkl_client *c1 = tu_client(10000), *c2 = tu_client(10000), *c3 = tu_client(10000);
     zkl_rwlock *w1, *w2, *r;
     ck_assert_int_eq(zkl_rwlock_new(c1, p, &w1), 0);
@@ -771,7 +703,7 @@ START_TEST(test_rwlock_reader_wakes_to_watch_the_next_writer_when_its_writer_lea
     bg_finish(&b3);
     ck_assert_int_eq(b3.rc, 0);
     ck_assert_int_eq(stats_of(c3).watch_events, 2);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(w1);
     zkl_rwlock_free(r);
     zkl_client_close(c1);
@@ -784,7 +716,7 @@ END_TEST
 
 START_TEST(test_rwlock_timeouts_on_either_side_leave_no_node)
 {
-    char *p = lockpath("timeouts");
+    char *p = tu_path("timeouts");
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
     zkl_rwlock *ra, *rb;
     ck_assert_int_eq(zkl_rwlock_new(a, p, &ra), 0);
@@ -795,16 +727,16 @@ START_TEST(test_rwlock_timeouts_on_either_side_leave_no_node)
     int64_t t0 = tu_now_ms();
     ck_assert_int_eq(zkl_rwlock_read_acquire(rb, 0), ZKL_ETIMEDOUT);
     ck_assert_int_lt(tu_now_ms() - t0, 2000);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     t0 = tu_now_ms();
     ck_assert_int_eq(zkl_rwlock_read_acquire(rb, 300), ZKL_ETIMEDOUT);
     int64_t took = tu_now_ms() - t0;
     ck_assert_int_ge(took, 290);
     ck_assert_int_lt(took, 3000);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rb, 0), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rb, 300), ZKL_ETIMEDOUT);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_rwlock_read_is_held(rb), 0);
     ck_assert_int_eq(zkl_rwlock_write_is_held(rb), 0);
     ck_assert_int_eq(zkl_rwlock_read_release(rb), ZKL_ENOTHELD);
@@ -821,11 +753,11 @@ START_TEST(test_rwlock_timeouts_on_either_side_leave_no_node)
     ck_assert_int_ge(took, 290);
     ck_assert_int_lt(took, 3000);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rb, 0), ZKL_ETIMEDOUT);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_rwlock_read_release(ra), 0);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rb, 0), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rb), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(ra);
     zkl_rwlock_free(rb);
     zkl_client_close(a);
@@ -836,7 +768,7 @@ END_TEST
 
 START_TEST(test_rwlock_each_side_is_reentrant_without_new_nodes)
 {
-    char *p = lockpath("reentrant");
+    char *p = tu_path("reentrant");
     zkl_client *c = tu_client(10000);
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
@@ -857,22 +789,22 @@ START_TEST(test_rwlock_each_side_is_reentrant_without_new_nodes)
         ck_assert_ptr_nonnull(n);
         ck_assert(strstr(n, write ? "-__WRIT__" : "-__READ__") != NULL);
         struct Stat st;
-        ck_assert_int_eq(zoo_exists(zk, n, 0, &st), ZOK);
+        ck_assert_int_eq(zoo_exists(tu_fixture_zk, n, 0, &st), ZOK);
         ck_assert_int_eq(st.czxid, tok);
         zkl_client_stats s0 = stats_of(c);
         for (int i = 0; i < 3; i++)
             ck_assert_int_eq(acq(rw, 5000), 0);
         ck_assert_int_eq(stats_of(c).requests, s0.requests); /* no server traffic */
-        ck_assert_int_eq(tu_children(zk, p), 1);
+        ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
         ck_assert_int_eq(token(rw), tok);
         for (int i = 0; i < 3; i++) {
             ck_assert_int_eq(rel(rw), 0);
             ck_assert_int_eq(held(rw), 1);
-            ck_assert_int_eq(tu_children(zk, p), 1);
+            ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
         }
         ck_assert_int_eq(rel(rw), 0);
         ck_assert_int_eq(held(rw), 0);
-        ck_assert_int_eq(tu_children(zk, p), 0);
+        ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
         ck_assert_int_eq(rel(rw), ZKL_ENOTHELD);
     }
     zkl_rwlock_free(rw);
@@ -907,13 +839,13 @@ static void *other_main(void *arg)
 
 START_TEST(test_rwlock_release_from_wrong_thread_is_enotheld)
 {
-    char *p = lockpath("wrongthread");
+    char *p = tu_path("wrongthread");
     zkl_client *c = tu_client(10000);
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
-    struct other o = {.rw = rw, .data = root};
+    struct other o = {.rw = rw, .data = tu_fixture_root};
     pthread_t t;
     pthread_create(&t, NULL, other_main, &o);
     pthread_join(t, NULL);
@@ -928,7 +860,7 @@ START_TEST(test_rwlock_release_from_wrong_thread_is_enotheld)
     ck_assert_int_eq(o.gset, ZKL_ENOTHELD);
     ck_assert_int_eq(zkl_rwlock_read_is_held(rw), 1);
     ck_assert_int_eq(zkl_rwlock_write_is_held(rw), 1);
-    ck_assert_int_eq(tu_children(zk, p), 2);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
     zkl_rwlock_free(rw);
@@ -952,7 +884,7 @@ static bool client_connected(void *arg)
 
 START_TEST(test_rwlock_session_expiry_is_reported_as_lost_on_both_sides)
 {
-    char *p = lockpath("expired");
+    char *p = tu_path("expired");
     zkl_client *c = tu_client(4000);
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
@@ -973,7 +905,7 @@ START_TEST(test_rwlock_session_expiry_is_reported_as_lost_on_both_sides)
     ck_assert(tu_wait_until(client_connected, c, 15000));
     ck_assert_int_ne(zkl_client_session_id(c), old_sid);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 1000), ZKL_ELOST);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), ZKL_ELOST);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), ZKL_ENOTHELD);
     /* New work goes on in the new session. */
@@ -981,7 +913,7 @@ START_TEST(test_rwlock_session_expiry_is_reported_as_lost_on_both_sides)
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(rw);
     zkl_client_close(c);
     free(p);
@@ -990,7 +922,7 @@ END_TEST
 
 START_TEST(test_rwlock_waiting_reader_gets_elost_on_expiry_and_leaves_no_node)
 {
-    char *p = lockpath("waitexpire");
+    char *p = tu_path("waitexpire");
     zkl_client *a = tu_client(10000), *b = tu_client(4000);
     zkl_rwlock *ra, *rb;
     ck_assert_int_eq(zkl_rwlock_new(a, p, &ra), 0);
@@ -1002,7 +934,7 @@ START_TEST(test_rwlock_waiting_reader_gets_elost_on_expiry_and_leaves_no_node)
     tu_expire_session(b);
     pthread_join(r.t, NULL);
     ck_assert_int_eq(r.rc, ZKL_ELOST);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_rwlock_write_release(ra), 0);
     zkl_rwlock_free(ra);
     zkl_rwlock_free(rb);
@@ -1045,7 +977,7 @@ static bool two_calls(void *arg)
 
 START_TEST(test_rwlock_lost_fn_reports_each_lost_hold_once)
 {
-    char *p = lockpath("lostfn");
+    char *p = tu_path("lostfn");
     zkl_client *c = tu_client(4000);
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
@@ -1092,7 +1024,7 @@ END_TEST
 
 START_TEST(test_rwlock_sides_work_as_generic_locks_and_in_a_multilock)
 {
-    char *p = lockpath("generic"), *q = lockpath("generic-other");
+    char *p = tu_path("generic"), *q = tu_path("generic-other");
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
     zkl_rwlock *rw, *other;
     zkl_mutex *m;
@@ -1133,8 +1065,8 @@ START_TEST(test_rwlock_sides_work_as_generic_locks_and_in_a_multilock)
     ck_assert_int_eq(zkl_rwlock_read_acquire(other, 5000), 0);
     ck_assert_int_eq(zkl_multilock_acquire(mlk, 300), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_mutex_is_held(m), 0);
-    ck_assert_int_eq(tu_children(zk, q), 0);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, q), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_rwlock_read_release(other), 0);
     zkl_multilock_free(mlk);
     zkl_lock_free(rl);
@@ -1154,7 +1086,7 @@ END_TEST
 
 START_TEST(test_rwlock_mutex_and_reader_on_one_path_exclude_each_other)
 {
-    char *p = lockpath("mixed");
+    char *p = tu_path("mixed");
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
     zkl_mutex *m;
     zkl_rwlock *rw;
@@ -1163,7 +1095,7 @@ START_TEST(test_rwlock_mutex_and_reader_on_one_path_exclude_each_other)
     /* The mutex holds: a reader treats its "lock-" node as a writer. */
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 300), ZKL_ETIMEDOUT);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     zkl_client_stats s0 = stats_of(b);
     struct bg r;
     bg_start(&r, rw, 0, 60000);
@@ -1175,12 +1107,12 @@ START_TEST(test_rwlock_mutex_and_reader_on_one_path_exclude_each_other)
     /* The reader holds: the mutex waits. */
     ck_assert_int_eq(zkl_mutex_acquire(m, 300), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_mutex_acquire(m, 0), ZKL_ETIMEDOUT);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     bg_finish(&r);
     ck_assert_int_eq(r.released_rc, 0);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_mutex_free(m);
     zkl_rwlock_free(rw);
     zkl_client_close(a);
@@ -1193,11 +1125,14 @@ END_TEST
 
 START_TEST(test_rwlock_guarded_set_only_while_the_write_lock_is_held)
 {
-    char *p = lockpath("guarded");
-    char *data = lockpath("data");
-    ck_assert_int_eq(zoo_create(zk, root, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0) == ZOK ||
-                         tu_exists(zk, root), 1);
-    ck_assert_int_eq(zoo_create(zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    char *p = tu_path("guarded");
+    char *data = tu_path("data");
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, tu_fixture_root, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0,
+                                NULL, 0) == ZOK ||
+                         tu_exists(tu_fixture_zk, tu_fixture_root),
+                     1);
+    ck_assert_int_eq(
+        zoo_create(tu_fixture_zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     zkl_client *c = tu_client(4000);
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
@@ -1209,22 +1144,22 @@ START_TEST(test_rwlock_guarded_set_only_while_the_write_lock_is_held)
     ck_assert_int_eq(zkl_rwlock_write_guarded_set(rw, data, "1", 1), 0);
     char buf[8];
     int len = sizeof buf;
-    ck_assert_int_eq(zoo_get(zk, data, 0, buf, &len, NULL), ZOK);
+    ck_assert_int_eq(zoo_get(tu_fixture_zk, data, 0, buf, &len, NULL), ZOK);
     ck_assert_int_eq(len, 1);
     ck_assert_int_eq(buf[0], '1');
     /* The multi form: several ops, all or nothing. */
-    char *extra = lockpath("extra");
+    char *extra = tu_path("extra");
     zoo_op_t ops[2];
     zoo_op_result_t res[2];
     zoo_set_op_init(&ops[0], data, "2", 1, -1, NULL);
     zoo_create_op_init(&ops[1], extra, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
     ck_assert_int_eq(zkl_rwlock_write_guarded_multi(rw, 2, ops, res), 0);
-    ck_assert(tu_exists(zk, extra));
+    ck_assert(tu_exists(tu_fixture_zk, extra));
     /* A failing op applies nothing. */
     zoo_set_op_init(&ops[0], data, "3", 1, -1, NULL);
     ck_assert_int_eq(zkl_rwlock_write_guarded_multi(rw, 2, ops, res), ZKL_EZK);
     len = sizeof buf;
-    ck_assert_int_eq(zoo_get(zk, data, 0, buf, &len, NULL), ZOK);
+    ck_assert_int_eq(zoo_get(tu_fixture_zk, data, 0, buf, &len, NULL), ZOK);
     ck_assert_int_eq(buf[0], '2');
     ck_assert_int_eq(zkl_rwlock_write_guarded_multi(rw, 0, ops, res), ZKL_EINVAL);
     ck_assert_int_eq(zkl_rwlock_write_guarded_multi(rw, 1, NULL, res), ZKL_EINVAL);
@@ -1233,7 +1168,7 @@ START_TEST(test_rwlock_guarded_set_only_while_the_write_lock_is_held)
     ck_assert(tu_wait_until(neither_held, rw, 15000));
     ck_assert_int_eq(zkl_rwlock_write_guarded_set(rw, data, "4", 1), ZKL_ELOST);
     len = sizeof buf;
-    ck_assert_int_eq(zoo_get(zk, data, 0, buf, &len, NULL), ZOK);
+    ck_assert_int_eq(zoo_get(tu_fixture_zk, data, 0, buf, &len, NULL), ZOK);
     ck_assert_int_eq(buf[0], '2');
     ck_assert_int_eq(zkl_rwlock_write_release(rw), ZKL_ELOST);
     zkl_rwlock_free(rw);
@@ -1280,7 +1215,7 @@ START_TEST(test_rwlock_bad_input_is_einval_and_creates_nothing)
     ck_assert_int_eq(zkl_rwlock_write_guarded_multi(NULL, 1, &op, NULL), ZKL_EINVAL);
     zkl_rwlock_free(NULL);
     /* A good lock, bad guarded-write arguments. */
-    char *p = lockpath("badargs");
+    char *p = tu_path("badargs");
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
     ck_assert_int_eq(zkl_rwlock_write_guarded_set(rw, "bad", "", 0), ZKL_EINVAL);
     ck_assert_int_eq(zkl_rwlock_write_guarded_set(rw, "/x", "", -1), ZKL_EINVAL);
@@ -1289,11 +1224,11 @@ START_TEST(test_rwlock_bad_input_is_einval_and_creates_nothing)
     ck_assert_int_eq(s.requests, 0);
     ck_assert_int_eq(s.creates, 0);
     /* Nothing reached the server. */
-    ck_assert(!tu_exists(zk, "/ends"));
-    ck_assert(!tu_exists(zk, "/a"));
-    ck_assert(!tu_exists(zk, "/relative"));
-    ck_assert(!tu_exists(zk, "/x"));
-    ck_assert(!tu_exists(zk, p));
+    ck_assert(!tu_exists(tu_fixture_zk, "/ends"));
+    ck_assert(!tu_exists(tu_fixture_zk, "/a"));
+    ck_assert(!tu_exists(tu_fixture_zk, "/relative"));
+    ck_assert(!tu_exists(tu_fixture_zk, "/x"));
+    ck_assert(!tu_exists(tu_fixture_zk, p));
     zkl_rwlock_free(rw);
     zkl_client_close(c);
     free(p);
@@ -1312,7 +1247,7 @@ static char tmpdir[64];
 
 static void interop_setup(void)
 {
-    setup();
+    tu_fixture_setup_named("rwlock");
     snprintf(tmpdir, sizeof tmpdir, "/tmp/zkl-rwlock-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
     /* Small, quick JVMs: two cores are shared with the server and zkl. */
@@ -1338,7 +1273,7 @@ static void interop_teardown(void)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", tmpdir);
-    teardown();
+    tu_fixture_teardown();
 }
 
 static char *tmpfile_path(const char *name)
@@ -1494,7 +1429,7 @@ static int write_counter(const char *path, long v)
 
 START_TEST(test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wait)
 {
-    char *p = lockpath("curator-share");
+    char *p = tu_path("curator-share");
     char *log = tmpfile_path("share.log"), *cnt = tmpfile_path("counter");
     zkl_client *c = tu_client(10000);
     zkl_rwlock *rw;
@@ -1531,7 +1466,7 @@ START_TEST(test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wa
     ck_assert_int_eq(n, 3);
     ck_assert_int_lt(ivs[2].rel, got);
     ck_assert_int_eq(read_counter(cnt), 2);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(rw);
     zkl_client_close(c);
     free(log);
@@ -1542,7 +1477,7 @@ END_TEST
 
 START_TEST(test_rwlock_downgrade_keeps_a_queued_curator_writer_out)
 {
-    char *p = lockpath("curator-downgrade");
+    char *p = tu_path("curator-downgrade");
     char *log = tmpfile_path("downgrade.log"), *cnt = tmpfile_path("counter");
     zkl_client *c = tu_client(10000);
     zkl_rwlock *rw;
@@ -1572,7 +1507,7 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_curator_writer_out)
     ck_assert_str_eq(ivs[1].kind, "write");
     ck_assert_int_gt(ivs[1].acq, released);
     ck_assert_int_gt(ivs[1].acq, ivs[0].rel);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(rw);
     zkl_client_close(c);
     free(log);
@@ -1621,8 +1556,8 @@ static int zkl_mixed_worker(const char *p, int write, int min, const int *stop, 
 /* Worker "mixed PATH STOPFILE WRITE MIN LOG COUNTER". */
 static int mixed_worker(char **args)
 {
-    int *stop = map_shared(args[1], sizeof *stop, false);
-    if (stop == MAP_FAILED)
+    int *stop = tu_map_shared(args[1], sizeof *stop, 0);
+    if (stop == NULL)
         return 2;
     int rc = zkl_mixed_worker(args[0], atoi(args[2]), atoi(args[3]), stop, args[4], args[5]);
     munmap(stop, sizeof *stop);
@@ -1637,11 +1572,11 @@ static int iv_cmp(const void *a, const void *b)
 
 START_TEST(test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer)
 {
-    char *p = lockpath("curator-mixed");
+    char *p = tu_path("curator-mixed");
     char *log = tmpfile_path("mixed.log"), *cnt = tmpfile_path("counter");
     char *stopfile = tmpfile_path("stop");
-    int *stop = map_shared(stopfile, sizeof *stop, true);
-    ck_assert_ptr_ne(stop, MAP_FAILED);
+    int *stop = tu_map_shared(stopfile, sizeof *stop, 1);
+    ck_assert_ptr_nonnull(stop);
     enum { CW_ITER = 12, CR_ITER = 20 };
     pid_t cur[MIX_CURATOR_W + MIX_CURATOR_R];
     for (int i = 0; i < MIX_CURATOR_W + MIX_CURATOR_R; i++) {
@@ -1650,7 +1585,7 @@ START_TEST(test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer)
     }
     for (int i = 0; i < MIX_ZKL_W + MIX_ZKL_R; i++) {
         const char *args[] = {"mixed", p, stopfile, i < MIX_ZKL_W ? "1" : "0", "5", log, cnt, NULL};
-        kids[nkids++] = spawn_worker(args);
+        kids[nkids++] = tu_spawn_worker(args, -1);
     }
     for (int i = 0; i < MIX_CURATOR_W + MIX_CURATOR_R; i++)
         ck_assert_msg(wait_child(cur[i], 90000) == 0, "Curator worker %d failed", i);
@@ -1706,7 +1641,7 @@ START_TEST(test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer)
     /* Every write was a read-modify-write of the counter: none was lost. */
     ck_assert_int_eq(read_counter(cnt), writes);
     ck_assert_int_ge(max_readers, 2);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     munmap(stop, sizeof *stop);
     free(stopfile);
     free(log);
@@ -1717,10 +1652,7 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-    ssize_t len = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
-    if (len <= 0)
-        return 99;
-    self_exe[len] = '\0';
+    tu_main_init(argc, argv);
     if (argc >= 3 && strcmp(argv[1], "--worker") == 0) {
         if (strcmp(argv[2], "procs") == 0 && argc == 8)
             return procs_worker(argv + 3);
@@ -1735,7 +1667,7 @@ int main(int argc, char **argv)
     suite_add_tcase(s, tp);
 
     TCase *tc = tu_tcase("rwlock", 120);
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tu_add_fixture(tc, "rwlock");
     tcase_add_test(tc, test_rwlock_threads_share_reads_and_writers_exclude_everyone);
     tcase_add_test(tc, test_rwlock_processes_share_reads_and_writers_exclude_everyone);
     tcase_add_test(tc, test_rwlock_writer_is_not_starved_by_a_stream_of_readers);
@@ -1751,13 +1683,13 @@ int main(int argc, char **argv)
     suite_add_tcase(s, tc);
 
     TCase *tw = tu_tcase("wakeups", 60);
-    tcase_add_checked_fixture(tw, setup, teardown);
+    tu_add_fixture(tw, "rwlock");
     tcase_add_test(tw, test_rwlock_reader_behind_two_writers_wakes_once);
     tcase_add_test(tw, test_rwlock_reader_wakes_to_watch_the_next_writer_when_its_writer_leaves);
     suite_add_tcase(s, tw);
 
     TCase *ts = tu_tcase("sessions", 120);
-    tcase_add_checked_fixture(ts, setup, teardown);
+    tu_add_fixture(ts, "rwlock");
     tcase_add_test(ts, test_rwlock_session_expiry_is_reported_as_lost_on_both_sides);
     tcase_add_test(ts, test_rwlock_waiting_reader_gets_elost_on_expiry_and_leaves_no_node);
     tcase_add_test(ts, test_rwlock_guarded_set_only_while_the_write_lock_is_held);

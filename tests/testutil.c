@@ -190,6 +190,7 @@ pid_t tu_spawn_worker(const char *const *args, int out_fd)
         argv[n++] = args[i];
     argv[n] = NULL;
     pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         if (out_fd >= 0)
             dup2(out_fd, 1);
