@@ -1,8 +1,13 @@
 /* The semaphore-mutex against a real ZooKeeper. */
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -431,6 +436,293 @@ START_TEST(test_semmutex_bad_input_is_einval_and_creates_nothing)
 }
 END_TEST
 
+/* ---- next to Curator ---------------------------------------------------------- *
+ * Apache Curator 5.4's InterProcessMutex queues on the same "lock-" nodes, so
+ * it and the semaphore-mutex must exclude each other on one path. Curator
+ * processes (tests/interop/CuratorWorker.java) and zkl threads, each on its own
+ * client, log "ACQ|REL mutex <pid>/<thread> <realtime-ns> <czxid>" to one
+ * O_APPEND file, one write per line, and bump one counter file with a
+ * deliberately non-atomic read-modify-write while they hold. */
+
+enum { CUR_PROCS = 2, CUR_THREADS = 2, CUR_ITER = 40, CUR_HOLD_MS = 2 };
+
+static int64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static long counter_read(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long v = 0;
+    if (f) {
+        if (fscanf(f, "%ld", &v) != 1)
+            v = 0;
+        fclose(f);
+    }
+    return v;
+}
+
+static int counter_write(const char *path, long v)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f, "%ld\n", v);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+struct zkl_side {
+    zkl_client *c;
+    zkl_semmutex *s;
+    const char *log, *counter;
+    int no;
+    const char *failed; /* the step that failed, or NULL */
+    int rc;
+};
+
+static int log_hold(int fd, const char *ev, int no, int64_t tok)
+{
+    char line[160];
+    int len = snprintf(line, sizeof line, "%s mutex %ld/zkl%d %lld %lld\n", ev, (long)getpid(),
+                       no, (long long)realtime_ns(), (long long)tok);
+    return write(fd, line, (size_t)len) == len ? 0 : -1;
+}
+
+static void *zkl_side_main(void *arg)
+{
+    struct zkl_side *z = arg;
+    int fd = open(z->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) {
+        z->failed = "open log";
+        return NULL;
+    }
+    for (int i = 0; i < CUR_ITER && z->failed == NULL; i++) {
+        int rc = zkl_semmutex_acquire(z->s, 45000);
+        if (rc != 0) {
+            z->failed = "acquire";
+            z->rc = rc;
+            break;
+        }
+        int64_t tok = zkl_semmutex_token(z->s);
+        if (log_hold(fd, "ACQ", z->no, tok) != 0)
+            z->failed = "log ACQ";
+        long v = counter_read(z->counter);
+        usleep(CUR_HOLD_MS * 1000);
+        if (counter_write(z->counter, v + 1) != 0)
+            z->failed = "write counter";
+        if (log_hold(fd, "REL", z->no, tok) != 0)
+            z->failed = "log REL";
+        rc = zkl_semmutex_release(z->s);
+        if (rc != 0 && z->failed == NULL) {
+            z->failed = "release";
+            z->rc = rc;
+        }
+    }
+    close(fd);
+    return NULL;
+}
+
+/* Reap pid within timeout_ms, killing it if it is still there. Returns its
+ * exit code, 128 + signal, or -1 if it had to be killed. */
+static int reap_within(pid_t pid, int timeout_ms)
+{
+    int64_t end = tu_now_ms() + timeout_ms;
+    for (;;) {
+        int st;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0)
+            return -2;
+        if (tu_now_ms() >= end) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            return -1;
+        }
+        usleep(10000);
+    }
+}
+
+struct merged {
+    int acq[2];      /* [0] zkl, [1] Curator */
+    int no_token;    /* ACQ lines without a czxid */
+    int switches;    /* consecutive holds (in time order) from different sides */
+};
+
+struct acq_line {
+    int64_t ns;
+    int curator;
+};
+
+static int acq_cmp(const void *a, const void *b)
+{
+    const struct acq_line *x = a, *y = b;
+    return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+static void read_merged(const char *log, struct merged *m)
+{
+    memset(m, 0, sizeof *m);
+    static struct acq_line acqs[4 * CUR_ITER * (CUR_PROCS + CUR_THREADS)];
+    int n = 0;
+    FILE *f = fopen(log, "r");
+    if (f == NULL)
+        return;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        char ev[8], kind[16], id[64], tok[32];
+        long long ns;
+        if (sscanf(line, "%7s %15s %63s %lld %31s", ev, kind, id, &ns, tok) != 5 ||
+            strcmp(ev, "ACQ") != 0)
+            continue;
+        int cur = strstr(id, "/zkl") == NULL;
+        m->acq[cur]++;
+        m->no_token += strcmp(tok, "-") == 0;
+        if (n < (int)(sizeof acqs / sizeof acqs[0]))
+            acqs[n++] = (struct acq_line){ns, cur};
+    }
+    fclose(f);
+    qsort(acqs, (size_t)n, sizeof acqs[0], acq_cmp);
+    for (int i = 1; i < n; i++)
+        m->switches += acqs[i].curator != acqs[i - 1].curator;
+}
+
+static bool log_has_acq(void *arg)
+{
+    struct merged m;
+    read_merged(arg, &m);
+    return m.acq[1] > 0;
+}
+
+/* Runs tests/history-check.py over the log: its exit status, and its
+ * summary line in `summary`. */
+static int history_check(const char *log, char *summary, size_t len)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "python3 '%s/tests/history-check.py' '%s' 2>&1", ZKL_SRCDIR, log);
+    summary[0] = '\0';
+    FILE *p = popen(cmd, "r");
+    if (p == NULL)
+        return -1;
+    char line[512];
+    while (fgets(line, sizeof line, p)) {
+        if (summary[0] == '\0') {
+            size_t n = strcspn(line, "\n");
+            n = n < len ? n : len - 1;
+            memcpy(summary, line, n);
+            summary[n] = '\0';
+        }
+        fputs(line, stderr);
+    }
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(test_semmutex_excludes_curator_interprocessmutex_on_one_path)
+{
+    char *p = lockpath("curator");
+    struct zkl_side z[CUR_THREADS];
+    for (int i = 0; i < CUR_THREADS; i++) {
+        z[i] = (struct zkl_side){.c = tu_client(10000), .no = i};
+        ck_assert_int_eq(zkl_semmutex_new(z[i].c, p, &z[i].s), 0);
+    }
+    /* Small JVMs: two cores are shared with the server and zkl. Compile the
+     * worker once, before both start. */
+    setenv("ZKL_JAVA_OPTS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx96m -Xss512k", 0);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "sh '%s/bench/build-java.sh' --cached '%s/tests/interop/CuratorWorker.java' >/dev/null",
+             ZKL_SRCDIR, ZKL_SRCDIR);
+    ck_assert_msg(system(cmd) == 0, "cannot build the Curator worker (JDK and Curator jars?)");
+    char dir[] = "/tmp/zkl-semmutex-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char log[64], counter[64], script[1024], iters[16], hold[16];
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(counter, sizeof counter, "%s/counter", dir);
+    snprintf(script, sizeof script, "%s/tests/interop/run-curator-worker.sh", ZKL_SRCDIR);
+    snprintf(iters, sizeof iters, "%d", CUR_ITER);
+    snprintf(hold, sizeof hold, "%d", CUR_HOLD_MS);
+    for (int i = 0; i < CUR_THREADS; i++) {
+        z[i].log = log;
+        z[i].counter = counter;
+    }
+    const char *argv[] = {"/bin/sh", script, "--servers", tu_hosts(), "--path", p,
+                          "--mode", "mutex", "--iterations", iters, "--counter-file", counter,
+                          "--log-file", log, "--hold-ms", hold, "--acquire-timeout-ms", "45000",
+                          NULL};
+
+    /* From here to the cleanup nothing asserts, so a failure still kills
+     * the JVMs and deletes the znodes and files; PDEATHSIG covers a test
+     * process killed on its timeout. */
+    pid_t parent = getpid(), pids[CUR_PROCS];
+    int started = 0;
+    for (int i = 0; i < CUR_PROCS; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() == parent)
+                execv(argv[0], (char *const *)argv);
+            _exit(127);
+        }
+        started += pids[i] > 0;
+    }
+    /* Join in while Curator is already taking the lock. */
+    bool curator_in = started == CUR_PROCS && tu_wait_until(log_has_acq, log, 60000);
+    pthread_t t[CUR_THREADS];
+    int threads = 0;
+    for (int i = 0; curator_in && i < CUR_THREADS; i++)
+        threads += pthread_create(&t[threads], NULL, zkl_side_main, &z[i]) == 0;
+    int cur_rc[CUR_PROCS];
+    for (int i = 0; i < CUR_PROCS; i++)
+        cur_rc[i] = pids[i] > 0 ? reap_within(pids[i], curator_in ? 90000 : 0) : -3;
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    struct path_count none = {p, 0};
+    bool no_node = tu_wait_until(children_are, &none, 10000);
+    tu_rmr(zk, p);
+
+    struct merged m;
+    read_merged(log, &m);
+    char summary[256];
+    int hist = history_check(log, summary, sizeof summary);
+    long count = counter_read(counter);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    for (int i = 0; i < CUR_THREADS; i++) {
+        zkl_semmutex_free(z[i].s);
+        zkl_client_close(z[i].c);
+    }
+    fprintf(stderr,
+            "semmutex: curator: %d Curator 5.4 processes x %d + %d zkl clients x %d on one "
+            "path: %d Curator and %d zkl holds, %d switches between sides, counter %ld; %s\n",
+            CUR_PROCS, CUR_ITER, CUR_THREADS, CUR_ITER, m.acq[1], m.acq[0], m.switches, count,
+            summary);
+
+    ck_assert_msg(curator_in, "no Curator worker got the lock within 60 s");
+    ck_assert_int_eq(threads, CUR_THREADS);
+    for (int i = 0; i < CUR_PROCS; i++)
+        ck_assert_msg(cur_rc[i] == 0, "Curator worker %d: %d", i, cur_rc[i]);
+    for (int i = 0; i < CUR_THREADS; i++)
+        ck_assert_msg(z[i].failed == NULL, "zkl side %d: %s failed (%d)", i, z[i].failed,
+                      z[i].rc);
+    ck_assert_int_eq(m.acq[1], CUR_PROCS * CUR_ITER);
+    ck_assert_int_eq(m.acq[0], CUR_THREADS * CUR_ITER);
+    ck_assert_int_eq(m.no_token, 0); /* every hold took part in the token check */
+    /* No overlap, tokens increasing, every hold released. */
+    ck_assert_msg(hist == 0, "history-check: %d: %s", hist, summary);
+    /* No read-modify-write was lost. */
+    ck_assert_int_eq(count, (CUR_PROCS + CUR_THREADS) * CUR_ITER);
+    /* The sides really took turns, not one after the other. */
+    ck_assert_int_ge(m.switches, 4);
+    ck_assert(no_node);
+    free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("semmutex");
@@ -445,6 +737,7 @@ int main(void)
     tcase_add_test(tc, test_semmutex_waiter_gets_elost_on_expiry_and_leaves_no_node);
     tcase_add_test(tc, test_semmutex_as_lock_joins_a_multilock);
     tcase_add_test(tc, test_semmutex_bad_input_is_einval_and_creates_nothing);
+    tcase_add_test(tc, test_semmutex_excludes_curator_interprocessmutex_on_one_path);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
