@@ -12,29 +12,6 @@
 #include "testutil.h"
 #include "zkl/zookeeper.h"
 
-static zhandle_t *zk;
-static char *root;
-
-static void setup(void)
-{
-    zk = tu_zk();
-    root = tu_root("handoff");
-}
-
-static void teardown(void)
-{
-    tu_rmr(zk, root);
-    zookeeper_close(zk);
-    free(root);
-}
-
-static char *lockpath(const char *leaf)
-{
-    char *p = malloc(strlen(root) + strlen(leaf) + 2);
-    sprintf(p, "%s/%s", root, leaf);
-    return p;
-}
-
 /* ---- exclusion under fast turnover --------------------------------------- */
 
 struct arena {
@@ -99,7 +76,7 @@ static void run_contenders(const char *p, unsigned flags, int n, int iters)
     ck_assert_int_eq(atomic_load(&a.violations), 0);
     ck_assert_int_eq(a.token_errors, 0);
     ck_assert_int_eq(a.counter, (long)n * iters);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     for (int i = 0; i < n; i++) {
         zkl_mutex_free(k[i].m);
         zkl_client_close(k[i].c);
@@ -108,7 +85,7 @@ static void run_contenders(const char *p, unsigned flags, int n, int iters)
 
 START_TEST(test_prefetch_mutex_excludes_eight_sessions_releasing_at_once)
 {
-    char *p = lockpath("prefetch8");
+    char *p = tu_path("prefetch8");
     run_contenders(p, ZKL_MUTEX_PREFETCH, 8, 40);
     free(p);
 }
@@ -116,7 +93,7 @@ END_TEST
 
 START_TEST(test_default_mutex_excludes_eight_sessions_releasing_at_once)
 {
-    char *p = lockpath("default8");
+    char *p = tu_path("default8");
     run_contenders(p, 0, 8, 40);
     free(p);
 }
@@ -158,13 +135,13 @@ struct queue_len {
 static bool has_children(void *arg)
 {
     struct queue_len *q = arg;
-    return tu_children(zk, q->path) >= q->n;
+    return tu_children(tu_fixture_zk, q->path) >= q->n;
 }
 
 static bool fewer_children(void *arg)
 {
     struct queue_len *q = arg;
-    return tu_children(zk, q->path) <= q->n;
+    return tu_children(tu_fixture_zk, q->path) <= q->n;
 }
 
 /* Queue: holder, two waiters that give up at the same moment, then two that
@@ -173,7 +150,7 @@ static bool fewer_children(void *arg)
  * hold before the holder releases, and then everyone left gets the lock. */
 static void quitters_case(unsigned flags)
 {
-    char *p = lockpath(flags ? "quit-prefetch" : "quit-default");
+    char *p = tu_path(flags ? "quit-prefetch" : "quit-default");
     zkl_client *hc = tu_client(10000);
     zkl_mutex *hm;
     ck_assert_int_eq(zkl_mutex_new2(hc, p, flags, &hm), 0);
@@ -215,7 +192,7 @@ static void quitters_case(unsigned flags)
     ck_assert_int_eq(w[3].release_rc, 0);
     ck_assert_int_eq(atomic_load(&w[2].early), 0);
     ck_assert_int_eq(atomic_load(&w[3].early), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     for (int i = 0; i < N; i++) {
         zkl_mutex_free(w[i].m);
         zkl_client_close(w[i].c);
@@ -269,12 +246,12 @@ START_TEST(test_client_holding_many_locks_still_routes_each_handoff)
     char leaf[64];
     for (int i = 0; i < HELD; i++) {
         snprintf(leaf, sizeof leaf, "held/%d", i);
-        char *hp = lockpath(leaf);
+        char *hp = tu_path(leaf);
         ck_assert_int_eq(zkl_mutex_new(busy, hp, &held[i]), 0);
         ck_assert_int_eq(zkl_mutex_acquire(held[i], 10000), 0);
         free(hp);
     }
-    char *p = lockpath("shared");
+    char *p = tu_path("shared");
     zkl_client *hc = tu_client(10000);
     zkl_mutex *hm;
     ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
@@ -298,7 +275,7 @@ START_TEST(test_client_holding_many_locks_still_routes_each_handoff)
         ck_assert_int_eq(atomic_load(&w[i].held), 1);
         zkl_mutex_free(w[i].m);
     }
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     for (int i = 0; i < HELD; i++) {
         ck_assert_int_eq(zkl_mutex_is_held(held[i]), 1);
         ck_assert_int_eq(zkl_mutex_release(held[i]), 0);
@@ -352,7 +329,7 @@ static void *try_lock_main(void *arg)
 
 START_TEST(test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thread)
 {
-    char *p = lockpath("alone-threads");
+    char *p = tu_path("alone-threads");
     zkl_client *c = tu_client(10000);
     zkl_mutex *m, *m2;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
@@ -376,7 +353,7 @@ START_TEST(test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thr
     pthread_join(th, NULL);
     ck_assert_int_eq(t.rc, 0);
     cycle_alone(m, 3);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_mutex_free(m);
     zkl_mutex_free(m2);
     zkl_client_close(c);
@@ -386,7 +363,7 @@ END_TEST
 
 START_TEST(test_acquires_alone_wait_once_another_client_holds)
 {
-    char *p = lockpath("alone-clients");
+    char *p = tu_path("alone-clients");
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
     zkl_mutex *ma, *mb;
     ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
@@ -408,7 +385,7 @@ START_TEST(test_acquires_alone_wait_once_another_client_holds)
     pthread_join(th, NULL);
     ck_assert_int_eq(t.rc, 0);
     cycle_alone(ma, 3);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_mutex_free(ma);
     zkl_mutex_free(mb);
     zkl_client_close(a);
@@ -422,28 +399,28 @@ END_TEST
  * client must notice (its watch on the path) and wait for that holder. */
 START_TEST(test_lock_path_made_anew_with_the_expected_numbers_is_not_trusted)
 {
-    char *p = lockpath("alone-remade");
+    char *p = tu_path("alone-remade");
     zkl_client *a = tu_client(10000);
     zkl_mutex *ma;
     ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
     int64_t last = cycle_alone(ma, 10);
-    ck_assert_int_eq(tu_children(zk, p), 0);
-    ck_assert_int_eq(zoo_delete(zk, p, -1), ZOK);
-    ck_assert_int_eq(zoo_create(zk, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, p, -1), ZOK);
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     /* Creates number 0 .. last in the new path; the last stays, as a
      * contender ahead ("lock-" kind, protected name). */
     char prefix[512], made[512];
     snprintf(prefix, sizeof prefix, "%s/_c_00000000-0000-4000-8000-000000000000-lock-", p);
     for (int64_t i = 0; i <= last; i++) {
-        ck_assert_int_eq(zoo_create(zk, prefix, "", 0, &ZOO_OPEN_ACL_UNSAFE,
+        ck_assert_int_eq(zoo_create(tu_fixture_zk, prefix, "", 0, &ZOO_OPEN_ACL_UNSAFE,
                                     ZOO_EPHEMERAL_SEQUENTIAL, made, sizeof made),
                          ZOK);
         ck_assert_int_eq(node_seq(made), i);
         if (i < last)
-            ck_assert_int_eq(zoo_delete(zk, made, -1), ZOK);
+            ck_assert_int_eq(zoo_delete(tu_fixture_zk, made, -1), ZOK);
     }
     ck_assert_int_eq(zkl_mutex_acquire(ma, 700), ZKL_ETIMEDOUT);
-    ck_assert_int_eq(zoo_delete(zk, made, -1), ZOK);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, made, -1), ZOK);
     ck_assert_int_eq(zkl_mutex_acquire(ma, 10000), 0);
     ck_assert_int_eq(zkl_mutex_release(ma), 0);
     zkl_mutex_free(ma);
@@ -462,7 +439,7 @@ static void acquire_release_on(zkl_client *c, const char *p)
     const char *node = zkl_mutex_node(m);
     ck_assert_ptr_nonnull(node);
     ck_assert(strncmp(node, p, strlen(p)) == 0 && node[strlen(p)] == '/');
-    ck_assert(tu_exists(zk, node));
+    ck_assert(tu_exists(tu_fixture_zk, node));
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     zkl_mutex_free(m);
 }
@@ -471,13 +448,13 @@ START_TEST(test_lock_path_is_created_whether_its_parent_exists_or_not)
 {
     zkl_client *c = tu_client(10000);
     /* Nothing of the path exists: every ancestor is created. */
-    char *deep = lockpath("a/b/c/lock");
+    char *deep = tu_path("a/b/c/lock");
     acquire_release_on(c, deep);
     /* Only the lock path itself is missing. */
-    char *leaf = lockpath("a/b/c/other");
+    char *leaf = tu_path("a/b/c/other");
     acquire_release_on(c, leaf);
     /* Two levels missing under an existing node. */
-    char *two = lockpath("a/b/x/y");
+    char *two = tu_path("a/b/x/y");
     acquire_release_on(c, two);
     /* And every one of them still works once it exists. */
     acquire_release_on(c, deep);
@@ -493,7 +470,7 @@ int main(void)
 {
     Suite *s = suite_create("handoff");
     TCase *tc = tu_tcase("handoff", 180);
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tu_add_fixture(tc, "handoff");
     tcase_add_test(tc, test_prefetch_mutex_excludes_eight_sessions_releasing_at_once);
     tcase_add_test(tc, test_default_mutex_excludes_eight_sessions_releasing_at_once);
     tcase_add_test(tc, test_prefetch_waiters_behind_quitters_wait_for_the_holder);

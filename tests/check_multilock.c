@@ -14,29 +14,6 @@
 #include "testutil.h"
 #include "zkl/zookeeper.h"
 
-static zhandle_t *zk;
-static char *root;
-
-static void setup(void)
-{
-    zk = tu_zk();
-    root = tu_root("multilock");
-}
-
-static void teardown(void)
-{
-    tu_rmr(zk, root);
-    zookeeper_close(zk);
-    free(root);
-}
-
-static char *lockpath(const char *leaf)
-{
-    char *p = malloc(strlen(root) + strlen(leaf) + 2);
-    sprintf(p, "%s/%s", root, leaf);
-    return p;
-}
-
 /* ---- a lock of the test's own, behind the generic interface --------------
  *
  * Held per object, in this process only. It logs its acquires (+id) and
@@ -148,7 +125,7 @@ static void ulock_init(struct ulock *u, int id, const char *leaf)
     memset(u, 0, sizeof *u);
     u->id = id;
     u->last_timeout = -999; /* never asked */
-    snprintf(u->key, sizeof u->key, "%s/%s", root, leaf);
+    snprintf(u->key, sizeof u->key, "%s/%s", tu_fixture_root, leaf);
     pthread_mutex_init(&u->mu, NULL);
     pthread_cond_init(&u->cv, NULL);
 }
@@ -257,7 +234,7 @@ static int run_child(struct ml_shared *sh, int who, const char *const *paths,
 
 START_TEST(test_multilock_two_processes_with_opposite_orders_never_deadlock)
 {
-    char *a = lockpath("a"), *b = lockpath("b"), *c = lockpath("c"), *d = lockpath("d");
+    char *a = tu_path("a"), *b = tu_path("b"), *c = tu_path("c"), *d = tu_path("d");
     struct ml_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ck_assert_ptr_ne(sh, MAP_FAILED);
@@ -282,10 +259,10 @@ START_TEST(test_multilock_two_processes_with_opposite_orders_never_deadlock)
     ck_assert_int_eq(sh->done[0], ML_PROCS_ITER);
     ck_assert_int_eq(sh->done[1], ML_PROCS_ITER);
     ck_assert_int_eq(sh->violations, 0);
-    ck_assert_int_eq(tu_children(zk, a), 0);
-    ck_assert_int_eq(tu_children(zk, b), 0);
-    ck_assert_int_eq(tu_children(zk, c), 0);
-    ck_assert_int_eq(tu_children(zk, d), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, a), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, b), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, c), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, d), 0);
     munmap(sh, sizeof *sh);
     free(a), free(b), free(c), free(d);
 }
@@ -295,7 +272,7 @@ END_TEST
 
 START_TEST(test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere)
 {
-    char *m1 = lockpath("m1"), *m2 = lockpath("m2"), *m3 = lockpath("m3");
+    char *m1 = tu_path("m1"), *m2 = tu_path("m2"), *m3 = tu_path("m3");
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
     zkl_mutex *bm;
     ck_assert_int_eq(zkl_mutex_new(b, m2, &bm), 0);
@@ -307,13 +284,13 @@ START_TEST(test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere)
     ck_assert_int_eq(zkl_multilock_acquire(ml, 500), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
     ck_assert_int_eq(zkl_multilock_release(ml), ZKL_ENOTHELD);
-    ck_assert_int_eq(tu_children(zk, m1), 0);
-    ck_assert_int_eq(tu_children(zk, m2), 1);
-    ck_assert_int_eq(tu_children(zk, m3), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m1), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m2), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m3), 0);
     ck_assert_int_eq(zkl_multilock_acquire(ml, 0), ZKL_ETIMEDOUT); /* try once */
-    ck_assert_int_eq(tu_children(zk, m1), 0);
-    ck_assert_int_eq(tu_children(zk, m2), 1);
-    ck_assert_int_eq(tu_children(zk, m3), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m1), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m2), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m3), 0);
     zkl_client_stats st;
     zkl_client_get_stats(a, &st);
     ck_assert_int_eq(st.creates, st.deletes);
@@ -329,14 +306,14 @@ START_TEST(test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere)
     ck_assert_int_eq(zkl_mutex_release(bm), 0);
     ck_assert_int_eq(zkl_multilock_acquire(ml, 5000), 0);
     ck_assert_int_eq(zkl_multilock_is_held(ml), 1);
-    ck_assert_int_eq(tu_children(zk, m1), 1);
-    ck_assert_int_eq(tu_children(zk, m2), 1);
-    ck_assert_int_eq(tu_children(zk, m3), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m1), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m2), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m3), 1);
     ck_assert_int_eq(zkl_mutex_acquire(bm, 0), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_multilock_release(ml), 0);
-    ck_assert_int_eq(tu_children(zk, m1), 0);
-    ck_assert_int_eq(tu_children(zk, m2), 0);
-    ck_assert_int_eq(tu_children(zk, m3), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m1), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m2), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m3), 0);
     zkl_multilock_free(ml);
     zkl_mutex_free(o1);
     zkl_mutex_free(o3);
@@ -349,7 +326,7 @@ END_TEST
 
 START_TEST(test_multilock_member_failure_releases_what_the_call_took)
 {
-    char *p = lockpath("a-mutex");
+    char *p = tu_path("a-mutex");
     zkl_client *c = tu_client(10000);
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
@@ -364,7 +341,7 @@ START_TEST(test_multilock_member_failure_releases_what_the_call_took)
     ck_assert_int_eq(zkl_multilock_acquire(ml, 5000), ZKL_EZK);
     ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
     ck_assert_int_eq(zkl_mutex_is_held(m), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     ck_assert_int_eq(later.last_timeout, -999); /* never asked */
     ck_assert_int_eq(nlog, 0);
     /* A mutex the thread already held keeps its own count. */
@@ -373,7 +350,7 @@ START_TEST(test_multilock_member_failure_releases_what_the_call_took)
     ck_assert_int_eq(zkl_mutex_is_held(m), 1);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     ck_assert_int_eq(zkl_mutex_is_held(m), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_multilock_free(ml);
     for (int i = 0; i < 3; i++)
         zkl_lock_free(l[i]);
@@ -389,7 +366,7 @@ END_TEST
 
 START_TEST(test_multilock_timeout_bounds_the_whole_call)
 {
-    char *m1 = lockpath("t1"), *m2 = lockpath("t2"), *m3 = lockpath("t3");
+    char *m1 = tu_path("t1"), *m2 = tu_path("t2"), *m3 = tu_path("t3");
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
     zkl_mutex *bm;
     ck_assert_int_eq(zkl_mutex_new(b, m3, &bm), 0);
@@ -403,8 +380,8 @@ START_TEST(test_multilock_timeout_bounds_the_whole_call)
     int64_t took = tu_now_ms() - t0;
     ck_assert_int_ge(took, 490);
     ck_assert_int_lt(took, 1400);
-    ck_assert_int_eq(tu_children(zk, m1), 0);
-    ck_assert_int_eq(tu_children(zk, m2), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m1), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m2), 0);
 
     /* Members that each take time share one deadline: two that spend 600 ms
      * each, then the held mutex. Each gets only what is left, so the call
@@ -428,14 +405,14 @@ START_TEST(test_multilock_timeout_bounds_the_whole_call)
     ck_assert_int_le(s2.last_timeout, 401);
     ck_assert_int_eq(s1.held, 0);
     ck_assert_int_eq(s2.held, 0);
-    ck_assert_int_eq(tu_children(zk, m3), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m3), 1);
     /* Forever stays forever for every member. */
     ck_assert_int_eq(zkl_mutex_release(bm), 0);
     ck_assert_int_eq(zkl_multilock_acquire(ml2, ZKL_WAIT_FOREVER), 0);
     ck_assert_int_eq(s1.last_timeout, ZKL_WAIT_FOREVER);
     ck_assert_int_eq(s2.last_timeout, ZKL_WAIT_FOREVER);
     ck_assert_int_eq(zkl_multilock_release(ml2), 0);
-    ck_assert_int_eq(tu_children(zk, m3), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, m3), 0);
     zkl_multilock_free(ml2);
     for (int i = 0; i < 3; i++)
         zkl_lock_free(l[i]);
@@ -464,20 +441,9 @@ static void *bg_acquire_main(void *arg)
     return NULL;
 }
 
-struct nchildren {
-    const char *path;
-    int want;
-};
-
-static bool has_nchildren(void *arg)
-{
-    struct nchildren *q = arg;
-    return tu_children(zk, q->path) == q->want;
-}
-
 START_TEST(test_multilock_huge_timeout_waits_instead_of_failing_at_once)
 {
-    char *p1 = lockpath("h1"), *p2 = lockpath("h2");
+    char *p1 = tu_path("h1"), *p2 = tu_path("h2");
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
     zkl_mutex *bm;
     ck_assert_int_eq(zkl_mutex_new(b, p2, &bm), 0);
@@ -489,16 +455,15 @@ START_TEST(test_multilock_huge_timeout_waits_instead_of_failing_at_once)
     struct bg_acquire bg = {ml, LONG_MAX, 1, 1};
     pthread_t t;
     pthread_create(&t, NULL, bg_acquire_main, &bg);
-    struct nchildren q = {p2, 2};
-    bool queued = tu_wait_until(has_nchildren, &q, 15000);
+    bool queued = tu_wait_children(tu_fixture_zk, p2, 2, 15000);
     ck_assert_int_eq(zkl_mutex_release(bm), 0);
     pthread_join(t, NULL);
     ck_assert_msg(queued, "the multi-lock never queued behind the holder (rc %s)",
                   zkl_err_name(bg.rc));
     ck_assert_int_eq(bg.rc, 0);
     ck_assert_int_eq(bg.release_rc, 0);
-    ck_assert_int_eq(tu_children(zk, p1), 0);
-    ck_assert_int_eq(tu_children(zk, p2), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p2), 0);
     zkl_multilock_free(ml);
     zkl_mutex_free(bm);
     zkl_client_close(a);
@@ -511,7 +476,7 @@ END_TEST
 
 START_TEST(test_multilock_mixes_mutexes_user_locks_and_multilocks)
 {
-    char *x1 = lockpath("x1"), *x3 = lockpath("x3"), *x5 = lockpath("x5");
+    char *x1 = tu_path("x1"), *x3 = tu_path("x3"), *x5 = tu_path("x5");
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
     zkl_mutex *m1;
     ck_assert_int_eq(zkl_mutex_new(a, x1, &m1), 0);
@@ -529,9 +494,9 @@ START_TEST(test_multilock_mixes_mutexes_user_locks_and_multilocks)
     ck_assert_int_eq(zkl_multilock_is_held(ml), 1);
     ck_assert_int_eq(zkl_mutex_is_held(m1), 1);
     ck_assert_int_eq(u.held, 1);
-    ck_assert_int_eq(tu_children(zk, x1), 1);
-    ck_assert_int_eq(tu_children(zk, x3), 1);
-    ck_assert_int_eq(tu_children(zk, x5), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, x1), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, x3), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, x5), 1);
     /* Taken through the outer multi-lock, not through the inner one. */
     ck_assert_int_eq(zkl_multilock_is_held(inner), 0);
     ck_assert_int_eq(zkl_multilock_release(inner), ZKL_ENOTHELD);
@@ -545,9 +510,9 @@ START_TEST(test_multilock_mixes_mutexes_user_locks_and_multilocks)
     ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
     ck_assert_int_eq(zkl_mutex_is_held(m1), 0);
     ck_assert_int_eq(u.held, 0);
-    ck_assert_int_eq(tu_children(zk, x1), 0);
-    ck_assert_int_eq(tu_children(zk, x3), 0);
-    ck_assert_int_eq(tu_children(zk, x5), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, x1), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, x3), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, x5), 0);
     ck_assert_int_eq(zkl_mutex_acquire(o5, 0), 0);
     ck_assert_int_eq(zkl_mutex_release(o5), 0);
     zkl_multilock_free(ml);
@@ -581,7 +546,7 @@ static void *second_thread_main(void *arg)
 
 START_TEST(test_multilock_holds_a_semmutex_member_for_its_object)
 {
-    char *s1 = lockpath("s1"), *s2 = lockpath("s2");
+    char *s1 = tu_path("s1"), *s2 = tu_path("s2");
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
     zkl_semmutex *sm;
     zkl_mutex *m;
@@ -599,8 +564,8 @@ START_TEST(test_multilock_holds_a_semmutex_member_for_its_object)
     ck_assert_int_eq(zkl_semmutex_is_held(sm), 1);
     ck_assert_int_eq(zkl_mutex_is_held(m), 1);
     ck_assert_int_eq(u.held, 1);
-    ck_assert_int_eq(tu_children(zk, s1), 1);
-    ck_assert_int_eq(tu_children(zk, s2), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, s1), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, s2), 1);
     /* The semaphore-mutex speaks the mutex protocol: others are kept out. */
     zkl_semmutex *osm;
     zkl_mutex *om;
@@ -619,14 +584,14 @@ START_TEST(test_multilock_holds_a_semmutex_member_for_its_object)
     ck_assert_int_eq(st.release_rc, ZKL_ENOTHELD);
     ck_assert_int_eq(st.acquire_rc, ZKL_EDEADLK);
     ck_assert_int_eq(zkl_multilock_is_held(ml), 1);
-    ck_assert_int_eq(tu_children(zk, s1), 1);
-    ck_assert_int_eq(tu_children(zk, s2), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, s1), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, s2), 1);
     ck_assert_int_eq(zkl_multilock_release(ml), 0);
     ck_assert_int_eq(zkl_semmutex_is_held(sm), 0);
     ck_assert_int_eq(zkl_mutex_is_held(m), 0);
     ck_assert_int_eq(u.held, 0);
-    ck_assert_int_eq(tu_children(zk, s1), 0);
-    ck_assert_int_eq(tu_children(zk, s2), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, s1), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, s2), 0);
     ck_assert_int_eq(zkl_semmutex_acquire(osm, 0), 0);
     ck_assert_int_eq(zkl_semmutex_release(osm), 0);
     zkl_multilock_free(ml);
@@ -646,7 +611,7 @@ END_TEST
 
 START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
 {
-    char *w1 = lockpath("w1"), *w2 = lockpath("w2"), *w3 = lockpath("w3"), *w4 = lockpath("w4");
+    char *w1 = tu_path("w1"), *w2 = tu_path("w2"), *w3 = tu_path("w3"), *w4 = tu_path("w4");
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
     zkl_rwlock *r1, *r2;
     zkl_mutex *m3;
@@ -681,7 +646,7 @@ START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
     ck_assert_int_eq(zkl_mutex_is_held(m3), 1);
     ck_assert_int_eq(zkl_semmutex_is_held(s4), 1);
     ck_assert_int_eq(u5.held, 1);
-    ck_assert_int_eq(tu_children(zk, w4), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, w4), 1);
     /* The read side is shared, the write side exclusive. */
     zkl_rwlock *o1, *o2;
     ck_assert_int_eq(zkl_rwlock_new(b, w1, &o1), 0);
@@ -695,20 +660,20 @@ START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
     ck_assert_int_eq(zkl_rwlock_write_is_held(r2), 0);
     ck_assert_int_eq(zkl_semmutex_is_held(s4), 0);
     ck_assert_int_eq(u5.held, 0);
-    ck_assert_int_eq(tu_children(zk, w1), 0);
-    ck_assert_int_eq(tu_children(zk, w2), 0);
-    ck_assert_int_eq(tu_children(zk, w3), 0);
-    ck_assert_int_eq(tu_children(zk, w4), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, w1), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, w2), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, w3), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, w4), 0);
 
     /* A member that refuses at once (an upgrade: the thread reads w2 and
      * the multi-lock wants to write it) undoes the members before it. */
     ck_assert_int_eq(zkl_rwlock_read_acquire(r2, 5000), 0);
     ck_assert_int_eq(zkl_multilock_acquire(ml, 5000), ZKL_EDEADLK);
     ck_assert_int_eq(zkl_rwlock_read_is_held(r1), 0);
-    ck_assert_int_eq(tu_children(zk, w1), 0);
-    ck_assert_int_eq(tu_children(zk, w2), 1);
-    ck_assert_int_eq(tu_children(zk, w3), 0);
-    ck_assert_int_eq(tu_children(zk, w4), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, w1), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, w2), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, w3), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, w4), 0);
     ck_assert_int_eq(u5.held, 0);
     ck_assert_int_eq(zkl_rwlock_read_release(r2), 0);
     /* A thread that writes may read too (downgrade): a multi-lock reading
@@ -718,8 +683,8 @@ START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
     ck_assert_int_eq(zkl_multilock_release(ml), 0);
     ck_assert_int_eq(zkl_rwlock_write_is_held(r1), 1);
     ck_assert_int_eq(zkl_rwlock_write_release(r1), 0);
-    ck_assert_int_eq(tu_children(zk, w1), 0);
-    ck_assert_int_eq(tu_children(zk, w2), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, w1), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, w2), 0);
 
     zkl_multilock_free(ml);
     zkl_lock_free(rd1);
@@ -773,7 +738,7 @@ static void *nest_main(void *arg)
 
 START_TEST(test_nested_multilocks_with_interleaved_paths_never_deadlock)
 {
-    char *a = lockpath("a"), *b = lockpath("b"), *c = lockpath("c");
+    char *a = tu_path("a"), *b = tu_path("b"), *c = tu_path("c");
     zkl_client *c1 = tu_client(10000), *c2 = tu_client(10000);
     /* {{a, c}, b} against {c, b}. Ordering the inner multi-lock as one unit,
      * by its smallest path, would take a, c, then b against b, then c: each
@@ -816,22 +781,22 @@ START_TEST(test_nested_multilocks_with_interleaved_paths_never_deadlock)
     ck_assert_msg(w1.rc == 0, "outer1: %s", zkl_err_name(w1.rc));
     ck_assert_msg(w2.rc == 0, "outer2: %s", zkl_err_name(w2.rc));
     ck_assert_int_eq(violations, 0);
-    ck_assert_int_eq(tu_children(zk, a), 0);
-    ck_assert_int_eq(tu_children(zk, b), 0);
-    ck_assert_int_eq(tu_children(zk, c), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, a), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, b), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, c), 0);
 
     /* A thread that holds the inner multi-lock may take the outer one too
      * (the mutexes only count), and gives everything back in the end. */
     ck_assert_int_eq(zkl_multilock_acquire(inner, 5000), 0);
     ck_assert_int_eq(zkl_multilock_acquire(outer1, 5000), 0);
-    ck_assert_int_eq(tu_children(zk, a), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, a), 1);
     ck_assert_int_eq(zkl_multilock_release(outer1), 0);
     ck_assert_int_eq(zkl_multilock_is_held(inner), 1);
-    ck_assert_int_eq(tu_children(zk, a), 1);
-    ck_assert_int_eq(tu_children(zk, b), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, a), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, b), 0);
     ck_assert_int_eq(zkl_multilock_release(inner), 0);
-    ck_assert_int_eq(tu_children(zk, a), 0);
-    ck_assert_int_eq(tu_children(zk, c), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, a), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, c), 0);
 
     zkl_multilock_free(outer1);
     zkl_multilock_free(outer2);
@@ -865,7 +830,7 @@ static void *other_main(void *arg)
 
 START_TEST(test_multilock_is_reentrant_and_held_per_thread)
 {
-    char *p1 = lockpath("r1"), *p2 = lockpath("r2");
+    char *p1 = tu_path("r1"), *p2 = tu_path("r2");
     zkl_client *c = tu_client(10000);
     const char *paths[] = {p1, p2};
     zkl_multilock *ml;
@@ -885,22 +850,22 @@ START_TEST(test_multilock_is_reentrant_and_held_per_thread)
     ck_assert_int_eq(o.held, 0);
     ck_assert_int_eq(o.release_rc, ZKL_ENOTHELD);
     ck_assert_int_eq(o.acquire_rc, ZKL_ETIMEDOUT);
-    ck_assert_int_eq(tu_children(zk, p1), 1);
-    ck_assert_int_eq(tu_children(zk, p2), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p2), 1);
     ck_assert_int_eq(zkl_multilock_release(ml), 0);
     ck_assert_int_eq(zkl_multilock_is_held(ml), 1);
-    ck_assert_int_eq(tu_children(zk, p1), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 1);
     ck_assert_int_eq(zkl_multilock_release(ml), 0);
     ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
-    ck_assert_int_eq(tu_children(zk, p1), 0);
-    ck_assert_int_eq(tu_children(zk, p2), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p2), 0);
     ck_assert_int_eq(zkl_multilock_release(ml), ZKL_ENOTHELD);
     /* Freeing a held multi-lock gives its nodes back. */
     ck_assert_int_eq(zkl_multilock_acquire(ml, 5000), 0);
-    ck_assert_int_eq(tu_children(zk, p1), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 1);
     zkl_multilock_free(ml);
-    ck_assert_int_eq(tu_children(zk, p1), 0);
-    ck_assert_int_eq(tu_children(zk, p2), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p2), 0);
     zkl_client_close(c);
     free(p1), free(p2);
 }
@@ -915,7 +880,7 @@ static bool mutex_not_held(void *arg)
 
 START_TEST(test_multilock_release_keeps_going_past_a_lost_member)
 {
-    char *pa = lockpath("a"), *pb = lockpath("b"), *pz = lockpath("z");
+    char *pa = tu_path("a"), *pb = tu_path("b"), *pz = tu_path("z");
     zkl_client *good = tu_client(10000), *doomed = tu_client(4000);
     zkl_mutex *ma, *mb, *mz;
     ck_assert_int_eq(zkl_mutex_new(good, pa, &ma), 0);
@@ -932,13 +897,13 @@ START_TEST(test_multilock_release_keeps_going_past_a_lost_member)
     ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
     ck_assert_int_eq(zkl_multilock_acquire(ml, 1000), ZKL_ELOST); /* reentry on a lost hold */
     ck_assert_int_eq(zkl_multilock_release(ml), 0);         /* depth 2 -> 1: only counts */
-    ck_assert_int_eq(tu_children(zk, pa), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, pa), 1);
     ck_assert_int_eq(zkl_multilock_release(ml), ZKL_ELOST); /* the last one releases all */
     ck_assert_int_eq(zkl_mutex_is_held(ma), 0);
     ck_assert_int_eq(zkl_mutex_is_held(mb), 0);
-    ck_assert_int_eq(tu_children(zk, pa), 0);
-    ck_assert_int_eq(tu_children(zk, pb), 0);
-    ck_assert_int_eq(tu_children(zk, pz), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, pa), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, pb), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, pz), 0);
     ck_assert_int_eq(zkl_multilock_release(ml), ZKL_ENOTHELD);
     zkl_multilock_free(ml);
     for (int i = 0; i < 3; i++)
@@ -954,11 +919,11 @@ START_TEST(test_multilock_release_keeps_going_past_a_lost_member)
     zkl_lock *ul[4] = {ulock_handle(&u2), ulock_handle(&u3), ulock_handle(&u1), mutex_handle(ma)};
     ck_assert_int_eq(zkl_multilock_new_locks(ul, 4, &ml), 0);
     ck_assert_int_eq(zkl_multilock_acquire(ml, 5000), 0);
-    ck_assert_int_eq(tu_children(zk, pa), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, pa), 1);
     ck_assert_int_eq(zkl_multilock_release(ml), ZKL_ECONNLOSS);
     ck_assert_int_eq(u1.held + u2.held + u3.held, 0);
     ck_assert_int_eq(zkl_mutex_is_held(ma), 0);
-    ck_assert_int_eq(tu_children(zk, pa), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, pa), 0);
     zkl_multilock_free(ml);
     for (int i = 0; i < 4; i++)
         zkl_lock_free(ul[i]);
@@ -991,7 +956,7 @@ static const char *empty_path(void *self)
 START_TEST(test_multilock_bad_input_is_einval_and_creates_nothing)
 {
     zkl_client *c = tu_client(10000);
-    char *a = lockpath("a"), *b = lockpath("b");
+    char *a = tu_path("a"), *b = tu_path("b");
     zkl_multilock *ml = NULL;
     const char *good[] = {a, b};
     ck_assert_int_eq(zkl_multilock_new(c, good, 0, &ml), ZKL_EINVAL);
@@ -1061,7 +1026,7 @@ START_TEST(test_multilock_bad_input_is_einval_and_creates_nothing)
     zkl_multilock_free(NULL);
 
     /* Nothing reached the server. */
-    ck_assert(!tu_exists(zk, root));
+    ck_assert(!tu_exists(tu_fixture_zk, tu_fixture_root));
     zkl_client_stats st;
     zkl_client_get_stats(c, &st);
     ck_assert_int_eq(st.creates, 0);
@@ -1080,7 +1045,7 @@ int main(void)
 {
     Suite *s = suite_create("multilock");
     TCase *tc = tu_tcase("multilock", 120);
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tu_add_fixture(tc, "multilock");
     tcase_add_test(tc, test_multilock_acquires_in_path_order_and_releases_in_reverse);
     tcase_add_test(tc, test_multilock_two_processes_with_opposite_orders_never_deadlock);
     tcase_add_test(tc, test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere);

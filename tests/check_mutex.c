@@ -262,17 +262,6 @@ static void *waiter_main(void *arg)
     return NULL;
 }
 
-struct queue_len {
-    const char *path;
-    int want;
-};
-
-static bool has_children(void *arg)
-{
-    struct queue_len *q = arg;
-    return tu_children(tu_fixture_zk, q->path) == q->want;
-}
-
 struct armed {
     struct waiter *w;
 };
@@ -302,8 +291,7 @@ START_TEST(test_mutex_release_wakes_exactly_one_of_twenty_waiters)
         ck_assert_int_eq(zkl_mutex_new(w[i].c, p, &w[i].m), 0);
         pthread_create(&w[i].t, NULL, waiter_main, &w[i]);
     }
-    struct queue_len q = {p, WAITERS + 1};
-    ck_assert(tu_wait_until(has_children, &q, 20000));
+    ck_assert(tu_wait_children(tu_fixture_zk, p, WAITERS + 1, 20000));
     ck_assert(tu_wait_until(all_armed, w, 20000));
     ck_assert_int_eq(zkl_mutex_release(hm), 0);
     for (int i = 0; i < WAITERS; i++)
@@ -473,11 +461,6 @@ static void *blocked_main(void *arg)
     return NULL;
 }
 
-static bool queued_two(void *arg)
-{
-    return tu_children(tu_fixture_zk, arg) == 2;
-}
-
 START_TEST(test_mutex_waiter_gets_elost_on_expiry_and_leaves_no_node)
 {
     char *p = tu_path("waitexpire");
@@ -489,7 +472,7 @@ START_TEST(test_mutex_waiter_gets_elost_on_expiry_and_leaves_no_node)
     struct blocked bl = {mb, 1};
     pthread_t t;
     pthread_create(&t, NULL, blocked_main, &bl);
-    ck_assert(tu_wait_until(queued_two, p, 10000));
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
     tu_expire_session(b);
     pthread_join(t, NULL);
     ck_assert_int_eq(bl.rc, ZKL_ELOST);
@@ -518,7 +501,7 @@ START_TEST(test_mutex_waiter_gets_eclosed_when_client_closes)
     struct blocked bl = {mb, 1};
     pthread_t t;
     pthread_create(&t, NULL, blocked_main, &bl);
-    ck_assert(tu_wait_until(queued_two, p, 10000));
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
     zkl_client_close(b);
     pthread_join(t, NULL);
     ck_assert_int_eq(bl.rc, ZKL_ECLOSED);

@@ -11,34 +11,11 @@
 #include "testutil.h"
 #include "zkl/zookeeper.h"
 
-static zhandle_t *zk;
-static char *root;
-
-static void setup(void)
-{
-    zk = tu_zk();
-    root = tu_root("semaphore");
-}
-
-static void teardown(void)
-{
-    tu_rmr(zk, root);
-    zookeeper_close(zk);
-    free(root);
-}
-
-static char *sempath(const char *leaf)
-{
-    char *p = malloc(strlen(root) + strlen(leaf) + 2);
-    sprintf(p, "%s/%s", root, leaf);
-    return p;
-}
-
 /* Children of `path` whose name contains `part` ("zkl-wait-", "zkl-lease-"). */
 static int count_kind(const char *path, const char *part)
 {
     struct String_vector kids = {0};
-    if (zoo_get_children(zk, path, 0, &kids) != ZOK)
+    if (zoo_get_children(tu_fixture_zk, path, 0, &kids) != ZOK)
         return 0;
     int n = 0;
     for (int i = 0; i < kids.count; i++)
@@ -63,9 +40,8 @@ static bool kind_count_is(void *arg)
  * nodes are deleted without waiting, so they may linger a moment). */
 static void wait_children(const char *path, int want)
 {
-    struct kind_count k = {path, "", want};
-    ck_assert_msg(tu_wait_until(kind_count_is, &k, 10000), "%s: %d children, want %d", path,
-                  tu_children(zk, path), want);
+    ck_assert_msg(tu_wait_children(tu_fixture_zk, path, want, 10000), "%s: %d children, want %d",
+                  path, tu_children(tu_fixture_zk, path), want);
 }
 
 static void take(zkl_semaphore *s, int n, zkl_lease **l)
@@ -144,7 +120,7 @@ static int use_worker(const char *p, const char *shm)
 
 START_TEST(test_semaphore_never_admits_more_than_n_across_processes_and_threads)
 {
-    char *p = sempath("limit3");
+    char *p = tu_path("limit3");
     char shm[64];
     snprintf(shm, sizeof shm, "/dev/shm/zkl-test-sem-%ld", (long)getpid());
     struct shared_use *sh = tu_map_shared(shm, sizeof *sh, 1);
@@ -194,7 +170,7 @@ static void *fair_main(void *arg)
 START_TEST(test_semaphore_serves_waiters_in_arrival_order)
 {
     enum { W = 8 };
-    char *p = sempath("fair");
+    char *p = tu_path("fair");
     zkl_client *hc = tu_client(10000);
     zkl_semaphore *hs;
     ck_assert_int_eq(zkl_semaphore_new(hc, p, 2, &hs), 0);
@@ -295,7 +271,7 @@ static uint64_t events_of(zkl_client *c)
 
 START_TEST(test_semaphore_release_wakes_one_of_twenty_waiters)
 {
-    char *p = sempath("herd");
+    char *p = tu_path("herd");
     zkl_client *hc = tu_client(10000);
     zkl_semaphore *hs;
     ck_assert_int_eq(zkl_semaphore_new(hc, p, 3, &hs), 0);
@@ -408,7 +384,7 @@ static void *many_main(void *arg)
 START_TEST(test_semaphore_acquire_many_callers_never_deadlock)
 {
     enum { M = 6 };
-    char *p = sempath("many");
+    char *p = tu_path("many");
     int inuse = 0, violations = 0;
     struct many m[M];
     for (int i = 0; i < M; i++) {
@@ -437,7 +413,7 @@ END_TEST
 
 START_TEST(test_semaphore_many_lease_is_one_node_with_one_token)
 {
-    char *p = sempath("onenode");
+    char *p = tu_path("onenode");
     zkl_client *c = tu_client(10000);
     zkl_semaphore *s;
     ck_assert_int_eq(zkl_semaphore_new(c, p, 5, &s), 0);
@@ -450,7 +426,7 @@ START_TEST(test_semaphore_many_lease_is_one_node_with_one_token)
     ck_assert_int_eq(count_kind(p, "-zkl-lease-"), 2);
     ck_assert_int_gt(zkl_lease_token(one), zkl_lease_token(three));
     struct Stat st;
-    ck_assert_int_eq(zoo_exists(zk, zkl_lease_node(three), 0, &st), ZOK);
+    ck_assert_int_eq(zoo_exists(tu_fixture_zk, zkl_lease_node(three), 0, &st), ZOK);
     ck_assert_int_eq(st.czxid, zkl_lease_token(three));
     ck_assert_int_eq(st.ephemeralOwner, zkl_client_session_id(c));
     /* 4 of 5 taken: 2 more do not fit, 1 does. */
@@ -471,43 +447,44 @@ END_TEST
 
 START_TEST(test_semaphore_limit_mismatch_is_refused)
 {
-    char *p = sempath("mismatch");
+    char *p = tu_path("mismatch");
     zkl_client *c = tu_client(10000);
     zkl_semaphore *s3, *s4 = NULL;
     ck_assert_int_eq(zkl_semaphore_new(c, p, 3, &s3), 0);
     char buf[64];
     int len = sizeof buf - 1;
-    ck_assert_int_eq(zoo_get(zk, p, 0, buf, &len, NULL), ZOK);
+    ck_assert_int_eq(zoo_get(tu_fixture_zk, p, 0, buf, &len, NULL), ZOK);
     buf[len] = '\0';
     ck_assert_str_eq(buf, "max_leases=3");
     ck_assert_int_eq(zkl_semaphore_new(c, p, 4, &s4), ZKL_EMISMATCH);
     ck_assert_ptr_null(s4);
     len = sizeof buf - 1;
-    ck_assert_int_eq(zoo_get(zk, p, 0, buf, &len, NULL), ZOK);
+    ck_assert_int_eq(zoo_get(tu_fixture_zk, p, 0, buf, &len, NULL), ZOK);
     buf[len] = '\0';
     ck_assert_str_eq(buf, "max_leases=3");
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
 
     /* Recorded anew behind the object's back: its next acquire refuses,
      * and leaves no node. */
-    ck_assert_int_eq(zoo_set(zk, p, "max_leases=5", 12, -1), ZOK);
+    ck_assert_int_eq(zoo_set(tu_fixture_zk, p, "max_leases=5", 12, -1), ZOK);
     zkl_lease *l;
     ck_assert_int_eq(zkl_semaphore_acquire(s3, 5000, &l), ZKL_EMISMATCH);
     wait_children(p, 0);
     ck_assert_int_eq(zkl_semaphore_free(s3), 0);
 
     /* A node that holds something else is no semaphore. */
-    char *q = sempath("foreign");
-    ck_assert_int_eq(zoo_create(zk, q, "{\"x\":1}", 7, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    char *q = tu_path("foreign");
+    ck_assert_int_eq(
+        zoo_create(tu_fixture_zk, q, "{\"x\":1}", 7, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     zkl_semaphore *sf = NULL;
     ck_assert_int_eq(zkl_semaphore_new(c, q, 2, &sf), ZKL_EMISMATCH);
     ck_assert_ptr_null(sf);
     /* An empty node is filled in. */
-    char *e = sempath("empty");
-    ck_assert_int_eq(zoo_create(zk, e, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    char *e = tu_path("empty");
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, e, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     ck_assert_int_eq(zkl_semaphore_new(c, e, 2, &sf), 0);
     len = sizeof buf - 1;
-    ck_assert_int_eq(zoo_get(zk, e, 0, buf, &len, NULL), ZOK);
+    ck_assert_int_eq(zoo_get(tu_fixture_zk, e, 0, buf, &len, NULL), ZOK);
     buf[len] = '\0';
     ck_assert_str_eq(buf, "max_leases=2");
     ck_assert_int_eq(zkl_semaphore_max_leases(sf), 2);
@@ -538,7 +515,7 @@ static void *blocked_main(void *arg)
 
 START_TEST(test_semaphore_timeouts_leave_no_node)
 {
-    char *p = sempath("timeout");
+    char *p = tu_path("timeout");
     zkl_client *a = tu_client(10000), *b = tu_client(10000), *c = tu_client(10000);
     zkl_semaphore *sa, *sb, *sc;
     ck_assert_int_eq(zkl_semaphore_new(a, p, 2, &sa), 0);
@@ -552,14 +529,14 @@ START_TEST(test_semaphore_timeouts_leave_no_node)
     int64_t t0 = tu_now_ms();
     ck_assert_int_eq(zkl_semaphore_acquire(sb, 0, &l), ZKL_ETIMEDOUT);
     ck_assert_int_lt(tu_now_ms() - t0, 2000);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     /* the head waiter times out */
     t0 = tu_now_ms();
     ck_assert_int_eq(zkl_semaphore_acquire(sb, 300, &l), ZKL_ETIMEDOUT);
     int64_t took = tu_now_ms() - t0;
     ck_assert_int_ge(took, 290);
     ck_assert_int_lt(took, 3000);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_ptr_null(l);
     /* a waiter behind another one times out */
     struct blocked head = {.s = sc, .need = 1, .timeout = 30000};
@@ -569,7 +546,7 @@ START_TEST(test_semaphore_timeouts_leave_no_node)
     ck_assert(tu_wait_until(kind_count_is, &one_waiting, 10000));
     ck_assert_int_eq(zkl_semaphore_acquire_many(sb, 2, 300, &l), ZKL_ETIMEDOUT);
     ck_assert_int_eq(count_kind(p, "zkl-wait-"), 1);
-    ck_assert_int_eq(tu_children(zk, p), 2);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
     /* the holder is undisturbed; the queued head gets in after it */
     ck_assert_int_eq(zkl_lease_is_held(la), 1);
     ck_assert_int_eq(zkl_lease_release(la), 0);
@@ -608,7 +585,7 @@ static int holder_worker(const char *p)
 
 START_TEST(test_semaphore_killed_holders_lease_is_freed_after_its_session_ends)
 {
-    char *p = sempath("killed");
+    char *p = tu_path("killed");
     int fds[2];
     ck_assert_int_eq(pipe(fds), 0);
     const char *args[] = {"holder", p, NULL};
@@ -650,13 +627,14 @@ static bool client_connected(void *arg)
 
 START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
 {
-    char *p = sempath("expired");
-    char *data = sempath("data");
+    char *p = tu_path("expired");
+    char *data = tu_path("data");
     zkl_client *a = tu_client(4000), *b = tu_client(4000);
     zkl_semaphore *sa, *sb;
     ck_assert_int_eq(zkl_semaphore_new(a, p, 1, &sa), 0);
     ck_assert_int_eq(zkl_semaphore_new(b, p, 1, &sb), 0);
-    ck_assert_int_eq(zoo_create(zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    ck_assert_int_eq(
+        zoo_create(tu_fixture_zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     zkl_lease *l;
     take(sa, 1, &l);
     wait_children(p, 1);
@@ -680,7 +658,7 @@ START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
     ck_assert_int_gt(zkl_lease_token(w.l), tok);
     char buf[4];
     int len = sizeof buf;
-    ck_assert_int_eq(zoo_get(zk, data, 0, buf, &len, NULL), ZOK);
+    ck_assert_int_eq(zoo_get(tu_fixture_zk, data, 0, buf, &len, NULL), ZOK);
     ck_assert_int_eq(buf[0], '1');
     /* a waiter whose own session expires gets ZKL_ELOST and leaves nothing */
     ck_assert(tu_wait_until(client_connected, a, 15000));
@@ -718,7 +696,7 @@ static void *lease_release_main(void *arg)
 
 START_TEST(test_semaphore_holders_show_owner_token_and_count)
 {
-    char *p = sempath("holders");
+    char *p = tu_path("holders");
     zkl_client *c = tu_client(10000);
     zkl_semaphore *s;
     ck_assert_int_eq(zkl_semaphore_new(c, p, 4, &s), 0);
@@ -770,16 +748,16 @@ START_TEST(test_semaphore_bad_input_is_einval_and_creates_nothing)
         ck_assert_int_eq(zkl_semaphore_new(c, bad[i], 2, &s), ZKL_EINVAL);
         ck_assert_ptr_null(s);
     }
-    char *p = sempath("bad");
+    char *p = tu_path("bad");
     ck_assert_int_eq(zkl_semaphore_new(c, p, 0, &s), ZKL_EINVAL);
     ck_assert_int_eq(zkl_semaphore_new(c, p, -3, &s), ZKL_EINVAL);
     ck_assert_int_eq(zkl_semaphore_new(NULL, p, 2, &s), ZKL_EINVAL);
     ck_assert_int_eq(zkl_semaphore_new(c, p, 2, NULL), ZKL_EINVAL);
     ck_assert_ptr_null(s);
-    ck_assert(!tu_exists(zk, p));
-    ck_assert(!tu_exists(zk, "/ends"));
-    ck_assert(!tu_exists(zk, "/a"));
-    ck_assert(!tu_exists(zk, "/relative"));
+    ck_assert(!tu_exists(tu_fixture_zk, p));
+    ck_assert(!tu_exists(tu_fixture_zk, "/ends"));
+    ck_assert(!tu_exists(tu_fixture_zk, "/a"));
+    ck_assert(!tu_exists(tu_fixture_zk, "/relative"));
     /* calls on a good semaphore with bad arguments send nothing */
     ck_assert_int_eq(zkl_semaphore_new(c, p, 2, &s), 0);
     zkl_client_stats before, after;
@@ -806,7 +784,7 @@ START_TEST(test_semaphore_bad_input_is_einval_and_creates_nothing)
     ck_assert_int_eq(zkl_semaphore_max_leases(NULL), ZKL_EINVAL);
     zkl_client_get_stats(c, &after);
     ck_assert_int_eq(after.requests, before.requests);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     ck_assert_int_eq(zkl_semaphore_free(NULL), 0);
     ck_assert_int_eq(zkl_semaphore_free(s), 0);
     zkl_client_close(c);
@@ -823,7 +801,7 @@ int main(int argc, char **argv)
         return holder_worker(argv[3]);
     Suite *s = suite_create("semaphore");
     TCase *tc = tu_tcase("semaphore", 180);
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tu_add_fixture(tc, "semaphore");
     tcase_add_test(tc, test_semaphore_never_admits_more_than_n_across_processes_and_threads);
     tcase_add_test(tc, test_semaphore_serves_waiters_in_arrival_order);
     tcase_add_test(tc, test_semaphore_release_wakes_one_of_twenty_waiters);

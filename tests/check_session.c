@@ -11,29 +11,6 @@
 #include "testutil.h"
 #include "zkl/zookeeper.h"
 
-static zhandle_t *zk;
-static char *root;
-
-static void setup(void)
-{
-    zk = tu_zk();
-    root = tu_root("session");
-}
-
-static void teardown(void)
-{
-    tu_rmr(zk, root);
-    zookeeper_close(zk);
-    free(root);
-}
-
-static char *lockpath(const char *leaf)
-{
-    char *p = malloc(strlen(root) + strlen(leaf) + 2);
-    sprintf(p, "%s/%s", root, leaf);
-    return p;
-}
-
 struct seen {
     pthread_mutex_t mu;
     int states[32];
@@ -151,7 +128,7 @@ static bool reconnected_new(void *arg)
 
 START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
 {
-    char *p = lockpath("giveup");
+    char *p = tu_path("giveup");
     char hosts[256];
     private_start(hosts, sizeof hosts);
     zkl_client *c;
@@ -213,7 +190,7 @@ static bool not_held(void *arg)
 
 START_TEST(test_lost_callback_fires_once_per_lost_hold_on_expiry)
 {
-    char *p = lockpath("lostcb");
+    char *p = tu_path("lostcb");
     zkl_client *c = tu_client(4000);
     struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
     zkl_mutex *m;
@@ -284,7 +261,7 @@ int main(void)
 {
     Suite *s = suite_create("session");
     TCase *tc = tu_tcase("session", 90);
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tu_add_fixture(tc, "session");
     tcase_add_test(tc, test_suspended_client_gives_its_session_up_and_goes_on);
     tcase_add_test(tc, test_lost_callback_fires_once_per_lost_hold_on_expiry);
     tcase_add_test(tc, test_listener_removal_waits_for_a_running_delivery);
