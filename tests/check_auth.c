@@ -15,8 +15,6 @@
 #define SECRET "alice:s3cr3t-Pw-4711"
 #define PASSWORD "s3cr3t-Pw-4711"
 
-static zhandle_t *zk;
-static char *root;
 static const char *self_path; /* this program, for the child of the log test */
 
 /* Create `path` and its missing ancestors with the open ACL, so that the
@@ -29,7 +27,7 @@ static void mkdirs(const char *path)
     for (char *s = strchr(buf + 1, '/');; s = strchr(s + 1, '/')) {
         if (s)
             *s = '\0';
-        int rc = zoo_create(zk, buf, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+        int rc = zoo_create(tu_fixture_zk, buf, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
         ck_assert_msg(rc == ZOK || rc == ZNODEEXISTS, "create %s: %d", buf, rc);
         if (!s)
             break;
@@ -39,25 +37,15 @@ static void mkdirs(const char *path)
 
 static void setup(void)
 {
-    zk = tu_zk();
-    root = tu_root("auth");
-    mkdirs(root);
+    tu_fixture_setup_named("auth");
+    mkdirs(tu_fixture_root);
 }
 
 static void teardown(void)
 {
     /* The protected nodes can only be removed as their owner. */
-    zoo_add_auth(zk, "digest", SECRET, (int)strlen(SECRET), NULL, NULL);
-    tu_rmr(zk, root);
-    zookeeper_close(zk);
-    free(root);
-}
-
-static char *lockpath(const char *leaf)
-{
-    char *p = malloc(strlen(root) + strlen(leaf) + 2);
-    sprintf(p, "%s/%s", root, leaf);
-    return p;
+    zoo_add_auth(tu_fixture_zk, "digest", SECRET, (int)strlen(SECRET), NULL, NULL);
+    tu_fixture_teardown();
 }
 
 static zkl_client *client_with(const char *digest, int acl)
@@ -76,7 +64,7 @@ static zkl_client *client_with(const char *digest, int acl)
 
 START_TEST(test_client_without_credentials_gets_enoauth_on_a_protected_lock)
 {
-    char *p = lockpath("protected/lock");
+    char *p = tu_path("protected/lock");
     zkl_client *owner = client_with(SECRET, ZKL_ACL_CREATOR);
     zkl_mutex *mo;
     ck_assert_int_eq(zkl_mutex_new(owner, p, &mo), 0);
@@ -104,7 +92,7 @@ START_TEST(test_client_without_credentials_gets_enoauth_on_a_protected_lock)
     }
     /* The raw test handle has no credentials either: it cannot even look. */
     struct String_vector kids = {0};
-    ck_assert_int_eq(zoo_get_children(zk, p, 0, &kids), ZNOAUTH);
+    ck_assert_int_eq(zoo_get_children(tu_fixture_zk, p, 0, &kids), ZNOAUTH);
 
     /* The same identity on another client works, and queues normally. */
     zkl_client *friend = client_with(SECRET, ZKL_ACL_CREATOR);
@@ -115,8 +103,8 @@ START_TEST(test_client_without_credentials_gets_enoauth_on_a_protected_lock)
     ck_assert_int_eq(zkl_mutex_release(mo), 0);
     ck_assert_int_eq(zkl_mutex_acquire(mf, 5000), 0);
     ck_assert_int_eq(zkl_mutex_release(mf), 0);
-    zoo_add_auth(zk, "digest", SECRET, (int)strlen(SECRET), NULL, NULL);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    zoo_add_auth(tu_fixture_zk, "digest", SECRET, (int)strlen(SECRET), NULL, NULL);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_mutex_free(mf);
     zkl_client_close(friend);
     zkl_mutex_free(mo);
@@ -129,7 +117,7 @@ START_TEST(test_missing_lock_path_under_a_protected_parent_is_enoauth)
 {
     /* The owner protects a parent; an outsider's lock path below it does
      * not exist yet, so the outsider would have to create it. */
-    char *parent = lockpath("guarded"), *p = lockpath("guarded/app/lock");
+    char *parent = tu_path("guarded"), *p = tu_path("guarded/app/lock");
     zkl_client *owner = client_with(SECRET, ZKL_ACL_CREATOR);
     ck_assert_int_eq(zoo_create(zkl_client_handle(owner), parent, "", 0, &ZOO_CREATOR_ALL_ACL, 0,
                                 NULL, 0),
@@ -156,7 +144,7 @@ END_TEST
 
 START_TEST(test_open_acl_lock_works_for_everyone_with_or_without_auth)
 {
-    char *p = lockpath("open");
+    char *p = tu_path("open");
     zkl_client *a = client_with(SECRET, ZKL_ACL_OPEN), *b = client_with(NULL, ZKL_ACL_OPEN);
     zkl_mutex *ma, *mb;
     ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
@@ -241,7 +229,7 @@ static int secret_child(const char *hosts, const char *p)
 
 START_TEST(test_credentials_never_show_in_nodes_messages_or_logs)
 {
-    char *p = lockpath("secret/lock");
+    char *p = tu_path("secret/lock");
     char logpath[] = "/tmp/zkl-auth-log.XXXXXX";
     int fd = mkstemp(logpath);
     ck_assert_int_ge(fd, 0);
