@@ -13,40 +13,6 @@
 #include "testutil.h"
 #include "zkl/zookeeper.h"
 
-static zhandle_t *zk;
-static char *root;
-
-static void setup(void)
-{
-    zk = tu_zk();
-    root = tu_root("semmutex");
-}
-
-static void teardown(void)
-{
-    tu_rmr(zk, root);
-    zookeeper_close(zk);
-    free(root);
-}
-
-static char *lockpath(const char *leaf)
-{
-    char *p = malloc(strlen(root) + strlen(leaf) + 2);
-    sprintf(p, "%s/%s", root, leaf);
-    return p;
-}
-
-struct path_count {
-    const char *path;
-    int want;
-};
-
-static bool children_are(void *arg)
-{
-    struct path_count *pc = arg;
-    return tu_children(zk, pc->path) == pc->want;
-}
-
 /* ---- threads: any may release, none may acquire twice ------------------- */
 
 struct releaser {
@@ -67,7 +33,7 @@ static void *releaser_main(void *arg)
 START_TEST(test_semmutex_is_released_by_another_thread)
 {
     zkl_client *c = tu_client(10000);
-    char *p = lockpath("otherthread");
+    char *p = tu_path("otherthread");
     zkl_semmutex *s;
     ck_assert_int_eq(zkl_semmutex_new(c, p, &s), 0);
     ck_assert_int_eq(zkl_semmutex_acquire(s, 5000), 0);
@@ -82,7 +48,7 @@ START_TEST(test_semmutex_is_released_by_another_thread)
     ck_assert_int_eq(r.rc, 0);
     ck_assert_int_eq(zkl_semmutex_is_held(s), 0);
     ck_assert_int_eq(zkl_semmutex_token(s), ZKL_ENOTHELD);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     ck_assert_int_eq(zkl_semmutex_release(s), ZKL_ENOTHELD);
     /* and it can be taken again */
     ck_assert_int_eq(zkl_semmutex_acquire(s, 5000), 0);
@@ -113,7 +79,7 @@ static void *acquirer_main(void *arg)
 START_TEST(test_semmutex_second_acquire_is_edeadlk_at_once)
 {
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
-    char *p = lockpath("deadlk");
+    char *p = tu_path("deadlk");
     zkl_semmutex *sa, *sb;
     ck_assert_int_eq(zkl_semmutex_new(a, p, &sa), 0);
     ck_assert_int_eq(zkl_semmutex_new(b, p, &sb), 0);
@@ -131,23 +97,22 @@ START_TEST(test_semmutex_second_acquire_is_edeadlk_at_once)
     ck_assert_int_lt(tu_now_ms() - t0, 1000);
     zkl_client_get_stats(a, &after);
     ck_assert_int_eq(after.requests, before.requests); /* nothing sent */
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_semmutex_is_held(sa), 1);
 
     /* While another thread of the object is still waiting for it. */
     struct acquirer waiter = {.s = sb, .timeout = 30000};
     pthread_create(&t, NULL, acquirer_main, &waiter);
-    struct path_count two = {p, 2};
-    ck_assert(tu_wait_until(children_are, &two, 10000));
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
     ck_assert_int_eq(zkl_semmutex_acquire(sb, 5000), ZKL_EDEADLK);
     ck_assert_int_eq(zkl_semmutex_release(sb), ZKL_ENOTHELD); /* not held yet */
-    ck_assert_int_eq(tu_children(zk, p), 2);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
     ck_assert_int_eq(zkl_semmutex_release(sa), 0);
     pthread_join(t, NULL);
     ck_assert_int_eq(waiter.rc, 0);
     ck_assert_int_eq(zkl_semmutex_is_held(sb), 1);
     ck_assert_int_eq(zkl_semmutex_release(sb), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_semmutex_free(sa);
     zkl_semmutex_free(sb);
     zkl_client_close(a);
@@ -197,7 +162,7 @@ static void *mutex_side(void *arg)
 START_TEST(test_semmutex_and_mutex_on_one_path_exclude_each_other)
 {
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
-    char *p = lockpath("mixed");
+    char *p = tu_path("mixed");
     struct excl e = {.iters = 25};
     ck_assert_int_eq(zkl_semmutex_new(a, p, &e.s), 0);
     ck_assert_int_eq(zkl_mutex_new(b, p, &e.m), 0);
@@ -215,7 +180,7 @@ START_TEST(test_semmutex_and_mutex_on_one_path_exclude_each_other)
     pthread_join(t1, NULL);
     pthread_join(t2, NULL);
     ck_assert_int_eq(e.violations, 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_semmutex_free(e.s);
     zkl_mutex_free(e.m);
     zkl_client_close(a);
@@ -227,19 +192,19 @@ END_TEST
 START_TEST(test_semmutex_node_is_a_lock_node)
 {
     zkl_client *c = tu_client(10000);
-    char *p = lockpath("protocol");
+    char *p = tu_path("protocol");
     zkl_semmutex *s;
     ck_assert_int_eq(zkl_semmutex_new(c, p, &s), 0);
     ck_assert_int_eq(zkl_semmutex_acquire(s, 5000), 0);
     struct String_vector kids = {0};
-    ck_assert_int_eq(zoo_get_children(zk, p, 0, &kids), ZOK);
+    ck_assert_int_eq(zoo_get_children(tu_fixture_zk, p, 0, &kids), ZOK);
     ck_assert_int_eq(kids.count, 1);
     ck_assert(strncmp(kids.data[0], "_c_", 3) == 0);
     ck_assert(strstr(kids.data[0], "-lock-") != NULL);
     char full[1200];
     snprintf(full, sizeof full, "%s/%s", p, kids.data[0]);
     struct Stat st;
-    ck_assert_int_eq(zoo_exists(zk, full, 0, &st), ZOK);
+    ck_assert_int_eq(zoo_exists(tu_fixture_zk, full, 0, &st), ZOK);
     ck_assert_int_eq(st.czxid, zkl_semmutex_token(s));
     deallocate_String_vector(&kids);
     ck_assert_int_eq(zkl_semmutex_release(s), 0);
@@ -254,7 +219,7 @@ END_TEST
 START_TEST(test_semmutex_try_and_timeout_leave_no_node)
 {
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
-    char *p = lockpath("timeout");
+    char *p = tu_path("timeout");
     zkl_semmutex *sa, *sb;
     ck_assert_int_eq(zkl_semmutex_new(a, p, &sa), 0);
     ck_assert_int_eq(zkl_semmutex_new(b, p, &sb), 0);
@@ -262,20 +227,20 @@ START_TEST(test_semmutex_try_and_timeout_leave_no_node)
     int64_t t0 = tu_now_ms();
     ck_assert_int_eq(zkl_semmutex_acquire(sb, 0), ZKL_ETIMEDOUT);
     ck_assert_int_lt(tu_now_ms() - t0, 2000);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     t0 = tu_now_ms();
     ck_assert_int_eq(zkl_semmutex_acquire(sb, 300), ZKL_ETIMEDOUT);
     int64_t took = tu_now_ms() - t0;
     ck_assert_int_ge(took, 290);
     ck_assert_int_lt(took, 3000);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_semmutex_is_held(sb), 0);
     ck_assert_int_eq(zkl_semmutex_release(sb), ZKL_ENOTHELD);
     /* a failed acquire leaves the object free to try again */
     ck_assert_int_eq(zkl_semmutex_release(sa), 0);
     ck_assert_int_eq(zkl_semmutex_acquire(sb, 0), 0);
     ck_assert_int_eq(zkl_semmutex_release(sb), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_semmutex_free(sa);
     zkl_semmutex_free(sb);
     zkl_client_close(a);
@@ -299,11 +264,13 @@ static bool client_connected(void *arg)
 
 START_TEST(test_semmutex_session_expiry_is_reported_as_lost)
 {
-    char *p = lockpath("expired");
-    char *data = lockpath("data");
-    ck_assert(zoo_create(zk, root, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0) == ZOK ||
-              tu_exists(zk, root));
-    ck_assert_int_eq(zoo_create(zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    char *p = tu_path("expired");
+    char *data = tu_path("data");
+    ck_assert(zoo_create(tu_fixture_zk, tu_fixture_root, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL,
+                         0) == ZOK ||
+              tu_exists(tu_fixture_zk, tu_fixture_root));
+    ck_assert_int_eq(
+        zoo_create(tu_fixture_zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     zkl_client *c = tu_client(4000);
     zkl_semmutex *s;
     ck_assert_int_eq(zkl_semmutex_new(c, p, &s), 0);
@@ -317,7 +284,7 @@ START_TEST(test_semmutex_session_expiry_is_reported_as_lost)
     ck_assert_int_eq(zkl_semmutex_guarded_set(s, data, "2", 1), ZKL_ELOST);
     char buf[8];
     int len = sizeof buf;
-    ck_assert_int_eq(zoo_get(zk, data, 0, buf, &len, NULL), ZOK);
+    ck_assert_int_eq(zoo_get(tu_fixture_zk, data, 0, buf, &len, NULL), ZOK);
     ck_assert_int_eq(buf[0], '1');
     ck_assert_int_eq(zkl_semmutex_acquire(s, 1000), ZKL_ELOST); /* release it first */
     ck_assert_int_eq(zkl_semmutex_release(s), ZKL_ELOST);
@@ -326,7 +293,7 @@ START_TEST(test_semmutex_session_expiry_is_reported_as_lost)
     ck_assert_int_ne(zkl_client_session_id(c), old_sid);
     ck_assert_int_eq(zkl_semmutex_acquire(s, 5000), 0);
     ck_assert_int_eq(zkl_semmutex_release(s), 0);
-    ck_assert_int_eq(tu_children(zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_semmutex_free(s);
     zkl_client_close(c);
     free(data);
@@ -336,7 +303,7 @@ END_TEST
 
 START_TEST(test_semmutex_waiter_gets_elost_on_expiry_and_leaves_no_node)
 {
-    char *p = lockpath("waitexpire");
+    char *p = tu_path("waitexpire");
     zkl_client *a = tu_client(10000), *b = tu_client(4000);
     zkl_semmutex *sa, *sb;
     ck_assert_int_eq(zkl_semmutex_new(a, p, &sa), 0);
@@ -345,12 +312,11 @@ START_TEST(test_semmutex_waiter_gets_elost_on_expiry_and_leaves_no_node)
     struct acquirer w = {.s = sb, .timeout = 60000};
     pthread_t t;
     pthread_create(&t, NULL, acquirer_main, &w);
-    struct path_count two = {p, 2};
-    ck_assert(tu_wait_until(children_are, &two, 10000));
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
     tu_expire_session(b);
     pthread_join(t, NULL);
     ck_assert_int_eq(w.rc, ZKL_ELOST);
-    ck_assert_int_eq(tu_children(zk, p), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_semmutex_is_held(sb), 0);
     ck_assert_int_eq(zkl_semmutex_release(sa), 0);
     zkl_semmutex_free(sa);
@@ -366,7 +332,7 @@ END_TEST
 START_TEST(test_semmutex_as_lock_joins_a_multilock)
 {
     zkl_client *c = tu_client(10000), *o = tu_client(10000);
-    char *p1 = lockpath("ml-a"), *p2 = lockpath("ml-b");
+    char *p1 = tu_path("ml-a"), *p2 = tu_path("ml-b");
     zkl_semmutex *s, *other;
     zkl_mutex *m;
     ck_assert_int_eq(zkl_semmutex_new(c, p1, &s), 0);
@@ -384,8 +350,8 @@ START_TEST(test_semmutex_as_lock_joins_a_multilock)
     ck_assert_int_eq(zkl_semmutex_acquire(other, 200), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_multilock_release(ml), 0);
     ck_assert_int_eq(zkl_semmutex_is_held(s), 0);
-    ck_assert_int_eq(tu_children(zk, p1), 0);
-    ck_assert_int_eq(tu_children(zk, p2), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p2), 0);
     ck_assert_int_eq(zkl_semmutex_as_lock(NULL, &h[0]), ZKL_EINVAL);
     zkl_multilock_free(ml);
     zkl_lock_free(h[0]);
@@ -422,15 +388,15 @@ START_TEST(test_semmutex_bad_input_is_einval_and_creates_nothing)
     zoo_set_op_init(&op, "/x", "", 0, -1, NULL);
     ck_assert_int_eq(zkl_semmutex_guarded_multi(NULL, 1, &op, NULL), ZKL_EINVAL);
     zkl_semmutex_free(NULL);
-    char *p = lockpath("bad");
+    char *p = tu_path("bad");
     ck_assert_int_eq(zkl_semmutex_new(c, p, &s), 0);
     ck_assert_int_eq(zkl_semmutex_guarded_set(s, "relative", "", 0), ZKL_EINVAL);
     ck_assert_int_eq(zkl_semmutex_guarded_multi(s, 0, &op, NULL), ZKL_EINVAL);
     zkl_semmutex_free(s);
-    ck_assert(!tu_exists(zk, "/ends"));
-    ck_assert(!tu_exists(zk, "/a"));
-    ck_assert(!tu_exists(zk, "/x"));
-    ck_assert(!tu_exists(zk, p));
+    ck_assert(!tu_exists(tu_fixture_zk, "/ends"));
+    ck_assert(!tu_exists(tu_fixture_zk, "/a"));
+    ck_assert(!tu_exists(tu_fixture_zk, "/x"));
+    ck_assert(!tu_exists(tu_fixture_zk, p));
     zkl_client_close(c);
     free(p);
 }
@@ -623,7 +589,7 @@ static int history_check(const char *log, char *summary, size_t len)
 
 START_TEST(test_semmutex_excludes_curator_interprocessmutex_on_one_path)
 {
-    char *p = lockpath("curator");
+    char *p = tu_path("curator");
     struct zkl_side z[CUR_THREADS];
     for (int i = 0; i < CUR_THREADS; i++) {
         z[i] = (struct zkl_side){.c = tu_client(10000), .no = i};
@@ -680,9 +646,8 @@ START_TEST(test_semmutex_excludes_curator_interprocessmutex_on_one_path)
         cur_rc[i] = pids[i] > 0 ? reap_within(pids[i], curator_in ? 90000 : 0) : -3;
     for (int i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
-    struct path_count none = {p, 0};
-    bool no_node = tu_wait_until(children_are, &none, 10000);
-    tu_rmr(zk, p);
+    bool no_node = tu_wait_children(tu_fixture_zk, p, 0, 10000);
+    tu_rmr(tu_fixture_zk, p);
 
     struct merged m;
     read_merged(log, &m);
@@ -727,7 +692,7 @@ int main(void)
 {
     Suite *s = suite_create("semmutex");
     TCase *tc = tu_tcase("semmutex", 120);
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tu_add_fixture(tc, "semmutex");
     tcase_add_test(tc, test_semmutex_is_released_by_another_thread);
     tcase_add_test(tc, test_semmutex_second_acquire_is_edeadlk_at_once);
     tcase_add_test(tc, test_semmutex_and_mutex_on_one_path_exclude_each_other);
