@@ -484,6 +484,21 @@ static void run_end(struct run *r, const zkl_client_stats *before, struct result
     }
 }
 
+/* The timed part of a many-thread workload: once all n threads wait at the
+ * gate, measure from opening it until the last one is done. */
+static void run_gated(struct run *r, struct gate *g, pthread_t *ts, int n, struct result *res)
+{
+    gate_wait_ready(g, n);
+    zkl_client_stats before;
+    run_begin(r, &before);
+    int64_t t0 = now_ns();
+    gate_open(g);
+    for (int i = 0; i < n; i++)
+        pthread_join(ts[i], NULL);
+    res->elapsed_ns = now_ns() - t0;
+    run_end(r, &before, res);
+}
+
 static void uncontended(struct run *r, const char *path, int ops, struct result *res)
 {
     zkl_mutex *m = new_mutex(r->cs[0], path, r->o->prefetch);
@@ -553,15 +568,7 @@ static void contended(struct run *r, const char *path, int ops, struct result *r
                                    .lat = res->lat};
         start_thread(&ts[i], contender_main, &ks[i]);
     }
-    gate_wait_ready(&g, n);
-    zkl_client_stats before;
-    run_begin(r, &before);
-    int64_t t0 = now_ns();
-    gate_open(&g);
-    for (int i = 0; i < n; i++)
-        pthread_join(ts[i], NULL);
-    res->elapsed_ns = now_ns() - t0;
-    run_end(r, &before, res);
+    run_gated(r, &g, ts, n, res);
     for (int i = 0; i < n; i++) {
         if (ks[i].err != 0)
             die("contended acquire/release", ks[i].err);
@@ -769,15 +776,7 @@ static void semaphore_run(struct run *r, const char *path, int ops, struct resul
         ks[i].lat = res->lat;
         start_thread(&ts[i], leaser_main, &ks[i]);
     }
-    gate_wait_ready(&g, n);
-    zkl_client_stats before;
-    run_begin(r, &before);
-    int64_t t0 = now_ns();
-    gate_open(&g);
-    for (int i = 0; i < n; i++)
-        pthread_join(ts[i], NULL);
-    res->elapsed_ns = now_ns() - t0;
-    run_end(r, &before, res);
+    run_gated(r, &g, ts, n, res);
     for (int i = 0; i < n; i++) {
         if (ks[i].err != 0)
             die("semaphore acquire/release", ks[i].err);
@@ -858,15 +857,7 @@ static void rw_run(struct run *r, const char *path, int ops, struct result *res)
         ks[i].lat = res->lat;
         start_thread(&ts[i], rwer_main, &ks[i]);
     }
-    gate_wait_ready(&g, n);
-    zkl_client_stats before;
-    run_begin(r, &before);
-    int64_t t0 = now_ns();
-    gate_open(&g);
-    for (int i = 0; i < n; i++)
-        pthread_join(ts[i], NULL);
-    res->elapsed_ns = now_ns() - t0;
-    run_end(r, &before, res);
+    run_gated(r, &g, ts, n, res);
     for (int i = 0; i < n; i++) {
         if (ks[i].err != 0)
             die("rw acquire/release", ks[i].err);
