@@ -1308,27 +1308,13 @@ static pid_t spawn_curator(const char *path, const char *mode, int iters, int ho
 /* Wait for a child with a deadline; returns its exit status, or -1. */
 static int wait_child(pid_t pid, int timeout_ms)
 {
-    int64_t end = tu_now_ms() + timeout_ms;
-    for (;;) {
-        int st;
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid) {
-            for (int i = 0; i < nkids; i++)
-                if (kids[i] == pid)
-                    kids[i] = 0;
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        }
-        if (r < 0 || tu_now_ms() >= end)
-            return -1;
-        usleep(5000);
+    int rc = tu_wait_exit(pid, timeout_ms);
+    if (rc >= 0) {
+        for (int i = 0; i < nkids; i++)
+            if (kids[i] == pid)
+                kids[i] = 0;
     }
-}
-
-static int64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return rc < 0 ? -1 : rc;
 }
 
 struct iv {
@@ -1406,27 +1392,6 @@ static void log_line(int fd, const char *ev, const char *kind, int64_t ns, int64
         _exit(9);
 }
 
-static long read_counter(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    long v = 0;
-    if (f) {
-        if (fscanf(f, "%ld", &v) != 1)
-            v = 0;
-        fclose(f);
-    }
-    return v;
-}
-
-static int write_counter(const char *path, long v)
-{
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
-        return -1;
-    fprintf(f, "%ld\n", v);
-    return fclose(f);
-}
-
 START_TEST(test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wait)
 {
     char *p = tu_path("curator-share");
@@ -1444,7 +1409,7 @@ START_TEST(test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wa
     wait_children(p, 2);
     usleep(1000000); /* give it every chance to take the lock wrongly */
     ck_assert_int_eq(count_lines(log, "ACQ write"), 0);
-    int64_t released = realtime_ns();
+    int64_t released = tu_realtime_ns();
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
     ck_assert_int_eq(wait_child(cw, 60000), 0);
     struct iv ivs[8];
@@ -1452,20 +1417,20 @@ START_TEST(test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wa
     ck_assert_int_eq(n, 2);
     ck_assert_str_eq(ivs[1].kind, "write");
     ck_assert_int_gt(ivs[1].acq, released);
-    ck_assert_int_eq(read_counter(cnt), 1);
+    ck_assert_int_eq(tu_counter_read(cnt), 1);
     /* A Curator writer holds: our reader waits for it. */
     pid_t cw2 = spawn_curator(p, "write", 1, 3000, log, cnt);
     struct line_wait lw = {log, "ACQ write", 2};
     ck_assert(tu_wait_until(has_lines, &lw, 60000));
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 0), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 30000), 0);
-    int64_t got = realtime_ns();
+    int64_t got = tu_realtime_ns();
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
     ck_assert_int_eq(wait_child(cw2, 60000), 0);
     n = read_intervals(log, ivs, 8);
     ck_assert_int_eq(n, 3);
     ck_assert_int_lt(ivs[2].rel, got);
-    ck_assert_int_eq(read_counter(cnt), 2);
+    ck_assert_int_eq(tu_counter_read(cnt), 2);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(rw);
     zkl_client_close(c);
@@ -1499,7 +1464,7 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_curator_writer_out)
     usleep(1500000);
     ck_assert_int_eq(count_lines(log, "ACQ write"), 0);
     ck_assert_int_eq(zkl_rwlock_read_is_held(rw), 1);
-    int64_t released = realtime_ns();
+    int64_t released = tu_realtime_ns();
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
     ck_assert_int_eq(wait_child(cw, 60000), 0);
     struct iv ivs[4];
@@ -1537,12 +1502,12 @@ static int zkl_mixed_worker(const char *p, int write, int min, const int *stop, 
             return 4;
         const char *kind = write ? "write" : "read";
         int64_t tok = write ? zkl_rwlock_write_token(rw) : zkl_rwlock_read_token(rw);
-        log_line(fd, "ACQ", kind, realtime_ns(), tok);
-        long v = read_counter(cnt);
+        log_line(fd, "ACQ", kind, tu_realtime_ns(), tok);
+        long v = tu_counter_read(cnt);
         usleep(write ? 3000 : 8000);
-        if (write && write_counter(cnt, v + 1) != 0)
+        if (write && tu_counter_write(cnt, v + 1) != 0)
             return 5;
-        log_line(fd, "REL", kind, realtime_ns(), tok);
+        log_line(fd, "REL", kind, tu_realtime_ns(), tok);
         rc = write ? zkl_rwlock_write_release(rw) : zkl_rwlock_read_release(rw);
         if (rc != 0)
             return 6;
@@ -1639,7 +1604,7 @@ START_TEST(test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer)
     /* Both ran side by side. */
     ck_assert(zkl_first < cur_last && cur_first < zkl_last);
     /* Every write was a read-modify-write of the counter: none was lost. */
-    ck_assert_int_eq(read_counter(cnt), writes);
+    ck_assert_int_eq(tu_counter_read(cnt), writes);
     ck_assert_int_ge(max_readers, 2);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     munmap(stop, sizeof *stop);

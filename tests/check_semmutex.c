@@ -412,34 +412,6 @@ END_TEST
 
 enum { CUR_PROCS = 2, CUR_THREADS = 2, CUR_ITER = 40, CUR_HOLD_MS = 2 };
 
-static int64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static long counter_read(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    long v = 0;
-    if (f) {
-        if (fscanf(f, "%ld", &v) != 1)
-            v = 0;
-        fclose(f);
-    }
-    return v;
-}
-
-static int counter_write(const char *path, long v)
-{
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
-        return -1;
-    fprintf(f, "%ld\n", v);
-    return fclose(f) == 0 ? 0 : -1;
-}
-
 struct zkl_side {
     zkl_client *c;
     zkl_semmutex *s;
@@ -453,7 +425,7 @@ static int log_hold(int fd, const char *ev, int no, int64_t tok)
 {
     char line[160];
     int len = snprintf(line, sizeof line, "%s mutex %ld/zkl%d %lld %lld\n", ev, (long)getpid(),
-                       no, (long long)realtime_ns(), (long long)tok);
+                       no, (long long)tu_realtime_ns(), (long long)tok);
     return write(fd, line, (size_t)len) == len ? 0 : -1;
 }
 
@@ -475,9 +447,9 @@ static void *zkl_side_main(void *arg)
         int64_t tok = zkl_semmutex_token(z->s);
         if (log_hold(fd, "ACQ", z->no, tok) != 0)
             z->failed = "log ACQ";
-        long v = counter_read(z->counter);
+        long v = tu_counter_read(z->counter);
         usleep(CUR_HOLD_MS * 1000);
-        if (counter_write(z->counter, v + 1) != 0)
+        if (tu_counter_write(z->counter, v + 1) != 0)
             z->failed = "write counter";
         if (log_hold(fd, "REL", z->no, tok) != 0)
             z->failed = "log REL";
@@ -493,23 +465,15 @@ static void *zkl_side_main(void *arg)
 
 /* Reap pid within timeout_ms, killing it if it is still there. Returns its
  * exit code, 128 + signal, or -1 if it had to be killed. */
+/* Wait for a worker; past the deadline, kill it (-1). */
 static int reap_within(pid_t pid, int timeout_ms)
 {
-    int64_t end = tu_now_ms() + timeout_ms;
-    for (;;) {
-        int st;
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        if (r < 0)
-            return -2;
-        if (tu_now_ms() >= end) {
-            kill(pid, SIGKILL);
-            waitpid(pid, NULL, 0);
-            return -1;
-        }
-        usleep(10000);
+    int rc = tu_wait_exit(pid, timeout_ms);
+    if (rc == -1) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
     }
+    return rc;
 }
 
 struct merged {
@@ -653,7 +617,7 @@ START_TEST(test_semmutex_excludes_curator_interprocessmutex_on_one_path)
     read_merged(log, &m);
     char summary[256];
     int hist = history_check(log, summary, sizeof summary);
-    long count = counter_read(counter);
+    long count = tu_counter_read(counter);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", dir);

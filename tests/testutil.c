@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,4 +269,48 @@ bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms)
 {
     struct children_wait w = {zh, path, want};
     return tu_wait_until(children_are, &w, timeout_ms);
+}
+
+int64_t tu_realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+long tu_counter_read(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long v = 0;
+    if (f) {
+        if (fscanf(f, "%ld", &v) != 1)
+            v = 0;
+        fclose(f);
+    }
+    return v;
+}
+
+int tu_counter_write(const char *path, long v)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f, "%ld\n", v);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+int tu_wait_exit(pid_t pid, int timeout_ms)
+{
+    int64_t end = tu_now_ms() + timeout_ms;
+    for (;;) {
+        int st;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0)
+            return -2;
+        if (tu_now_ms() >= end)
+            return -1;
+        usleep(5000);
+    }
 }

@@ -58,6 +58,16 @@ char *tu_path(const char *leaf);
 /* Wait until `path` has exactly `want` children; false if it has not
  * within `timeout_ms`. */
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms);
+/* For interop runs whose workers log "ACQ|REL kind id realtime-ns token":
+ * CLOCK_REALTIME in ns, comparable across processes on one machine. */
+int64_t tu_realtime_ns(void);
+/* The integer in `path` (0 if missing or empty), and writing it back: the
+ * non-atomic read-modify-write a lock must protect. */
+long tu_counter_read(const char *path);
+int tu_counter_write(const char *path, long v);
+/* Wait up to timeout_ms for child `pid`: its exit status (128+signal if
+ * killed), or -1 if it is still running, -2 if it is not our child. */
+int tu_wait_exit(pid_t pid, int timeout_ms);
 /* A Suite runner that fails on any failure: main() of every suite. */
 int tu_run(Suite *s);
 /* A test case with a timeout large enough for ZooKeeper work. */
