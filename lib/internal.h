@@ -222,4 +222,46 @@ struct zkl_lock {
 /* The lock path of a recipe object, borrowed (the key of its adapter). */
 ZKL__HIDDEN const char *zkl__mutex_path(const zkl_mutex *m);
 
+/* ---- requests with a deadline (lib/request.c) -------------------------- */
+
+struct zkl__slot {
+    struct zkl__batch *b;
+    int rc;
+    bool done;
+    char *data; /* get: the node's data (NUL-terminated), or NULL */
+    int len;
+    struct Stat st;
+    struct String_vector kids; /* get_children */
+};
+
+struct zkl__batch {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int pending;    /* requests sent and not answered */
+    bool abandoned; /* the caller left: the last answer frees */
+    size_t n;
+    struct zkl__slot s[];
+};
+
+ZKL__HIDDEN struct zkl__batch *zkl__batch_new(size_t n);
+ZKL__HIDDEN void zkl__batch_destroy(struct zkl__batch *b);
+/* Completions for zoo_aget / zoo_acreate with a slot as data. */
+ZKL__HIDDEN void zkl__get_done(int rc, const char *value, int len, const struct Stat *st,
+                               const void *data);
+ZKL__HIDDEN void zkl__string_done(int rc, const char *value, const void *data);
+/* Take the session's handle for sending (c->hlock held until send_end). */
+ZKL__HIDDEN int zkl__send_begin(zkl_client *c, zhandle_t **zh);
+ZKL__HIDDEN void zkl__send_end(zkl_client *c, int requests);
+/* Count a request as sent (rc ZOK), or record that it could not be. */
+ZKL__HIDDEN void zkl__sent(struct zkl__slot *sl, int rc);
+/* Wait for every answer, up to the deadline: 0 or ZKL_ETIMEDOUT. */
+ZKL__HIDDEN int zkl__batch_wait(struct zkl__batch *b, int64_t deadline);
+/* The caller is done with the batch: freed now, or at the last answer. */
+ZKL__HIDDEN void zkl__batch_drop(struct zkl__batch *b);
+/* One request, waited for: 0 with the answer in *out (a batch to drop), or
+ * ZKL_ETIMEDOUT / ZKL_ELOST / ZKL_ECLOSED / ZKL_ENOMEM. */
+enum zkl__op { ZKL__OP_GET, ZKL__OP_KIDS, ZKL__OP_CREATE, ZKL__OP_SET };
+ZKL__HIDDEN int zkl__call(zkl_client *c, enum zkl__op op, const char *path, const char *data,
+                          int mode, int version, int64_t deadline, struct zkl__batch **out);
+
 #endif

@@ -127,228 +127,6 @@ static bool lease_holds(const zkl__entry *cs, size_t n, size_t self, size_t *wat
 
 static const zkl__policy lease_policy = {LEASE_KIND, lease_holds, false, NULL};
 
-/* ---- requests with a deadline ---------------------------------------------
- * A batch of asynchronous requests whose answers the caller waits for, up to
- * its deadline. The completions never block: they record and signal. A
- * caller that gives up leaves the batch to the last answer to free. */
-
-struct slot {
-    struct batch *b;
-    int rc;
-    bool done;
-    char *data; /* get: the node's data (NUL-terminated), or NULL */
-    int len;
-    struct Stat st;
-    struct String_vector kids; /* get_children */
-};
-
-struct batch {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int pending;    /* requests sent and not answered */
-    bool abandoned; /* the caller left: the last answer frees */
-    size_t n;
-    struct slot s[];
-};
-
-static struct batch *batch_new(size_t n)
-{
-    struct batch *b = calloc(1, sizeof *b + n * sizeof(struct slot));
-    if (b == NULL)
-        return NULL;
-    if (pthread_mutex_init(&b->mu, NULL) != 0) {
-        free(b);
-        return NULL;
-    }
-    if (zkl__cond_init(&b->cv) != 0) {
-        pthread_mutex_destroy(&b->mu);
-        free(b);
-        return NULL;
-    }
-    b->n = n;
-    for (size_t i = 0; i < n; i++)
-        b->s[i].b = b;
-    return b;
-}
-
-static void batch_destroy(struct batch *b)
-{
-    for (size_t i = 0; i < b->n; i++) {
-        free(b->s[i].data);
-        deallocate_String_vector(&b->s[i].kids);
-    }
-    pthread_cond_destroy(&b->cv);
-    pthread_mutex_destroy(&b->mu);
-    free(b);
-}
-
-/* Record an answer (in ZooKeeper's completion thread). */
-static void slot_done(struct slot *sl, int rc)
-{
-    struct batch *b = sl->b;
-    pthread_mutex_lock(&b->mu);
-    sl->rc = rc;
-    sl->done = true;
-    bool last = --b->pending == 0;
-    bool drop = last && b->abandoned;
-    if (last)
-        pthread_cond_broadcast(&b->cv);
-    pthread_mutex_unlock(&b->mu);
-    if (drop)
-        batch_destroy(b);
-}
-
-static void get_done(int rc, const char *value, int len, const struct Stat *st, const void *data)
-{
-    struct slot *sl = (struct slot *)data;
-    if (rc == ZOK) {
-        sl->st = *st;
-        sl->len = len > 0 ? len : 0;
-        if ((sl->data = malloc((size_t)sl->len + 1)) != NULL) {
-            if (sl->len > 0)
-                memcpy(sl->data, value, (size_t)sl->len);
-            sl->data[sl->len] = '\0';
-        } else {
-            rc = ZSYSTEMERROR;
-        }
-    }
-    slot_done(sl, rc);
-}
-
-static void kids_done(int rc, const struct String_vector *kids, const void *data)
-{
-    struct slot *sl = (struct slot *)data;
-    if (rc == ZOK && kids != NULL && kids->count > 0) {
-        sl->kids.data = calloc((size_t)kids->count, sizeof(char *));
-        if (sl->kids.data == NULL) {
-            rc = ZSYSTEMERROR;
-        } else {
-            sl->kids.count = kids->count;
-            for (int i = 0; i < kids->count; i++)
-                if ((sl->kids.data[i] = strdup(kids->data[i])) == NULL)
-                    rc = ZSYSTEMERROR;
-        }
-    }
-    slot_done(sl, rc);
-}
-
-static void string_done(int rc, const char *value, const void *data)
-{
-    (void)value;
-    slot_done((struct slot *)data, rc);
-}
-
-static void stat_done(int rc, const struct Stat *st, const void *data)
-{
-    (void)st;
-    slot_done((struct slot *)data, rc);
-}
-
-/* Take the session's handle for sending: c->hlock keeps the keeper from
- * replacing it meanwhile. Returns 0 with the lock held, or why not. */
-static int send_begin(zkl_client *c, zhandle_t **zh)
-{
-    pthread_rwlock_rdlock(&c->hlock);
-    pthread_mutex_lock(&c->mu);
-    int err = c->closing                                    ? ZKL_ECLOSED
-              : c->state == ZKL_STATE_LOST || c->zh == NULL ? ZKL_ELOST
-                                                            : 0;
-    *zh = c->zh;
-    pthread_mutex_unlock(&c->mu);
-    if (err != 0)
-        pthread_rwlock_unlock(&c->hlock);
-    return err;
-}
-
-static void send_end(zkl_client *c, int requests)
-{
-    pthread_mutex_lock(&c->mu);
-    c->stats.requests += (uint64_t)requests;
-    pthread_mutex_unlock(&c->mu);
-    pthread_rwlock_unlock(&c->hlock);
-}
-
-/* Count a request as sent, or record that it could not be. */
-static void sent(struct slot *sl, int rc)
-{
-    struct batch *b = sl->b;
-    pthread_mutex_lock(&b->mu);
-    if (rc == ZOK) {
-        b->pending++;
-    } else {
-        sl->rc = rc;
-        sl->done = true;
-    }
-    pthread_mutex_unlock(&b->mu);
-}
-
-/* Wait for every answer, up to the deadline: 0 or ZKL_ETIMEDOUT. */
-static int batch_wait(struct batch *b, int64_t deadline)
-{
-    int rc = 0;
-    pthread_mutex_lock(&b->mu);
-    while (b->pending > 0 && rc == 0)
-        if (zkl__cond_wait(&b->cv, &b->mu, deadline) != 0 && b->pending > 0)
-            rc = ZKL_ETIMEDOUT;
-    pthread_mutex_unlock(&b->mu);
-    return rc;
-}
-
-/* The caller is done with the batch: free it now, or at the last answer. */
-static void batch_drop(struct batch *b)
-{
-    if (b == NULL)
-        return;
-    pthread_mutex_lock(&b->mu);
-    bool now = b->pending == 0;
-    b->abandoned = true;
-    pthread_mutex_unlock(&b->mu);
-    if (now)
-        batch_destroy(b);
-}
-
-/* One request, waited for: 0 with the answer in *out (a batch to drop), or
- * ZKL_ETIMEDOUT / ZKL_ELOST / ZKL_ECLOSED / ZKL_ENOMEM. */
-enum op { OP_GET, OP_KIDS, OP_CREATE, OP_SET };
-
-static int call(zkl_client *c, enum op op, const char *path, const char *data, int mode,
-                int version, int64_t deadline, struct batch **out)
-{
-    struct batch *b = batch_new(1);
-    if (b == NULL)
-        return ZKL_ENOMEM;
-    zhandle_t *zh;
-    int err = send_begin(c, &zh);
-    if (err != 0) {
-        batch_destroy(b);
-        return err;
-    }
-    struct slot *sl = &b->s[0];
-    int rc;
-    switch (op) {
-    case OP_GET:
-        rc = zoo_aget(zh, path, 0, get_done, sl);
-        break;
-    case OP_KIDS:
-        rc = zoo_aget_children(zh, path, 0, kids_done, sl);
-        break;
-    case OP_CREATE:
-        rc = zoo_acreate(zh, path, data, data ? (int)strlen(data) : -1, zkl__client_acl(c), mode,
-                         string_done, sl);
-        break;
-    default:
-        rc = zoo_aset(zh, path, data, (int)strlen(data), version, stat_done, sl);
-        break;
-    }
-    sent(sl, rc);
-    send_end(c, 1);
-    if ((err = batch_wait(b, deadline)) != 0) {
-        batch_drop(b);
-        return err;
-    }
-    *out = b;
-    return 0;
-}
 
 /* ---- the limit ------------------------------------------------------------ */
 
@@ -383,34 +161,34 @@ static int create_ancestors(zkl_client *c, const char *path, int64_t deadline)
         depth += *p == '/';
     if (depth == 0)
         return 0;
-    struct batch *b = batch_new(depth);
+    struct zkl__batch *b = zkl__batch_new(depth);
     char *copy = strdup(path);
     if (b == NULL || copy == NULL) {
         free(copy);
         if (b)
-            batch_destroy(b);
+            zkl__batch_destroy(b);
         return ZKL_ENOMEM;
     }
     zhandle_t *zh;
-    int err = send_begin(c, &zh);
+    int err = zkl__send_begin(c, &zh);
     if (err != 0) {
         free(copy);
-        batch_destroy(b);
+        zkl__batch_destroy(b);
         return err;
     }
     int mode = c->container_parents ? ZOO_CONTAINER : ZOO_PERSISTENT;
     size_t k = 0;
     for (char *s = strchr(copy + 1, '/'); s; s = strchr(s + 1, '/')) {
         *s = '\0';
-        sent(&b->s[k], zoo_acreate(zh, copy, "", 0, zkl__client_acl(c), mode, string_done,
+        zkl__sent(&b->s[k], zoo_acreate(zh, copy, "", 0, zkl__client_acl(c), mode, zkl__string_done,
                                    &b->s[k]));
         k++;
         *s = '/';
     }
-    send_end(c, (int)k);
+    zkl__send_end(c, (int)k);
     free(copy);
-    err = batch_wait(b, deadline);
-    batch_drop(b);
+    err = zkl__batch_wait(b, deadline);
+    zkl__batch_drop(b);
     return err;
 }
 
@@ -423,22 +201,22 @@ static int ensure_limit(zkl_semaphore *s, int64_t deadline)
     char want[32];
     snprintf(want, sizeof want, LIMIT_KEY "%d", s->max);
     for (int tries = 0; tries < 20; tries++) {
-        struct batch *b;
-        int err = call(s->c, OP_GET, s->path, NULL, 0, 0, deadline, &b);
+        struct zkl__batch *b;
+        int err = zkl__call(s->c, ZKL__OP_GET, s->path, NULL, 0, 0, deadline, &b);
         if (err != 0)
             return err;
         int rc = b->s[0].rc;
         int limit = rc == ZOK ? parse_limit(b->s[0].data, b->s[0].len) : 0;
         int version = b->s[0].st.version;
-        batch_drop(b);
+        zkl__batch_drop(b);
         if (rc == ZOK && limit != 0)
             return limit == s->max ? 0 : ZKL_EMISMATCH;
         if (rc == ZOK) {
-            err = call(s->c, OP_SET, s->path, want, 0, version, deadline, &b);
+            err = zkl__call(s->c, ZKL__OP_SET, s->path, want, 0, version, deadline, &b);
             if (err != 0)
                 return err;
             rc = b->s[0].rc;
-            batch_drop(b);
+            zkl__batch_drop(b);
             if (rc == ZOK)
                 return 0;
             if (rc != ZBADVERSION && rc != ZNONODE)
@@ -447,11 +225,11 @@ static int ensure_limit(zkl_semaphore *s, int64_t deadline)
         }
         if (rc != ZNONODE)
             return zkl__err_from_zk(rc);
-        err = call(s->c, OP_CREATE, s->path, want, ZOO_PERSISTENT, 0, deadline, &b);
+        err = zkl__call(s->c, ZKL__OP_CREATE, s->path, want, ZOO_PERSISTENT, 0, deadline, &b);
         if (err != 0)
             return err;
         rc = b->s[0].rc;
-        batch_drop(b);
+        zkl__batch_drop(b);
         if (rc == ZOK)
             return 0;
         if (rc == ZNONODE) {
@@ -508,12 +286,12 @@ int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms, zkl_lea
     /* Check the recorded limit on every acquire (it may have been recreated
      * since zkl_semaphore_new). The read goes out before our waiter node,
      * so its answer is in by the time the gate is ours: no extra wait. */
-    struct batch *chk = batch_new(1);
+    struct zkl__batch *chk = zkl__batch_new(1);
     if (chk != NULL) {
         zhandle_t *zh;
-        if (send_begin(s->c, &zh) == 0) {
-            sent(&chk->s[0], zoo_aget(zh, s->path, 0, get_done, &chk->s[0]));
-            send_end(s->c, 1);
+        if (zkl__send_begin(s->c, &zh) == 0) {
+            zkl__sent(&chk->s[0], zoo_aget(zh, s->path, 0, zkl__get_done, &chk->s[0]));
+            zkl__send_end(s->c, 1);
         } else {
             chk->s[0].done = true;
             chk->s[0].rc = ZSESSIONEXPIRED;
@@ -525,7 +303,7 @@ int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms, zkl_lea
     zkl__node *gate;
     int rc = zkl__queue_acquire(s->c, s->path, &gate_policy, &go, deadline, &gate);
     if (rc != 0) {
-        batch_drop(chk);
+        zkl__batch_drop(chk);
         free(l);
         return rc;
     }
@@ -536,7 +314,7 @@ int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms, zkl_lea
         if (chk->s[0].done && chk->s[0].rc == ZOK)
             limit = parse_limit(chk->s[0].data, chk->s[0].len);
         pthread_mutex_unlock(&chk->mu);
-        batch_drop(chk);
+        zkl__batch_drop(chk);
     }
     if (limit > 0 && limit != s->max)
         rc = ZKL_EMISMATCH;
@@ -668,13 +446,13 @@ int zkl_semaphore_holders(zkl_semaphore *s, long timeout_ms, zkl_lease_info **ou
     if (s == NULL || out == NULL || count == NULL)
         return ZKL_EINVAL;
     int64_t deadline = zkl__deadline(timeout_ms);
-    struct batch *lb;
-    int err = call(s->c, OP_KIDS, s->path, NULL, 0, 0, deadline, &lb);
+    struct zkl__batch *lb;
+    int err = zkl__call(s->c, ZKL__OP_KIDS, s->path, NULL, 0, 0, deadline, &lb);
     if (err != 0)
         return err;
     int rc = lb->s[0].rc;
     if (rc != ZOK && rc != ZNONODE) {
-        batch_drop(lb);
+        zkl__batch_drop(lb);
         return zkl__err_from_zk(rc);
     }
     /* The leases of the listing, read in one pipelined batch. */
@@ -685,7 +463,7 @@ int zkl_semaphore_holders(zkl_semaphore *s, long timeout_ms, zkl_lease_info **ou
         if (zkl__entry_parse(kids->data[i], &e) == 0 && lease_count(&e) > 0)
             nl++;
     }
-    struct batch *gb = batch_new(nl ? nl : 1);
+    struct zkl__batch *gb = zkl__batch_new(nl ? nl : 1);
     char **paths = calloc(nl ? nl : 1, sizeof *paths);
     int *counts = calloc(nl ? nl : 1, sizeof *counts);
     if (gb == NULL || paths == NULL || counts == NULL) {
@@ -705,12 +483,12 @@ int zkl_semaphore_holders(zkl_semaphore *s, long timeout_ms, zkl_lease_info **ou
     }
     if (nl > 0) {
         zhandle_t *zh;
-        if ((err = send_begin(s->c, &zh)) != 0)
+        if ((err = zkl__send_begin(s->c, &zh)) != 0)
             goto out;
         for (size_t i = 0; i < nl; i++)
-            sent(&gb->s[i], zoo_aget(zh, paths[i], 0, get_done, &gb->s[i]));
-        send_end(s->c, (int)nl);
-        if ((err = batch_wait(gb, deadline)) != 0)
+            zkl__sent(&gb->s[i], zoo_aget(zh, paths[i], 0, zkl__get_done, &gb->s[i]));
+        zkl__send_end(s->c, (int)nl);
+        if ((err = zkl__batch_wait(gb, deadline)) != 0)
             goto out;
     }
     /* One block: the array, then its strings. A lease released meanwhile
@@ -753,8 +531,8 @@ out:
             free(paths[i]);
     free(paths);
     free(counts);
-    batch_drop(gb);
-    batch_drop(lb);
+    zkl__batch_drop(gb);
+    zkl__batch_drop(lb);
     return err;
 }
 

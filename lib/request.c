@@ -1,0 +1,204 @@
+/* Requests with a deadline, for recipes that read or write a node of their
+ * own beside the lock queue (the semaphore's limit, a holders listing).
+ * A batch of asynchronous requests whose answers the caller waits for, up to
+ * its deadline. The completions never block: they record and signal. A
+ * caller that gives up leaves the batch to the last answer to free. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct zkl__batch *zkl__batch_new(size_t n)
+{
+    struct zkl__batch *b = calloc(1, sizeof *b + n * sizeof(struct zkl__slot));
+    if (b == NULL)
+        return NULL;
+    if (pthread_mutex_init(&b->mu, NULL) != 0) {
+        free(b);
+        return NULL;
+    }
+    if (zkl__cond_init(&b->cv) != 0) {
+        pthread_mutex_destroy(&b->mu);
+        free(b);
+        return NULL;
+    }
+    b->n = n;
+    for (size_t i = 0; i < n; i++)
+        b->s[i].b = b;
+    return b;
+}
+
+void zkl__batch_destroy(struct zkl__batch *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->s[i].data);
+        deallocate_String_vector(&b->s[i].kids);
+    }
+    pthread_cond_destroy(&b->cv);
+    pthread_mutex_destroy(&b->mu);
+    free(b);
+}
+
+/* Record an answer (in ZooKeeper's completion thread). */
+static void slot_done(struct zkl__slot *sl, int rc)
+{
+    struct zkl__batch *b = sl->b;
+    pthread_mutex_lock(&b->mu);
+    sl->rc = rc;
+    sl->done = true;
+    bool last = --b->pending == 0;
+    bool drop = last && b->abandoned;
+    if (last)
+        pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    if (drop)
+        zkl__batch_destroy(b);
+}
+
+void zkl__get_done(int rc, const char *value, int len, const struct Stat *st, const void *data)
+{
+    struct zkl__slot *sl = (struct zkl__slot *)data;
+    if (rc == ZOK) {
+        sl->st = *st;
+        sl->len = len > 0 ? len : 0;
+        if ((sl->data = malloc((size_t)sl->len + 1)) != NULL) {
+            if (sl->len > 0)
+                memcpy(sl->data, value, (size_t)sl->len);
+            sl->data[sl->len] = '\0';
+        } else {
+            rc = ZSYSTEMERROR;
+        }
+    }
+    slot_done(sl, rc);
+}
+
+static void kids_done(int rc, const struct String_vector *kids, const void *data)
+{
+    struct zkl__slot *sl = (struct zkl__slot *)data;
+    if (rc == ZOK && kids != NULL && kids->count > 0) {
+        sl->kids.data = calloc((size_t)kids->count, sizeof(char *));
+        if (sl->kids.data == NULL) {
+            rc = ZSYSTEMERROR;
+        } else {
+            sl->kids.count = kids->count;
+            for (int i = 0; i < kids->count; i++)
+                if ((sl->kids.data[i] = strdup(kids->data[i])) == NULL)
+                    rc = ZSYSTEMERROR;
+        }
+    }
+    slot_done(sl, rc);
+}
+
+void zkl__string_done(int rc, const char *value, const void *data)
+{
+    (void)value;
+    slot_done((struct zkl__slot *)data, rc);
+}
+
+static void stat_done(int rc, const struct Stat *st, const void *data)
+{
+    (void)st;
+    slot_done((struct zkl__slot *)data, rc);
+}
+
+/* Take the session's handle for sending: c->hlock keeps the keeper from
+ * replacing it meanwhile. Returns 0 with the lock held, or why not. */
+int zkl__send_begin(zkl_client *c, zhandle_t **zh)
+{
+    pthread_rwlock_rdlock(&c->hlock);
+    pthread_mutex_lock(&c->mu);
+    int err = c->closing                                    ? ZKL_ECLOSED
+              : c->state == ZKL_STATE_LOST || c->zh == NULL ? ZKL_ELOST
+                                                            : 0;
+    *zh = c->zh;
+    pthread_mutex_unlock(&c->mu);
+    if (err != 0)
+        pthread_rwlock_unlock(&c->hlock);
+    return err;
+}
+
+void zkl__send_end(zkl_client *c, int requests)
+{
+    pthread_mutex_lock(&c->mu);
+    c->stats.requests += (uint64_t)requests;
+    pthread_mutex_unlock(&c->mu);
+    pthread_rwlock_unlock(&c->hlock);
+}
+
+/* Count a request as sent, or record that it could not be. */
+void zkl__sent(struct zkl__slot *sl, int rc)
+{
+    struct zkl__batch *b = sl->b;
+    pthread_mutex_lock(&b->mu);
+    if (rc == ZOK) {
+        b->pending++;
+    } else {
+        sl->rc = rc;
+        sl->done = true;
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Wait for every answer, up to the deadline: 0 or ZKL_ETIMEDOUT. */
+int zkl__batch_wait(struct zkl__batch *b, int64_t deadline)
+{
+    int rc = 0;
+    pthread_mutex_lock(&b->mu);
+    while (b->pending > 0 && rc == 0)
+        if (zkl__cond_wait(&b->cv, &b->mu, deadline) != 0 && b->pending > 0)
+            rc = ZKL_ETIMEDOUT;
+    pthread_mutex_unlock(&b->mu);
+    return rc;
+}
+
+/* The caller is done with the batch: free it now, or at the last answer. */
+void zkl__batch_drop(struct zkl__batch *b)
+{
+    if (b == NULL)
+        return;
+    pthread_mutex_lock(&b->mu);
+    bool now = b->pending == 0;
+    b->abandoned = true;
+    pthread_mutex_unlock(&b->mu);
+    if (now)
+        zkl__batch_destroy(b);
+}
+
+int zkl__call(zkl_client *c, enum zkl__op op, const char *path, const char *data, int mode,
+                int version, int64_t deadline, struct zkl__batch **out)
+{
+    struct zkl__batch *b = zkl__batch_new(1);
+    if (b == NULL)
+        return ZKL_ENOMEM;
+    zhandle_t *zh;
+    int err = zkl__send_begin(c, &zh);
+    if (err != 0) {
+        zkl__batch_destroy(b);
+        return err;
+    }
+    struct zkl__slot *sl = &b->s[0];
+    int rc;
+    switch (op) {
+    case ZKL__OP_GET:
+        rc = zoo_aget(zh, path, 0, zkl__get_done, sl);
+        break;
+    case ZKL__OP_KIDS:
+        rc = zoo_aget_children(zh, path, 0, kids_done, sl);
+        break;
+    case ZKL__OP_CREATE:
+        rc = zoo_acreate(zh, path, data, data ? (int)strlen(data) : -1, zkl__client_acl(c), mode,
+                         zkl__string_done, sl);
+        break;
+    default:
+        rc = zoo_aset(zh, path, data, (int)strlen(data), version, stat_done, sl);
+        break;
+    }
+    zkl__sent(sl, rc);
+    zkl__send_end(c, 1);
+    if ((err = zkl__batch_wait(b, deadline)) != 0) {
+        zkl__batch_drop(b);
+        return err;
+    }
+    *out = b;
+    return 0;
+}
