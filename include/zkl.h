@@ -70,7 +70,8 @@ ZKL_EXPORT const char *zkl_version_string(void);
     X(ENOAUTH, -10, "not authorized by the ZooKeeper ACL")                    \
     X(EMISMATCH, -11, "lock parameters disagree with those on the server")    \
     X(EBUSY, -12, "object is in use")                                         \
-    X(ESYS, -13, "system call failed")
+    X(ESYS, -13, "system call failed")                                        \
+    X(ECANCELED, -14, "acquire cancelled by zkl_client_cancel()")
 
 enum {
     ZKL_OK = 0,
@@ -158,6 +159,16 @@ ZKL_EXPORT int zkl_client_open_opts(const char *hosts, int session_timeout_ms,
  * blocked on this client returns ZKL_ECLOSED. NULL does nothing. */
 ZKL_EXPORT void zkl_client_close(zkl_client *c);
 
+/* Cancel every acquire on this client, waiting now or called later: each
+ * returns ZKL_ECANCELED after removing its node (waiting at most 0.5 s for
+ * the server to confirm; the session's end removes it otherwise). An
+ * acquire that had already won returns 0 and holds as usual. Releases,
+ * tokens and lock-guarded writes work as before, so holders can give their
+ * locks back. Cannot be undone: it is for shutting down, or for a waiting
+ * command-line tool's Ctrl-C. Returns 0, or ZKL_EINVAL for NULL.
+ * Thread-safe; not async-signal-safe (it takes a lock). */
+ZKL_EXPORT int zkl_client_cancel(zkl_client *c);
+
 /* The current state (enum zkl_state). Thread-safe, cheap. */
 ZKL_EXPORT int zkl_client_state(zkl_client *c);
 
@@ -211,9 +222,9 @@ ZKL_EXPORT int zkl_mutex_new2(zkl_client *c, const char *path, unsigned flags,
 /* Acquire for the calling thread. Returns 0 when held (or when the calling
  * thread already held it: the count goes up), ZKL_ETIMEDOUT, ZKL_ELOST (the
  * session ended while waiting, or the calling thread's hold was already
- * lost: release it first), ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_EINVAL (NULL),
- * ZKL_ENOMEM, ZKL_EZK. On every failure the caller's node is removed.
- * Thread-safe. */
+ * lost: release it first), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ENOAUTH,
+ * ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On every failure the caller's node
+ * is removed. Thread-safe. */
 ZKL_EXPORT int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms) ZKL_WARN_UNUSED;
 
 /* Release one count of the calling thread's hold; the node is deleted when
@@ -297,8 +308,8 @@ ZKL_EXPORT int zkl_semmutex_new(zkl_client *c, const char *path,
  * ZKL_EDEADLK (the object already holds, or another thread is acquiring
  * through it: nothing is sent), ZKL_ETIMEDOUT, ZKL_ELOST (the session ended
  * while waiting, or the object's earlier hold was lost: release it first),
- * ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On
- * every failure the caller's node is removed. Thread-safe. */
+ * ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ENOAUTH, ZKL_EINVAL (NULL), ZKL_ENOMEM,
+ * ZKL_EZK. On every failure the caller's node is removed. Thread-safe. */
 ZKL_EXPORT int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms) ZKL_WARN_UNUSED;
 
 /* Release the object's hold, from any thread; returns once the server
@@ -360,15 +371,14 @@ ZKL_EXPORT int zkl_semmutex_as_lock(zkl_semmutex *s, zkl_lock **out) ZKL_WARN_UN
 typedef struct zkl_semaphore zkl_semaphore;
 typedef struct zkl_lease zkl_lease;
 
-/* Open the semaphore on path `path` (the rules of zkl_mutex_new) with
- * limit `max_leases` >= 1. Reads the limit recorded on the server, or
- * records it if there is none (creating the node and missing parents),
- * within about the session timeout. Returns 0 and a new semaphore in *out
- * (free with zkl_semaphore_free), ZKL_EINVAL (NULL, bad path, max_leases <
- * 1: nothing is sent), ZKL_EMISMATCH (another limit is recorded, or the
- * node holds data that is no limit: nothing is changed), ZKL_ETIMEDOUT,
- * ZKL_ELOST, ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_ENOMEM, ZKL_ESYS, ZKL_EZK.
- * Thread-safe. */
+/* Open the semaphore on path `path` (the rules of zkl_mutex_new) with limit
+ * `max_leases` >= 1. Reads the limit recorded on the server, or records it
+ * if there is none (creating the node and missing parents), within about the
+ * session timeout. Returns 0 and a new semaphore in *out (free with
+ * zkl_semaphore_free), ZKL_EINVAL (NULL, bad path, max_leases < 1: nothing
+ * is sent), ZKL_EMISMATCH (another limit is recorded, or the node holds data
+ * that is no limit: nothing is changed), ZKL_ETIMEDOUT, ZKL_ELOST,
+ * ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_ENOMEM, ZKL_ESYS, ZKL_EZK. Thread-safe. */
 ZKL_EXPORT int zkl_semaphore_new(zkl_client *c, const char *path, int max_leases,
                                  zkl_semaphore **out) ZKL_WARN_UNUSED;
 
@@ -378,11 +388,11 @@ ZKL_EXPORT int zkl_semaphore_acquire(zkl_semaphore *s, long timeout_ms,
 
 /* Take n leases at once (1 <= n <= max_leases), all or none, within one
  * deadline, in arrival order. Returns 0 and a new lease in *out (give it
- * back with zkl_lease_release), ZKL_EINVAL (NULL, n out of range: nothing
- * is sent), ZKL_ETIMEDOUT, ZKL_EMISMATCH (the limit recorded on the server
+ * back with zkl_lease_release), ZKL_EINVAL (NULL, n out of range: nothing is
+ * sent), ZKL_ETIMEDOUT, ZKL_EMISMATCH (the limit recorded on the server
  * changed since zkl_semaphore_new), ZKL_ELOST (the session ended while
- * waiting), ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_ENOMEM, ZKL_EZK. On every failure
- * no node of the call stays on the server. Thread-safe. */
+ * waiting), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ENOAUTH, ZKL_ENOMEM, ZKL_EZK. On
+ * every failure no node of the call stays on the server. Thread-safe. */
 ZKL_EXPORT int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms,
                                           zkl_lease **out) ZKL_WARN_UNUSED;
 
@@ -430,8 +440,8 @@ typedef struct zkl_lease_info {
     int count;         /* leases it stands for */
 } zkl_lease_info;
 
-/* List the holders of the semaphore's leases, within one deadline: *out
- * gets a new array of *count entries (free it, strings included, with
+/* List the holders of the semaphore's leases, within one deadline: *out gets
+ * a new array of *count entries (free it, strings included, with
  * zkl_lease_info_free), a snapshot of the moment. Returns 0, ZKL_EINVAL
  * (NULL), ZKL_ETIMEDOUT, ZKL_ELOST, ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_ENOMEM,
  * ZKL_EZK. Thread-safe. */
@@ -478,15 +488,14 @@ typedef struct zkl_rwlock zkl_rwlock;
 ZKL_EXPORT int zkl_rwlock_new(zkl_client *c, const char *path,
                               zkl_rwlock **out) ZKL_WARN_UNUSED;
 
-/* Take the read lock for the calling thread: held once no writer (nor a
- * node of another kind) is ahead in the queue. If the thread already holds
- * the read lock, only its count goes up; if it holds the write lock, the
- * read is granted at once (downgrade).
- * Returns 0, ZKL_ETIMEDOUT, ZKL_ELOST (the session ended while waiting, or
- * the thread's read hold, or the write hold it downgrades from, was lost:
- * release that first), ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_EINVAL (NULL),
- * ZKL_ENOMEM, ZKL_EZK. On every failure the caller's node is removed.
- * Thread-safe. */
+/* Take the read lock for the calling thread: held once no writer (nor a node
+ * of another kind) is ahead in the queue. If the thread already holds the
+ * read lock, only its count goes up; if it holds the write lock, the read is
+ * granted at once (downgrade). Returns 0, ZKL_ETIMEDOUT, ZKL_ELOST (the
+ * session ended while waiting, or the thread's read hold, or the write hold
+ * it downgrades from, was lost: release that first), ZKL_ECLOSED,
+ * ZKL_ECANCELED, ZKL_ENOAUTH, ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On
+ * every failure the caller's node is removed. Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms) ZKL_WARN_UNUSED;
 
 /* Release one count of the calling thread's read hold; its node is deleted
@@ -496,14 +505,14 @@ ZKL_EXPORT int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms) ZKL_WARN
  * count), ZKL_ECLOSED, ZKL_EINVAL (NULL). Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_read_release(zkl_rwlock *rw);
 
-/* Take the write lock for the calling thread: held once its node is first
- * in the queue. If the thread already holds the write lock, only its count
- * goes up. Returns 0, ZKL_EDEADLK (the thread holds the read lock but not
- * the write lock: nothing was sent, release the read first), ZKL_ETIMEDOUT,
- * ZKL_ELOST (the session ended while waiting, or the thread's write hold
- * was lost: release it first), ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_EINVAL (NULL),
- * ZKL_ENOMEM, ZKL_EZK. On every failure the caller's node is removed.
- * Thread-safe. */
+/* Take the write lock for the calling thread: held once its node is first in
+ * the queue. If the thread already holds the write lock, only its count goes
+ * up. Returns 0, ZKL_EDEADLK (the thread holds the read lock but not the
+ * write lock: nothing was sent, release the read first), ZKL_ETIMEDOUT,
+ * ZKL_ELOST (the session ended while waiting, or the thread's write hold was
+ * lost: release it first), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ENOAUTH,
+ * ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On every failure the caller's node
+ * is removed. Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms) ZKL_WARN_UNUSED;
 
 /* Release one count of the calling thread's write hold, as
@@ -713,16 +722,16 @@ ZKL_EXPORT int zkl_multilock_new_locks(zkl_lock *const *locks, size_t n,
 
 /* Acquire every member for the calling thread, in the canonical order,
  * within one deadline (see above); all or nothing. If the calling thread
- * already holds the multi-lock, only its count goes up.
- * Returns 0 when every member is held, or the first member's failure with
- * nothing of the call left held: ZKL_ETIMEDOUT, ZKL_ELOST (a session ended
- * while waiting; or, on reentry, a member of the thread's hold no longer
- * reports itself held, i.e. it was lost, or for a semaphore-mutex the
- * connection is down: the count is unchanged, release when done),
- * ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_EDEADLK (e.g. a write side whose read side
- * the thread holds, or a semaphore-mutex whose object already holds),
- * ZKL_ENOMEM, ZKL_EZK, or any code a member of the caller's own returns;
- * ZKL_EINVAL for NULL. Thread-safe. */
+ * already holds the multi-lock, only its count goes up. Returns 0 when every
+ * member is held, or the first member's failure with nothing of the call
+ * left held: ZKL_ETIMEDOUT, ZKL_ELOST (a session ended while waiting; or, on
+ * reentry, a member of the thread's hold no longer reports itself held, i.e.
+ * it was lost, or for a semaphore-mutex the connection is down: the count is
+ * unchanged, release when done), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ENOAUTH,
+ * ZKL_EDEADLK (e.g. a write side whose read side the thread holds, or a
+ * semaphore-mutex whose object already holds), ZKL_ENOMEM, ZKL_EZK, or any
+ * code a member of the caller's own returns; ZKL_EINVAL for NULL.
+ * Thread-safe. */
 ZKL_EXPORT int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms) ZKL_WARN_UNUSED;
 
 /* Release one count of the calling thread's hold; only the last one

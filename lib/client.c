@@ -561,6 +561,17 @@ int zkl_client_wrap(zhandle_t *zh, zkl_client **out)
     return 0;
 }
 
+int zkl_client_cancel(zkl_client *c)
+{
+    if (c == NULL)
+        return ZKL_EINVAL;
+    pthread_mutex_lock(&c->mu);
+    c->cancelled = 1;
+    zkl__queue_wake_all(c); /* each waiter sees the flag and leaves */
+    pthread_mutex_unlock(&c->mu);
+    return 0;
+}
+
 zhandle_t *zkl_client_handle(zkl_client *c)
 {
     if (c == NULL)

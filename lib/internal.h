@@ -67,6 +67,7 @@ struct zkl_client {
     int auth_failed;
     int need_reopen;
     int closing;
+    int cancelled;         /* zkl_client_cancel(): acquires return ZKL_ECANCELED */
     int negotiated_ms;     /* the session timeout the server granted */
     int64_t suspended_ns;  /* when the connection was lost (monotonic), 0 if not */
     int inside;            /* caller threads inside a blocking engine call */
@@ -176,6 +177,9 @@ ZKL__HIDDEN void zkl__client_unlink(zkl_client *c, zkl__node *n);
 /* Engine entry points the client calls with c->mu held. */
 ZKL__HIDDEN void zkl__queue_on_connected(zkl_client *c, zhandle_t *zh);
 ZKL__HIDDEN void zkl__queue_on_session_end(zkl_client *c);
+/* Wake every caller waiting on one of the client's nodes (c->mu held), so
+ * that it looks at the client's state again. */
+ZKL__HIDDEN void zkl__queue_wake_all(zkl_client *c);
 ZKL__HIDDEN void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type,
                                         const char *path);
 /* 1 while any request of the engine is pending. With c->mu held. */

@@ -1023,6 +1023,12 @@ void zkl__queue_on_session_end(zkl_client *c)
     }
 }
 
+void zkl__queue_wake_all(zkl_client *c)
+{
+    for (zkl__node *n = c->live; n; n = n->next)
+        pthread_cond_broadcast(&n->cv);
+}
+
 int zkl__queue_pending(zkl_client *c)
 {
     for (zkl__node *n = c->live; n; n = n->next)
@@ -1070,6 +1076,8 @@ static int wait_state_err(zkl_client *c)
         return ZKL_ECLOSED;
     if (c->state == ZKL_STATE_LOST || c->zh == NULL)
         return ZKL_ELOST;
+    if (c->cancelled)
+        return ZKL_ECANCELED;
     return 0;
 }
 
@@ -1144,6 +1152,10 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
         }
         if (!current(n)) {
             err = c->closing ? ZKL_ECLOSED : ZKL_ELOST;
+            break;
+        }
+        if (c->cancelled) {
+            err = ZKL_ECANCELED;
             break;
         }
         if (try_once && n->decided) {
