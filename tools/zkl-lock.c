@@ -4,9 +4,8 @@
  * lock thread acquires and, later, releases, as a hold belongs to the
  * thread that took it; COMMAND runs under tools/command.c.
  *
- * While waiting, a signal makes the server end the session (another handle
- * closes it by id), which ends the acquire and removes our node at once:
- * there is no other way to cancel a waiting acquire. */
+ * While waiting, a signal cancels the acquire (zkl_client_cancel), which
+ * removes our node before it returns. */
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
@@ -111,40 +110,6 @@ static void attempt_release(struct attempt *a)
     a->release_wanted = true;
     pthread_cond_signal(&a->cv);
     pthread_mutex_unlock(&a->mu);
-}
-
-/* ---- ending a session from outside -------------------------------------- */
-
-static void quiet_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
-{
-    (void)zh, (void)type, (void)state, (void)path, (void)ctx;
-}
-
-/* Make the server close the client's session: a second handle attaches to
- * it by id and password, then closes it. The session's nodes go at once and
- * the waiting acquire returns ZKL_ELOST. The client may take the session
- * back before the close (the close is then refused): the caller tries again
- * until the acquire returned. */
-static void end_session(zkl_client *c, const char *servers)
-{
-    /* The client never re-opens, so its handle stays until it gives the
-     * session up (then the acquire returns by itself, and the client closes
-     * the handle: do not touch it). */
-    int st = zkl_client_state(c);
-    if (st == ZKL_STATE_LOST || st == ZKL_STATE_CLOSED)
-        return;
-    zhandle_t *zh = zkl_client_handle(c);
-    const clientid_t *cid = zh != NULL ? zoo_client_id(zh) : NULL;
-    if (cid == NULL || cid->client_id == 0)
-        return;
-    clientid_t id = *cid;
-    zhandle_t *other = zookeeper_init(servers, quiet_watcher, zoo_recv_timeout(zh), &id, NULL, 0);
-    if (other == NULL)
-        return;
-    int64_t end = cli_now_ms() + 2000;
-    while (zoo_state(other) != ZOO_CONNECTED_STATE && cli_now_ms() < end)
-        usleep(2000);
-    zookeeper_close(other);
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -285,28 +250,26 @@ static void die(int code)
     _exit(code);
 }
 
-/* Wait for the lock thread's acquire to return. A signal meanwhile ends
- * the session (*interrupted tells which); a second one ends zkl. */
-static void wait_acquired(struct loop *l, struct attempt *a, const char *servers, int session_ms,
-                          int *interrupted)
+/* Wait for the lock thread's acquire to return. A signal meanwhile cancels
+ * it (*interrupted tells which); a second one ends zkl. */
+static void wait_acquired(struct loop *l, struct attempt *a, int session_ms, int *interrupted)
 {
-    int64_t retry_at = -1, give_up_at = -1;
+    int64_t give_up_at = -1;
     while (!attempt_acquired(a)) {
         struct event ev;
-        loop_next(l, loop_earliest(retry_at, give_up_at), &ev);
+        loop_next(l, give_up_at, &ev);
         if (ev.type == EV_SIGNAL && ev.sig != SIGCHLD) {
             if (*interrupted)
                 die(128 + *interrupted);
             *interrupted = ev.sig;
-            end_session(a->c, servers);
-            retry_at = cli_now_ms() + 1000;
+            zkl_client_cancel(a->c);
+            /* The acquire returns once its node's delete is confirmed, or
+             * after half a second without; only a stuck process needs
+             * this bound. */
             give_up_at = cli_now_ms() + session_ms + 2000;
         } else if (give_up_at >= 0 && cli_now_ms() >= give_up_at) {
-            cli_err("could not end the session; its node goes when it expires");
+            cli_err("the cancelled acquire did not return; its node goes when the session expires");
             die(128 + *interrupted);
-        } else if (retry_at >= 0 && cli_now_ms() >= retry_at) {
-            end_session(a->c, servers);
-            retry_at = cli_now_ms() + 1000;
         }
     }
 }
@@ -369,7 +332,7 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
             return EX_OSERR;
         }
 
-        wait_acquired(l, &a, o->servers, session_ms, &interrupted);
+        wait_acquired(l, &a, session_ms, &interrupted);
         rc = a.acquire_rc;
         int code = 0;
         bool again = false;
