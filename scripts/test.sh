@@ -18,30 +18,51 @@ quick=no
 
 step() { printf '\n==== %s\n' "$*"; }
 
+# What failed, at the end of the output, where a CI log shows it: for each
+# failing test under build tree $1, its failure lines and the end of its log.
+show_failures() {
+    local trs log
+    while IFS= read -r trs; do
+        grep -Eq '^:test-result: (FAIL|ERROR|XPASS)' "$trs" || continue
+        log=${trs%.trs}.log
+        printf '\n==== failed: %s\n' "${log#"$1"/}"
+        grep -E '^not ok|:[FE]:|ERROR|Assertion' "$log" | head -n 20
+        echo "---- last lines:"
+        tail -n 30 "$log"
+    done < <(find "$1" -name '*.trs' 2>/dev/null | sort)
+}
+
+# run_checks DIR COMMAND...: run COMMAND; on failure show DIR's failing tests.
+run_checks() {
+    local dir=$1
+    shift
+    "$@" || { show_failures "$dir"; return 1; }
+}
+
 "$top/scripts/deps.sh"
 
 step "build (-Werror)"
 "$top/scripts/build.sh" "$top/build" --enable-werror
 
 step "make check"
-"$top/tests/with-zk.sh" -- make -C "$top/build" -s check
+run_checks "$top/build" "$top/tests/with-zk.sh" -- make -C "$top/build" -s check
 if [ "$quick" = yes ]; then
     "$top/scripts/count-tests.sh" "$top/build"
     exit 0
 fi
 
 step "fault tests (3-node ensemble: pauses, kills, leader failover, Curator interop)"
-make -C "$top/build" -s check-faults 2>&1 | tee "$top/build/check-faults.out"
+run_checks "$top/build" make -C "$top/build" -s check-faults 2>&1 | tee "$top/build/check-faults.out"
 
 step "make check with AddressSanitizer + UndefinedBehaviorSanitizer"
 "$top/scripts/build.sh" "$top/build-asan" --enable-werror --enable-sanitizers
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-    "$top/tests/with-zk.sh" -- make -C "$top/build-asan" -s check
+    run_checks "$top/build-asan" "$top/tests/with-zk.sh" -- make -C "$top/build-asan" -s check
 
 step "ThreadSanitizer on the lock suites"
 "$top/scripts/build.sh" "$top/build-tsan" --enable-tsan
 TSAN_OPTIONS="suppressions=$top/scripts/tsan.supp:die_after_fork=0:halt_on_error=0:exitcode=66" \
-    "$top/tests/with-zk.sh" -- make -C "$top/build-tsan" -s check \
+    run_checks "$top/build-tsan" "$top/tests/with-zk.sh" -- make -C "$top/build-tsan" -s check \
     TESTS="$(make -s -C "$top/build-tsan" print-tsan-suites)"
 
 step "valgrind memcheck"
