@@ -602,9 +602,13 @@ typedef struct zkl_lock zkl_lock;
 
 /* The operations of a lock. Write your own to put any lock behind a
  * zkl_lock; zkl_lock_new copies the struct, so it need not outlive the call.
- * Zero-initialise it (designated initializers) so that fields added in
- * later versions start out NULL. */
+ * Set .version to ZKL_LOCK_OPS_VERSION: later versions of zkl add fields
+ * only at the end and read only those of the version a program was built
+ * with, so a compiled program keeps working with a newer library. */
+#define ZKL_LOCK_OPS_VERSION 1u
 typedef struct zkl_lock_ops {
+    /* ZKL_LOCK_OPS_VERSION of the zkl.h the caller was built with. */
+    unsigned version;
     /* Take the lock, with zkl's timeout convention (< 0 forever, 0 try once
      * without waiting, > 0 at most that many milliseconds). Return 0 when
      * held, else a negative ZKL_E... code (ZKL_ETIMEDOUT for running out of
@@ -628,8 +632,8 @@ typedef struct zkl_lock_ops {
 
 /* A handle on the caller's own lock `self` (any pointer, NULL included).
  * Returns 0 and a new handle in *out (free with zkl_lock_free), ZKL_EINVAL
- * (ops or out NULL, or a required operation missing), ZKL_ENOMEM.
- * Thread-safe. */
+ * (ops or out NULL, ops->version 0 or newer than this library's, or a
+ * required operation missing), ZKL_ENOMEM. Thread-safe. */
 ZKL_EXPORT int zkl_lock_new(const zkl_lock_ops *ops, void *self,
                             zkl_lock **out) ZKL_WARN_UNUSED;
 

@@ -8,8 +8,10 @@
 
 int zkl_lock_new(const zkl_lock_ops *ops, void *self, zkl_lock **out)
 {
-    if (ops == NULL || out == NULL || ops->acquire == NULL || ops->release == NULL ||
-        ops->is_held == NULL || ops->path == NULL)
+    /* Version 1 is every field there is; a later version copies the fields
+     * of ops->version and zeroes the rest. */
+    if (ops == NULL || out == NULL || ops->version == 0 || ops->version > ZKL_LOCK_OPS_VERSION ||
+        ops->acquire == NULL || ops->release == NULL || ops->is_held == NULL || ops->path == NULL)
         return ZKL_EINVAL;
     zkl_lock *l = malloc(sizeof *l);
     if (l == NULL)
@@ -72,6 +74,7 @@ static const char *mutex_path(void *self)
 }
 
 static const zkl_lock_ops mutex_ops = {
+    .version = ZKL_LOCK_OPS_VERSION,
     .acquire = mutex_acquire,
     .release = mutex_release,
     .is_held = mutex_is_held,

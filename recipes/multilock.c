@@ -301,6 +301,7 @@ static const char *ml_path(void *self)
 }
 
 static const zkl_lock_ops multilock_ops = {
+    .version = ZKL_LOCK_OPS_VERSION,
     .acquire = ml_acquire,
     .release = ml_release,
     .is_held = ml_is_held,

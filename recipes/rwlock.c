@@ -437,6 +437,7 @@ static const char *path_op(void *self)
 }
 
 static const zkl_lock_ops read_ops = {
+    .version = ZKL_LOCK_OPS_VERSION,
     .acquire = read_acquire_op,
     .release = read_release_op,
     .is_held = read_is_held_op,
@@ -444,6 +445,7 @@ static const zkl_lock_ops read_ops = {
 };
 
 static const zkl_lock_ops write_ops = {
+    .version = ZKL_LOCK_OPS_VERSION,
     .acquire = write_acquire_op,
     .release = write_release_op,
     .is_held = write_is_held_op,

@@ -169,6 +169,7 @@ static const char *sm_path(void *self)
 }
 
 static const zkl_lock_ops semmutex_ops = {
+    .version = ZKL_LOCK_OPS_VERSION,
     .acquire = sm_acquire,
     .release = sm_release,
     .is_held = sm_is_held,

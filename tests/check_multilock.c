@@ -113,6 +113,7 @@ static void u_free(void *self)
 }
 
 static const zkl_lock_ops ulock_ops = {
+    .version = ZKL_LOCK_OPS_VERSION,
     .acquire = u_acquire,
     .release = u_release,
     .is_held = u_is_held,
@@ -979,6 +980,11 @@ START_TEST(test_multilock_bad_input_is_einval_and_creates_nothing)
     ck_assert_int_eq(zkl_lock_new(NULL, NULL, &l), ZKL_EINVAL);
     ck_assert_int_eq(zkl_lock_new(&ulock_ops, NULL, NULL), ZKL_EINVAL);
     zkl_lock_ops missing = ulock_ops;
+    missing.version = 0; /* not set */
+    ck_assert_int_eq(zkl_lock_new(&missing, NULL, &l), ZKL_EINVAL);
+    missing.version = ZKL_LOCK_OPS_VERSION + 1; /* built with a newer zkl.h */
+    ck_assert_int_eq(zkl_lock_new(&missing, NULL, &l), ZKL_EINVAL);
+    missing = ulock_ops;
     missing.is_held = NULL;
     ck_assert_int_eq(zkl_lock_new(&missing, NULL, &l), ZKL_EINVAL);
     missing = ulock_ops;
