@@ -328,6 +328,28 @@ test_command_is_terminated_when_the_session_expires() {
     [[ $status == 9 ]] || fail "--lost-exit-code 9 gave $status"
 }
 
+test_command_is_terminated_when_zookeeper_stays_unreachable() {
+    # Stopping the shared server would disturb the other tests: this one
+    # runs in a second instance of this script, on a server of its own.
+    env -u ZKL_TEST_HOSTS ZKL_BIN="$ZKL" bash "$here/test-cli.sh" private_command_ends_when_servers_are_gone \
+        >"$tmp/gone.out" 2>&1 || fail "$(grep -v '^ok' "$tmp/gone.out" | tail -n 8)"
+}
+
+# Run by the test above, with a server of its own, which it kills.
+private_command_ends_when_servers_are_gone() {
+    zkcli= # the server will be gone: no cleanup there
+    start_zkl lock --session-timeout 2000 --kill-after 1 /gone sh -c "trap 'touch \"$tmp/gone.term\"; exit 3' TERM; touch '$tmp/gone.started'; while :; do sleep 0.05; done"
+    local z=$bg
+    wait_until 20 test -e "$tmp/gone.started" || fail "command never ran"
+    "$ZKL_HARNESS" kill-node "$ZKL_TEST_ZKDIR" 1 || fail "could not kill the server"
+    # With no server to ask, zkl cannot know whether its session lives on:
+    # after a third of the session timeout without a connection the server
+    # may have expired it, so zkl counts the lock as lost and ends COMMAND.
+    wait_exit 30 "$z" || fail "zkl did not end with its server gone"
+    [[ $status == 75 ]] || fail "zkl gave $status, not 75 (lock lost)"
+    [[ -e $tmp/gone.term ]] || fail "the command did not get SIGTERM"
+}
+
 test_waiter_whose_session_expires_queues_again() {
     local p=$root/requeue
     start_holder rq "$p"
