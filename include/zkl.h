@@ -325,6 +325,20 @@ ZKL_EXPORT int zkl_semmutex_release(zkl_semmutex *s);
  * 0 for good once the session is lost. No server traffic. Thread-safe. */
 ZKL_EXPORT int zkl_semmutex_is_held(zkl_semmutex *s);
 
+/* Be told when the object's hold is lost: after its session ended (expiry,
+ * or given up after a long suspension), `fn(s, token, arg)` is called once,
+ * with the hold's fencing token, on the client's keeper thread (never a
+ * ZooKeeper thread, never with a zkl lock held). The hold itself stays
+ * until released (ZKL_ELOST). `fn` may call any zkl function except
+ * zkl_client_close and zkl_semmutex_free of this object; it should return
+ * soon. NULL removes the callback; once that call returns, `fn` is not
+ * running and will not be called. Free the object (or remove the callback)
+ * before closing its client. Returns 0, ZKL_EINVAL (s NULL), ZKL_ENOMEM.
+ * Thread-safe. */
+typedef void (*zkl_semmutex_lost_fn)(zkl_semmutex *s, int64_t token, void *arg);
+ZKL_EXPORT int zkl_semmutex_set_lost_fn(zkl_semmutex *s, zkl_semmutex_lost_fn fn,
+                                        void *arg);
+
 /* The fencing token of the object's hold (the czxid of its node):
  * successive holders of one path get strictly increasing tokens. Negative
  * ZKL_ENOTHELD if the object holds nothing, ZKL_ELOST if its hold was lost,
@@ -398,6 +412,21 @@ ZKL_EXPORT int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_
 
 /* The limit the semaphore was opened with, or ZKL_EINVAL for NULL. */
 ZKL_EXPORT int zkl_semaphore_max_leases(zkl_semaphore *s);
+
+/* Be told when leases of `s` are lost: after the session of a lease ended
+ * (expiry, or given up after a long suspension), `fn(s, token, arg)` is
+ * called once per lost lease, with that lease's fencing token
+ * (zkl_lease_token), on the client's keeper thread (never a ZooKeeper
+ * thread, never with a zkl lock held). The lease itself stays until it is
+ * released (ZKL_ELOST). `fn` may call any zkl function except
+ * zkl_client_close and zkl_semaphore_free of this semaphore; it should
+ * return soon. NULL removes the callback; once that call returns, `fn` is
+ * not running and will not be called. Free the semaphore (or remove the
+ * callback) before closing its client. Returns 0, ZKL_EINVAL (s NULL),
+ * ZKL_ENOMEM. Thread-safe. */
+typedef void (*zkl_semaphore_lost_fn)(zkl_semaphore *s, int64_t token, void *arg);
+ZKL_EXPORT int zkl_semaphore_set_lost_fn(zkl_semaphore *s, zkl_semaphore_lost_fn fn,
+                                         void *arg);
 
 /* Give the lease back and free it, from any thread; returns once the server
  * confirmed. Returns 0, ZKL_ELOST (the session ended: the lease was already

@@ -30,13 +30,19 @@ struct zkl_semaphore {
     char *path;
     int max;
     pthread_mutex_t mu;
-    int out; /* leases not yet released (guarded by mu) */
+    int out;            /* leases not yet released (guarded by mu) */
+    zkl_lease *leases;  /* those leases, newest first (mu) */
+    zkl_semaphore_lost_fn lost_fn; /* (mu) */
+    void *lost_arg;
+    bool listening; /* a client listener is set (mu) */
 };
 
 struct zkl_lease {
     zkl_semaphore *s;
     zkl__node *node;
     int count;
+    zkl_lease *prev, *next; /* in s->leases (s->mu) */
+    bool lost_told;         /* the lost callback heard of it (s->mu) */
 };
 
 /* ---- node kinds ---------------------------------------------------------- */
@@ -347,6 +353,10 @@ int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms, zkl_lea
     l->count = n;
     pthread_mutex_lock(&s->mu);
     s->out++;
+    l->next = s->leases;
+    if (s->leases != NULL)
+        s->leases->prev = l;
+    s->leases = l;
     pthread_mutex_unlock(&s->mu);
     *out = l;
     return 0;
@@ -362,15 +372,66 @@ int zkl_semaphore_max_leases(zkl_semaphore *s)
     return s == NULL ? ZKL_EINVAL : s->max;
 }
 
+/* The client's state listener: after a session loss, tell the lost-lease
+ * callback about each lease that went with it, once. Runs on the keeper. */
+static void semaphore_state_fn(zkl_client *c, int state, void *arg)
+{
+    (void)c;
+    zkl_semaphore *s = arg;
+    if (state != ZKL_STATE_LOST)
+        return;
+    int64_t tokens[32];
+    size_t k = 0;
+    pthread_mutex_lock(&s->mu);
+    zkl_semaphore_lost_fn fn = s->lost_fn;
+    void *fn_arg = s->lost_arg;
+    for (zkl_lease *l = s->leases; l && k < 32; l = l->next) {
+        if (!l->lost_told && !zkl__node_held(l->node)) {
+            l->lost_told = true;
+            tokens[k++] = zkl__node_token(l->node);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    for (size_t i = 0; fn && i < k; i++)
+        fn(s, tokens[i], fn_arg);
+}
+
+int zkl_semaphore_set_lost_fn(zkl_semaphore *s, zkl_semaphore_lost_fn fn, void *arg)
+{
+    if (s == NULL)
+        return ZKL_EINVAL;
+    pthread_mutex_lock(&s->mu);
+    s->lost_fn = fn;
+    s->lost_arg = arg;
+    bool listen = fn != NULL && !s->listening, unlisten = fn == NULL && s->listening;
+    if (listen || unlisten)
+        s->listening = listen;
+    pthread_mutex_unlock(&s->mu);
+    int rc = 0;
+    if (listen && (rc = zkl_client_add_listener(s->c, semaphore_state_fn, s)) != 0) {
+        pthread_mutex_lock(&s->mu);
+        s->listening = false;
+        s->lost_fn = NULL;
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (unlisten)
+        zkl_client_remove_listener(s->c, semaphore_state_fn, s);
+    return rc;
+}
+
 int zkl_semaphore_free(zkl_semaphore *s)
 {
     if (s == NULL)
         return 0;
     pthread_mutex_lock(&s->mu);
     int out = s->out;
+    bool listening = s->listening;
     pthread_mutex_unlock(&s->mu);
     if (out > 0)
         return ZKL_EBUSY;
+    /* After this no callback can be running or start. */
+    if (listening)
+        zkl_client_remove_listener(s->c, semaphore_state_fn, s);
     pthread_mutex_destroy(&s->mu);
     free(s->path);
     free(s);
@@ -383,10 +444,19 @@ int zkl_lease_release(zkl_lease *l)
 {
     if (l == NULL)
         return ZKL_EINVAL;
+    /* Out of the list first: the lost callback's listener must not meet
+     * a node that the release frees. */
+    zkl_semaphore *s = l->s;
+    pthread_mutex_lock(&s->mu);
+    if (l->prev != NULL)
+        l->prev->next = l->next;
+    else
+        s->leases = l->next;
+    if (l->next != NULL)
+        l->next->prev = l->prev;
+    s->out--;
+    pthread_mutex_unlock(&s->mu);
     int rc = zkl__queue_release(l->node);
-    pthread_mutex_lock(&l->s->mu);
-    l->s->out--;
-    pthread_mutex_unlock(&l->s->mu);
     free(l);
     return rc;
 }

@@ -17,6 +17,10 @@ struct zkl_semmutex {
     zkl__node *node;    /* the hold, or NULL */
     bool acquiring;     /* a thread is in zkl_semmutex_acquire */
     int users;          /* guarded writes running on `node` */
+    bool lost_told;     /* the lost callback heard of `node` */
+    zkl_semmutex_lost_fn lost_fn;
+    void *lost_arg;
+    bool listening; /* a client listener is set */
 };
 
 int zkl_semmutex_new(zkl_client *c, const char *path, zkl_semmutex **out)
@@ -69,8 +73,10 @@ int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
     rc = zkl__queue_acquire(s->c, s->path, &zkl__lock_policy, NULL, deadline, &n);
     pthread_mutex_lock(&s->mu);
     s->acquiring = false;
-    if (rc == 0)
+    if (rc == 0) {
         s->node = n;
+        s->lost_told = false;
+    }
     pthread_mutex_unlock(&s->mu);
     return rc;
 }
@@ -183,10 +189,58 @@ int zkl_semmutex_as_lock(zkl_semmutex *s, zkl_lock **out)
     return zkl_lock_new(&semmutex_ops, s, out);
 }
 
+/* The client's state listener: after a session loss, tell the lost-hold
+ * callback about the object's hold if it went with it, once. Runs on the
+ * keeper. */
+static void semmutex_state_fn(zkl_client *c, int state, void *arg)
+{
+    (void)c;
+    zkl_semmutex *s = arg;
+    if (state != ZKL_STATE_LOST)
+        return;
+    int64_t token = 0;
+    pthread_mutex_lock(&s->mu);
+    zkl_semmutex_lost_fn fn = s->lost_fn;
+    void *fn_arg = s->lost_arg;
+    if (s->node != NULL && !s->lost_told && !zkl__node_held(s->node)) {
+        s->lost_told = true;
+        token = zkl__node_token(s->node);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (fn != NULL && token != 0)
+        fn(s, token, fn_arg);
+}
+
+int zkl_semmutex_set_lost_fn(zkl_semmutex *s, zkl_semmutex_lost_fn fn, void *arg)
+{
+    if (s == NULL)
+        return ZKL_EINVAL;
+    pthread_mutex_lock(&s->mu);
+    s->lost_fn = fn;
+    s->lost_arg = arg;
+    bool listen = fn != NULL && !s->listening, unlisten = fn == NULL && s->listening;
+    if (listen || unlisten)
+        s->listening = listen;
+    pthread_mutex_unlock(&s->mu);
+    int rc = 0;
+    if (listen && (rc = zkl_client_add_listener(s->c, semmutex_state_fn, s)) != 0) {
+        pthread_mutex_lock(&s->mu);
+        s->listening = false;
+        s->lost_fn = NULL;
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (unlisten)
+        zkl_client_remove_listener(s->c, semmutex_state_fn, s);
+    return rc;
+}
+
 void zkl_semmutex_free(zkl_semmutex *s)
 {
     if (s == NULL)
         return;
+    /* After this no callback can be running or start. */
+    if (s->listening)
+        zkl_client_remove_listener(s->c, semmutex_state_fn, s);
     /* Best effort: the node goes now rather than with the session. */
     if (s->node != NULL)
         zkl__queue_release(s->node);

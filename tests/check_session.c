@@ -237,6 +237,127 @@ static bool slow_running(void *arg)
            __atomic_load_n(&s->finished, __ATOMIC_SEQ_CST);
 }
 
+/* The lost-callbacks of the semaphore and the semaphore-mutex record into
+ * a struct seen too. */
+static void on_lease_lost(zkl_semaphore *sem, int64_t token, void *arg)
+{
+    (void)sem;
+    on_lost(NULL, token, arg);
+}
+
+static void on_semmutex_lost(zkl_semmutex *sm, int64_t token, void *arg)
+{
+    (void)sm;
+    on_lost(NULL, token, arg);
+}
+
+static bool lease_not_held(void *arg)
+{
+    return zkl_lease_is_held(arg) == 0;
+}
+
+static bool semmutex_not_held(void *arg)
+{
+    return zkl_semmutex_is_held(arg) == 0;
+}
+
+static bool connected_again(void *arg)
+{
+    return zkl_client_state(arg) == ZKL_STATE_CONNECTED;
+}
+
+static int lost_calls(struct seen *s)
+{
+    return __atomic_load_n(&s->lost_calls, __ATOMIC_SEQ_CST);
+}
+
+/* Wait (bounded) for the first lost call; the keeper delivers it soon
+ * after the state change that is_held already shows. */
+static void wait_lost_call(struct seen *s)
+{
+    int64_t end = tu_now_ms() + 5000;
+    while (tu_now_ms() < end && lost_calls(s) == 0)
+        usleep(2000);
+}
+
+START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
+{
+    char *p = tu_path("lostsem");
+    zkl_client *c = tu_client(4000);
+    struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    zkl_semaphore *sem;
+    zkl_lease *one, *two, *kept;
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 4, &sem), 0);
+    ck_assert_int_eq(zkl_semaphore_set_lost_fn(sem, on_lease_lost, &s), 0);
+    ck_assert_int_eq(zkl_semaphore_acquire(sem, 5000, &one), 0);
+    ck_assert_int_eq(zkl_semaphore_acquire_many(sem, 2, 5000, &two), 0);
+    ck_assert_int_eq(zkl_semaphore_acquire(sem, 5000, &kept), 0);
+    /* A lease given back before the loss is not reported. */
+    ck_assert_int_eq(zkl_lease_release(kept), 0);
+    int64_t t1 = zkl_lease_token(one), t2 = zkl_lease_token(two);
+    tu_expire_session(c);
+    ck_assert(tu_wait_until(lease_not_held, one, 30000));
+    ck_assert(tu_wait_until(lease_not_held, two, 5000));
+    int64_t end = tu_now_ms() + 5000;
+    while (tu_now_ms() < end && lost_calls(&s) < 2)
+        usleep(2000);
+    ck_assert_int_eq(lost_calls(&s), 2);
+    ck_assert(s.lost_token == t1 || s.lost_token == t2);
+    ck_assert_int_eq(zkl_lease_release(one), ZKL_ELOST);
+    ck_assert_int_eq(zkl_lease_release(two), ZKL_ELOST);
+    /* A new lease in the client's next session, lost again: told once more. */
+    ck_assert(tu_wait_until(connected_again, c, 30000));
+    zkl_lease *three;
+    ck_assert_int_eq(zkl_semaphore_acquire(sem, 5000, &three), 0);
+    int64_t t3 = zkl_lease_token(three);
+    tu_expire_session(c);
+    ck_assert(tu_wait_until(lease_not_held, three, 30000));
+    end = tu_now_ms() + 5000;
+    while (tu_now_ms() < end && lost_calls(&s) < 3)
+        usleep(2000);
+    ck_assert_int_eq(lost_calls(&s), 3);
+    ck_assert_int_eq(s.lost_token, t3);
+    ck_assert_int_eq(zkl_lease_release(three), ZKL_ELOST);
+    ck_assert_int_eq(zkl_semaphore_set_lost_fn(sem, NULL, NULL), 0);
+    ck_assert_int_eq(zkl_semaphore_set_lost_fn(NULL, on_lease_lost, &s), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_semaphore_free(sem), 0);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_semmutex_lost_callback_fires_once_per_lost_hold)
+{
+    char *p = tu_path("lostsm");
+    zkl_client *c = tu_client(4000);
+    struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    zkl_semmutex *sm;
+    ck_assert_int_eq(zkl_semmutex_new(c, p, &sm), 0);
+    ck_assert_int_eq(zkl_semmutex_set_lost_fn(sm, on_semmutex_lost, &s), 0);
+    ck_assert_int_eq(zkl_semmutex_set_lost_fn(sm, on_semmutex_lost, &s), 0); /* replacing */
+    ck_assert_int_eq(zkl_semmutex_acquire(sm, 5000), 0);
+    int64_t token = zkl_semmutex_token(sm);
+    tu_expire_session(c);
+    ck_assert(tu_wait_until(semmutex_not_held, sm, 30000));
+    wait_lost_call(&s);
+    ck_assert_int_eq(lost_calls(&s), 1);
+    ck_assert_int_eq(s.lost_token, token);
+    ck_assert_int_eq(zkl_semmutex_release(sm), ZKL_ELOST);
+    ck_assert_int_eq(zkl_semmutex_set_lost_fn(sm, NULL, NULL), 0);
+    ck_assert_int_eq(zkl_semmutex_set_lost_fn(NULL, on_semmutex_lost, &s), ZKL_EINVAL);
+    /* Without a callback, a further loss calls nothing. */
+    ck_assert(tu_wait_until(connected_again, c, 30000));
+    ck_assert_int_eq(zkl_semmutex_acquire(sm, 5000), 0);
+    tu_expire_session(c);
+    ck_assert(tu_wait_until(semmutex_not_held, sm, 30000));
+    ck_assert_int_eq(zkl_semmutex_release(sm), ZKL_ELOST);
+    ck_assert_int_eq(lost_calls(&s), 1);
+    zkl_semmutex_free(sm);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
 START_TEST(test_listener_removal_waits_for_a_running_delivery)
 {
     zkl_client *c = tu_client(4000);
@@ -264,6 +385,8 @@ int main(void)
     tu_add_fixture(tc, "session");
     tcase_add_test(tc, test_suspended_client_gives_its_session_up_and_goes_on);
     tcase_add_test(tc, test_lost_callback_fires_once_per_lost_hold_on_expiry);
+    tcase_add_test(tc, test_semaphore_lost_callback_fires_once_per_lost_lease);
+    tcase_add_test(tc, test_semmutex_lost_callback_fires_once_per_lost_hold);
     tcase_add_test(tc, test_listener_removal_waits_for_a_running_delivery);
     suite_add_tcase(s, tc);
     return tu_run(s);
