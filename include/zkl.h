@@ -14,7 +14,10 @@
  *  - Timeouts are in milliseconds: a negative value (ZKL_WAIT_FOREVER) waits
  *    forever, 0 tries once without waiting, a positive value is one deadline
  *    for the whole call, internal retries included. Running out of time is
- *    ZKL_ETIMEDOUT, and it never leaves a node behind on the server.
+ *    ZKL_ETIMEDOUT, and it never leaves a node behind on the server. A try
+ *    once needs the server's answer: without a connection (at the call, or
+ *    lost while it waits for the answer) it returns ZKL_ECONNLOSS as soon as
+ *    the client knows, instead of waiting for a reconnect.
  *
  * Thread safety: a zkl_client and every lock object may be shared by any
  * number of threads. What "held" means is per thread for the reentrant locks
@@ -222,9 +225,9 @@ ZKL_EXPORT int zkl_mutex_new2(zkl_client *c, const char *path, unsigned flags,
 /* Acquire for the calling thread. Returns 0 when held (or when the calling
  * thread already held it: the count goes up), ZKL_ETIMEDOUT, ZKL_ELOST (the
  * session ended while waiting, or the calling thread's hold was already
- * lost: release it first), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ENOAUTH,
- * ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On every failure the caller's node
- * is removed. Thread-safe. */
+ * lost: release it first), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ECONNLOSS (a try
+ * once with no connection), ZKL_ENOAUTH, ZKL_EINVAL (NULL), ZKL_ENOMEM,
+ * ZKL_EZK. On every failure the caller's node is removed. Thread-safe. */
 ZKL_EXPORT int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms) ZKL_WARN_UNUSED;
 
 /* Release one count of the calling thread's hold; the node is deleted when
@@ -308,8 +311,9 @@ ZKL_EXPORT int zkl_semmutex_new(zkl_client *c, const char *path,
  * ZKL_EDEADLK (the object already holds, or another thread is acquiring
  * through it: nothing is sent), ZKL_ETIMEDOUT, ZKL_ELOST (the session ended
  * while waiting, or the object's earlier hold was lost: release it first),
- * ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ENOAUTH, ZKL_EINVAL (NULL), ZKL_ENOMEM,
- * ZKL_EZK. On every failure the caller's node is removed. Thread-safe. */
+ * ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ECONNLOSS (a try once with no connection),
+ * ZKL_ENOAUTH, ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On every failure the
+ * caller's node is removed. Thread-safe. */
 ZKL_EXPORT int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms) ZKL_WARN_UNUSED;
 
 /* Release the object's hold, from any thread; returns once the server
@@ -405,8 +409,9 @@ ZKL_EXPORT int zkl_semaphore_acquire(zkl_semaphore *s, long timeout_ms,
  * back with zkl_lease_release), ZKL_EINVAL (NULL, n out of range: nothing is
  * sent), ZKL_ETIMEDOUT, ZKL_EMISMATCH (the limit recorded on the server
  * changed since zkl_semaphore_new), ZKL_ELOST (the session ended while
- * waiting), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ENOAUTH, ZKL_ENOMEM, ZKL_EZK. On
- * every failure no node of the call stays on the server. Thread-safe. */
+ * waiting), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ECONNLOSS (a try once with no
+ * connection), ZKL_ENOAUTH, ZKL_ENOMEM, ZKL_EZK. On every failure no node of
+ * the call stays on the server. Thread-safe. */
 ZKL_EXPORT int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms,
                                           zkl_lease **out) ZKL_WARN_UNUSED;
 
@@ -523,8 +528,9 @@ ZKL_EXPORT int zkl_rwlock_new(zkl_client *c, const char *path,
  * granted at once (downgrade). Returns 0, ZKL_ETIMEDOUT, ZKL_ELOST (the
  * session ended while waiting, or the thread's read hold, or the write hold
  * it downgrades from, was lost: release that first), ZKL_ECLOSED,
- * ZKL_ECANCELED, ZKL_ENOAUTH, ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On
- * every failure the caller's node is removed. Thread-safe. */
+ * ZKL_ECANCELED, ZKL_ECONNLOSS (a try once with no connection), ZKL_ENOAUTH,
+ * ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On every failure the caller's node
+ * is removed. Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms) ZKL_WARN_UNUSED;
 
 /* Release one count of the calling thread's read hold; its node is deleted
@@ -539,9 +545,9 @@ ZKL_EXPORT int zkl_rwlock_read_release(zkl_rwlock *rw);
  * up. Returns 0, ZKL_EDEADLK (the thread holds the read lock but not the
  * write lock: nothing was sent, release the read first), ZKL_ETIMEDOUT,
  * ZKL_ELOST (the session ended while waiting, or the thread's write hold was
- * lost: release it first), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ENOAUTH,
- * ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On every failure the caller's node
- * is removed. Thread-safe. */
+ * lost: release it first), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ECONNLOSS (a try
+ * once with no connection), ZKL_ENOAUTH, ZKL_EINVAL (NULL), ZKL_ENOMEM,
+ * ZKL_EZK. On every failure the caller's node is removed. Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms) ZKL_WARN_UNUSED;
 
 /* Release one count of the calling thread's write hold, as
@@ -760,11 +766,11 @@ ZKL_EXPORT int zkl_multilock_new_locks(zkl_lock *const *locks, size_t n,
  * left held: ZKL_ETIMEDOUT, ZKL_ELOST (a session ended while waiting; or, on
  * reentry, a member of the thread's hold no longer reports itself held, i.e.
  * it was lost, or for a semaphore-mutex the connection is down: the count is
- * unchanged, release when done), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ENOAUTH,
- * ZKL_EDEADLK (e.g. a write side whose read side the thread holds, or a
- * semaphore-mutex whose object already holds), ZKL_ENOMEM, ZKL_EZK, or any
- * code a member of the caller's own returns; ZKL_EINVAL for NULL.
- * Thread-safe. */
+ * unchanged, release when done), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ECONNLOSS
+ * (a try once with no connection), ZKL_ENOAUTH, ZKL_EDEADLK (e.g. a write
+ * side whose read side the thread holds, or a semaphore-mutex whose object
+ * already holds), ZKL_ENOMEM, ZKL_EZK, or any code a member of the caller's
+ * own returns; ZKL_EINVAL for NULL. Thread-safe. */
 ZKL_EXPORT int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms) ZKL_WARN_UNUSED;
 
 /* Release one count of the calling thread's hold; only the last one

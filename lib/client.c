@@ -171,6 +171,7 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
             c->state != ZKL_STATE_LOST) {
             c->suspended_ns = zkl__now_ns(); /* the keeper's give-up clock */
             push_event(c, ZKL_STATE_SUSPENDED);
+            zkl__queue_wake_all(c); /* a try once stops waiting */
         }
     } else if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) {
         if (state == ZOO_AUTH_FAILED_STATE)

@@ -1158,6 +1158,12 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
             err = ZKL_ECANCELED;
             break;
         }
+        /* A try once does not wait for a reconnect (the session timeout,
+         * perhaps): the client wakes waiters when it loses the connection. */
+        if (try_once && !connected(c)) {
+            err = ZKL_ECONNLOSS;
+            break;
+        }
         if (try_once && n->decided) {
             err = ZKL_ETIMEDOUT;
             break;

@@ -237,6 +237,92 @@ static bool slow_running(void *arg)
            __atomic_load_n(&s->finished, __ATOMIC_SEQ_CST);
 }
 
+static bool suspended(void *arg)
+{
+    return zkl_client_state(arg) == ZKL_STATE_SUSPENDED;
+}
+
+static bool connected_any(void *arg)
+{
+    int st = zkl_client_state(arg);
+    return st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED;
+}
+
+struct kids {
+    zkl_client *c;
+    const char *path;
+};
+
+/* `path` has no children (or does not exist), as seen through k->c. */
+static bool no_kids(void *arg)
+{
+    struct kids *k = arg;
+    struct String_vector v = {0, NULL};
+    int rc = zoo_get_children(zkl_client_handle(k->c), k->path, 0, &v);
+    bool none = rc == ZNONODE || (rc == ZOK && v.count == 0);
+    deallocate_String_vector(&v);
+    return none;
+}
+
+START_TEST(test_try_once_without_a_connection_is_econnloss_at_once)
+{
+    char *p = tu_path("tryonce"), *q = tu_path("tryonce-rw"), *r = tu_path("tryonce-sem");
+    char hosts[256];
+    private_start(hosts, sizeof hosts);
+    zkl_client *c, *look;
+    ck_assert_int_eq(zkl_client_open(hosts, 6000, &c), 0);
+    ck_assert_int_eq(zkl_client_open(hosts, 20000, &look), 0);
+    zkl_mutex *m;
+    zkl_rwlock *rw;
+    zkl_semaphore *sem;
+    zkl_lease *lease = NULL;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_rwlock_new(c, q, &rw), 0);
+    ck_assert_int_eq(zkl_semaphore_new(c, r, 2, &sem), 0);
+    int negotiated = zoo_recv_timeout(zkl_client_handle(c));
+
+    /* (a) The server stops answering while a try once waits for its
+     * answer: it ends with ZKL_ECONNLOSS when the client notices (after
+     * about 2/3 of the session timeout), not with a timeout later. */
+    server("pause");
+    ck_assert_int_eq(zkl_mutex_acquire(m, 0), ZKL_ECONNLOSS);
+    ck_assert_int_eq(zkl_client_state(c), ZKL_STATE_SUSPENDED);
+
+    /* (b) Known to be disconnected: every recipe's try once fails at once. */
+    ck_assert(tu_wait_until(suspended, c, 1000));
+    int64_t t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_mutex_acquire(m, 0), ZKL_ECONNLOSS);
+    ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 0), ZKL_ECONNLOSS);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 0), ZKL_ECONNLOSS);
+    ck_assert_int_eq(zkl_semaphore_acquire(sem, 0, &lease), ZKL_ECONNLOSS);
+    ck_assert_ptr_null(lease);
+    ck_assert_int_lt(tu_now_ms() - t0, negotiated / 2);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 0);
+    server("resume");
+
+    /* Back on line (the same session, or a new one): nothing of the failed
+     * tries stays, and a try once works again. */
+    ck_assert(tu_wait_until(connected_any, c, 30000));
+    ck_assert(tu_wait_until(connected_any, look, 30000));
+    struct kids kp = {look, p}, kq = {look, q};
+    ck_assert(tu_wait_until(no_kids, &kp, 15000));
+    ck_assert(tu_wait_until(no_kids, &kq, 15000));
+    int rc;
+    int64_t end = tu_now_ms() + 15000;
+    while ((rc = zkl_mutex_acquire(m, 0)) == ZKL_ECONNLOSS && tu_now_ms() < end)
+        usleep(20000); /* a give-up and re-open may still be under way */
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    ck_assert_int_eq(zkl_semaphore_free(sem), 0);
+    zkl_rwlock_free(rw);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    zkl_client_close(look);
+    private_stop();
+    free(p), free(q), free(r);
+}
+END_TEST
+
 /* The lost-callbacks of the semaphore and the semaphore-mutex record into
  * a struct seen too. */
 static void on_lease_lost(zkl_semaphore *sem, int64_t token, void *arg)
@@ -387,6 +473,7 @@ int main(void)
     tcase_add_test(tc, test_lost_callback_fires_once_per_lost_hold_on_expiry);
     tcase_add_test(tc, test_semaphore_lost_callback_fires_once_per_lost_lease);
     tcase_add_test(tc, test_semmutex_lost_callback_fires_once_per_lost_hold);
+    tcase_add_test(tc, test_try_once_without_a_connection_is_econnloss_at_once);
     tcase_add_test(tc, test_listener_removal_waits_for_a_running_delivery);
     suite_add_tcase(s, tc);
     return tu_run(s);
