@@ -26,9 +26,9 @@ show_failures() {
         grep -Eq '^:test-result: (FAIL|ERROR|XPASS)' "$trs" || continue
         log=${trs%.trs}.log
         printf '\n==== failed: %s\n' "${log#"$1"/}"
-        grep -E '^not ok|:[FE]:|ERROR|Assertion' "$log" | head -n 20
+        grep -E '^not ok|:[FE]:|ERROR|Assertion|SUMMARY' "$log" | head -n 20 || true
         echo "---- last lines:"
-        tail -n 30 "$log"
+        tail -n 30 "$log" || true
     done < <(find "$1" -name '*.trs' 2>/dev/null | sort)
 }
 

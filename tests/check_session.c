@@ -42,6 +42,24 @@ static void on_lost(zkl_mutex *m, int64_t token, void *arg)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* The callback's count and last token, read under its lock (it runs on
+ * the keeper thread). */
+static int lost_calls(struct seen *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int n = s->lost_calls;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+static int64_t lost_token(struct seen *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int64_t t = s->lost_token;
+    pthread_mutex_unlock(&s->mu);
+    return t;
+}
+
 /* When state `st` was first seen after index `from`, or -1. */
 static int64_t seen_at(struct seen *s, int st, int from)
 {
@@ -157,16 +175,10 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     ck_assert_int_eq(zkl_mutex_token(m), ZKL_ELOST);
     /* The callback ran on the keeper, before or right after the listener. */
     int64_t end = tu_now_ms() + 5000;
-    while (tu_now_ms() < end) {
-        pthread_mutex_lock(&s.mu);
-        int calls = s.lost_calls;
-        pthread_mutex_unlock(&s.mu);
-        if (calls > 0)
-            break;
+    while (tu_now_ms() < end && lost_calls(&s) == 0)
         usleep(2000);
-    }
-    ck_assert_int_eq(s.lost_calls, 1);
-    ck_assert_int_eq(s.lost_token, token);
+    ck_assert_int_eq(lost_calls(&s), 1);
+    ck_assert_int_eq(lost_token(&s), token);
     ck_assert_int_eq(zkl_mutex_release(m), ZKL_ELOST);
     /* A new session on the configured servers, and the lock works again
      * (once the server expired the old session's node). */
@@ -175,7 +187,7 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     ck_assert_int_eq(zkl_mutex_acquire(m, 15000), 0);
     ck_assert_int_gt(zkl_mutex_token(m), token);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
-    ck_assert_int_eq(s.lost_calls, 1); /* once per lost hold */
+    ck_assert_int_eq(lost_calls(&s), 1); /* once per lost hold */
     zkl_mutex_free(m);
     zkl_client_close(c);
     private_stop();
@@ -202,10 +214,10 @@ START_TEST(test_lost_callback_fires_once_per_lost_hold_on_expiry)
     tu_expire_session(c);
     ck_assert(tu_wait_until(not_held, m, 30000));
     int64_t end = tu_now_ms() + 5000;
-    while (tu_now_ms() < end && __atomic_load_n(&s.lost_calls, __ATOMIC_SEQ_CST) == 0)
+    while (tu_now_ms() < end && lost_calls(&s) == 0)
         usleep(2000);
-    ck_assert_int_eq(s.lost_calls, 1);
-    ck_assert_int_eq(s.lost_token, token);
+    ck_assert_int_eq(lost_calls(&s), 1);
+    ck_assert_int_eq(lost_token(&s), token);
     ck_assert_int_eq(zkl_mutex_release(m), ZKL_ELOST);
     ck_assert_int_eq(zkl_mutex_set_lost_fn(m, NULL, NULL), 0);
     ck_assert_int_eq(zkl_mutex_set_lost_fn(NULL, on_lost, &s), ZKL_EINVAL);
@@ -352,10 +364,6 @@ static bool connected_again(void *arg)
     return zkl_client_state(arg) == ZKL_STATE_CONNECTED;
 }
 
-static int lost_calls(struct seen *s)
-{
-    return __atomic_load_n(&s->lost_calls, __ATOMIC_SEQ_CST);
-}
 
 /* Wait (bounded) for the first lost call; the keeper delivers it soon
  * after the state change that is_held already shows. */
@@ -388,7 +396,7 @@ START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
     while (tu_now_ms() < end && lost_calls(&s) < 2)
         usleep(2000);
     ck_assert_int_eq(lost_calls(&s), 2);
-    ck_assert(s.lost_token == t1 || s.lost_token == t2);
+    ck_assert(lost_token(&s) == t1 || lost_token(&s) == t2);
     ck_assert_int_eq(zkl_lease_release(one), ZKL_ELOST);
     ck_assert_int_eq(zkl_lease_release(two), ZKL_ELOST);
     /* A new lease in the client's next session, lost again: told once more. */
@@ -402,7 +410,7 @@ START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
     while (tu_now_ms() < end && lost_calls(&s) < 3)
         usleep(2000);
     ck_assert_int_eq(lost_calls(&s), 3);
-    ck_assert_int_eq(s.lost_token, t3);
+    ck_assert_int_eq(lost_token(&s), t3);
     ck_assert_int_eq(zkl_lease_release(three), ZKL_ELOST);
     ck_assert_int_eq(zkl_semaphore_set_lost_fn(sem, NULL, NULL), 0);
     ck_assert_int_eq(zkl_semaphore_set_lost_fn(NULL, on_lease_lost, &s), ZKL_EINVAL);
@@ -427,7 +435,7 @@ START_TEST(test_semmutex_lost_callback_fires_once_per_lost_hold)
     ck_assert(tu_wait_until(semmutex_not_held, sm, 30000));
     wait_lost_call(&s);
     ck_assert_int_eq(lost_calls(&s), 1);
-    ck_assert_int_eq(s.lost_token, token);
+    ck_assert_int_eq(lost_token(&s), token);
     ck_assert_int_eq(zkl_semmutex_release(sm), ZKL_ELOST);
     ck_assert_int_eq(zkl_semmutex_set_lost_fn(sm, NULL, NULL), 0);
     ck_assert_int_eq(zkl_semmutex_set_lost_fn(NULL, on_semmutex_lost, &s), ZKL_EINVAL);
