@@ -165,7 +165,8 @@ ZKL_EXPORT void zkl_client_close(zkl_client *c);
 /* Cancel every acquire on this client, waiting now or called later: each
  * returns ZKL_ECANCELED after removing its node (waiting at most 0.5 s for
  * the server to confirm; the session's end removes it otherwise). An
- * acquire that had already won returns 0 and holds as usual. Releases,
+ * acquire that had already won returns 0 and holds as usual, and so does a
+ * thread's reentrant acquire of a lock it holds (it only counts). Releases,
  * tokens and lock-guarded writes work as before, so holders can give their
  * locks back. Cannot be undone: it is for shutting down, or for a waiting
  * command-line tool's Ctrl-C. Returns 0, or ZKL_EINVAL for NULL.

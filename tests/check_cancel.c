@@ -241,8 +241,12 @@ START_TEST(test_cancel_leaves_holds_in_place_and_they_release)
     ck_assert_int_eq(zkl_mutex_token(m), token);
     ck_assert_int_eq(zkl_rwlock_write_is_held(rw), 1);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
-    /* Guarded writes still work for a holder. */
+    /* Guarded writes still work for a holder, and so does reentry (it
+     * only counts, nothing is sent). */
     ck_assert_int_eq(zkl_mutex_guarded_set(m, p, "x", 1), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 0), 0);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 1);
 
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
