@@ -192,6 +192,29 @@ ZKL__HIDDEN void zkl__zk_log_init(void);
 /* Map a ZooKeeper return code to a ZKL_E... code. */
 ZKL__HIDDEN int zkl__err_from_zk(int rc);
 
+/* ---- a recipe's lost-hold callback (lib/lost.c) ------------------------- */
+
+/* Any function pointer: each recipe stores its own callback type here and
+ * converts it back before calling. */
+typedef void (*zkl__any_fn)(void);
+
+/* Guarded by a mutex of the recipe's, passed to zkl__lost_set; the recipe's
+ * listener reads fn and arg under it. */
+typedef struct zkl__lost {
+    zkl__any_fn fn;
+    void *arg;
+    bool listening; /* `listener` is on the client */
+} zkl__lost;
+
+/* Set the callback (fn NULL: none), and put `listener(c, state, obj)` on
+ * the client or take it off to match. Once a call with NULL returned, the
+ * old callback is not running and will not be called. Returns 0 or the
+ * code of zkl_client_add_listener (nothing set then). */
+ZKL__HIDDEN int zkl__lost_set(zkl__lost *l, pthread_mutex_t *mu, zkl_client *c,
+                              zkl_state_fn listener, void *obj, zkl__any_fn fn, void *arg);
+/* When the recipe's object is freed: take the listener off if it is on. */
+ZKL__HIDDEN void zkl__lost_stop(zkl__lost *l, zkl_client *c, zkl_state_fn listener, void *obj);
+
 /* ---- per-thread holds of reentrant locks (lib/owners.c) ---------------- */
 
 typedef struct zkl__hold {

@@ -12,9 +12,7 @@ struct zkl_mutex {
     char *path;
     unsigned flags;
     zkl__owners owners;
-    zkl_lost_fn lost_fn; /* guarded by owners.mu */
-    void *lost_arg;
-    bool listening;      /* our state listener is on the client */
+    zkl__lost lost; /* guarded by owners.mu */
 };
 
 static bool first_holds(const zkl__entry *cs, size_t n, size_t self, size_t *watch,
@@ -186,8 +184,8 @@ static void mutex_state_fn(zkl_client *c, int state, void *arg)
     int64_t tokens[32];
     size_t k = 0;
     pthread_mutex_lock(&m->owners.mu);
-    zkl_lost_fn fn = m->lost_fn;
-    void *fn_arg = m->lost_arg;
+    zkl_lost_fn fn = (zkl_lost_fn)m->lost.fn;
+    void *fn_arg = m->lost.arg;
     for (zkl__hold *h = m->owners.head; h && k < 32; h = h->next) {
         if (!h->lost_told && !zkl__node_held(h->node)) {
             h->lost_told = true;
@@ -203,23 +201,7 @@ int zkl_mutex_set_lost_fn(zkl_mutex *m, zkl_lost_fn fn, void *arg)
 {
     if (m == NULL)
         return ZKL_EINVAL;
-    pthread_mutex_lock(&m->owners.mu);
-    m->lost_fn = fn;
-    m->lost_arg = arg;
-    bool listen = fn != NULL && !m->listening, unlisten = fn == NULL && m->listening;
-    if (listen || unlisten)
-        m->listening = listen;
-    pthread_mutex_unlock(&m->owners.mu);
-    int rc = 0;
-    if (listen && (rc = zkl_client_add_listener(m->c, mutex_state_fn, m)) != 0) {
-        pthread_mutex_lock(&m->owners.mu);
-        m->listening = false;
-        m->lost_fn = NULL;
-        pthread_mutex_unlock(&m->owners.mu);
-    }
-    if (unlisten)
-        zkl_client_remove_listener(m->c, mutex_state_fn, m);
-    return rc;
+    return zkl__lost_set(&m->lost, &m->owners.mu, m->c, mutex_state_fn, m, (zkl__any_fn)fn, arg);
 }
 
 void zkl_mutex_free(zkl_mutex *m)
@@ -227,8 +209,7 @@ void zkl_mutex_free(zkl_mutex *m)
     if (m == NULL)
         return;
     /* After this no callback can be running or start. */
-    if (m->listening)
-        zkl_client_remove_listener(m->c, mutex_state_fn, m);
+    zkl__lost_stop(&m->lost, m->c, mutex_state_fn, m);
     /* Best effort: release holds still open, so their nodes go now rather
      * than with the session. */
     while (m->owners.head) {

@@ -28,9 +28,7 @@ struct zkl_rwlock {
     zkl_client *c;
     char *path;
     struct side rd, wr;
-    zkl_rwlock_lost_fn lost_fn; /* these three guarded by lost_mu */
-    void *lost_arg;
-    bool listening;             /* our state listener is on the client */
+    zkl__lost lost; /* guarded by lost_mu */
     pthread_mutex_t lost_mu;
 };
 
@@ -359,8 +357,8 @@ static void rwlock_state_fn(zkl_client *c, int state, void *arg)
     if (state != ZKL_STATE_LOST)
         return;
     pthread_mutex_lock(&rw->lost_mu);
-    zkl_rwlock_lost_fn fn = rw->lost_fn;
-    void *fn_arg = rw->lost_arg;
+    zkl_rwlock_lost_fn fn = (zkl_rwlock_lost_fn)rw->lost.fn;
+    void *fn_arg = rw->lost.arg;
     pthread_mutex_unlock(&rw->lost_mu);
     if (fn == NULL)
         return;
@@ -376,25 +374,7 @@ int zkl_rwlock_set_lost_fn(zkl_rwlock *rw, zkl_rwlock_lost_fn fn, void *arg)
 {
     if (rw == NULL)
         return ZKL_EINVAL;
-    pthread_mutex_lock(&rw->lost_mu);
-    rw->lost_fn = fn;
-    rw->lost_arg = arg;
-    bool listen = fn != NULL && !rw->listening, unlisten = fn == NULL && rw->listening;
-    if (listen || unlisten)
-        rw->listening = listen;
-    pthread_mutex_unlock(&rw->lost_mu);
-    int rc = 0;
-    if (listen && (rc = zkl_client_add_listener(rw->c, rwlock_state_fn, rw)) != 0) {
-        pthread_mutex_lock(&rw->lost_mu);
-        rw->listening = false;
-        rw->lost_fn = NULL;
-        pthread_mutex_unlock(&rw->lost_mu);
-    }
-    /* Once the listener is removed, the callback is not running and will
-     * not be called again (the client waits for a delivery under way). */
-    if (unlisten)
-        zkl_client_remove_listener(rw->c, rwlock_state_fn, rw);
-    return rc;
+    return zkl__lost_set(&rw->lost, &rw->lost_mu, rw->c, rwlock_state_fn, rw, (zkl__any_fn)fn, arg);
 }
 
 /* ---- the generic lock interface ------------------------------------------ */
@@ -467,8 +447,7 @@ void zkl_rwlock_free(zkl_rwlock *rw)
     if (rw == NULL)
         return;
     /* After this no callback can be running or start. */
-    if (rw->listening)
-        zkl_client_remove_listener(rw->c, rwlock_state_fn, rw);
+    zkl__lost_stop(&rw->lost, rw->c, rwlock_state_fn, rw);
     /* Best effort: holds still open go now rather than with the session. */
     side_drop_all(&rw->rd);
     side_drop_all(&rw->wr);

@@ -32,9 +32,7 @@ struct zkl_semaphore {
     pthread_mutex_t mu;
     int out;            /* leases not yet released (guarded by mu) */
     zkl_lease *leases;  /* those leases, newest first (mu) */
-    zkl_semaphore_lost_fn lost_fn; /* (mu) */
-    void *lost_arg;
-    bool listening; /* a client listener is set (mu) */
+    zkl__lost lost;     /* (mu) */
 };
 
 struct zkl_lease {
@@ -383,8 +381,8 @@ static void semaphore_state_fn(zkl_client *c, int state, void *arg)
     int64_t tokens[32];
     size_t k = 0;
     pthread_mutex_lock(&s->mu);
-    zkl_semaphore_lost_fn fn = s->lost_fn;
-    void *fn_arg = s->lost_arg;
+    zkl_semaphore_lost_fn fn = (zkl_semaphore_lost_fn)s->lost.fn;
+    void *fn_arg = s->lost.arg;
     for (zkl_lease *l = s->leases; l && k < 32; l = l->next) {
         if (!l->lost_told && !zkl__node_held(l->node)) {
             l->lost_told = true;
@@ -400,23 +398,7 @@ int zkl_semaphore_set_lost_fn(zkl_semaphore *s, zkl_semaphore_lost_fn fn, void *
 {
     if (s == NULL)
         return ZKL_EINVAL;
-    pthread_mutex_lock(&s->mu);
-    s->lost_fn = fn;
-    s->lost_arg = arg;
-    bool listen = fn != NULL && !s->listening, unlisten = fn == NULL && s->listening;
-    if (listen || unlisten)
-        s->listening = listen;
-    pthread_mutex_unlock(&s->mu);
-    int rc = 0;
-    if (listen && (rc = zkl_client_add_listener(s->c, semaphore_state_fn, s)) != 0) {
-        pthread_mutex_lock(&s->mu);
-        s->listening = false;
-        s->lost_fn = NULL;
-        pthread_mutex_unlock(&s->mu);
-    }
-    if (unlisten)
-        zkl_client_remove_listener(s->c, semaphore_state_fn, s);
-    return rc;
+    return zkl__lost_set(&s->lost, &s->mu, s->c, semaphore_state_fn, s, (zkl__any_fn)fn, arg);
 }
 
 int zkl_semaphore_free(zkl_semaphore *s)
@@ -425,13 +407,11 @@ int zkl_semaphore_free(zkl_semaphore *s)
         return 0;
     pthread_mutex_lock(&s->mu);
     int out = s->out;
-    bool listening = s->listening;
     pthread_mutex_unlock(&s->mu);
     if (out > 0)
         return ZKL_EBUSY;
     /* After this no callback can be running or start. */
-    if (listening)
-        zkl_client_remove_listener(s->c, semaphore_state_fn, s);
+    zkl__lost_stop(&s->lost, s->c, semaphore_state_fn, s);
     pthread_mutex_destroy(&s->mu);
     free(s->path);
     free(s);

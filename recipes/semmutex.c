@@ -18,9 +18,7 @@ struct zkl_semmutex {
     bool acquiring;     /* a thread is in zkl_semmutex_acquire */
     int users;          /* guarded writes running on `node` */
     bool lost_told;     /* the lost callback heard of `node` */
-    zkl_semmutex_lost_fn lost_fn;
-    void *lost_arg;
-    bool listening; /* a client listener is set */
+    zkl__lost lost;
 };
 
 int zkl_semmutex_new(zkl_client *c, const char *path, zkl_semmutex **out)
@@ -200,8 +198,8 @@ static void semmutex_state_fn(zkl_client *c, int state, void *arg)
         return;
     int64_t token = 0;
     pthread_mutex_lock(&s->mu);
-    zkl_semmutex_lost_fn fn = s->lost_fn;
-    void *fn_arg = s->lost_arg;
+    zkl_semmutex_lost_fn fn = (zkl_semmutex_lost_fn)s->lost.fn;
+    void *fn_arg = s->lost.arg;
     if (s->node != NULL && !s->lost_told && !zkl__node_held(s->node)) {
         s->lost_told = true;
         token = zkl__node_token(s->node);
@@ -215,23 +213,7 @@ int zkl_semmutex_set_lost_fn(zkl_semmutex *s, zkl_semmutex_lost_fn fn, void *arg
 {
     if (s == NULL)
         return ZKL_EINVAL;
-    pthread_mutex_lock(&s->mu);
-    s->lost_fn = fn;
-    s->lost_arg = arg;
-    bool listen = fn != NULL && !s->listening, unlisten = fn == NULL && s->listening;
-    if (listen || unlisten)
-        s->listening = listen;
-    pthread_mutex_unlock(&s->mu);
-    int rc = 0;
-    if (listen && (rc = zkl_client_add_listener(s->c, semmutex_state_fn, s)) != 0) {
-        pthread_mutex_lock(&s->mu);
-        s->listening = false;
-        s->lost_fn = NULL;
-        pthread_mutex_unlock(&s->mu);
-    }
-    if (unlisten)
-        zkl_client_remove_listener(s->c, semmutex_state_fn, s);
-    return rc;
+    return zkl__lost_set(&s->lost, &s->mu, s->c, semmutex_state_fn, s, (zkl__any_fn)fn, arg);
 }
 
 void zkl_semmutex_free(zkl_semmutex *s)
@@ -239,8 +221,7 @@ void zkl_semmutex_free(zkl_semmutex *s)
     if (s == NULL)
         return;
     /* After this no callback can be running or start. */
-    if (s->listening)
-        zkl_client_remove_listener(s->c, semmutex_state_fn, s);
+    zkl__lost_stop(&s->lost, s->c, semmutex_state_fn, s);
     /* Best effort: the node goes now rather than with the session. */
     if (s->node != NULL)
         zkl__queue_release(s->node);
