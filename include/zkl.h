@@ -234,7 +234,10 @@ ZKL_EXPORT int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms) ZKL_WARN_UNUSED;
 /* Release one count of the calling thread's hold; the node is deleted when
  * the count reaches 0, and the call returns once the server confirmed it.
  * Returns 0, ZKL_ENOTHELD (the calling thread holds nothing: nothing
- * changes), ZKL_ELOST (the session ended: the hold is cleared), ZKL_ECLOSED,
+ * changes), ZKL_ELOST (the session ended, or someone else deleted the node:
+ * the hold is cleared), ZKL_ENOAUTH (the server refused the delete, e.g. an
+ * ACL without DELETE: the node stays and the hold STAYS held, with a count
+ * of one; fix the ACL and release again, or close the client), ZKL_ECLOSED,
  * ZKL_EINVAL (NULL). Thread-safe. */
 ZKL_EXPORT int zkl_mutex_release(zkl_mutex *m);
 
@@ -250,7 +253,8 @@ ZKL_EXPORT int zkl_mutex_release(zkl_mutex *m);
 ZKL_EXPORT int zkl_mutex_is_held(zkl_mutex *m);
 
 /* Be told when holds of `m` are lost: after the session of a hold ended
- * (expiry, or given up after a long suspension), `fn(m, token, arg)` is
+ * (expiry, or given up after a long suspension) or someone else deleted
+ * its node, `fn(m, token, arg)` is
  * called once per lost hold, with that hold's fencing token, on the
  * client's keeper thread (never a ZooKeeper thread, never with a zkl lock
  * held). The hold itself stays until its thread releases it (ZKL_ELOST).
@@ -319,8 +323,10 @@ ZKL_EXPORT int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms) ZKL_WARN_U
 
 /* Release the object's hold, from any thread; returns once the server
  * confirmed the node's deletion. Returns 0, ZKL_ENOTHELD (the object holds
- * nothing: nothing changes), ZKL_ELOST (the session ended: the hold is
- * cleared), ZKL_ECLOSED, ZKL_EINVAL (NULL). Thread-safe. */
+ * nothing: nothing changes), ZKL_ELOST (the session ended, or someone else
+ * deleted the node: the hold is cleared), ZKL_ENOAUTH (the server refused
+ * the delete: the node and the hold STAY; release again once allowed, or
+ * close the client), ZKL_ECLOSED, ZKL_EINVAL (NULL). Thread-safe. */
 ZKL_EXPORT int zkl_semmutex_release(zkl_semmutex *s);
 
 /* 1 if the object holds the lock and the hold's session is not known to be
@@ -435,9 +441,12 @@ ZKL_EXPORT int zkl_semaphore_set_lost_fn(zkl_semaphore *s, zkl_semaphore_lost_fn
                                          void *arg);
 
 /* Give the lease back and free it, from any thread; returns once the server
- * confirmed. Returns 0, ZKL_ELOST (the session ended: the lease was already
- * gone), ZKL_ECLOSED, ZKL_EINVAL (NULL). The lease is freed in every case
- * but NULL. No other call may use the lease meanwhile or after. Release
+ * confirmed. Returns 0, ZKL_ELOST (the session ended, or someone else
+ * deleted the node: the lease was already gone), ZKL_ECLOSED, ZKL_EINVAL
+ * (NULL), ZKL_ENOAUTH (the server refused the delete: the lease STAYS held
+ * and is not freed; release it again once allowed, or close the client).
+ * In every other case the lease is freed. No other call may use the lease
+ * meanwhile or after. Release
  * every lease before closing its client (as lock objects are freed first). */
 ZKL_EXPORT int zkl_lease_release(zkl_lease *l);
 
@@ -537,8 +546,11 @@ ZKL_EXPORT int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms) ZKL_WARN
 /* Release one count of the calling thread's read hold; its node is deleted
  * when the count reaches 0, and the call returns once the server confirmed.
  * Returns 0, ZKL_ENOTHELD (the thread holds no read lock: nothing changes),
- * ZKL_ELOST (the session ended: the read hold is cleared, whatever its
- * count), ZKL_ECLOSED, ZKL_EINVAL (NULL). Thread-safe. */
+ * ZKL_ELOST (the session ended, or someone else deleted the node: the read
+ * hold is cleared, whatever its count), ZKL_ENOAUTH (the server refused
+ * the delete: the node and the hold STAY, with a count of one; release
+ * again once allowed, or close the client), ZKL_ECLOSED, ZKL_EINVAL (NULL).
+ * Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_read_release(zkl_rwlock *rw);
 
 /* Take the write lock for the calling thread: held once its node is first in
@@ -554,6 +566,7 @@ ZKL_EXPORT int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms) ZKL_WAR
 /* Release one count of the calling thread's write hold, as
  * zkl_rwlock_read_release does for reads. A read hold the thread took while
  * writing (downgrade) stays. Returns 0, ZKL_ENOTHELD, ZKL_ELOST,
+ * ZKL_ENOAUTH (the delete was refused: the write hold STAYS, count one),
  * ZKL_ECLOSED, ZKL_EINVAL. Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_write_release(zkl_rwlock *rw);
 

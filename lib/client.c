@@ -266,23 +266,39 @@ static void *keeper_main(void *arg)
     pthread_mutex_lock(&c->mu);
     for (;;) {
         while (!c->closing && !c->need_reopen && c->ev_head == c->ev_tail) {
+            /* The engine's hooks and retries (may release c->mu). */
+            int64_t work = zkl__queue_keeper(c);
+            if (c->closing || c->need_reopen || c->ev_head != c->ev_tail ||
+                c->notify_head != NULL)
+                continue;
             int64_t at = give_up_at(c);
-            if (at == 0)
+            int64_t until = at == 0 ? work : work == 0 || at < work ? at : work;
+            if (until == 0)
                 pthread_cond_wait(&c->cv, &c->mu);
-            else if (zkl__cond_wait(&c->cv, &c->mu, at) != 0 && give_up_at(c) == at)
+            else if (zkl__cond_wait(&c->cv, &c->mu, until) != 0 && at != 0 &&
+                     give_up_at(c) == at && zkl__now_ns() >= at)
                 give_up_session(c);
         }
         while (c->ev_head != c->ev_tail) {
             int st = c->events[c->ev_head++ % (sizeof c->events / sizeof c->events[0])];
-            /* Snapshot the listeners, call them unlocked. */
-            struct zkl__listener snap[16];
-            size_t k = 0;
-            for (struct zkl__listener *l = c->listeners; l && k < 16; l = l->next)
+            /* Snapshot the listeners, call them unlocked: all of them,
+             * however many (a small array on the stack covers most). */
+            struct zkl__listener few[16], *snap = few;
+            size_t k = 0, total = 0;
+            for (struct zkl__listener *l = c->listeners; l; l = l->next)
+                total++;
+            if (total > 16 && (snap = malloc(total * sizeof *snap)) == NULL) {
+                snap = few;
+                total = 16; /* out of memory: the first 16 still hear */
+            }
+            for (struct zkl__listener *l = c->listeners; l && k < total; l = l->next)
                 snap[k++] = *l;
             c->delivering = 1;
             pthread_mutex_unlock(&c->mu);
             for (size_t i = 0; i < k; i++)
                 snap[i].fn(c, st, snap[i].arg);
+            if (snap != few)
+                free(snap);
             pthread_mutex_lock(&c->mu);
             c->delivering = 0;
             c->delivery++;

@@ -86,6 +86,10 @@ struct zkl_client {
      * count of the events that may make what it knows of them stale */
     struct zkl__dirtrack *dirs;
     uint64_t dir_epoch;
+    /* nodes whose owner's hook the keeper has to call (lib/queue.c), and
+     * the one whose hook is running */
+    zkl__node *notify_head, *notify_tail;
+    const zkl__node *notifying;
     /* listeners and the event queue the keeper thread delivers */
     struct zkl__listener *listeners;
     int events[64];
@@ -126,6 +130,11 @@ ZKL__HIDDEN extern const zkl__policy zkl__lock_policy;
 ZKL__HIDDEN extern const zkl__policy zkl__read_policy;
 ZKL__HIDDEN extern const zkl__policy zkl__write_policy;
 
+/* A hook of a node's owner: called on the client's keeper thread with no zkl
+ * lock held, with the node (valid for the call), its token and the owner's
+ * `hook_arg`. */
+typedef void (*zkl__node_fn)(zkl__node *n, int64_t token, void *arg);
+
 /* Per-acquire options. */
 typedef struct zkl__qopts {
     const void *arg;       /* passed to policy->holds */
@@ -139,6 +148,13 @@ typedef struct zkl__qopts {
     const zkl__node *within; /* enqueue only while this node, held by the
                                 caller, belongs to the live session; else
                                 ZKL_ELOST (work done under a gate node) */
+    /* Once the node is held: on_lost is called once if it is lost (the
+     * session ended, or someone else deleted it); on_revoke when someone
+     * writes the revocation request ("__REVOKE__") into it. Both stop when
+     * the node is released or given up: once zkl__queue_release or
+     * zkl__queue_leave returned, neither is running or will run. */
+    zkl__node_fn on_lost, on_revoke;
+    void *hook_arg;
 } zkl__qopts;
 
 /* Enqueue on lock path `dir` and wait until the policy says the node holds,
@@ -149,8 +165,15 @@ ZKL__HIDDEN int zkl__queue_acquire(zkl_client *c, const char *dir,
                                    const zkl__policy *pol, const zkl__qopts *o,
                                    int64_t deadline, zkl__node **out);
 /* Delete a held node and free it. Returns 0 once the server confirmed,
- * ZKL_ELOST if the session ended first (the node is gone with it). */
+ * ZKL_ELOST if the session ended first or someone else had deleted the
+ * node (it is gone), ZKL_ECLOSED. Any other code (ZKL_ENOAUTH: the server
+ * refused the delete) means the node stays and is still held, not freed:
+ * zkl__release_kept() tells. */
 ZKL__HIDDEN int zkl__queue_release(zkl__node *n);
+static inline bool zkl__release_kept(int rc)
+{
+    return rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED;
+}
 /* Give a node up (held or not) and hand it to the engine, which frees it:
  * its delete is sent, and the call waits for the server's confirmation only
  * if `wait`, and only while connected. Otherwise the engine finishes the
@@ -184,6 +207,10 @@ ZKL__HIDDEN void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type,
                                         const char *path);
 /* 1 while any request of the engine is pending. With c->mu held. */
 ZKL__HIDDEN int zkl__queue_pending(zkl_client *c);
+/* The keeper's share of the engine (c->mu held, released while it calls the
+ * owners' hooks): call the hooks due, re-send the refused deletes due.
+ * Returns when it wants to run again (monotonic ns), 0 for "on a signal". */
+ZKL__HIDDEN int64_t zkl__queue_keeper(zkl_client *c);
 /* Free every node left at close. With c->mu held. */
 ZKL__HIDDEN void zkl__queue_drop_all(zkl_client *c);
 /* The watcher for node watches; its context is (void *)c->id. */
@@ -198,22 +225,22 @@ ZKL__HIDDEN int zkl__err_from_zk(int rc);
  * converts it back before calling. */
 typedef void (*zkl__any_fn)(void);
 
-/* Guarded by a mutex of the recipe's, passed to zkl__lost_set; the recipe's
- * listener reads fn and arg under it. */
+/* Guarded by a mutex of the recipe's, passed to zkl__lost_set. The engine
+ * calls a recipe's node hook (zkl__qopts.on_lost) on the client's keeper
+ * thread, which reads fn and arg with zkl__lost_get. */
 typedef struct zkl__lost {
     zkl__any_fn fn;
     void *arg;
-    bool listening; /* `listener` is on the client */
 } zkl__lost;
 
-/* Set the callback (fn NULL: none), and put `listener(c, state, obj)` on
- * the client or take it off to match. Once a call with NULL returned, the
- * old callback is not running and will not be called. Returns 0 or the
- * code of zkl_client_add_listener (nothing set then). */
-ZKL__HIDDEN int zkl__lost_set(zkl__lost *l, pthread_mutex_t *mu, zkl_client *c,
-                              zkl_state_fn listener, void *obj, zkl__any_fn fn, void *arg);
-/* When the recipe's object is freed: take the listener off if it is on. */
-ZKL__HIDDEN void zkl__lost_stop(zkl__lost *l, zkl_client *c, zkl_state_fn listener, void *obj);
+/* Set the callback (fn NULL: none). Once a call with NULL returned, the
+ * old callback is not running and will not be called. Returns 0. */
+ZKL__HIDDEN int zkl__lost_set(zkl__lost *l, pthread_mutex_t *mu, zkl_client *c, zkl__any_fn fn,
+                              void *arg);
+/* The callback and its arg, read under mu (for the recipe's node hook). */
+ZKL__HIDDEN zkl__any_fn zkl__lost_get(zkl__lost *l, pthread_mutex_t *mu, void **arg);
+/* When the recipe's object is freed: no callback runs after this. */
+ZKL__HIDDEN void zkl__lost_stop(zkl__lost *l, pthread_mutex_t *mu, zkl_client *c);
 
 /* ---- per-thread holds of reentrant locks (lib/owners.c) ---------------- */
 
@@ -221,7 +248,6 @@ typedef struct zkl__hold {
     pthread_t thread;
     long count;
     zkl__node *node;
-    bool lost_told; /* the recipe already reported this hold as lost */
     struct zkl__hold *next;
 } zkl__hold;
 

@@ -1,35 +1,43 @@
-/* A recipe's lost-hold callback: the user's function, and the client state
- * listener that calls it, on when there is a function and off when not. */
+/* A recipe's lost-hold callback: the user's function and its argument. The
+ * engine tells the recipe of each lost node through the node's hook, on the
+ * client's keeper thread; the hook reads the callback here. */
 #include "internal.h"
 
-int zkl__lost_set(zkl__lost *l, pthread_mutex_t *mu, zkl_client *c, zkl_state_fn listener,
-                  void *obj, zkl__any_fn fn, void *arg)
+/* Wait until no hook started before this call is running: the keeper runs
+ * them one at a time, with c->delivering set. Not from the keeper itself
+ * (a callback that changes the callback). */
+static void quiesce(zkl_client *c)
+{
+    pthread_mutex_lock(&c->mu);
+    if (c->keeper_started && !pthread_equal(pthread_self(), c->keeper)) {
+        uint64_t seen = c->delivery;
+        while (c->delivering && c->delivery == seen)
+            pthread_cond_wait(&c->cv, &c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+int zkl__lost_set(zkl__lost *l, pthread_mutex_t *mu, zkl_client *c, zkl__any_fn fn, void *arg)
 {
     pthread_mutex_lock(mu);
     l->fn = fn;
     l->arg = arg;
-    bool listen = fn != NULL && !l->listening, unlisten = fn == NULL && l->listening;
-    if (listen || unlisten)
-        l->listening = listen;
     pthread_mutex_unlock(mu);
-    /* The client calls are made without `mu`: the listener takes it. */
-    int rc = 0;
-    if (listen && (rc = zkl_client_add_listener(c, listener, obj)) != 0) {
-        pthread_mutex_lock(mu);
-        l->listening = false;
-        l->fn = NULL;
-        pthread_mutex_unlock(mu);
-    }
-    /* Once the listener is removed, the callback is not running and will
-     * not be called again (the client waits for a delivery under way). */
-    if (unlisten)
-        zkl_client_remove_listener(c, listener, obj);
-    return rc;
+    if (fn == NULL)
+        quiesce(c);
+    return 0;
 }
 
-void zkl__lost_stop(zkl__lost *l, zkl_client *c, zkl_state_fn listener, void *obj)
+zkl__any_fn zkl__lost_get(zkl__lost *l, pthread_mutex_t *mu, void **arg)
 {
-    if (l->listening)
-        zkl_client_remove_listener(c, listener, obj);
-    l->listening = false;
+    pthread_mutex_lock(mu);
+    zkl__any_fn fn = l->fn;
+    *arg = l->arg;
+    pthread_mutex_unlock(mu);
+    return fn;
+}
+
+void zkl__lost_stop(zkl__lost *l, pthread_mutex_t *mu, zkl_client *c)
+{
+    zkl__lost_set(l, mu, c, NULL, NULL);
 }

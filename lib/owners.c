@@ -37,7 +37,6 @@ int zkl__owners_add(zkl__owners *o, zkl__node *n)
     h->thread = pthread_self();
     h->count = 1;
     h->node = n;
-    h->lost_told = false;
     h->next = o->head;
     o->head = h;
     return 0;

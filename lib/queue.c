@@ -68,8 +68,42 @@ struct zkl__node {
     char kind[48];   /* the kind the node is created with */
     int creates;     /* attempts so far, to bound a container race */
     int parent_rc;   /* a lock parent the server refused to create */
+    bool noread;     /* the server refused us a watched node (another
+                        identity's, or an ACL without READ): the lock path's
+                        children are watched instead (dirwatch) */
+    bool dirwatch;   /* a child watch on the lock path is set or being set */
+    /* Our own node, watched from the create's answer on (PITFALLS: a
+     * handoff trusted without one's own node): anyone else deleting it is
+     * seen before any later event, in the server's order. */
+    bool own_armed;  /* a watch on our own node is set, or being set */
+    bool own_ok;     /* ... and the server said the node existed then */
+    bool lost;       /* held, then deleted by someone else or taken by the
+                        session's end: reported once through on_lost */
+    bool taken;      /* the acquire returned it held to its caller */
+    bool releasing;  /* the delete in flight is the release of a hold: if the
+                        server refuses it, the hold stays */
+    char **skip;     /* recovery: nodes with our uuid that another session
+                        owns (planted): neither ours nor ours to delete */
+    size_t nskip;
+    int64_t retry_at; /* a refused delete of an abandoned node: when the
+                         keeper sends it again (0: not scheduled) */
+    int retries;
+    /* The owner's hooks (zkl__qopts), called on the client's keeper thread
+     * with no zkl lock held; `notify` holds what is still to be told. */
+    zkl__node_fn on_lost, on_revoke;
+    void *hook_arg;
+    unsigned notify;
+    bool in_notify;
+    zkl__node *nnext; /* c->notify_head queue */
     pthread_cond_t cv;
 };
+
+#define NOTIFY_LOST 1u
+#define NOTIFY_REVOKE 2u
+/* What a holder's node holds when someone asks it to give the lock up
+ * (Curator's cooperative revocation, PROTOCOL §6). */
+#define REVOKE_DATA "__REVOKE__"
+#define REVOKE_LEN 10
 
 /* ---- bookkeeping -------------------------------------------------------- */
 
@@ -248,8 +282,86 @@ static void track_deleted(zkl__node *n, bool ok)
     }
 }
 
+/* ---- telling the owner (c->mu held) --------------------------------------
+ * The hooks run on the client's keeper thread (zkl__queue_keeper), never on
+ * a ZooKeeper thread and never under c->mu: they call user code. */
+
+static void notify(zkl__node *n, unsigned what)
+{
+    zkl_client *c = n->c;
+    if ((what == NOTIFY_LOST && n->on_lost == NULL) ||
+        (what == NOTIFY_REVOKE && n->on_revoke == NULL))
+        return;
+    n->notify |= what;
+    if (!n->in_notify) {
+        n->in_notify = true;
+        n->nnext = NULL;
+        if (c->notify_tail)
+            c->notify_tail->nnext = n;
+        else
+            c->notify_head = n;
+        c->notify_tail = n;
+    }
+    pthread_cond_broadcast(&c->cv); /* the keeper */
+}
+
+static void unnotify(zkl__node *n)
+{
+    zkl_client *c = n->c;
+    n->notify = 0;
+    if (!n->in_notify)
+        return;
+    zkl__node *prev = NULL;
+    for (zkl__node *x = c->notify_head; x; prev = x, x = x->nnext) {
+        if (x == n) {
+            if (prev)
+                prev->nnext = n->nnext;
+            else
+                c->notify_head = n->nnext;
+            if (c->notify_tail == n)
+                c->notify_tail = prev;
+            break;
+        }
+    }
+    n->in_notify = false;
+    n->nnext = NULL;
+}
+
+/* A held node is lost: the session ended, or someone else deleted it. Told
+ * once. */
+static void mark_lost(zkl__node *n)
+{
+    if (n->lost)
+        return;
+    n->lost = true;
+    notify(n, NOTIFY_LOST);
+}
+
+/* The owner is done with the node: no hook may run for it from now on.
+ * A caller thread waits for one that is running; the keeper (a hook that
+ * releases) does not wait for itself. */
+static void hooks_off(zkl__node *n)
+{
+    zkl_client *c = n->c;
+    unnotify(n);
+    n->on_lost = n->on_revoke = NULL;
+    while (c->notifying == n && !(c->keeper_started && pthread_equal(pthread_self(), c->keeper)))
+        pthread_cond_wait(&c->cv, &c->mu);
+}
+
+static void skip_clear(zkl__node *n)
+{
+    for (size_t i = 0; i < n->nskip; i++)
+        free(n->skip[i]);
+    free(n->skip);
+    n->skip = NULL;
+    n->nskip = 0;
+}
+
 static void node_free(zkl__node *n)
 {
+    unnotify(n);
+    skip_clear(n);
     track_deleted(n, false);
     watching_remove(n);
     zkl__client_unlink(n->c, n);
@@ -324,6 +436,9 @@ static bool session_error(int rc)
 
 static void send_list(zkl__node *n);
 static void send_create(zkl__node *n);
+static void arm(zkl__node *n, int slot, const char *name);
+static void forget_gone(zkl__node *n);
+static void send_dirwatch(zkl__node *n);
 static void send_delete(zkl__node *n);
 static void decide(zkl__node *n, const struct String_vector *kids);
 
@@ -337,6 +452,19 @@ static void send_failed(zkl__node *n, int rc)
         fail(n, zkl__err_from_zk(rc));
 }
 
+/* Backoff for a refused delete of a node nobody holds any more: from 100 ms
+ * doubling to 10 s, until the session ends or the client closes. */
+static void schedule_retry(zkl__node *n)
+{
+    int shift = n->retries < 7 ? n->retries : 7;
+    n->retries++;
+    n->retry_at = zkl__now_ns() + ((int64_t)100000000 << shift);
+    if (n->retry_at - zkl__now_ns() > (int64_t)10000000000)
+        n->retry_at = zkl__now_ns() + (int64_t)10000000000;
+    n->st = N_DELETING;
+    pthread_cond_broadcast(&n->c->cv); /* the keeper sends it */
+}
+
 static void delete_done(int rc, const void *data)
 {
     zkl__node *n = (zkl__node *)data;
@@ -346,18 +474,31 @@ static void delete_done(int rc, const void *data)
     if (rc == ZOK || rc == ZNONODE) {
         if (rc == ZOK)
             c->stats.deletes++;
+        else if (n->releasing && n->err == 0)
+            n->err = ZKL_ELOST; /* someone else deleted the held node first */
         n->st = N_GONE;
-        track_deleted(n, current(n));
+        /* A node deleted by someone else says nothing sure of the path. */
+        track_deleted(n, current(n) && rc == ZOK);
     } else if (conn_error(rc) && current(n)) {
         n->stalled = true; /* re-sent on reconnect */
         if (connected(c))
             zkl__queue_on_connected(c, n->zh);
     } else if (!current(n) || session_error(rc)) {
         n->st = N_GONE; /* gone with the session */
-    } else {
+    } else if (n->releasing) {
+        /* Refused (an ACL without DELETE): the node stays, so does the
+         * hold; the caller hears why and may try again (PITFALLS: cleanup
+         * that the server refuses). */
         n->err = zkl__err_from_zk(rc);
-        n->st = N_GONE;
+        n->st = N_HELD;
+    } else {
+        /* Refused, and nobody holds the node: keep trying, with backoff,
+         * until the session ends or the client closes. */
+        if (n->err == 0)
+            n->err = zkl__err_from_zk(rc);
+        schedule_retry(n);
     }
+    n->releasing = false;
     wake(n);
     maybe_free(n);
     pthread_mutex_unlock(&c->mu);
@@ -366,6 +507,7 @@ static void delete_done(int rc, const void *data)
 static void send_delete(zkl__node *n)
 {
     n->st = N_DELETING;
+    n->retry_at = 0;
     n->refs++;
     n->c->stats.requests++;
     int rc = zoo_adelete(n->zh, n->path, -1, delete_done, n);
@@ -382,6 +524,165 @@ static void leave(zkl__node *n)
      * reconnect, sees `abandon` and deletes the node. */
     if (n->path != NULL && (n->st == N_QUEUED || n->st == N_HELD))
         send_delete(n);
+}
+
+/* An error that retrying cannot cure (an ACL that refuses, ...) ended the
+ * attempt: the caller hears `err` at once, and a node we made is deleted
+ * first (PROTOCOL §5: no orphan may outlive a failed acquire). */
+static void abort_node(zkl__node *n, int err)
+{
+    if (n->err == 0)
+        n->err = err;
+    if (n->path != NULL && n->st == N_QUEUED) {
+        arm(n, 0, NULL);
+        arm(n, 1, NULL);
+        group_clear(n);
+        send_delete(n);
+    } else if (n->st != N_DELETING) {
+        n->st = N_GONE;
+    }
+    wake(n);
+}
+
+/* A waiting node that someone else deleted (or whose lock path went) has no
+ * place in the queue any more: queue again with a fresh node under a new
+ * uuid, within the same deadline, as Curator does. It never holds on the
+ * strength of the old one. A downgrade node cannot be made anew: that
+ * attempt is lost. */
+static void requeue(zkl__node *n)
+{
+    track_invalidate(n->c, n->dir);
+    if (n->fixed_seq[0]) {
+        fail(n, ZKL_ELOST);
+        return;
+    }
+    free(n->path);
+    n->path = NULL;
+    arm(n, 0, NULL);
+    arm(n, 1, NULL);
+    n->noread = false;
+    group_clear(n);
+    forget_gone(n);
+    n->own_armed = n->own_ok = false;
+    n->pred_first = n->pred_same = false;
+    n->relist = false;
+    zkl__uuid(n->uuid);
+    send_create(n);
+}
+
+/* ---- our own node's watch ------------------------------------------------ */
+
+/* Our own node is gone and we did not delete it. */
+static void own_gone(zkl__node *n)
+{
+    n->own_armed = n->own_ok = false;
+    if (n->st == N_QUEUED || (n->st == N_HELD && !n->taken)) {
+        /* Waiting, or held a moment ago but not yet returned to the
+         * caller, who never learns of that hold: queue again. */
+        n->st = N_QUEUED;
+        requeue(n);
+    } else if (n->st == N_HELD) {
+        /* The lock is no longer ours: from now on is_held says so, release
+         * says ZKL_ELOST and guarded writes are refused. */
+        track_invalidate(n->c, n->dir);
+        n->st = N_GONE;
+        mark_lost(n);
+        wake(n);
+    }
+}
+
+static void own_exists_done(int rc, const struct Stat *st, const void *data)
+{
+    (void)st;
+    zkl__node *n = (zkl__node *)data;
+    zkl_client *c = n->c;
+    pthread_mutex_lock(&c->mu);
+    n->refs--;
+    /* Answers to one session's requests come in order: while the node is
+     * queued or held, this answer is about its current path. */
+    if (current(n) && n->own_armed && (n->st == N_QUEUED || n->st == N_HELD)) {
+        if (rc == ZOK) {
+            n->own_ok = true;
+        } else if (rc == ZNONODE) {
+            own_gone(n);
+        } else {
+            n->own_armed = false;
+            if (conn_error(rc)) {
+                n->stalled = true;
+                if (connected(c))
+                    zkl__queue_on_connected(c, n->zh);
+            }
+        }
+    }
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* An existence watch: it needs no READ permission, fires on deletion and on
+ * a change of the node's data. */
+static void arm_own(zkl__node *n)
+{
+    zkl_client *c = n->c;
+    if (n->own_armed || n->path == NULL)
+        return;
+    n->own_armed = true;
+    watching_add(n);
+    n->refs++;
+    c->stats.requests++;
+    int rc = zoo_awexists(n->zh, n->path, zkl__node_watcher_fn(), (void *)(uintptr_t)c->id,
+                          own_exists_done, n);
+    if (rc != ZOK) {
+        n->own_armed = false;
+        send_failed(n, rc);
+    }
+}
+
+static void own_get_done(int rc, const char *v, int len, const struct Stat *st, const void *data)
+{
+    (void)st;
+    zkl__node *n = (zkl__node *)data;
+    zkl_client *c = n->c;
+    pthread_mutex_lock(&c->mu);
+    n->refs--;
+    if (current(n) && n->own_armed && (n->st == N_QUEUED || n->st == N_HELD)) {
+        if (rc == ZOK) {
+            n->own_ok = true;
+            if (n->st == N_HELD && len == REVOKE_LEN && memcmp(v, REVOKE_DATA, REVOKE_LEN) == 0)
+                notify(n, NOTIFY_REVOKE);
+        } else if (rc == ZNONODE) {
+            own_gone(n);
+        } else {
+            n->own_armed = false;
+            if (conn_error(rc)) {
+                n->stalled = true;
+                if (connected(c))
+                    zkl__queue_on_connected(c, n->zh);
+            } else {
+                arm_own(n); /* not allowed to read it: watch on without */
+            }
+        }
+    }
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Our node's data changed: read it, watching on. Someone wrote the
+ * revocation request into it: the owner's revoke hook hears of it (the
+ * public revocation API builds on this hook). */
+static void own_changed(zkl__node *n)
+{
+    zkl_client *c = n->c;
+    n->own_armed = true;
+    n->own_ok = false; /* not watched until this answers: no handoff on trust */
+    watching_add(n);
+    n->refs++;
+    c->stats.requests++;
+    int rc = zoo_awget(n->zh, n->path, zkl__node_watcher_fn(), (void *)(uintptr_t)c->id,
+                       own_get_done, n);
+    if (rc != ZOK) {
+        n->own_armed = false;
+        send_failed(n, rc);
+    }
 }
 
 static void list_done(int rc, const struct String_vector *kids, const void *data)
@@ -411,7 +712,9 @@ static void list_done(int rc, const struct String_vector *kids, const void *data
         else
             send_create(n);
     } else if (rc == ZNONODE) {
-        fail(n, ZKL_ELOST); /* the lock path vanished under our node */
+        requeue(n); /* the lock path vanished, and our node with it */
+    } else if (n->st == N_QUEUED) {
+        abort_node(n, zkl__err_from_zk(rc)); /* e.g. READ refused: ZKL_ENOAUTH */
     } else {
         fail(n, zkl__err_from_zk(rc));
     }
@@ -446,15 +749,37 @@ static void stat_done(int rc, const struct Stat *stat, const void *data)
     } else if (rc == ZOK) {
         /* A node is ours only if our current session owns it: never adopt a
          * node of an earlier session (PITFALLS: adopting a doomed node). */
-        n->token = stat->czxid;
-        c->stats.recovered++;
-        if (stat->ephemeralOwner != c->sid || n->abandon) {
-            send_delete(n);
-            if (!n->abandon)
-                fail(n, ZKL_ELOST), n->st = N_DELETING;
+        if (stat->ephemeralOwner != c->sid) {
+            /* Our uuid, but not our session's: planted by someone else (our
+             * attempt lives in one session). Neither adopt it nor delete
+             * it; look on for the real one. */
+            char **sk = realloc(n->skip, (n->nskip + 1) * sizeof *sk);
+            const char *name = n->path + strlen(n->dir) + 1;
+            if (sk == NULL || (sk[n->nskip] = strdup(name)) == NULL) {
+                if (sk)
+                    n->skip = sk;
+                free(n->path);
+                n->path = NULL;
+                fail(n, ZKL_ENOMEM);
+            } else {
+                n->skip = sk;
+                n->nskip++;
+                free(n->path);
+                n->path = NULL;
+                send_list(n);
+            }
         } else {
-            n->st = N_QUEUED;
-            send_list(n);
+            n->token = stat->czxid;
+            c->stats.recovered++;
+            /* The exists call left a watch on it: our own node's watch. */
+            n->own_armed = n->own_ok = true;
+            watching_add(n);
+            if (n->abandon) {
+                send_delete(n);
+            } else {
+                n->st = N_QUEUED;
+                send_list(n);
+            }
         }
     } else if (rc == ZNONODE) {
         free(n->path);
@@ -475,7 +800,8 @@ static void stat_done(int rc, const struct Stat *stat, const void *data)
 }
 
 /* Recovery: the answer to a create was lost. List, look for our uuid, and
- * check who owns what we find. */
+ * check who owns what we find (the check also watches it, as our own node
+ * is watched). */
 static void recover_found(zkl__node *n, const char *name)
 {
     n->path = zkl__path_join(n->dir, name);
@@ -485,7 +811,8 @@ static void recover_found(zkl__node *n, const char *name)
     }
     n->refs++;
     n->c->stats.requests++;
-    int rc = zoo_aexists(n->zh, n->path, 0, stat_done, n);
+    int rc = zoo_awexists(n->zh, n->path, zkl__node_watcher_fn(), (void *)(uintptr_t)n->c->id,
+                          stat_done, n);
     if (rc != ZOK)
         send_failed(n, rc);
 }
@@ -523,11 +850,16 @@ static void create_done(int rc, const char *name, const struct Stat *stat, const
             fail(n, ZKL_ENOMEM); /* cannot even name it: the session end takes it */
         } else if (n->abandon) {
             send_delete(n);
-        } else if (fast >= 0) {
-            n->st = N_QUEUED;
-            fast_answer(n, fast);
         } else {
-            n->st = N_QUEUED; /* the pipelined listing answers next */
+            /* Watch our own node at once: this goes out ahead of every
+             * watch on another node, so its deletion by someone else is
+             * known before any event that could hand us the lock. It adds
+             * no wait: the acquire does not wait for its answer. */
+            n->st = N_QUEUED;
+            arm_own(n);
+            if (fast >= 0 && n->st == N_QUEUED)
+                fast_answer(n, fast);
+            /* else the pipelined listing answers next */
         }
     } else if (rc == ZNONODE) {
         /* A missing parent, or a container removed under us (PROTOCOL §1):
@@ -659,13 +991,66 @@ static void wget_done(int rc, const char *v, int len, const struct Stat *st, con
             n->stalled = true;
             if (connected(c))
                 zkl__queue_on_connected(c, n->zh);
+        } else if (rc == ZNOAUTH) {
+            /* Not allowed to read it (another identity's node): no watch on
+             * it is allowed either, not even an existence watch (the
+             * server does not report a node the watcher may not read). Wait
+             * on the lock path's children instead, quietly, rather than
+             * listing in a loop until the deadline. */
+            n->noread = true;
+            send_dirwatch(n);
         } else if (rc != ZOK) {
             n->armed[slot] = false;
-            send_list(n);
+            abort_node(n, zkl__err_from_zk(rc)); /* retrying cannot cure it */
         }
     }
     maybe_free(n);
     pthread_mutex_unlock(&c->mu);
+}
+
+/* The answer to a listing that also set a child watch on the lock path:
+ * decide on it as on any listing (the watched node may be gone already). */
+static void dirwatch_list_done(int rc, const struct String_vector *kids, const void *data)
+{
+    zkl__node *n = (zkl__node *)data;
+    zkl_client *c = n->c;
+    pthread_mutex_lock(&c->mu);
+    n->refs--;
+    c->stats.listings++;
+    if (!current(n) || n->st != N_QUEUED) {
+    } else if (rc == ZOK) {
+        decide(n, kids);
+    } else {
+        n->dirwatch = false;
+        if (conn_error(rc)) {
+            n->stalled = true;
+            if (connected(c))
+                zkl__queue_on_connected(c, n->zh);
+        } else if (rc == ZNONODE) {
+            requeue(n);
+        } else {
+            abort_node(n, zkl__err_from_zk(rc));
+        }
+    }
+    maybe_free(n);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void send_dirwatch(zkl__node *n)
+{
+    zkl_client *c = n->c;
+    if (n->dirwatch)
+        return; /* one is set: its event lists again */
+    n->dirwatch = true;
+    watching_add(n);
+    n->refs++;
+    c->stats.requests++;
+    int rc = zoo_awget_children(n->zh, n->dir, zkl__node_watcher_fn(), (void *)(uintptr_t)c->id,
+                                dirwatch_list_done, n);
+    if (rc != ZOK) {
+        n->dirwatch = false;
+        send_failed(n, rc);
+    }
 }
 
 static void wget0_done(int rc, const char *v, int len, const struct Stat *st, const void *data)
@@ -700,6 +1085,10 @@ static void arm(zkl__node *n, int slot, const char *name)
     n->watch[slot] = full;
     n->armed[slot] = true;
     watching_add(n);
+    if (n->noread) {
+        send_dirwatch(n); /* the lock path's children tell (wget_done) */
+        return;
+    }
     n->refs++;
     c->stats.requests++;
     /* A data watch, not an existence watch: none is left behind on a node
@@ -724,8 +1113,14 @@ static void wgetg_done(int rc, const char *v, int len, const struct Stat *st, co
             n->stalled = true;
             if (connected(c))
                 zkl__queue_on_connected(c, n->zh);
-        } else {
+        } else if (rc == ZNONODE) {
             send_list(n); /* gone before the watch was set: list again */
+        } else if (rc == ZNOAUTH) {
+            /* Not allowed to read a member: watch the children instead. */
+            n->noread = true;
+            send_dirwatch(n);
+        } else {
+            abort_node(n, zkl__err_from_zk(rc));
         }
     }
     maybe_free(n);
@@ -739,6 +1134,10 @@ static void arm_group_member(zkl__node *n, struct gwatch *g)
     watching_add(n);
     n->refs++;
     c->stats.requests++;
+    if (n->noread) {
+        send_dirwatch(n); /* the lock path's children tell (wgetg_done) */
+        return;
+    }
     int rc = zoo_awget(n->zh, g->path, zkl__node_watcher_fn(), (void *)(uintptr_t)c->id,
                        wgetg_done, n);
     if (rc != ZOK) {
@@ -803,6 +1202,26 @@ static void forget_gone(zkl__node *n)
     }
 }
 
+/* Whether `name` may be the node of our lost create: our uuid, our kind,
+ * a sequence (or our fixed one), and not already found to be someone
+ * else's. Only a session check (stat_done) makes it ours. */
+static bool recoverable(const zkl__node *n, const char *name)
+{
+    size_t kl = strlen(n->kind);
+    if (!zkl__name_has_uuid(name, n->uuid) || strlen(name) != 40 + kl + 10 ||
+        memcmp(name + 40, n->kind, kl) != 0)
+        return false;
+    for (size_t i = 40 + kl; name[i]; i++)
+        if (name[i] < '0' || name[i] > '9')
+            return false;
+    if (n->fixed_seq[0] && strcmp(name + 40 + kl, n->fixed_seq) != 0)
+        return false;
+    for (size_t i = 0; i < n->nskip; i++)
+        if (strcmp(n->skip[i], name) == 0)
+            return false;
+    return true;
+}
+
 static void decide(zkl__node *n, const struct String_vector *kids)
 {
     size_t cnt = kids ? (size_t)kids->count : 0;
@@ -823,7 +1242,7 @@ static void decide(zkl__node *n, const struct String_vector *kids)
     size_t self = k;
     for (size_t i = 0; i < k; i++) {
         if (n->path ? strcmp(cs[i].name, n->path + strlen(n->dir) + 1) == 0
-                    : zkl__name_has_uuid(cs[i].name, n->uuid)) {
+                    : recoverable(n, cs[i].name)) {
             self = i;
             break;
         }
@@ -838,7 +1257,14 @@ static void decide(zkl__node *n, const struct String_vector *kids)
             send_create(n); /* the lost create never happened */
         }
     } else if (self == k) {
-        fail(n, ZKL_ELOST); /* our node was removed under us */
+        /* Our node was removed under us (the own watch may not have told
+         * yet): it holds nothing; queue again. */
+        if (n->abandon) {
+            n->st = N_GONE;
+            wake(n);
+        } else {
+            requeue(n);
+        }
     } else if (n->abandon) {
         send_delete(n);
     } else {
@@ -895,14 +1321,38 @@ void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type, const char *
     }
     for (zkl__node *n = c->watching, *next; n; n = next) {
         next = n->wnext;
+        if (n->own_armed && n->path != NULL && n->zh == zh && current(n) &&
+            strcmp(n->path, path) == 0) {
+            /* Our own node. Deleted while we did not delete it: someone
+             * else did (or the lock path went). */
+            n->own_armed = false;
+            c->stats.watch_events++;
+            if (type == ZOO_DELETED_EVENT)
+                own_gone(n);
+            else if (type == ZOO_CHANGED_EVENT && (n->st == N_QUEUED || n->st == N_HELD))
+                own_changed(n);
+            if (n->st != N_QUEUED && !(n->st == N_HELD && n->own_armed))
+                watching_remove(n);
+            continue;
+        }
         if (n->st != N_QUEUED) {
-            /* Held or done: no event is for it any more. Should it queue
-             * again (recovery), it arms its watches, and joins, anew. */
-            watching_remove(n);
+            /* Done, or held with nothing watched but its own node: no
+             * event but that one is for it any more. Should it queue
+             * again, it arms its watches, and joins, anew. */
+            if (!(n->st == N_HELD && n->own_armed))
+                watching_remove(n);
             continue;
         }
         if (n->zh != zh || !current(n))
             continue;
+        if (n->dirwatch && type == ZOO_CHILD_EVENT && strcmp(n->dir, path) == 0) {
+            /* A waiter that may not read the node ahead: a child came or
+             * went; list again, watching on. */
+            n->dirwatch = false;
+            c->stats.watch_events++;
+            send_dirwatch(n);
+            continue;
+        }
         for (int slot = 0; slot < 2; slot++) {
             if (!n->watch[slot] || strcmp(n->watch[slot], path) != 0)
                 continue;
@@ -911,10 +1361,12 @@ void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type, const char *
             if (type == ZOO_CHANGED_EVENT) {
                 arm(n, slot, path + strlen(n->dir) + 1); /* data changed: watch on */
             } else if (slot == 0 && type == ZOO_DELETED_EVENT && n->pred_first &&
-                       n->pred_same && n->pol->handoff) {
+                       n->pred_same && n->pol->handoff && n->own_ok) {
                 /* The node we watch was first in our latest listing, and
                  * every node created since sorts after ours: we are first
-                 * now, without listing again (PROTOCOL §4). */
+                 * now, without listing again (PROTOCOL §4). Our own node
+                 * still exists: its watch was set before the one on the
+                 * node ahead, so its deletion would have been told first. */
                 n->st = N_HELD;
                 arm(n, 0, NULL);
                 arm(n, 1, NULL);
@@ -978,6 +1430,11 @@ void zkl__queue_on_connected(zkl_client *c, zhandle_t *zh)
      * knew of its lock paths is no proof any more. */
     track_invalidate(c, NULL);
     for (zkl__node *n = c->live; n; n = n->next) {
+        /* A watch on our own node that could not be set: set it now (one
+         * that was set survives the reconnection). */
+        if (n->zh == zh && current(n) && !n->own_armed && n->path != NULL &&
+            (n->st == N_HELD || (n->st == N_QUEUED && n->stalled)))
+            arm_own(n);
         if (!n->stalled || n->zh != zh || !current(n))
             continue;
         n->stalled = false;
@@ -1014,6 +1471,10 @@ void zkl__queue_on_session_end(zkl_client *c)
         next = n->next;
         if (n->gen == c->gen && !c->closing)
             continue;
+        /* Every node the session held went with it: tell each owner
+         * (not when the user closes the client: that is no loss). */
+        if (n->st == N_HELD && !c->closing)
+            mark_lost(n);
         if (n->st != N_HELD && n->err == 0)
             n->err = c->closing ? ZKL_ECLOSED : ZKL_ELOST;
         if (n->st != N_HELD)
@@ -1021,6 +1482,55 @@ void zkl__queue_on_session_end(zkl_client *c)
         wake(n);
         maybe_free(n);
     }
+}
+
+int64_t zkl__queue_keeper(zkl_client *c)
+{
+    /* Tell the owners, one hook at a time, with c->mu released. */
+    zkl__node *n;
+    while ((n = c->notify_head) != NULL && !c->closing) {
+        c->notify_head = n->nnext;
+        if (c->notify_head == NULL)
+            c->notify_tail = NULL;
+        n->in_notify = false;
+        n->nnext = NULL;
+        unsigned what = n->notify;
+        n->notify = 0;
+        zkl__node_fn fns[2] = {what & NOTIFY_LOST ? n->on_lost : NULL,
+                               what & NOTIFY_REVOKE ? n->on_revoke : NULL};
+        void *arg = n->hook_arg;
+        int64_t token = n->token;
+        c->notifying = n; /* hooks_off waits for this call */
+        c->delivering = 1;
+        pthread_mutex_unlock(&c->mu);
+        for (int i = 0; i < 2; i++)
+            if (fns[i])
+                fns[i](n, token, arg);
+        pthread_mutex_lock(&c->mu);
+        c->notifying = NULL;
+        c->delivering = 0;
+        c->delivery++;
+        pthread_cond_broadcast(&c->cv);
+    }
+    /* Deletes the server refused for nodes nobody holds: send the due ones
+     * again. The keeper is the only thread that swaps c->zh. */
+    int64_t now = zkl__now_ns(), next = 0;
+    for (n = c->live; n; n = n->next) {
+        if (n->retry_at == 0 || n->st != N_DELETING || !current(n))
+            continue;
+        if (n->retry_at <= now && !connected(c)) {
+            n->retry_at = 0;
+            n->stalled = true; /* zkl__queue_on_connected sends it */
+            continue;
+        }
+        if (n->retry_at <= now && n->refs > 0)
+            n->retry_at = now + 100000000; /* an answer is still due: later */
+        else if (n->retry_at <= now && n->zh == c->zh)
+            send_delete(n);
+        if (n->retry_at != 0 && (next == 0 || n->retry_at < next))
+            next = n->retry_at;
+    }
+    return next;
 }
 
 void zkl__queue_wake_all(zkl_client *c)
@@ -1102,6 +1612,11 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
     zkl__uuid(n->uuid);
     n->owned = true;
     n->fast_expect = -1;
+    if (o) {
+        n->on_lost = o->on_lost;
+        n->on_revoke = o->on_revoke;
+        n->hook_arg = o->hook_arg;
+    }
 
     caller_lock(c);
     int err = wait_state_err(c);
@@ -1141,6 +1656,7 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
     n->try_once = try_once; /* checked with `decided` below, under c->mu */
     for (;;) {
         if (n->st == N_HELD && current(n)) {
+            n->taken = true;
             leave_engine(c);
             pthread_mutex_unlock(&c->mu);
             *out = n;
@@ -1148,6 +1664,10 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
         }
         if (n->err != 0) {
             err = n->err;
+            break;
+        }
+        if (n->lost) {
+            err = ZKL_ELOST; /* held, and deleted before we could return */
             break;
         }
         if (!current(n)) {
@@ -1188,9 +1708,10 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
      * 4537) must not hold the caller past its deadline for long; the engine
      * deletes the node when the answer comes. */
     int64_t grace = zkl__now_ns() + CLEANUP_GRACE_NS;
-    while (current(n) && n->st != N_GONE && connected(c) &&
+    while (current(n) && n->st != N_GONE && n->retry_at == 0 && connected(c) &&
            zkl__cond_wait(&n->cv, &c->mu, grace) == 0)
         ;
+    hooks_off(n); /* the caller never held it: nothing to tell */
     n->owned = false;
     maybe_free(n);
     leave_engine(c);
@@ -1209,9 +1730,10 @@ void zkl__queue_leave(zkl__node *n, bool wait)
     caller_unlock_hlock(c);
     pthread_mutex_lock(&c->mu);
     int64_t grace = zkl__now_ns() + CLEANUP_GRACE_NS; /* as in zkl__queue_acquire */
-    while (wait && current(n) && n->st != N_GONE && connected(c) &&
+    while (wait && current(n) && n->st != N_GONE && n->retry_at == 0 && connected(c) &&
            zkl__cond_wait(&n->cv, &c->mu, grace) == 0)
         ;
+    hooks_off(n);
     n->owned = false;
     maybe_free(n);
     leave_engine(c);
@@ -1227,6 +1749,8 @@ int zkl__queue_release(zkl__node *n)
     if (!current(n) || n->st != N_HELD) {
         err = c->closing ? ZKL_ECLOSED : ZKL_ELOST;
     } else {
+        n->err = 0;
+        n->releasing = true;
         send_delete(n);
     }
     pthread_mutex_unlock(&c->mu);
@@ -1236,10 +1760,19 @@ int zkl__queue_release(zkl__node *n)
      * ended (PITFALLS: forgetting a node that still exists). */
     while (err == 0 && n->st == N_DELETING && current(n))
         pthread_cond_wait(&n->cv, &c->mu);
+    if (err == 0 && n->st == N_HELD && current(n) && n->err != 0) {
+        /* The server refused the delete: the node and the hold stay. */
+        err = n->err;
+        n->err = 0;
+        leave_engine(c);
+        pthread_mutex_unlock(&c->mu);
+        return err;
+    }
     if (err == 0 && n->st != N_GONE)
         err = c->closing ? ZKL_ECLOSED : ZKL_ELOST;
     if (err == 0 && n->err != 0)
         err = n->err;
+    hooks_off(n);
     n->owned = false;
     if (!current(n))
         n->st = N_GONE;
@@ -1253,7 +1786,8 @@ int zkl__node_held(const zkl__node *n)
 {
     zkl_client *c = n->c;
     pthread_mutex_lock(&c->mu);
-    int held = n->st == N_HELD && n->gen == c->gen && !c->closing && c->state != ZKL_STATE_LOST;
+    int held = n->st == N_HELD && !n->lost && n->gen == c->gen && !c->closing &&
+               c->state != ZKL_STATE_LOST;
     pthread_mutex_unlock(&c->mu);
     return held;
 }

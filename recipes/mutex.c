@@ -56,6 +56,19 @@ int zkl_mutex_new(zkl_client *c, const char *path, zkl_mutex **out)
     return zkl_mutex_new2(c, path, 0, out);
 }
 
+/* The engine's word that a hold's node is lost (its session ended, or
+ * someone else deleted it): tell the user's callback. Runs on the client's
+ * keeper thread, once per node. */
+static void mutex_node_lost(zkl__node *n, int64_t token, void *arg)
+{
+    (void)n;
+    zkl_mutex *m = arg;
+    void *fn_arg;
+    zkl_lost_fn fn = (zkl_lost_fn)zkl__lost_get(&m->lost, &m->owners.mu, &fn_arg);
+    if (fn != NULL)
+        fn(m, token, fn_arg);
+}
+
 int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms)
 {
     if (m == NULL)
@@ -73,7 +86,9 @@ int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms)
     }
     pthread_mutex_unlock(&m->owners.mu);
 
-    zkl__qopts o = {.prefetch = (m->flags & ZKL_MUTEX_PREFETCH) != 0};
+    zkl__qopts o = {.prefetch = (m->flags & ZKL_MUTEX_PREFETCH) != 0,
+                    .on_lost = mutex_node_lost,
+                    .hook_arg = m};
     zkl__node *n;
     int rc = zkl__queue_acquire(m->c, m->path, &zkl__lock_policy, &o, deadline, &n);
     if (rc != 0)
@@ -101,11 +116,20 @@ int zkl_mutex_release(zkl_mutex *m)
         pthread_mutex_unlock(&m->owners.mu);
         return 0;
     }
-    /* Last count, or the hold is lost: in both cases the thread's hold
-     * ends here (a lost hold is cleared at once, whatever the count). */
-    zkl__owners_remove(&m->owners, h);
     pthread_mutex_unlock(&m->owners.mu);
-    return zkl__queue_release(n);
+    /* Last count, or the hold is lost: in both cases the thread's hold
+     * ends here (a lost hold is cleared at once, whatever the count) --
+     * unless the server refuses the delete: then the node and the hold
+     * stay, counted once, for the caller to try again. Only this thread
+     * removes its own record, so h stays valid meanwhile. */
+    int rc = zkl__queue_release(n);
+    pthread_mutex_lock(&m->owners.mu);
+    if (zkl__release_kept(rc))
+        h->count = 1;
+    else
+        zkl__owners_remove(&m->owners, h);
+    pthread_mutex_unlock(&m->owners.mu);
+    return rc;
 }
 
 const char *zkl__mutex_path(const zkl_mutex *m)
@@ -173,35 +197,11 @@ int zkl_mutex_guarded_set(zkl_mutex *m, const char *path, const void *data, int 
     return zkl_mutex_guarded_multi(m, 1, &op, &res);
 }
 
-/* The client's state listener: after a session loss, tell the lost-hold
- * callback about each hold that went with it, once. Runs on the keeper. */
-static void mutex_state_fn(zkl_client *c, int state, void *arg)
-{
-    (void)c;
-    zkl_mutex *m = arg;
-    if (state != ZKL_STATE_LOST)
-        return;
-    int64_t tokens[32];
-    size_t k = 0;
-    pthread_mutex_lock(&m->owners.mu);
-    zkl_lost_fn fn = (zkl_lost_fn)m->lost.fn;
-    void *fn_arg = m->lost.arg;
-    for (zkl__hold *h = m->owners.head; h && k < 32; h = h->next) {
-        if (!h->lost_told && !zkl__node_held(h->node)) {
-            h->lost_told = true;
-            tokens[k++] = zkl__node_token(h->node);
-        }
-    }
-    pthread_mutex_unlock(&m->owners.mu);
-    for (size_t i = 0; fn && i < k; i++)
-        fn(m, tokens[i], fn_arg);
-}
-
 int zkl_mutex_set_lost_fn(zkl_mutex *m, zkl_lost_fn fn, void *arg)
 {
     if (m == NULL)
         return ZKL_EINVAL;
-    return zkl__lost_set(&m->lost, &m->owners.mu, m->c, mutex_state_fn, m, (zkl__any_fn)fn, arg);
+    return zkl__lost_set(&m->lost, &m->owners.mu, m->c, (zkl__any_fn)fn, arg);
 }
 
 void zkl_mutex_free(zkl_mutex *m)
@@ -209,13 +209,15 @@ void zkl_mutex_free(zkl_mutex *m)
     if (m == NULL)
         return;
     /* After this no callback can be running or start. */
-    zkl__lost_stop(&m->lost, m->c, mutex_state_fn, m);
+    zkl__lost_stop(&m->lost, &m->owners.mu, m->c);
     /* Best effort: release holds still open, so their nodes go now rather
-     * than with the session. */
+     * than with the session; a delete the server refuses is the engine's
+     * to retry. */
     while (m->owners.head) {
         zkl__hold *h = m->owners.head;
         m->owners.head = h->next;
-        zkl__queue_release(h->node);
+        if (zkl__release_kept(zkl__queue_release(h->node)))
+            zkl__queue_leave(h->node, false);
         free(h);
     }
     zkl__owners_destroy(&m->owners);

@@ -135,11 +135,19 @@ static int side_release(struct side *s)
         pthread_mutex_unlock(&s->owners.mu);
         return 0;
     }
-    /* Last count, or the hold is lost: the thread's hold ends here either
-     * way; the node goes once the server confirmed. */
-    zkl__owners_remove(&s->owners, h);
     pthread_mutex_unlock(&s->owners.mu);
-    return zkl__queue_release(n);
+    /* Last count, or the hold is lost: the thread's hold ends here either
+     * way, once the server confirmed -- unless it refuses the delete: then
+     * node and hold stay, counted once. Only this thread removes its own
+     * record, so h stays valid meanwhile. */
+    int rc = zkl__queue_release(n);
+    pthread_mutex_lock(&s->owners.mu);
+    if (zkl__release_kept(rc))
+        h->count = 1;
+    else
+        zkl__owners_remove(&s->owners, h);
+    pthread_mutex_unlock(&s->owners.mu);
+    return rc;
 }
 
 static int side_is_held(struct side *s)
@@ -167,11 +175,15 @@ static void side_drop_all(struct side *s)
     while (s->owners.head) {
         zkl__hold *h = s->owners.head;
         s->owners.head = h->next;
-        zkl__queue_release(h->node);
+        if (zkl__release_kept(zkl__queue_release(h->node)))
+            zkl__queue_leave(h->node, false); /* the engine retries */
         free(h);
     }
     zkl__owners_destroy(&s->owners);
 }
+
+static void read_node_lost(zkl__node *n, int64_t token, void *arg);
+static void write_node_lost(zkl__node *n, int64_t token, void *arg);
 
 /* ---- the API ------------------------------------------------------------ */
 
@@ -221,7 +233,7 @@ int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms)
         return side_reenter(&rw->rd, h);
 
     bool downgrade = false;
-    zkl__qopts o = {.arg = &downgrade};
+    zkl__qopts o = {.arg = &downgrade, .on_lost = read_node_lost, .hook_arg = rw};
     char seq[SEQ_DIGITS + 1];
     zkl__hold *wh = side_mine(&rw->wr);
     zkl__node *wnode = wh ? wh->node : NULL;
@@ -260,7 +272,8 @@ int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms)
     if (side_mine(&rw->rd) != NULL)
         return ZKL_EDEADLK;
     zkl__node *n;
-    int rc = zkl__queue_acquire(rw->c, rw->path, rw->wr.pol, NULL, deadline, &n);
+    zkl__qopts o = {.on_lost = write_node_lost, .hook_arg = rw};
+    int rc = zkl__queue_acquire(rw->c, rw->path, rw->wr.pol, &o, deadline, &n);
     if (rc != 0)
         return rc;
     return side_record(&rw->wr, n);
@@ -331,50 +344,33 @@ int zkl_rwlock_write_guarded_set(zkl_rwlock *rw, const char *path, const void *d
 
 /* ---- lost holds --------------------------------------------------------- */
 
-/* Collect the tokens of side s's holds lost and not yet told, marking them
- * told. Returns how many (at most max). */
-static size_t side_newly_lost(struct side *s, int64_t *tokens, size_t max)
+/* The engine's word that a hold's node is lost: tell the user's callback
+ * which side. Runs on the client's keeper thread, once per node. */
+static void node_lost(zkl_rwlock *rw, int write, int64_t token)
 {
-    size_t k = 0;
-    pthread_mutex_lock(&s->owners.mu);
-    for (zkl__hold *h = s->owners.head; h && k < max; h = h->next) {
-        if (!h->lost_told && !zkl__node_held(h->node)) {
-            h->lost_told = true;
-            tokens[k++] = zkl__node_token(h->node);
-        }
-    }
-    pthread_mutex_unlock(&s->owners.mu);
-    return k;
+    void *fn_arg;
+    zkl_rwlock_lost_fn fn = (zkl_rwlock_lost_fn)zkl__lost_get(&rw->lost, &rw->lost_mu, &fn_arg);
+    if (fn != NULL)
+        fn(rw, write, token, fn_arg);
 }
 
-/* The client's state listener: after a session loss, tell the callback
- * about each hold, on either side, that went with it, once. Runs on the
- * client's keeper thread, with no zkl lock held. */
-static void rwlock_state_fn(zkl_client *c, int state, void *arg)
+static void read_node_lost(zkl__node *n, int64_t token, void *arg)
 {
-    (void)c;
-    zkl_rwlock *rw = arg;
-    if (state != ZKL_STATE_LOST)
-        return;
-    pthread_mutex_lock(&rw->lost_mu);
-    zkl_rwlock_lost_fn fn = (zkl_rwlock_lost_fn)rw->lost.fn;
-    void *fn_arg = rw->lost.arg;
-    pthread_mutex_unlock(&rw->lost_mu);
-    if (fn == NULL)
-        return;
-    int64_t tokens[32];
-    for (int write = 0; write < 2; write++) {
-        size_t k = side_newly_lost(write ? &rw->wr : &rw->rd, tokens, 32);
-        for (size_t i = 0; i < k; i++)
-            fn(rw, write, tokens[i], fn_arg);
-    }
+    (void)n;
+    node_lost(arg, 0, token);
+}
+
+static void write_node_lost(zkl__node *n, int64_t token, void *arg)
+{
+    (void)n;
+    node_lost(arg, 1, token);
 }
 
 int zkl_rwlock_set_lost_fn(zkl_rwlock *rw, zkl_rwlock_lost_fn fn, void *arg)
 {
     if (rw == NULL)
         return ZKL_EINVAL;
-    return zkl__lost_set(&rw->lost, &rw->lost_mu, rw->c, rwlock_state_fn, rw, (zkl__any_fn)fn, arg);
+    return zkl__lost_set(&rw->lost, &rw->lost_mu, rw->c, (zkl__any_fn)fn, arg);
 }
 
 /* ---- the generic lock interface ------------------------------------------ */
@@ -447,7 +443,7 @@ void zkl_rwlock_free(zkl_rwlock *rw)
     if (rw == NULL)
         return;
     /* After this no callback can be running or start. */
-    zkl__lost_stop(&rw->lost, rw->c, rwlock_state_fn, rw);
+    zkl__lost_stop(&rw->lost, &rw->lost_mu, rw->c);
     /* Best effort: holds still open go now rather than with the session. */
     side_drop_all(&rw->rd);
     side_drop_all(&rw->wr);

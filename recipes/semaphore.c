@@ -40,7 +40,6 @@ struct zkl_lease {
     zkl__node *node;
     int count;
     zkl_lease *prev, *next; /* in s->leases (s->mu) */
-    bool lost_told;         /* the lost callback heard of it (s->mu) */
 };
 
 /* ---- node kinds ---------------------------------------------------------- */
@@ -278,6 +277,8 @@ int zkl_semaphore_new(zkl_client *c, const char *path, int max_leases, zkl_semap
     return 0;
 }
 
+static void lease_node_lost(zkl__node *n, int64_t token, void *arg);
+
 int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms, zkl_lease **out)
 {
     if (s == NULL || out == NULL || n < 1 || n > s->max)
@@ -336,7 +337,7 @@ int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms, zkl_lea
          * session: after an expiry the gate is someone else's. */
         char kind[32];
         lease_kind(kind, sizeof kind, n);
-        zkl__qopts lo = {.kind = kind, .within = gate};
+        zkl__qopts lo = {.kind = kind, .within = gate, .on_lost = lease_node_lost, .hook_arg = s};
         rc = zkl__queue_acquire(s->c, s->path, &lease_policy, &lo, deadline, &l->node);
     }
     /* Leaving the gate wakes the next waiter. After success nothing waits
@@ -370,35 +371,23 @@ int zkl_semaphore_max_leases(zkl_semaphore *s)
     return s == NULL ? ZKL_EINVAL : s->max;
 }
 
-/* The client's state listener: after a session loss, tell the lost-lease
- * callback about each lease that went with it, once. Runs on the keeper. */
-static void semaphore_state_fn(zkl_client *c, int state, void *arg)
+/* The engine's word that a lease's node is lost: tell the user's callback.
+ * Runs on the client's keeper thread, once per node. */
+static void lease_node_lost(zkl__node *n, int64_t token, void *arg)
 {
-    (void)c;
+    (void)n;
     zkl_semaphore *s = arg;
-    if (state != ZKL_STATE_LOST)
-        return;
-    int64_t tokens[32];
-    size_t k = 0;
-    pthread_mutex_lock(&s->mu);
-    zkl_semaphore_lost_fn fn = (zkl_semaphore_lost_fn)s->lost.fn;
-    void *fn_arg = s->lost.arg;
-    for (zkl_lease *l = s->leases; l && k < 32; l = l->next) {
-        if (!l->lost_told && !zkl__node_held(l->node)) {
-            l->lost_told = true;
-            tokens[k++] = zkl__node_token(l->node);
-        }
-    }
-    pthread_mutex_unlock(&s->mu);
-    for (size_t i = 0; fn && i < k; i++)
-        fn(s, tokens[i], fn_arg);
+    void *fn_arg;
+    zkl_semaphore_lost_fn fn = (zkl_semaphore_lost_fn)zkl__lost_get(&s->lost, &s->mu, &fn_arg);
+    if (fn != NULL)
+        fn(s, token, fn_arg);
 }
 
 int zkl_semaphore_set_lost_fn(zkl_semaphore *s, zkl_semaphore_lost_fn fn, void *arg)
 {
     if (s == NULL)
         return ZKL_EINVAL;
-    return zkl__lost_set(&s->lost, &s->mu, s->c, semaphore_state_fn, s, (zkl__any_fn)fn, arg);
+    return zkl__lost_set(&s->lost, &s->mu, s->c, (zkl__any_fn)fn, arg);
 }
 
 int zkl_semaphore_free(zkl_semaphore *s)
@@ -411,7 +400,7 @@ int zkl_semaphore_free(zkl_semaphore *s)
     if (out > 0)
         return ZKL_EBUSY;
     /* After this no callback can be running or start. */
-    zkl__lost_stop(&s->lost, s->c, semaphore_state_fn, s);
+    zkl__lost_stop(&s->lost, &s->mu, s->c);
     pthread_mutex_destroy(&s->mu);
     free(s->path);
     free(s);
@@ -437,6 +426,19 @@ int zkl_lease_release(zkl_lease *l)
     s->out--;
     pthread_mutex_unlock(&s->mu);
     int rc = zkl__queue_release(l->node);
+    if (zkl__release_kept(rc)) {
+        /* The server refused the delete: the lease stays, for the caller
+         * to release again. */
+        pthread_mutex_lock(&s->mu);
+        s->out++;
+        l->prev = NULL;
+        l->next = s->leases;
+        if (s->leases != NULL)
+            s->leases->prev = l;
+        s->leases = l;
+        pthread_mutex_unlock(&s->mu);
+        return rc;
+    }
     free(l);
     return rc;
 }

@@ -17,7 +17,6 @@ struct zkl_semmutex {
     zkl__node *node;    /* the hold, or NULL */
     bool acquiring;     /* a thread is in zkl_semmutex_acquire */
     int users;          /* guarded writes running on `node` */
-    bool lost_told;     /* the lost callback heard of `node` */
     zkl__lost lost;
 };
 
@@ -48,6 +47,18 @@ int zkl_semmutex_new(zkl_client *c, const char *path, zkl_semmutex **out)
     return 0;
 }
 
+/* The engine's word that the object's node is lost: tell the user's
+ * callback. Runs on the client's keeper thread, once per node. */
+static void semmutex_node_lost(zkl__node *n, int64_t token, void *arg)
+{
+    (void)n;
+    zkl_semmutex *s = arg;
+    void *fn_arg;
+    zkl_semmutex_lost_fn fn = (zkl_semmutex_lost_fn)zkl__lost_get(&s->lost, &s->mu, &fn_arg);
+    if (fn != NULL)
+        fn(s, token, fn_arg);
+}
+
 int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
 {
     if (s == NULL)
@@ -68,12 +79,12 @@ int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
         return rc;
 
     zkl__node *n = NULL;
-    rc = zkl__queue_acquire(s->c, s->path, &zkl__lock_policy, NULL, deadline, &n);
+    zkl__qopts o = {.on_lost = semmutex_node_lost, .hook_arg = s};
+    rc = zkl__queue_acquire(s->c, s->path, &zkl__lock_policy, &o, deadline, &n);
     pthread_mutex_lock(&s->mu);
     s->acquiring = false;
     if (rc == 0) {
         s->node = n;
-        s->lost_told = false;
     }
     pthread_mutex_unlock(&s->mu);
     return rc;
@@ -93,7 +104,15 @@ int zkl_semmutex_release(zkl_semmutex *s)
     pthread_mutex_unlock(&s->mu);
     if (n == NULL)
         return ZKL_ENOTHELD;
-    return zkl__queue_release(n);
+    int rc = zkl__queue_release(n);
+    if (zkl__release_kept(rc)) {
+        /* The server refused the delete: the node stays, and so does the
+         * hold, for the caller to try again. */
+        pthread_mutex_lock(&s->mu);
+        s->node = n;
+        pthread_mutex_unlock(&s->mu);
+    }
+    return rc;
 }
 
 int zkl_semmutex_is_held(zkl_semmutex *s)
@@ -187,33 +206,11 @@ int zkl_semmutex_as_lock(zkl_semmutex *s, zkl_lock **out)
     return zkl_lock_new(&semmutex_ops, s, out);
 }
 
-/* The client's state listener: after a session loss, tell the lost-hold
- * callback about the object's hold if it went with it, once. Runs on the
- * keeper. */
-static void semmutex_state_fn(zkl_client *c, int state, void *arg)
-{
-    (void)c;
-    zkl_semmutex *s = arg;
-    if (state != ZKL_STATE_LOST)
-        return;
-    int64_t token = 0;
-    pthread_mutex_lock(&s->mu);
-    zkl_semmutex_lost_fn fn = (zkl_semmutex_lost_fn)s->lost.fn;
-    void *fn_arg = s->lost.arg;
-    if (s->node != NULL && !s->lost_told && !zkl__node_held(s->node)) {
-        s->lost_told = true;
-        token = zkl__node_token(s->node);
-    }
-    pthread_mutex_unlock(&s->mu);
-    if (fn != NULL && token != 0)
-        fn(s, token, fn_arg);
-}
-
 int zkl_semmutex_set_lost_fn(zkl_semmutex *s, zkl_semmutex_lost_fn fn, void *arg)
 {
     if (s == NULL)
         return ZKL_EINVAL;
-    return zkl__lost_set(&s->lost, &s->mu, s->c, semmutex_state_fn, s, (zkl__any_fn)fn, arg);
+    return zkl__lost_set(&s->lost, &s->mu, s->c, (zkl__any_fn)fn, arg);
 }
 
 void zkl_semmutex_free(zkl_semmutex *s)
@@ -221,10 +218,11 @@ void zkl_semmutex_free(zkl_semmutex *s)
     if (s == NULL)
         return;
     /* After this no callback can be running or start. */
-    zkl__lost_stop(&s->lost, s->c, semmutex_state_fn, s);
-    /* Best effort: the node goes now rather than with the session. */
-    if (s->node != NULL)
-        zkl__queue_release(s->node);
+    zkl__lost_stop(&s->lost, &s->mu, s->c);
+    /* Best effort: the node goes now rather than with the session; a
+     * delete the server refuses is the engine's to retry. */
+    if (s->node != NULL && zkl__release_kept(zkl__queue_release(s->node)))
+        zkl__queue_leave(s->node, false);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s->path);

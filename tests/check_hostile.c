@@ -1,0 +1,922 @@
+/* Locks against an outsider: another ZooKeeper handle that deletes
+ * contender nodes (mid-wait, mid-hold), deletes the whole lock path, or
+ * an ACL that refuses a listing, a read or a delete; and session ends
+ * that take many holds at once. The invariants checked are the ones a
+ * lock exists for: never two holders, a holder that lost its node is told,
+ * no node is left behind by a failed call, and no call spins. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "zkl/zookeeper.h"
+
+#define SECRET "alice:s3cr3t-Pw-4711"
+#define BOB "bob:b0b-Pw-0815"
+
+/* ---- one recipe behind one small interface ------------------------------ */
+
+enum kind { K_MUTEX, K_PREFETCH, K_SEMMUTEX, K_WRITE, K_READ, K_NKINDS };
+static const char *const kind_name[] = {"mutex", "prefetch", "semmutex", "write", "read"};
+
+struct rec {
+    enum kind k;
+    zkl_client *c;
+    zkl_mutex *m;
+    zkl_semmutex *sm;
+    zkl_rwlock *rw;
+    pthread_mutex_t mu;
+    int lost;        /* lost callbacks (mu) */
+    int64_t lost_tok;
+};
+
+static void rec_lost(struct rec *r, int64_t token)
+{
+    pthread_mutex_lock(&r->mu);
+    r->lost++;
+    r->lost_tok = token;
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void on_mutex_lost(zkl_mutex *m, int64_t token, void *arg)
+{
+    (void)m;
+    rec_lost(arg, token);
+}
+
+static void on_semmutex_lost(zkl_semmutex *s, int64_t token, void *arg)
+{
+    (void)s;
+    rec_lost(arg, token);
+}
+
+static void on_rw_lost(zkl_rwlock *rw, int write, int64_t token, void *arg)
+{
+    (void)rw, (void)write;
+    rec_lost(arg, token);
+}
+
+static struct rec *rec_new(zkl_client *c, const char *path, enum kind k)
+{
+    struct rec *r = calloc(1, sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    r->k = k;
+    r->c = c;
+    pthread_mutex_init(&r->mu, NULL);
+    switch (k) {
+    case K_MUTEX:
+    case K_PREFETCH:
+        ck_assert_int_eq(zkl_mutex_new2(c, path, k == K_PREFETCH ? ZKL_MUTEX_PREFETCH : 0, &r->m), 0);
+        ck_assert_int_eq(zkl_mutex_set_lost_fn(r->m, on_mutex_lost, r), 0);
+        break;
+    case K_SEMMUTEX:
+        ck_assert_int_eq(zkl_semmutex_new(c, path, &r->sm), 0);
+        ck_assert_int_eq(zkl_semmutex_set_lost_fn(r->sm, on_semmutex_lost, r), 0);
+        break;
+    default:
+        ck_assert_int_eq(zkl_rwlock_new(c, path, &r->rw), 0);
+        ck_assert_int_eq(zkl_rwlock_set_lost_fn(r->rw, on_rw_lost, r), 0);
+        break;
+    }
+    return r;
+}
+
+/* For the read-write lock, `write` picks the side of K_READ objects: a test
+ * that needs an exclusive competitor uses the write side. */
+static int rec_acquire_side(struct rec *r, long ms, bool write)
+{
+    switch (r->k) {
+    case K_MUTEX:
+    case K_PREFETCH:
+        return zkl_mutex_acquire(r->m, ms);
+    case K_SEMMUTEX:
+        return zkl_semmutex_acquire(r->sm, ms);
+    case K_WRITE:
+        return zkl_rwlock_write_acquire(r->rw, ms);
+    default:
+        return write ? zkl_rwlock_write_acquire(r->rw, ms) : zkl_rwlock_read_acquire(r->rw, ms);
+    }
+}
+
+static int rec_acquire(struct rec *r, long ms)
+{
+    return rec_acquire_side(r, ms, false);
+}
+
+static int rec_release_side(struct rec *r, bool write)
+{
+    switch (r->k) {
+    case K_MUTEX:
+    case K_PREFETCH:
+        return zkl_mutex_release(r->m);
+    case K_SEMMUTEX:
+        return zkl_semmutex_release(r->sm);
+    case K_WRITE:
+        return zkl_rwlock_write_release(r->rw);
+    default:
+        return write ? zkl_rwlock_write_release(r->rw) : zkl_rwlock_read_release(r->rw);
+    }
+}
+
+static int rec_release(struct rec *r)
+{
+    return rec_release_side(r, false);
+}
+
+static int rec_held_side(struct rec *r, bool write)
+{
+    switch (r->k) {
+    case K_MUTEX:
+    case K_PREFETCH:
+        return zkl_mutex_is_held(r->m);
+    case K_SEMMUTEX:
+        return zkl_semmutex_is_held(r->sm);
+    case K_WRITE:
+        return zkl_rwlock_write_is_held(r->rw);
+    default:
+        return write ? zkl_rwlock_write_is_held(r->rw) : zkl_rwlock_read_is_held(r->rw);
+    }
+}
+
+static int rec_held(struct rec *r)
+{
+    return rec_held_side(r, false);
+}
+
+static int64_t rec_token(struct rec *r)
+{
+    switch (r->k) {
+    case K_MUTEX:
+    case K_PREFETCH:
+        return zkl_mutex_token(r->m);
+    case K_SEMMUTEX:
+        return zkl_semmutex_token(r->sm);
+    case K_WRITE:
+        return zkl_rwlock_write_token(r->rw);
+    default:
+        return zkl_rwlock_read_token(r->rw);
+    }
+}
+
+/* A guarded write, where the recipe has one (not the read side). */
+static int rec_guarded_set(struct rec *r, const char *path)
+{
+    switch (r->k) {
+    case K_MUTEX:
+    case K_PREFETCH:
+        return zkl_mutex_guarded_set(r->m, path, "x", 1);
+    case K_SEMMUTEX:
+        return zkl_semmutex_guarded_set(r->sm, path, "x", 1);
+    case K_WRITE:
+        return zkl_rwlock_write_guarded_set(r->rw, path, "x", 1);
+    default:
+        return ZKL_ELOST;
+    }
+}
+
+static int rec_lost_calls(struct rec *r, int64_t *tok)
+{
+    pthread_mutex_lock(&r->mu);
+    int n = r->lost;
+    if (tok)
+        *tok = r->lost_tok;
+    pthread_mutex_unlock(&r->mu);
+    return n;
+}
+
+static void rec_free(struct rec *r)
+{
+    zkl_mutex_free(r->m);
+    zkl_semmutex_free(r->sm);
+    zkl_rwlock_free(r->rw);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static uint64_t requests_of(zkl_client *c)
+{
+    zkl_client_stats st;
+    ck_assert_int_eq(zkl_client_get_stats(c, &st), 0);
+    return st.requests;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    size_t lx = strlen(x), ly = strlen(y);
+    return strcmp(x + (lx > 10 ? lx - 10 : 0), y + (ly > 10 ? ly - 10 : 0));
+}
+
+/* The full path of the child of `dir` at position `idx` in sequence order,
+ * malloc'd; NULL if there is none. */
+static char *nth_child(const char *dir, int idx)
+{
+    struct String_vector kids = {0, NULL};
+    if (zoo_get_children(tu_fixture_zk, dir, 0, &kids) != ZOK)
+        return NULL;
+    char *out = NULL;
+    if (idx < kids.count) {
+        qsort(kids.data, (size_t)kids.count, sizeof *kids.data, by_seq);
+        size_t len = strlen(dir) + strlen(kids.data[idx]) + 2;
+        out = malloc(len);
+        snprintf(out, len, "%s/%s", dir, kids.data[idx]);
+    }
+    deallocate_String_vector(&kids);
+    return out;
+}
+
+/* A thread that acquires (the reentrant locks' holds are per thread), says
+ * whether it holds, and releases when told to. */
+struct waiter {
+    struct rec *r;
+    long ms;
+    bool write;
+    int rc;
+    int held;         /* is_held right after the acquire */
+    int rel_rc;
+    atomic_int done;
+    atomic_int release; /* 1: release now; 2: just end */
+    pthread_t t;
+};
+
+static void *waiter_main(void *arg)
+{
+    struct waiter *w = arg;
+    w->rc = rec_acquire_side(w->r, w->ms, w->write);
+    w->held = rec_held_side(w->r, w->write);
+    atomic_store(&w->done, 1);
+    if (w->rc != 0)
+        return NULL;
+    while (atomic_load(&w->release) == 0)
+        usleep(1000);
+    if (atomic_load(&w->release) == 1)
+        w->rel_rc = rec_release_side(w->r, w->write);
+    return NULL;
+}
+
+static void waiter_start_side(struct waiter *w, struct rec *r, long ms, bool write)
+{
+    w->r = r;
+    w->ms = ms;
+    w->write = write;
+    w->rc = 1;
+    w->held = 0;
+    w->rel_rc = 1;
+    atomic_store(&w->done, 0);
+    atomic_store(&w->release, 0);
+    ck_assert_int_eq(pthread_create(&w->t, NULL, waiter_main, w), 0);
+}
+
+static void waiter_start(struct waiter *w, struct rec *r, long ms)
+{
+    waiter_start_side(w, r, ms, false);
+}
+
+/* Tell the thread to release (or just to end) and join it. */
+static void waiter_finish(struct waiter *w, int how)
+{
+    atomic_store(&w->release, how);
+    pthread_join(w->t, NULL);
+}
+
+static bool waiter_done(void *arg)
+{
+    return atomic_load(&((struct waiter *)arg)->done) != 0;
+}
+
+static bool rec_not_held(void *arg)
+{
+    return rec_held(arg) == 0;
+}
+
+static bool rec_told(void *arg)
+{
+    return rec_lost_calls(arg, NULL) > 0;
+}
+
+/* ---- a waiter whose node an outsider deleted ----------------------------- */
+
+/* A holds; B waits behind it; the outsider deletes B's node; A releases.
+ * B must not hold on its deleted node: it queues again with a fresh node
+ * and holds on that one, and nobody else holds meanwhile. */
+static void waiter_node_deleted(enum kind k)
+{
+    char *p = tu_path(kind_name[k]);
+    zkl_client *ca = tu_client(10000), *cb = tu_client(10000), *cc = tu_client(10000);
+    struct rec *a = rec_new(ca, p, k), *b = rec_new(cb, p, k), *c = rec_new(cc, p, k);
+    ck_assert_int_eq(rec_acquire_side(a, 5000, true), 0);
+    struct waiter w;
+    waiter_start(&w, b, 20000);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
+    char *bnode = nth_child(p, 1);
+    ck_assert_ptr_nonnull(bnode);
+    /* Let B arm its watches (its node is in the listing already). */
+    usleep(200 * 1000);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, bnode, -1), ZOK);
+    /* B queues again behind A: a new node appears. */
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
+    char *bnew = nth_child(p, 1);
+    ck_assert_ptr_nonnull(bnew);
+    ck_assert_str_ne(bnew, bnode);
+    ck_assert(!waiter_done(&w));
+    ck_assert_int_eq(rec_release_side(a, true), 0);
+    ck_assert(tu_wait_until(waiter_done, &w, 15000));
+    ck_assert_int_eq(w.rc, 0);
+    ck_assert(w.held);
+    /* B holds on a node that exists, the only one. */
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
+    ck_assert(tu_exists(tu_fixture_zk, bnew));
+    /* A third party cannot get in. */
+    ck_assert_int_eq(rec_acquire_side(c, 300, true), ZKL_ETIMEDOUT);
+    waiter_finish(&w, 1);
+    ck_assert_int_eq(w.rel_rc, 0);
+    ck_assert_int_eq(rec_acquire_side(c, 5000, true), 0);
+    ck_assert_int_eq(rec_release_side(c, true), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    rec_free(a), rec_free(b), rec_free(c);
+    zkl_client_close(ca), zkl_client_close(cb), zkl_client_close(cc);
+    free(bnode), free(bnew), free(p);
+}
+
+START_TEST(test_waiter_whose_node_is_deleted_queues_again_and_never_holds_twice)
+{
+    waiter_node_deleted((enum kind)_i);
+}
+END_TEST
+
+/* ---- a holder whose node an outsider deleted ----------------------------- */
+
+static void holder_node_deleted(enum kind k)
+{
+    char *p = tu_path(kind_name[k]);
+    char *target = tu_path("resource");
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, target, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
+                     ZOK);
+    zkl_client *ca = tu_client(10000), *cb = tu_client(10000);
+    struct rec *a = rec_new(ca, p, k), *b = rec_new(cb, p, k);
+    ck_assert_int_eq(rec_acquire(a, 5000), 0);
+    int64_t token = rec_token(a);
+    ck_assert_int_gt(token, 0);
+    char *node = nth_child(p, 0);
+    ck_assert_ptr_nonnull(node);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, node, -1), ZOK);
+    ck_assert(tu_wait_until(rec_not_held, a, 10000));
+    ck_assert(tu_wait_until(rec_told, a, 10000));
+    int64_t told = 0;
+    ck_assert_int_eq(rec_lost_calls(a, &told), 1);
+    ck_assert_int_eq(told, token);
+    ck_assert_int_eq(rec_guarded_set(a, target), ZKL_ELOST);
+    ck_assert_int_eq(rec_release(a), ZKL_ELOST);
+    /* The lock is free: another client takes it; and A can again. */
+    ck_assert_int_eq(rec_acquire_side(b, 5000, true), 0);
+    ck_assert_int_eq(rec_release_side(b, true), 0);
+    ck_assert_int_eq(rec_acquire(a, 5000), 0);
+    ck_assert_int_eq(rec_release(a), 0);
+    ck_assert_int_eq(rec_lost_calls(a, NULL), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    rec_free(a), rec_free(b);
+    zkl_client_close(ca), zkl_client_close(cb);
+    free(node), free(target), free(p);
+}
+
+START_TEST(test_holder_whose_node_is_deleted_is_told_at_once)
+{
+    holder_node_deleted((enum kind)_i);
+}
+END_TEST
+
+START_TEST(test_lease_whose_node_is_deleted_is_lost)
+{
+    char *p = tu_path("sem");
+    zkl_client *c = tu_client(10000);
+    zkl_semaphore *s;
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 1, &s), 0);
+    zkl_lease *l;
+    ck_assert_int_eq(zkl_semaphore_acquire(s, 5000, &l), 0);
+    const char *node = zkl_lease_node(l);
+    ck_assert_ptr_nonnull(node);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, node, -1), ZOK);
+    int64_t end = tu_now_ms() + 10000;
+    while (tu_now_ms() < end && zkl_lease_is_held(l))
+        usleep(2000);
+    ck_assert_int_eq(zkl_lease_is_held(l), 0);
+    ck_assert_int_eq(zkl_lease_release(l), ZKL_ELOST);
+    /* Its place is free again. */
+    ck_assert_int_eq(zkl_semaphore_acquire(s, 5000, &l), 0);
+    ck_assert_int_eq(zkl_lease_release(l), 0);
+    ck_assert_int_eq(zkl_semaphore_free(s), 0);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+/* ---- session ends: every hold is told, however many ---------------------- */
+
+struct tally {
+    pthread_mutex_t mu;
+    int calls[64];
+    int64_t tokens[64];
+};
+
+static struct tally tally_mx;
+static zkl_mutex *tally_objs[64];
+
+static void on_tally_mutex(zkl_mutex *m, int64_t token, void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&tally_mx.mu);
+    for (int i = 0; i < 64; i++) {
+        if (tally_objs[i] == m) {
+            tally_mx.calls[i]++;
+            tally_mx.tokens[i] = token;
+        }
+    }
+    pthread_mutex_unlock(&tally_mx.mu);
+}
+
+static int tally_total(struct tally *t, int n)
+{
+    pthread_mutex_lock(&t->mu);
+    int sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += t->calls[i];
+    pthread_mutex_unlock(&t->mu);
+    return sum;
+}
+
+START_TEST(test_expiry_tells_each_of_40_mutexes_once)
+{
+    enum { N = 40 };
+    memset(&tally_mx, 0, sizeof tally_mx);
+    pthread_mutex_init(&tally_mx.mu, NULL);
+    zkl_client *c = tu_client(10000);
+    int64_t tokens[N];
+    for (int i = 0; i < N; i++) {
+        char leaf[32];
+        snprintf(leaf, sizeof leaf, "m%d", i);
+        char *p = tu_path(leaf);
+        ck_assert_int_eq(zkl_mutex_new(c, p, &tally_objs[i]), 0);
+        ck_assert_int_eq(zkl_mutex_set_lost_fn(tally_objs[i], on_tally_mutex, NULL), 0);
+        ck_assert_int_eq(zkl_mutex_acquire(tally_objs[i], 5000), 0);
+        tokens[i] = zkl_mutex_token(tally_objs[i]);
+        free(p);
+    }
+    tu_expire_session(c);
+    int64_t end = tu_now_ms() + 30000;
+    while (tu_now_ms() < end && tally_total(&tally_mx, N) < N)
+        usleep(5000);
+    usleep(200 * 1000); /* room for a second, wrong call */
+    for (int i = 0; i < N; i++) {
+        pthread_mutex_lock(&tally_mx.mu);
+        int calls = tally_mx.calls[i];
+        int64_t tok = tally_mx.tokens[i];
+        pthread_mutex_unlock(&tally_mx.mu);
+        ck_assert_msg(calls == 1, "mutex %d told %d times", i, calls);
+        ck_assert_int_eq(tok, tokens[i]);
+        ck_assert_int_eq(zkl_mutex_is_held(tally_objs[i]), 0);
+        ck_assert_int_eq(zkl_mutex_release(tally_objs[i]), ZKL_ELOST);
+        zkl_mutex_free(tally_objs[i]);
+        tally_objs[i] = NULL;
+    }
+    zkl_client_close(c);
+}
+END_TEST
+
+static struct tally tally_sem;
+
+static void on_tally_lease(zkl_semaphore *s, int64_t token, void *arg)
+{
+    (void)s, (void)arg;
+    pthread_mutex_lock(&tally_sem.mu);
+    for (int i = 0; i < 64; i++) {
+        if (tally_sem.tokens[i] == token)
+            tally_sem.calls[i]++;
+    }
+    pthread_mutex_unlock(&tally_sem.mu);
+}
+
+START_TEST(test_expiry_reports_all_40_leases_of_a_semaphore)
+{
+    enum { N = 40 };
+    memset(&tally_sem, 0, sizeof tally_sem);
+    pthread_mutex_init(&tally_sem.mu, NULL);
+    char *p = tu_path("sem");
+    zkl_client *c = tu_client(10000);
+    zkl_semaphore *s;
+    ck_assert_int_eq(zkl_semaphore_new(c, p, N, &s), 0);
+    ck_assert_int_eq(zkl_semaphore_set_lost_fn(s, on_tally_lease, NULL), 0);
+    zkl_lease *l[N];
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(zkl_semaphore_acquire(s, 5000, &l[i]), 0);
+        pthread_mutex_lock(&tally_sem.mu);
+        tally_sem.tokens[i] = zkl_lease_token(l[i]);
+        pthread_mutex_unlock(&tally_sem.mu);
+    }
+    tu_expire_session(c);
+    int64_t end = tu_now_ms() + 30000;
+    while (tu_now_ms() < end && tally_total(&tally_sem, N) < N)
+        usleep(5000);
+    usleep(200 * 1000);
+    for (int i = 0; i < N; i++) {
+        pthread_mutex_lock(&tally_sem.mu);
+        int calls = tally_sem.calls[i];
+        pthread_mutex_unlock(&tally_sem.mu);
+        ck_assert_msg(calls == 1, "lease %d told %d times", i, calls);
+        ck_assert_int_eq(zkl_lease_release(l[i]), ZKL_ELOST);
+    }
+    ck_assert_int_eq(zkl_semaphore_free(s), 0);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+/* ---- ACLs that refuse ----------------------------------------------------- */
+
+static zkl_client *client_with(const char *digest, int acl)
+{
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    if (digest)
+        ck_assert_int_eq(zkl_client_opts_set_digest_auth(o, digest), 0);
+    ck_assert_int_eq(zkl_client_opts_set_acl(o, acl), 0);
+    zkl_client *c = NULL;
+    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, o, &c), 0);
+    zkl_client_opts_free(o);
+    int64_t end = tu_now_ms() + 10000;
+    while (zkl_client_state(c) != ZKL_STATE_CONNECTED && tu_now_ms() < end)
+        usleep(2000);
+    ck_assert_int_eq(zkl_client_state(c), ZKL_STATE_CONNECTED);
+    return c;
+}
+
+/* A lock path whose ACL gives everyone `perms`, and alice everything. The
+ * outsider (the fixture handle) authenticates as alice, so it can look
+ * and clean up. */
+static char world_s[] = "world", anyone_s[] = "anyone", auth_s[] = "auth", empty_s[] = "";
+
+/* Everyone gets `perms` on `p`, alice everything. */
+static void guard_path(const char *p, int perms)
+{
+    struct ACL acl[2] = {{perms, {world_s, anyone_s}}, {ZOO_PERM_ALL, {auth_s, empty_s}}};
+    struct ACL_vector v = {2, acl};
+    ck_assert_int_eq(zoo_set_acl(tu_fixture_zk, p, -1, &v), ZOK);
+}
+
+/* A lock path whose ACL gives everyone `perms`, and alice everything. The
+ * outsider (the fixture handle) authenticates as alice, so it can look
+ * and clean up. */
+static void make_guarded_path(const char *p, int perms)
+{
+    ck_assert_int_eq(zoo_add_auth(tu_fixture_zk, "digest", SECRET, (int)strlen(SECRET), NULL,
+                                  NULL),
+                     ZOK);
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    guard_path(p, perms);
+}
+
+static void open_path(const char *p)
+{
+    ck_assert_int_eq(zoo_set_acl(tu_fixture_zk, p, -1, &ZOO_OPEN_ACL_UNSAFE), ZOK);
+}
+
+START_TEST(test_acquire_whose_listing_is_refused_leaves_no_node)
+{
+    char *p = tu_path("noread");
+    make_guarded_path(p, ZOO_PERM_CREATE | ZOO_PERM_DELETE);
+    zkl_client *c = tu_client(10000);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    uint64_t before = requests_of(c);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 2000), ZKL_ENOAUTH);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 5000));
+    ck_assert_int_lt(requests_of(c) - before, 20);
+    /* Again, from a semaphore-mutex and a read-write lock. */
+    zkl_semmutex *sm;
+    ck_assert_int_eq(zkl_semmutex_new(c, p, &sm), 0);
+    ck_assert_int_eq(zkl_semmutex_acquire(sm, 2000), ZKL_ENOAUTH);
+    zkl_rwlock *rw;
+    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 2000), ZKL_ENOAUTH);
+    ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 2000), ZKL_ENOAUTH);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 5000));
+    zkl_rwlock_free(rw);
+    zkl_semmutex_free(sm);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_release_whose_delete_is_refused_keeps_the_hold)
+{
+    char *p = tu_path("nodelete");
+    make_guarded_path(p, ZOO_PERM_CREATE | ZOO_PERM_READ);
+    zkl_client *c = tu_client(10000);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0); /* count 2 */
+    ck_assert_int_eq(zkl_mutex_release(m), 0);       /* count 1 */
+    ck_assert_int_eq(zkl_mutex_release(m), ZKL_ENOAUTH);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
+    /* Still counted once: once the server allows it, one release does. */
+    open_path(p);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 0);
+    ck_assert_int_eq(zkl_mutex_release(m), ZKL_ENOTHELD);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+
+    /* The semaphore-mutex, both sides of the read-write lock, a lease. */
+    guard_path(p, ZOO_PERM_CREATE | ZOO_PERM_READ);
+    zkl_semmutex *sm;
+    ck_assert_int_eq(zkl_semmutex_new(c, p, &sm), 0);
+    ck_assert_int_eq(zkl_semmutex_acquire(sm, 5000), 0);
+    ck_assert_int_eq(zkl_semmutex_release(sm), ZKL_ENOAUTH);
+    ck_assert_int_eq(zkl_semmutex_is_held(sm), 1);
+    zkl_rwlock *rw;
+    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    open_path(p);
+    ck_assert_int_eq(zkl_semmutex_release(sm), 0);
+    guard_path(p, ZOO_PERM_CREATE | ZOO_PERM_READ);
+    ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0); /* downgrade */
+    ck_assert_int_eq(zkl_rwlock_read_release(rw), ZKL_ENOAUTH);
+    ck_assert_int_eq(zkl_rwlock_write_release(rw), ZKL_ENOAUTH);
+    ck_assert_int_eq(zkl_rwlock_read_is_held(rw), 1);
+    ck_assert_int_eq(zkl_rwlock_write_is_held(rw), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
+    open_path(p);
+    ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
+    ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    zkl_rwlock_free(rw);
+    zkl_semmutex_free(sm);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_waiter_that_may_not_read_its_predecessor_waits_quietly)
+{
+    char *p = tu_path("creator");
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    zkl_client *ca = client_with(SECRET, ZKL_ACL_CREATOR);
+    zkl_client *cb = client_with(BOB, ZKL_ACL_CREATOR);
+    zkl_mutex *a, *b;
+    ck_assert_int_eq(zkl_mutex_new(ca, p, &a), 0);
+    ck_assert_int_eq(zkl_mutex_new(cb, p, &b), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(a, 5000), 0);
+    uint64_t before = requests_of(cb);
+    int64_t t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_mutex_acquire(b, 2000), ZKL_ETIMEDOUT);
+    ck_assert_int_ge(tu_now_ms() - t0, 1900);
+    uint64_t sent = requests_of(cb) - before;
+    ck_assert_msg(sent < 20, "%llu requests over a 2 s wait", (unsigned long long)sent);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 1, 5000));
+    /* And it does get the lock when the holder goes. */
+    struct rec rb = {.k = K_MUTEX, .m = b};
+    struct waiter w;
+    waiter_start(&w, &rb, 20000);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 5000));
+    usleep(200 * 1000);
+    ck_assert_int_eq(zkl_mutex_release(a), 0);
+    ck_assert(tu_wait_until(waiter_done, &w, 15000));
+    ck_assert_int_eq(w.rc, 0);
+    waiter_finish(&w, 1);
+    ck_assert_int_eq(w.rel_rc, 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    zkl_mutex_free(a);
+    zkl_mutex_free(b);
+    zkl_client_close(ca);
+    zkl_client_close(cb);
+    free(p);
+}
+END_TEST
+
+/* ---- the whole lock path deleted while in use ------------------------------ */
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Holds whose release returned 0: their node existed from the acquire to
+ * the release (a node never comes back), so they really held all along.
+ * No two of them may overlap in time. */
+struct history {
+    pthread_mutex_t mu;
+    int n;
+    int64_t from[4096], to[4096];
+};
+
+static void history_add(struct history *h, int64_t from, int64_t to)
+{
+    pthread_mutex_lock(&h->mu);
+    if (h->n < 4096) {
+        h->from[h->n] = from;
+        h->to[h->n] = to;
+        h->n++;
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
+static int history_overlaps(struct history *h)
+{
+    int bad = 0;
+    for (int i = 0; i < h->n; i++)
+        for (int j = i + 1; j < h->n; j++)
+            if (h->from[i] < h->to[j] && h->from[j] < h->to[i])
+                bad++;
+    return bad;
+}
+
+struct crowd {
+    struct rec *r;
+    struct history *h;
+    atomic_int *acquired;
+    atomic_int *stop;
+};
+
+static void *crowd_main(void *arg)
+{
+    struct crowd *k = arg;
+    while (!atomic_load(k->stop)) {
+        if (rec_acquire_side(k->r, 300, true) != 0)
+            continue;
+        int64_t from = now_ns();
+        atomic_fetch_add(k->acquired, 1);
+        usleep(20 * 1000);
+        int64_t to = now_ns();
+        if (rec_release_side(k->r, true) == 0)
+            history_add(k->h, from, to);
+    }
+    return NULL;
+}
+
+/* The outsider deletes every child, then the path, as an operator would. */
+static void wipe(const char *p)
+{
+    tu_rmr(tu_fixture_zk, p);
+}
+
+static void lock_path_deleted(enum kind k)
+{
+    enum { N = 4 };
+    char *p = tu_path(kind_name[k]);
+    zkl_client *c[N];
+    struct rec *r[N];
+    for (int i = 0; i < N; i++) {
+        c[i] = tu_client(10000);
+        r[i] = rec_new(c[i], p, k);
+    }
+    /* 0 holds; 1 and 2 wait; then the outsider wipes the path. */
+    ck_assert_int_eq(rec_acquire_side(r[0], 5000, true), 0);
+    struct waiter w[2];
+    waiter_start_side(&w[0], r[1], 20000, true);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 5000));
+    waiter_start_side(&w[1], r[2], 20000, true);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 5000));
+    usleep(200 * 1000);
+    wipe(p);
+    /* The holder is told. */
+    ck_assert(tu_wait_until(rec_told, r[0], 10000));
+    ck_assert_int_eq(rec_held_side(r[0], true), 0);
+    ck_assert_int_eq(rec_release_side(r[0], true), ZKL_ELOST);
+    /* The waiters queue again: each gets the lock in turn (one may have
+     * held for a moment between the deletes of the node ahead and its
+     * own, and been told at once). Never two real holds at once. */
+    struct history h = {.n = 0};
+    pthread_mutex_init(&h.mu, NULL);
+    for (int round = 0; round < 2; round++) {
+        /* Until one that was not looked at yet is done. */
+        int64_t end = tu_now_ms() + 15000;
+        while (tu_now_ms() < end &&
+               !(waiter_done(&w[0]) && atomic_load(&w[0].release) == 0) &&
+               !(waiter_done(&w[1]) && atomic_load(&w[1].release) == 0))
+            usleep(2000);
+        usleep(100 * 1000);
+        for (int i = 0; i < 2; i++) {
+            if (!waiter_done(&w[i]) || atomic_load(&w[i].release) != 0)
+                continue;
+            ck_assert_int_eq(w[i].rc, 0);
+            ck_assert(w[i].held);
+            int64_t from = now_ns();
+            /* Nobody else gets in while it really holds, newcomers
+             * included. */
+            int nrc = rec_acquire_side(r[3], 200, true);
+            waiter_finish(&w[i], 1);
+            if (w[i].rel_rc == 0) {
+                history_add(&h, from, now_ns());
+                ck_assert_int_eq(nrc, ZKL_ETIMEDOUT);
+            } else {
+                ck_assert_int_eq(w[i].rel_rc, ZKL_ELOST);
+            }
+            if (nrc == 0)
+                ck_assert_int_eq(rec_release_side(r[3], true), 0);
+        }
+    }
+    ck_assert(waiter_done(&w[0]) && waiter_done(&w[1]));
+    ck_assert_int_eq(history_overlaps(&h), 0);
+    /* (Each waiter may have been first for a moment between two of the
+     * outsider's deletes, and lost that hold at once: ZKL_ELOST.) */
+    ck_assert_int_eq(rec_acquire_side(r[3], 5000, true), 0);
+    ck_assert_int_eq(rec_release_side(r[3], true), 0);
+
+    /* Under churn: all four contend while the outsider wipes the path a
+     * few times. */
+    h.n = 0;
+    atomic_int acquired = 0, stop = 0;
+    struct crowd cr[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; i++) {
+        cr[i] = (struct crowd){r[i], &h, &acquired, &stop};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, crowd_main, &cr[i]), 0);
+    }
+    for (int round = 0; round < 3; round++) {
+        usleep(300 * 1000);
+        wipe(p);
+    }
+    usleep(500 * 1000);
+    atomic_store(&stop, 1);
+    for (int i = 0; i < N; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_int_eq(history_overlaps(&h), 0);
+    ck_assert_int_gt(atomic_load(&acquired), 0);
+    ck_assert_int_gt(h.n, 0);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 5000));
+    pthread_mutex_destroy(&h.mu);
+    for (int i = 0; i < N; i++) {
+        rec_free(r[i]);
+        zkl_client_close(c[i]);
+    }
+    free(p);
+}
+
+START_TEST(test_lock_path_deleted_in_use_never_two_holders)
+{
+    lock_path_deleted((enum kind)_i);
+}
+END_TEST
+
+/* The root exists (with the open ACL) so tests can make nodes below it. */
+static void setup(void)
+{
+    tu_fixture_setup_named("hostile");
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", tu_fixture_root);
+    for (char *s = strchr(buf + 1, '/');; s = strchr(s + 1, '/')) {
+        if (s)
+            *s = '\0';
+        int rc = zoo_create(tu_fixture_zk, buf, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+        ck_assert_msg(rc == ZOK || rc == ZNODEEXISTS, "create %s: %d", buf, rc);
+        if (!s)
+            break;
+        *s = '/';
+    }
+}
+
+static void teardown(void)
+{
+    /* Guarded paths can only be cleaned up as alice. */
+    zoo_add_auth(tu_fixture_zk, "digest", SECRET, (int)strlen(SECRET), NULL, NULL);
+    tu_fixture_teardown();
+}
+
+static Suite *hostile_suite(void)
+{
+    Suite *s = suite_create("hostile");
+    const char *names[] = {"expiry", "waiter", "holder", "acl", "path"};
+    TCase *tc[5];
+    for (int i = 0; i < 5; i++) {
+        tc[i] = tu_tcase(names[i], 120);
+        tcase_add_checked_fixture(tc[i], setup, teardown);
+        suite_add_tcase(s, tc[i]);
+    }
+    tcase_add_test(tc[0], test_expiry_tells_each_of_40_mutexes_once);
+    tcase_add_test(tc[0], test_expiry_reports_all_40_leases_of_a_semaphore);
+    tcase_add_loop_test(tc[1], test_waiter_whose_node_is_deleted_queues_again_and_never_holds_twice,
+                        0, K_NKINDS);
+    tcase_add_loop_test(tc[2], test_holder_whose_node_is_deleted_is_told_at_once, 0, K_NKINDS);
+    tcase_add_test(tc[2], test_lease_whose_node_is_deleted_is_lost);
+    tcase_add_test(tc[3], test_acquire_whose_listing_is_refused_leaves_no_node);
+    tcase_add_test(tc[3], test_release_whose_delete_is_refused_keeps_the_hold);
+    tcase_add_test(tc[3], test_waiter_that_may_not_read_its_predecessor_waits_quietly);
+    tcase_add_loop_test(tc[4], test_lock_path_deleted_in_use_never_two_holders, 0, K_NKINDS);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    tu_main_init(argc, argv);
+    return tu_run(hostile_suite());
+}
