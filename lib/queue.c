@@ -63,6 +63,16 @@ struct zkl__node {
     bool armed[2];
     char *gone[2];   /* watched nodes whose deletion was seen while a listing
                         was in flight: that listing may still show them */
+    /* For a kind that hands off: the nodes ahead of ours in the latest
+     * listing, nearest last, when all were of our kind. Nodes ahead of ours
+     * only ever go (every later node sorts after ours), so when the one we
+     * watch goes, the next one ahead that still exists is the new one to
+     * watch: no listing needed (walk_back). */
+    char **ahead;
+    size_t nahead;
+    unsigned wsent[2], wdone[2]; /* data watches sent / answered per slot:
+                                    an answer is about the slot's current
+                                    node only if it is the latest */
     struct gwatch *group; /* watched nodes of the policy's watch group */
     size_t ngroup;
     char kind[48];   /* the kind the node is created with */
@@ -349,6 +359,15 @@ static void hooks_off(zkl__node *n)
         pthread_cond_wait(&c->cv, &c->mu);
 }
 
+static void ahead_clear(zkl__node *n)
+{
+    for (size_t i = 0; i < n->nahead; i++)
+        free(n->ahead[i]);
+    free(n->ahead);
+    n->ahead = NULL;
+    n->nahead = 0;
+}
+
 static void skip_clear(zkl__node *n)
 {
     for (size_t i = 0; i < n->nskip; i++)
@@ -362,6 +381,7 @@ static void node_free(zkl__node *n)
 {
     unnotify(n);
     skip_clear(n);
+    ahead_clear(n);
     track_deleted(n, false);
     watching_remove(n);
     zkl__client_unlink(n->c, n);
@@ -439,6 +459,14 @@ static void send_create(zkl__node *n);
 static void arm(zkl__node *n, int slot, const char *name);
 static void forget_gone(zkl__node *n);
 static void send_dirwatch(zkl__node *n);
+static void ahead_set(zkl__node *n, const zkl__entry *cs, size_t w);
+
+/* Watch the nearest node ahead, and with prefetch the one before it. */
+static void c_arm_ahead(zkl__node *n)
+{
+    arm(n, 0, n->ahead[n->nahead - 1]);
+    arm(n, 1, n->prefetch && n->nahead >= 2 ? n->ahead[n->nahead - 2] : NULL);
+}
 static void send_delete(zkl__node *n);
 static void decide(zkl__node *n, const struct String_vector *kids);
 
@@ -561,6 +589,7 @@ static void requeue(zkl__node *n)
     arm(n, 0, NULL);
     arm(n, 1, NULL);
     n->noread = false;
+    ahead_clear(n);
     group_clear(n);
     forget_gone(n);
     n->own_armed = n->own_ok = false;
@@ -972,6 +1001,49 @@ static int entry_cmp(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* Hold without listing (PROTOCOL §4): every node that was ahead of ours is
+ * gone, none can come back ahead of it, and our own node still exists. */
+static void hold_now(zkl__node *n)
+{
+    n->st = N_HELD;
+    ahead_clear(n);
+    arm(n, 0, NULL);
+    arm(n, 1, NULL);
+    forget_gone(n);
+    wake(n);
+}
+
+/* The node watched in `slot` is gone. If we know every node that was ahead
+ * of ours (`ahead`) and our own node is watched, nothing can have come in
+ * between: watch the nearest one still ahead instead of listing, or hold if
+ * none is left. Returns false if that knowledge is missing: list then. */
+static bool walk_back(zkl__node *n, int slot)
+{
+    if (n->nahead == 0 || !n->own_ok || !n->pol->handoff || n->watch[slot] == NULL)
+        return false;
+    const char *name = n->watch[slot] + strlen(n->dir) + 1;
+    size_t i = n->nahead;
+    while (i > 0 && strcmp(n->ahead[i - 1], name) != 0)
+        i--;
+    /* With more than one node still ahead of the next one to watch, many
+     * of them may have gone at once (fast turnover): one listing sees all
+     * that, where walking would cost a request per node. The prefetch
+     * watch (slot 1) walks on: it only keeps the handoff listing-free. */
+    if (i == 0 || (slot == 0 && n->nahead > 2))
+        return false;
+    free(n->ahead[i - 1]);
+    memmove(n->ahead + i - 1, n->ahead + i, (n->nahead - i) * sizeof *n->ahead);
+    n->nahead--;
+    if (n->nahead == 0) {
+        hold_now(n);
+        return true;
+    }
+    n->pred_first = n->nahead == 1;
+    n->pred_same = true;
+    c_arm_ahead(n);
+    return true;
+}
+
 static void wget_done(int rc, const char *v, int len, const struct Stat *st, const void *data,
                       int slot)
 {
@@ -980,12 +1052,15 @@ static void wget_done(int rc, const char *v, int len, const struct Stat *st, con
     zkl_client *c = n->c;
     pthread_mutex_lock(&c->mu);
     n->refs--;
+    bool latest = ++n->wdone[slot] == n->wsent[slot];
     if (current(n) && n->st == N_QUEUED) {
         if (rc == ZNONODE) {
-            /* Already gone before the watch was set: list again, nothing
-             * more (PITFALLS: ZNONODE on the predecessor is no failure). */
+            /* Already gone before the watch was set: the next one ahead,
+             * or list again, nothing more (PITFALLS: ZNONODE on the
+             * predecessor is no failure). */
             n->armed[slot] = false;
-            send_list(n);
+            if (!(latest && walk_back(n, slot)))
+                send_list(n);
         } else if (conn_error(rc)) {
             n->armed[slot] = false;
             n->stalled = true;
@@ -1089,6 +1164,7 @@ static void arm(zkl__node *n, int slot, const char *name)
         send_dirwatch(n); /* the lock path's children tell (wget_done) */
         return;
     }
+    n->wsent[slot]++;
     n->refs++;
     c->stats.requests++;
     /* A data watch, not an existence watch: none is left behind on a node
@@ -1096,6 +1172,7 @@ static void arm(zkl__node *n, int slot, const char *name)
     int rc = zoo_awget(n->zh, full, zkl__node_watcher_fn(), (void *)(uintptr_t)c->id,
                        slot == 0 ? wget0_done : wget1_done, n);
     if (rc != ZOK) {
+        n->wsent[slot]--;
         n->armed[slot] = false;
         send_failed(n, rc);
     }
@@ -1222,6 +1299,27 @@ static bool recoverable(const zkl__node *n, const char *name)
     return true;
 }
 
+/* Remember the nodes ahead of ours, cs[0..w], if all are of our kind and
+ * our kind hands off (see `ahead`). */
+static void ahead_set(zkl__node *n, const zkl__entry *cs, size_t w)
+{
+    ahead_clear(n);
+    if (!n->pol->handoff)
+        return;
+    for (size_t i = 0; i <= w; i++)
+        if (!zkl__entry_is(&cs[i], n->kind))
+            return;
+    if ((n->ahead = calloc(w + 1, sizeof *n->ahead)) == NULL)
+        return;
+    for (size_t i = 0; i <= w; i++) {
+        if ((n->ahead[i] = strdup(cs[i].name)) == NULL) {
+            ahead_clear(n);
+            return;
+        }
+        n->nahead = i + 1;
+    }
+}
+
 static void decide(zkl__node *n, const struct String_vector *kids)
 {
     size_t cnt = kids ? (size_t)kids->count : 0;
@@ -1277,6 +1375,7 @@ static void decide(zkl__node *n, const struct String_vector *kids)
                 wake(n);
         }
         if (n->pol->holds(cs, k, self, &w, n->arg)) {
+            ahead_clear(n);
             n->st = N_HELD;
             arm(n, 0, NULL);
             arm(n, 1, NULL);
@@ -1287,12 +1386,14 @@ static void decide(zkl__node *n, const struct String_vector *kids)
             wake(n);
         } else if (n->pol->watch_group && n->pol->watch_group(&cs[w], n->arg)) {
             n->pred_first = n->pred_same = false;
+            ahead_clear(n);
             arm(n, 0, NULL);
             arm(n, 1, NULL);
             arm_group(n, cs, k, self);
         } else {
             n->pred_first = w == 0;
             n->pred_same = zkl__entry_is(&cs[w], n->kind);
+            ahead_set(n, cs, w);
             group_clear(n);
             arm(n, 0, cs[w].name);
             arm(n, 1, n->prefetch && w > 0 ? cs[w - 1].name : NULL);
@@ -1326,7 +1427,9 @@ void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type, const char *
             /* Our own node. Deleted while we did not delete it: someone
              * else did (or the lock path went). */
             n->own_armed = false;
-            c->stats.watch_events++;
+            /* Our own delete's event is no wake-up; anyone else's is. */
+            if (n->st == N_QUEUED || n->st == N_HELD)
+                c->stats.watch_events++;
             if (type == ZOO_DELETED_EVENT)
                 own_gone(n);
             else if (type == ZOO_CHANGED_EVENT && (n->st == N_QUEUED || n->st == N_HELD))
@@ -1367,11 +1470,9 @@ void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type, const char *
                  * now, without listing again (PROTOCOL §4). Our own node
                  * still exists: its watch was set before the one on the
                  * node ahead, so its deletion would have been told first. */
-                n->st = N_HELD;
-                arm(n, 0, NULL);
-                arm(n, 1, NULL);
-                forget_gone(n);
-                wake(n);
+                hold_now(n);
+            } else if (type == ZOO_DELETED_EVENT && !n->listing && walk_back(n, slot)) {
+                /* the next node ahead is watched now (or we hold) */
             } else if (type == ZOO_DELETED_EVENT && n->listing && n->pol->handoff &&
                        same_kind(n, path)) {
                 /* A listing is already in flight. Sent before this deletion,
