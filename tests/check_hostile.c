@@ -612,6 +612,23 @@ START_TEST(test_acquire_whose_listing_is_refused_leaves_no_node)
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 2000), ZKL_ENOAUTH);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 2000), ZKL_ENOAUTH);
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 5000));
+
+    /* Neither READ nor DELETE: the node cannot be deleted at once. The
+     * client keeps trying, with backoff (no spinning), and succeeds once
+     * the ACL allows it. */
+    char *q = tu_path("nothing");
+    make_guarded_path(q, ZOO_PERM_CREATE);
+    zkl_mutex *mq;
+    ck_assert_int_eq(zkl_mutex_new(c, q, &mq), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(mq, 2000), ZKL_ENOAUTH);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, q), 1);
+    before = requests_of(c);
+    usleep(1500 * 1000);
+    ck_assert_int_lt(requests_of(c) - before, 10);
+    guard_path(q, ZOO_PERM_CREATE | ZOO_PERM_DELETE);
+    ck_assert(tu_wait_children(tu_fixture_zk, q, 0, 20000));
+    zkl_mutex_free(mq);
+    free(q);
     zkl_rwlock_free(rw);
     zkl_semmutex_free(sm);
     zkl_mutex_free(m);
