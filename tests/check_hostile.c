@@ -423,6 +423,94 @@ START_TEST(test_lease_whose_node_is_deleted_is_lost)
 }
 END_TEST
 
+struct sem_waiter {
+    zkl_semaphore *s;
+    zkl_lease *l;
+    int rc;
+    atomic_int done;
+};
+
+static void *sem_waiter_main(void *arg)
+{
+    struct sem_waiter *w = arg;
+    w->rc = zkl_semaphore_acquire(w->s, 20000, &w->l);
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+static bool sem_waiter_done(void *arg)
+{
+    return atomic_load(&((struct sem_waiter *)arg)->done) != 0;
+}
+
+/* The child of `dir` whose name contains `part`, malloc'd, or NULL. */
+static char *child_with(const char *dir, const char *part)
+{
+    struct String_vector kids = {0, NULL};
+    if (zoo_get_children(tu_fixture_zk, dir, 0, &kids) != ZOK)
+        return NULL;
+    char *out = NULL;
+    for (int i = 0; i < kids.count && out == NULL; i++) {
+        if (strstr(kids.data[i], part)) {
+            size_t len = strlen(dir) + strlen(kids.data[i]) + 2;
+            out = malloc(len);
+            snprintf(out, len, "%s/%s", dir, kids.data[i]);
+        }
+    }
+    deallocate_String_vector(&kids);
+    return out;
+}
+
+START_TEST(test_semaphore_waiter_whose_node_is_deleted_queues_again)
+{
+    char *p = tu_path("sem");
+    zkl_client *ca = tu_client(10000), *cb = tu_client(10000), *cc = tu_client(10000);
+    zkl_semaphore *sa, *sb, *sc;
+    ck_assert_int_eq(zkl_semaphore_new(ca, p, 1, &sa), 0);
+    ck_assert_int_eq(zkl_semaphore_new(cb, p, 1, &sb), 0);
+    ck_assert_int_eq(zkl_semaphore_new(cc, p, 1, &sc), 0);
+    zkl_lease *la;
+    ck_assert_int_eq(zkl_semaphore_acquire(sa, 5000, &la), 0);
+    struct sem_waiter w = {.s = sb};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, sem_waiter_main, &w), 0);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
+    usleep(200 * 1000);
+    char *gate = child_with(p, "zkl-wait-");
+    ck_assert_ptr_nonnull(gate);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, gate, -1), ZOK);
+    /* B queues again: a new waiter node. */
+    int64_t end = tu_now_ms() + 10000;
+    char *again = NULL;
+    while (tu_now_ms() < end) {
+        free(again);
+        again = child_with(p, "zkl-wait-");
+        if (again != NULL && strcmp(again, gate) != 0)
+            break;
+        usleep(5000);
+    }
+    ck_assert_ptr_nonnull(again);
+    ck_assert_str_ne(again, gate);
+    ck_assert(!sem_waiter_done(&w));
+    ck_assert_int_eq(zkl_lease_release(la), 0);
+    ck_assert(tu_wait_until(sem_waiter_done, &w, 15000));
+    pthread_join(t, NULL);
+    ck_assert_int_eq(w.rc, 0);
+    ck_assert(zkl_lease_is_held(w.l));
+    zkl_lease *lc;
+    ck_assert_int_eq(zkl_semaphore_acquire(sc, 300, &lc), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zkl_lease_release(w.l), 0);
+    ck_assert_int_eq(zkl_semaphore_acquire(sc, 5000, &lc), 0);
+    ck_assert_int_eq(zkl_lease_release(lc), 0);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 5000));
+    ck_assert_int_eq(zkl_semaphore_free(sa), 0);
+    ck_assert_int_eq(zkl_semaphore_free(sb), 0);
+    ck_assert_int_eq(zkl_semaphore_free(sc), 0);
+    zkl_client_close(ca), zkl_client_close(cb), zkl_client_close(cc);
+    free(gate), free(again), free(p);
+}
+END_TEST
+
 /* ---- session ends: every hold is told, however many ---------------------- */
 
 struct tally {
@@ -930,6 +1018,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc[0], test_expiry_reports_all_40_leases_of_a_semaphore);
     tcase_add_loop_test(tc[1], test_waiter_whose_node_is_deleted_queues_again_and_never_holds_twice,
                         0, K_NKINDS);
+    tcase_add_test(tc[1], test_semaphore_waiter_whose_node_is_deleted_queues_again);
     tcase_add_loop_test(tc[2], test_holder_whose_node_is_deleted_is_told_at_once, 0, K_NKINDS);
     tcase_add_test(tc[2], test_lease_whose_node_is_deleted_is_lost);
     tcase_add_test(tc[3], test_acquire_whose_listing_is_refused_leaves_no_node);
