@@ -337,7 +337,8 @@ ZKL_EXPORT int zkl_semmutex_release(zkl_semmutex *s);
 ZKL_EXPORT int zkl_semmutex_is_held(zkl_semmutex *s);
 
 /* Be told when the object's hold is lost: after its session ended (expiry,
- * or given up after a long suspension), `fn(s, token, arg)` is called once,
+ * or given up after a long suspension) or someone else deleted its node,
+ * `fn(s, token, arg)` is called once,
  * with the hold's fencing token, on the client's keeper thread (never a
  * ZooKeeper thread, never with a zkl lock held). The hold itself stays
  * until released (ZKL_ELOST). `fn` may call any zkl function except
@@ -426,8 +427,8 @@ ZKL_EXPORT int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_
 ZKL_EXPORT int zkl_semaphore_max_leases(zkl_semaphore *s);
 
 /* Be told when leases of `s` are lost: after the session of a lease ended
- * (expiry, or given up after a long suspension), `fn(s, token, arg)` is
- * called once per lost lease, with that lease's fencing token
+ * (expiry, or given up after a long suspension) or someone else deleted its
+ * node, `fn(s, token, arg)` is called once per lost lease, with that lease's fencing token
  * (zkl_lease_token), on the client's keeper thread (never a ZooKeeper
  * thread, never with a zkl lock held). The lease itself stays until it is
  * released (ZKL_ELOST). `fn` may call any zkl function except
@@ -578,7 +579,7 @@ ZKL_EXPORT int zkl_rwlock_read_is_held(zkl_rwlock *rw);
 ZKL_EXPORT int zkl_rwlock_write_is_held(zkl_rwlock *rw);
 
 /* Be told when holds of `rw` are lost: after the session of a hold ended,
- * `fn(rw, write, token, arg)` is called once per lost hold (`write` is 1
+ * or someone else deleted its node, `fn(rw, write, token, arg)` is called once per lost hold (`write` is 1
  * for a write hold, 0 for a read hold; a thread that downgraded loses
  * both), with that hold's fencing token, on the client's keeper thread
  * (never a ZooKeeper thread, never with a zkl lock held). The hold itself

@@ -460,13 +460,6 @@ static void arm(zkl__node *n, int slot, const char *name);
 static void forget_gone(zkl__node *n);
 static void send_dirwatch(zkl__node *n);
 static void ahead_set(zkl__node *n, const zkl__entry *cs, size_t w);
-
-/* Watch the nearest node ahead, and with prefetch the one before it. */
-static void c_arm_ahead(zkl__node *n)
-{
-    arm(n, 0, n->ahead[n->nahead - 1]);
-    arm(n, 1, n->prefetch && n->nahead >= 2 ? n->ahead[n->nahead - 2] : NULL);
-}
 static void send_delete(zkl__node *n);
 static void decide(zkl__node *n, const struct String_vector *kids);
 
@@ -1001,6 +994,13 @@ static int entry_cmp(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* Watch the nearest node ahead, and with prefetch the one before it. */
+static void arm_ahead(zkl__node *n)
+{
+    arm(n, 0, n->ahead[n->nahead - 1]);
+    arm(n, 1, n->prefetch && n->nahead >= 2 ? n->ahead[n->nahead - 2] : NULL);
+}
+
 /* Hold without listing (PROTOCOL §4): every node that was ahead of ours is
  * gone, none can come back ahead of it, and our own node still exists. */
 static void hold_now(zkl__node *n)
@@ -1040,7 +1040,7 @@ static bool walk_back(zkl__node *n, int slot)
     }
     n->pred_first = n->nahead == 1;
     n->pred_same = true;
-    c_arm_ahead(n);
+    arm_ahead(n);
     return true;
 }
 
