@@ -20,10 +20,13 @@ static void quiesce(zkl_client *c)
 int zkl__lost_set(zkl__lost *l, pthread_mutex_t *mu, zkl_client *c, zkl__any_fn fn, void *arg)
 {
     pthread_mutex_lock(mu);
+    bool had = l->fn != NULL;
     l->fn = fn;
     l->arg = arg;
     pthread_mutex_unlock(mu);
-    if (fn == NULL)
+    /* Only an object with a callback touches the client here: one without
+     * may be freed after its client was closed. */
+    if (fn == NULL && had)
         quiesce(c);
     return 0;
 }
