@@ -115,6 +115,7 @@ static void bump_counter(const char *path, long hold_ms)
 
 static char states[256];
 static int lost_calls;
+static int lost_states; /* ZKL_STATE_LOST seen by on_state */
 
 static void on_state(zkl_client *c, int st, void *arg)
 {
@@ -124,6 +125,8 @@ static void on_state(zkl_client *c, int st, void *arg)
     size_t len = strlen(states);
     if (st >= 0 && st <= 5 && len + 16 < sizeof states)
         snprintf(states + len, sizeof states - len, "%s%s", len ? "," : "", names[st]);
+    if (st == ZKL_STATE_LOST)
+        __atomic_add_fetch(&lost_states, 1, __ATOMIC_SEQ_CST);
 }
 
 static void on_lost(zkl_mutex *m, int64_t token, void *arg)
@@ -179,6 +182,11 @@ static int pause_holder(const struct opts *o, zkl_client *c, zkl_mutex *m)
     logf_line("LOST mutex %ld/1 %" PRId64 " %" PRId64 "\n", (long)getpid(), realtime_ns(), token);
     /* The lost callback runs on the keeper: give it a moment to be counted. */
     for (int i = 0; i < 500 && __atomic_load_n(&lost_calls, __ATOMIC_SEQ_CST) == 0; i++)
+        usleep(10000);
+    /* The hold may be known lost before the session is: the server deletes
+     * the node of an expired session, and its watch event can reach us
+     * ahead of the client's verdict on the session. Wait for that too. */
+    for (int i = 0; i < 1500 && __atomic_load_n(&lost_states, __ATOMIC_SEQ_CST) == 0; i++)
         usleep(10000);
     printf("DONE release=%d lostcb=%d states=%s stale=%d guarded_ok_after_gap=%d "
            "fenced_ok_after_gap=%d\n",
