@@ -43,12 +43,19 @@ int zkl_semmutex_new(zkl_client *c, const char *path, zkl_semmutex **out)
         free(s);
         return ZKL_ESYS;
     }
+    if (zkl__obj_open(c, s) != 0) {
+        pthread_cond_destroy(&s->cv);
+        pthread_mutex_destroy(&s->mu);
+        free(s->path);
+        free(s);
+        return ZKL_ENOMEM;
+    }
     s->c = c;
     *out = s;
     return 0;
 }
 
-int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
+static int zkl_semmutex_acquire_unguarded(zkl_semmutex *s, long timeout_ms)
 {
     if (s == NULL)
         return ZKL_EINVAL;
@@ -220,6 +227,7 @@ void zkl_semmutex_free(zkl_semmutex *s)
 {
     if (s == NULL)
         return;
+    zkl__obj_close(s, "zkl_semmutex_free");
     /* After this no callback can be running or start. */
     zkl__lost_stop(&s->lost, s->c, semmutex_state_fn, s);
     /* Best effort: the node goes now rather than with the session. */
@@ -227,6 +235,21 @@ void zkl_semmutex_free(zkl_semmutex *s)
         zkl__queue_release(s->node);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
+    zkl_client *c = s->c;
     free(s->path);
     free(s);
+    zkl__obj_done(c);
 }
+
+/* ---- misuse checks (lib/guard.c) ----------------------------------------- */
+
+int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
+{
+    if (s == NULL)
+        return ZKL_EINVAL;
+    zkl__obj_enter(s, "zkl_semmutex_acquire"); /* a free meanwhile aborts, naming it */
+    int rc = zkl_semmutex_acquire_unguarded(s, timeout_ms);
+    zkl__obj_leave(s);
+    return rc;
+}
+
