@@ -313,8 +313,12 @@ ZKL_EXPORT const char *zkl_mutex_node(zkl_mutex *m);
 /* Set the data of the existing znode `path` only if the calling thread still
  * holds `m`, atomically on the server (a multi-op that first checks the
  * holder's own node). Returns 0, ZKL_ENOTHELD, ZKL_ELOST (the hold is gone:
- * nothing was written), ZKL_EINVAL, ZKL_ECONNLOSS (outcome unknown), ZKL_EZK
- * (e.g. `path` does not exist). Thread-safe. */
+ * nothing was written), ZKL_EINVAL (NULL, a path the server refuses, or a
+ * request over the limit of zkl_client_opts_set_max_request: nothing is
+ * sent, zkl_last_error_text() says why), ZKL_ECONNLOSS (outcome unknown),
+ * ZKL_EZK (e.g. `path` does not exist: zkl_last_zk_error() says
+ * ZNONODE). The other recipes' guarded writes check the same.
+ * Thread-safe. */
 ZKL_EXPORT int zkl_mutex_guarded_set(zkl_mutex *m, const char *path,
                                      const void *data, int len);
 
