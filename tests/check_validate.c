@@ -317,29 +317,31 @@ START_TEST(test_the_limit_is_an_option)
 END_TEST
 
 /* A server started with a larger jute.maxbuffer takes a larger write, once
- * the client is told. */
+ * the client is told. Its directory is named after the suite's process,
+ * which stops it at exit if a failing test could not (and the harness's
+ * watchdog does if the suite dies). */
 static char harness_dir[256];
+static pid_t suite_pid;
 
 static void stop_big_server(void)
 {
-    if (harness_dir[0] == '\0')
+    struct stat st;
+    if (harness_dir[0] == '\0' || stat(harness_dir, &st) != 0)
         return;
     char cmd[600];
     snprintf(cmd, sizeof cmd, "'%s/tests/zk-harness.sh' stop '%s' >/dev/null 2>&1; rm -rf '%s'",
              ZKL_SRCDIR, harness_dir, harness_dir);
     if (system(cmd) != 0)
         fprintf(stderr, "stopping %s failed\n", harness_dir);
-    harness_dir[0] = '\0';
 }
 
 START_TEST(test_a_larger_limit_lets_a_larger_write_through)
 {
-    snprintf(harness_dir, sizeof harness_dir, "/tmp/zkl-validate-zk.%ld", (long)getpid());
     char cmd[800];
     snprintf(cmd, sizeof cmd,
              "ZKL_ZK_JVM_EXTRA=-Djute.maxbuffer=4194304 '%s/tests/zk-harness.sh' start '%s' "
              "--owner %ld >/dev/null 2>&1",
-             ZKL_SRCDIR, harness_dir, (long)getpid());
+             ZKL_SRCDIR, harness_dir, (long)suite_pid);
     ck_assert_msg(system(cmd) == 0, "could not start a ZooKeeper with a larger jute.maxbuffer");
     char hosts[256] = "";
     char hf[300];
@@ -614,6 +616,8 @@ int main(int argc, char **argv)
             return worker_use_after_free(argv[3], argv[4]);
         return 1;
     }
+    suite_pid = getpid();
+    snprintf(harness_dir, sizeof harness_dir, "/tmp/zkl-validate-zk.%ld", (long)suite_pid);
     atexit(stop_big_server);
     Suite *s = suite_create("validate");
     TCase *tc = tu_tcase("paths", 120);
