@@ -333,4 +333,3 @@ int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms)
     zkl__obj_leave(ml);
     return rc;
 }
-

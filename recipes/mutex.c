@@ -243,4 +243,3 @@ int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms)
     zkl__obj_leave(m);
     return rc;
 }
-

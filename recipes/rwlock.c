@@ -488,4 +488,3 @@ int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms)
     zkl__obj_leave(rw);
     return rc;
 }
-

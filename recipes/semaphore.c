@@ -613,4 +613,3 @@ int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms, zkl_lea
     zkl__obj_leave(s);
     return rc;
 }
-

@@ -252,4 +252,3 @@ int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
     zkl__obj_leave(s);
     return rc;
 }
-
