@@ -328,21 +328,25 @@ static void stop_big_server(void)
     struct stat st;
     if (harness_dir[0] == '\0' || stat(harness_dir, &st) != 0)
         return;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "'%s/tests/zk-harness.sh' stop '%s' >/dev/null 2>&1; rm -rf '%s'",
-             ZKL_SRCDIR, harness_dir, harness_dir);
+    char *cmd;
+    if (asprintf(&cmd, "'%s/tests/zk-harness.sh' stop '%s' >/dev/null 2>&1; rm -rf '%s'",
+                 ZKL_SRCDIR, harness_dir, harness_dir) < 0)
+        return;
     if (system(cmd) != 0)
         fprintf(stderr, "stopping %s failed\n", harness_dir);
+    free(cmd);
 }
 
 START_TEST(test_a_larger_limit_lets_a_larger_write_through)
 {
-    char cmd[800];
-    snprintf(cmd, sizeof cmd,
-             "ZKL_ZK_JVM_EXTRA=-Djute.maxbuffer=4194304 '%s/tests/zk-harness.sh' start '%s' "
-             "--owner %ld >/dev/null 2>&1",
-             ZKL_SRCDIR, harness_dir, (long)suite_pid);
+    char *cmd;
+    ck_assert_int_ge(asprintf(&cmd,
+                              "ZKL_ZK_JVM_EXTRA=-Djute.maxbuffer=4194304 '%s/tests/zk-harness.sh' "
+                              "start '%s' --owner %ld >/dev/null 2>&1",
+                              ZKL_SRCDIR, harness_dir, (long)suite_pid),
+                     0);
     ck_assert_msg(system(cmd) == 0, "could not start a ZooKeeper with a larger jute.maxbuffer");
+    free(cmd);
     char hosts[256] = "";
     char hf[300];
     snprintf(hf, sizeof hf, "%s/hosts", harness_dir);
