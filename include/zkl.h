@@ -74,7 +74,8 @@ ZKL_EXPORT const char *zkl_version_string(void);
     X(EMISMATCH, -11, "lock parameters disagree with those on the server")    \
     X(EBUSY, -12, "object is in use")                                         \
     X(ESYS, -13, "system call failed")                                        \
-    X(ECANCELED, -14, "acquire cancelled by zkl_client_cancel()")
+    X(ECANCELED, -14, "acquire cancelled by zkl_client_cancel()")            \
+    X(ENOCHROOT, -15, "the connect string's chroot does not exist on the server")
 
 enum {
     ZKL_OK = 0,
@@ -90,6 +91,23 @@ ZKL_EXPORT const char *zkl_strerror(int err);
 /* The code's name without prefix, e.g. "ETIMEDOUT"; "UNKNOWN" for unknown
  * codes, "OK" for 0. Never NULL. Thread-safe; the string is static. */
 ZKL_EXPORT const char *zkl_err_name(int err);
+
+/* Details of the calling thread's latest failure, for messages and logs.
+ * Per thread: threads that share a client never see each other's. Only
+ * failures that have more to say than their code set them, and a later
+ * success does not clear them: read them right after the failing call.
+ *
+ * zkl_last_zk_error: the ZooKeeper code (ZNONODE, ZNOCHILDRENFOREPHEMERALS,
+ * ... of <zookeeper/zookeeper.h>; zerror() names it) behind the latest
+ * ZKL_EZK a zkl call returned in this thread; 0 if none yet.
+ *
+ * zkl_last_error_text: a sentence on the latest failure that had details:
+ * which path was refused and why (ZKL_EINVAL), the chroot that does not
+ * exist (ZKL_ENOCHROOT), the request over the size limit (ZKL_EINVAL), the
+ * ZooKeeper error behind a ZKL_EZK. "" if none yet. Never NULL; valid in
+ * this thread until its next zkl call. */
+ZKL_EXPORT int zkl_last_zk_error(void);
+ZKL_EXPORT const char *zkl_last_error_text(void);
 
 #define ZKL_WAIT_FOREVER (-1L)
 
@@ -130,6 +148,18 @@ ZKL_EXPORT int zkl_client_opts_set_reopen(zkl_client_opts *o, int on);
 /* Create missing lock parents as container nodes (1, default), which the
  * server removes once empty, or as plain persistent nodes (0). */
 ZKL_EXPORT int zkl_client_opts_set_container_parents(zkl_client_opts *o, int on);
+/* The largest request, in bytes, the servers accept: their jute.maxbuffer
+ * (default 0xfffff = 1048575, the servers' default). A server that gets a
+ * larger request drops the connection, so zkl refuses a guarded write
+ * (zkl_*_guarded_set, zkl_*_guarded_multi) that could exceed it with
+ * ZKL_EINVAL, before sending anything. The whole request must fit: zkl
+ * counts its data, every path, the ACLs of creates, and a generous 64
+ * bytes per op and per request for the rest, so the largest data it lets
+ * through is somewhat below the limit. zkl's own node data is small (under
+ * 128 bytes, paths at most 1024). Set it to a server's larger
+ * -Djute.maxbuffer; never above the smallest of the ensemble. Returns 0,
+ * ZKL_EINVAL (NULL, bytes < 8192). */
+ZKL_EXPORT int zkl_client_opts_set_max_request(zkl_client_opts *o, int bytes);
 /* Add digest credentials ("user:password") to every session this client
  * opens (zoo_add_auth with scheme "digest"). The secret is copied and never
  * logged. Returns ZKL_EINVAL for NULL or an empty credential. */
@@ -149,8 +179,11 @@ ZKL_EXPORT int zkl_client_opts_set_acl(zkl_client_opts *o, int acl);
  * until it is connected, for at most about `session_timeout_ms`.
  * Returns 0 and a new client in *out (free with zkl_client_close), or
  * ZKL_EINVAL (NULL/empty hosts, timeout <= 0), ZKL_ENOMEM, ZKL_ECONNLOSS (no
- * server answered in time), ZKL_ENOAUTH (credentials refused), ZKL_ESYS.
- * `opts` may be NULL for the defaults. Thread-safe. */
+ * server answered in time), ZKL_ENOAUTH (credentials refused),
+ * ZKL_ENOCHROOT (the connect string names a chroot that does not exist on
+ * the server: one request checks it), ZKL_ESYS. zkl_last_error_text() then
+ * says more (e.g. which chroot). `opts` may be NULL for the defaults.
+ * Thread-safe. */
 ZKL_EXPORT int zkl_client_open(const char *hosts, int session_timeout_ms,
                                zkl_client **out) ZKL_WARN_UNUSED;
 ZKL_EXPORT int zkl_client_open_opts(const char *hosts, int session_timeout_ms,
@@ -158,8 +191,12 @@ ZKL_EXPORT int zkl_client_open_opts(const char *hosts, int session_timeout_ms,
                                     zkl_client **out) ZKL_WARN_UNUSED;
 
 /* Close the session (its ephemeral nodes, hence its locks, go at once) and
- * free the client. Every lock object made on it must be freed first; a call
- * blocked on this client returns ZKL_ECLOSED. NULL does nothing. */
+ * free the client. A call blocked on this client returns ZKL_ECLOSED. Lock
+ * objects should be freed first; any still open is safe (reference
+ * counted): it keeps the client's memory, not its session, until it is
+ * freed, and its calls return ZKL_ECLOSED (its holds went with the
+ * session). The last of them frees the client. Leases must be released
+ * first, as their semaphore cannot be freed before. NULL does nothing. */
 ZKL_EXPORT void zkl_client_close(zkl_client *c);
 
 /* Cancel every acquire on this client, waiting now or called later: each
@@ -280,13 +317,21 @@ ZKL_EXPORT const char *zkl_mutex_node(zkl_mutex *m);
 /* Set the data of the existing znode `path` only if the calling thread still
  * holds `m`, atomically on the server (a multi-op that first checks the
  * holder's own node). Returns 0, ZKL_ENOTHELD, ZKL_ELOST (the hold is gone:
- * nothing was written), ZKL_EINVAL, ZKL_ECONNLOSS (outcome unknown), ZKL_EZK
- * (e.g. `path` does not exist). Thread-safe. */
+ * nothing was written), ZKL_EINVAL (NULL, a path the server refuses, or a
+ * request over the limit of zkl_client_opts_set_max_request: nothing is
+ * sent, zkl_last_error_text() says why), ZKL_ECONNLOSS (outcome unknown),
+ * ZKL_EZK (e.g. `path` does not exist: zkl_last_zk_error() says
+ * ZNONODE). The other recipes' guarded writes check the same.
+ * Thread-safe. */
 ZKL_EXPORT int zkl_mutex_guarded_set(zkl_mutex *m, const char *path,
                                      const void *data, int len);
 
 /* Free the mutex. Holds still open are released (best effort). Must not be
- * called while another thread uses the mutex. NULL does nothing. */
+ * called while another thread uses the mutex: a free while another thread
+ * acquires through it, a call through a freed mutex and a second free abort
+ * the process with a message naming the misuse ("zkl: zkl_mutex_free: the
+ * object is still in use ..."), instead of using freed memory (as far as
+ * the address was not reused since). NULL does nothing. */
 ZKL_EXPORT void zkl_mutex_free(zkl_mutex *m);
 
 /* ---- semaphore-mutex and counting semaphore ---------------------------- */
@@ -367,7 +412,10 @@ ZKL_EXPORT int zkl_semmutex_guarded_set(zkl_semmutex *s, const char *path,
                                         const void *data, int len);
 
 /* Free the object; a hold still open is released (best effort). Must not
- * be called while another thread uses the object. NULL does nothing. */
+ * be called while another thread uses the object: a free while another
+ * thread acquires through it, a call through a freed object and a second
+ * free abort the process with a message naming the misuse (see
+ * zkl_mutex_free). NULL does nothing. */
 ZKL_EXPORT void zkl_semmutex_free(zkl_semmutex *s);
 
 /* A handle on the semaphore-mutex for the generic lock interface and
@@ -495,8 +543,10 @@ ZKL_EXPORT int zkl_semaphore_holders(zkl_semaphore *s, long timeout_ms,
 ZKL_EXPORT void zkl_lease_info_free(zkl_lease_info *info);
 
 /* Free the semaphore. Returns 0, or ZKL_EBUSY if leases taken through it are
- * not yet released (nothing is freed then). Must not be called while
- * another thread acquires through it. NULL does nothing (0). */
+ * not yet released, or another thread's acquire through it is in progress
+ * (nothing is freed then). A call through a freed semaphore, or a second
+ * free, aborts the process with a message naming the misuse (see
+ * zkl_mutex_free). NULL does nothing (0). */
 ZKL_EXPORT int zkl_semaphore_free(zkl_semaphore *s);
 
 /* ---- read-write lock ---------------------------------------------------- */
@@ -625,8 +675,10 @@ ZKL_EXPORT int zkl_rwlock_read_as_lock(zkl_rwlock *rw, zkl_lock **out) ZKL_WARN_
 ZKL_EXPORT int zkl_rwlock_write_as_lock(zkl_rwlock *rw, zkl_lock **out) ZKL_WARN_UNUSED;
 
 /* Free the lock. Holds still open, on either side, are released (best
- * effort). Must not be called while another thread uses the lock. NULL does
- * nothing. */
+ * effort). Must not be called while another thread uses the lock: a free
+ * while another thread acquires through it, a call through a freed lock and
+ * a second free abort the process with a message naming the misuse (see
+ * zkl_mutex_free). NULL does nothing. */
 ZKL_EXPORT void zkl_rwlock_free(zkl_rwlock *rw);
 
 /* ---- generic lock interface and multi-lock ----------------------------- */
@@ -814,7 +866,10 @@ ZKL_EXPORT int zkl_multilock_as_lock(zkl_multilock *ml, zkl_lock **out) ZKL_WARN
  * are released first (best effort); the mutexes of zkl_multilock_new are
  * freed, which releases what other threads still held through them.
  * Borrowed handles and objects are left alone. Must not be called while
- * another thread uses the multi-lock. NULL does nothing. */
+ * another thread uses the multi-lock: a free while another thread acquires
+ * through it, a call through a freed multi-lock and a second free abort the
+ * process with a message naming the misuse (see zkl_mutex_free). NULL does
+ * nothing. */
 ZKL_EXPORT void zkl_multilock_free(zkl_multilock *ml);
 
 #ifdef __cplusplus

@@ -16,6 +16,7 @@ struct zkl_client_opts {
     int container_parents;
     char *digest;
     int acl;
+    int max_request;
 };
 
 struct zkl__listener {
@@ -349,6 +350,7 @@ int zkl_client_opts_new(zkl_client_opts **out)
     o->reopen = 1;
     o->container_parents = 1;
     o->acl = ZKL_ACL_OPEN;
+    o->max_request = ZKL__MAX_REQUEST_DEFAULT;
     *out = o;
     return 0;
 }
@@ -404,6 +406,14 @@ int zkl_client_opts_set_acl(zkl_client_opts *o, int acl)
     return 0;
 }
 
+int zkl_client_opts_set_max_request(zkl_client_opts *o, int bytes)
+{
+    if (o == NULL || bytes < ZKL__MAX_REQUEST_MIN)
+        return ZKL_EINVAL;
+    o->max_request = bytes;
+    return 0;
+}
+
 const struct ACL_vector *zkl__client_acl(zkl_client *c)
 {
     return c->acl == ZKL_ACL_CREATOR ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
@@ -425,6 +435,7 @@ static zkl_client *client_alloc(const zkl_client_opts *o)
     c->reopen = o ? o->reopen : 1;
     c->container_parents = o ? o->container_parents : 1;
     c->acl = o ? o->acl : ZKL_ACL_OPEN;
+    c->max_request = o ? o->max_request : ZKL__MAX_REQUEST_DEFAULT;
     if (o && o->digest && (c->digest = strdup(o->digest)) == NULL)
         goto fail_dg;
     char host[64] = "?";
@@ -479,6 +490,31 @@ static int start_keeper(zkl_client *c)
     return 0;
 }
 
+/* A chroot that does not exist is no error to the server: every request
+ * under it fails, and an acquire would retry creating its lock path until
+ * it gave up. Ask once, at open. */
+static int check_chroot(zkl_client *c)
+{
+    const char *root = strchr(c->hosts, '/');
+    if (root == NULL || root[1] == '\0')
+        return 0;
+    struct Stat st;
+    pthread_mutex_lock(&c->mu);
+    c->stats.requests++;
+    pthread_mutex_unlock(&c->mu);
+    int rc = zoo_exists(c->zh, "/", 0, &st); /* the handle prefixes the chroot */
+    if (rc == ZOK)
+        return 0;
+    if (rc == ZNONODE) {
+        zkl__detail("zkl_client_open: the chroot \"%.200s\" does not exist on the server", root);
+        return ZKL_ENOCHROOT;
+    }
+    int err = zkl__err_from_zk(rc);
+    zkl__detail("zkl_client_open: could not check the chroot \"%.200s\": ZooKeeper error %d (%s)",
+                root, rc, zerror(rc));
+    return err;
+}
+
 int zkl_client_open(const char *hosts, int session_timeout_ms, zkl_client **out)
 {
     return zkl_client_open_opts(hosts, session_timeout_ms, NULL, out);
@@ -519,6 +555,8 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
     c->ev_head = c->ev_tail; /* listeners come later: nothing to deliver */
     pthread_mutex_unlock(&c->mu);
     if (!ok)
+        goto fail_zh;
+    if ((rc = check_chroot(c)) != 0)
         goto fail_zh;
     if ((rc = start_keeper(c)) != 0)
         goto fail_zh;
@@ -632,6 +670,15 @@ void zkl_client_close(zkl_client *c)
         pthread_mutex_unlock(&c->mu);
     }
     pthread_rwlock_unlock(&c->hlock);
+    /* Lock objects still open keep their nodes and the client's memory
+     * until the last of them is freed (their calls return ZKL_ECLOSED). */
+    if (zkl__client_closed(c))
+        return;
+    zkl__client_free(c);
+}
+
+void zkl__client_free(zkl_client *c)
+{
     pthread_mutex_lock(&c->mu);
     zkl__queue_drop_all(c);
     pthread_mutex_unlock(&c->mu);
@@ -727,6 +774,7 @@ void zkl__zk_log_init(void)
 
 int zkl__err_from_zk(int rc)
 {
+    zkl__note_mapped(rc);
     switch (rc) {
     case ZOK:
         return 0;
@@ -746,6 +794,7 @@ int zkl__err_from_zk(int rc)
     case ZSYSTEMERROR:
         return ZKL_ESYS;
     default:
+        zkl__detail_zk(rc);
         return ZKL_EZK;
     }
 }

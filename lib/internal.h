@@ -47,6 +47,56 @@ ZKL__HIDDEN int zkl__name_has_uuid(const char *name, const char *uuid);
 /* 1 if entry e is of kind `kind` (e.g. "lock-"). */
 ZKL__HIDDEN int zkl__entry_is(const zkl__entry *e, const char *kind);
 
+/* What the server refuses in any path it is sent (not only lock paths):
+ * 0, or ZKL_EINVAL with the reason in why (if not NULL). */
+ZKL__HIDDEN int zkl__path_check_server(const char *path, char *why, size_t whylen);
+
+/* ---- details of the calling thread's failure (lib/detail.c) ------------ */
+
+/* Set the text zkl_last_error_text() returns. */
+ZKL__HIDDEN void zkl__detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Record `rc` as the ZooKeeper code behind a ZKL_EZK the thread returns. */
+ZKL__HIDDEN void zkl__detail_zk(int rc);
+/* zkl__err_from_zk notes every code it maps, in the thread that maps it:
+ * the engine keeps the one behind a failure for its caller's thread. */
+ZKL__HIDDEN void zkl__note_mapped(int rc);
+ZKL__HIDDEN int zkl__last_mapped(void);
+
+/* ---- refusing what the server would refuse (lib/validate.c) ------------ */
+
+/* The default of zkl_client_opts_set_max_request: jute.maxbuffer's. */
+#define ZKL__MAX_REQUEST_DEFAULT 0xfffff
+#define ZKL__MAX_REQUEST_MIN 8192
+/* Check a guarded multi-op (`count` ops behind a check of `guard`) before
+ * it is sent: every path as the server checks it, and the request's size
+ * against c->max_request. 0 or ZKL_EINVAL (with a detail). */
+ZKL__HIDDEN int zkl__ops_check(zkl_client *c, const char *guard, int count, const zoo_op_t *ops);
+
+/* ---- lock objects' lifetimes (lib/guard.c) ----------------------------- */
+
+/* A lock object came to be (zkl_*_new): it keeps its client's memory (not
+ * its session) alive until zkl__obj_close. `c` may be NULL. 0 or
+ * ZKL_ENOMEM. */
+ZKL__HIDDEN int zkl__obj_open(zkl_client *c, const void *obj);
+/* A call through the object starts / ends (`fn` names it in a message). A
+ * call through an object that is not open aborts the process. */
+ZKL__HIDDEN void zkl__obj_enter(const void *obj, const char *fn);
+ZKL__HIDDEN void zkl__obj_leave(const void *obj);
+/* The object's free starts: aborts the process, with a message naming
+ * `fn`, if a call through it is still in progress or it is not open; from
+ * now on, a call through it aborts. */
+ZKL__HIDDEN void zkl__obj_close(const void *obj, const char *fn);
+/* As zkl__obj_close, but returns ZKL_EBUSY instead (nothing changes) while
+ * a call is in progress. */
+ZKL__HIDDEN int zkl__obj_close_idle(const void *obj, const char *fn);
+/* The object's free is done with its client `c` (NULL: none): the last
+ * object of a closed client frees it. */
+ZKL__HIDDEN void zkl__obj_done(zkl_client *c);
+/* zkl_client_close: 1 if lock objects are still open (the last one to go
+ * frees the client, through zkl__client_free), else 0. */
+ZKL__HIDDEN int zkl__client_closed(zkl_client *c);
+ZKL__HIDDEN void zkl__client_free(zkl_client *c);
+
 /* ---- the client (lib/client.c) ---------------------------------------- */
 
 typedef struct zkl__node zkl__node;
@@ -77,6 +127,9 @@ struct zkl_client {
     int reopen, container_parents;
     char *digest;          /* "user:password", never logged */
     int acl;
+    int max_request;       /* bytes: the server's jute.maxbuffer */
+    int objects;           /* lock objects open on it (lib/guard.c) */
+    int closed;            /* zkl_client_close ran; the last object frees */
     char ident[96];        /* "host pid", written into contender nodes */
     /* contenders of this client, alive or being cleaned up */
     zkl__node *live;

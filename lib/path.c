@@ -14,34 +14,103 @@
 #define PROTECT_PREFIX "_c_"
 #define PROTECT_LEN (3 + 36 + 1) /* "_c_" uuid "-" */
 
-int zkl__path_check(const char *path)
+/* The next UTF-8 character at s: its code point, and its length in *len;
+ * -1 for a malformed sequence (a stray continuation byte, a truncated or
+ * overlong sequence, an encoded surrogate, beyond U+10FFFF). The server
+ * decodes paths as Java does, into U+FFFD for such bytes, and refuses it. */
+static long utf8_next(const unsigned char *s, size_t *len)
 {
-    if (path == NULL || path[0] != '/' || path[1] == '\0')
-        return ZKL_EINVAL;
+    unsigned char b = s[0];
+    long cp;
+    size_t n;
+    if (b < 0x80)
+        return *len = 1, b;
+    if (b >= 0xc2 && b <= 0xdf)
+        n = 2, cp = b & 0x1f;
+    else if (b >= 0xe0 && b <= 0xef)
+        n = 3, cp = b & 0x0f;
+    else if (b >= 0xf0 && b <= 0xf4)
+        n = 4, cp = b & 0x07;
+    else
+        return *len = 1, -1;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return *len = i, -1;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    *len = n;
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return -1;
+    return cp;
+}
+
+/* Whether the server refuses code point cp in a path. It checks the UTF-16
+ * units of the path: control characters, the surrogates (hence every
+ * character beyond U+FFFF, stored as a pair), the private use area up to
+ * U+F8FF, and U+FFF0..U+FFFF. */
+static bool refused_char(long cp)
+{
+    return (cp >= 0x01 && cp <= 0x1f) || (cp >= 0x7f && cp <= 0x9f) ||
+           (cp >= 0xd800 && cp <= 0xf8ff) || cp >= 0xfff0;
+}
+
+int zkl__path_check_server(const char *path, char *why, size_t whylen)
+{
+#define REFUSE(...) \
+    do { \
+        if (why != NULL) \
+            snprintf(why, whylen, __VA_ARGS__); \
+        return ZKL_EINVAL; \
+    } while (0)
+    if (path == NULL)
+        REFUSE("path is NULL");
+    if (path[0] != '/')
+        REFUSE("path \"%.64s\" does not start with '/'", path);
     size_t len = strlen(path);
-    if (len > ZKL__MAX_PATH || path[len - 1] == '/')
-        return ZKL_EINVAL;
-    /* Walk the segments: none may be empty, "." or "..", nor hold a
-     * character ZooKeeper refuses. */
-    const char *seg = path + 1;
-    for (const char *p = seg;; p++) {
+    if (len > 1 && path[len - 1] == '/')
+        REFUSE("path \"%.64s\" ends with '/'", path);
+    const unsigned char *seg = (const unsigned char *)path + 1;
+    for (const unsigned char *p = seg; len > 1;) {
         if (*p == '/' || *p == '\0') {
             size_t n = (size_t)(p - seg);
-            if (n == 0 || (n == 1 && seg[0] == '.') ||
-                (n == 2 && seg[0] == '.' && seg[1] == '.'))
-                return ZKL_EINVAL;
-            if (n == 9 && memcmp(seg, "zookeeper", 9) == 0 && seg == path + 1)
-                return ZKL_EINVAL; /* the server's own subtree */
+            if (n == 0)
+                REFUSE("path \"%.64s\" has an empty segment at byte %zu", path,
+                       (size_t)(p - (const unsigned char *)path));
+            if ((n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
+                REFUSE("path \"%.64s\" has a \".\" or \"..\" segment", path);
             if (*p == '\0')
                 break;
-            seg = p + 1;
-        } else {
-            unsigned char ch = (unsigned char)*p;
-            if (ch < 0x20 || ch == 0x7f)
-                return ZKL_EINVAL;
+            seg = ++p;
+            continue;
         }
+        size_t k;
+        long cp = utf8_next(p, &k);
+        size_t at = (size_t)(p - (const unsigned char *)path);
+        if (cp < 0)
+            REFUSE("path has a byte sequence that is not UTF-8 at byte %zu (0x%02x)", at, p[0]);
+        if (refused_char(cp))
+            REFUSE("path has character U+%04lX at byte %zu, which ZooKeeper refuses", (unsigned long)cp,
+                   at);
+        p += k;
     }
     return 0;
+#undef REFUSE
+}
+
+int zkl__path_check(const char *path)
+{
+    char why[160];
+    int err = zkl__path_check_server(path, why, sizeof why);
+    if (err == 0 && path[1] == '\0')
+        err = ZKL_EINVAL, snprintf(why, sizeof why, "a lock path cannot be \"/\"");
+    if (err == 0 && strlen(path) > ZKL__MAX_PATH)
+        err = ZKL_EINVAL, snprintf(why, sizeof why, "path is longer than %d bytes", ZKL__MAX_PATH);
+    if (err == 0 && strncmp(path, "/zookeeper", 10) == 0 && (path[10] == '\0' || path[10] == '/'))
+        err = ZKL_EINVAL, snprintf(why, sizeof why, "path is under /zookeeper, the server's own");
+    if (err != 0)
+        zkl__detail("%s", why);
+    return err;
 }
 
 char *zkl__path_join(const char *dir, const char *name)

@@ -45,6 +45,7 @@ struct zkl__node {
     int64_t token;
     int st;
     int err;       /* why the attempt failed, for the caller */
+    int zk_rc;     /* ... and the ZooKeeper code behind a ZKL_EZK */
     int refs;      /* completions still to come */
     bool owned;    /* a caller still refers to the node */
     bool abandon;  /* the caller gave up: delete as soon as the name is known */
@@ -419,6 +420,8 @@ static void wake(zkl__node *n)
 
 static void fail(zkl__node *n, int err)
 {
+    if (n->err == 0 && err == ZKL_EZK)
+        n->zk_rc = zkl__last_mapped(); /* err came from zkl__err_from_zk */
     if (n->err == 0)
         n->err = err;
     n->st = N_GONE;
@@ -552,6 +555,8 @@ static void leave(zkl__node *n)
  * first (PROTOCOL §5: no orphan may outlive a failed acquire). */
 static void abort_node(zkl__node *n, int err)
 {
+    if (n->err == 0 && err == ZKL_EZK)
+        n->zk_rc = zkl__last_mapped(); /* err came from zkl__err_from_zk */
     if (n->err == 0)
         n->err = err;
     if (n->path != NULL && n->st == N_QUEUED) {
@@ -891,7 +896,7 @@ static void create_done(int rc, const char *name, const struct Stat *stat, const
         else if (n->parent_rc != 0)
             fail(n, zkl__err_from_zk(n->parent_rc)); /* e.g. a protected parent: ZKL_ENOAUTH */
         else if (++n->creates > 50)
-            fail(n, ZKL_EZK);
+            fail(n, zkl__err_from_zk(ZNONODE));
         else
             send_create(n);
     } else if (conn_error(rc)) {
@@ -1764,7 +1769,8 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
             return 0;
         }
         if (n->err != 0) {
-            err = n->err;
+            if ((err = n->err) == ZKL_EZK)
+                zkl__detail_zk(n->zk_rc); /* for zkl_last_zk_error() */
             break;
         }
         if (n->lost) {
@@ -1923,6 +1929,9 @@ int zkl__node_guarded_multi(zkl__node *n, int count, const zoo_op_t *ops,
     zkl_client *c = n->c;
     if (count < 1 || ops == NULL)
         return ZKL_EINVAL;
+    int bad = zkl__ops_check(c, n->path, count, ops); /* nothing the server refuses */
+    if (bad != 0)
+        return bad;
     zoo_op_t *all = calloc((size_t)count + 1, sizeof *all);
     zoo_op_result_t *res = calloc((size_t)count + 1, sizeof *res);
     if (all == NULL || res == NULL) {

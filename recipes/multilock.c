@@ -93,6 +93,12 @@ static int build(zkl_lock *const *locks, size_t n, zkl_multilock **out)
         free(ml);
         return ZKL_ESYS;
     }
+    if (zkl__obj_open(NULL, ml) != 0) {
+        zkl__owners_destroy(&ml->owners);
+        free(ml->m);
+        free(ml);
+        return ZKL_ENOMEM;
+    }
     *out = ml;
     return 0;
 }
@@ -193,7 +199,7 @@ static zkl__hold *my_hold(zkl_multilock *ml)
     return h;
 }
 
-int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms)
+static int zkl_multilock_acquire_unguarded(zkl_multilock *ml, long timeout_ms)
 {
     if (ml == NULL)
         return ZKL_EINVAL;
@@ -266,6 +272,7 @@ void zkl_multilock_free(zkl_multilock *ml)
 {
     if (ml == NULL)
         return;
+    zkl__obj_close(ml, "zkl_multilock_free");
     /* Best effort for the calling thread; other threads' holds of owned
      * mutexes go with zkl_mutex_free. */
     if (my_hold(ml) != NULL)
@@ -313,4 +320,16 @@ int zkl_multilock_as_lock(zkl_multilock *ml, zkl_lock **out)
     if (ml == NULL)
         return ZKL_EINVAL;
     return zkl_lock_new(&multilock_ops, ml, out);
+}
+
+/* ---- misuse checks (lib/guard.c) ----------------------------------------- */
+
+int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms)
+{
+    if (ml == NULL)
+        return ZKL_EINVAL;
+    zkl__obj_enter(ml, "zkl_multilock_acquire"); /* a free meanwhile aborts, naming it */
+    int rc = zkl_multilock_acquire_unguarded(ml, timeout_ms);
+    zkl__obj_leave(ml);
+    return rc;
 }

@@ -45,6 +45,12 @@ int zkl_mutex_new2(zkl_client *c, const char *path, unsigned flags, zkl_mutex **
         free(m);
         return ZKL_ESYS;
     }
+    if (zkl__obj_open(c, m) != 0) {
+        zkl__owners_destroy(&m->owners);
+        free(m->path);
+        free(m);
+        return ZKL_ENOMEM;
+    }
     m->c = c;
     m->flags = flags;
     *out = m;
@@ -69,7 +75,7 @@ static void mutex_node_lost(zkl__node *n, int64_t token, void *arg)
         fn(m, token, fn_arg);
 }
 
-int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms)
+static int zkl_mutex_acquire_unguarded(zkl_mutex *m, long timeout_ms)
 {
     if (m == NULL)
         return ZKL_EINVAL;
@@ -208,6 +214,7 @@ void zkl_mutex_free(zkl_mutex *m)
 {
     if (m == NULL)
         return;
+    zkl__obj_close(m, "zkl_mutex_free");
     /* After this no callback can be running or start. */
     zkl__lost_stop(&m->lost, &m->owners.mu, m->c);
     /* Best effort: release holds still open, so their nodes go now rather
@@ -221,6 +228,20 @@ void zkl_mutex_free(zkl_mutex *m)
         free(h);
     }
     zkl__owners_destroy(&m->owners);
+    zkl_client *c = m->c;
     free(m->path);
     free(m);
+    zkl__obj_done(c);
+}
+
+/* ---- misuse checks (lib/guard.c) ----------------------------------------- */
+
+int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms)
+{
+    if (m == NULL)
+        return ZKL_EINVAL;
+    zkl__obj_enter(m, "zkl_mutex_acquire"); /* a free meanwhile aborts, naming it */
+    int rc = zkl_mutex_acquire_unguarded(m, timeout_ms);
+    zkl__obj_leave(m);
+    return rc;
 }

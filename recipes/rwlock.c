@@ -216,6 +216,14 @@ int zkl_rwlock_new(zkl_client *c, const char *path, zkl_rwlock **out)
         free(rw);
         return ZKL_ESYS;
     }
+    if (zkl__obj_open(c, rw) != 0) {
+        pthread_mutex_destroy(&rw->lost_mu);
+        zkl__owners_destroy(&rw->wr.owners);
+        zkl__owners_destroy(&rw->rd.owners);
+        free(rw->path);
+        free(rw);
+        return ZKL_ENOMEM;
+    }
     rw->c = c;
     rw->rd.pol = &zkl__read_policy;
     rw->wr.pol = &zkl__write_policy;
@@ -223,7 +231,7 @@ int zkl_rwlock_new(zkl_client *c, const char *path, zkl_rwlock **out)
     return 0;
 }
 
-int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms)
+static int zkl_rwlock_read_acquire_unguarded(zkl_rwlock *rw, long timeout_ms)
 {
     if (rw == NULL)
         return ZKL_EINVAL;
@@ -259,7 +267,7 @@ int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms)
     return side_record(&rw->rd, n);
 }
 
-int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms)
+static int zkl_rwlock_write_acquire_unguarded(zkl_rwlock *rw, long timeout_ms)
 {
     if (rw == NULL)
         return ZKL_EINVAL;
@@ -442,12 +450,37 @@ void zkl_rwlock_free(zkl_rwlock *rw)
 {
     if (rw == NULL)
         return;
+    zkl__obj_close(rw, "zkl_rwlock_free");
     /* After this no callback can be running or start. */
     zkl__lost_stop(&rw->lost, &rw->lost_mu, rw->c);
     /* Best effort: holds still open go now rather than with the session. */
     side_drop_all(&rw->rd);
     side_drop_all(&rw->wr);
     pthread_mutex_destroy(&rw->lost_mu);
+    zkl_client *c = rw->c;
     free(rw->path);
     free(rw);
+    zkl__obj_done(c);
+}
+
+/* ---- misuse checks (lib/guard.c) ----------------------------------------- */
+
+int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms)
+{
+    if (rw == NULL)
+        return ZKL_EINVAL;
+    zkl__obj_enter(rw, "zkl_rwlock_read_acquire"); /* a free meanwhile aborts, naming it */
+    int rc = zkl_rwlock_read_acquire_unguarded(rw, timeout_ms);
+    zkl__obj_leave(rw);
+    return rc;
+}
+
+int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms)
+{
+    if (rw == NULL)
+        return ZKL_EINVAL;
+    zkl__obj_enter(rw, "zkl_rwlock_write_acquire"); /* a free meanwhile aborts, naming it */
+    int rc = zkl_rwlock_write_acquire_unguarded(rw, timeout_ms);
+    zkl__obj_leave(rw);
+    return rc;
 }

@@ -263,14 +263,22 @@ int zkl_semaphore_new(zkl_client *c, const char *path, int max_leases, zkl_semap
         free(s);
         return ZKL_ESYS;
     }
+    if (zkl__obj_open(c, s) != 0) {
+        pthread_mutex_destroy(&s->mu);
+        free(s->path);
+        free(s);
+        return ZKL_ENOMEM;
+    }
     s->c = c;
     s->max = max_leases;
     /* Disagreement shows at once, not at the first acquire. */
     int rc = ensure_limit(s, zkl__now_ns() + (int64_t)c->timeout_ms * 1000000);
     if (rc != 0) {
+        zkl__obj_close(s, "zkl_semaphore_new");
         pthread_mutex_destroy(&s->mu);
         free(s->path);
         free(s);
+        zkl__obj_done(c);
         return rc;
     }
     *out = s;
@@ -279,7 +287,8 @@ int zkl_semaphore_new(zkl_client *c, const char *path, int max_leases, zkl_semap
 
 static void lease_node_lost(zkl__node *n, int64_t token, void *arg);
 
-int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms, zkl_lease **out)
+static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long timeout_ms,
+                                                zkl_lease **out)
 {
     if (s == NULL || out == NULL || n < 1 || n > s->max)
         return ZKL_EINVAL;
@@ -397,13 +406,15 @@ int zkl_semaphore_free(zkl_semaphore *s)
     pthread_mutex_lock(&s->mu);
     int out = s->out;
     pthread_mutex_unlock(&s->mu);
-    if (out > 0)
-        return ZKL_EBUSY;
+    if (out > 0 || zkl__obj_close_idle(s, "zkl_semaphore_free") != 0)
+        return ZKL_EBUSY; /* leases out, or an acquire in progress */
     /* After this no callback can be running or start. */
     zkl__lost_stop(&s->lost, &s->mu, s->c);
     pthread_mutex_destroy(&s->mu);
+    zkl_client *c = s->c;
     free(s->path);
     free(s);
+    zkl__obj_done(c);
     return 0;
 }
 
@@ -591,4 +602,16 @@ out:
 void zkl_lease_info_free(zkl_lease_info *info)
 {
     free(info);
+}
+
+/* ---- misuse checks (lib/guard.c) ----------------------------------------- */
+
+int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms, zkl_lease **out)
+{
+    if (s == NULL)
+        return ZKL_EINVAL;
+    zkl__obj_enter(s, "zkl_semaphore_acquire_many"); /* a free meanwhile aborts, naming it */
+    int rc = zkl_semaphore_acquire_many_unguarded(s, n, timeout_ms, out);
+    zkl__obj_leave(s);
+    return rc;
 }

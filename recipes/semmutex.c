@@ -42,6 +42,13 @@ int zkl_semmutex_new(zkl_client *c, const char *path, zkl_semmutex **out)
         free(s);
         return ZKL_ESYS;
     }
+    if (zkl__obj_open(c, s) != 0) {
+        pthread_cond_destroy(&s->cv);
+        pthread_mutex_destroy(&s->mu);
+        free(s->path);
+        free(s);
+        return ZKL_ENOMEM;
+    }
     s->c = c;
     *out = s;
     return 0;
@@ -59,7 +66,7 @@ static void semmutex_node_lost(zkl__node *n, int64_t token, void *arg)
         fn(s, token, fn_arg);
 }
 
-int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
+static int zkl_semmutex_acquire_unguarded(zkl_semmutex *s, long timeout_ms)
 {
     if (s == NULL)
         return ZKL_EINVAL;
@@ -217,6 +224,7 @@ void zkl_semmutex_free(zkl_semmutex *s)
 {
     if (s == NULL)
         return;
+    zkl__obj_close(s, "zkl_semmutex_free");
     /* After this no callback can be running or start. */
     zkl__lost_stop(&s->lost, &s->mu, s->c);
     /* Best effort: the node goes now rather than with the session; a
@@ -225,6 +233,20 @@ void zkl_semmutex_free(zkl_semmutex *s)
         zkl__queue_leave(s->node, false);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
+    zkl_client *c = s->c;
     free(s->path);
     free(s);
+    zkl__obj_done(c);
+}
+
+/* ---- misuse checks (lib/guard.c) ----------------------------------------- */
+
+int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
+{
+    if (s == NULL)
+        return ZKL_EINVAL;
+    zkl__obj_enter(s, "zkl_semmutex_acquire"); /* a free meanwhile aborts, naming it */
+    int rc = zkl_semmutex_acquire_unguarded(s, timeout_ms);
+    zkl__obj_leave(s);
+    return rc;
 }

@@ -31,6 +31,36 @@ START_TEST(test_bad_paths_are_refused)
 }
 END_TEST
 
+/* What the server refuses in any path, character by character: it decodes
+ * UTF-8 as Java does and checks UTF-16 units. */
+START_TEST(test_characters_the_server_refuses_are_refused)
+{
+    const char *bad[] = {
+        "/a\x1f", "/a\x7f", "/a\xc2\x80", "/a\xc2\x9f", "/a\xee\x80\x80", "/a\xef\xa3\xbf",
+        "/a\xef\xbf\xb0", "/a\xef\xbf\xbf", "/a\xf0\x90\x80\x80", "/a\xf4\x8f\xbf\xbf",
+        /* not UTF-8: encoded surrogate, overlongs, beyond U+10FFFF, stray
+         * and truncated bytes */
+        "/a\xed\xa0\x80", "/a\xc0\xaf", "/a\xc1\xbf", "/a\xe0\x80\xaf", "/a\xf0\x80\x80\xaf",
+        "/a\xf4\x90\x80\x80", "/a\xf5\x80\x80\x80", "/a\x80", "/a\xbf", "/a\xc3", "/a\xe4\xb8",
+        "/a\xe4\xb8/b", "/a\xff"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(zkl__path_check(bad[i]) == ZKL_EINVAL, "accepted entry %zu", i);
+        ck_assert_int_eq(zkl__path_check_server(bad[i], NULL, 0), ZKL_EINVAL);
+    }
+    const char *good[] = {"/a\x20", "/a~", "/a\xc2\xa0", "/a\xc3\xa9", "/a\xdf\xbf",
+                          "/a\xe0\xa0\x80", "/a\xed\x9f\xbf", "/a\xef\xa4\x80",
+                          "/a\xef\xbf\xaf"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        ck_assert_msg(zkl__path_check(good[i]) == 0, "refused entry %zu", i);
+    /* The server's own rules, for paths that are no lock paths. */
+    ck_assert_int_eq(zkl__path_check_server("/", NULL, 0), 0);
+    ck_assert_int_eq(zkl__path_check_server("/zookeeper/quota", NULL, 0), 0);
+    char why[160];
+    ck_assert_int_eq(zkl__path_check_server("/a\xc2\x85", why, sizeof why), ZKL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(why, "U+0085"));
+}
+END_TEST
+
 START_TEST(test_node_names_parse_kind_and_sequence)
 {
     zkl__entry e;
@@ -71,6 +101,7 @@ int main(void)
     TCase *tc = tu_tcase("path", 10);
     tcase_add_test(tc, test_good_paths_are_accepted);
     tcase_add_test(tc, test_bad_paths_are_refused);
+    tcase_add_test(tc, test_characters_the_server_refuses_are_refused);
     tcase_add_test(tc, test_node_names_parse_kind_and_sequence);
     tcase_add_test(tc, test_uuids_are_fresh_and_well_formed);
     suite_add_tcase(s, tc);

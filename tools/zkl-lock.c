@@ -50,6 +50,7 @@ struct attempt {
     pthread_cond_t cv;
     bool acquired; /* acquire returned acquire_rc */
     int acquire_rc;
+    int acquire_zk; /* ZooKeeper's code behind a ZKL_EZK (per thread: ask here) */
     int64_t token;
     char *node;
     bool release_wanted;
@@ -63,6 +64,7 @@ static void *lock_main(void *arg)
     int rc = a->k->acquire(a->obj, a->timeout_ms);
     pthread_mutex_lock(&a->mu);
     a->acquire_rc = rc;
+    a->acquire_zk = rc == ZKL_EZK ? zkl_last_zk_error() : 0;
     if (rc == 0) {
         /* Token and node are the calling thread's: ask here. */
         a->token = a->k->token(a->obj);
@@ -360,6 +362,9 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
         } else if (rc == ZKL_ELOST && (deadline < 0 || cli_now_ms() < deadline)) {
             cli_err("the ZooKeeper session expired while waiting for %s: waiting again", o->path);
             again = true;
+        } else if (rc == ZKL_EZK) {
+            cli_err("%s: %s: ZooKeeper error %d", o->path, zkl_strerror(rc), a.acquire_zk);
+            code = cli_exit_for(rc);
         } else {
             cli_err("%s: %s", o->path, zkl_strerror(rc));
             code = cli_exit_for(rc);

@@ -32,8 +32,11 @@ ZKL_EXPORT zhandle_t *zkl_client_handle(zkl_client *c);
  * only if the calling thread still holds `m`: a check of the holder's own
  * node goes first. `results` (may be NULL) receives count results.
  * Returns 0, ZKL_ENOTHELD, ZKL_ELOST (the hold is gone: nothing applied),
- * ZKL_EINVAL, ZKL_ECONNLOSS (outcome unknown), ZKL_ENOAUTH, ZKL_EZK (an op
- * failed; see results). Thread-safe. */
+ * ZKL_EINVAL (NULL, count < 1, an op of a type a multi-op cannot carry, a
+ * path the server refuses, or a request over the limit of
+ * zkl_client_opts_set_max_request: nothing is sent), ZKL_ECONNLOSS (outcome
+ * unknown), ZKL_ENOAUTH, ZKL_EZK (an op failed; see results, and
+ * zkl_last_zk_error()). Thread-safe. */
 ZKL_EXPORT int zkl_mutex_guarded_multi(zkl_mutex *m, int count, const zoo_op_t *ops,
                                        zoo_op_result_t *results);
 

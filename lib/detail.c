@@ -1,0 +1,46 @@
+/* What the calling thread's latest failure was about, beyond its code: a
+ * sentence (the refused path, the missing chroot, the request over the
+ * size limit) and the ZooKeeper code behind a ZKL_EZK. Per thread, so that
+ * threads sharing a client never read each other's. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+static _Thread_local char tl_text[256];
+static _Thread_local int tl_zk;     /* behind the thread's latest ZKL_EZK */
+static _Thread_local int tl_mapped; /* the code of the latest zkl__err_from_zk */
+
+void zkl__detail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tl_text, sizeof tl_text, fmt, ap);
+    va_end(ap);
+}
+
+void zkl__detail_zk(int rc)
+{
+    tl_zk = rc;
+    zkl__detail("ZooKeeper error %d (%s)", rc, zerror(rc));
+}
+
+void zkl__note_mapped(int rc)
+{
+    tl_mapped = rc;
+}
+
+int zkl__last_mapped(void)
+{
+    return tl_mapped;
+}
+
+int zkl_last_zk_error(void)
+{
+    return tl_zk;
+}
+
+const char *zkl_last_error_text(void)
+{
+    return tl_text;
+}

@@ -1,0 +1,139 @@
+/* Lock objects' lifetimes: a table of the open ones, with the calls in
+ * progress through each. Misuse the header forbids (freeing an object
+ * while another thread still calls through it, a call through an object
+ * already freed, freeing twice) stops the process with a message naming
+ * it, instead of running on into freed memory. And a client closed while
+ * objects are still open keeps its memory until the last of them goes, so
+ * freeing them after the close is safe. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct entry {
+    const void *obj;
+    int users; /* calls in progress through obj */
+    struct entry *next;
+};
+
+#define BUCKETS 1024
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct entry *table[BUCKETS];
+
+static struct entry **slot(const void *obj)
+{
+    uintptr_t h = (uintptr_t)obj;
+    h ^= h >> 17;
+    h *= 0x9e3779b97f4a7c15u;
+    struct entry **p = &table[(h >> 20) % BUCKETS];
+    while (*p && (*p)->obj != obj)
+        p = &(*p)->next;
+    return p;
+}
+
+static void die(const char *fn, const char *what)
+{
+    fprintf(stderr, "zkl: %s: %s\n", fn, what);
+    fflush(stderr); /* stderr may have been made buffered */
+    abort();
+}
+
+static void die_in_use(const char *fn, int users)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "the object is still in use by %d call(s) of other threads (e.g. an acquire): "
+             "free it only after they returned",
+             users);
+    die(fn, msg);
+}
+
+int zkl__obj_open(zkl_client *c, const void *obj)
+{
+    struct entry *e = malloc(sizeof *e);
+    if (e == NULL)
+        return ZKL_ENOMEM;
+    e->obj = obj;
+    e->users = 0;
+    pthread_mutex_lock(&g_mu);
+    struct entry **p = slot(obj);
+    e->next = *p; /* *p is NULL: a new object has a new address */
+    *p = e;
+    if (c != NULL)
+        c->objects++;
+    pthread_mutex_unlock(&g_mu);
+    return 0;
+}
+
+void zkl__obj_enter(const void *obj, const char *fn)
+{
+    pthread_mutex_lock(&g_mu);
+    struct entry *e = *slot(obj);
+    if (e == NULL)
+        die(fn, "not an open lock object (freed already?)");
+    e->users++;
+    pthread_mutex_unlock(&g_mu);
+}
+
+void zkl__obj_leave(const void *obj)
+{
+    pthread_mutex_lock(&g_mu);
+    struct entry *e = *slot(obj);
+    if (e != NULL)
+        e->users--;
+    pthread_mutex_unlock(&g_mu);
+}
+
+static void drop(struct entry **p)
+{
+    struct entry *e = *p;
+    *p = e->next;
+    free(e);
+}
+
+void zkl__obj_close(const void *obj, const char *fn)
+{
+    pthread_mutex_lock(&g_mu);
+    struct entry **p = slot(obj);
+    if (*p == NULL)
+        die(fn, "not an open lock object (freed twice?)");
+    if ((*p)->users > 0)
+        die_in_use(fn, (*p)->users);
+    drop(p);
+    pthread_mutex_unlock(&g_mu);
+}
+
+int zkl__obj_close_idle(const void *obj, const char *fn)
+{
+    pthread_mutex_lock(&g_mu);
+    struct entry **p = slot(obj);
+    if (*p == NULL)
+        die(fn, "not an open lock object (freed twice?)");
+    if ((*p)->users > 0) {
+        pthread_mutex_unlock(&g_mu);
+        return ZKL_EBUSY;
+    }
+    drop(p);
+    pthread_mutex_unlock(&g_mu);
+    return 0;
+}
+
+void zkl__obj_done(zkl_client *c)
+{
+    if (c == NULL)
+        return;
+    pthread_mutex_lock(&g_mu);
+    bool last = --c->objects == 0 && c->closed;
+    pthread_mutex_unlock(&g_mu);
+    if (last)
+        zkl__client_free(c);
+}
+
+int zkl__client_closed(zkl_client *c)
+{
+    pthread_mutex_lock(&g_mu);
+    c->closed = 1;
+    int left = c->objects > 0;
+    pthread_mutex_unlock(&g_mu);
+    return left;
+}
