@@ -135,6 +135,10 @@ struct zkl_client {
     zkl__node *live;
     /* those of them that armed a watch: the ones a watch event may be for */
     zkl__node *watching;
+    /* held nodes whose only watch is on themselves, by path (lib/queue.c):
+     * a client holding thousands of locks routes an event in O(1) */
+    zkl__node **held_index;
+    size_t held_buckets, held_count;
     /* lock paths this client acquired alone lately (lib/queue.c), and a
      * count of the events that may make what it knows of them stale */
     struct zkl__dirtrack *dirs;

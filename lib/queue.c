@@ -33,6 +33,8 @@ struct zkl__node {
     zkl__node *prev, *next; /* c->live */
     zkl__node *wprev, *wnext; /* c->watching, while in_watching */
     bool in_watching;
+    zkl__node *hnext;         /* c->held_index, while in_held_index */
+    bool in_held_index;
     zhandle_t *zh;          /* the handle of the session the node belongs to */
     uint64_t gen;           /* ... and that session's generation */
     const zkl__policy *pol;
@@ -131,9 +133,12 @@ static void group_clear(zkl__node *n)
  * does not walk every node the client holds. A node joins when it arms a
  * watch and leaves once it is no longer queued (see zkl__queue_watch_event)
  * or is freed. */
+static void held_index_remove(zkl__node *n);
+
 static void watching_add(zkl__node *n)
 {
     zkl_client *c = n->c;
+    held_index_remove(n); /* it watches more than itself again */
     if (n->in_watching)
         return;
     n->wprev = NULL;
@@ -157,6 +162,80 @@ static void watching_remove(zkl__node *n)
         n->wnext->wprev = n->wprev;
     n->wprev = n->wnext = NULL;
     n->in_watching = false;
+}
+
+/* c->held_index: held nodes whose only watch is the one on themselves, by
+ * path. They leave c->watching, which then holds the waiters alone, so
+ * that routing an event costs the same with ten thousand locks held as
+ * with one. A hash table with chaining, doubled as it fills. */
+static size_t path_hash(const char *p)
+{
+    size_t h = 1469598103934665603u;
+    for (; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211u;
+    return h;
+}
+
+static zkl__node **held_slot(zkl_client *c, const char *path)
+{
+    zkl__node **p = &c->held_index[path_hash(path) & (c->held_buckets - 1)];
+    while (*p && strcmp((*p)->path, path) != 0)
+        p = &(*p)->hnext;
+    return p;
+}
+
+static void held_index_grow(zkl_client *c)
+{
+    size_t nb = c->held_buckets ? c->held_buckets * 2 : 64;
+    zkl__node **t = calloc(nb, sizeof *t);
+    if (t == NULL)
+        return; /* keep the smaller table: only slower */
+    for (size_t i = 0; i < c->held_buckets; i++) {
+        for (zkl__node *n = c->held_index[i], *next; n; n = next) {
+            next = n->hnext;
+            zkl__node **b = &t[path_hash(n->path) & (nb - 1)];
+            n->hnext = *b;
+            *b = n;
+        }
+    }
+    free(c->held_index);
+    c->held_index = t;
+    c->held_buckets = nb;
+}
+
+/* Move a held node that watches only itself from c->watching to the
+ * index. Returns false (and leaves it where it is) if the index has no
+ * room. */
+static bool held_index_add(zkl__node *n)
+{
+    zkl_client *c = n->c;
+    if (n->in_held_index)
+        return true;
+    if (c->held_count >= c->held_buckets)
+        held_index_grow(c);
+    if (c->held_buckets == 0)
+        return false;
+    watching_remove(n);
+    zkl__node **b = &c->held_index[path_hash(n->path) & (c->held_buckets - 1)];
+    n->hnext = *b;
+    *b = n;
+    n->in_held_index = true;
+    c->held_count++;
+    return true;
+}
+
+static void held_index_remove(zkl__node *n)
+{
+    if (!n->in_held_index)
+        return;
+    zkl_client *c = n->c;
+    zkl__node **p = &c->held_index[path_hash(n->path) & (c->held_buckets - 1)];
+    while (*p != n)
+        p = &(*p)->hnext;
+    *p = n->hnext;
+    n->hnext = NULL;
+    n->in_held_index = false;
+    c->held_count--;
 }
 
 /* ---- repeated acquisitions of a lock path nobody else uses --------------
@@ -385,6 +464,7 @@ static void node_free(zkl__node *n)
     ahead_clear(n);
     track_deleted(n, false);
     watching_remove(n);
+    held_index_remove(n);
     zkl__client_unlink(n->c, n);
     group_clear(n);
     free(n->watch[0]);
@@ -1425,6 +1505,21 @@ void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type, const char *
             break;
         }
     }
+    if (c->held_count > 0) {
+        zkl__node *n = *held_slot(c, path);
+        if (n != NULL && n->own_armed && n->zh == zh && current(n)) {
+            /* A held node's own watch: as below, from the index. */
+            n->own_armed = false;
+            if (n->st == N_HELD) /* our own delete's event is no wake-up */
+                c->stats.watch_events++;
+            if (type == ZOO_DELETED_EVENT)
+                own_gone(n);
+            else if (type == ZOO_CHANGED_EVENT && n->st == N_HELD)
+                own_changed(n);
+            if (!(n->st == N_HELD && n->own_armed))
+                held_index_remove(n);
+        }
+    }
     for (zkl__node *n = c->watching, *next; n; n = next) {
         next = n->wnext;
         if (n->own_armed && n->path != NULL && n->zh == zh && current(n) &&
@@ -1445,9 +1540,12 @@ void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type, const char *
         }
         if (n->st != N_QUEUED) {
             /* Done, or held with nothing watched but its own node: no
-             * event but that one is for it any more. Should it queue
+             * event but that one is for it any more; a held node's own
+             * watch is routed by the index from now on. Should it queue
              * again, it arms its watches, and joins, anew. */
-            if (!(n->st == N_HELD && n->own_armed))
+            if (n->st == N_HELD && n->own_armed && n->path != NULL)
+                held_index_add(n); /* without room it stays listed: only slower */
+            else
                 watching_remove(n);
             continue;
         }
@@ -1658,6 +1756,9 @@ void zkl__queue_drop_all(zkl_client *c)
     while (c->live)
         node_free(c->live);
     track_free_from(&c->dirs);
+    free(c->held_index);
+    c->held_index = NULL;
+    c->held_buckets = c->held_count = 0;
 }
 
 /* ---- the caller's side ------------------------------------------------- */
