@@ -167,6 +167,8 @@ warm --workload many --ops 2000
 cases=(
     "uncontended     uncontended 1  $n_unc   1000 all"
     "floor           floor       1  $n_floor 500  zkl"
+    "chain-8         chain       8  $n_con   500  zkl"
+    "chain-32        chain       32 $n_con   500  zkl"
     "contended-8     contended   8  $n_con   500  all+prefetch"
     "contended-32    contended   32 $n_con   500  all+prefetch"
     "many            many        1  $n_many  300  all"
@@ -199,8 +201,8 @@ for ((p = 1; p <= passes; p++)); do
     done
 done
 
-# Once: the herd (wake-ups per handoff behind 100 waiters), and zkl's memory
-# with 10,000 locks held by one client.
+# Once: the herd (wake-ups per handoff behind 100 waiters), zkl behind long
+# queues, and zkl's memory with 10,000 locks held by one client.
 note "herd, 100 waiters"
 for impl in "${impls[@]}"; do
     list=("$impl")
@@ -210,6 +212,13 @@ for impl in "${impls[@]}"; do
     done
 done
 if [[ " ${impls[*]} " == *" zkl "* ]]; then
+    # A long queue: N waiters on one lock over 16 sessions, then the lock
+    # passes through all of them (handoffs/s once every waiter joined).
+    for n in 100 1000 10000; do
+        [[ $quick == yes && $n == 10000 ]] && continue
+        note "zkl: a queue of $n waiters"
+        run zkl "queue-$n" 1 600 --workload queue --clients 16 --waiters "$n"
+    done
     note "zkl: 10,000 locks held"
     run zkl many-10000 1 300 --workload many --clients 1 --ops 10000
 fi

@@ -128,6 +128,24 @@ def report(m, args):
       "zkl uncontended / floor: %s." % fmt_ratio(unc_floor))
     w("")
 
+    # ---- the chain floor
+    if any(m.count("chain-%d" % n, "zkl") for n in (8, 32)):
+        w("## Share of the chain floor (the headline)")
+        w("")
+        w("chain = the ideal contended lock on the bare ZooKeeper C client, measured in "
+          "the same run: each contender creates `lock-<seq>`, waits with a data watch on "
+          "`lock-<seq-1>` (no listing) and deletes its node; 3 requests and 2 writes per "
+          "acquisition. A handoff chain cannot run faster on this server.")
+        w("")
+        w("| case | chain ops/s | zkl | zkl prefetch | Curator | kazoo |")
+        w("|---|---:|---:|---:|---:|---:|")
+        for n in (8, 32):
+            case, chain = "contended-%d" % n, "chain-%d" % n
+            w("| %s | %s | %s |" % (case, fmt(m.get(chain, "zkl", "ops_per_sec")), " | ".join(
+                fmt_ratio(m.ratio(case, i, "zkl", case_b=chain))
+                for i in ("zkl", "zkl-prefetch", "curator", "kazoo"))))
+        w("")
+
     # ---- latency and requests
     w("## Latency (µs, p50 / p99) and server requests per op")
     w("")
@@ -165,6 +183,25 @@ def report(m, args):
         w("")
         w("zkl counts the watch events that reached a waiting contender; Curator and "
           "kazoo count the listings after the first one of each acquisition.")
+        w("")
+
+    # ---- long queues
+    qs = sorted((int(c.split("-")[1]), c) for (c, i) in m.runs if c.startswith("queue-"))
+    if qs:
+        w("## Long queues (zkl): N waiters on one lock, 16 sessions")
+        w("")
+        w("| waiters | join µs per waiter | handoffs/s | wake-ups per handoff | "
+          "requests per handoff | heap per waiter (B) | one listing (bytes) |")
+        w("|---:|---:|---:|---:|---:|---:|---:|")
+        for n, c in qs:
+            w("| %d | %s | %s | %s | %s | %s | %s |" % (
+                n, fmt(m.get(c, "zkl", "join_us_per_waiter")), fmt(m.get(c, "zkl", "ops_per_sec")),
+                fmt(m.get(c, "zkl", "wakeups_per_handoff"), 3),
+                fmt(m.get(c, "zkl", "zk_requests_per_op"), 2),
+                fmt(m.get(c, "zkl", "bytes_per_waiter")), fmt(m.get(c, "zkl", "listing_bytes"))))
+        w("")
+        w("Heap per waiter is the heap in use while the queue stands, per waiting "
+          "contender (its mutex object included, thread stacks not).")
         w("")
 
     # ---- memory
