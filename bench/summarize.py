@@ -165,7 +165,9 @@ def report(m, args):
             lat(case, "kazoo"), req, fmt(m.get(case, "zkl", "zk_writes_per_op"), 2)))
     w("")
     w("Latency: uncontended = one acquire+release cycle; contended = from calling "
-      "acquire to holding; many = one acquire.")
+      "acquire to holding; many = one acquire. In many, every implementation makes "
+      "the lock paths before the timed part, so all of them time the same work: "
+      "the acquires and releases.")
     w("")
 
     # ---- herd
