@@ -188,21 +188,34 @@ def report(m, args):
         w("")
 
     # ---- long queues
-    qs = sorted((int(c.split("-")[1]), c) for (c, i) in m.runs if c.startswith("queue-"))
+    qs = sorted({int(c.split("-")[1]) for (c, i) in m.runs if c.startswith("queue-")})
     if qs:
-        w("## Long queues (zkl): N waiters on one lock, 16 sessions")
+        w("## Long queues: N waiters on one lock, 16 sessions")
         w("")
-        w("| waiters | join µs per waiter | handoffs/s | wake-ups per handoff | "
-          "requests per handoff | heap per waiter (B) | one listing (bytes) |")
-        w("|---:|---:|---:|---:|---:|---:|---:|")
-        for n, c in qs:
-            w("| %d | %s | %s | %s | %s | %s | %s |" % (
-                n, fmt(m.get(c, "zkl", "join_us_per_waiter")), fmt(m.get(c, "zkl", "ops_per_sec")),
-                fmt(m.get(c, "zkl", "wakeups_per_handoff"), 3),
-                fmt(m.get(c, "zkl", "zk_requests_per_op"), 2),
-                fmt(m.get(c, "zkl", "bytes_per_waiter")), fmt(m.get(c, "zkl", "listing_bytes"))))
+        w("Handoffs per second once every waiter joined, and the time to join per waiter "
+          "(µs); \"failed\" where the implementation could not serve that length.")
         w("")
-        w("Heap per waiter is the heap in use while the queue stands, per waiting "
+        w("| waiters | zkl handoffs/s | Curator | kazoo | zkl join µs | Curator | kazoo | "
+          "zkl wake-ups/handoff | zkl heap per waiter (B) | one listing (bytes) |")
+        w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        ran = {i for (c, i) in m.runs if c.startswith("queue-")}
+
+        def q(n, i, key, digits=0):
+            c = "queue-%d" % n
+            if not m.count(c, i):
+                return "failed" if i in ran and any(
+                    m.count("queue-%d" % k, i) for k in qs if k < n) else "–"
+            return fmt(m.get(c, i, key), digits)
+
+        for n in qs:
+            w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                n, q(n, "zkl", "ops_per_sec"), q(n, "curator", "ops_per_sec"),
+                q(n, "kazoo", "ops_per_sec"), q(n, "zkl", "join_us_per_waiter"),
+                q(n, "curator", "join_us_per_waiter"), q(n, "kazoo", "join_us_per_waiter"),
+                q(n, "zkl", "wakeups_per_handoff", 3), q(n, "zkl", "bytes_per_waiter"),
+                q(n, "zkl", "listing_bytes")))
+        w("")
+        w("Heap per waiter: zkl's heap in use while the queue stands, per waiting "
           "contender (its mutex object included, thread stacks not).")
         w("")
 
