@@ -12,7 +12,7 @@
 # bench/kazoo_bench.py through the same command line for every case below,
 # PASSES times, with the order of the implementations rotated from one pass
 # to the next. bench/summarize.py then writes, in DIR (default
-# bench/results):
+# bench/results, or bench/results/Nnode for an ensemble of N):
 #   latest.md       medians over the passes, ratios zkl/Curator and
 #                   zkl/kazoo, and which targets are met
 #   latest.jsonl    every run's JSON line, with "case" and "pass" added
@@ -54,6 +54,8 @@ while (($#)); do
     esac
 done
 [[ $nodes =~ ^[0-9]+$ && $passes =~ ^[1-9][0-9]*$ ]] || { usage >&2; exit 2; }
+# An ensemble's report goes beside the standalone one, not over it.
+((nodes > 1)) && [[ $out == "$here/results" ]] && out=$here/results/${nodes}node
 
 if [[ -z $zkl_bench ]]; then
     for c in ./tools/zkl-bench "$top/build/tools/zkl-bench"; do

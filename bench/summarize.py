@@ -327,6 +327,62 @@ def chart(m, path):
         subprocess.run([gnuplot], input=script, text=True, check=True)
 
 
+def line_chart(path, title, xlabel, ylabel, series, xtics, logx=True):
+    """A line chart (gnuplot, SVG) of series [(label, [(x, y), ...]), ...]."""
+    gnuplot = shutil.which("gnuplot")
+    series = [(label, pts) for label, pts in series if pts]
+    if gnuplot is None or not series:
+        return False
+    with tempfile.TemporaryDirectory() as tmp:
+        plots = []
+        for k, (label, pts) in enumerate(series):
+            dat = os.path.join(tmp, "%d.dat" % k)
+            with open(dat, "w") as f:
+                for x, y in pts:
+                    f.write("%f %f\n" % (x, y))
+            plots.append("'%s' using 1:2 with linespoints lw 2 title '%s'" % (dat, label))
+        script = "\n".join([
+            "set terminal svg size 720,440 dynamic font 'sans,12'",
+            "set output '%s'" % path,
+            "set title '%s'" % title,
+            "set xlabel '%s'" % xlabel,
+            "set ylabel '%s'" % ylabel,
+            "set logscale x 10" if logx else "unset logscale x",
+            "set xtics (%s)" % ", ".join(str(x) for x in xtics),
+            "set yrange [0:*]",
+            "set grid",
+            "set key outside right",
+            "plot " + ", ".join(plots),
+        ])
+        subprocess.run([gnuplot], input=script, text=True, check=True)
+    return True
+
+
+def extra_charts(m, outdir):
+    """Share of the chain floor against clients, and handoffs/s against the
+    queue's length. Returns the Markdown lines that show them."""
+    out = []
+    share = []
+    for i in IMPLS:
+        pts = [(n, m.ratio("contended-%d" % n, i, "zkl", case_b="chain-%d" % n)) for n in (8, 32)]
+        share.append((LABEL[i], [(n, v) for n, v in pts if v is not None]))
+    path = os.path.join(outdir, "chain-share.svg")
+    if line_chart(path, "Contended mutex: share of the chain floor (medians)",
+                  "clients (one session and thread each)", "throughput / chain floor",
+                  share, [8, 32], logx=False):
+        out.append("![share of the chain floor](%s)" % os.path.basename(path))
+    qs = sorted({int(c.split("-")[1]) for (c, i) in m.runs if c.startswith("queue-")})
+    queue = [(LABEL[i], [(n, m.get("queue-%d" % n, i, "ops_per_sec")) for n in qs
+                         if m.get("queue-%d" % n, i, "ops_per_sec") is not None])
+             for i in ("zkl", "curator", "kazoo")]
+    path = os.path.join(outdir, "queue.svg")
+    if qs and line_chart(path, "Handoffs per second against the queue length",
+                         "waiters on one lock", "handoffs per second", queue, qs):
+        out.append("![handoffs per second against the queue length](%s)" %
+                   os.path.basename(path))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=1)
@@ -340,6 +396,8 @@ def main():
     if args.chart:
         chart(m, args.chart)
         text += "\n![throughput against clients](%s)\n" % os.path.basename(args.chart)
+        for line in extra_charts(m, os.path.dirname(os.path.abspath(args.chart))):
+            text += "\n%s\n" % line
     with open(args.md, "w") as f:
         f.write(text)
     print(text)
