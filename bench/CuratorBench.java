@@ -26,12 +26,16 @@
  *                once by a release.  Latency = from calling acquire() until
  *                it returns holding the lock.
  *   many         one session acquires `ops` distinct mutexes (PATH/0,
- *                PATH/1, ...), keeps them all, then releases them all.
+ *                PATH/1, ..., made before the timed part in every
+ *                implementation), keeps them all, then releases them all.
  *                Latency = one acquire.  Adds "bytes_per_lock": growth of
  *                the JVM heap in use (measured after System.gc(), before the
  *                first acquire and while all locks are held) divided by
  *                `ops`.  This is heap, not RSS: the JVM's RSS barely moves
  *                when objects are allocated in an already reserved heap.
+ *   queue        --waiters N threads queue on one lock behind a holder over
+ *                `clients` (<= 16) sessions; then the lock passes through
+ *                all of them: ops = N handoffs (as tools/zkl-bench).
  *   herd         one session holds the lock while `clients` waiters
  *                (default 100), each with its own session and thread, queue
  *                behind it.  Once all waiter nodes exist (plus a 200 ms
@@ -107,6 +111,7 @@ public final class CuratorBench {
         int clients = -1;       // -1: workload default
         int ops = -1;
         int warmup = 0;
+        int waiters = 100;      // queue
         String path = "/bench/curator";
     }
 
@@ -118,8 +123,8 @@ public final class CuratorBench {
 
     static final String USAGE =
         "usage: CuratorBench --servers HOST:PORT[,...] "
-        + "--workload uncontended|contended|many|herd --clients N --ops N "
-        + "[--warmup N] [--path /bench/x] [--prefetch]";
+        + "--workload uncontended|contended|many|herd|queue --clients N --ops N "
+        + "[--warmup N] [--path /bench/x] [--prefetch] [--waiters N]";
 
     static Options parse(String[] args) throws UsageError {
         Options o = new Options();
@@ -139,6 +144,7 @@ public final class CuratorBench {
             case "--ops": o.ops = parseCount(a, v); break;
             case "--warmup": o.warmup = parseCount(a, v); break;
             case "--path": o.path = v; break;
+            case "--waiters": o.waiters = parseCount(a, v); break;
             default: throw new UsageError("unknown option " + a);
             }
         }
@@ -158,6 +164,12 @@ public final class CuratorBench {
             break;
         case "herd":
             if (o.clients < 0) o.clients = 100;
+            break;
+        case "queue":
+            if (o.clients < 0) o.clients = 4;
+            if (o.clients > 16) throw new UsageError("queue takes at most 16 sessions");
+            o.ops = o.waiters;
+            o.warmup = 0;
             break;
         default:
             throw new UsageError("unknown workload " + o.workload);
@@ -451,6 +463,7 @@ public final class CuratorBench {
         long[] latenciesNs;
         Double bytesPerLock;
         Double wakeupsPerHandoff;
+        Double joinSeconds;
     }
 
     static Result uncontended(CuratorFramework c, String lockPath, int ops,
@@ -523,6 +536,11 @@ public final class CuratorBench {
     static Result many(CuratorFramework c, String base, int ops, Meter meter)
         throws Exception {
         ensurePath(c, base);
+        // The lock paths exist before the timed part, as in every
+        // implementation: all of them time the acquires and releases only.
+        for (int i = 0; i < ops; i++) {
+            ensurePath(c, base + "/" + i);
+        }
         long[] lat = new long[ops];
         List<InterProcessMutex> held = new ArrayList<>(ops);
         long heapBefore = usedHeapAfterGc();
@@ -618,6 +636,65 @@ public final class CuratorBench {
         return r;
     }
 
+    /**
+     * queue: `waiters` threads queue on one lock behind a holder, spread over
+     * the sessions round-robin; once every node is on the server (counted
+     * from the lock path's stat, not from a listing) the holder releases and
+     * the lock passes through all of them.  ops = handoffs.
+     */
+    static Result queue(List<CuratorFramework> sessions, List<RecheckCounter> counters,
+                        String lockPath, int n, Meter meter) throws Exception {
+        CuratorFramework admin = sessions.get(0);
+        ensurePath(admin, lockPath);
+        long[] lat = new long[n];
+        AtomicInteger slot = new AtomicInteger();
+        AtomicLong lastRelease = new AtomicLong();
+        AtomicLong lastDone = new AtomicLong();
+        InterProcessMutex holder = new InterProcessMutex(admin, lockPath);
+        holder.acquire();
+        Workers w = new Workers();
+        long j0 = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            InterProcessMutex m = new InterProcessMutex(sessions.get(i % sessions.size()), lockPath);
+            w.start("queuer-" + i, () -> {
+                m.acquire();
+                long now = System.nanoTime();
+                lat[slot.getAndIncrement()] = now - lastRelease.get();
+                lastRelease.set(System.nanoTime());
+                m.release();
+                lastDone.accumulateAndGet(System.nanoTime(), Math::max);
+            });
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(300);
+        while (admin.checkExists().forPath(lockPath).getNumChildren() < n + 1) {
+            w.rethrow();
+            if (System.nanoTime() > deadline) {
+                throw new IOException("queue waiters did not join in 300 s");
+            }
+            Thread.sleep(5);
+        }
+        long joinNs = System.nanoTime() - j0;
+        Thread.sleep(HERD_SETTLE_MS);
+        long listingsBefore = 0;
+        for (RecheckCounter rc : counters) listingsBefore += rc.listings.get();
+        meter.begin();
+        long t0 = System.nanoTime();
+        lastRelease.set(t0);
+        holder.release();
+        w.joinAll();
+        long listingsAfter = 0;
+        for (RecheckCounter rc : counters) listingsAfter += rc.listings.get();
+        meter.end();
+        Result r = new Result();
+        r.ops = n;
+        r.elapsedNs = lastDone.get() - t0;
+        r.latenciesNs = lat;
+        // In the handoff phase every listing is a re-check after a wake-up.
+        r.wakeupsPerHandoff = (double) (listingsAfter - listingsBefore) / n;
+        r.joinSeconds = joinNs / 1e9;
+        return r;
+    }
+
     // ------------------------------------------------------------------
     // Output
 
@@ -676,6 +753,8 @@ public final class CuratorBench {
             return contended(sessions, subPath, ops, meter);
         case "many":
             return many(sessions.get(0), subPath, ops, meter);
+        case "queue":
+            return queue(sessions, counters, subPath, ops, meter);
         default:
             return herd(sessions.get(0), sessions.subList(1, sessions.size()),
                         counters, subPath, ops, meter);
@@ -697,12 +776,13 @@ public final class CuratorBench {
         try {
             // Sessions: contended uses `clients` of them; herd one holder
             // plus `clients` waiters; the others just one.
-            int nSessions = o.workload.equals("contended") ? o.clients
-                : o.workload.equals("herd") ? o.clients + 1 : 1;
+            int nSessions = o.workload.equals("contended") || o.workload.equals("queue")
+                ? o.clients : o.workload.equals("herd") ? o.clients + 1 : 1;
             connectAll(o.servers, nSessions, sessions);
             List<RecheckCounter> counters = new ArrayList<>();
-            if (o.workload.equals("herd")) {
-                for (CuratorFramework c : sessions.subList(1, sessions.size())) {
+            if (o.workload.equals("herd") || o.workload.equals("queue")) {
+                int first = o.workload.equals("herd") ? 1 : 0;
+                for (CuratorFramework c : sessions.subList(first, sessions.size())) {
                     RecheckCounter rc = new RecheckCounter();
                     c.getZookeeperClient().setTracerDriver(rc);
                     counters.add(rc);
@@ -744,6 +824,11 @@ public final class CuratorBench {
                 if (r.wakeupsPerHandoff != null) {
                     out.put("wakeups_per_handoff",
                             round(r.wakeupsPerHandoff, 3));
+                }
+                if (r.joinSeconds != null) {
+                    out.put("waiters", r.ops);
+                    out.put("join_seconds", round(r.joinSeconds, 3));
+                    out.put("join_us_per_waiter", round(r.joinSeconds * 1e6 / r.ops, 1));
                 }
                 out.put("peak_rss_kb", peakRssKb());
                 System.out.println(toJson(out));

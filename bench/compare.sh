@@ -3,6 +3,7 @@
 #
 # Usage: bench/compare.sh [--nodes 1|3] [--passes N] [--quick]
 #                         [--zkl-bench PATH] [--out DIR] [--only zkl]
+#                         [--long-queues]   (queues of 20,000 waiters too)
 #
 # Starts its own ZooKeeper (standalone by default, a 3-node ensemble with
 # --nodes 3) through tests/zk-harness.sh, warms the server up (a fresh
@@ -11,7 +12,7 @@
 # bench/kazoo_bench.py through the same command line for every case below,
 # PASSES times, with the order of the implementations rotated from one pass
 # to the next. bench/summarize.py then writes, in DIR (default
-# bench/results):
+# bench/results, or bench/results/Nnode for an ensemble of N):
 #   latest.md       medians over the passes, ratios zkl/Curator and
 #                   zkl/kazoo, and which targets are met
 #   latest.jsonl    every run's JSON line, with "case" and "pass" added
@@ -32,6 +33,7 @@ passes=5
 quick=no
 out=$here/results
 only=
+long_queues=no
 zkl_bench=${ZKL_BENCH:-}
 
 usage() {
@@ -46,11 +48,14 @@ while (($#)); do
     --zkl-bench) zkl_bench=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
+    --long-queues) long_queues=yes; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
     esac
 done
 [[ $nodes =~ ^[0-9]+$ && $passes =~ ^[1-9][0-9]*$ ]] || { usage >&2; exit 2; }
+# An ensemble's report goes beside the standalone one, not over it.
+((nodes > 1)) && [[ $out == "$here/results" ]] && out=$here/results/${nodes}node
 
 if [[ -z $zkl_bench ]]; then
     for c in ./tools/zkl-bench "$top/build/tools/zkl-bench"; do
@@ -167,6 +172,8 @@ warm --workload many --ops 2000
 cases=(
     "uncontended     uncontended 1  $n_unc   1000 all"
     "floor           floor       1  $n_floor 500  zkl"
+    "chain-8         chain       8  $n_con   500  zkl"
+    "chain-32        chain       32 $n_con   500  zkl"
     "contended-8     contended   8  $n_con   500  all+prefetch"
     "contended-32    contended   32 $n_con   500  all+prefetch"
     "many            many        1  $n_many  300  all"
@@ -213,6 +220,19 @@ if [[ " ${impls[*]} " == *" zkl "* ]]; then
     note "zkl: 10,000 locks held"
     run zkl many-10000 1 300 --workload many --clients 1 --ops 10000
 fi
+
+# Long queues: N waiters on one lock over 16 sessions, then the lock passes
+# through all of them (handoffs/s once every waiter joined). An
+# implementation that cannot serve a length is reported as failed there.
+queue_lengths=(100 1000 10000)
+[[ $quick == yes ]] && queue_lengths=(100 1000)
+[[ $long_queues == yes ]] && queue_lengths+=(20000)
+for n in "${queue_lengths[@]}"; do
+    for impl in "${impls[@]}"; do
+        note "$impl: a queue of $n waiters"
+        run "$impl" "queue-$n" 1 420 --workload queue --clients 16 --waiters "$n"
+    done
+done
 
 cp "$raw" "$out/latest.jsonl"
 "$python" "$here/summarize.py" --nodes "$nodes" --passes "$passes" \

@@ -5,7 +5,7 @@ Same command line and output as bench/CuratorBench.java, so the two can be
 compared with the C benchmark:
 
     kazoo_bench.py --servers HOST:PORT[,...]
-                   --workload uncontended|contended|many|herd
+                   --workload uncontended|contended|many|herd|queue
                    --clients N --ops N [--warmup N] [--path /bench/x]
                    [--prefetch]
 
@@ -46,6 +46,10 @@ Workloads (every session is its own KazooClient):
                time the waiter wakes (its predecessor watch fired) or finds
                the predecessor already gone; wake-ups = listings -
                acquisitions.
+
+  queue        --waiters N threads queue on one lock behind a holder over
+               `clients` (<= 16) sessions; then the lock passes through all
+               of them: ops = N handoffs (as tools/zkl-bench).
 
 The Lock objects are reused across cycles, as an application would.  Note
 that kazoo 2.8 then lists the children once more before each create (it
@@ -238,6 +242,7 @@ class Result:
         self.latencies_ns = latencies_ns
         self.bytes_per_lock = None
         self.wakeups_per_handoff = None
+        self.join_seconds = None
 
 
 # ----------------------------------------------------------------------
@@ -310,6 +315,9 @@ def contended(sessions, lock_path, ops, meter):
 
 def many(client, base, ops, meter):
     ensure_path(client, base)
+    # The lock paths exist before the timed part, as in every implementation.
+    for i in range(ops):
+        ensure_path(client, "%s/%d" % (base, i))
     lat = [0] * ops
     held = []
     gc.collect()
@@ -390,6 +398,59 @@ def herd(holder_session, waiter_sessions, lock_path, ops, meter):
     return r
 
 
+def queue(sessions, lock_path, n, meter):
+    """N waiter threads queue on one lock behind a holder, spread over the
+    sessions round-robin; once every node is on the server (counted from the
+    lock path's stat, not a listing) the holder releases and the lock passes
+    through all of them. ops = handoffs."""
+    admin = sessions[0]
+    ensure_path(admin, lock_path)
+    lat = [0] * n
+    state = {"slot": 0, "last_release": 0, "last_done": 0}
+    state_mutex = threading.Lock()
+    holder = Lock(admin, lock_path)
+    holder.acquire()
+    waiters = [CountingLock(sessions[i % len(sessions)], lock_path) for i in range(n)]
+
+    def waiter(lock):
+        lock.acquire()
+        now = now_ns()
+        with state_mutex:
+            lat[state["slot"]] = now - state["last_release"]
+            state["slot"] += 1
+            state["last_release"] = now_ns()
+        lock.release()
+        done = now_ns()
+        with state_mutex:
+            state["last_done"] = max(state["last_done"], done)
+
+    threading.stack_size(256 * 1024)
+    w = Workers()
+    j0 = now_ns()
+    for i, lk in enumerate(waiters):
+        w.start("queuer-%d" % i, lambda lk=lk: waiter(lk))
+    deadline = time.monotonic() + 300
+    while admin.exists(lock_path).numChildren < n + 1:
+        w.check()
+        if time.monotonic() > deadline:
+            raise RuntimeError("queue waiters did not join in 300 s")
+        time.sleep(0.005)
+    join_ns = now_ns() - j0
+    time.sleep(HERD_SETTLE_S)
+    listings_before = sum(lk.listings for lk in waiters)
+    meter.begin()
+    t0 = now_ns()
+    state["last_release"] = t0
+    holder.release()
+    w.join_all()
+    meter.end()
+    listings_after = sum(lk.listings for lk in waiters)
+    r = Result(n, state["last_done"] - t0, lat)
+    r.wakeups_per_handoff = (listings_after - listings_before) / n
+    r.join_seconds = join_ns / 1e9
+    return r
+
+
 def run_once(args, sessions, sub_path, ops, meter):
     if args.workload == "uncontended":
         return uncontended(sessions[0], sub_path, ops, meter)
@@ -397,6 +458,8 @@ def run_once(args, sessions, sub_path, ops, meter):
         return contended(sessions, sub_path, ops, meter)
     if args.workload == "many":
         return many(sessions[0], sub_path, ops, meter)
+    if args.workload == "queue":
+        return queue(sessions, sub_path, ops, meter)
     return herd(sessions[0], sessions[1:], sub_path, ops, meter)
 
 
@@ -416,9 +479,10 @@ def parse_args(argv):
         description="Lock benchmark for kazoo (same CLI as CuratorBench).")
     p.add_argument("--servers", required=True)
     p.add_argument("--workload", required=True,
-                   choices=["uncontended", "contended", "many", "herd"])
+                   choices=["uncontended", "contended", "many", "herd", "queue"])
     p.add_argument("--clients", type=int, default=None)
-    p.add_argument("--ops", type=int, required=True)
+    p.add_argument("--ops", type=int, default=None)
+    p.add_argument("--waiters", type=int, default=100)
     p.add_argument("--warmup", type=int, default=0)
     p.add_argument("--path", default="/bench/kazoo")
     p.add_argument("--prefetch", action="store_true",
@@ -426,8 +490,15 @@ def parse_args(argv):
     args = p.parse_args(argv)
     if args.workload in ("uncontended", "many"):
         args.clients = 1
+    elif args.workload == "queue":
+        args.clients = 4 if args.clients is None else args.clients
+        if args.clients > 16:
+            p.error("queue takes at most 16 sessions")
+        args.ops, args.warmup = args.waiters, 0
     elif args.clients is None:
         args.clients = 8 if args.workload == "contended" else 100
+    if args.ops is None:
+        p.error("--ops is required")
     if args.clients < 1:
         p.error("--clients must be at least 1")
     if args.ops < 1:
@@ -445,7 +516,7 @@ def main(argv):
     # kazoo logs connection trouble; keep it to real errors, on stderr.
     logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
 
-    if args.workload == "contended":
+    if args.workload in ("contended", "queue"):
         n_sessions = args.clients
     elif args.workload == "herd":
         n_sessions = args.clients + 1
@@ -487,6 +558,10 @@ def main(argv):
                 out["bytes_per_lock"] = round(r.bytes_per_lock, 1)
             if r.wakeups_per_handoff is not None:
                 out["wakeups_per_handoff"] = round(r.wakeups_per_handoff, 3)
+            if r.join_seconds is not None:
+                out["waiters"] = r.ops
+                out["join_seconds"] = round(r.join_seconds, 3)
+                out["join_us_per_waiter"] = round(r.join_seconds * 1e6 / r.ops, 1)
             out["peak_rss_kb"] = proc_status_kb("VmHWM")
             sys.stdout.write(json.dumps(out, separators=(",", ":")) + "\n")
             sys.stdout.flush()

@@ -128,6 +128,24 @@ def report(m, args):
       "zkl uncontended / floor: %s." % fmt_ratio(unc_floor))
     w("")
 
+    # ---- the chain floor
+    if any(m.count("chain-%d" % n, "zkl") for n in (8, 32)):
+        w("## Share of the chain floor (the headline)")
+        w("")
+        w("chain = the ideal contended lock on the bare ZooKeeper C client, measured in "
+          "the same run: each contender creates `lock-<seq>`, waits with a data watch on "
+          "`lock-<seq-1>` (no listing) and deletes its node; 3 requests and 2 writes per "
+          "acquisition. A handoff chain cannot run faster on this server.")
+        w("")
+        w("| case | chain ops/s | zkl | zkl prefetch | Curator | kazoo |")
+        w("|---|---:|---:|---:|---:|---:|")
+        for n in (8, 32):
+            case, chain = "contended-%d" % n, "chain-%d" % n
+            w("| %s | %s | %s |" % (case, fmt(m.get(chain, "zkl", "ops_per_sec")), " | ".join(
+                fmt_ratio(m.ratio(case, i, "zkl", case_b=chain))
+                for i in ("zkl", "zkl-prefetch", "curator", "kazoo"))))
+        w("")
+
     # ---- latency and requests
     w("## Latency (µs, p50 / p99) and server requests per op")
     w("")
@@ -147,7 +165,9 @@ def report(m, args):
             lat(case, "kazoo"), req, fmt(m.get(case, "zkl", "zk_writes_per_op"), 2)))
     w("")
     w("Latency: uncontended = one acquire+release cycle; contended = from calling "
-      "acquire to holding; many = one acquire.")
+      "acquire to holding; many = one acquire. In many, every implementation makes "
+      "the lock paths before the timed part, so all of them time the same work: "
+      "the acquires and releases.")
     w("")
 
     # ---- herd
@@ -165,6 +185,38 @@ def report(m, args):
         w("")
         w("zkl counts the watch events that reached a waiting contender; Curator and "
           "kazoo count the listings after the first one of each acquisition.")
+        w("")
+
+    # ---- long queues
+    qs = sorted({int(c.split("-")[1]) for (c, i) in m.runs if c.startswith("queue-")})
+    if qs:
+        w("## Long queues: N waiters on one lock, 16 sessions")
+        w("")
+        w("Handoffs per second once every waiter joined, and the time to join per waiter "
+          "(µs); \"failed\" where the implementation could not serve that length.")
+        w("")
+        w("| waiters | zkl handoffs/s | Curator | kazoo | zkl join µs | Curator | kazoo | "
+          "zkl wake-ups/handoff | zkl heap per waiter (B) | one listing (bytes) |")
+        w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        ran = {i for (c, i) in m.runs if c.startswith("queue-")}
+
+        def q(n, i, key, digits=0):
+            c = "queue-%d" % n
+            if not m.count(c, i):
+                return "failed" if i in ran and any(
+                    m.count("queue-%d" % k, i) for k in qs if k < n) else "–"
+            return fmt(m.get(c, i, key), digits)
+
+        for n in qs:
+            w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                n, q(n, "zkl", "ops_per_sec"), q(n, "curator", "ops_per_sec"),
+                q(n, "kazoo", "ops_per_sec"), q(n, "zkl", "join_us_per_waiter"),
+                q(n, "curator", "join_us_per_waiter"), q(n, "kazoo", "join_us_per_waiter"),
+                q(n, "zkl", "wakeups_per_handoff", 3), q(n, "zkl", "bytes_per_waiter"),
+                q(n, "zkl", "listing_bytes")))
+        w("")
+        w("Heap per waiter: zkl's heap in use while the queue stands, per waiting "
+          "contender (its mutex object included, thread stacks not).")
         w("")
 
     # ---- memory
@@ -275,6 +327,62 @@ def chart(m, path):
         subprocess.run([gnuplot], input=script, text=True, check=True)
 
 
+def line_chart(path, title, xlabel, ylabel, series, xtics, logx=True):
+    """A line chart (gnuplot, SVG) of series [(label, [(x, y), ...]), ...]."""
+    gnuplot = shutil.which("gnuplot")
+    series = [(label, pts) for label, pts in series if pts]
+    if gnuplot is None or not series:
+        return False
+    with tempfile.TemporaryDirectory() as tmp:
+        plots = []
+        for k, (label, pts) in enumerate(series):
+            dat = os.path.join(tmp, "%d.dat" % k)
+            with open(dat, "w") as f:
+                for x, y in pts:
+                    f.write("%f %f\n" % (x, y))
+            plots.append("'%s' using 1:2 with linespoints lw 2 title '%s'" % (dat, label))
+        script = "\n".join([
+            "set terminal svg size 720,440 dynamic font 'sans,12'",
+            "set output '%s'" % path,
+            "set title '%s'" % title,
+            "set xlabel '%s'" % xlabel,
+            "set ylabel '%s'" % ylabel,
+            "set logscale x 10" if logx else "unset logscale x",
+            "set xtics (%s)" % ", ".join(str(x) for x in xtics),
+            "set yrange [0:*]",
+            "set grid",
+            "set key outside right",
+            "plot " + ", ".join(plots),
+        ])
+        subprocess.run([gnuplot], input=script, text=True, check=True)
+    return True
+
+
+def extra_charts(m, outdir):
+    """Share of the chain floor against clients, and handoffs/s against the
+    queue's length. Returns the Markdown lines that show them."""
+    out = []
+    share = []
+    for i in IMPLS:
+        pts = [(n, m.ratio("contended-%d" % n, i, "zkl", case_b="chain-%d" % n)) for n in (8, 32)]
+        share.append((LABEL[i], [(n, v) for n, v in pts if v is not None]))
+    path = os.path.join(outdir, "chain-share.svg")
+    if line_chart(path, "Contended mutex: share of the chain floor (medians)",
+                  "clients (one session and thread each)", "throughput / chain floor",
+                  share, [8, 32], logx=False):
+        out.append("![share of the chain floor](%s)" % os.path.basename(path))
+    qs = sorted({int(c.split("-")[1]) for (c, i) in m.runs if c.startswith("queue-")})
+    queue = [(LABEL[i], [(n, m.get("queue-%d" % n, i, "ops_per_sec")) for n in qs
+                         if m.get("queue-%d" % n, i, "ops_per_sec") is not None])
+             for i in ("zkl", "curator", "kazoo")]
+    path = os.path.join(outdir, "queue.svg")
+    if qs and line_chart(path, "Handoffs per second against the queue length",
+                         "waiters on one lock", "handoffs per second", queue, qs):
+        out.append("![handoffs per second against the queue length](%s)" %
+                   os.path.basename(path))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=1)
@@ -288,6 +396,8 @@ def main():
     if args.chart:
         chart(m, args.chart)
         text += "\n![throughput against clients](%s)\n" % os.path.basename(args.chart)
+        for line in extra_charts(m, os.path.dirname(os.path.abspath(args.chart))):
+            text += "\n%s\n" % line
     with open(args.md, "w") as f:
         f.write(text)
     print(text)

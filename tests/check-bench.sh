@@ -53,10 +53,14 @@ assert num("ops_per_sec") > 0
 assert 0 <= num("p50_us") <= num("p99_us")
 assert num("peak_rss_kb") > 0
 assert isinstance(d["prefetch"], bool)
-# Server counters: every op sends at least its two writes.
+# Server counters: every op sends at least its two writes (a queue's timed
+# part is the handoffs alone: each waiter's create came before it).
 assert num("zk_requests_per_op") >= 2, d["zk_requests_per_op"]
-assert num("zk_writes_per_op") >= 2, d["zk_writes_per_op"]
-if workload != "floor":
+assert num("zk_writes_per_op") >= (1 if workload == "queue" else 2), d["zk_writes_per_op"]
+if workload == "chain":
+    # the ideal lock: create, one data watch, delete
+    assert 2.9 <= d["zk_requests_per_op"] <= 3.1, d["zk_requests_per_op"]
+if workload not in ("floor", "chain"):
     assert num("client_requests_per_op") >= 2
     assert num("listings_per_op") >= 0  # an acquire alone may send none
     assert num("watch_events_per_op") >= 0
@@ -69,8 +73,14 @@ if workload == "semaphore":
 if workload == "rw":
     assert 0 <= num("read_fraction") <= 1
     assert 0 <= num("reads") <= d["ops"]
-if workload == "herd":
+if workload in ("herd", "queue"):
     assert num("wakeups_per_handoff") > 0
+if workload == "queue":
+    assert d["waiters"] == d["ops"], (d["waiters"], d["ops"])
+    assert num("join_seconds") > 0 and num("join_us_per_waiter") > 0
+    assert num("join_listings_per_waiter") >= 0
+    assert d["bytes_per_waiter"] is None or num("bytes_per_waiter") > 0
+    assert num("listing_bytes") > 4 * d["waiters"]
 EOF
         pass=$((pass + 1))
     else
@@ -89,10 +99,13 @@ check herd-prefetch herd 5 --clients 5 --ops 5 --prefetch
 check floor floor 20 --clients 1 --ops 20 --warmup 5
 check semaphore semaphore 30 --clients 3 --ops 30 --permits 2 --warmup 3
 check rw rw 40 --clients 3 --ops 40 --read-fraction 0.75 --warmup 4
+check chain chain 40 --clients 3 --ops 40 --warmup 5
+check queue queue 30 --clients 3 --waiters 30
 
 # Bad usage is status 2 and prints nothing on stdout.
 for args in "--workload nonsense --servers $ZKL_TEST_HOSTS" "--servers $ZKL_TEST_HOSTS" \
-    "--workload many --servers $ZKL_TEST_HOSTS --ops 0"; do
+    "--workload many --servers $ZKL_TEST_HOSTS --ops 0" \
+    "--workload queue --servers $ZKL_TEST_HOSTS --clients 17"; do
     rc=0
     # shellcheck disable=SC2086 # word splitting wanted
     "$bench" $args >"$out" 2>/dev/null || rc=$?

@@ -16,6 +16,7 @@
  *                each acquire is followed at once by a release. Latency =
  *                from calling acquire to holding. Throughput = ops / wall.
  *   many         one session acquires `ops` distinct mutexes (PATH/0, ...),
+ *                made before the timed part as every implementation does,
  *                holds them all, then releases them all. Latency = one
  *                acquire. Adds bytes_per_lock (heap in use, all arenas, per
  *                held lock, mutex objects included) and rss_bytes_per_lock.
@@ -35,6 +36,20 @@
  *   floor        the bare ZooKeeper C client: an asynchronous create of an
  *                ephemeral sequential node, then its delete, each waited for:
  *                the two writes every acquire+release cycle needs at least.
+ *   chain        the ideal contended lock on the bare C client, the
+ *                physical limit of a handoff chain: `clients` sessions, one
+ *                thread each; a contender creates lock-<seq>, waits with a
+ *                data watch (no listing) until lock-<seq-1> is gone, and
+ *                deletes its node: 3 requests, 2 writes per acquisition.
+ *   queue        --waiters N contenders (threads with small stacks) queue
+ *                on one lock behind a holder, spread over `clients` (<= 16,
+ *                default 4) sessions; then the lock passes through all of
+ *                them. ops = N handoffs; ops_per_sec = handoffs/s once every
+ *                waiter joined. Adds join_seconds, join_us_per_waiter,
+ *                join_listings_per_waiter, bytes_per_waiter (heap in use per
+ *                waiting contender, its mutex object included; stacks not),
+ *                listing_bytes (one listing of the full queue as the server
+ *                sends it) and wakeups_per_handoff.
  *
  * --prefetch uses zkl_mutex_new2(..., ZKL_MUTEX_PREFETCH, ...).
  * --warmup N runs the workload untimed with N operations on PATH/warmup
@@ -83,6 +98,7 @@ struct opts {
     double read_fraction;
     int permits;
     int session_timeout_ms;
+    int waiters;
 };
 
 struct result {
@@ -94,6 +110,10 @@ struct result {
     double wakeups_per_handoff;
     zkl_client_stats delta; /* summed over the sessions, over the timed part */
     int reads;              /* rw: how many operations were reads */
+    int64_t join_ns;        /* queue: from the first waiter's start until all joined */
+    double bytes_per_waiter; /* queue: heap in use per waiting contender */
+    double listing_bytes;   /* queue: one listing of the full queue */
+    double join_listings;   /* queue: listings per waiter while joining */
     bool has_delta;
 };
 
@@ -454,6 +474,19 @@ static void start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
         die("pthread_create failed", 0);
 }
 
+/* A thread for a queue of thousands: the least stack a blocking acquire
+ * needs, so that the waiters' memory is the library's, not their stacks'. */
+static void start_thread_small(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 64 * 1024);
+    int rc = pthread_create(t, &a, fn, arg);
+    pthread_attr_destroy(&a);
+    if (rc != 0)
+        die("pthread_create failed (raise ulimit -u?)", 0);
+}
+
 /* ---- workloads ---------------------------------------------------------- */
 
 struct run {
@@ -462,6 +495,8 @@ struct run {
                         [0] holder and [1..] waiters for herd */
     int ncs;
     zhandle_t *floor_zh;
+    zhandle_t **zhs; /* chain: a bare handle per client */
+    int nzhs;
     struct meter *meter; /* NULL for the warm-up */
 };
 
@@ -583,6 +618,12 @@ static void many(struct run *r, const char *base, int ops, struct result *res)
 {
     zkl_mutex **ms = xcalloc((size_t)ops, sizeof *ms);
     char path[1100];
+    /* Every implementation makes the lock paths before the timed part, so
+     * that all of them time the same work: the acquires and releases. */
+    for (int i = 0; i < ops; i++) {
+        snprintf(path, sizeof path, "%s/%d", base, i);
+        ensure_path(zkl_client_handle(r->cs[0]), path);
+    }
     /* Let the allocator settle what the setup left, then measure. */
     malloc_trim(0);
     size_t heap0 = heap_in_use();
@@ -869,6 +910,236 @@ static void rw_run(struct run *r, const char *path, int ops, struct result *res)
     free(ts);
 }
 
+/* ---- chain: the ideal lock on the bare C client ------------------------- */
+
+/* Each contender creates PATH/lock-<seq>, waits (a data watch, no listing)
+ * until lock-<seq-1> is gone, holds, and deletes its node: 3 requests and 2
+ * writes per acquisition. Correct only without failures (a node's
+ * predecessor being gone then means every earlier node is gone), which is
+ * all a benchmark needs: the rate at which a handoff chain can run. */
+struct chainer {
+    zhandle_t *zh;
+    const char *dir;
+    struct gate *gate;
+    atomic_int *tickets;
+    int ops;
+    int64_t *lat;
+    int err;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool gone;
+};
+
+static void chain_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+    (void)zh, (void)state, (void)path;
+    struct chainer *k = ctx;
+    if (type != ZOO_DELETED_EVENT)
+        return;
+    pthread_mutex_lock(&k->mu);
+    k->gone = true;
+    pthread_cond_signal(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+}
+
+static int chain_acquire(struct chainer *k, char *name, size_t cap)
+{
+    char prefix[1100], pred[1200], buf[64];
+    snprintf(prefix, sizeof prefix, "%s/lock-", k->dir);
+    int rc = zoo_create(k->zh, prefix, "c", 1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL,
+                        name, (int)cap);
+    if (rc != ZOK)
+        return rc;
+    long seq = strtol(name + strlen(name) - 10, NULL, 10);
+    if (seq == 0)
+        return ZOK;
+    snprintf(pred, sizeof pred, "%s%010ld", prefix, seq - 1);
+    pthread_mutex_lock(&k->mu);
+    k->gone = false;
+    pthread_mutex_unlock(&k->mu);
+    int len = (int)sizeof buf;
+    rc = zoo_wget(k->zh, pred, chain_watcher, k, buf, &len, NULL);
+    if (rc == ZNONODE)
+        return ZOK;
+    if (rc != ZOK)
+        return rc;
+    pthread_mutex_lock(&k->mu);
+    while (!k->gone)
+        pthread_cond_wait(&k->cv, &k->mu);
+    pthread_mutex_unlock(&k->mu);
+    return ZOK;
+}
+
+static void *chainer_main(void *arg)
+{
+    struct chainer *k = arg;
+    char name[1100];
+    gate_arrive_and_wait(k->gate);
+    for (;;) {
+        int t = atomic_fetch_add(k->tickets, 1);
+        if (t >= k->ops)
+            break;
+        int64_t a = now_ns();
+        int rc = chain_acquire(k, name, sizeof name);
+        if (rc == ZOK) {
+            k->lat[t] = now_ns() - a;
+            rc = zoo_delete(k->zh, name, -1);
+        }
+        if (rc != ZOK) {
+            k->err = rc;
+            atomic_store(k->tickets, k->ops);
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void chain_run(struct run *r, const char *dir, int ops, struct result *res)
+{
+    int n = r->nzhs;
+    ensure_path(r->zhs[0], dir);
+    struct chainer *ks = xcalloc((size_t)n, sizeof *ks);
+    pthread_t *ts = xcalloc((size_t)n, sizeof *ts);
+    struct gate g;
+    gate_init(&g);
+    atomic_int tickets;
+    atomic_init(&tickets, 0);
+    for (int i = 0; i < n; i++) {
+        ks[i] = (struct chainer){.zh = r->zhs[i],
+                                 .dir = dir,
+                                 .gate = &g,
+                                 .tickets = &tickets,
+                                 .ops = ops,
+                                 .lat = res->lat};
+        pthread_mutex_init(&ks[i].mu, NULL);
+        pthread_cond_init(&ks[i].cv, NULL);
+        start_thread(&ts[i], chainer_main, &ks[i]);
+    }
+    run_gated(r, &g, ts, n, res);
+    for (int i = 0; i < n; i++) {
+        if (ks[i].err != 0) {
+            fprintf(stderr, "%s: chain: %s\n", prog, zerror(ks[i].err));
+            exit(1);
+        }
+        pthread_cond_destroy(&ks[i].cv);
+        pthread_mutex_destroy(&ks[i].mu);
+    }
+    gate_destroy(&g);
+    free(ks);
+    free(ts);
+}
+
+/* ---- queue: one lock, a long queue of waiters ---------------------------- */
+
+/* --waiters N threads (small stacks) queue on one lock behind a holder,
+ * spread over the sessions round-robin; once all N nodes are on the server
+ * the holder releases and the lock passes through every waiter. ops = N
+ * handoffs; throughput = handoffs / (last waiter done - holder's release). */
+struct queuer {
+    zkl_mutex *m;
+    struct herd_shared *sh;
+    int err;
+};
+
+static void *queuer_main(void *arg)
+{
+    struct queuer *w = arg;
+    int rc = zkl_mutex_acquire(w->m, LOCK_TIMEOUT_MS * 10);
+    if (rc == 0) {
+        w->sh->lat[atomic_fetch_add(&w->sh->slot, 1)] =
+            now_ns() - atomic_load(&w->sh->last_release);
+        atomic_store(&w->sh->last_release, now_ns());
+        rc = zkl_mutex_release(w->m);
+    }
+    w->err = rc;
+    int64_t done = now_ns();
+    int64_t prev = atomic_load(&w->sh->last_done);
+    while (done > prev && !atomic_compare_exchange_weak(&w->sh->last_done, &prev, done))
+        ;
+    return NULL;
+}
+
+/* The number of children from the path's stat: no listing of a long queue. */
+static int count_children_stat(zhandle_t *zh, const char *path)
+{
+    struct Stat st;
+    return zoo_exists(zh, path, 0, &st) == ZOK ? st.numChildren : -1;
+}
+
+/* The bytes of one listing of `path` as the server sends it: a count, then
+ * each name with its length. */
+static long listing_bytes(zhandle_t *zh, const char *path)
+{
+    struct String_vector kids = {0, NULL};
+    if (zoo_get_children(zh, path, 0, &kids) != ZOK)
+        return -1;
+    long b = 4;
+    for (int i = 0; i < kids.count; i++)
+        b += 4 + (long)strlen(kids.data[i]);
+    deallocate_String_vector(&kids);
+    return b;
+}
+
+static void queue_run(struct run *r, const char *path, int ops, struct result *res)
+{
+    int n = ops, s = r->ncs;
+    zhandle_t *zh = zkl_client_handle(r->cs[0]);
+    zkl_mutex *holder = new_mutex(r->cs[0], path, r->o->prefetch);
+    int rc = zkl_mutex_acquire(holder, LOCK_TIMEOUT_MS);
+    if (rc != 0)
+        die("queue holder acquire", rc);
+    struct queuer *ws = xcalloc((size_t)n, sizeof *ws);
+    pthread_t *ts = xcalloc((size_t)n, sizeof *ts);
+    struct herd_shared sh;
+    atomic_init(&sh.last_release, 0);
+    atomic_init(&sh.last_done, 0);
+    atomic_init(&sh.slot, 0);
+    sh.lat = res->lat;
+    malloc_trim(0);
+    size_t heap0 = heap_in_use();
+    zkl_client_stats before;
+    stats_sum(r->cs, r->ncs, &before);
+    int64_t j0 = now_ns();
+    for (int i = 0; i < n; i++) {
+        ws[i] = (struct queuer){.m = new_mutex(r->cs[i % s], path, r->o->prefetch), .sh = &sh};
+        start_thread_small(&ts[i], queuer_main, &ws[i]);
+    }
+    int64_t deadline = now_ns() + (int64_t)600 * 1000000000;
+    while (count_children_stat(zh, path) < n + 1) {
+        if (now_ns() > deadline)
+            die("queue waiters did not join", 0);
+        sleep_ms(5);
+    }
+    res->join_ns = now_ns() - j0;
+    /* Every node is on the server; let the last watches be set. */
+    sleep_ms(HERD_SETTLE_MS);
+    size_t heap1 = heap_in_use();
+    res->bytes_per_waiter = heap1 == 0 ? NAN : ((double)heap1 - (double)heap0) / n;
+    res->listing_bytes = (double)listing_bytes(zh, path);
+    zkl_client_stats joined;
+    stats_sum(r->cs, r->ncs, &joined);
+    res->join_listings = (double)(joined.listings - before.listings) / n;
+    run_begin(r, &before);
+    int64_t t0 = now_ns();
+    atomic_store(&sh.last_release, t0);
+    if ((rc = zkl_mutex_release(holder)) != 0)
+        die("queue holder release", rc);
+    for (int i = 0; i < n; i++) {
+        pthread_join(ts[i], NULL);
+        if (ws[i].err != 0)
+            die("queue waiter", ws[i].err);
+    }
+    res->elapsed_ns = atomic_load(&sh.last_done) - t0;
+    run_end(r, &before, res);
+    /* run_begin above re-read `before`: the delta is the handoff phase. */
+    res->wakeups_per_handoff = (double)res->delta.watch_events / n;
+    for (int i = 0; i < n; i++)
+        zkl_mutex_free(ws[i].m);
+    zkl_mutex_free(holder);
+    free(ws);
+    free(ts);
+}
+
 /* The floor: bare asynchronous create + delete with the C client. */
 struct floor_wait {
     pthread_mutex_t mu;
@@ -970,10 +1241,21 @@ static zhandle_t *floor_connect(const struct opts *o)
 
 /* ---- driver ------------------------------------------------------------- */
 
-enum workload { W_UNCONTENDED, W_CONTENDED, W_MANY, W_HERD, W_FLOOR, W_SEMAPHORE, W_RW };
+enum workload {
+    W_UNCONTENDED,
+    W_CONTENDED,
+    W_MANY,
+    W_HERD,
+    W_FLOOR,
+    W_SEMAPHORE,
+    W_RW,
+    W_CHAIN,
+    W_QUEUE
+};
 
-static const char *const workload_names[] = {"uncontended", "contended", "many", "herd",
-                                             "floor",       "semaphore", "rw"};
+static const char *const workload_names[] = {"uncontended", "contended", "many",
+                                             "herd",        "floor",     "semaphore",
+                                             "rw",          "chain",     "queue"};
 
 static void run_once(struct run *r, enum workload w, const char *path, int ops,
                      struct result *res)
@@ -1006,6 +1288,12 @@ static void run_once(struct run *r, enum workload w, const char *path, int ops,
     case W_RW:
         rw_run(r, path, ops, res);
         break;
+    case W_CHAIN:
+        chain_run(r, path, ops, res);
+        break;
+    case W_QUEUE:
+        queue_run(r, path, ops, res);
+        break;
     }
 }
 
@@ -1032,9 +1320,10 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: %s --servers HOST:PORT[,...] --workload "
-            "uncontended|contended|many|herd|floor|semaphore|rw\n"
+            "uncontended|contended|many|herd|floor|semaphore|rw|chain|queue\n"
             "          --clients N --ops N [--warmup N] [--path /bench/x] [--prefetch]\n"
-            "          [--permits N] [--read-fraction F] [--session-timeout MS]\n",
+            "          [--permits N] [--read-fraction F] [--session-timeout MS]\n"
+            "          [--waiters N]   (queue: N waiters; --ops is ignored)\n",
             prog);
 }
 
@@ -1105,6 +1394,8 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(a, "--permits") == 0)
             o.permits = parse_count(a, v, 1);
+        else if (strcmp(a, "--waiters") == 0)
+            o.waiters = parse_count(a, v, 1);
         else if (strcmp(a, "--session-timeout") == 0)
             o.session_timeout_ms = parse_count(a, v, 1000);
         else {
@@ -1131,21 +1422,35 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: bad --path %s\n", prog, o.path);
         return 2;
     }
+    bool threaded = w == W_CONTENDED || w == W_SEMAPHORE || w == W_RW || w == W_CHAIN;
     if (o.clients < 0)
-        o.clients = w == W_HERD ? 100 : w == W_CONTENDED || w == W_SEMAPHORE || w == W_RW ? 8 : 1;
+        o.clients = w == W_HERD ? 100 : w == W_QUEUE ? 4 : threaded ? 8 : 1;
+    if (w == W_QUEUE && o.clients > 16) {
+        fprintf(stderr, "%s: queue takes at most 16 sessions (--clients)\n", prog);
+        return 2;
+    }
+    if (w == W_QUEUE) {
+        o.ops = o.waiters > 0 ? o.waiters : 100;
+        o.waiters = o.ops;
+        o.warmup = 0; /* the queue is its own warm-up: it lists every join */
+    }
     if (o.ops < 0)
         o.ops = w == W_MANY ? 1000 : 2000;
 
     /* Sessions: contended one per client; herd a holder plus the waiters;
-     * the floor its own bare handle; the others one. */
+     * the floor and the chain bare handles; queue --clients; the others one. */
     struct run r = {.o = &o};
-    int nsessions = w == W_CONTENDED || w == W_SEMAPHORE || w == W_RW ? o.clients
-                    : w == W_HERD                        ? o.clients + 1
-                                                         : 1;
+    int nsessions = threaded || w == W_QUEUE ? o.clients : w == W_HERD ? o.clients + 1 : 1;
     zhandle_t *admin;
     if (w == W_FLOOR) {
         r.floor_zh = floor_connect(&o);
         admin = r.floor_zh;
+    } else if (w == W_CHAIN) {
+        r.zhs = xcalloc((size_t)nsessions, sizeof *r.zhs);
+        r.nzhs = nsessions;
+        for (int i = 0; i < nsessions; i++)
+            r.zhs[i] = floor_connect(&o);
+        admin = r.zhs[0];
     } else {
         r.cs = xcalloc((size_t)nsessions, sizeof *r.cs);
         r.ncs = nsessions;
@@ -1201,8 +1506,16 @@ int main(int argc, char **argv)
         json_num("bytes_per_lock", res.bytes_per_lock, 1);
         json_num("rss_bytes_per_lock", res.rss_bytes_per_lock, 1);
     }
-    if (w == W_HERD)
+    if (w == W_HERD || w == W_QUEUE)
         json_num("wakeups_per_handoff", res.wakeups_per_handoff, 3);
+    if (w == W_QUEUE) {
+        printf(",\"waiters\":%d", o.waiters);
+        json_num("join_seconds", (double)res.join_ns / 1e9, 3);
+        json_num("join_us_per_waiter", (double)res.join_ns / 1e3 / n, 1);
+        json_num("join_listings_per_waiter", res.join_listings, 3);
+        json_num("bytes_per_waiter", res.bytes_per_waiter, 1);
+        json_num("listing_bytes", res.listing_bytes, 0);
+    }
     if (w == W_SEMAPHORE)
         printf(",\"permits\":%d", o.permits);
     if (w == W_RW)
@@ -1217,6 +1530,9 @@ int main(int argc, char **argv)
     free(meter.servers);
     if (r.floor_zh)
         zookeeper_close(r.floor_zh);
+    for (int i = 0; i < r.nzhs; i++)
+        zookeeper_close(r.zhs[i]);
+    free(r.zhs);
     for (int i = 0; i < r.ncs; i++)
         zkl_client_close(r.cs[i]);
     free(r.cs);
