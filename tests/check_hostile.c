@@ -11,6 +11,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 
 #include "testutil.h"
 #include "zkl/zookeeper.h"
@@ -990,6 +994,189 @@ START_TEST(test_lock_path_deleted_in_use_never_two_holders)
 }
 END_TEST
 
+/* ---- a create whose answer was lost, and a node planted with its uuid ---- */
+
+/* A TCP proxy between the client and the server that can swallow what the
+ * server sends (a create is applied, its answer never arrives) and cut the
+ * connection (the client reconnects with the same session and recovers). */
+struct proxy {
+    int lfd, port;
+    struct sockaddr_in server;
+    atomic_int swallow, cut, stop;
+    pthread_t t;
+};
+
+static void proxy_pump(struct proxy *px, int a)
+{
+    int b = socket(AF_INET, SOCK_STREAM, 0);
+    if (b < 0 || connect(b, (struct sockaddr *)&px->server, sizeof px->server) != 0) {
+        if (b >= 0)
+            close(b);
+        close(a);
+        return;
+    }
+    char buf[65536];
+    while (!atomic_load(&px->stop) && !atomic_load(&px->cut)) {
+        struct pollfd fds[2] = {{.fd = a, .events = POLLIN}, {.fd = b, .events = POLLIN}};
+        if (poll(fds, 2, 20) <= 0)
+            continue;
+        if (fds[0].revents) {
+            ssize_t k = read(a, buf, sizeof buf);
+            if (k <= 0 || write(b, buf, (size_t)k) != k)
+                break;
+        }
+        if (fds[1].revents) {
+            ssize_t k = read(b, buf, sizeof buf);
+            if (k <= 0)
+                break;
+            if (!atomic_load(&px->swallow) && write(a, buf, (size_t)k) != k)
+                break;
+        }
+    }
+    atomic_store(&px->cut, 0);
+    close(a);
+    close(b);
+}
+
+static void *proxy_main(void *arg)
+{
+    struct proxy *px = arg;
+    while (!atomic_load(&px->stop)) {
+        struct pollfd pf = {.fd = px->lfd, .events = POLLIN};
+        if (poll(&pf, 1, 20) <= 0)
+            continue;
+        int a = accept(px->lfd, NULL, NULL);
+        if (a >= 0)
+            proxy_pump(px, a);
+    }
+    return NULL;
+}
+
+static void proxy_start(struct proxy *px)
+{
+    memset(px, 0, sizeof *px);
+    /* the first server of the test's connect string */
+    char host[256];
+    snprintf(host, sizeof host, "%s", tu_hosts());
+    char *comma = strchr(host, ',');
+    if (comma)
+        *comma = '\0';
+    char *colon = strrchr(host, ':');
+    ck_assert_ptr_nonnull(colon);
+    *colon = '\0';
+    px->server.sin_family = AF_INET;
+    px->server.sin_port = htons((uint16_t)atoi(colon + 1));
+    ck_assert_int_eq(inet_pton(AF_INET, strcmp(host, "localhost") ? host : "127.0.0.1",
+                               &px->server.sin_addr), 1);
+    px->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in me = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof me;
+    ck_assert_int_eq(bind(px->lfd, (struct sockaddr *)&me, sizeof me), 0);
+    ck_assert_int_eq(listen(px->lfd, 4), 0);
+    ck_assert_int_eq(getsockname(px->lfd, (struct sockaddr *)&me, &len), 0);
+    px->port = ntohs(me.sin_port);
+    ck_assert_int_eq(pthread_create(&px->t, NULL, proxy_main, px), 0);
+}
+
+static void proxy_stop(struct proxy *px)
+{
+    atomic_store(&px->stop, 1);
+    pthread_join(px->t, NULL);
+    close(px->lfd);
+}
+
+static uint64_t recovered_of(zkl_client *c)
+{
+    zkl_client_stats st;
+    ck_assert_int_eq(zkl_client_get_stats(c, &st), 0);
+    return st.recovered;
+}
+
+static bool has_recovered(void *arg)
+{
+    return recovered_of(arg) > 0;
+}
+
+struct named {
+    const char *dir, *part;
+};
+
+static bool child_appeared(void *arg)
+{
+    struct named *w = arg;
+    char *c = child_with(w->dir, w->part);
+    free(c);
+    return c != NULL;
+}
+
+/* The client's create is applied but its answer is lost; meanwhile the
+ * outsider plants a node that carries the same uuid and sorts ahead of
+ * ours. On reconnecting, the recovery must adopt our node (owned by our
+ * session), not the planted one: it neither fails with ZKL_ELOST nor
+ * leaves our node behind, and it waits behind the planted node like
+ * behind any contender. */
+START_TEST(test_recovery_adopts_only_its_own_node_not_a_planted_one)
+{
+    char *p = tu_path("planted");
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    /* Push the path's counter on, so that a node can be planted ahead. */
+    char bump[1100], made[1100];
+    snprintf(bump, sizeof bump, "%s/x-", p);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(zoo_create(tu_fixture_zk, bump, "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                                    ZOO_SEQUENCE, made, (int)sizeof made), ZOK);
+        ck_assert_int_eq(zoo_delete(tu_fixture_zk, made, -1), ZOK);
+    }
+    struct proxy px;
+    proxy_start(&px);
+    char hosts[64];
+    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", px.port);
+    zkl_client *c;
+    ck_assert_int_eq(zkl_client_open(hosts, 10000, &c), 0);
+    int64_t sid = zkl_client_session_id(c);
+    struct rec *r = rec_new(c, p, K_MUTEX);
+
+    atomic_store(&px.swallow, 1);
+    struct waiter w;
+    waiter_start(&w, r, 20000);
+    struct named mine = {p, "_c_"};
+    ck_assert_msg(tu_wait_until(child_appeared, &mine, 5000), "the create was not applied");
+    char *real = child_with(p, "_c_");
+    const char *name = strrchr(real, '/') + 1; /* _c_<uuid>-lock-0000000002 */
+    ck_assert_int_eq((int)strlen(name), 3 + 36 + 6 + 10);
+    char planted[1100];
+    snprintf(planted, sizeof planted, "%s/_c_%.36s-lock-0000000001", p, name + 3);
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, planted, "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
+                     ZOK);
+    /* The answer is lost for good: cut the connection; the client comes
+     * back with the same session and looks for its node. */
+    atomic_store(&px.swallow, 0);
+    atomic_store(&px.cut, 1);
+    ck_assert_msg(tu_wait_until(has_recovered, c, 10000), "no recovery");
+    ck_assert_int_eq(zkl_client_session_id(c), sid);
+    /* Both nodes still there; the waiter waits behind the planted one. */
+    ck_assert(tu_exists(tu_fixture_zk, real));
+    ck_assert(tu_exists(tu_fixture_zk, planted));
+    ck_assert_int_eq(atomic_load(&w.done), 0);
+    ck_assert_int_eq(rec_lost_calls(r, NULL), 0);
+    /* The planted node goes: the waiter holds on its own, real node. */
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, planted, -1), ZOK);
+    ck_assert(tu_wait_until(waiter_done, &w, 10000));
+    ck_assert_int_eq(w.rc, 0);
+    ck_assert_int_eq(w.held, 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
+    ck_assert(tu_exists(tu_fixture_zk, real));
+    waiter_finish(&w, 1);
+    ck_assert_int_eq(w.rel_rc, 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    rec_free(r);
+    zkl_client_close(c);
+    proxy_stop(&px);
+    free(real);
+    free(p);
+}
+END_TEST
+
 /* The root exists (with the open ACL) so tests can make nodes below it. */
 static void setup(void)
 {
@@ -1034,6 +1221,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc[3], test_acquire_whose_listing_is_refused_leaves_no_node);
     tcase_add_test(tc[3], test_release_whose_delete_is_refused_keeps_the_hold);
     tcase_add_test(tc[3], test_waiter_that_may_not_read_its_predecessor_waits_quietly);
+    tcase_add_test(tc[1], test_recovery_adopts_only_its_own_node_not_a_planted_one);
     tcase_add_loop_test(tc[4], test_lock_path_deleted_in_use_never_two_holders, 0, K_NKINDS);
     return s;
 }
