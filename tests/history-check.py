@@ -156,7 +156,8 @@ def main(argv):
 #   stuck      a worker that did not stop when told to
 # Margins: for an unconfirmed, not killed hold with a presumed-loss time P
 # (its lost callback, or zkl stopping its command; else the time its
-# release found the loss), and the next conflicting acquisition N of the
+# release returned with the loss: a hold lost during its release call gets
+# no lost callback, the release's ZKL_ELOST is its report), and the next conflicting acquisition N of the
 # same path: margin = N - P. Positive: the holder knew before anyone else
 # got the lock. Negative: for -margin the old holder still believed it held
 # while the new one did; only the fenced store stands between them then.
@@ -204,6 +205,9 @@ def nemesis_analyse(events, stores=None):
             if h and h["end"] is None:
                 h["end"] = t
                 h["how"] = "released" if e["rc"] == 0 else "release-rc%d" % e["rc"]
+                if e["rc"] != 0:
+                    # The worker learnt of the loss when the release returned.
+                    h["rel_done"] = e.get("done", t)
         elif ev == "lost":
             h = holds.get(key)
             if h:
@@ -325,7 +329,7 @@ def nemesis_analyse(events, stores=None):
             continue
         if h["kind"] == "cli-hold" and h["cli_rc"] not in (75, None) and h["lost"] is None:
             continue
-        presumed = h["lost"] if h["lost"] is not None else h["end"]
+        presumed = h["lost"] if h["lost"] is not None else h.get("rel_done", h["end"])
         nxt = next((g for g in hl if g is not h and g["path"] == h["path"] and
                     g["acq"] > h["acq"] and conflict(g, h)), None)
         if nxt is None:

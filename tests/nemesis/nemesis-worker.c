@@ -20,8 +20,9 @@
  *   {"t":T,"w":W,"pid":P,"th":I,"ev":"acq","kind":K,"path":P,"tok":N}
  *   {... "ev":"write","path":P,"tok":N,"rc":R}    R: 0 accepted, 1 refused
  *   {... "ev":"read","path":P,"tok":N,"fence":F}  a reader saw the store
- *   {... "ev":"rel","tok":N,"rc":R}               T: just before the release
- *                                                 call; R: what it returned
+ *   {... "ev":"rel","tok":N,"rc":R,"done":D}      T: just before the release
+ *                                                 call; R: what it returned, D:
+ *                                                 when
  *   {... "ev":"lost","tok":N}                     the lost callback ran
  *   {... "ev":"fail","op":O,"rc":R}               an acquire failed
  *   {... "ev":"state","state":S,"sid":X}          the client's state changed
@@ -176,9 +177,11 @@ static void log_acq(int th, const char *path, int64_t tok)
          tok);
 }
 
+/* t: just before the release call; "done": when it returned (for a release
+ * that found the hold lost, the moment the worker learnt it). */
 static void log_rel(int64_t t, int th, int64_t tok, int rc)
 {
-    logj(t, th, "rel", ",\"tok\":%" PRId64 ",\"rc\":%d", tok, rc);
+    logj(t, th, "rel", ",\"tok\":%" PRId64 ",\"rc\":%d,\"done\":%" PRId64, tok, rc, now_ns());
 }
 
 static void *run(void *arg)
