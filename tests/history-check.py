@@ -148,6 +148,7 @@ def main(argv):
 #   stale      a store's journal of accepted writes (examples/fenced_store.h)
 #              with a token lower than one accepted before it, or one token
 #              accepted from two holders: a stale write was accepted
+#   store      a fenced write that failed with an error (not a refusal)
 #   reader     a confirmed reader that saw the store's fence above its own
 #              token: a later writer wrote while it held
 #   orphan     a contender node still there after the workers stopped and
@@ -277,6 +278,13 @@ def nemesis_analyse(events, stores=None):
                 violations.append("token: %s: %s got %s at %d after %s got %s" % (
                     p, h["w"], h["tok"], h["acq"], last["w"], last["tok"]))
             last = h
+        # store: a write that failed for another reason than a stale token
+        # means the run could not test what it claims to.
+        for h in ph:
+            for wr in h["writes"]:
+                if wr.get("rc", 0) < 0:
+                    violations.append("store: %s: %s (token %s) could not write: error %d" % (
+                        p, h["w"], h["tok"], wr["rc"]))
         # reader: a confirmed reader saw a later writer's fence.
         for h in ch:
             for r in h["reads"]:
@@ -444,6 +452,9 @@ def nemesis_self_test(run):
     # four leases of a semaphore of three
     run(hist(*[acq("a%d" % i, i, i, "sem") for i in range(1, 5)],
              *[rel("a%d" % i, 10 + i, i) for i in range(1, 5)], *healed), ["--nemesis"], 1)
+    # a store that could not be written
+    run(hist(acq("a", 1, 1), {"ev": "write", "w": "a", "t": 2, "tok": 1, "path": "/p", "rc": -13},
+             rel("a", 3, 1), *healed), ["--nemesis"], 1)
     # an orphan node; a worker that never came back
     run(hist(*healed, {"ev": "orphan", "node": "/p/x", "owner": 1, "t": 80}), ["--nemesis"], 1)
     run(hist({"ev": "healed", "t": 5}, acq("a", 60, 9), rel("a", 61, 9), {"ev": "stop", "t": 70}),

@@ -527,6 +527,12 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
                     session_ms=self.a.session_ms,
                     paths={k: "%s/%s" % (self.root, v) for k, v in PATHS.items()},
                     stores=self.stores)
+        # The stores, writable by every worker's uid (fenced_store creates
+        # a missing one 0644, which the next uid could not write).
+        for v in PATHS.values():
+            st = os.path.join(self.stores, ("%s/%s" % (self.root, v)).replace("/", "_") + ".store")
+            os.close(os.open(st, os.O_WRONLY | os.O_CREAT, 0o666))
+            os.chmod(st, 0o666)
         self.apply_rules()   # the marking rules, before any connection
         self.start_ensemble()
         self.say("ensemble up: %s" % self.hosts)
