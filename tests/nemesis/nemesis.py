@@ -62,7 +62,7 @@ SEM_MAX = 3
 
 # Fault kinds and their weights in a schedule.
 KINDS = [
-    ("isolate-leader", 3), ("isolate-follower", 3), ("cut-client", 3),
+    ("isolate-leader", 3), ("isolate-follower", 3), ("cut-client", 3), ("isolate-client", 2),
     ("oneway-servers", 2), ("oneway-client", 2), ("delay-loss", 2),
     ("pause-client", 2), ("kill-client", 2), ("kill-server", 2), ("kill-leader", 2),
 ]
@@ -294,7 +294,7 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
             if t > T - 3:
                 break
             kind = rng.choice(kinds)
-            if kind in ("pause-client",):
+            if kind in ("pause-client", "isolate-client"):
                 dur = sess * rng.uniform(1.5, 2.5)
             elif kind in ("kill-client",):
                 dur = rng.uniform(0.5, 4.0)
@@ -314,7 +314,7 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
                 continue
             if kind not in SERVER_KINDS and (f["worker"] in busy or len(busy) >= 3):
                 continue
-            if kind in ("pause-client",) and f["worker"] == "cli":
+            if kind == "pause-client" and f["worker"] == "cli":
                 f["worker"] = "mutex"
                 if "mutex" in busy:
                     continue
@@ -363,6 +363,11 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
             with self.lock:
                 self.rules[fid] = ["meta l4proto tcp ct mark %d ct original proto-dst { %s }%s drop"
                                    % (u, ports, d)]
+            self.apply_rules()
+        elif kind == "isolate-client":
+            # every connection of the worker, to any server or proxy port
+            with self.lock:
+                self.rules[fid] = ["meta l4proto tcp ct mark %d drop" % self.worker_uid(w)]
             self.apply_rules()
         elif kind == "delay-loss":
             u = self.worker_uid(w)
