@@ -435,7 +435,8 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
             f = faults[i]
             if is_start:
                 infos[i] = self.begin(i, f)
-                self.record(ev="fault", id=i, kind=f["kind"], worker=f["worker"],
+                self.record(ev="fault", id=i, kind=f["kind"],
+                            worker=None if f["kind"] in SERVER_KINDS else f["worker"],
                             **{k: v for k, v in infos[i].items() if v is not None})
                 self.say("fault %d %s %s %s" % (i, f["kind"], f["worker"] if f["kind"] not in
                                                SERVER_KINDS else "", infos[i]))
