@@ -155,6 +155,7 @@ def main(argv):
 #              sessions had time to expire
 #   progress   a worker with no acquisition between the last heal and stop
 #   stuck      a worker that did not stop when told to
+#   exit       a worker process that ended on its own (crash, failed open)
 # Margins: for an unconfirmed, not killed hold with a presumed-loss time P
 # (its lost callback, or zkl stopping its command; else the time its
 # release returned with the loss: a hold lost during its release call gets
@@ -236,6 +237,9 @@ def nemesis_analyse(events, stores=None):
             orphans.append(e)
         elif ev == "stuck":
             stuck.append(e)
+        elif ev == "exit" and e.get("rc") != 0:
+            violations.append("exit: worker %s (pid %s) ended with status %s before it was "
+                              "told to stop" % (w, e.get("pid"), e.get("rc")))
     hl = sorted(holds.values(), key=lambda h: h["acq"])
     inf = float("inf")
 
@@ -455,6 +459,8 @@ def nemesis_self_test(run):
     # a store that could not be written
     run(hist(acq("a", 1, 1), {"ev": "write", "w": "a", "t": 2, "tok": 1, "path": "/p", "rc": -13},
              rel("a", 3, 1), *healed), ["--nemesis"], 1)
+    # a worker that died on its own
+    run(hist(*healed, {"ev": "exit", "w": "a", "pid": 9, "rc": -11, "t": 71}), ["--nemesis"], 1)
     # an orphan node; a worker that never came back
     run(hist(*healed, {"ev": "orphan", "node": "/p/x", "owner": 1, "t": 80}), ["--nemesis"], 1)
     run(hist({"ev": "healed", "t": 5}, acq("a", 60, 9), rel("a", 61, 9), {"ev": "stop", "t": 70}),

@@ -486,6 +486,10 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
             p = self.procs[w]
             try:
                 p.wait(max(0.1, deadline - time.monotonic()))
+                if w != "cli":
+                    # 0 when it stopped as told; anything else: it died on
+                    # its own during the run (crash, failed open, ...)
+                    self.record(ev="exit", w=w, pid=p.pid, rc=p.returncode)
             except subprocess.TimeoutExpired:
                 self.record(ev="stuck", w=w, pid=p.pid)
                 p.kill()
