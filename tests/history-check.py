@@ -123,7 +123,8 @@ def main(argv):
 # history-check.py --nemesis HISTORY checks the JSON-lines history written by
 # tests/nemesis/nemesis.py and its workers (tests/nemesis/nemesis-worker.c,
 # which documents the worker lines). The driver adds: run (seed, workers,
-# lock paths, store directory, semaphore limit), spawn, kill (a worker's
+# lock paths, store directory, semaphore limit), spawn, ended (a worker's
+# exit status once it stopped), kill (a worker's
 # process was SIGKILLed and reaped), cli-exit (status of one `zkl lock`),
 # fault / heal, healed (every fault is over), stop (workers told to stop),
 # stuck (a worker did not stop), orphan (a contender node left once the run
@@ -237,7 +238,7 @@ def nemesis_analyse(events, stores=None):
             orphans.append(e)
         elif ev == "stuck":
             stuck.append(e)
-        elif ev == "exit" and e.get("rc") != 0:
+        elif ev == "ended" and e.get("rc") != 0:
             violations.append("exit: worker %s (pid %s) ended with status %s before it was "
                               "told to stop" % (w, e.get("pid"), e.get("rc")))
     hl = sorted(holds.values(), key=lambda h: h["acq"])
@@ -460,7 +461,7 @@ def nemesis_self_test(run):
     run(hist(acq("a", 1, 1), {"ev": "write", "w": "a", "t": 2, "tok": 1, "path": "/p", "rc": -13},
              rel("a", 3, 1), *healed), ["--nemesis"], 1)
     # a worker that died on its own
-    run(hist(*healed, {"ev": "exit", "w": "a", "pid": 9, "rc": -11, "t": 71}), ["--nemesis"], 1)
+    run(hist(*healed, {"ev": "ended", "w": "a", "pid": 9, "rc": -11, "t": 71}), ["--nemesis"], 1)
     # an orphan node; a worker that never came back
     run(hist(*healed, {"ev": "orphan", "node": "/p/x", "owner": 1, "t": 80}), ["--nemesis"], 1)
     run(hist({"ev": "healed", "t": 5}, acq("a", 60, 9), rel("a", 61, 9), {"ev": "stop", "t": 70}),

@@ -489,7 +489,7 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
                 if w != "cli":
                     # 0 when it stopped as told; anything else: it died on
                     # its own during the run (crash, failed open, ...)
-                    self.record(ev="exit", w=w, pid=p.pid, rc=p.returncode)
+                    self.record(ev="ended", w=w, pid=p.pid, rc=p.returncode)
             except subprocess.TimeoutExpired:
                 self.record(ev="stuck", w=w, pid=p.pid)
                 p.kill()
