@@ -157,11 +157,10 @@ def main(argv):
 #   progress   a worker with no acquisition between the last heal and stop
 #   stuck      a worker that did not stop when told to
 #   exit       a worker process that ended on its own (crash, failed open)
-# Margins: for an unconfirmed, not killed hold with a presumed-loss time P
-# (its lost callback, or zkl stopping its command; else the time its
-# release returned with the loss: a hold lost during its release call gets
-# no lost callback, the release's ZKL_ELOST is its report), and the next conflicting acquisition N of the
-# same path: margin = N - P. Positive: the holder knew before anyone else
+# Margins: for an unconfirmed, not killed hold, P = when the holder stopped
+# acting as one: its release call, or the loss report (lost callback, zkl
+# stopping its command), whichever came first; N = the next conflicting
+# acquisition of the same path: margin = N - P. Positive: the holder knew before anyone else
 # got the lock. Negative: for -margin the old holder still believed it held
 # while the new one did; only the fenced store stands between them then.
 
@@ -342,7 +341,11 @@ def nemesis_analyse(events, stores=None):
             continue
         if h["kind"] == "cli-hold" and h["cli_rc"] not in (75, None) and h["lost"] is None:
             continue
-        presumed = h["lost"] if h["lost"] is not None else h.get("rel_done", h["end"])
+        # The holder stopped acting as one at its release call or at the
+        # loss report, whichever came first: that is h["end"]. (A release
+        # whose delete was applied but whose answer never came returns
+        # ZKL_ELOST much later; the holder was done with the lock already.)
+        presumed = h["end"]
         nxt = next((g for g in hl if g is not h and g["path"] == h["path"] and
                     g["acq"] > h["acq"] and conflict(g, h)), None)
         if nxt is None:
