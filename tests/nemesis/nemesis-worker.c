@@ -5,7 +5,11 @@
  *
  *   nemesis-worker --kind K --servers S --paths P[,P2] --log L --store-dir D
  *                  --name W [--threads N] [--stop-file F] [--hold-ms MS]
- *                  [--session-ms MS] [--sem-max N] [--uid U]
+ *                  [--session-ms MS] [--sem-max N] [--uid U] [--long-hold-ms MS]
+ *
+ * --long-hold-ms: each hold lasts that long more, with a fenced write every
+ * 250 ms, and ends early once the lost callback reported it (a holder that
+ * partitions and pauses hit while it holds and works).
  *
  * Kinds: mutex, prefetch (zkl_mutex_new2 with ZKL_MUTEX_PREFETCH), semmutex,
  * sem (one lease of a semaphore of --sem-max leases), read, write (the two
@@ -52,8 +56,30 @@
 static struct {
     const char *kind, *servers, *log, *store_dir, *name, *stop;
     char *paths[MAXP];
-    int npaths, threads, hold_ms, session_ms, sem_max, uid;
+    int npaths, threads, hold_ms, long_hold_ms, session_ms, sem_max, uid;
 } o = {.threads = 1, .hold_ms = 50, .session_ms = 4000, .sem_max = 3, .uid = -1};
+
+/* Tokens the lost callback reported, so that a long hold stops at once. */
+static pthread_mutex_t lost_mu = PTHREAD_MUTEX_INITIALIZER;
+static int64_t lost_toks[64];
+static unsigned lost_n;
+
+static void note_lost(int64_t tok)
+{
+    pthread_mutex_lock(&lost_mu);
+    lost_toks[lost_n++ % 64] = tok;
+    pthread_mutex_unlock(&lost_mu);
+}
+
+static int was_lost(int64_t tok)
+{
+    int r = 0;
+    pthread_mutex_lock(&lost_mu);
+    for (unsigned i = 0; i < 64 && i < lost_n; i++)
+        r |= lost_toks[i] == tok;
+    pthread_mutex_unlock(&lost_mu);
+    return r;
+}
 
 static int log_fd = -1;
 static zkl_client *client;
@@ -131,24 +157,28 @@ static void on_mutex_lost(zkl_mutex *m, int64_t tok, void *arg)
 {
     (void)m, (void)arg;
     logj(now_ns(), -1, "lost", ",\"tok\":%" PRId64, tok);
+    note_lost(tok);
 }
 
 static void on_semmutex_lost(zkl_semmutex *s, int64_t tok, void *arg)
 {
     (void)s, (void)arg;
     logj(now_ns(), -1, "lost", ",\"tok\":%" PRId64, tok);
+    note_lost(tok);
 }
 
 static void on_sem_lost(zkl_semaphore *s, int64_t tok, void *arg)
 {
     (void)s, (void)arg;
     logj(now_ns(), -1, "lost", ",\"tok\":%" PRId64, tok);
+    note_lost(tok);
 }
 
 static void on_rw_lost(zkl_rwlock *l, int write, int64_t tok, void *arg)
 {
     (void)l, (void)arg, (void)write;
     logj(now_ns(), -1, "lost", ",\"tok\":%" PRId64, tok);
+    note_lost(tok);
 }
 
 /* Session states, so the history shows suspensions, expiries and reopens. */
@@ -252,6 +282,15 @@ static void *run(void *arg)
         int excl = strcmp(k, "sem") && strcmp(k, "read");
         if (excl)
             fenced_write(th, p0, tok);
+        if (o.long_hold_ms > 0) {
+            /* A long hold: a fenced write every 250 ms, until its end or
+             * until the lost callback reports this hold. */
+            for (int ms = 0; ms < o.long_hold_ms && !was_lost(tok) && !stopping(); ms += 50) {
+                sleep_ms(50);
+                if (excl && ms % 250 == 200)
+                    fenced_write(th, p0, tok);
+            }
+        }
         hold_pause(&rs);
         if (excl)
             fenced_write(th, p0, tok);
@@ -339,6 +378,8 @@ int main(int argc, char **argv)
             o.threads = atoi(v);
         else if (!strcmp(k, "--hold-ms"))
             o.hold_ms = atoi(v);
+        else if (!strcmp(k, "--long-hold-ms"))
+            o.long_hold_ms = atoi(v);
         else if (!strcmp(k, "--session-ms"))
             o.session_ms = atoi(v);
         else if (!strcmp(k, "--sem-max"))

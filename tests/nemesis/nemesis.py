@@ -59,6 +59,9 @@ WORKERS = [
     ("writer", "write", ["RW"], 2, False),
 ]
 SEM_MAX = 3
+# Workers whose holds last seconds (a fenced write every 250 ms): faults hit
+# them while they hold and work, which is what the loss timing is about.
+LONG_HOLDERS = {"semmutex-a": 2500, "writer": 1500}
 
 # Fault kinds and their weights in a schedule.
 KINDS = [
@@ -235,6 +238,8 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
                 "--threads", str(threads), "--stop-file", self.stop_file,
                 "--hold-ms", "60", "--session-ms", str(self.a.session_ms),
                 "--sem-max", str(SEM_MAX), "--uid", str(self.worker_uid(w))]
+        if w in LONG_HOLDERS:
+            args += ["--long-hold-ms", str(LONG_HOLDERS[w])]
         p = subprocess.Popen(args, stdout=subprocess.DEVNULL,
                              stderr=open(os.path.join(self.work, w + ".err"), "a"))
         with self.lock:
