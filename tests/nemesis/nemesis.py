@@ -61,7 +61,7 @@ WORKERS = [
 SEM_MAX = 3
 # Workers whose holds last seconds (a fenced write every 250 ms): faults hit
 # them while they hold and work, which is what the loss timing is about.
-LONG_HOLDERS = {"semmutex-a": 2500, "writer": 1500}
+LONG_HOLDERS = {"semmutex-a": 9000, "writer": 1500}
 
 # Fault kinds and their weights in a schedule.
 KINDS = [
