@@ -43,12 +43,12 @@ static unsigned pick(unsigned n)
 /* ---- the reference model (docs/protocol.md) ------------------------------ */
 
 struct ref {
-    char name[NAMELEN];
+    const char *name; /* borrowed from the listing */
     char kind[NAMELEN];
     long long seq;
 };
 
-/* A contender ends in exactly... at least 10 digits: the last 10 are the
+/* A contender ends in at least 10 digits: the last 10 are the
  * sequence. The kind is what lies between the protection prefix
  * "_c_<36-char uuid>-" (if the name has one) and the digits. */
 static bool ref_parse(const char *name, struct ref *r)
@@ -56,13 +56,15 @@ static bool ref_parse(const char *name, struct ref *r)
     size_t len = strlen(name);
     if (len < 10)
         return false;
+    if (len >= NAMELEN)
+        abort(); /* the listings made here are shorter */
     long long seq = 0;
     for (size_t i = len - 10; i < len; i++) {
         if (name[i] < '0' || name[i] > '9')
             return false;
         seq = seq * 10 + (name[i] - '0');
     }
-    snprintf(r->name, sizeof r->name, "%s", name);
+    r->name = name;
     r->seq = seq;
     size_t start = 0;
     if (len >= 50 && strncmp(name, "_c_", 3) == 0 && name[39] == '-')
