@@ -6,7 +6,7 @@
 set -euo pipefail
 build=$1
 shift
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 count() {
     local log=$1 line
     if line=$(grep -Eo 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" | tail -n 1) && [ -n "$line" ]; then
@@ -15,6 +15,10 @@ count() {
     elif line=$(grep -Eo '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1) && [ -n "$line" ]; then
         read -r n f <<<"$(echo "$line" | tr -dc '0-9 ')"
         passed=$((passed + n)) failed=$((failed + f))
+        if line=$(grep -Eo '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$log" | tail -n 1); then
+            line=${line##*failed, }
+            skipped=$((skipped + ${line% skipped}))
+        fi
     elif grep -q '^PASS' "$log"; then
         passed=$((passed + 1))
     else
@@ -25,5 +29,9 @@ while IFS= read -r log; do
     count "$log"
 done < <(find "$build/tests" -name '*.log' ! -name 'test-suite.log' | sort)
 for log in "$@"; do count "$log"; done
-echo "zkl: $passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+    echo "zkl: $passed passed, $failed failed, $skipped skipped"
+else
+    echo "zkl: $passed passed, $failed failed"
+fi
 [ "$failed" -eq 0 ]

@@ -11,6 +11,7 @@ PACKAGES=(
     zookeeper default-jdk-headless                         # a real server, and javac
     libcurator-recipes-java python3 python3-kazoo          # interop and comparison
     valgrind gnuplot-nox procps iproute2 git               # memcheck, charts, tools
+    nftables clang libclang-rt-14-dev                      # the nemesis, the fuzzers
 )
 
 missing=()

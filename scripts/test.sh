@@ -3,7 +3,9 @@
 #   1. install what is missing (apt-get), build with -Werror;
 #   2. every Check suite and script test against a real ZooKeeper
 #      (make check under tests/with-zk.sh);
-#   3. the fault tests (make check-faults, their own 3-node ensemble);
+#   3. the fault tests (make check-faults, their own 3-node ensemble); the
+#      nemesis (make check-nemesis: random faults in a network namespace of
+#      its own, skipped without root); the libFuzzer targets (tests/fuzz);
 #      the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer;
 #   4. ThreadSanitizer on the lock suites; valgrind memcheck on the suites (0 leaks, 0 errors);
 #   5. make install into a temporary root, and a program built against it
@@ -54,6 +56,32 @@ fi
 step "fault tests (3-node ensemble: pauses, kills, leader failover, Curator interop)"
 run_checks "$top/build" make -C "$top/build" -s check-faults 2>&1 | tee "$top/build/check-faults.out"
 
+# stage_result LOG STATUS: the stage's line for scripts/count-tests.sh, and
+# its verdict. A stage that could not run here (exit 77) counts as skipped.
+stage_result() {
+    if [ "$2" -eq 77 ] || grep -q '^[a-z]*: SKIP' "$1"; then
+        grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$1" || echo "0 passed, 0 failed, 1 skipped" >>"$1"
+        return 0
+    fi
+    if [ "$2" -eq 0 ]; then
+        grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$1" || echo "1 passed, 0 failed" >>"$1"
+        return 0
+    fi
+    grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$1" || echo "0 passed, 1 failed" >>"$1"
+    return 1
+}
+
+step "nemesis (private network namespace, 3-node ensemble: seeded random partitions, one-way drops, delay and loss, pauses, kills, for ${NEMESIS_SECONDS:-75} s)"
+rc=0
+make -C "$top/build" -s check-nemesis NEMESIS_SECONDS="${NEMESIS_SECONDS:-75}" 2>&1 |
+    tee "$top/build/check-nemesis.out" || rc=$?
+stage_result "$top/build/check-nemesis.out" "$rc"
+
+step "fuzzers (libFuzzer + ASan + UBSan: paths, node names, listings and policies; 25 s each)"
+rc=0
+"$top/tests/fuzz/run.sh" --seconds 25 --out "$top/build/fuzz" 2>&1 | tee "$top/build/check-fuzz.out" || rc=$?
+stage_result "$top/build/check-fuzz.out" "$rc"
+
 step "make check with AddressSanitizer + UndefinedBehaviorSanitizer"
 "$top/scripts/build.sh" "$top/build-asan" --enable-werror --enable-sanitizers
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -78,4 +106,5 @@ step "make distcheck"
 step "all passed"
 # The Check suites and script tests of make check and check-faults (the
 # sanitizer, valgrind and distcheck stages ran the same tests again).
-"$top/scripts/count-tests.sh" "$top/build" "$top/build/check-faults.out"
+"$top/scripts/count-tests.sh" "$top/build" "$top/build/check-faults.out" \
+    "$top/build/check-nemesis.out" "$top/build/check-fuzz.out"

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# run.sh - the nemesis, in a private network namespace (docs/nemesis.md).
+#
+#   tests/nemesis/run.sh --build DIR [--seconds S] [--seed N] [--nodes 3|5] [--keep]
+#
+# Every server, client and proxy of the run lives in a network namespace of
+# its own (unshare -n), so the nftables rules that cut links touch nothing
+# else on the machine. Without the rights to make one (not root, or
+# namespaces refused) the run is skipped: it prints "nemesis: SKIP ..." and
+# exits 77 (automake's "skipped").
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+skip() {
+    printf 'nemesis: SKIP: %s\n' "$*"
+    exit 77
+}
+[ "$(id -u)" -eq 0 ] || skip "needs root for a network namespace and nftables"
+command -v nft >/dev/null 2>&1 || skip "nft not found (install nftables)"
+command -v setpriv >/dev/null 2>&1 || skip "setpriv not found (util-linux)"
+unshare -n true 2>/dev/null || skip "unshare -n is not allowed here"
+unshare -n sh -c 'nft add table inet probe' 2>/dev/null || skip "nftables does not work in a new namespace"
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+"$py" -c 'import kazoo' 2>/dev/null || skip "python3-kazoo not installed"
+exec unshare -n -- "$py" "$here/nemesis.py" "$@"
