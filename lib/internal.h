@@ -70,6 +70,13 @@ struct zkl_client {
     int cancelled;         /* zkl_client_cancel(): acquires return ZKL_ECANCELED */
     int negotiated_ms;     /* the session timeout the server granted */
     int64_t suspended_ns;  /* when the connection was lost (monotonic), 0 if not */
+    /* The loss rule (lib/client.c, zkl.h): the send time of the last request
+     * of this session whose answer arrived (monotonic ns), and the keeper's
+     * own keepalive request that keeps it fresh. */
+    int64_t last_ok_ns;
+    int64_t ka_sent_ns;    /* the keepalive in flight was sent then, 0 if none */
+    int64_t ka_next_ns;    /* when the next keepalive is due */
+    int64_t handle_started_ns; /* when the current handle was created */
     int inside;            /* caller threads inside a blocking engine call */
     int delivering;        /* the keeper is calling listeners ... */
     uint64_t delivery;     /* ... and this counts the calls it finished */
@@ -96,6 +103,9 @@ struct zkl_client {
 };
 
 ZKL__HIDDEN const struct ACL_vector *zkl__client_acl(zkl_client *c);
+/* When the client presumes its session lost by the loss rule (monotonic
+ * ns), 0 if not known yet. With c->mu held. */
+ZKL__HIDDEN int64_t zkl__client_loss_at(const zkl_client *c);
 
 /* ---- the lock-queue engine (lib/queue.c) ------------------------------ */
 
