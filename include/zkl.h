@@ -74,7 +74,8 @@ ZKL_EXPORT const char *zkl_version_string(void);
     X(EMISMATCH, -11, "lock parameters disagree with those on the server")    \
     X(EBUSY, -12, "object is in use")                                         \
     X(ESYS, -13, "system call failed")                                        \
-    X(ECANCELED, -14, "acquire cancelled by zkl_client_cancel()")
+    X(ECANCELED, -14, "acquire cancelled by zkl_client_cancel()")            \
+    X(ERESOLVE, -15, "a ZooKeeper server's host name does not resolve")
 
 enum {
     ZKL_OK = 0,
@@ -148,7 +149,8 @@ ZKL_EXPORT int zkl_client_opts_set_acl(zkl_client_opts *o, int acl);
 /* Open a session to `hosts` ("host:port[,host:port...][/chroot]") and wait
  * until it is connected, for at most about `session_timeout_ms`.
  * Returns 0 and a new client in *out (free with zkl_client_close), or
- * ZKL_EINVAL (NULL/empty hosts, timeout <= 0), ZKL_ENOMEM, ZKL_ECONNLOSS (no
+ * ZKL_EINVAL (NULL/empty hosts, timeout <= 0, a malformed host list),
+ * ZKL_ERESOLVE (a host name does not resolve), ZKL_ENOMEM, ZKL_ECONNLOSS (no
  * server answered in time), ZKL_ENOAUTH (credentials refused), ZKL_ESYS.
  * `opts` may be NULL for the defaults. Thread-safe. */
 ZKL_EXPORT int zkl_client_open(const char *hosts, int session_timeout_ms,
@@ -614,6 +616,66 @@ ZKL_EXPORT int zkl_rwlock_write_as_lock(zkl_rwlock *rw, zkl_lock **out) ZKL_WARN
  * effort). Must not be called while another thread uses the lock. NULL does
  * nothing. */
 ZKL_EXPORT void zkl_rwlock_free(zkl_rwlock *rw);
+
+/* ---- participants of a lock path, revocation ------------------------------ */
+
+/* One contender node of a lock path, as zkl_participants_list reads it. */
+typedef struct zkl_participant {
+    char *node;       /* the node's name under the lock path */
+    char kind[32];    /* its kind, between the protection prefix and the
+                         sequence: "lock-" (mutex, semaphore-mutex, Curator's
+                         mutex), "__READ__", "__WRIT__" (read-write lock),
+                         "zkl-lease-" or "zkl-lease-x<n>-" (a semaphore's
+                         lease), "zkl-wait-" (a semaphore's waiter); another
+                         kind is judged as a mutex's node */
+    int64_t seq;      /* its 10-digit sequence */
+    int holds;        /* 1: holds, by the policy of the recipe of its kind
+                         (a semaphore's lease holds, its waiters wait); 0:
+                         waits */
+    int leases;       /* for a lease node, the leases it stands for; else 0 */
+    int64_t token;    /* czxid: the holder's fencing token */
+    int64_t session;  /* the owning session (ephemeralOwner) */
+    int64_t ctime_ms; /* creation time, ms since the epoch (server's clock) */
+    int readable;     /* 1 if the data was read; 0 if the node's ACL refused
+                         it (owner is then empty; the rest is from the stat) */
+    char *owner;      /* the node's data, the owner's identity (zkl: "host
+                         pid"; Curator: an address), NUL-terminated; may hold
+                         any bytes: owner_len counts them */
+    size_t owner_len;
+} zkl_participant;
+
+/* The participants of lock path `path`: one listing, then each node's data
+ * and stat, holders first, then waiters in queue order. Children without a
+ * 10-digit sequence take no part; a node gone since the listing is left
+ * out; a node whose data the ACL refuses is listed with readable 0. Who
+ * holds is decided on the listing with the recipes' own policies, so a
+ * node between two states (a waiter just woken) may show either. Returns 0
+ * with a new array in *out (free with zkl_participants_free) and its length
+ * in *n (0 and NULL for a path that does not exist or has no contender),
+ * ZKL_EINVAL (NULL, bad path), ZKL_ENOAUTH (the path cannot be listed),
+ * ZKL_ELOST, ZKL_ECLOSED, ZKL_ECONNLOSS, ZKL_ENOMEM, ZKL_EZK. Blocks until
+ * the server answers or the connection is lost. Thread-safe. */
+ZKL_EXPORT int zkl_participants_list(zkl_client *c, const char *path,
+                                     zkl_participant **out, size_t *n) ZKL_WARN_UNUSED;
+ZKL_EXPORT void zkl_participants_free(zkl_participant *p, size_t n);
+
+/* The limit a counting semaphore at `path` recorded on the server, in
+ * *max_leases, or 0 when `path` records none (no semaphore, or no node).
+ * Returns 0, ZKL_EINVAL, ZKL_ENOAUTH, ZKL_ELOST, ZKL_ECLOSED,
+ * ZKL_ECONNLOSS, ZKL_EZK. Thread-safe. */
+ZKL_EXPORT int zkl_participants_limit(zkl_client *c, const char *path, int *max_leases);
+
+/* Ask the holder of lock path `path` to let go, as Curator's revocation
+ * does (wire-compatible: the ASCII bytes "__REVOKE__" become the data of
+ * the holder's node; a Curator holder made revocable hears it and
+ * releases). `node` names one node (its name, or its full path under
+ * `path`); NULL asks every holder (a read lock or semaphore may have
+ * several). Only a holder that watches its node for this hears it; nothing
+ * forces it. Returns 0 (asked), ZKL_ENOTHELD (nobody holds, or `node` does
+ * not exist), ZKL_EINVAL (NULL, bad path, `node` not under `path`),
+ * ZKL_ENOAUTH, ZKL_ELOST, ZKL_ECLOSED, ZKL_ECONNLOSS, ZKL_EZK.
+ * Thread-safe. */
+ZKL_EXPORT int zkl_revoke(zkl_client *c, const char *path, const char *node);
 
 /* ---- generic lock interface and multi-lock ----------------------------- */
 

@@ -2,6 +2,7 @@
  * session state, route every ZooKeeper callback to the lock-queue engine,
  * re-open after expiry, and tell listeners — on a thread of our own. */
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -561,6 +562,40 @@ static int start_keeper(zkl_client *c)
     return 0;
 }
 
+/* ZKL_ERESOLVE if a host name of `hosts` does not resolve, else 0 (other
+ * problems are libzookeeper_mt's to report). libzookeeper_mt would fail
+ * with EINVAL, as for a malformed list. */
+static int hosts_resolve(const char *hosts)
+{
+    char *list = strdup(hosts);
+    if (list == NULL)
+        return ZKL_ENOMEM;
+    char *slash = strchr(list, '/');
+    if (slash != NULL)
+        *slash = '\0'; /* the chroot */
+    int rc = 0;
+    char *save = NULL;
+    for (char *h = strtok_r(list, ",", &save); h != NULL && rc == 0;
+         h = strtok_r(NULL, ",", &save)) {
+        char *colon = strrchr(h, ':');
+        if (colon == NULL || h[0] == '[')
+            continue; /* malformed, or an IPv6 literal: nothing to resolve */
+        *colon = '\0';
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
+        int g = getaddrinfo(h, NULL, &hints, &res);
+        if (g == 0)
+            freeaddrinfo(res);
+        else if (g == EAI_NONAME || g == EAI_AGAIN || g == EAI_FAIL
+#ifdef EAI_NODATA
+                 || g == EAI_NODATA
+#endif
+        )
+            rc = ZKL_ERESOLVE;
+    }
+    free(list);
+    return rc;
+}
+
 int zkl_client_open(const char *hosts, int session_timeout_ms, zkl_client **out)
 {
     return zkl_client_open_opts(hosts, session_timeout_ms, NULL, out);
@@ -587,8 +622,11 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
         goto fail;
     if ((rc = client_register(c)) != 0)
         goto fail;
-    if ((rc = start_handle(c)) != 0)
+    if ((rc = start_handle(c)) != 0) {
+        if (rc == ZKL_EINVAL && hosts_resolve(hosts) == ZKL_ERESOLVE)
+            rc = ZKL_ERESOLVE;
         goto fail_reg;
+    }
     /* Wait for the first session; about one session timeout, as
      * libzookeeper_mt tries the servers in turn. */
     int64_t deadline = zkl__now_ns() + (int64_t)session_timeout_ms * 1000000;

@@ -135,6 +135,16 @@ ZKL__HIDDEN extern const zkl__policy zkl__lock_policy;
  * NULL or a `const bool *`: true for a downgrade node, which holds at once. */
 ZKL__HIDDEN extern const zkl__policy zkl__read_policy;
 ZKL__HIDDEN extern const zkl__policy zkl__write_policy;
+/* The counting semaphore (recipes/semaphore.c): "zkl-wait-" gate nodes wait
+ * (the gate's arg is the semaphore's own), "zkl-lease-" nodes hold. */
+ZKL__HIDDEN extern const zkl__policy zkl__gate_policy;
+ZKL__HIDDEN extern const zkl__policy zkl__lease_policy;
+/* Leases a node stands for: 1 for "zkl-lease-", n for "zkl-lease-x<n>-",
+ * 0 for any other node. */
+ZKL__HIDDEN int zkl__lease_count(const zkl__entry *e);
+/* The limit in a semaphore node's data ("max_leases=<n>"), 0 for empty
+ * data, -1 for data that is no limit. */
+ZKL__HIDDEN int zkl__semaphore_parse_limit(const char *data, int len);
 
 /* Per-acquire options. */
 typedef struct zkl__qopts {
