@@ -514,7 +514,6 @@ test_bad_usage_gives_64_and_a_short_message() {
         ""
         "frob"
         "lock"
-        "lock /x"
         "lock relative true"
         "lock -w abc /x true"
         "lock -w -1 /x true"
