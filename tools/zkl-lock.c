@@ -377,6 +377,19 @@ static int hold(const struct lockopts *o, struct loop *l, zkl_client *c, const c
     }
 }
 
+/* --semaphore N disagrees with the server: say its limit. */
+static int limit_mismatch(zkl_client *c, const struct lockopts *o)
+{
+    int limit = 0;
+    if (zkl_participants_limit(c, o->path, &limit) == 0 && limit > 0)
+        cli_err("%s: --semaphore %ld, but the semaphore's limit on the server is %d", o->path,
+                o->permits, limit);
+    else
+        cli_err("%s: --semaphore %ld disagrees with the limit on the server", o->path,
+                o->permits);
+    return cli_exit_for(ZKL_EMISMATCH);
+}
+
 /* -v on a conflict: who holds, from the participants' listing. */
 static void say_holders(zkl_client *c, const char *path)
 {
@@ -460,8 +473,12 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
         }
         if ((rc = zkl_client_add_listener(c, loop_on_state, (void *)&l->wfd)) != 0 ||
             (rc = o->kind->create(c, o->path, o->permits, &a.obj)) != 0) {
+            if (rc == ZKL_EMISMATCH)
+                rc = limit_mismatch(c, o);
+            else
+                rc = cli_report(o->path, rc);
             zkl_client_close(c);
-            return cli_report(o->path, rc);
+            return rc;
         }
         if (pthread_create(&a.th, NULL, lock_main, &a) != 0) {
             cli_err("cannot start a thread");
@@ -507,14 +524,7 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
             }
             code = (int)o->conflict_code;
         } else if (rc == ZKL_EMISMATCH) {
-            int limit = 0;
-            if (zkl_participants_limit(c, o->path, &limit) == 0 && limit > 0)
-                cli_err("%s: --semaphore %ld, but the semaphore's limit on the server is %d",
-                        o->path, o->permits, limit);
-            else
-                cli_err("%s: --semaphore %ld disagrees with the limit on the server", o->path,
-                        o->permits);
-            code = cli_exit_for(rc);
+            code = limit_mismatch(c, o);
         } else if (rc == ZKL_ELOST && (deadline < 0 || cli_now_ms() < deadline)) {
             cli_err("the ZooKeeper session expired while waiting for %s: waiting again", o->path);
             again = true;
