@@ -104,22 +104,52 @@ typedef struct zkl_client_opts zkl_client_opts;
 enum zkl_state {
     ZKL_STATE_CONNECTING = 0,  /* not yet connected the first time */
     ZKL_STATE_CONNECTED = 1,   /* connected with a new session */
-    ZKL_STATE_SUSPENDED = 2,   /* connection lost; the session may be alive:
-                                  a holder cannot be sure it still holds.
-                                  After 4/3 of the negotiated session
-                                  timeout in this state, the client gives
-                                  the session up: ZKL_STATE_LOST follows
+    ZKL_STATE_SUSPENDED = 2,   /* connection lost, or no answer from the
+                                  server in time; the session may be
+                                  alive: a holder cannot be sure it still
+                                  holds. See "the loss rule" below: when
+                                  it says the server may expire the
+                                  session soon, ZKL_STATE_LOST follows
                                   (not for a wrapped handle, see
                                   zkl_client_wrap) */
     ZKL_STATE_RECONNECTED = 3, /* connected again with the same session:
                                   every lock still held is still held */
-    ZKL_STATE_LOST = 4,        /* the session expired (or was given up
-                                  after a suspension as long as its
-                                  timeout): every lock it held is gone. A
-                                  new session follows if the client
-                                  re-opens (the default). */
+    ZKL_STATE_LOST = 4,        /* the session expired, or was given up by
+                                  the loss rule: every lock it held is
+                                  gone (or may be any moment). A new
+                                  session follows if the client re-opens
+                                  (the default). */
     ZKL_STATE_CLOSED = 5       /* zkl_client_close() was called */
 };
+
+/* The loss rule: when a client presumes its session lost.
+ *
+ * Let S be the send time of the last request of the session whose answer
+ * arrived (the server touched the session no earlier than S), and T the
+ * negotiated session timeout. The leader expires a session T after the
+ * last touch it knows of; a follower passes its clients' touches on to the
+ * leader only about once a tick, and a tick is at most T/2 (the server
+ * grants no less than two ticks), so the leader may count from S - T/2:
+ * the earliest moment the session can expire is S + T/2.
+ *
+ * A client of zkl_client_open presumes the session lost at S + 9T/20, a
+ * margin of T/20 (500 ms for 10 s) before that earliest expiry, whether
+ * the connection is up or not (a frozen or partitioned server without a TCP
+ * reset is noticed as a disconnection only after about 2T/3). It then
+ * reports ZKL_STATE_SUSPENDED (if it was connected) and ZKL_STATE_LOST,
+ * marks every hold lost, runs the recipes' lost callbacks, and closes the
+ * handle so the session cannot come back. To keep S fresh while connected,
+ * the client's own thread sends a cheap request (an exists on "/") every
+ * T/10: on a healthy connection S is never more than about T/10 old, so a
+ * connection loss is waited out for at least about 7T/20 (3.5 s for 10 s)
+ * before anything is presumed lost; one that the session survives and that
+ * is over sooner loses nothing.
+ *
+ * So the lost callbacks and ZKL_STATE_LOST come at the latest T/20 before
+ * the earliest moment another client can hold the lock, on a machine that
+ * runs the client's thread on time. That is no proof: a process that is
+ * stopped or starved, or a clock that jumps, can still act on a lock it no
+ * longer holds. Fencing tokens (or guarded writes) remain the only proof. */
 
 /* Options for zkl_client_open_opts(). An options object is not shared
  * between threads while it is being set; the client copies what it needs. */
@@ -242,7 +272,7 @@ ZKL_EXPORT int zkl_mutex_release(zkl_mutex *m);
 
 /* 1 if the calling thread holds the mutex and its hold is not lost, else 0
  * (also for NULL). Once the hold's session is lost (expired, or given up
- * after a suspension as long as the session timeout) it is 0 for good and
+ * by the loss rule) it is 0 for good and
  * release returns ZKL_ELOST. While the client is suspended it still says 1:
  * the hold is uncertain, not lost (zkl_client_state or a listener tells;
  * work that needs the lock should pause until ZKL_STATE_RECONNECTED). A
@@ -252,8 +282,10 @@ ZKL_EXPORT int zkl_mutex_release(zkl_mutex *m);
 ZKL_EXPORT int zkl_mutex_is_held(zkl_mutex *m);
 
 /* Be told when holds of `m` are lost: after the session of a hold ended
- * (expiry, or given up after a long suspension), `fn(m, token, arg)` is
- * called once per lost hold, with that hold's fencing token, on the
+ * (expiry, or given up by the loss rule, see zkl_client_opts: then at the
+ * latest T/20 before the earliest moment the server can expire it; no
+ * proof, fence writes all the same), `fn(m, token, arg)` is called once
+ * per lost hold, with that hold's fencing token, on the
  * client's keeper thread (never a ZooKeeper thread, never with a zkl lock
  * held). The hold itself stays until its thread releases it (ZKL_ELOST).
  * `fn` may call any zkl function except zkl_client_close; it should return
@@ -328,7 +360,7 @@ ZKL_EXPORT int zkl_semmutex_release(zkl_semmutex *s);
 /* 1 if the object holds the lock and the hold's session is not known to be
  * lost, else 0 (also for NULL). As for every zkl lock, it stays 1 while the
  * client is suspended (uncertain, not lost: zkl_client_state or a listener
- * tells; the client gives the session up after 4/3 of its timeout), and is
+ * tells; the client gives the session up by the loss rule), and is
  * 0 for good once the session is lost. No server traffic. Thread-safe. */
 ZKL_EXPORT int zkl_semmutex_is_held(zkl_semmutex *s);
 
