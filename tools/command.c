@@ -129,6 +129,8 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
         if (ev.type == EV_STATE) {
             st = ev.state == ZKL_STATE_LOST || ev.state == ZKL_STATE_CLOSED ? ev.state
                                                                           : zkl_client_state(c);
+        } else if (ev.type == EV_LOST) {
+            st = ZKL_STATE_LOST; /* the recipe lost our hold (its node is gone) */
         } else if (ev.type == EV_SIGNAL && ev.sig == SIGCHLD) {
             pid_t r = waitpid(pid, &status, WNOHANG);
             if (r == pid)

@@ -22,8 +22,10 @@
 #define LOOP_NEWS 100
 /* What the stdin reader of hold mode writes at end of file. */
 #define LOOP_EOF 101
+/* What a recipe's lost callback writes: a hold of ours is lost. */
+#define LOOP_LOST 102
 
-enum { EV_NONE, EV_SIGNAL, EV_STATE, EV_NEWS, EV_EOF };
+enum { EV_NONE, EV_SIGNAL, EV_STATE, EV_NEWS, EV_EOF, EV_LOST };
 
 struct event {
     int type;

@@ -370,6 +370,8 @@ static int hold(const struct lockopts *o, struct loop *l, zkl_client *c, const c
         if (ev.type == EV_STATE)
             st = ev.state == ZKL_STATE_LOST || ev.state == ZKL_STATE_CLOSED ? ev.state
                                                                           : zkl_client_state(c);
+        else if (ev.type == EV_LOST)
+            st = ZKL_STATE_LOST; /* the recipe lost our hold (its node is gone) */
         else if (ev.type == EV_EOF)
             return 0;
         else if (ev.type == EV_SIGNAL && ev.sig != SIGCHLD)
@@ -471,8 +473,12 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
             int64_t left = deadline - cli_now_ms();
             a.timeout_ms = left > 0 ? (long)left : 0;
         }
+        a.obj = NULL;
         if ((rc = zkl_client_add_listener(c, loop_on_state, (void *)&l->wfd)) != 0 ||
-            (rc = o->kind->create(c, o->path, o->permits, &a.obj)) != 0) {
+            (rc = o->kind->create(c, o->path, o->permits, &a.obj)) != 0 ||
+            (rc = o->kind->on_lost(a.obj, &l->wfd)) != 0) {
+            if (a.obj != NULL)
+                o->kind->destroy(a.obj);
             if (rc == ZKL_EMISMATCH)
                 rc = limit_mismatch(c, o);
             else
