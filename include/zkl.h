@@ -221,7 +221,8 @@ ZKL_EXPORT int zkl_client_remove_listener(zkl_client *c, zkl_state_fn fn, void *
 
 /* Counters of what the client did, for tests and benchmarks. */
 typedef struct zkl_client_stats {
-    uint64_t requests;      /* requests sent to ZooKeeper */
+    uint64_t requests;      /* requests sent to ZooKeeper (the client's
+                               keepalive of the loss rule not counted) */
     uint64_t creates;       /* contender nodes created */
     uint64_t deletes;       /* contender nodes deleted */
     uint64_t listings;      /* getChildren calls on lock paths */

@@ -292,12 +292,11 @@ static void keepalive_maybe_send(zkl_client *c)
     int rc = c->zh != NULL ? zoo_aexists(c->zh, "/", 0, keepalive_done, k) : ZINVALIDSTATE;
     pthread_rwlock_unlock(&c->hlock);
     pthread_mutex_lock(&c->mu);
+    /* Not counted in stats.requests: those are the recipes' own. */
     if (rc != ZOK) {
         if (c->ka_sent_ns == k->sent)
             c->ka_sent_ns = 0;
         free(k);
-    } else {
-        c->stats.requests++;
     }
 }
 
