@@ -6,7 +6,10 @@
 #
 # Runs on a private server (it is restarted under the command), started by
 # tests/with-zk.sh; TRIALS (default 3) restarts, each under its own
-# `zkl lock -c 'sleep 8'`. Prints each trial's downtime.
+# `zkl lock -c 'sleep 8'`. Prints each trial's downtime. A restart that
+# took longer than 2.5 s (a slow JVM start on a loaded machine) is beyond
+# what the rule promises to wait out: such a trial does not count, and
+# another is run (at most 2*TRIALS in all; skipped, 77, if none counted).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -34,7 +37,9 @@ now_ms() {
 }
 
 failures=0
-for ((i = 1; i <= trials; i++)); do
+counted=0
+no_contenders() { "$ZKL" holders /restart 2>/dev/null | grep -q "no contenders"; }
+for ((i = 1; i <= 2 * trials && counted < trials; i++)); do
     rm -f "$tmp/started" "$tmp/done"
     "$ZKL" lock /restart -c "touch '$tmp/started'; sleep 8; touch '$tmp/done'" 2>"$tmp/err" &
     z=$!
@@ -52,15 +57,30 @@ for ((i = 1; i <= trials; i++)); do
     wait "$z"
     rc=$?
     z=
+    if ((down > 2500)); then
+        echo "# trial $i: server down $down ms, longer than this test covers; zkl gave $rc; not counted"
+        # A session given up while the server was away goes when it expires.
+        end=$(($(now_ms) + 30000))
+        until no_contenders; do
+            (($(now_ms) < end)) || { echo "not ok - trial $i: a node outlived its session"; exit 1; }
+            sleep 0.1
+        done
+        continue
+    fi
+    counted=$((counted + 1))
     if [[ $rc == 0 && -e $tmp/done ]]; then
         echo "ok - trial $i: server down $down ms, the command ran to its end (exit 0)"
     else
         echo "not ok - trial $i: server down $down ms, zkl gave $rc: $(cat "$tmp/err")"
         failures=$((failures + 1))
     fi
-    "$ZKL" holders /restart | grep -q "no contenders" || {
+    no_contenders || {
         echo "not ok - trial $i: a node was left behind"
         failures=$((failures + 1))
     }
 done
+if ((counted == 0)); then
+    echo "skip: no server restart was quick enough on this machine"
+    exit 77
+fi
 ((failures == 0))
