@@ -75,7 +75,8 @@ ZKL_EXPORT const char *zkl_version_string(void);
     X(EBUSY, -12, "object is in use")                                         \
     X(ESYS, -13, "system call failed")                                        \
     X(ECANCELED, -14, "acquire cancelled by zkl_client_cancel()")            \
-    X(ENOCHROOT, -15, "the connect string's chroot does not exist on the server")
+    X(ENOCHROOT, -15, "the connect string's chroot does not exist on the server") \
+    X(ERESOLVE, -16, "a ZooKeeper server's host name does not resolve")
 
 enum {
     ZKL_OK = 0,
@@ -121,22 +122,52 @@ typedef struct zkl_client_opts zkl_client_opts;
 enum zkl_state {
     ZKL_STATE_CONNECTING = 0,  /* not yet connected the first time */
     ZKL_STATE_CONNECTED = 1,   /* connected with a new session */
-    ZKL_STATE_SUSPENDED = 2,   /* connection lost; the session may be alive:
-                                  a holder cannot be sure it still holds.
-                                  After 4/3 of the negotiated session
-                                  timeout in this state, the client gives
-                                  the session up: ZKL_STATE_LOST follows
+    ZKL_STATE_SUSPENDED = 2,   /* connection lost, or no answer from the
+                                  server in time; the session may be
+                                  alive: a holder cannot be sure it still
+                                  holds. See "the loss rule" below: when
+                                  it says the server may expire the
+                                  session soon, ZKL_STATE_LOST follows
                                   (not for a wrapped handle, see
                                   zkl_client_wrap) */
     ZKL_STATE_RECONNECTED = 3, /* connected again with the same session:
                                   every lock still held is still held */
-    ZKL_STATE_LOST = 4,        /* the session expired (or was given up
-                                  after a suspension as long as its
-                                  timeout): every lock it held is gone. A
-                                  new session follows if the client
-                                  re-opens (the default). */
+    ZKL_STATE_LOST = 4,        /* the session expired, or was given up by
+                                  the loss rule: every lock it held is
+                                  gone (or may be any moment). A new
+                                  session follows if the client re-opens
+                                  (the default). */
     ZKL_STATE_CLOSED = 5       /* zkl_client_close() was called */
 };
+
+/* The loss rule: when a client presumes its session lost.
+ *
+ * Let S be the send time of the last request of the session whose answer
+ * arrived (the server touched the session no earlier than S), and T the
+ * negotiated session timeout. The leader expires a session T after the
+ * last touch it knows of; a follower passes its clients' touches on to the
+ * leader only about once a tick, and a tick is at most T/2 (the server
+ * grants no less than two ticks), so the leader may count from S - T/2:
+ * the earliest moment the session can expire is S + T/2.
+ *
+ * A client of zkl_client_open presumes the session lost at S + 9T/20, a
+ * margin of T/20 (500 ms for 10 s) before that earliest expiry, whether
+ * the connection is up or not (a frozen or partitioned server without a TCP
+ * reset is noticed as a disconnection only after about 2T/3). It then
+ * reports ZKL_STATE_SUSPENDED (if it was connected) and ZKL_STATE_LOST,
+ * marks every hold lost, runs the recipes' lost callbacks, and closes the
+ * handle so the session cannot come back. To keep S fresh while connected,
+ * the client's own thread sends a cheap request (an exists on "/") every
+ * T/10: on a healthy connection S is never more than about T/10 old, so a
+ * connection loss is waited out for at least about 7T/20 (3.5 s for 10 s)
+ * before anything is presumed lost; one that the session survives and that
+ * is over sooner loses nothing.
+ *
+ * So the lost callbacks and ZKL_STATE_LOST come at the latest T/20 before
+ * the earliest moment another client can hold the lock, on a machine that
+ * runs the client's thread on time. That is no proof: a process that is
+ * stopped or starved, or a clock that jumps, can still act on a lock it no
+ * longer holds. Fencing tokens (or guarded writes) remain the only proof. */
 
 /* Options for zkl_client_open_opts(). An options object is not shared
  * between threads while it is being set; the client copies what it needs. */
@@ -178,12 +209,13 @@ ZKL_EXPORT int zkl_client_opts_set_acl(zkl_client_opts *o, int acl);
 /* Open a session to `hosts` ("host:port[,host:port...][/chroot]") and wait
  * until it is connected, for at most about `session_timeout_ms`.
  * Returns 0 and a new client in *out (free with zkl_client_close), or
- * ZKL_EINVAL (NULL/empty hosts, timeout <= 0), ZKL_ENOMEM, ZKL_ECONNLOSS (no
+ * ZKL_EINVAL (NULL/empty hosts, timeout <= 0, a malformed host list),
+ * ZKL_ERESOLVE (a host name does not resolve), ZKL_ENOMEM, ZKL_ECONNLOSS (no
  * server answered in time), ZKL_ENOAUTH (credentials refused),
  * ZKL_ENOCHROOT (the connect string names a chroot that does not exist on
  * the server: one request checks it), ZKL_ESYS. zkl_last_error_text() then
- * says more (e.g. which chroot). `opts` may be NULL for the defaults.
- * Thread-safe. */
+ * says more (e.g. which chroot or host). `opts` may be NULL for the
+ * defaults. Thread-safe. */
 ZKL_EXPORT int zkl_client_open(const char *hosts, int session_timeout_ms,
                                zkl_client **out) ZKL_WARN_UNUSED;
 ZKL_EXPORT int zkl_client_open_opts(const char *hosts, int session_timeout_ms,
@@ -226,7 +258,8 @@ ZKL_EXPORT int zkl_client_remove_listener(zkl_client *c, zkl_state_fn fn, void *
 
 /* Counters of what the client did, for tests and benchmarks. */
 typedef struct zkl_client_stats {
-    uint64_t requests;      /* requests sent to ZooKeeper */
+    uint64_t requests;      /* requests sent to ZooKeeper (the client's
+                               keepalive of the loss rule not counted) */
     uint64_t creates;       /* contender nodes created */
     uint64_t deletes;       /* contender nodes deleted */
     uint64_t listings;      /* getChildren calls on lock paths */
@@ -280,7 +313,7 @@ ZKL_EXPORT int zkl_mutex_release(zkl_mutex *m);
 
 /* 1 if the calling thread holds the mutex and its hold is not lost, else 0
  * (also for NULL). Once the hold's session is lost (expired, or given up
- * after a suspension as long as the session timeout) it is 0 for good and
+ * by the loss rule) it is 0 for good and
  * release returns ZKL_ELOST. While the client is suspended it still says 1:
  * the hold is uncertain, not lost (zkl_client_state or a listener tells;
  * work that needs the lock should pause until ZKL_STATE_RECONNECTED). A
@@ -290,9 +323,11 @@ ZKL_EXPORT int zkl_mutex_release(zkl_mutex *m);
 ZKL_EXPORT int zkl_mutex_is_held(zkl_mutex *m);
 
 /* Be told when holds of `m` are lost: after the session of a hold ended
- * (expiry, or given up after a long suspension) or someone else deleted
- * its node, `fn(m, token, arg)` is
- * called once per lost hold, with that hold's fencing token, on the
+ * (expiry, or given up by the loss rule, see zkl_client_opts: then at the
+ * latest T/20 before the earliest moment the server can expire it; no
+ * proof, fence writes all the same) or someone else deleted its node,
+ * `fn(m, token, arg)` is called once
+ * per lost hold, with that hold's fencing token, on the
  * client's keeper thread (never a ZooKeeper thread, never with a zkl lock
  * held). The hold itself stays until its thread releases it (ZKL_ELOST).
  * `fn` may call any zkl function except zkl_client_close; it should return
@@ -377,7 +412,7 @@ ZKL_EXPORT int zkl_semmutex_release(zkl_semmutex *s);
 /* 1 if the object holds the lock and the hold's session is not known to be
  * lost, else 0 (also for NULL). As for every zkl lock, it stays 1 while the
  * client is suspended (uncertain, not lost: zkl_client_state or a listener
- * tells; the client gives the session up after 4/3 of its timeout), and is
+ * tells; the client gives the session up by the loss rule), and is
  * 0 for good once the session is lost. No server traffic. Thread-safe. */
 ZKL_EXPORT int zkl_semmutex_is_held(zkl_semmutex *s);
 
@@ -680,6 +715,66 @@ ZKL_EXPORT int zkl_rwlock_write_as_lock(zkl_rwlock *rw, zkl_lock **out) ZKL_WARN
  * a second free abort the process with a message naming the misuse (see
  * zkl_mutex_free). NULL does nothing. */
 ZKL_EXPORT void zkl_rwlock_free(zkl_rwlock *rw);
+
+/* ---- participants of a lock path, revocation ------------------------------ */
+
+/* One contender node of a lock path, as zkl_participants_list reads it. */
+typedef struct zkl_participant {
+    char *node;       /* the node's name under the lock path */
+    char kind[32];    /* its kind, between the protection prefix and the
+                         sequence: "lock-" (mutex, semaphore-mutex, Curator's
+                         mutex), "__READ__", "__WRIT__" (read-write lock),
+                         "zkl-lease-" or "zkl-lease-x<n>-" (a semaphore's
+                         lease), "zkl-wait-" (a semaphore's waiter); another
+                         kind is judged as a mutex's node */
+    int64_t seq;      /* its 10-digit sequence */
+    int holds;        /* 1: holds, by the policy of the recipe of its kind
+                         (a semaphore's lease holds, its waiters wait); 0:
+                         waits */
+    int leases;       /* for a lease node, the leases it stands for; else 0 */
+    int64_t token;    /* czxid: the holder's fencing token */
+    int64_t session;  /* the owning session (ephemeralOwner) */
+    int64_t ctime_ms; /* creation time, ms since the epoch (server's clock) */
+    int readable;     /* 1 if the data was read; 0 if the node's ACL refused
+                         it (owner is then empty; the rest is from the stat) */
+    char *owner;      /* the node's data, the owner's identity (zkl: "host
+                         pid"; Curator: an address), NUL-terminated; may hold
+                         any bytes: owner_len counts them */
+    size_t owner_len;
+} zkl_participant;
+
+/* The participants of lock path `path`: one listing, then each node's data
+ * and stat, holders first, then waiters in queue order. Children without a
+ * 10-digit sequence take no part; a node gone since the listing is left
+ * out; a node whose data the ACL refuses is listed with readable 0. Who
+ * holds is decided on the listing with the recipes' own policies, so a
+ * node between two states (a waiter just woken) may show either. Returns 0
+ * with a new array in *out (free with zkl_participants_free) and its length
+ * in *n (0 and NULL for a path that does not exist or has no contender),
+ * ZKL_EINVAL (NULL, bad path), ZKL_ENOAUTH (the path cannot be listed),
+ * ZKL_ELOST, ZKL_ECLOSED, ZKL_ECONNLOSS, ZKL_ENOMEM, ZKL_EZK. Blocks until
+ * the server answers or the connection is lost. Thread-safe. */
+ZKL_EXPORT int zkl_participants_list(zkl_client *c, const char *path,
+                                     zkl_participant **out, size_t *n) ZKL_WARN_UNUSED;
+ZKL_EXPORT void zkl_participants_free(zkl_participant *p, size_t n);
+
+/* The limit a counting semaphore at `path` recorded on the server, in
+ * *max_leases, or 0 when `path` records none (no semaphore, or no node).
+ * Returns 0, ZKL_EINVAL, ZKL_ENOAUTH, ZKL_ELOST, ZKL_ECLOSED,
+ * ZKL_ECONNLOSS, ZKL_EZK. Thread-safe. */
+ZKL_EXPORT int zkl_participants_limit(zkl_client *c, const char *path, int *max_leases);
+
+/* Ask the holder of lock path `path` to let go, as Curator's revocation
+ * does (wire-compatible: the ASCII bytes "__REVOKE__" become the data of
+ * the holder's node; a Curator holder made revocable hears it and
+ * releases). `node` names one node (its name, or its full path under
+ * `path`); NULL asks every holder (a read lock or semaphore may have
+ * several). Only a holder that watches its node for this hears it; nothing
+ * forces it. Returns 0 (asked), ZKL_ENOTHELD (nobody holds, or `node` does
+ * not exist), ZKL_EINVAL (NULL, bad path, `node` not under `path`),
+ * ZKL_ENOAUTH, ZKL_ELOST, ZKL_ECLOSED, ZKL_ECONNLOSS, ZKL_EZK.
+ * Thread-safe. */
+ZKL_EXPORT int zkl_revoke(zkl_client *c, const char *path, const char *node);
 
 /* ---- generic lock interface and multi-lock ----------------------------- */
 

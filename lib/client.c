@@ -2,6 +2,7 @@
  * session state, route every ZooKeeper callback to the lock-queue engine,
  * re-open after expiry, and tell listeners — on a thread of our own. */
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,11 +161,15 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
                 c->gen++;
             c->sid = sid;
             c->stats.sessions++;
+            /* The server created the session after the handle started. */
+            c->last_ok_ns = c->handle_started_ns;
             push_event(c, ZKL_STATE_CONNECTED);
         } else {
             push_event(c, c->state == ZKL_STATE_SUSPENDED ? ZKL_STATE_RECONNECTED
                                                            : ZKL_STATE_CONNECTED);
         }
+        c->ka_next_ns = 0; /* a keepalive at once: its answer renews last_ok_ns */
+        pthread_cond_broadcast(&c->cv);
         zkl__queue_on_connected(c, zh);
     } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE ||
                state == ZOO_NOTCONNECTED_STATE) {
@@ -182,6 +187,7 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
         c->gen++;
         c->sid = 0;
         c->suspended_ns = 0;
+        c->last_ok_ns = 0;
         push_event(c, ZKL_STATE_LOST);
         zkl__queue_on_session_end(c);
         if (c->reopen && c->owns_zh && !c->auth_failed)
@@ -190,32 +196,109 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
     pthread_mutex_unlock(&c->mu);
 }
 
-/* When a suspended client stops waiting for its session (monotonic ns), or
- * 0. The server expires a session one session timeout after it last heard
- * from the client, which was before the client noticed the connection was
- * gone: once the client has been suspended that long, a healthy server has
- * expired the session, and its locks may belong to others. A third more
- * leaves room for the server's expiry tick, so that a server that is
- * reachable again gets to say "expired" itself. Only for a handle of our
- * own: we close it, which keeps the session from coming back. */
+/* The loss rule. The server touched the session no earlier than the send
+ * time S of the last request whose answer arrived (c->last_ok_ns). The
+ * leader expires a session one timeout T after the last touch it knows of;
+ * a follower passes its touches on about once a tick, and a tick is at most
+ * T/2 (the server grants no less than two ticks), so the leader may count
+ * from as early as S - T/2: the earliest expiry is S + T/2. The client
+ * presumes the session lost a twentieth of T before that, at S + 9T/20,
+ * connected or not: a server that stopped answering (frozen, partitioned
+ * without a reset) is not noticed as a disconnection before 2T/3. Only for
+ * a handle of our own: we close it, which keeps the session from coming
+ * back. Returns 0 when nothing is pending. */
+int64_t zkl__client_loss_at(const zkl_client *c)
+{
+    if (c->negotiated_ms <= 0 || c->last_ok_ns == 0)
+        return 0;
+    return c->last_ok_ns + (int64_t)c->negotiated_ms * 9 / 20 * 1000000;
+}
+
 static int64_t give_up_at(zkl_client *c)
 {
-    if (c->state != ZKL_STATE_SUSPENDED || c->suspended_ns == 0 || !c->owns_zh ||
-        c->negotiated_ms <= 0)
+    if (!c->owns_zh || (c->state != ZKL_STATE_SUSPENDED && c->state != ZKL_STATE_CONNECTED &&
+                        c->state != ZKL_STATE_RECONNECTED))
         return 0;
-    return c->suspended_ns + (int64_t)c->negotiated_ms * 4 / 3 * 1000000;
+    return zkl__client_loss_at(c);
 }
 
 /* Declare the session lost (c->mu held): every hold is lost now, and the
- * keeper closes the handle (then re-opens, if configured). */
+ * keeper closes the handle (then re-opens, if configured). A client that
+ * still counted as connected passes through SUSPENDED, so listeners see
+ * the uncertainty before the loss, as for a dropped connection. */
 static void give_up_session(zkl_client *c)
 {
+    if (c->state != ZKL_STATE_SUSPENDED)
+        push_event(c, ZKL_STATE_SUSPENDED);
     c->gen++;
     c->sid = 0;
     c->suspended_ns = 0;
+    c->last_ok_ns = 0;
+    c->ka_sent_ns = 0;
     push_event(c, ZKL_STATE_LOST);
     zkl__queue_on_session_end(c);
     c->need_reopen = 1;
+}
+
+/* ---- keepalive -----------------------------------------------------------
+ * libzookeeper_mt's pings are invisible to us, so the keeper sends a cheap
+ * request of its own (an exists on "/") every T/10 while connected; its
+ * answer moves c->last_ok_ns to its send time. */
+
+struct keepalive {
+    uint64_t id;  /* the client, looked up in the registry */
+    uint64_t gen; /* the session it was sent in */
+    int64_t sent;
+};
+
+static void keepalive_done(int rc, const struct Stat *st, const void *data)
+{
+    (void)st;
+    struct keepalive *k = (struct keepalive *)data;
+    zkl_client *c = reg_lock_client(NULL, k->id);
+    if (c != NULL) {
+        if (c->ka_sent_ns == k->sent)
+            c->ka_sent_ns = 0;
+        /* Any answer of the server's is a touch; a system error (connection
+         * loss, closing) is none. */
+        if (k->gen == c->gen && c->sid != 0 && (rc == ZOK || rc == ZNONODE) &&
+            k->sent > c->last_ok_ns)
+            c->last_ok_ns = k->sent;
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+    }
+    free(k);
+}
+
+/* Send a keepalive if one is due (c->mu held; dropped and taken again). */
+static void keepalive_maybe_send(zkl_client *c)
+{
+    int64_t now = zkl__now_ns();
+    if (c->closing || c->need_reopen || c->negotiated_ms <= 0 || now < c->ka_next_ns ||
+        (c->state != ZKL_STATE_CONNECTED && c->state != ZKL_STATE_RECONNECTED))
+        return;
+    int64_t every = (int64_t)c->negotiated_ms * 1000000 / 10;
+    c->ka_next_ns = now + every;
+    /* One in flight at a time; one that was never answered within a whole
+     * period is forgotten (its answer, if any, still counts). */
+    if (c->ka_sent_ns != 0 && now - c->ka_sent_ns < every)
+        return;
+    struct keepalive *k = malloc(sizeof *k);
+    if (k == NULL)
+        return;
+    *k = (struct keepalive){.id = c->id, .gen = c->gen, .sent = now};
+    c->ka_sent_ns = now;
+    pthread_mutex_unlock(&c->mu);
+    pthread_rwlock_rdlock(&c->hlock);
+    int rc = c->zh != NULL ? zoo_aexists(c->zh, "/", 0, keepalive_done, k) : ZINVALIDSTATE;
+    pthread_rwlock_unlock(&c->hlock);
+    pthread_mutex_lock(&c->mu);
+    /* Not counted in stats.requests: those are the recipes' own. */
+    if (rc != ZOK) {
+        if (c->ka_sent_ns == k->sent)
+            c->ka_sent_ns = 0;
+        free(k);
+    }
 }
 
 static void node_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
@@ -241,6 +324,7 @@ watcher_fn zkl__node_watcher_fn(void)
  * first session event finds the client. */
 static int start_handle(zkl_client *c)
 {
+    int64_t started = zkl__now_ns();
     pthread_mutex_lock(&reg_mu);
     zhandle_t *zh = zookeeper_init(c->hosts, session_watcher, c->timeout_ms, NULL, NULL, 0);
     if (zh == NULL) {
@@ -254,6 +338,7 @@ static int start_handle(zkl_client *c)
         zoo_add_auth(zh, "digest", c->digest, (int)strlen(c->digest), NULL, NULL);
     pthread_mutex_lock(&c->mu);
     c->zh = zh;
+    c->handle_started_ns = started;
     pthread_mutex_unlock(&c->mu);
     pthread_mutex_unlock(&reg_mu);
     return 0;
@@ -272,13 +357,26 @@ static void *keeper_main(void *arg)
             if (c->closing || c->need_reopen || c->ev_head != c->ev_tail ||
                 c->notify_head != NULL)
                 continue;
+            if (c->owns_zh)
+                keepalive_maybe_send(c);
+            if (c->closing || c->need_reopen || c->ev_head != c->ev_tail)
+                break;
             int64_t at = give_up_at(c);
-            int64_t until = at == 0 ? work : work == 0 || at < work ? at : work;
-            if (until == 0)
-                pthread_cond_wait(&c->cv, &c->mu);
-            else if (zkl__cond_wait(&c->cv, &c->mu, until) != 0 && at != 0 &&
-                     give_up_at(c) == at && zkl__now_ns() >= at)
+            if (at != 0 && zkl__now_ns() >= at) {
                 give_up_session(c);
+                break;
+            }
+            int64_t wake = at;
+            if (c->owns_zh && c->negotiated_ms > 0 &&
+                (c->state == ZKL_STATE_CONNECTED || c->state == ZKL_STATE_RECONNECTED) &&
+                (wake == 0 || c->ka_next_ns < wake))
+                wake = c->ka_next_ns;
+            if (work != 0 && (wake == 0 || work < wake))
+                wake = work;
+            if (wake == 0)
+                pthread_cond_wait(&c->cv, &c->mu);
+            else
+                zkl__cond_wait(&c->cv, &c->mu, wake);
         }
         while (c->ev_head != c->ev_tail) {
             int st = c->events[c->ev_head++ % (sizeof c->events / sizeof c->events[0])];
@@ -515,6 +613,40 @@ static int check_chroot(zkl_client *c)
     return err;
 }
 
+/* ZKL_ERESOLVE if a host name of `hosts` does not resolve, else 0 (other
+ * problems are libzookeeper_mt's to report). libzookeeper_mt would fail
+ * with EINVAL, as for a malformed list. */
+static int hosts_resolve(const char *hosts)
+{
+    char *list = strdup(hosts);
+    if (list == NULL)
+        return ZKL_ENOMEM;
+    char *slash = strchr(list, '/');
+    if (slash != NULL)
+        *slash = '\0'; /* the chroot */
+    int rc = 0;
+    char *save = NULL;
+    for (char *h = strtok_r(list, ",", &save); h != NULL && rc == 0;
+         h = strtok_r(NULL, ",", &save)) {
+        char *colon = strrchr(h, ':');
+        if (colon == NULL || h[0] == '[')
+            continue; /* malformed, or an IPv6 literal: nothing to resolve */
+        *colon = '\0';
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
+        int g = getaddrinfo(h, NULL, &hints, &res);
+        if (g == 0)
+            freeaddrinfo(res);
+        else if (g == EAI_NONAME || g == EAI_AGAIN || g == EAI_FAIL
+#ifdef EAI_NODATA
+                 || g == EAI_NODATA
+#endif
+        )
+            rc = ZKL_ERESOLVE;
+    }
+    free(list);
+    return rc;
+}
+
 int zkl_client_open(const char *hosts, int session_timeout_ms, zkl_client **out)
 {
     return zkl_client_open_opts(hosts, session_timeout_ms, NULL, out);
@@ -541,8 +673,11 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
         goto fail;
     if ((rc = client_register(c)) != 0)
         goto fail;
-    if ((rc = start_handle(c)) != 0)
+    if ((rc = start_handle(c)) != 0) {
+        if (rc == ZKL_EINVAL && hosts_resolve(hosts) == ZKL_ERESOLVE)
+            rc = ZKL_ERESOLVE;
         goto fail_reg;
+    }
     /* Wait for the first session; about one session timeout, as
      * libzookeeper_mt tries the servers in turn. */
     int64_t deadline = zkl__now_ns() + (int64_t)session_timeout_ms * 1000000;

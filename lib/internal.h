@@ -120,6 +120,13 @@ struct zkl_client {
     int cancelled;         /* zkl_client_cancel(): acquires return ZKL_ECANCELED */
     int negotiated_ms;     /* the session timeout the server granted */
     int64_t suspended_ns;  /* when the connection was lost (monotonic), 0 if not */
+    /* The loss rule (lib/client.c, zkl.h): the send time of the last request
+     * of this session whose answer arrived (monotonic ns), and the keeper's
+     * own keepalive request that keeps it fresh. */
+    int64_t last_ok_ns;
+    int64_t ka_sent_ns;    /* the keepalive in flight was sent then, 0 if none */
+    int64_t ka_next_ns;    /* when the next keepalive is due */
+    int64_t handle_started_ns; /* when the current handle was created */
     int inside;            /* caller threads inside a blocking engine call */
     int delivering;        /* the keeper is calling listeners ... */
     uint64_t delivery;     /* ... and this counts the calls it finished */
@@ -157,6 +164,9 @@ struct zkl_client {
 };
 
 ZKL__HIDDEN const struct ACL_vector *zkl__client_acl(zkl_client *c);
+/* When the client presumes its session lost by the loss rule (monotonic
+ * ns), 0 if not known yet. With c->mu held. */
+ZKL__HIDDEN int64_t zkl__client_loss_at(const zkl_client *c);
 
 /* ---- the lock-queue engine (lib/queue.c) ------------------------------ */
 
@@ -186,6 +196,16 @@ ZKL__HIDDEN extern const zkl__policy zkl__lock_policy;
  * NULL or a `const bool *`: true for a downgrade node, which holds at once. */
 ZKL__HIDDEN extern const zkl__policy zkl__read_policy;
 ZKL__HIDDEN extern const zkl__policy zkl__write_policy;
+/* The counting semaphore (recipes/semaphore.c): "zkl-wait-" gate nodes wait
+ * (the gate's arg is the semaphore's own), "zkl-lease-" nodes hold. */
+ZKL__HIDDEN extern const zkl__policy zkl__gate_policy;
+ZKL__HIDDEN extern const zkl__policy zkl__lease_policy;
+/* Leases a node stands for: 1 for "zkl-lease-", n for "zkl-lease-x<n>-",
+ * 0 for any other node. */
+ZKL__HIDDEN int zkl__lease_count(const zkl__entry *e);
+/* The limit in a semaphore node's data ("max_leases=<n>"), 0 for empty
+ * data, -1 for data that is no limit. */
+ZKL__HIDDEN int zkl__semaphore_parse_limit(const char *data, int len);
 
 /* A hook of a node's owner: called on the client's keeper thread with no zkl
  * lock held, with the node (valid for the call), its token and the owner's

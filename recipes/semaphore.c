@@ -46,7 +46,7 @@ struct zkl_lease {
 
 /* How many leases a node stands for: 1 for "zkl-lease-", n for
  * "zkl-lease-x<n>-", 0 for any other node. */
-static int lease_count(const zkl__entry *e)
+int zkl__lease_count(const zkl__entry *e)
 {
     const size_t lk = sizeof LEASE_KIND - 1;
     size_t klen = strlen(e->name) - 10 - (size_t)(e->kind - e->name);
@@ -98,7 +98,7 @@ static bool gate_holds(const zkl__entry *cs, size_t n, size_t self, size_t *watc
     long used = 0;
     size_t first = n;
     for (size_t i = 0; i < n; i++) {
-        int k = lease_count(&cs[i]);
+        int k = zkl__lease_count(&cs[i]);
         if (k > 0) {
             used += k;
             if (first == n)
@@ -114,10 +114,10 @@ static bool gate_holds(const zkl__entry *cs, size_t n, size_t self, size_t *watc
 static bool gate_watch_group(const zkl__entry *e, const void *arg)
 {
     (void)arg;
-    return lease_count(e) > 0;
+    return zkl__lease_count(e) > 0;
 }
 
-static const zkl__policy gate_policy = {WAIT_KIND, gate_holds, false, gate_watch_group};
+const zkl__policy zkl__gate_policy = {WAIT_KIND, gate_holds, false, gate_watch_group};
 
 /* A lease node is created only by the gate holder once there is room: it
  * holds as soon as it exists. */
@@ -128,14 +128,14 @@ static bool lease_holds(const zkl__entry *cs, size_t n, size_t self, size_t *wat
     return true;
 }
 
-static const zkl__policy lease_policy = {LEASE_KIND, lease_holds, false, NULL};
+const zkl__policy zkl__lease_policy = {LEASE_KIND, lease_holds, false, NULL};
 
 
 /* ---- the limit ------------------------------------------------------------ */
 
 /* The limit recorded in a semaphore node's data, 0 for empty data, -1 for
  * data that is no limit (the path is something else). */
-static int parse_limit(const char *data, int len)
+int zkl__semaphore_parse_limit(const char *data, int len)
 {
     const size_t kl = sizeof LIMIT_KEY - 1;
     if (len == 0)
@@ -209,7 +209,7 @@ static int ensure_limit(zkl_semaphore *s, int64_t deadline)
         if (err != 0)
             return err;
         int rc = b->s[0].rc;
-        int limit = rc == ZOK ? parse_limit(b->s[0].data, b->s[0].len) : 0;
+        int limit = rc == ZOK ? zkl__semaphore_parse_limit(b->s[0].data, b->s[0].len) : 0;
         int version = b->s[0].st.version;
         zkl__batch_drop(b);
         if (rc == ZOK && limit != 0)
@@ -315,7 +315,7 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
     struct gate_arg ga = {s->max, n};
     zkl__qopts go = {.arg = &ga};
     zkl__node *gate;
-    int rc = zkl__queue_acquire(s->c, s->path, &gate_policy, &go, deadline, &gate);
+    int rc = zkl__queue_acquire(s->c, s->path, &zkl__gate_policy, &go, deadline, &gate);
     if (rc != 0) {
         zkl__batch_drop(chk);
         free(l);
@@ -326,7 +326,7 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
     if (chk != NULL) {
         pthread_mutex_lock(&chk->mu);
         if (chk->s[0].done && chk->s[0].rc == ZOK)
-            limit = parse_limit(chk->s[0].data, chk->s[0].len);
+            limit = zkl__semaphore_parse_limit(chk->s[0].data, chk->s[0].len);
         pthread_mutex_unlock(&chk->mu);
         zkl__batch_drop(chk);
     }
@@ -347,7 +347,7 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
         char kind[32];
         lease_kind(kind, sizeof kind, n);
         zkl__qopts lo = {.kind = kind, .within = gate, .on_lost = lease_node_lost, .hook_arg = s};
-        rc = zkl__queue_acquire(s->c, s->path, &lease_policy, &lo, deadline, &l->node);
+        rc = zkl__queue_acquire(s->c, s->path, &zkl__lease_policy, &lo, deadline, &l->node);
     }
     /* Leaving the gate wakes the next waiter. After success nothing waits
      * for the server's confirmation; after a failure the call returns with
@@ -523,7 +523,7 @@ int zkl_semaphore_holders(zkl_semaphore *s, long timeout_ms, zkl_lease_info **ou
     size_t nl = 0;
     for (int i = 0; i < kids->count; i++) {
         zkl__entry e;
-        if (zkl__entry_parse(kids->data[i], &e) == 0 && lease_count(&e) > 0)
+        if (zkl__entry_parse(kids->data[i], &e) == 0 && zkl__lease_count(&e) > 0)
             nl++;
     }
     struct zkl__batch *gb = zkl__batch_new(nl ? nl : 1);
@@ -536,8 +536,8 @@ int zkl_semaphore_holders(zkl_semaphore *s, long timeout_ms, zkl_lease_info **ou
     size_t k = 0;
     for (int i = 0; i < kids->count; i++) {
         zkl__entry e;
-        if (zkl__entry_parse(kids->data[i], &e) == 0 && lease_count(&e) > 0) {
-            counts[k] = lease_count(&e);
+        if (zkl__entry_parse(kids->data[i], &e) == 0 && zkl__lease_count(&e) > 0) {
+            counts[k] = zkl__lease_count(&e);
             if ((paths[k++] = zkl__path_join(s->path, kids->data[i])) == NULL) {
                 err = ZKL_ENOMEM;
                 goto out;

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sysexits.h>
 
 #include "zkl.h"
@@ -45,6 +46,29 @@ int cli_connect(const char *servers, int session_ms, zkl_client **out);
 /* The exit code for a zkl error of zkl's own making or the server's. */
 int cli_exit_for(int err);
 
+/* Why `path` is no lock path zkl accepts, or NULL. */
+const char *cli_path_problem(const char *path);
+/* Say what `err` from a call on lock path `path` means (for ZKL_EINVAL:
+ * what is wrong with the path) and return its exit code. */
+int cli_report(const char *path, int err);
+/* `in` with control characters as '?', into out[sz]. */
+void cli_printable(const char *in, char *out, size_t sz);
+/* s[0..n-1] as a JSON string: valid UTF-8 passes through; control
+ * characters, DEL and every byte that is not part of valid UTF-8 become
+ * \u00XX (of the byte). */
+void cli_json_str(FILE *f, const char *s, size_t n);
+
+/* The arguments of break and revoke: [-S HOSTS] [--session-timeout MS]
+ * PATH [NODE]. cli_parse_target returns -1 when parsed, else an exit code
+ * after saying why (0 after --help). */
+struct cli_target {
+    const char *servers;
+    long session_ms;
+    const char *path;
+    const char *node; /* NULL if not given */
+};
+int cli_parse_target(int argc, char **argv, struct cli_target *t);
+
 /* CLOCK_MONOTONIC in milliseconds. */
 int64_t cli_now_ms(void);
 
@@ -56,6 +80,8 @@ void cli_fds_close_on_exec_new(void);
 /* The commands; argv[0] is the command's name. */
 int cli_lock(int argc, char **argv);
 int cli_holders(int argc, char **argv);
+int cli_break(int argc, char **argv);
+int cli_revoke(int argc, char **argv);
 
 /* The whole help text, as `zkl --help` prints it. */
 void cli_help(void);

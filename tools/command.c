@@ -91,8 +91,7 @@ static int spawn(const struct command *cmd, const struct loop *l, pid_t *pid)
     return rc == ENOMEM || rc == EAGAIN ? EX_OSERR : CLI_EXIT_NOEXEC;
 }
 
-int command_run(const struct command *cmd, struct loop *l, zkl_client *c, int session_ms,
-                bool *lost)
+int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *lost)
 {
     int st = zkl_client_state(c);
     if (st == ZKL_STATE_LOST || st == ZKL_STATE_CLOSED) {
@@ -106,23 +105,17 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, int se
     if (rc != 0)
         return rc;
 
-    /* Past a third of the session timeout without a connection, the server
-     * may already have expired the session: it counts from the last ping it
-     * heard, which can be two thirds of the timeout before the client
-     * notices. The lock is then presumed lost. */
-    int64_t grace = session_ms / 3;
-    int64_t suspended_since = st == ZKL_STATE_SUSPENDED ? cli_now_ms() : -1;
+    /* The library says when the session is lost: at its expiry, or when
+     * by the loss rule (zkl.h) the server may expire it soon, connected or
+     * not. Until then a dropped connection is waited out. */
     int64_t kill_at = -1;
     int status = 0;
     for (;;) {
-        const char *why = NULL;
-        if (st == ZKL_STATE_LOST || st == ZKL_STATE_CLOSED)
-            why = "the ZooKeeper session expired";
-        else if (suspended_since >= 0 && cli_now_ms() >= suspended_since + grace)
-            why = "no connection to ZooKeeper for a third of the session timeout";
-        if (!*lost && why != NULL) {
+        if (!*lost && (st == ZKL_STATE_LOST || st == ZKL_STATE_CLOSED)) {
             *lost = true;
-            cli_err("lock %s lost (%s): terminating COMMAND (pid %ld)", cmd->path, why, (long)pid);
+            cli_err("lock %s lost (the ZooKeeper session expired, or may expire any moment: no "
+                    "answer from ZooKeeper in time): terminating COMMAND (pid %ld)",
+                    cmd->path, (long)pid);
             kill(pid, cmd->kill_after_ms == 0 ? SIGKILL : SIGTERM);
             kill_at = cmd->kill_after_ms == 0 ? -1 : cli_now_ms() + cmd->kill_after_ms;
         }
@@ -131,16 +124,13 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, int se
             kill(pid, SIGKILL);
             kill_at = -1;
         }
-        int64_t presume_at = *lost || suspended_since < 0 ? -1 : suspended_since + grace;
         struct event ev;
-        loop_next(l, loop_earliest(kill_at, presume_at), &ev);
+        loop_next(l, kill_at, &ev);
         if (ev.type == EV_STATE) {
-            if (ev.state == ZKL_STATE_SUSPENDED && suspended_since < 0)
-                suspended_since = cli_now_ms();
-            else if (ev.state == ZKL_STATE_RECONNECTED)
-                suspended_since = -1;
             st = ev.state == ZKL_STATE_LOST || ev.state == ZKL_STATE_CLOSED ? ev.state
                                                                           : zkl_client_state(c);
+        } else if (ev.type == EV_LOST) {
+            st = ZKL_STATE_LOST; /* the recipe lost our hold (its node is gone) */
         } else if (ev.type == EV_SIGNAL && ev.sig == SIGCHLD) {
             pid_t r = waitpid(pid, &status, WNOHANG);
             if (r == pid)

@@ -2,6 +2,12 @@
 #include <stdlib.h>
 
 #include "lockkind.h"
+#include "lockrun.h"
+
+static void tell_lost(void *wfd)
+{
+    loop_notify(*(int *)wfd, LOOP_LOST);
+}
 
 static int mutex_create(zkl_client *c, const char *path, long permits, void **out)
 {
@@ -33,13 +39,24 @@ static const char *mutex_node(void *obj)
     return zkl_mutex_node(obj);
 }
 
+static void mutex_lost(zkl_mutex *m, int64_t token, void *arg)
+{
+    (void)m, (void)token;
+    tell_lost(arg);
+}
+
+static int mutex_on_lost(void *obj, int *wfd)
+{
+    return zkl_mutex_set_lost_fn(obj, mutex_lost, wfd);
+}
+
 static void mutex_destroy(void *obj)
 {
     zkl_mutex_free(obj);
 }
 
-const lockkind lockkind_mutex = {"mutex",     mutex_create, mutex_acquire, mutex_release,
-                                 mutex_token, mutex_node,   mutex_destroy};
+const lockkind lockkind_mutex = {"mutex",    mutex_create, mutex_acquire, mutex_release,
+                                 mutex_token, mutex_node,  mutex_on_lost, mutex_destroy};
 
 /* ---- read-write lock: one side each ---------------------------------------- */
 
@@ -93,15 +110,26 @@ static const char *write_node(void *obj)
     return zkl_rwlock_write_node(obj);
 }
 
+static void rw_lost(zkl_rwlock *rw, int write, int64_t token, void *arg)
+{
+    (void)rw, (void)write, (void)token;
+    tell_lost(arg); /* zkl holds one side only */
+}
+
+static int rw_on_lost(void *obj, int *wfd)
+{
+    return zkl_rwlock_set_lost_fn(obj, rw_lost, wfd);
+}
+
 static void rw_destroy(void *obj)
 {
     zkl_rwlock_free(obj);
 }
 
 const lockkind lockkind_read = {"read",     rw_create, read_acquire, read_release,
-                                read_token, read_node, rw_destroy};
+                                read_token, read_node, rw_on_lost,   rw_destroy};
 const lockkind lockkind_write = {"write",     rw_create,  write_acquire, write_release,
-                                 write_token, write_node, rw_destroy};
+                                 write_token, write_node, rw_on_lost,    rw_destroy};
 
 /* ---- counting semaphore: one lease ------------------------------------------ */
 
@@ -148,6 +176,17 @@ static const char *sem_node(void *obj)
     return zkl_lease_node(((struct sem *)obj)->lease);
 }
 
+static void sem_lost(zkl_semaphore *s, int64_t token, void *arg)
+{
+    (void)s, (void)token;
+    tell_lost(arg);
+}
+
+static int sem_on_lost(void *obj, int *wfd)
+{
+    return zkl_semaphore_set_lost_fn(((struct sem *)obj)->s, sem_lost, wfd);
+}
+
 static void sem_destroy(void *obj)
 {
     struct sem *x = obj;
@@ -157,4 +196,4 @@ static void sem_destroy(void *obj)
 }
 
 const lockkind lockkind_semaphore = {"semaphore", sem_create, sem_acquire, sem_release,
-                                     sem_token,   sem_node,   sem_destroy};
+                                     sem_token,   sem_node,   sem_on_lost, sem_destroy};

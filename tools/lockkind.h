@@ -18,6 +18,11 @@ typedef struct lockkind {
     /* The calling thread's hold: fencing token and node (borrowed). */
     int64_t (*token)(void *obj);
     const char *(*node)(void *obj);
+    /* Have `loop_notify(*wfd, LOOP_LOST)` called when a hold of obj is
+     * lost (the recipe's lost callback: the session ended, or, where the
+     * engine watches a holder's own node, the node was deleted); `wfd`
+     * must outlive obj. 0 or a ZKL_E... code. */
+    int (*on_lost)(void *obj, int *wfd);
     void (*destroy)(void *obj);
 } lockkind;
 

@@ -20,8 +20,12 @@
 /* What the lock thread writes into the pipe; state changes are written as
  * their enum zkl_state value, all smaller. */
 #define LOOP_NEWS 100
+/* What the stdin reader of hold mode writes at end of file. */
+#define LOOP_EOF 101
+/* What a recipe's lost callback writes: a hold of ours is lost. */
+#define LOOP_LOST 102
 
-enum { EV_NONE, EV_SIGNAL, EV_STATE, EV_NEWS };
+enum { EV_NONE, EV_SIGNAL, EV_STATE, EV_NEWS, EV_EOF, EV_LOST };
 
 struct event {
     int type;
@@ -68,7 +72,6 @@ struct command {
  * on, and ending COMMAND if the lock is lost (*lost is then set). Returns
  * COMMAND's exit code (128+N for signal N), or an exit code of zkl's when
  * it could not be started. */
-int command_run(const struct command *cmd, struct loop *l, zkl_client *c, int session_ms,
-                bool *lost);
+int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *lost);
 
 #endif

@@ -70,7 +70,10 @@ void loop_next(struct loop *l, int64_t deadline, struct event *ev)
     for (;;) {
         if (l->head < l->tail) {
             unsigned char b = l->buf[l->head++];
-            ev->type = b == LOOP_NEWS ? EV_NEWS : EV_STATE;
+            ev->type = b == LOOP_NEWS  ? EV_NEWS
+                       : b == LOOP_EOF ? EV_EOF
+                       : b == LOOP_LOST ? EV_LOST
+                                        : EV_STATE;
             ev->state = b;
             return;
         }

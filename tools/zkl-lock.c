@@ -4,8 +4,12 @@
  * lock thread acquires and, later, releases, as a hold belongs to the
  * thread that took it; COMMAND runs under tools/command.c.
  *
- * While waiting, a signal cancels the acquire (zkl_client_cancel), which
- * removes our node before it returns. */
+ * While connecting, a signal ends zkl at once (nothing is on the server
+ * yet), and -n / -w bound the connecting too. While waiting, a signal
+ * cancels the acquire (zkl_client_cancel), which removes our node before it
+ * returns. Without COMMAND (hold mode) zkl prints the node and its fencing
+ * token and holds until a signal or the end of its stdin. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
@@ -20,6 +24,9 @@
 #include "zkl/zookeeper.h"
 
 #define DEFAULT_KILL_AFTER_MS 5000
+/* How long -n waits for a connection: "at once", but a healthy server
+ * answers well within it. */
+#define NONBLOCK_CONNECT_MS 1000
 
 struct lockopts {
     const char *servers;
@@ -215,8 +222,9 @@ static int parse(int argc, char **argv, struct lockopts *o)
     if (optind >= argc)
         return cli_usage_error("lock: no PATH");
     o->path = argv[optind++];
-    if (o->path[0] != '/')
-        return cli_usage_error("lock: PATH must be absolute: '%s'", o->path);
+    const char *why = cli_path_problem(o->path);
+    if (why != NULL)
+        return cli_usage_error("lock: bad PATH '%s': %s", o->path, why);
     if (optind < argc && strcmp(argv[optind], "--") == 0) {
         optind++;
     } else if (optind < argc && strcmp(argv[optind], "-c") == 0) {
@@ -237,7 +245,7 @@ static int parse(int argc, char **argv, struct lockopts *o)
     } else if (optind < argc) {
         o->cmd = argv + optind;
     } else {
-        return cli_usage_error("lock: no COMMAND");
+        o->cmd = NULL; /* hold mode */
     }
     o->servers = cli_servers(servers);
     return -1;
@@ -250,6 +258,157 @@ static void die(int code)
     fflush(stdout);
     fflush(stderr);
     _exit(code);
+}
+
+/* ---- connecting, bounded ------------------------------------------------- */
+
+struct connector {
+    const char *servers;
+    int session_ms;
+    int wfd;
+    pthread_mutex_t mu;
+    bool done;
+    int rc;
+    zkl_client *c;
+};
+
+static void *connect_main(void *arg)
+{
+    struct connector *k = arg;
+    zkl_client *c = NULL;
+    int rc = cli_connect(k->servers, k->session_ms, &c);
+    pthread_mutex_lock(&k->mu);
+    k->rc = rc;
+    k->c = c;
+    k->done = true;
+    pthread_mutex_unlock(&k->mu);
+    loop_notify(k->wfd, LOOP_NEWS);
+    return NULL;
+}
+
+/* Connect on a thread of its own while the main thread watches signals
+ * and the bound (ms of cli_now_ms, -1 for none): a signal ends zkl at once
+ * with 128+N, the bound with EX_UNAVAILABLE. Nothing of ours is on the
+ * server before the connection, so leaving is safe. Returns 0 with the
+ * client in *out, or an exit code after saying why. */
+static int connect_bounded(const struct lockopts *o, struct loop *l, int64_t bound,
+                           zkl_client **out)
+{
+    static struct connector k; /* outlives a thread left behind by die() */
+    k = (struct connector){.servers = o->servers, .session_ms = (int)o->session_ms,
+                           .wfd = l->wfd};
+    pthread_mutex_init(&k.mu, NULL);
+    pthread_t th;
+    if (pthread_create(&th, NULL, connect_main, &k) != 0) {
+        cli_err("cannot start a thread");
+        return EX_OSERR;
+    }
+    int64_t t0 = cli_now_ms();
+    for (;;) {
+        pthread_mutex_lock(&k.mu);
+        bool done = k.done;
+        pthread_mutex_unlock(&k.mu);
+        if (done)
+            break;
+        struct event ev;
+        loop_next(l, bound, &ev);
+        if (ev.type == EV_SIGNAL && ev.sig != SIGCHLD)
+            die(128 + ev.sig);
+        if (ev.type == EV_NONE && bound >= 0 && cli_now_ms() >= bound) {
+            cli_err("no ZooKeeper server answered at %s within %.1f s", o->servers,
+                    (double)(cli_now_ms() - t0) / 1000);
+            die(EX_UNAVAILABLE);
+        }
+    }
+    pthread_join(th, NULL);
+    pthread_mutex_destroy(&k.mu);
+    loop_drain(l); /* the connector's news */
+    *out = k.c;
+    return k.rc;
+}
+
+/* ---- hold mode ------------------------------------------------------------ */
+
+/* Reads stdin until its end, then tells the loop: a script that runs zkl
+ * as a coprocess releases by closing the pipe. */
+static void *stdin_main(void *arg)
+{
+    int wfd = *(int *)arg;
+    char buf[4096];
+    ssize_t r;
+    while ((r = read(STDIN_FILENO, buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR))
+        ;
+    loop_notify(wfd, LOOP_EOF);
+    return NULL;
+}
+
+/* Hold until SIGTERM, SIGINT, SIGHUP, SIGQUIT or the end of stdin (0), or
+ * until the lock is lost (*lost set). */
+static int hold(const struct lockopts *o, struct loop *l, zkl_client *c, const char *node,
+                int64_t token, bool *lost)
+{
+    printf("%s %lld\n", node, (long long)token);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_err("cannot write the node and token: releasing %s", o->path);
+        return EX_IOERR;
+    }
+    pthread_t th;
+    if (pthread_create(&th, NULL, stdin_main, &l->wfd) != 0) {
+        cli_err("cannot start a thread");
+        return EX_OSERR;
+    }
+    pthread_detach(th); /* it may block in read until zkl exits */
+    int st = zkl_client_state(c);
+    for (;;) {
+        if (st == ZKL_STATE_LOST || st == ZKL_STATE_CLOSED) {
+            *lost = true;
+            cli_err("lock %s lost (the ZooKeeper session expired, or may expire any moment: no "
+                    "answer from ZooKeeper in time)",
+                    o->path);
+            return 0;
+        }
+        struct event ev;
+        loop_next(l, -1, &ev);
+        if (ev.type == EV_STATE)
+            st = ev.state == ZKL_STATE_LOST || ev.state == ZKL_STATE_CLOSED ? ev.state
+                                                                          : zkl_client_state(c);
+        else if (ev.type == EV_LOST)
+            st = ZKL_STATE_LOST; /* the recipe lost our hold (its node is gone) */
+        else if (ev.type == EV_EOF)
+            return 0;
+        else if (ev.type == EV_SIGNAL && ev.sig != SIGCHLD)
+            return 0;
+    }
+}
+
+/* --semaphore N disagrees with the server: say its limit. */
+static int limit_mismatch(zkl_client *c, const struct lockopts *o)
+{
+    int limit = 0;
+    if (zkl_participants_limit(c, o->path, &limit) == 0 && limit > 0)
+        cli_err("%s: --semaphore %ld, but the semaphore's limit on the server is %d", o->path,
+                o->permits, limit);
+    else
+        cli_err("%s: --semaphore %ld disagrees with the limit on the server", o->path,
+                o->permits);
+    return cli_exit_for(ZKL_EMISMATCH);
+}
+
+/* -v on a conflict: who holds, from the participants' listing. */
+static void say_holders(zkl_client *c, const char *path)
+{
+    zkl_participant *ps;
+    size_t n;
+    if (zkl_participants_list(c, path, &ps, &n) != 0)
+        return;
+    for (size_t i = 0; i < n && ps[i].holds; i++) {
+        char owner[300] = "(unreadable: the node's ACL refuses its data)";
+        if (ps[i].readable)
+            cli_printable(ps[i].owner, owner, sizeof owner);
+        cli_err("%s is held by %s (node %s, token %lld)", path, owner, ps[i].node,
+                (long long)ps[i].token);
+    }
+    zkl_participants_free(ps, n);
 }
 
 /* Wait for the lock thread's acquire to return. A signal meanwhile cancels
@@ -302,7 +461,8 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
     int interrupted = 0;
     for (;;) {
         zkl_client *c;
-        int rc = cli_connect(o->servers, (int)o->session_ms, &c);
+        int64_t bound = o->wait_ms == 0 ? cli_now_ms() + NONBLOCK_CONNECT_MS : deadline;
+        int rc = connect_bounded(o, l, bound, &c);
         if (rc != 0)
             return rc;
         /* The negotiated timeout: the server may have changed ours. */
@@ -315,17 +475,18 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
             int64_t left = deadline - cli_now_ms();
             a.timeout_ms = left > 0 ? (long)left : 0;
         }
+        a.obj = NULL;
         if ((rc = zkl_client_add_listener(c, loop_on_state, (void *)&l->wfd)) != 0 ||
-            (rc = o->kind->create(c, o->path, o->permits, &a.obj)) != 0) {
+            (rc = o->kind->create(c, o->path, o->permits, &a.obj)) != 0 ||
+            (rc = o->kind->on_lost(a.obj, &l->wfd)) != 0) {
+            if (a.obj != NULL)
+                o->kind->destroy(a.obj);
+            if (rc == ZKL_EMISMATCH)
+                rc = limit_mismatch(c, o);
+            else
+                rc = cli_report(o->path, rc);
             zkl_client_close(c);
-            if (rc == ZKL_EINVAL)
-                return cli_usage_error("lock: bad PATH '%s'", o->path);
-            if (rc == ZKL_EMISMATCH) {
-                cli_err("%s: the semaphore's limit on the server is not %ld", o->path, o->permits);
-                return cli_exit_for(rc);
-            }
-            cli_err("%s: %s", o->path, zkl_strerror(rc));
-            return cli_exit_for(rc);
+            return rc;
         }
         if (pthread_create(&a.th, NULL, lock_main, &a) != 0) {
             cli_err("cannot start a thread");
@@ -343,22 +504,35 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
                 cli_err("acquired %s (%s) after %.3f s: token %lld, node %s", o->path,
                         o->kind->name, (double)(cli_now_ms() - t0) / 1000, (long long)a.token,
                         a.node);
-            struct command cmd = {.argv = o->cmd,
-                                  .path = o->path,
-                                  .node = a.node != NULL ? a.node : "",
-                                  .token = a.token,
-                                  .kill_after_ms = o->kill_after_ms};
+            /* Revocation, the holder's side (zkl lock --revocable): to
+             * come with the engine's watch of a holder's own node, which
+             * tells of a "__REVOKE__" written into it (zkl_revoke, zkl
+             * revoke, Curator). Hearing it, end COMMAND as for a loss
+             * (SIGTERM, --kill-after), or leave hold mode, and release. */
             bool lost = false;
-            code = command_run(&cmd, l, c, session_ms, &lost);
+            if (o->cmd == NULL) {
+                code = hold(o, l, c, a.node != NULL ? a.node : "", a.token, &lost);
+            } else {
+                struct command cmd = {.argv = o->cmd,
+                                      .path = o->path,
+                                      .node = a.node != NULL ? a.node : "",
+                                      .token = a.token,
+                                      .kill_after_ms = o->kill_after_ms};
+                code = command_run(&cmd, l, c, &lost);
+            }
             if (lost)
                 code = (int)o->lost_code;
         } else if (interrupted) {
             code = 128 + interrupted;
         } else if (rc == ZKL_ETIMEDOUT) {
-            if (o->verbose)
+            if (o->verbose) {
                 cli_err("%s not acquired after %.3f s", o->path,
                         (double)(cli_now_ms() - t0) / 1000);
+                say_holders(c, o->path);
+            }
             code = (int)o->conflict_code;
+        } else if (rc == ZKL_EMISMATCH) {
+            code = limit_mismatch(c, o);
         } else if (rc == ZKL_ELOST && (deadline < 0 || cli_now_ms() < deadline)) {
             cli_err("the ZooKeeper session expired while waiting for %s: waiting again", o->path);
             again = true;

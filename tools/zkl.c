@@ -2,6 +2,7 @@
  * and the helpers its commands share. Public API only. */
 #include <errno.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,16 +18,26 @@ void cli_help(void)
     printf(
         "Usage: zkl lock [OPTIONS] PATH [--] COMMAND [ARGS...]\n"
         "       zkl lock [OPTIONS] PATH -c SHELL-COMMAND\n"
+        "       zkl lock [OPTIONS] PATH\n"
         "       zkl holders [OPTIONS] PATH\n"
+        "       zkl break [-S HOSTS] PATH [NODE]\n"
+        "       zkl revoke [-S HOSTS] PATH [NODE]\n"
         "       zkl --help | --version\n"
         "\n"
         "zkl lock waits for the ZooKeeper lock at PATH, runs COMMAND while it\n"
         "holds it, releases it when COMMAND ends and exits with COMMAND's status\n"
         "(128+N if a signal N ended it). Like flock(1), across machines.\n"
+        "Without COMMAND it prints \"NODE TOKEN\" and holds the lock until\n"
+        "SIGTERM, SIGINT, SIGHUP or the end of its stdin, then releases (exit 0).\n"
+        "zkl break deletes the holder's node (or NODE) and says what it deleted;\n"
+        "zkl revoke asks the holder (or NODE) to let go, as Curator's revocation\n"
+        "does. Both exit 1 when nobody holds.\n"
         "\n"
         "Lock options:\n"
-        "  -w, --wait, --timeout SECONDS  give up after SECONDS (fractions allowed)\n"
-        "  -n, --nonblock        give up at once if the lock is held\n"
+        "  -w, --wait, --timeout SECONDS  give up after SECONDS (fractions allowed;\n"
+        "                        connecting included)\n"
+        "  -n, --nonblock        give up at once if the lock is held (and after a\n"
+        "                        second without a server)\n"
         "  -E, --conflict-exit-code CODE  exit code when the lock was not\n"
         "                        acquired (default 1)\n"
         "  -s, --shared          the read side of a read-write lock\n"
@@ -55,19 +66,21 @@ void cli_help(void)
         "node) and ZKL_FENCING_TOKEN (that node's czxid: later holders get larger\n"
         "tokens). SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to zkl go on to COMMAND;\n"
         "the lock is released once COMMAND has ended. While zkl waits, they make it\n"
-        "stop waiting, leaving no node behind. If the session expires, or the\n"
-        "connection stays lost for a third of the session timeout, zkl counts the\n"
-        "lock as lost and ends COMMAND.\n"
+        "stop waiting, leaving no node behind; while connecting, they end zkl at\n"
+        "once. If the session expires, or may expire any moment (no answer from\n"
+        "ZooKeeper for 9/20 of the session timeout), zkl counts the lock as lost\n"
+        "and ends COMMAND.\n"
         "\n"
         "Environment: ZKL_SERVERS (connect string), ZKL_AUTH (user:password for\n"
         "digest authentication).\n"
         "\n"
         "Exit status:\n"
         "  COMMAND's status, or 128+N if signal N ended COMMAND\n"
-        "  1    lock not acquired within -w, or at once with -n (see -E)\n"
+        "  1    lock not acquired within -w, or at once with -n (see -E);\n"
+        "       break/revoke: nobody holds\n"
         "  64   bad usage\n"
-        "  69   ZooKeeper unavailable (no server answered; session ended while\n"
-        "       waiting and could not be renewed)\n"
+        "  69   ZooKeeper unavailable (no server answered; a host name does not\n"
+        "       resolve; session ended while waiting and could not be renewed)\n"
         "  70   internal or unexpected ZooKeeper error\n"
         "  71   system error (out of memory, cannot start a process, ...)\n"
         "  74   holders: cannot write the output\n"
@@ -168,6 +181,29 @@ int cli_exit_for(int err)
     }
 }
 
+/* The first host of `servers` whose name does not resolve, copied into
+ * `out`; false if every one resolves. */
+static bool unresolved_host(const char *servers, char *out, size_t sz)
+{
+    char list[1024];
+    snprintf(list, sizeof list, "%s", servers);
+    list[strcspn(list, "/")] = '\0';
+    char *save = NULL;
+    for (char *h = strtok_r(list, ",", &save); h != NULL; h = strtok_r(NULL, ",", &save)) {
+        char *colon = strrchr(h, ':');
+        if (colon == NULL || h[0] == '[')
+            continue;
+        *colon = '\0';
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
+        if (getaddrinfo(h, NULL, &hints, &res) != 0) {
+            snprintf(out, sz, "%s", h);
+            return true;
+        }
+        freeaddrinfo(res);
+    }
+    return false;
+}
+
 int cli_connect(const char *servers, int session_ms, zkl_client **out)
 {
     zkl_client_opts *o;
@@ -175,16 +211,28 @@ int cli_connect(const char *servers, int session_ms, zkl_client **out)
     if (rc == 0)
         rc = zkl_client_opts_set_reopen(o, 0);
     const char *auth = getenv("ZKL_AUTH");
-    if (rc == 0 && auth != NULL && *auth != '\0')
-        rc = zkl_client_opts_set_digest_auth(o, auth);
+    if (rc == 0 && auth != NULL && *auth != '\0' &&
+        zkl_client_opts_set_digest_auth(o, auth) == ZKL_EINVAL) {
+        zkl_client_opts_free(o);
+        /* The credential itself is never printed. */
+        return cli_usage_error("ZKL_AUTH must be user:password (a user name, a colon, a password)");
+    }
     if (rc == 0)
         rc = zkl_client_open_opts(servers, session_ms, o, out);
     zkl_client_opts_free(o);
+    char host[256];
     switch (rc) {
     case 0:
         return 0;
+    case ZKL_ERESOLVE:
+        if (unresolved_host(servers, host, sizeof host))
+            cli_err("ZooKeeper host '%s' does not resolve (in '%s')", host, servers);
+        else
+            cli_err("a ZooKeeper host in '%s' does not resolve", servers);
+        return EX_UNAVAILABLE;
     case ZKL_EINVAL:
-        return cli_usage_error("bad server list '%s'", servers);
+        return cli_usage_error("bad server list '%s': expected host:port[,host:port...][/chroot]",
+                               servers);
     case ZKL_ECONNLOSS:
         cli_err("no ZooKeeper server answered at %s", servers);
         return EX_UNAVAILABLE;
@@ -195,6 +243,147 @@ int cli_connect(const char *servers, int session_ms, zkl_client **out)
         cli_err("cannot connect to %s: %s", servers, zkl_strerror(rc));
         return cli_exit_for(rc);
     }
+}
+
+const char *cli_path_problem(const char *path)
+{
+    size_t len = strlen(path);
+    if (len == 0)
+        return "it is empty";
+    if (path[0] != '/')
+        return "it is not absolute (it must start with '/')";
+    if (len == 1)
+        return "it is the root, '/'";
+    if (len > 1024)
+        return "it is longer than 1024 bytes";
+    if (path[len - 1] == '/')
+        return "it ends in '/'";
+    if (strstr(path, "//") != NULL)
+        return "it has an empty segment ('//')";
+    for (const char *p = path; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            return "it holds a control character";
+    if (strncmp(path, "/zookeeper", 10) == 0 && (path[10] == '/' || path[10] == '\0'))
+        return "it is under /zookeeper, the server's own subtree";
+    const char *seg = path;
+    while ((seg = strchr(seg, '/')) != NULL) {
+        seg++;
+        size_t n = strcspn(seg, "/");
+        if ((n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
+            return "it has a '.' or '..' segment";
+    }
+    return NULL;
+}
+
+int cli_report(const char *path, int err)
+{
+    const char *why;
+    if (err == ZKL_EINVAL && (why = cli_path_problem(path)) != NULL)
+        return cli_usage_error("bad PATH '%s': %s", path, why);
+    cli_err("%s: %s", path, zkl_strerror(err));
+    return cli_exit_for(err);
+}
+
+void cli_printable(const char *in, char *out, size_t sz)
+{
+    size_t k = 0;
+    for (; *in && k + 1 < sz; in++)
+        out[k++] = (unsigned char)*in < 0x20 || *in == 0x7f ? '?' : *in;
+    out[k] = '\0';
+}
+
+/* The length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t need;
+    unsigned min;
+    unsigned cp;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        need = 2, min = 0x80, cp = s[0] & 0x1f;
+    else if (s[0] >= 0xe0 && s[0] <= 0xef)
+        need = 3, min = 0x800, cp = s[0] & 0x0f;
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+        need = 4, min = 0x10000, cp = s[0] & 0x07;
+    else
+        return 0;
+    if (n < need)
+        return 0;
+    for (size_t i = 1; i < need; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return need;
+}
+
+void cli_json_str(FILE *f, const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    fputc('"', f);
+    for (size_t i = 0; i < n;) {
+        unsigned char ch = u[i];
+        size_t k;
+        if (ch == '"' || ch == '\\') {
+            fprintf(f, "\\%c", ch);
+            i++;
+        } else if (ch >= 0x20 && ch < 0x7f) {
+            fputc(ch, f);
+            i++;
+        } else if (ch >= 0x80 && (k = utf8_len(u + i, n - i)) > 0) {
+            fwrite(u + i, 1, k, f); /* valid UTF-8 passes through */
+            i += k;
+        } else {
+            /* Control characters, DEL, and each byte that is not part of
+             * valid UTF-8: \u00XX of the byte. */
+            fprintf(f, "\\u%04x", ch);
+            i++;
+        }
+    }
+    fputc('"', f);
+}
+
+int cli_parse_target(int argc, char **argv, struct cli_target *t)
+{
+    enum { OPT_SESSION = 256 };
+    static const struct option longopts[] = {
+        {"servers", required_argument, NULL, 'S'},
+        {"session-timeout", required_argument, NULL, OPT_SESSION},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *servers = NULL;
+    *t = (struct cli_target){.session_ms = CLI_DEFAULT_SESSION_MS};
+    int c;
+    while ((c = getopt_long(argc, argv, "S:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'S':
+            servers = optarg;
+            break;
+        case OPT_SESSION:
+            if (cli_parse_long("--session-timeout", optarg, 1, 3600000, &t->session_ms) != 0)
+                return EX_USAGE;
+            break;
+        case 'h':
+            cli_help();
+            return 0;
+        default:
+            fprintf(stderr, "Try '%s --help' for more information.\n", cli_prog);
+            return EX_USAGE;
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("%s: no PATH", argv[0]);
+    if (argc - optind > 2)
+        return cli_usage_error("%s: PATH and at most one NODE", argv[0]);
+    t->path = argv[optind];
+    t->node = optind + 1 < argc ? argv[optind + 1] : NULL;
+    const char *why = cli_path_problem(t->path);
+    if (why != NULL)
+        return cli_usage_error("%s: bad PATH '%s': %s", argv[0], t->path, why);
+    t->servers = cli_servers(servers);
+    return -1;
 }
 
 int64_t cli_now_ms(void)
@@ -227,7 +416,7 @@ int main(int argc, char **argv)
         }
     }
     if (optind >= argc)
-        return cli_usage_error("no command: 'lock' or 'holders'");
+        return cli_usage_error("no command: 'lock', 'holders', 'break' or 'revoke'");
     const char *cmd = argv[optind];
     int sub_argc = argc - optind;
     char **sub_argv = argv + optind;
@@ -236,9 +425,13 @@ int main(int argc, char **argv)
         return cli_lock(sub_argc, sub_argv);
     if (strcmp(cmd, "holders") == 0)
         return cli_holders(sub_argc, sub_argv);
+    if (strcmp(cmd, "break") == 0)
+        return cli_break(sub_argc, sub_argv);
+    if (strcmp(cmd, "revoke") == 0)
+        return cli_revoke(sub_argc, sub_argv);
     if (strcmp(cmd, "help") == 0) {
         cli_help();
         return 0;
     }
-    return cli_usage_error("unknown command '%s': 'lock' or 'holders'", cmd);
+    return cli_usage_error("unknown command '%s': 'lock', 'holders', 'break' or 'revoke'", cmd);
 }

@@ -73,7 +73,9 @@ wait_exit() {
 # prompt would.
 bg=
 start_zkl() {
-    env --default-signal=INT "$ZKL" "$@" &
+    # Not the write end of a hold-mode test's stdin (fd 7): its end of file
+    # must come when the test closes it.
+    env --default-signal=INT "$ZKL" "$@" 7>&- &
     bg=$!
     pids+=("$bg")
 }
@@ -514,7 +516,6 @@ test_bad_usage_gives_64_and_a_short_message() {
         ""
         "frob"
         "lock"
-        "lock /x"
         "lock relative true"
         "lock -w abc /x true"
         "lock -w -1 /x true"
@@ -527,6 +528,13 @@ test_bad_usage_gives_64_and_a_short_message() {
         "holders"
         "holders a"
         "holders /x /y"
+        "lock /a//b true"
+        "holders /zookeeper/x"
+        "break"
+        "break relative"
+        "break /x n1 n2"
+        "revoke"
+        "revoke /x/"
     )
     local args rc
     for args in "${cases[@]}"; do
@@ -539,6 +547,255 @@ test_bad_usage_gives_64_and_a_short_message() {
     done
     "$ZKL" --help | grep -q "Exit status" || fail "--help"
     "$ZKL" --version | grep -Eq "^zkl [0-9]+\.[0-9]+\.[0-9]+" || fail "--version"
+}
+
+# ---- hold mode -------------------------------------------------------------
+
+# Start `zkl lock ARGS` in hold mode with stdin from fifo $tmp/$1.in (fd 7
+# of this shell writes into it) and stdout into $tmp/$1.out; returns once
+# zkl printed its line. Its pid is in $bg.
+start_hold() {
+    local name=$1
+    shift
+    mkfifo "$tmp/$name.in"
+    env --default-signal=INT "$ZKL" lock "$@" <"$tmp/$name.in" >"$tmp/$name.out" &
+    bg=$!
+    pids+=("$bg")
+    exec 7>"$tmp/$name.in"
+    wait_until 20 test -s "$tmp/$name.out" || fail "hold mode printed nothing"
+}
+
+test_hold_mode_prints_node_and_token_and_holds_until_stdin_ends() {
+    local p=$root/hold node token rc
+    start_hold hold "$p"
+    local z=$bg
+    read -r node token <"$tmp/hold.out"
+    [[ $node =~ ^$p/_c_[0-9a-f-]{36}-lock-[0-9]{10}$ ]] || fail "node is '$node'"
+    [[ $token =~ ^[0-9]+$ ]] || fail "token is '$token'"
+    [[ $(wc -l <"$tmp/hold.out") == 1 ]] || fail "more than one line: $(cat "$tmp/hold.out")"
+    "$ZKL" lock -n "$p" true
+    rc=$?
+    [[ $rc == 1 ]] || fail "the lock was not held in hold mode ($rc)"
+    "$ZKL" holders --json "$p" >"$tmp/hold.json"
+    python3 - "$tmp/hold.json" "$node" "$token" <<'PY' || fail "holders: $(cat "$tmp/hold.json")"
+import json, sys
+cs = json.load(open(sys.argv[1]))["contenders"]
+assert len(cs) == 1 and cs[0]["holds"], cs
+assert sys.argv[2].endswith("/" + cs[0]["node"]) and cs[0]["token"] == int(sys.argv[3]), cs
+PY
+    kill -0 "$z" 2>/dev/null || fail "zkl ended while stdin was open"
+    exec 7>&- # end of stdin: release
+    wait_exit 20 "$z" || fail "zkl did not end at the end of its stdin"
+    [[ $status == 0 ]] || fail "hold mode gave $status at the end of stdin"
+    contenders_are "$p" 0 || fail "the node was left behind"
+}
+
+test_hold_mode_releases_on_term_int_and_hup() {
+    local p=$root/holdsig sig
+    for sig in TERM INT HUP; do
+        start_hold "hs$sig" "$p"
+        local z=$bg
+        kill -"$sig" "$z"
+        wait_exit 20 "$z" || fail "hold mode did not end on SIG$sig"
+        [[ $status == 0 ]] || fail "hold mode gave $status on SIG$sig"
+        exec 7>&-
+        contenders_are "$p" 0 || fail "the node was left behind (SIG$sig)"
+    done
+}
+
+test_hold_mode_exits_75_when_the_lock_is_lost() {
+    local p=$root/holdlost
+    start_hold hl --session-timeout 1000 "$p"
+    local z=$bg
+    kill -STOP "$z"
+    wait_until 30 contenders_are "$p" 0 || fail "the session never expired"
+    kill -CONT "$z"
+    wait_exit 30 "$z" || fail "hold mode did not end after its session expired"
+    [[ $status == 75 ]] || fail "hold mode gave $status, not 75"
+    exec 7>&-
+}
+
+# ---- connecting --------------------------------------------------------------
+
+test_nonblock_and_wait_bound_the_connecting() {
+    local hosts rc t0 elapsed
+    # Refused at once, and (if routed at all) an address that never answers.
+    for hosts in 127.0.0.1:1 192.0.2.1:2181; do
+        t0=$(now_ms)
+        "$ZKL" lock -n -S "$hosts" /x true 2>"$tmp/conn.err"
+        rc=$?
+        elapsed=$(($(now_ms) - t0))
+        [[ $rc == 69 ]] || fail "-n against $hosts gave $rc, not 69"
+        ((elapsed < 2500)) || fail "-n against $hosts took $elapsed ms"
+        grep -q "$hosts" "$tmp/conn.err" || fail "no message naming $hosts: $(cat "$tmp/conn.err")"
+        t0=$(now_ms)
+        "$ZKL" lock -w 1.5 -S "$hosts" /x true 2>/dev/null
+        rc=$?
+        elapsed=$(($(now_ms) - t0))
+        [[ $rc == 69 ]] || fail "-w 1.5 against $hosts gave $rc, not 69"
+        ((elapsed < 3000)) || fail "-w 1.5 against $hosts took $elapsed ms"
+    done
+}
+
+threads_of() { [[ $(awk '/^Threads:/ {print $2}' "/proc/$1/status" 2>/dev/null) -ge $2 ]]; }
+
+test_a_signal_while_connecting_ends_zkl_at_once() {
+    local sig want
+    for sig in INT TERM; do
+        start_zkl lock -S 192.0.2.1:2181,127.0.0.1:1 /x true
+        local z=$bg
+        # Connecting: the connector thread runs beside the main thread.
+        wait_until 10 threads_of "$z" 2 || fail "zkl never started connecting"
+        kill -"$sig" "$z"
+        wait_exit 2 "$z" || fail "zkl still waits 2 s after SIG$sig while connecting"
+        want=$((128 + $(kill -l "$sig")))
+        [[ $status == "$want" ]] || fail "SIG$sig while connecting gave $status, not $want"
+    done
+}
+
+# ---- break and revoke --------------------------------------------------------------
+
+test_break_deletes_the_holders_node_and_lets_the_next_in() {
+    local p=$root/break rc
+    start_holder bk "$p"
+    local holder=$bg
+    start_zkl lock "$p" touch "$tmp/bk.next"
+    local waiter=$bg
+    wait_until 20 contenders_are "$p" 2 || fail "the waiter never queued"
+    "$ZKL" holders --json "$p" >"$tmp/bk.json"
+    local node
+    node=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contenders"][0]["node"])' "$tmp/bk.json")
+    "$ZKL" break "$p" >"$tmp/bk.out" 2>"$tmp/bk.err"
+    rc=$?
+    [[ $rc == 0 ]] || fail "break gave $rc: $(cat "$tmp/bk.err")"
+    grep -q "^deleted $p/$node (holder, token [0-9]*, owner .* $holder)\$" "$tmp/bk.out" ||
+        fail "break said: $(cat "$tmp/bk.out")"
+    wait_exit 20 "$waiter" || fail "the waiter did not get the lock after the break"
+    [[ $status == 0 && -e $tmp/bk.next ]] || fail "the waiter gave $status"
+    contenders_are "$p" 0 || fail "nodes left after the break"
+    "$ZKL" break "$p" 2>"$tmp/bk.err"
+    rc=$?
+    [[ $rc == 1 ]] || fail "break of a free lock gave $rc, not 1"
+    grep -q "nothing to break" "$tmp/bk.err" || fail "break said: $(cat "$tmp/bk.err")"
+    touch "$tmp/bk.stop"
+    wait_exit 20 "$holder" || fail "the broken holder did not end"
+}
+
+test_break_of_a_named_node() {
+    local p=$root/breaknode rc node token
+    start_hold bn "$p"
+    local z=$bg
+    read -r node token <"$tmp/bn.out"
+    "$ZKL" break "$p" "$p/no-such-node-0000000001" 2>/dev/null
+    rc=$?
+    [[ $rc == 1 ]] || fail "break of a missing node gave $rc, not 1"
+    contenders_are "$p" 1 || fail "a missing node's break deleted something"
+    "$ZKL" break "$p" "$node" >"$tmp/bn.out2" || fail "break of $node gave $?"
+    grep -q "^deleted $node (holder, token $token," "$tmp/bn.out2" || fail "break said: $(cat "$tmp/bn.out2")"
+    contenders_are "$p" 0 || fail "the named node is still there"
+    exec 7>&-
+    wait_exit 20 "$z" || fail "the broken holder did not end"
+}
+
+test_revoke_writes_the_request_into_the_holders_node() {
+    local p=$root/revoke rc node token
+    "$ZKL" revoke "$p" 2>"$tmp/rv.err"
+    rc=$?
+    [[ $rc == 1 ]] || fail "revoke of a free lock gave $rc, not 1"
+    grep -q "nothing to revoke" "$tmp/rv.err" || fail "revoke said: $(cat "$tmp/rv.err")"
+    start_hold rv "$p"
+    local z=$bg
+    read -r node token <"$tmp/rv.out"
+    start_zkl lock "$p" true
+    local waiter=$bg
+    wait_until 20 contenders_are "$p" 2 || fail "the waiter never queued"
+    "$ZKL" revoke "$p" >"$tmp/rv.out2" || fail "revoke gave $?"
+    "$ZKL" holders --json "$p" >"$tmp/rv.json"
+    python3 - "$tmp/rv.json" <<'PY' || fail "holders: $(cat "$tmp/rv.json")"
+import json, sys
+cs = json.load(open(sys.argv[1]))["contenders"]
+assert [c["holds"] for c in cs] == [True, False], cs
+assert cs[0]["owner"] == "__REVOKE__", cs      # the holder is asked ...
+assert cs[1]["owner"] != "__REVOKE__", cs      # ... the waiter is not
+PY
+    "$ZKL" revoke "$p" "$node" || fail "revoke of the named node gave $?"
+    "$ZKL" revoke "$p" "other/x" 2>/dev/null
+    rc=$?
+    [[ $rc == 64 ]] || fail "revoke of a node not under PATH gave $rc"
+    exec 7>&-
+    wait_exit 20 "$z" || fail "the holder did not end"
+    wait_exit 20 "$waiter" || fail "the waiter did not end"
+}
+
+# ---- messages ------------------------------------------------------------------
+
+test_verbose_conflict_names_the_holder() {
+    local p=$root/vconflict rc
+    start_holder vc "$p"
+    local holder=$bg
+    "$ZKL" lock -v -n "$p" true 2>"$tmp/vc.err"
+    rc=$?
+    [[ $rc == 1 ]] || fail "-n gave $rc"
+    grep -q "$p is held by .* $holder (node .*, token [0-9]*)" "$tmp/vc.err" ||
+        fail "-v said: $(cat "$tmp/vc.err")"
+    touch "$tmp/vc.stop"
+    wait_exit 20 "$holder" || fail "holder did not end"
+}
+
+test_errors_say_what_was_wrong() {
+    local rc
+    ZKL_AUTH=secretnocolon "$ZKL" holders /x >/dev/null 2>"$tmp/m.err"
+    rc=$?
+    [[ $rc == 64 ]] || fail "a malformed ZKL_AUTH gave $rc"
+    grep -q "ZKL_AUTH must be user:password" "$tmp/m.err" || fail "ZKL_AUTH: $(cat "$tmp/m.err")"
+    ! grep -q secretnocolon "$tmp/m.err" || fail "the credential was printed"
+    "$ZKL" lock -S no-such-host.invalid:2181 /x true 2>"$tmp/m.err"
+    rc=$?
+    [[ $rc == 69 ]] || fail "an unresolvable host gave $rc, not 69"
+    grep -q "host 'no-such-host.invalid' does not resolve" "$tmp/m.err" || fail "resolve: $(cat "$tmp/m.err")"
+    "$ZKL" lock /a/./b true 2>"$tmp/m.err"
+    rc=$?
+    [[ $rc == 64 ]] || fail "a bad PATH gave $rc"
+    grep -q "bad PATH '/a/./b': it has a '.' or '..' segment" "$tmp/m.err" || fail "path: $(cat "$tmp/m.err")"
+    local p=$root/semlimit
+    start_holder sl "$p" --semaphore 2
+    local h=$bg
+    "$ZKL" lock --semaphore 3 -n "$p" true 2>"$tmp/m.err"
+    rc=$?
+    [[ $rc == 78 ]] || fail "another limit gave $rc"
+    grep -q "limit on the server is 2" "$tmp/m.err" || fail "limit: $(cat "$tmp/m.err")"
+    touch "$tmp/sl.stop"
+    wait_exit 20 "$h" || fail "holder did not end"
+}
+
+test_holders_json_passes_utf8_and_marks_unreadable_nodes() {
+    local p=$root/json zk=$here/zknode.py
+    python3 "$zk" "$ZKL_TEST_HOSTS" create "/zkl-cli-test" "" >/dev/null 2>&1
+    python3 "$zk" "$ZKL_TEST_HOSTS" create "$root" "" >/dev/null 2>&1
+    python3 "$zk" "$ZKL_TEST_HOSTS" create "$p" "" >/dev/null || fail "cannot create $p"
+    local a=_c_00000000-0000-4000-8000-000000000001-lock-0000000001
+    local b=_c_00000000-0000-4000-8000-000000000002-lock-0000000002
+    # "héllo ✓ " + an invalid byte 0xff + a control byte 0x01 + " 42"
+    python3 "$zk" "$ZKL_TEST_HOSTS" create "$p/$a" "68c3a96c6c6f20e29c9320ff01203432" >/dev/null ||
+        fail "cannot create $a"
+    python3 "$zk" "$ZKL_TEST_HOSTS" create "$p/$b" "736563726574" unreadable >/dev/null ||
+        fail "cannot create $b"
+    "$ZKL" holders --json "$p" >"$tmp/u.json" || fail "holders --json gave $?"
+    python3 -m json.tool "$tmp/u.json" >/dev/null || fail "not JSON: $(cat "$tmp/u.json")"
+    grep -q 'héllo ✓ \\u00ff\\u0001 42' "$tmp/u.json" || fail "UTF-8 not passed through: $(cat "$tmp/u.json")"
+    python3 - "$tmp/u.json" <<'PY' || fail "json: $(cat "$tmp/u.json")"
+import json, sys
+cs = json.load(open(sys.argv[1], encoding="utf-8"))["contenders"]
+assert [c["holds"] for c in cs] == [True, False], cs
+assert cs[0]["owner"] == "h\u00e9llo \u2713 \u00ff\u0001 42" and cs[0]["readable"], cs
+assert cs[0]["pid"] == 42 and cs[0]["host"] == "h\u00e9llo \u2713 \u00ff\u0001", cs
+assert cs[1]["readable"] is False and cs[1]["owner"] is None and cs[1]["token"] > 0, cs
+PY
+    "$ZKL" holders "$p" >"$tmp/u.txt" || fail "holders gave $?"
+    grep -q "unreadable" "$tmp/u.txt" || fail "table: $(cat "$tmp/u.txt")"
+    python3 "$zk" "$ZKL_TEST_HOSTS" delete "$p/$a"
+    python3 "$zk" "$ZKL_TEST_HOSTS" delete "$p/$b"
+    python3 "$zk" "$ZKL_TEST_HOSTS" delete "$p"
 }
 
 # Arguments: the tests to run (default: all).

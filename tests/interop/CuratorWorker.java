@@ -46,6 +46,12 @@
  * --acquire-timeout-ms makes a lock wait longer than MS an error (default:
  * wait forever).
  *
+ * Mode "revocable": one InterProcessMutex made revocable
+ * (makeRevocable) is acquired once; "ACQ" is logged, then the worker waits
+ * up to hold-ms for a revocation request (a requester writes "__REVOKE__"
+ * into the holder's node), logs "REVOKED" when it comes, releases and logs
+ * "REL". It exits 1 if no request came in time.
+ *
  * Exit status: 0 after N iterations, 1 on any error, 2 on bad usage.
  */
 
@@ -60,6 +66,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -118,7 +125,7 @@ public final class CuratorWorker {
             throw new UsageError("missing required option");
         }
         if (!mode.equals("mutex") && !mode.equals("read")
-            && !mode.equals("write")) {
+            && !mode.equals("write") && !mode.equals("revocable")) {
             throw new UsageError("unknown mode " + mode);
         }
         if (!path.startsWith("/")) {
@@ -211,6 +218,10 @@ public final class CuratorWorker {
                                             TimeUnit.MILLISECONDS)) {
                 throw new IOException("cannot connect to " + servers);
             }
+            if (mode.equals("revocable")) {
+                runRevocable(client, log, id);
+                return;
+            }
             InterProcessMutex lock;
             if (mode.equals("mutex")) {
                 lock = new InterProcessMutex(client, path);
@@ -246,6 +257,27 @@ public final class CuratorWorker {
             }
         } finally {
             client.close();
+        }
+    }
+
+    /** Hold a revocable mutex until a revocation request comes. */
+    void runRevocable(CuratorFramework client, FileChannel log, String id)
+        throws Exception {
+        InterProcessMutex lock = new InterProcessMutex(client, path);
+        CountDownLatch revoked = new CountDownLatch(1);
+        lock.makeRevocable(l -> revoked.countDown());
+        Method getLockPath = lockPathMethod(lock);
+        lock.acquire();
+        String tok = token(client, lock, getLockPath);
+        logLine(log, "ACQ mutex " + id + " " + realtimeNs() + " " + tok);
+        boolean got = revoked.await(holdMs, TimeUnit.MILLISECONDS);
+        if (got) {
+            logLine(log, "REVOKED mutex " + id + " " + realtimeNs() + " " + tok);
+        }
+        logLine(log, "REL mutex " + id + " " + realtimeNs() + " " + tok);
+        lock.release();
+        if (!got) {
+            throw new IOException("no revocation request within " + holdMs + " ms");
         }
     }
 

@@ -1,0 +1,378 @@
+/* zkl_participants_list against a real ZooKeeper, for every recipe: who
+ * holds and who waits, by node kind, with the owner's identity; and
+ * zkl_participants_limit, zkl_revoke. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+/* A waiter on a thread of its own: acquire (waiting), then release. */
+enum wkind { W_MUTEX, W_READ, W_WRITE, W_SEM, W_SEMMUTEX };
+struct waiter {
+    enum wkind k;
+    void *obj;
+    int rc;
+    pthread_t th;
+};
+
+static void *waiter_main(void *arg)
+{
+    struct waiter *w = arg;
+    zkl_lease *l = NULL;
+    switch (w->k) {
+    case W_MUTEX:
+        if ((w->rc = zkl_mutex_acquire(w->obj, 30000)) == 0)
+            w->rc = zkl_mutex_release(w->obj);
+        break;
+    case W_READ:
+        if ((w->rc = zkl_rwlock_read_acquire(w->obj, 30000)) == 0)
+            w->rc = zkl_rwlock_read_release(w->obj);
+        break;
+    case W_WRITE:
+        if ((w->rc = zkl_rwlock_write_acquire(w->obj, 30000)) == 0)
+            w->rc = zkl_rwlock_write_release(w->obj);
+        break;
+    case W_SEM:
+        if ((w->rc = zkl_semaphore_acquire(w->obj, 30000, &l)) == 0)
+            w->rc = zkl_lease_release(l);
+        break;
+    case W_SEMMUTEX:
+        if ((w->rc = zkl_semmutex_acquire(w->obj, 30000)) == 0)
+            w->rc = zkl_semmutex_release(w->obj);
+        break;
+    }
+    return NULL;
+}
+
+static void start_waiter(struct waiter *w, enum wkind k, void *obj)
+{
+    w->k = k;
+    w->obj = obj;
+    w->rc = -100;
+    ck_assert_int_eq(pthread_create(&w->th, NULL, waiter_main, w), 0);
+}
+
+static void join_waiter(struct waiter *w)
+{
+    pthread_join(w->th, NULL);
+    ck_assert_int_eq(w->rc, 0);
+}
+
+/* The listing as "kind:holds" words, e.g. "lock-:1 lock-:0". */
+static void summary(zkl_client *c, const char *path, char *out, size_t sz)
+{
+    zkl_participant *ps;
+    size_t n;
+    ck_assert_int_eq(zkl_participants_list(c, path, &ps, &n), 0);
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        size_t k = strlen(out);
+        snprintf(out + k, sz - k, "%s%s:%d", i ? " " : "", ps[i].kind, ps[i].holds);
+    }
+    zkl_participants_free(ps, n);
+}
+
+static char my_ident[128];
+
+/* "host pid" of this process (Check runs each test in a child). */
+static void setup_ident(void)
+{
+    char host[64] = "?";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    snprintf(my_ident, sizeof my_ident, "%s %ld", host, (long)getpid());
+}
+
+static void check_owners(zkl_client *c, const char *path, size_t want)
+{
+    zkl_participant *ps;
+    size_t n;
+    setup_ident();
+    ck_assert_int_eq(zkl_participants_list(c, path, &ps, &n), 0);
+    ck_assert_uint_eq(n, want);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(ps[i].readable, 1);
+        ck_assert_str_eq(ps[i].owner, my_ident);
+        ck_assert_uint_eq(ps[i].owner_len, strlen(my_ident));
+        ck_assert_int_gt(ps[i].token, 0);
+        ck_assert_int_ne(ps[i].session, 0);
+        ck_assert_int_gt(ps[i].ctime_ms, 0);
+        ck_assert_int_ge(ps[i].seq, 0);
+        if (i > 0 && ps[i].holds == ps[i - 1].holds)
+            ck_assert_int_gt(ps[i].seq, ps[i - 1].seq); /* queue order */
+    }
+    zkl_participants_free(ps, n);
+}
+
+
+START_TEST(test_mutex_holder_then_waiters)
+{
+    char *p = tu_path("mutex");
+    zkl_client *c = tu_client(10000);
+    zkl_mutex *m, *w1, *w2;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_new(c, p, &w1), 0);
+    ck_assert_int_eq(zkl_mutex_new(c, p, &w2), 0);
+    char s[512];
+    summary(c, p, s, sizeof s);
+    ck_assert_str_eq(s, ""); /* no node yet: nobody */
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    struct waiter a, b;
+    start_waiter(&a, W_MUTEX, w1);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
+    start_waiter(&b, W_MUTEX, w2);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 10000));
+    summary(c, p, s, sizeof s);
+    ck_assert_str_eq(s, "lock-:1 lock-:0 lock-:0");
+    check_owners(c, p, 3);
+    zkl_participant *ps;
+    size_t n;
+    ck_assert_int_eq(zkl_participants_list(c, p, &ps, &n), 0);
+    ck_assert_int_eq(ps[0].token, zkl_mutex_token(m));
+    ck_assert_str_eq(zkl_mutex_node(m) + strlen(p) + 1, ps[0].node);
+    zkl_participants_free(ps, n);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    join_waiter(&a);
+    join_waiter(&b);
+    summary(c, p, s, sizeof s);
+    ck_assert_str_eq(s, "");
+    zkl_mutex_free(w2);
+    zkl_mutex_free(w1);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_semmutex_holder_then_waiter)
+{
+    char *p = tu_path("semmutex");
+    zkl_client *c = tu_client(10000);
+    zkl_semmutex *m, *w1;
+    ck_assert_int_eq(zkl_semmutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_semmutex_new(c, p, &w1), 0);
+    ck_assert_int_eq(zkl_semmutex_acquire(m, 5000), 0);
+    struct waiter a;
+    start_waiter(&a, W_SEMMUTEX, w1);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
+    char s[512];
+    summary(c, p, s, sizeof s);
+    ck_assert_str_eq(s, "lock-:1 lock-:0");
+    check_owners(c, p, 2);
+    ck_assert_int_eq(zkl_semmutex_release(m), 0);
+    join_waiter(&a);
+    zkl_semmutex_free(w1);
+    zkl_semmutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_rwlock_readers_share_and_queue_behind_a_writer)
+{
+    char *p = tu_path("rwlock");
+    zkl_client *c = tu_client(10000);
+    zkl_rwlock *r1, *r2, *w, *r3;
+    ck_assert_int_eq(zkl_rwlock_new(c, p, &r1), 0);
+    ck_assert_int_eq(zkl_rwlock_new(c, p, &r2), 0);
+    ck_assert_int_eq(zkl_rwlock_new(c, p, &w), 0);
+    ck_assert_int_eq(zkl_rwlock_new(c, p, &r3), 0);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(r1, 5000), 0);
+    struct waiter a, b, d;
+    start_waiter(&a, W_READ, r2); /* holds at once, then releases */
+    join_waiter(&a);
+    /* Hold a second reader from another thread: a waiter that waits. */
+    ck_assert_int_eq(zkl_rwlock_write_acquire(w, 0), ZKL_ETIMEDOUT);
+    start_waiter(&b, W_WRITE, w);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
+    start_waiter(&d, W_READ, r3);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 10000));
+    char s[512];
+    summary(c, p, s, sizeof s);
+    ck_assert_str_eq(s, "__READ__:1 __WRIT__:0 __READ__:0");
+    check_owners(c, p, 3);
+    ck_assert_int_eq(zkl_rwlock_read_release(r1), 0);
+    join_waiter(&b);
+    join_waiter(&d);
+    zkl_rwlock_free(r3);
+    zkl_rwlock_free(w);
+    zkl_rwlock_free(r2);
+    zkl_rwlock_free(r1);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_rwlock_downgrade_holds_both)
+{
+    char *p = tu_path("downgrade");
+    zkl_client *c = tu_client(10000);
+    zkl_rwlock *rw, *other;
+    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    ck_assert_int_eq(zkl_rwlock_new(c, p, &other), 0);
+    ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0); /* downgrade */
+    struct waiter a;
+    start_waiter(&a, W_READ, other);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 10000));
+    char s[512];
+    summary(c, p, s, sizeof s);
+    ck_assert_str_eq(s, "__WRIT__:1 __READ__:1 __READ__:0");
+    ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
+    join_waiter(&a); /* the later reader gets in beside the downgrade */
+    summary(c, p, s, sizeof s);
+    ck_assert_str_eq(s, "__READ__:1");
+    ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
+    zkl_rwlock_free(other);
+    zkl_rwlock_free(rw);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_mutex_and_reader_on_one_path)
+{
+    char *p = tu_path("mixed");
+    zkl_client *c = tu_client(10000);
+    zkl_mutex *m;
+    zkl_rwlock *rw;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    struct waiter a;
+    start_waiter(&a, W_READ, rw);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
+    char s[512];
+    summary(c, p, s, sizeof s);
+    ck_assert_str_eq(s, "lock-:1 __READ__:0");
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    join_waiter(&a);
+    zkl_rwlock_free(rw);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_semaphore_leases_hold_and_waiters_wait)
+{
+    char *p = tu_path("sem");
+    zkl_client *c = tu_client(10000);
+    zkl_semaphore *s1, *s2;
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 2, &s1), 0);
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 2, &s2), 0);
+    int lim = -1;
+    ck_assert_int_eq(zkl_participants_limit(c, p, &lim), 0);
+    zkl_lease *a = NULL, *b = NULL;
+    ck_assert_int_eq(zkl_semaphore_acquire(s1, 5000, &a), 0);
+    ck_assert_int_eq(zkl_semaphore_acquire(s1, 5000, &b), 0);
+    ck_assert_int_eq(zkl_participants_limit(c, p, &lim), 0);
+    ck_assert_int_eq(lim, 2);
+    struct waiter w;
+    start_waiter(&w, W_SEM, s2);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 10000));
+    zkl_participant *ps;
+    size_t n;
+    ck_assert_int_eq(zkl_participants_list(c, p, &ps, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_str_eq(ps[0].kind, "zkl-lease-");
+    ck_assert_str_eq(ps[1].kind, "zkl-lease-");
+    ck_assert_str_eq(ps[2].kind, "zkl-wait-");
+    ck_assert_int_eq(ps[0].holds + ps[1].holds + ps[2].holds, 2);
+    ck_assert_int_eq(ps[2].holds, 0);
+    ck_assert_int_eq(ps[0].leases, 1);
+    ck_assert_int_eq(ps[2].leases, 0);
+    int64_t tokens[2] = {zkl_lease_token(a), zkl_lease_token(b)};
+    ck_assert((ps[0].token == tokens[0] && ps[1].token == tokens[1]) ||
+              (ps[0].token == tokens[1] && ps[1].token == tokens[0]));
+    zkl_participants_free(ps, n);
+    check_owners(c, p, 3);
+    ck_assert_int_eq(zkl_lease_release(a), 0);
+    join_waiter(&w);
+    ck_assert_int_eq(zkl_lease_release(b), 0);
+    ck_assert_int_eq(zkl_semaphore_free(s2), 0);
+    ck_assert_int_eq(zkl_semaphore_free(s1), 0);
+    /* Not a semaphore: no limit. */
+    char *q = tu_path("nosem");
+    ck_assert_int_eq(zkl_participants_limit(c, q, &lim), 0);
+    ck_assert_int_eq(lim, 0);
+    zkl_client_close(c);
+    free(q);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_revoke_writes_into_the_holders_node_only)
+{
+    char *p = tu_path("revoke");
+    zkl_client *c = tu_client(10000);
+    ck_assert_int_eq(zkl_revoke(c, p, NULL), ZKL_ENOTHELD);
+    zkl_mutex *m, *w1;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_new(c, p, &w1), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    struct waiter a;
+    start_waiter(&a, W_MUTEX, w1);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
+    ck_assert_int_eq(zkl_revoke(c, p, NULL), 0);
+    zkl_participant *ps;
+    size_t n;
+    ck_assert_int_eq(zkl_participants_list(c, p, &ps, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(ps[0].owner, "__REVOKE__");
+    setup_ident();
+    ck_assert_str_eq(ps[1].owner, my_ident);
+    char node[1200];
+    snprintf(node, sizeof node, "%s/%s", p, ps[1].node);
+    zkl_participants_free(ps, n);
+    ck_assert_int_eq(zkl_revoke(c, p, node), 0); /* a full path names one */
+    ck_assert_int_eq(zkl_revoke(c, p, "no-such-0000000009"), ZKL_ENOTHELD);
+    ck_assert_int_eq(zkl_revoke(c, p, "/elsewhere/x"), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_revoke(c, p, "a/b"), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_revoke(NULL, p, NULL), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_revoke(c, "relative", NULL), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    join_waiter(&a);
+    zkl_mutex_free(w1);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_bad_input_is_einval)
+{
+    zkl_client *c = tu_client(10000);
+    zkl_participant *ps;
+    size_t n;
+    int lim;
+    ck_assert_int_eq(zkl_participants_list(NULL, "/x", &ps, &n), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_participants_list(c, "x", &ps, &n), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_participants_list(c, "/x/", &ps, &n), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_participants_list(c, "/x", NULL, &n), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_participants_limit(c, "/x", NULL), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_participants_limit(c, "//", &lim), ZKL_EINVAL);
+    zkl_participants_free(NULL, 0);
+    zkl_client_close(c);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("participants");
+    TCase *tc = tu_tcase("participants", 120);
+    tu_add_fixture(tc, "participants");
+    tcase_add_test(tc, test_mutex_holder_then_waiters);
+    tcase_add_test(tc, test_semmutex_holder_then_waiter);
+    tcase_add_test(tc, test_rwlock_readers_share_and_queue_behind_a_writer);
+    tcase_add_test(tc, test_rwlock_downgrade_holds_both);
+    tcase_add_test(tc, test_mutex_and_reader_on_one_path);
+    tcase_add_test(tc, test_semaphore_leases_hold_and_waiters_wait);
+    tcase_add_test(tc, test_revoke_writes_into_the_holders_node_only);
+    tcase_add_test(tc, test_bad_input_is_einval);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
