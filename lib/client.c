@@ -16,6 +16,7 @@ struct zkl_client_opts {
     int container_parents;
     char *digest;
     int acl;
+    int quiet_zk_log;
 };
 
 struct zkl__listener {
@@ -333,6 +334,7 @@ int zkl_client_opts_new(zkl_client_opts **out)
     o->reopen = 1;
     o->container_parents = 1;
     o->acl = ZKL_ACL_OPEN;
+    o->quiet_zk_log = 1;
     *out = o;
     return 0;
 }
@@ -385,6 +387,14 @@ int zkl_client_opts_set_acl(zkl_client_opts *o, int acl)
     if (o == NULL || (acl != ZKL_ACL_OPEN && acl != ZKL_ACL_CREATOR))
         return ZKL_EINVAL;
     o->acl = acl;
+    return 0;
+}
+
+int zkl_client_opts_set_quiet_zk_log(zkl_client_opts *o, int on)
+{
+    if (o == NULL)
+        return ZKL_EINVAL;
+    o->quiet_zk_log = on != 0;
     return 0;
 }
 
@@ -477,8 +487,11 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
      * the server would refuse every create (ZINVALIDACL). */
     if (opts != NULL && opts->acl == ZKL_ACL_CREATOR && opts->digest == NULL)
         return ZKL_EINVAL;
+    /* The log is the process's: silence it once, unless this client's
+     * program asked to keep its own settings. */
     static pthread_once_t quiet = PTHREAD_ONCE_INIT;
-    pthread_once(&quiet, zkl__zk_log_init);
+    if (opts == NULL || opts->quiet_zk_log)
+        pthread_once(&quiet, zkl__zk_log_init);
     zkl_client *c = client_alloc(opts);
     if (c == NULL)
         return ZKL_ENOMEM;
@@ -695,7 +708,8 @@ int zkl_client_remove_listener(zkl_client *c, zkl_state_fn fn, void *arg)
 }
 
 /* libzookeeper_mt logs to stderr at INFO by default: every connect and
- * disconnect. A library should be quiet; ZKL_ZK_LOG=1 brings it back. */
+ * disconnect. A library should be quiet; ZKL_ZK_LOG=1 brings it back, and
+ * zkl_client_opts_set_quiet_zk_log(o, 0) leaves it to the program. */
 void zkl__zk_log_init(void)
 {
     const char *v = getenv("ZKL_ZK_LOG");
