@@ -34,8 +34,9 @@
  * every lock object, lease and multi-lock keeps a share of what it uses (its
  * client; a lease its semaphore; a multi-lock its members). Objects can thus
  * be destroyed in any order: the C client is closed once its last user is
- * gone. Lock objects are movable, not copyable; a moved-from object may only
- * be destroyed or assigned to (its calls throw ZKL_EINVAL).
+ * gone. Lock objects are movable, not copyable; a moved-from lock object or
+ * client may only be destroyed or assigned to (a lock's calls then throw
+ * errc::invalid_argument).
  *
  * Timeouts: any std::chrono duration, rounded up to whole milliseconds (a
  * negative one tries once without waiting; one above about 30 years waits
