@@ -601,30 +601,51 @@ START_TEST(test_multi_lock_of_mixed_members)
 }
 END_TEST
 
+// The hooks of every kind, after one session expiry; unlock() of a lost
+// hold does not throw, a lost lease's release() does.
 START_TEST(test_lost_hold_calls_the_hook_and_unlock_does_not_throw)
 {
     zkl::client c = make_client();
-    zkl::mutex m(c, P("lost"));
+    zkl::mutex m(c, P("lost/m"));
+    zkl::shared_mutex rw(c, P("lost/rw"));
+    zkl::semaphore_mutex sm(c, P("lost/sm"));
+    zkl::semaphore sem(c, P("lost/s"), 2);
     std::mutex mu;
-    std::vector<int64_t> tokens;
-    m.set_on_lost([&](int64_t t) {
+    std::vector<std::pair<std::string, int64_t>> seen;
+    auto note = [&](const char *who, int64_t t) {
         std::lock_guard<std::mutex> g(mu);
-        tokens.push_back(t);
-    });
+        seen.emplace_back(who, t);
+    };
+    m.set_on_lost([&](int64_t t) { note("mutex", t); });
+    rw.set_on_lost([&](bool write, int64_t t) { note(write ? "write" : "read", t); });
+    sm.set_on_lost([&](int64_t t) { note("semmutex", t); });
+    sem.set_on_lost([&](int64_t t) { note("lease", t); });
     m.lock();
-    int64_t token = m.token();
+    rw.lock();
+    sm.lock();
+    zkl::lease l = sem.acquire();
+    const int64_t tm = m.token(), tw = rw.token(), ts = sm.token(), tl = l.token();
     int64_t session = c.session_id();
     tu_expire_session(c.native_handle());
     ck_assert(wait_for([&] {
         std::lock_guard<std::mutex> g(mu);
-        return !tokens.empty();
+        return seen.size() >= 4;
     }));
     {
         std::lock_guard<std::mutex> g(mu);
-        ck_assert_int_eq(tokens.size(), 1);
-        ck_assert_int_eq(tokens[0], token);
+        ck_assert_int_eq(seen.size(), 4);
+        auto token_of = [&](const std::string &who) -> int64_t {
+            for (const auto &e : seen)
+                if (e.first == who)
+                    return e.second;
+            return -1;
+        };
+        ck_assert_int_eq(token_of("mutex"), tm);
+        ck_assert_int_eq(token_of("write"), tw);
+        ck_assert_int_eq(token_of("semmutex"), ts);
+        ck_assert_int_eq(token_of("lease"), tl);
     }
-    ck_assert(!m.is_held());
+    ck_assert(!m.is_held() && !rw.is_held() && !sm.is_held() && !l.is_held());
     bool threw_lost = false;
     try {
         (void)m.token();
@@ -632,15 +653,93 @@ START_TEST(test_lost_hold_calls_the_hook_and_unlock_does_not_throw)
         threw_lost = e.code() == zkl::errc::lost;
     }
     ck_assert(threw_lost);
-    m.unlock(); // the hold is gone: no exception (a lock_guard's destructor may call it)
+    // The holds are gone: no exception (a lock_guard's destructor may call
+    // unlock()).
+    m.unlock();
+    rw.unlock();
+    sm.unlock();
+    threw_lost = false;
+    try {
+        l.release();
+    } catch (const zkl::error &e) {
+        threw_lost = e.code() == zkl::errc::lost;
+    }
+    ck_assert(threw_lost);
+    ck_assert(!l);
     m.set_on_lost(nullptr);
-    // Once the client has re-opened a session, the lock works again.
+    rw.set_on_lost(nullptr);
+    sm.set_on_lost(nullptr);
+    sem.set_on_lost(nullptr);
+    // Once the client has re-opened a session, the locks work again.
     ck_assert(wait_for([&] {
         return c.state() == zkl::state::connected && c.session_id() != session;
     }));
     ck_assert(m.try_lock_for(10s));
-    ck_assert_int_gt(m.token(), token);
+    ck_assert_int_gt(m.token(), tm);
     m.unlock();
+    std::optional<zkl::lease> again = sem.try_acquire_for(10s);
+    ck_assert(again.has_value());
+    ck_assert_int_gt(again->token(), tl);
+}
+END_TEST
+
+// Writes that the server applies only while the writer holds.
+START_TEST(test_guarded_set_writes_only_while_held)
+{
+    zkl::client c = make_client();
+    zhandle_t *zh = tu_fixture_zk;
+    std::string data = P("data");
+    for (const std::string &p : {std::string("/zkl-test"), std::string(tu_fixture_root), data}) {
+        int rc = zoo_create(zh, p.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
+        ck_assert(rc == ZOK || rc == ZNODEEXISTS);
+    }
+    auto read = [&] {
+        char buf[32] = {0};
+        int len = sizeof buf - 1;
+        ck_assert_int_eq(zoo_get(zh, data.c_str(), 0, buf, &len, nullptr), ZOK);
+        return std::string(buf, len > 0 ? static_cast<size_t>(len) : 0);
+    };
+    auto code_of = [](auto &&fn) -> int {
+        try {
+            fn();
+        } catch (const zkl::error &err) {
+            return err.code().value();
+        }
+        return 0;
+    };
+    zkl::mutex m(c, P("g/m"));
+    ck_assert_int_eq(code_of([&] { m.guarded_set(data, "no"); }), ZKL_ENOTHELD);
+    {
+        std::lock_guard<zkl::mutex> g(m);
+        m.guarded_set(data, "mutex");
+    }
+    ck_assert(read() == "mutex");
+    zkl::shared_mutex rw(c, P("g/rw"));
+    {
+        std::shared_lock<zkl::shared_mutex> r(rw); // a read hold does not count
+        ck_assert_int_eq(code_of([&] { rw.guarded_set(data, "no"); }), ZKL_ENOTHELD);
+    }
+    {
+        std::lock_guard<zkl::shared_mutex> w(rw);
+        rw.guarded_set(data, "writer");
+    }
+    ck_assert(read() == "writer");
+    zkl::semaphore_mutex sm(c, P("g/sm"));
+    ck_assert_int_eq(code_of([&] { sm.guarded_set(data, "no"); }), ZKL_ENOTHELD);
+    {
+        std::lock_guard<zkl::semaphore_mutex> g(sm);
+        sm.guarded_set(data, "semmutex");
+    }
+    ck_assert(read() == "semmutex");
+    zkl::semaphore s(c, P("g/s"), 1);
+    {
+        zkl::lease l = s.acquire();
+        l.guarded_set(data, std::string("lease"));
+    }
+    ck_assert(read() == "lease");
+    zkl::lease empty;
+    ck_assert_int_eq(code_of([&] { empty.guarded_set(data, "no"); }), ZKL_ENOTHELD);
+    ck_assert(read() == "lease");
 }
 END_TEST
 
@@ -661,6 +760,7 @@ int main()
     tcase_add_test(tc, test_objects_outlive_the_client_variable);
     tcase_add_test(tc, test_multi_lock_of_mixed_members);
     tcase_add_test(tc, test_lost_hold_calls_the_hook_and_unlock_does_not_throw);
+    tcase_add_test(tc, test_guarded_set_writes_only_while_held);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
