@@ -7,13 +7,13 @@
 int main(int argc, char **argv)
 {
     const char *hosts = argc > 1 ? argv[1] : "127.0.0.1:2181";
-    zkl_client *client;
+    zkl_client *client = NULL;
     int rc = zkl_client_open(hosts, 10000, &client); /* waits until connected */
     if (rc != 0) {
         fprintf(stderr, "connect: %s\n", zkl_strerror(rc));
         return 1;
     }
-    zkl_mutex *lock;
+    zkl_mutex *lock = NULL; /* stays NULL if zkl_mutex_new fails: freeing NULL is a no-op */
     rc = zkl_mutex_new(client, "/locks/orders", &lock);
     if (rc == 0)
         rc = zkl_mutex_acquire(lock, 5000); /* at most 5 s */

@@ -205,6 +205,16 @@ ZKL_EXPORT int zkl_client_opts_set_digest_auth(zkl_client_opts *o,
  * already keep their ACL. */
 enum { ZKL_ACL_OPEN = 0, ZKL_ACL_CREATOR = 1 };
 ZKL_EXPORT int zkl_client_opts_set_acl(zkl_client_opts *o, int acl);
+/* libzookeeper_mt's own log (zoo_set_debug_level, zoo_set_log_stream,
+ * zoo_set_log_callback) is process-wide, and at its default level it
+ * writes every connect and disconnect to stderr. With 1 (the default), the
+ * first client of the process opened this way silences it, once: level
+ * ERROR, written to /dev/null; or, if the environment variable ZKL_ZK_LOG
+ * is "1" at that moment, level INFO on stderr, for debugging. With 0,
+ * opening this client leaves the log as the program set it: use it in a
+ * program that configures libzookeeper_mt's log itself (a client opened
+ * later with the default still silences it). Returns 0, ZKL_EINVAL (NULL). */
+ZKL_EXPORT int zkl_client_opts_set_quiet_zk_log(zkl_client_opts *o, int on);
 
 /* Open a session to `hosts` ("host:port[,host:port...][/chroot]") and wait
  * until it is connected, for at most about `session_timeout_ms`.

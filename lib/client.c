@@ -18,6 +18,7 @@ struct zkl_client_opts {
     char *digest;
     int acl;
     int max_request;
+    int quiet_zk_log;
 };
 
 struct zkl__listener {
@@ -449,6 +450,7 @@ int zkl_client_opts_new(zkl_client_opts **out)
     o->container_parents = 1;
     o->acl = ZKL_ACL_OPEN;
     o->max_request = ZKL__MAX_REQUEST_DEFAULT;
+    o->quiet_zk_log = 1;
     *out = o;
     return 0;
 }
@@ -509,6 +511,14 @@ int zkl_client_opts_set_max_request(zkl_client_opts *o, int bytes)
     if (o == NULL || bytes < ZKL__MAX_REQUEST_MIN)
         return ZKL_EINVAL;
     o->max_request = bytes;
+    return 0;
+}
+
+int zkl_client_opts_set_quiet_zk_log(zkl_client_opts *o, int on)
+{
+    if (o == NULL)
+        return ZKL_EINVAL;
+    o->quiet_zk_log = on != 0;
     return 0;
 }
 
@@ -661,8 +671,11 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
      * the server would refuse every create (ZINVALIDACL). */
     if (opts != NULL && opts->acl == ZKL_ACL_CREATOR && opts->digest == NULL)
         return ZKL_EINVAL;
+    /* The log is the process's: silence it once, unless this client's
+     * program asked to keep its own settings. */
     static pthread_once_t quiet = PTHREAD_ONCE_INIT;
-    pthread_once(&quiet, zkl__zk_log_init);
+    if (opts == NULL || opts->quiet_zk_log)
+        pthread_once(&quiet, zkl__zk_log_init);
     zkl_client *c = client_alloc(opts);
     if (c == NULL)
         return ZKL_ENOMEM;
@@ -893,7 +906,8 @@ int zkl_client_remove_listener(zkl_client *c, zkl_state_fn fn, void *arg)
 }
 
 /* libzookeeper_mt logs to stderr at INFO by default: every connect and
- * disconnect. A library should be quiet; ZKL_ZK_LOG=1 brings it back. */
+ * disconnect. A library should be quiet; ZKL_ZK_LOG=1 brings it back, and
+ * zkl_client_opts_set_quiet_zk_log(o, 0) leaves it to the program. */
 void zkl__zk_log_init(void)
 {
     const char *v = getenv("ZKL_ZK_LOG");

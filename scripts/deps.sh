@@ -8,6 +8,7 @@ PACKAGES=(
     build-essential autoconf automake libtool pkg-config   # the build
     libzookeeper-mt-dev                                    # the ZooKeeper C client
     check                                                  # the test framework
+    clang                                                  # the C++ API built by clang++ too
     zookeeper default-jdk-headless                         # a real server, and javac
     libcurator-recipes-java python3 python3-kazoo          # interop and comparison
     valgrind gnuplot-nox procps iproute2 git               # memcheck, charts, tools

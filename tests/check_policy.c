@@ -9,9 +9,8 @@
  * reference model written here from docs/protocol.md alone. The two must
  * agree on the parse, the holder and the watched node.
  *
- * The semaphore's policies are static in recipes/semaphore.c: this file
- * includes that source to reach them (the program then does not take
- * semaphore.o from the core library). Seed: CHECK_POLICY_SEED, else fixed;
+ * The policies come from the core library's internal interface
+ * (lib/internal.h). Seed: CHECK_POLICY_SEED, else fixed;
  * the seed and the case count are printed. */
 #include <check.h>
 #include <limits.h>
@@ -19,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../recipes/semaphore.c"
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
 
 #define CASES 20000
 #define MAXN 16
@@ -282,7 +284,7 @@ static void one_case(enum rkind k, uint64_t case_no)
     bool downgrade = k == R_READ_DOWNGRADE;
     const zkl__policy *pol = k == R_LOCK    ? &zkl__lock_policy
                              : k == R_WRITE ? &zkl__write_policy
-                             : k == R_GATE  ? &gate_policy
+                             : k == R_GATE  ? &zkl__gate_policy
                                             : &zkl__read_policy;
     const void *arg = k == R_GATE ? (const void *)&ga : (const void *)&downgrade;
     size_t w = (size_t)-1, rw = (size_t)-2;
@@ -356,7 +358,7 @@ START_TEST(test_lease_policy_holds_at_once)
     zkl__entry e;
     ck_assert_int_eq(zkl__entry_parse("_c_x-zkl-lease-0000000001", &e), 0);
     size_t w = 7;
-    ck_assert(lease_policy.holds(&e, 1, 0, &w, NULL));
+    ck_assert(zkl__lease_policy.holds(&e, 1, 0, &w, NULL));
     ck_assert_uint_eq(w, 7);
 }
 END_TEST

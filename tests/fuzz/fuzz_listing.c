@@ -7,11 +7,11 @@
  * watch group, whose members are leases); the first node of a mutex or a
  * write lock holds, and only it; a reader holds exactly when no other kind
  * is before it; the semaphore's gate holder watches only leases.
- * Includes recipes/semaphore.c for its static policies. */
+ * The policies come from lib/internal.h. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../recipes/semaphore.c"
+#include "internal.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
@@ -68,9 +68,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     bool downgrade = false;
     struct gate_arg ga = {1 + (int)(lim & 7), 1 + (int)((lim >> 3) & 7)};
     const zkl__policy *pols[] = {&zkl__lock_policy, &zkl__write_policy, &zkl__read_policy,
-                                 &gate_policy};
+                                 &zkl__gate_policy};
     const zkl__policy *p = pols[sel & 3];
-    const void *arg = p == &gate_policy ? (const void *)&ga : (const void *)&downgrade;
+    const void *arg = p == &zkl__gate_policy ? (const void *)&ga : (const void *)&downgrade;
     size_t w = (size_t)-1;
     bool holds = p->holds(cs, k, self, &w, arg);
     if (!holds) {

@@ -36,8 +36,6 @@ flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
     -I"$top/include" -I"$top/lib" -D_GNU_SOURCE -DTHREADED -std=c11)
 lib=("$top"/lib/*.c)
 recipes=("$top"/recipes/*.c)
-no_sem=()
-for f in "${recipes[@]}"; do [[ $f == */semaphore.c ]] || no_sem+=("$f"); done
 
 seed() { # DIR NAME...
     local d=$1
@@ -61,7 +59,6 @@ seed "$out/corpus_listing" \
 passed=0 failed=0
 for t in fuzz_path fuzz_entry fuzz_listing; do
     src=("${lib[@]}" "${recipes[@]}")
-    [[ $t == fuzz_listing ]] && src=("${lib[@]}" "${no_sem[@]}")
     if ! "$cc" "${flags[@]}" -o "$out/$t" "$here/$t.c" "${src[@]}" -lzookeeper_mt -lpthread \
         >"$out/$t.build.log" 2>&1; then
         echo "fuzz: $t: build FAILED"

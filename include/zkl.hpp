@@ -1,0 +1,1038 @@
+/*
+ * zkl.hpp — the C++17 API of zkl, header-only, over the C API of zkl.h.
+ *
+ *   zkl::client c("zk1:2181,zk2:2181", std::chrono::seconds(10));
+ *   zkl::mutex m(c, "/locks/orders");
+ *   {
+ *       std::lock_guard<zkl::mutex> hold(m);
+ *       write_with_token(m.token());
+ *   }
+ *
+ * Classes: zkl::error (a std::system_error of zkl::category()),
+ * zkl::client_options, zkl::client, zkl::mutex (TimedLockable),
+ * zkl::shared_mutex (SharedTimedLockable), zkl::semaphore and its
+ * zkl::lease, zkl::semaphore_mutex (TimedLockable), zkl::multi_lock
+ * (TimedLockable), zkl::lock_ref (a member of a multi-lock).
+ *
+ * Errors: every call that fails throws zkl::error, whose code() is
+ * std::error_code(ZKL_E..., zkl::category()) (also comparable with the
+ * zkl::errc names), except:
+ *  - try_lock*, try_acquire*: running out of time is `false` (an empty
+ *    optional), not an exception; other failures throw;
+ *  - unlock() and unlock_shared() do not throw for a hold that was lost
+ *    with its session (ZKL_ELOST): the lock is not held afterwards, as
+ *    unlock() promises, and std::lock_guard / std::unique_lock call it from
+ *    their destructors, where an exception would end the program. A lost
+ *    hold shows in is_held(), in token() (which throws) and in the hook of
+ *    set_on_lost(). Other unlock failures (the thread holds nothing, a
+ *    moved-from object) throw;
+ *  - destructors never throw: a lease, or a lock object still held, is
+ *    released on a best-effort basis and a failure is swallowed (its node
+ *    goes with the session at the latest). Release explicitly to see it.
+ *
+ * Ownership: a zkl::client is a shared handle (copies share one session);
+ * every lock object, lease and multi-lock keeps a share of what it uses (its
+ * client; a lease its semaphore; a multi-lock its members). Objects can thus
+ * be destroyed in any order: the C client is closed once its last user is
+ * gone. Lock objects are movable, not copyable; a moved-from lock object or
+ * client may only be destroyed or assigned to (a lock's calls then throw
+ * errc::invalid_argument).
+ *
+ * Timeouts: any std::chrono duration, rounded up to whole milliseconds (a
+ * negative one tries once without waiting; one above about 30 years waits
+ * forever); try_*_until(t) waits for the time left until t on t's clock.
+ *
+ * Threads: as in zkl.h. A zkl::mutex, shared_mutex and multi_lock count
+ * holds per thread (and are reentrant per thread); a semaphore_mutex holds
+ * per object. Hooks (set_on_lost) run on the client's own thread: they must
+ * not throw (an exception is swallowed) and must not destroy the last owner
+ * of the client; set_on_lost itself is not called by two threads at once
+ * on one object.
+ */
+#ifndef ZKL_HPP
+#define ZKL_HPP
+
+#include <chrono>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "zkl.h"
+
+namespace zkl {
+
+/* ------------------------------------------------------------------------
+ * Errors
+ * ---------------------------------------------------------------------- */
+
+/* The zkl error codes by C++ names; their values are the C codes. */
+enum class errc {
+    invalid_argument = ZKL_EINVAL,
+    out_of_memory = ZKL_ENOMEM,
+    timed_out = ZKL_ETIMEDOUT,
+    not_held = ZKL_ENOTHELD,
+    lost = ZKL_ELOST,
+    connection_loss = ZKL_ECONNLOSS,
+    deadlock = ZKL_EDEADLK,
+    closed = ZKL_ECLOSED,
+    zookeeper = ZKL_EZK,
+    not_authorized = ZKL_ENOAUTH,
+    mismatch = ZKL_EMISMATCH,
+    busy = ZKL_EBUSY,
+    system = ZKL_ESYS,
+    canceled = ZKL_ECANCELED,
+};
+
+namespace detail {
+class category_impl final : public std::error_category {
+public:
+    const char *name() const noexcept override { return "zkl"; }
+    std::string message(int ev) const override { return zkl_strerror(ev); }
+    /* The portable condition of each code, where there is one, so that
+     * e.g. code() == std::errc::timed_out holds. */
+    std::error_condition default_error_condition(int ev) const noexcept override
+    {
+        switch (ev) {
+        case ZKL_EINVAL: return std::errc::invalid_argument;
+        case ZKL_ENOMEM: return std::errc::not_enough_memory;
+        case ZKL_ETIMEDOUT: return std::errc::timed_out;
+        case ZKL_ENOTHELD: return std::errc::operation_not_permitted;
+        case ZKL_EDEADLK: return std::errc::resource_deadlock_would_occur;
+        case ZKL_ENOAUTH: return std::errc::permission_denied;
+        case ZKL_EBUSY: return std::errc::device_or_resource_busy;
+        case ZKL_ECANCELED: return std::errc::operation_canceled;
+        default: return std::error_condition(ev, *this);
+        }
+    }
+};
+} // namespace detail
+
+/* The category of zkl's codes: name() "zkl", message() zkl_strerror(). One
+ * object per program. */
+inline const std::error_category &category() noexcept
+{
+    static const detail::category_impl instance;
+    return instance;
+}
+
+inline std::error_code make_error_code(errc e) noexcept
+{
+    return std::error_code(static_cast<int>(e), category());
+}
+
+/* What every failing call throws: code() is the negative ZKL_E... code in
+ * zkl::category(); what() names the call and says the code's sentence. */
+class error : public std::system_error {
+public:
+    explicit error(int code, const std::string &what = "zkl")
+        : std::system_error(code, category(), what)
+    {
+    }
+    explicit error(errc e, const std::string &what = "zkl")
+        : std::system_error(make_error_code(e), what)
+    {
+    }
+};
+
+} // namespace zkl
+
+namespace std {
+template <> struct is_error_code_enum<zkl::errc> : true_type {};
+} // namespace std
+
+namespace zkl {
+
+namespace detail {
+
+inline void check(int rc, const char *what)
+{
+    if (rc != 0)
+        throw error(rc, what);
+}
+
+/* Beyond this many milliseconds (about 31 years) a wait is forever: the C
+ * library counts its deadlines in 64-bit nanoseconds. */
+constexpr long max_wait_ms = 1000L * 1000 * 1000 * 1000;
+
+/* A duration as zkl's timeout: rounded up to whole milliseconds; negative
+ * or zero: try once; too large to count: forever. */
+template <class Rep, class Period>
+long timeout_ms(const std::chrono::duration<Rep, Period> &d)
+{
+    using fms = std::chrono::duration<long double, std::milli>;
+    const long double ms = std::chrono::duration_cast<fms>(d).count();
+    if (!(ms > 0)) /* also NaN */
+        return 0;
+    if (ms >= static_cast<long double>(max_wait_ms))
+        return ZKL_WAIT_FOREVER;
+    /* Exact for integer durations: rounding up in their own type. */
+    if constexpr (std::is_integral_v<Rep>)
+        return static_cast<long>(std::chrono::ceil<std::chrono::milliseconds>(d).count());
+    else {
+        long whole = static_cast<long>(ms);
+        return static_cast<long double>(whole) < ms ? whole + 1 : whole;
+    }
+}
+
+template <class Clock, class Duration>
+long timeout_ms_until(const std::chrono::time_point<Clock, Duration> &t)
+{
+    return timeout_ms(t - Clock::now());
+}
+
+/* Acquire with a timeout: true when held, false when the time ran out; any
+ * other failure throws. */
+inline bool timed(int rc, const char *what)
+{
+    if (rc == ZKL_ETIMEDOUT)
+        return false;
+    check(rc, what);
+    return true;
+}
+
+/* A release called by unlock(): a hold lost with its session is gone all
+ * the same (see the top of this file); other failures throw. */
+inline void unlocked(int rc, const char *what)
+{
+    if (rc != 0 && rc != ZKL_ELOST)
+        throw error(rc, what);
+}
+
+/* A hook called by C with the token of a lost hold: exceptions cannot
+ * cross the C frames, so they stop here. */
+using lost_hook = std::function<void(std::int64_t)>;
+inline void run_hook(void *arg, std::int64_t token) noexcept
+{
+    try {
+        (*static_cast<lost_hook *>(arg))(token);
+    } catch (...) {
+    }
+}
+
+struct client_close {
+    void operator()(zkl_client *c) const noexcept { zkl_client_close(c); }
+};
+struct lock_handle_free {
+    void operator()(zkl_lock *l) const noexcept { zkl_lock_free(l); }
+};
+using lock_handle = std::unique_ptr<zkl_lock, lock_handle_free>;
+
+} // namespace detail
+
+/* ------------------------------------------------------------------------
+ * Client
+ * ---------------------------------------------------------------------- */
+
+/* Options of a client (zkl_client_opts). Setters return *this to chain:
+ *   zkl::client c(hosts, 10s, zkl::client_options().digest_auth("u:p"));
+ * Not shared between threads while being set. */
+class client_options {
+public:
+    client_options()
+    {
+        zkl_client_opts *o = nullptr;
+        detail::check(zkl_client_opts_new(&o), "zkl::client_options");
+        o_.reset(o);
+    }
+    /* Open a new session by itself after expiry (default true). */
+    client_options &reopen(bool on)
+    {
+        detail::check(zkl_client_opts_set_reopen(o_.get(), on), "zkl::client_options::reopen");
+        return *this;
+    }
+    /* Create missing lock parents as container nodes (default true). */
+    client_options &container_parents(bool on)
+    {
+        detail::check(zkl_client_opts_set_container_parents(o_.get(), on),
+                      "zkl::client_options::container_parents");
+        return *this;
+    }
+    /* Digest credentials "user:password" for every session. */
+    client_options &digest_auth(const std::string &user_password)
+    {
+        detail::check(zkl_client_opts_set_digest_auth(o_.get(), user_password.c_str()),
+                      "zkl::client_options::digest_auth");
+        return *this;
+    }
+    /* Nodes only their authenticated creator may use (needs digest_auth);
+     * false: open to anyone (the default). */
+    client_options &creator_only_acl(bool on)
+    {
+        detail::check(zkl_client_opts_set_acl(o_.get(), on ? ZKL_ACL_CREATOR : ZKL_ACL_OPEN),
+                      "zkl::client_options::creator_only_acl");
+        return *this;
+    }
+    /* Silence libzookeeper_mt's process-wide log at the first open (default
+     * true); false leaves it as the program set it (see
+     * zkl_client_opts_set_quiet_zk_log). */
+    client_options &quiet_zk_log(bool on)
+    {
+        detail::check(zkl_client_opts_set_quiet_zk_log(o_.get(), on),
+                      "zkl::client_options::quiet_zk_log");
+        return *this;
+    }
+    const zkl_client_opts *native_handle() const noexcept { return o_.get(); }
+
+private:
+    struct opts_free {
+        void operator()(zkl_client_opts *o) const noexcept { zkl_client_opts_free(o); }
+    };
+    std::unique_ptr<zkl_client_opts, opts_free> o_;
+};
+
+/* Session states (enum zkl_state). */
+enum class state {
+    connecting = ZKL_STATE_CONNECTING,
+    connected = ZKL_STATE_CONNECTED,
+    suspended = ZKL_STATE_SUSPENDED,
+    reconnected = ZKL_STATE_RECONNECTED,
+    lost = ZKL_STATE_LOST,
+    closed = ZKL_STATE_CLOSED,
+};
+
+/* One ZooKeeper session (zkl_client). Copies share it; it is closed when
+ * the last copy and the last object made on it are gone. Thread-safe. */
+class client {
+public:
+    /* Connect to `hosts` ("host:port[,...][/chroot]") and wait until
+     * connected, for about `session_timeout`. Throws zkl::error
+     * (connection_loss when no server answered in time). */
+    client(const std::string &hosts, std::chrono::milliseconds session_timeout)
+        : client(hosts, session_timeout, nullptr)
+    {
+    }
+    client(const std::string &hosts, std::chrono::milliseconds session_timeout,
+           const client_options &opts)
+        : client(hosts, session_timeout, opts.native_handle())
+    {
+    }
+
+    /* The current session state; the session id (0 while none). */
+    zkl::state state() const noexcept
+    {
+        return static_cast<zkl::state>(zkl_client_state(c_.get()));
+    }
+    std::int64_t session_id() const noexcept { return zkl_client_session_id(c_.get()); }
+    /* Make every acquire on this client, waiting now or later, fail with
+     * errc::canceled (zkl_client_cancel): for shutting down. */
+    void cancel() { detail::check(zkl_client_cancel(c_.get()), "zkl::client::cancel"); }
+
+    /* The C client, borrowed: valid while this object (or any object made
+     * on it) lives. Do not close it. */
+    zkl_client *native_handle() const noexcept { return c_.get(); }
+    /* A share of the C client, to keep it open. */
+    const std::shared_ptr<zkl_client> &shared() const noexcept { return c_; }
+
+private:
+    client(const std::string &hosts, std::chrono::milliseconds session_timeout,
+           const zkl_client_opts *opts)
+    {
+        const auto ms = session_timeout.count();
+        if (ms <= 0 || ms > INT_MAX)
+            throw error(ZKL_EINVAL, "zkl::client");
+        zkl_client *c = nullptr;
+        detail::check(zkl_client_open_opts(hosts.c_str(), static_cast<int>(ms), opts, &c),
+                      "zkl::client");
+        c_.reset(c, detail::client_close());
+    }
+    std::shared_ptr<zkl_client> c_;
+};
+
+/* ------------------------------------------------------------------------
+ * A member of a multi-lock: a zkl_lock handle and a share of the lock
+ * object behind it. Made implicitly from a zkl::mutex, a zkl::shared_mutex
+ * (its write side; read_side() / write_side() choose), a
+ * zkl::semaphore_mutex or a zkl::multi_lock.
+ * ---------------------------------------------------------------------- */
+class lock_ref {
+public:
+    lock_ref(std::shared_ptr<void> owner, zkl_lock *handle) noexcept
+        : owner_(std::move(owner)), handle_(handle)
+    {
+    }
+    zkl_lock *native_handle() const noexcept { return handle_; }
+    const std::shared_ptr<void> &owner() const noexcept { return owner_; }
+
+private:
+    std::shared_ptr<void> owner_;
+    zkl_lock *handle_;
+};
+
+/* ------------------------------------------------------------------------
+ * Reentrant mutex (zkl_mutex): TimedLockable, so std::lock_guard,
+ * std::unique_lock and std::scoped_lock work. Held per thread; a thread
+ * that holds it may lock it again (only a count goes up).
+ * ---------------------------------------------------------------------- */
+
+/* Options of a mutex: prefetch() also watches the node two ahead, so the
+ * handoff needs no listing (ZKL_MUTEX_PREFETCH). */
+class mutex_options {
+public:
+    mutex_options &prefetch(bool on = true) noexcept
+    {
+        prefetch_ = on;
+        return *this;
+    }
+    bool prefetch() const noexcept { return prefetch_; }
+
+private:
+    bool prefetch_ = false;
+};
+
+namespace detail {
+struct mutex_state {
+    std::shared_ptr<zkl_client> client; /* first: goes last */
+    zkl_mutex *m = nullptr;
+    lock_handle as_lock;
+    std::unique_ptr<lost_hook> hook;
+    mutex_state() = default;
+    mutex_state(const mutex_state &) = delete;
+    mutex_state &operator=(const mutex_state &) = delete;
+    ~mutex_state()
+    {
+        if (hook)
+            zkl_mutex_set_lost_fn(m, nullptr, nullptr);
+        as_lock.reset();
+        zkl_mutex_free(m); /* releases holds still open, best effort */
+    }
+    static void on_lost(zkl_mutex *, std::int64_t token, void *arg) { run_hook(arg, token); }
+};
+} // namespace detail
+
+class mutex {
+public:
+    /* A mutex on `path` (absolute; nothing is sent yet). Throws zkl::error
+     * (invalid_argument for a bad path). */
+    mutex(const client &c, const std::string &path, const mutex_options &opts = {})
+        : s_(std::make_shared<detail::mutex_state>())
+    {
+        s_->client = c.shared();
+        zkl_mutex *m = nullptr;
+        detail::check(zkl_mutex_new2(c.native_handle(), path.c_str(),
+                                     opts.prefetch() ? unsigned(ZKL_MUTEX_PREFETCH) : 0u, &m),
+                      "zkl::mutex");
+        s_->m = m;
+        zkl_lock *l = nullptr;
+        detail::check(zkl_mutex_as_lock(m, &l), "zkl::mutex");
+        s_->as_lock.reset(l);
+    }
+    mutex(mutex &&) noexcept = default;
+    mutex &operator=(mutex &&) noexcept = default;
+
+    /* Wait until held (forever). Throws zkl::error on failure (lost,
+     * canceled, ...). */
+    void lock() { detail::check(zkl_mutex_acquire(get(), ZKL_WAIT_FOREVER), "zkl::mutex::lock"); }
+    /* One try without waiting: false if another holds it. */
+    bool try_lock() { return detail::timed(zkl_mutex_acquire(get(), 0), "zkl::mutex::try_lock"); }
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period> &d)
+    {
+        return detail::timed(zkl_mutex_acquire(get(), detail::timeout_ms(d)),
+                             "zkl::mutex::try_lock_for");
+    }
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration> &t)
+    {
+        return detail::timed(zkl_mutex_acquire(get(), detail::timeout_ms_until(t)),
+                             "zkl::mutex::try_lock_until");
+    }
+    /* Release one count of the calling thread's hold. Throws if the thread
+     * holds nothing; a hold lost with its session is released silently
+     * (see the top of this file). */
+    void unlock() { detail::unlocked(zkl_mutex_release(get()), "zkl::mutex::unlock"); }
+
+    /* Whether the calling thread holds it and the hold is not lost. */
+    bool is_held() const noexcept { return zkl_mutex_is_held(get()) == 1; }
+    /* The fencing token of the calling thread's hold; throws not_held or
+     * lost. */
+    std::int64_t token() const
+    {
+        std::int64_t t = zkl_mutex_token(get());
+        if (t < 0)
+            throw error(static_cast<int>(t), "zkl::mutex::token");
+        return t;
+    }
+    /* The path of the calling thread's node; empty if it holds nothing. */
+    std::string node() const
+    {
+        const char *n = zkl_mutex_node(get());
+        return n ? std::string(n) : std::string();
+    }
+    /* Set the data of the existing znode `path` only while the calling
+     * thread holds the mutex, atomically on the server. Throws not_held,
+     * lost (nothing written), connection_loss (outcome unknown), ... */
+    void guarded_set(const std::string &path, std::string_view data)
+    {
+        if (data.size() > static_cast<std::size_t>(INT_MAX))
+            throw error(ZKL_EINVAL, "zkl::mutex::guarded_set");
+        detail::check(zkl_mutex_guarded_set(get(), path.c_str(), data.data(),
+                                            static_cast<int>(data.size())),
+                      "zkl::mutex::guarded_set");
+    }
+    /* Call `fn(token)` once per hold lost with its session, on the
+     * client's thread; an empty function removes the hook (once that
+     * returns, the old hook is not running). */
+    void set_on_lost(std::function<void(std::int64_t)> fn)
+    {
+        auto &s = state();
+        detail::check(zkl_mutex_set_lost_fn(s.m, nullptr, nullptr), "zkl::mutex::set_on_lost");
+        s.hook.reset();
+        if (!fn)
+            return;
+        s.hook = std::make_unique<detail::lost_hook>(std::move(fn));
+        detail::check(zkl_mutex_set_lost_fn(s.m, &detail::mutex_state::on_lost, s.hook.get()),
+                      "zkl::mutex::set_on_lost");
+    }
+
+    operator lock_ref() const { return lock_ref(s_, s_ ? s_->as_lock.get() : nullptr); }
+    zkl_mutex *native_handle() const noexcept { return get(); }
+
+private:
+    zkl_mutex *get() const noexcept { return s_ ? s_->m : nullptr; }
+    detail::mutex_state &state() const
+    {
+        if (!s_)
+            throw error(ZKL_EINVAL, "zkl::mutex (moved from)");
+        return *s_;
+    }
+    std::shared_ptr<detail::mutex_state> s_;
+};
+
+/* ------------------------------------------------------------------------
+ * Read-write lock (zkl_rwlock): SharedTimedLockable, for std::shared_lock
+ * (read side) and std::unique_lock / std::lock_guard (write side). Held per
+ * thread and per side, each side reentrant; a writer may take the read
+ * side and then unlock() (downgrade); lock() while holding only the read
+ * side throws errc::deadlock.
+ * ---------------------------------------------------------------------- */
+namespace detail {
+struct rwlock_state {
+    std::shared_ptr<zkl_client> client;
+    zkl_rwlock *rw = nullptr;
+    lock_handle read, write;
+    std::unique_ptr<std::function<void(bool, std::int64_t)>> hook;
+    rwlock_state() = default;
+    rwlock_state(const rwlock_state &) = delete;
+    rwlock_state &operator=(const rwlock_state &) = delete;
+    ~rwlock_state()
+    {
+        if (hook)
+            zkl_rwlock_set_lost_fn(rw, nullptr, nullptr);
+        read.reset();
+        write.reset();
+        zkl_rwlock_free(rw);
+    }
+    static void on_lost(zkl_rwlock *, int write, std::int64_t token, void *arg)
+    {
+        try {
+            (*static_cast<std::function<void(bool, std::int64_t)> *>(arg))(write != 0, token);
+        } catch (...) {
+        }
+    }
+};
+} // namespace detail
+
+class shared_mutex {
+public:
+    shared_mutex(const client &c, const std::string &path)
+        : s_(std::make_shared<detail::rwlock_state>())
+    {
+        s_->client = c.shared();
+        zkl_rwlock *rw = nullptr;
+        detail::check(zkl_rwlock_new(c.native_handle(), path.c_str(), &rw), "zkl::shared_mutex");
+        s_->rw = rw;
+        zkl_lock *r = nullptr, *w = nullptr;
+        detail::check(zkl_rwlock_read_as_lock(rw, &r), "zkl::shared_mutex");
+        s_->read.reset(r);
+        detail::check(zkl_rwlock_write_as_lock(rw, &w), "zkl::shared_mutex");
+        s_->write.reset(w);
+    }
+    shared_mutex(shared_mutex &&) noexcept = default;
+    shared_mutex &operator=(shared_mutex &&) noexcept = default;
+
+    /* The write side. */
+    void lock()
+    {
+        detail::check(zkl_rwlock_write_acquire(get(), ZKL_WAIT_FOREVER), "zkl::shared_mutex::lock");
+    }
+    bool try_lock()
+    {
+        return detail::timed(zkl_rwlock_write_acquire(get(), 0), "zkl::shared_mutex::try_lock");
+    }
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period> &d)
+    {
+        return detail::timed(zkl_rwlock_write_acquire(get(), detail::timeout_ms(d)),
+                             "zkl::shared_mutex::try_lock_for");
+    }
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration> &t)
+    {
+        return detail::timed(zkl_rwlock_write_acquire(get(), detail::timeout_ms_until(t)),
+                             "zkl::shared_mutex::try_lock_until");
+    }
+    void unlock()
+    {
+        detail::unlocked(zkl_rwlock_write_release(get()), "zkl::shared_mutex::unlock");
+    }
+
+    /* The read side. */
+    void lock_shared()
+    {
+        detail::check(zkl_rwlock_read_acquire(get(), ZKL_WAIT_FOREVER),
+                      "zkl::shared_mutex::lock_shared");
+    }
+    bool try_lock_shared()
+    {
+        return detail::timed(zkl_rwlock_read_acquire(get(), 0),
+                             "zkl::shared_mutex::try_lock_shared");
+    }
+    template <class Rep, class Period>
+    bool try_lock_shared_for(const std::chrono::duration<Rep, Period> &d)
+    {
+        return detail::timed(zkl_rwlock_read_acquire(get(), detail::timeout_ms(d)),
+                             "zkl::shared_mutex::try_lock_shared_for");
+    }
+    template <class Clock, class Duration>
+    bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration> &t)
+    {
+        return detail::timed(zkl_rwlock_read_acquire(get(), detail::timeout_ms_until(t)),
+                             "zkl::shared_mutex::try_lock_shared_until");
+    }
+    void unlock_shared()
+    {
+        detail::unlocked(zkl_rwlock_read_release(get()), "zkl::shared_mutex::unlock_shared");
+    }
+
+    bool is_held() const noexcept { return zkl_rwlock_write_is_held(get()) == 1; }
+    bool is_held_shared() const noexcept { return zkl_rwlock_read_is_held(get()) == 1; }
+    /* Fencing tokens of the calling thread's write / read hold. */
+    std::int64_t token() const { return tok(zkl_rwlock_write_token(get()), "token"); }
+    std::int64_t token_shared() const { return tok(zkl_rwlock_read_token(get()), "token_shared"); }
+    /* As zkl::mutex::guarded_set, for the calling thread's write hold. */
+    void guarded_set(const std::string &path, std::string_view data)
+    {
+        if (data.size() > static_cast<std::size_t>(INT_MAX))
+            throw error(ZKL_EINVAL, "zkl::shared_mutex::guarded_set");
+        detail::check(zkl_rwlock_write_guarded_set(get(), path.c_str(), data.data(),
+                                                   static_cast<int>(data.size())),
+                      "zkl::shared_mutex::guarded_set");
+    }
+    /* `fn(write, token)` once per lost hold (write: true for the write
+     * side); empty removes it. */
+    void set_on_lost(std::function<void(bool, std::int64_t)> fn)
+    {
+        if (!s_)
+            throw error(ZKL_EINVAL, "zkl::shared_mutex (moved from)");
+        detail::check(zkl_rwlock_set_lost_fn(s_->rw, nullptr, nullptr),
+                      "zkl::shared_mutex::set_on_lost");
+        s_->hook.reset();
+        if (!fn)
+            return;
+        s_->hook = std::make_unique<std::function<void(bool, std::int64_t)>>(std::move(fn));
+        detail::check(
+            zkl_rwlock_set_lost_fn(s_->rw, &detail::rwlock_state::on_lost, s_->hook.get()),
+            "zkl::shared_mutex::set_on_lost");
+    }
+
+    /* The sides as multi-lock members (the two cannot share one). */
+    lock_ref read_side() const { return lock_ref(s_, s_ ? s_->read.get() : nullptr); }
+    lock_ref write_side() const { return lock_ref(s_, s_ ? s_->write.get() : nullptr); }
+    operator lock_ref() const { return write_side(); }
+    zkl_rwlock *native_handle() const noexcept { return get(); }
+
+private:
+    static std::int64_t tok(std::int64_t t, const char *what)
+    {
+        if (t < 0)
+            throw error(static_cast<int>(t), std::string("zkl::shared_mutex::") + what);
+        return t;
+    }
+    zkl_rwlock *get() const noexcept { return s_ ? s_->rw : nullptr; }
+    std::shared_ptr<detail::rwlock_state> s_;
+};
+
+/* ------------------------------------------------------------------------
+ * Counting semaphore (zkl_semaphore) and its leases.
+ * ---------------------------------------------------------------------- */
+namespace detail {
+struct semaphore_state {
+    std::shared_ptr<zkl_client> client;
+    zkl_semaphore *s = nullptr;
+    std::unique_ptr<lost_hook> hook;
+    semaphore_state() = default;
+    semaphore_state(const semaphore_state &) = delete;
+    semaphore_state &operator=(const semaphore_state &) = delete;
+    ~semaphore_state()
+    {
+        if (hook)
+            zkl_semaphore_set_lost_fn(s, nullptr, nullptr);
+        /* Every lease holds a share of this state: none is left. */
+        (void)zkl_semaphore_free(s);
+    }
+    static void on_lost(zkl_semaphore *, std::int64_t token, void *arg) { run_hook(arg, token); }
+};
+} // namespace detail
+
+/* A lease of a semaphore: move-only, given back by release() or by its
+ * destructor (which swallows a failure). Any thread may release it; one
+ * lease object is not used by two threads at once. */
+class lease {
+public:
+    lease() noexcept = default;
+    lease(lease &&o) noexcept : sem_(std::move(o.sem_)), l_(std::exchange(o.l_, nullptr)) {}
+    lease &operator=(lease &&o) noexcept
+    {
+        if (this != &o) {
+            reset();
+            sem_ = std::move(o.sem_);
+            l_ = std::exchange(o.l_, nullptr);
+        }
+        return *this;
+    }
+    lease(const lease &) = delete;
+    lease &operator=(const lease &) = delete;
+    ~lease() { reset(); }
+
+    /* Give the lease back and wait for the server. Afterwards the object
+     * is empty, also when it throws (lost: the lease had gone with its
+     * session; not_held: the object was empty). */
+    void release()
+    {
+        if (l_ == nullptr)
+            throw error(ZKL_ENOTHELD, "zkl::lease::release");
+        int rc = zkl_lease_release(std::exchange(l_, nullptr));
+        sem_.reset();
+        detail::check(rc, "zkl::lease::release");
+    }
+    /* Whether the object has a lease whose session is not known lost. */
+    bool is_held() const noexcept { return zkl_lease_is_held(l_) == 1; }
+    explicit operator bool() const noexcept { return l_ != nullptr; }
+    std::int64_t token() const
+    {
+        std::int64_t t = zkl_lease_token(l_);
+        if (t < 0)
+            throw error(l_ ? static_cast<int>(t) : ZKL_ENOTHELD, "zkl::lease::token");
+        return t;
+    }
+    /* How many leases it stands for; the path of its node ("" if empty). */
+    int count() const noexcept { return l_ ? zkl_lease_count(l_) : 0; }
+    std::string node() const
+    {
+        const char *n = zkl_lease_node(l_);
+        return n ? std::string(n) : std::string();
+    }
+    void guarded_set(const std::string &path, std::string_view data)
+    {
+        if (l_ == nullptr)
+            throw error(ZKL_ENOTHELD, "zkl::lease::guarded_set");
+        if (data.size() > static_cast<std::size_t>(INT_MAX))
+            throw error(ZKL_EINVAL, "zkl::lease::guarded_set");
+        detail::check(
+            zkl_lease_guarded_set(l_, path.c_str(), data.data(), static_cast<int>(data.size())),
+            "zkl::lease::guarded_set");
+    }
+    zkl_lease *native_handle() const noexcept { return l_; }
+
+private:
+    friend class semaphore;
+    lease(std::shared_ptr<detail::semaphore_state> sem, zkl_lease *l) noexcept
+        : sem_(std::move(sem)), l_(l)
+    {
+    }
+    void reset() noexcept
+    {
+        if (l_)
+            (void)zkl_lease_release(std::exchange(l_, nullptr));
+        sem_.reset();
+    }
+    std::shared_ptr<detail::semaphore_state> sem_; /* kept until released */
+    zkl_lease *l_ = nullptr;
+};
+
+/* A counting semaphore of at most `max_leases` leases on `path`, across
+ * processes. Opening it reads (or records) the limit on the server, so the
+ * constructor throws for a disagreeing limit (mismatch) or no server. */
+class semaphore {
+public:
+    semaphore(const client &c, const std::string &path, int max_leases)
+        : s_(std::make_shared<detail::semaphore_state>())
+    {
+        s_->client = c.shared();
+        zkl_semaphore *s = nullptr;
+        detail::check(zkl_semaphore_new(c.native_handle(), path.c_str(), max_leases, &s),
+                      "zkl::semaphore");
+        s_->s = s;
+    }
+    semaphore(semaphore &&) noexcept = default;
+    semaphore &operator=(semaphore &&) noexcept = default;
+
+    /* Wait for `n` leases taken as one (default 1). Throws on failure. */
+    lease acquire(int n = 1) { return take(n, ZKL_WAIT_FOREVER, "zkl::semaphore::acquire"); }
+    /* One try without waiting; empty if no lease was free. */
+    std::optional<lease> try_acquire(int n = 1) { return try_take(n, 0); }
+    template <class Rep, class Period>
+    std::optional<lease> try_acquire_for(const std::chrono::duration<Rep, Period> &d, int n = 1)
+    {
+        return try_take(n, detail::timeout_ms(d));
+    }
+    template <class Clock, class Duration>
+    std::optional<lease> try_acquire_until(const std::chrono::time_point<Clock, Duration> &t,
+                                           int n = 1)
+    {
+        return try_take(n, detail::timeout_ms_until(t));
+    }
+    int max_leases() const noexcept { return zkl_semaphore_max_leases(get()); }
+    /* `fn(token)` once per lease lost with its session; empty removes it. */
+    void set_on_lost(std::function<void(std::int64_t)> fn)
+    {
+        if (!s_)
+            throw error(ZKL_EINVAL, "zkl::semaphore (moved from)");
+        detail::check(zkl_semaphore_set_lost_fn(s_->s, nullptr, nullptr),
+                      "zkl::semaphore::set_on_lost");
+        s_->hook.reset();
+        if (!fn)
+            return;
+        s_->hook = std::make_unique<detail::lost_hook>(std::move(fn));
+        detail::check(
+            zkl_semaphore_set_lost_fn(s_->s, &detail::semaphore_state::on_lost, s_->hook.get()),
+            "zkl::semaphore::set_on_lost");
+    }
+    zkl_semaphore *native_handle() const noexcept { return get(); }
+
+private:
+    lease take(int n, long ms, const char *what)
+    {
+        zkl_lease *l = nullptr;
+        detail::check(zkl_semaphore_acquire_many(get(), n, ms, &l), what);
+        return lease(s_, l);
+    }
+    std::optional<lease> try_take(int n, long ms)
+    {
+        zkl_lease *l = nullptr;
+        int rc = zkl_semaphore_acquire_many(get(), n, ms, &l);
+        if (rc == ZKL_ETIMEDOUT)
+            return std::nullopt;
+        detail::check(rc, "zkl::semaphore::try_acquire");
+        return lease(s_, l);
+    }
+    zkl_semaphore *get() const noexcept { return s_ ? s_->s : nullptr; }
+    std::shared_ptr<detail::semaphore_state> s_;
+};
+
+/* ------------------------------------------------------------------------
+ * Semaphore-mutex (zkl_semmutex): TimedLockable, held per object (any
+ * thread may unlock it), not reentrant: locking an object that holds throws
+ * errc::deadlock. Threads that exclude each other need one object each.
+ * ---------------------------------------------------------------------- */
+namespace detail {
+struct semmutex_state {
+    std::shared_ptr<zkl_client> client;
+    zkl_semmutex *s = nullptr;
+    lock_handle as_lock;
+    std::unique_ptr<lost_hook> hook;
+    semmutex_state() = default;
+    semmutex_state(const semmutex_state &) = delete;
+    semmutex_state &operator=(const semmutex_state &) = delete;
+    ~semmutex_state()
+    {
+        if (hook)
+            zkl_semmutex_set_lost_fn(s, nullptr, nullptr);
+        as_lock.reset();
+        zkl_semmutex_free(s);
+    }
+    static void on_lost(zkl_semmutex *, std::int64_t token, void *arg) { run_hook(arg, token); }
+};
+} // namespace detail
+
+class semaphore_mutex {
+public:
+    semaphore_mutex(const client &c, const std::string &path)
+        : s_(std::make_shared<detail::semmutex_state>())
+    {
+        s_->client = c.shared();
+        zkl_semmutex *s = nullptr;
+        detail::check(zkl_semmutex_new(c.native_handle(), path.c_str(), &s),
+                      "zkl::semaphore_mutex");
+        s_->s = s;
+        zkl_lock *l = nullptr;
+        detail::check(zkl_semmutex_as_lock(s, &l), "zkl::semaphore_mutex");
+        s_->as_lock.reset(l);
+    }
+    semaphore_mutex(semaphore_mutex &&) noexcept = default;
+    semaphore_mutex &operator=(semaphore_mutex &&) noexcept = default;
+
+    void lock()
+    {
+        detail::check(zkl_semmutex_acquire(get(), ZKL_WAIT_FOREVER), "zkl::semaphore_mutex::lock");
+    }
+    bool try_lock()
+    {
+        return detail::timed(zkl_semmutex_acquire(get(), 0), "zkl::semaphore_mutex::try_lock");
+    }
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period> &d)
+    {
+        return detail::timed(zkl_semmutex_acquire(get(), detail::timeout_ms(d)),
+                             "zkl::semaphore_mutex::try_lock_for");
+    }
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration> &t)
+    {
+        return detail::timed(zkl_semmutex_acquire(get(), detail::timeout_ms_until(t)),
+                             "zkl::semaphore_mutex::try_lock_until");
+    }
+    void unlock()
+    {
+        detail::unlocked(zkl_semmutex_release(get()), "zkl::semaphore_mutex::unlock");
+    }
+    bool is_held() const noexcept { return zkl_semmutex_is_held(get()) == 1; }
+    std::int64_t token() const
+    {
+        std::int64_t t = zkl_semmutex_token(get());
+        if (t < 0)
+            throw error(static_cast<int>(t), "zkl::semaphore_mutex::token");
+        return t;
+    }
+    void guarded_set(const std::string &path, std::string_view data)
+    {
+        if (data.size() > static_cast<std::size_t>(INT_MAX))
+            throw error(ZKL_EINVAL, "zkl::semaphore_mutex::guarded_set");
+        detail::check(zkl_semmutex_guarded_set(get(), path.c_str(), data.data(),
+                                               static_cast<int>(data.size())),
+                      "zkl::semaphore_mutex::guarded_set");
+    }
+    void set_on_lost(std::function<void(std::int64_t)> fn)
+    {
+        if (!s_)
+            throw error(ZKL_EINVAL, "zkl::semaphore_mutex (moved from)");
+        detail::check(zkl_semmutex_set_lost_fn(s_->s, nullptr, nullptr),
+                      "zkl::semaphore_mutex::set_on_lost");
+        s_->hook.reset();
+        if (!fn)
+            return;
+        s_->hook = std::make_unique<detail::lost_hook>(std::move(fn));
+        detail::check(
+            zkl_semmutex_set_lost_fn(s_->s, &detail::semmutex_state::on_lost, s_->hook.get()),
+            "zkl::semaphore_mutex::set_on_lost");
+    }
+    operator lock_ref() const { return lock_ref(s_, s_ ? s_->as_lock.get() : nullptr); }
+    zkl_semmutex *native_handle() const noexcept { return get(); }
+
+private:
+    zkl_semmutex *get() const noexcept { return s_ ? s_->s : nullptr; }
+    std::shared_ptr<detail::semmutex_state> s_;
+};
+
+/* ------------------------------------------------------------------------
+ * Multi-lock (zkl_multilock): several locks taken as one, all or nothing,
+ * in a canonical order (no deadlock between multi-locks), within one
+ * deadline. TimedLockable; held per thread, reentrant.
+ * ---------------------------------------------------------------------- */
+namespace detail {
+struct multilock_state {
+    std::shared_ptr<zkl_client> client; /* for the paths form */
+    std::vector<lock_ref> members;      /* kept until the multi-lock goes */
+    zkl_multilock *ml = nullptr;
+    lock_handle as_lock;
+    multilock_state() = default;
+    multilock_state(const multilock_state &) = delete;
+    multilock_state &operator=(const multilock_state &) = delete;
+    ~multilock_state()
+    {
+        as_lock.reset();
+        zkl_multilock_free(ml);
+    }
+};
+} // namespace detail
+
+class multi_lock {
+public:
+    /* Of other lock objects (mutexes, shared_mutex sides, semaphore
+     * mutexes, multi-locks): it keeps a share of each. Throws
+     * invalid_argument for an empty list or two members on one path. */
+    multi_lock(std::initializer_list<lock_ref> members)
+        : multi_lock(std::vector<lock_ref>(members))
+    {
+    }
+    explicit multi_lock(std::vector<lock_ref> members)
+        : s_(std::make_shared<detail::multilock_state>())
+    {
+        std::vector<zkl_lock *> handles;
+        handles.reserve(members.size());
+        for (const auto &m : members)
+            handles.push_back(m.native_handle());
+        s_->members = std::move(members);
+        zkl_multilock *ml = nullptr;
+        detail::check(zkl_multilock_new_locks(handles.data(), handles.size(), &ml),
+                      "zkl::multi_lock");
+        finish(ml);
+    }
+    /* Of one new mutex per path. */
+    multi_lock(const client &c, const std::vector<std::string> &paths)
+        : s_(std::make_shared<detail::multilock_state>())
+    {
+        s_->client = c.shared();
+        std::vector<const char *> p;
+        p.reserve(paths.size());
+        for (const auto &s : paths)
+            p.push_back(s.c_str());
+        zkl_multilock *ml = nullptr;
+        detail::check(zkl_multilock_new(c.native_handle(), p.data(), p.size(), &ml),
+                      "zkl::multi_lock");
+        finish(ml);
+    }
+    multi_lock(multi_lock &&) noexcept = default;
+    multi_lock &operator=(multi_lock &&) noexcept = default;
+
+    void lock()
+    {
+        detail::check(zkl_multilock_acquire(get(), ZKL_WAIT_FOREVER), "zkl::multi_lock::lock");
+    }
+    bool try_lock()
+    {
+        return detail::timed(zkl_multilock_acquire(get(), 0), "zkl::multi_lock::try_lock");
+    }
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period> &d)
+    {
+        return detail::timed(zkl_multilock_acquire(get(), detail::timeout_ms(d)),
+                             "zkl::multi_lock::try_lock_for");
+    }
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration> &t)
+    {
+        return detail::timed(zkl_multilock_acquire(get(), detail::timeout_ms_until(t)),
+                             "zkl::multi_lock::try_lock_until");
+    }
+    void unlock() { detail::unlocked(zkl_multilock_release(get()), "zkl::multi_lock::unlock"); }
+    bool is_held() const noexcept { return zkl_multilock_is_held(get()) == 1; }
+
+    operator lock_ref() const { return lock_ref(s_, s_ ? s_->as_lock.get() : nullptr); }
+    zkl_multilock *native_handle() const noexcept { return get(); }
+
+private:
+    void finish(zkl_multilock *ml)
+    {
+        s_->ml = ml;
+        zkl_lock *l = nullptr;
+        detail::check(zkl_multilock_as_lock(ml, &l), "zkl::multi_lock");
+        s_->as_lock.reset(l);
+    }
+    zkl_multilock *get() const noexcept { return s_ ? s_->ml : nullptr; }
+    std::shared_ptr<detail::multilock_state> s_;
+};
+
+} // namespace zkl
+
+#endif /* ZKL_HPP */

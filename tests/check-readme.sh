@@ -1,0 +1,41 @@
+#!/bin/sh
+# The README's code compiles against the headers: its complete C program
+# (which must match what a user copies), and its C++ example.
+set -eu
+src="${top_srcdir:-.}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# The fenced block of language $1 that follows the heading $2.
+block() {
+    awk -v lang="$1" -v head="$2" '
+        index($0, head) == 1 { found = 1; next }
+        found && !inside && $0 == "```" lang { inside = 1; next }
+        inside && $0 == "```" { exit }
+        inside { print }' "$src/README.md"
+}
+fail=0
+block c "## A complete program" >"$tmp/app.c"
+if [ -s "$tmp/app.c" ] &&
+    gcc -std=c11 -Wall -Wextra -Werror -I"$src/include" -fsyntax-only "$tmp/app.c"; then
+    echo "ok: README's complete program compiles"
+else
+    echo "FAIL: README's complete program"
+    fail=$((fail + 1))
+fi
+block cpp "## C++" >"$tmp/snippet.cpp"
+{
+    grep '^#include' "$tmp/snippet.cpp" || true
+    printf '#include <mutex>\n#include <shared_mutex>\nint main() {\n'
+    grep -v '^#include' "$tmp/snippet.cpp" || true
+    printf '}\n'
+} >"$tmp/app.cpp"
+if [ -s "$tmp/snippet.cpp" ] &&
+    g++ -std=c++17 -Wall -Wextra -Wno-unused-variable -Werror -I"$src/include" -fsyntax-only \
+        "$tmp/app.cpp"; then
+    echo "ok: README's C++ example compiles"
+else
+    echo "FAIL: README's C++ example"
+    fail=$((fail + 1))
+fi
+echo "$((2 - fail)) passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,766 @@
+// The C++ API (include/zkl.hpp) against a real ZooKeeper: the standard lock
+// wrappers, exclusion across threads, leases, timeouts that leave no node,
+// error codes, and objects destroyed in any order. Built with the
+// configured C++ compiler (check_cpp) and with clang++ (check_cpp_clang).
+#include <zkl.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern "C" {
+#include "testutil.h"
+#include "zkl/zookeeper.h"
+}
+
+using namespace std::chrono_literals;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+std::string P(const char *leaf)
+{
+    return std::string(tu_fixture_root) + "/" + leaf;
+}
+
+zkl::client make_client()
+{
+    return zkl::client(tu_hosts(), std::chrono::milliseconds(10000));
+}
+
+// Children of `path` as the server has them, through a zkl client's own
+// handle (zkl/zookeeper.h).
+int children(const zkl::client &c, const std::string &path)
+{
+    String_vector kids{};
+    int rc = zoo_get_children(zkl_client_handle(c.native_handle()), path.c_str(), 0, &kids);
+    if (rc == ZNONODE)
+        return 0;
+    ck_assert_int_eq(rc, ZOK);
+    int n = kids.count;
+    deallocate_String_vector(&kids);
+    return n;
+}
+
+// A semaphore's waiter node goes just after its acquire returns: wait for
+// the count of its children with a deadline.
+bool lease_nodes(const std::string &path, int want)
+{
+    return tu_wait_children(tu_fixture_zk, path.c_str(), want, 15000);
+}
+
+// Wait for `cond` with a deadline; its last value.
+template <class F> bool wait_for(F cond, std::chrono::milliseconds limit = 15s)
+{
+    auto end = clk::now() + limit;
+    while (!cond()) {
+        if (clk::now() >= end)
+            return cond();
+        std::this_thread::sleep_for(2ms);
+    }
+    return true;
+}
+
+// A latch with a deadline (std::latch is C++20).
+class gate {
+public:
+    void open()
+    {
+        std::lock_guard<std::mutex> g(mu_);
+        open_ = true;
+        cv_.notify_all();
+    }
+    bool wait(std::chrono::milliseconds limit = 15s)
+    {
+        std::unique_lock<std::mutex> g(mu_);
+        return cv_.wait_for(g, limit, [&] { return open_; });
+    }
+
+private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool open_ = false;
+};
+
+} // namespace
+
+START_TEST(test_the_readme_snippet)
+{
+    // As in the README, under this test's root.
+    zkl::client c(tu_hosts(), std::chrono::milliseconds(10000)); // throws zkl::error
+    zkl::mutex a(c, P("locks/a")), b(c, P("locks/b"));
+    {
+        std::scoped_lock both(a, b);
+        int64_t t = a.token();
+        ck_assert_int_gt(t, 0);
+        ck_assert_int_gt(b.token(), 0);
+        ck_assert(a.is_held() && b.is_held());
+        ck_assert_int_eq(children(c, P("locks/a")), 1);
+        ck_assert_int_eq(children(c, P("locks/b")), 1);
+        ck_assert(a.node().compare(0, P("locks/a/").size(), P("locks/a/")) == 0);
+    }
+    ck_assert(!a.is_held() && !b.is_held());
+    ck_assert(a.node().empty());
+    ck_assert_int_eq(children(c, P("locks/a")), 0);
+    {
+        std::unique_lock<zkl::mutex> l(a, std::defer_lock);
+        ck_assert(l.try_lock_for(std::chrono::milliseconds(200)));
+        ck_assert(a.is_held());
+    }
+    ck_assert(!a.is_held());
+    zkl::shared_mutex rw(c, P("locks/rw"));
+    {
+        std::shared_lock<zkl::shared_mutex> r(rw);
+        ck_assert(rw.is_held_shared() && !rw.is_held());
+        ck_assert_int_gt(rw.token_shared(), 0);
+    }
+    ck_assert(!rw.is_held_shared());
+    zkl::semaphore s(c, P("locks/pool"), 3);
+    {
+        zkl::lease l = s.acquire();
+        std::optional<zkl::lease> m = s.try_acquire_for(std::chrono::milliseconds(100));
+        ck_assert(l.is_held());
+        ck_assert(m.has_value() && m->is_held());
+        ck_assert_int_gt(m->token(), l.token());
+        ck_assert(lease_nodes(P("locks/pool"), 2));
+    }
+    ck_assert(lease_nodes(P("locks/pool"), 0));
+    bool thrown = false;
+    try {
+        zkl::mutex bad(c, "no-slash");
+    } catch (const zkl::error &e) {
+        thrown = true;
+        ck_assert(e.code() == std::error_code(ZKL_EINVAL, zkl::category()));
+    }
+    ck_assert(thrown);
+    // The prefetch option.
+    zkl::mutex pf(c, P("locks/pf"), zkl::mutex_options().prefetch());
+    {
+        std::lock_guard<zkl::mutex> g(pf);
+        ck_assert(pf.is_held());
+    }
+    ck_assert_int_eq(children(c, P("locks/pf")), 0);
+}
+END_TEST
+
+// A shared counter updated non-atomically under the lock by several
+// threads; `inside` counts the threads in the critical section at once.
+struct exclusion {
+    std::atomic<int> inside{0};
+    std::atomic<int> overlaps{0};
+    std::atomic<int> errors{0};
+    long counter = 0;
+    void critical()
+    {
+        if (inside.fetch_add(1) != 0)
+            overlaps++;
+        long v = counter;
+        std::this_thread::sleep_for(1ms);
+        counter = v + 1;
+        inside.fetch_sub(1);
+    }
+};
+
+static void run_exclusion(bool shared_object)
+{
+    const int threads = 4, rounds = 8;
+    zkl::client c = make_client();
+    zkl::mutex shared_m(c, P("counter"));
+    exclusion ex;
+    std::vector<std::thread> ts;
+    for (int i = 0; i < threads; i++)
+        ts.emplace_back([&, shared_object] {
+            try {
+                std::optional<zkl::mutex> own;
+                if (!shared_object)
+                    own.emplace(c, P("counter"));
+                zkl::mutex &m = shared_object ? shared_m : *own;
+                for (int r = 0; r < rounds; r++) {
+                    std::lock_guard<zkl::mutex> g(m);
+                    if (!m.is_held())
+                        ex.errors++;
+                    ex.critical();
+                }
+            } catch (const zkl::error &) {
+                ex.errors++;
+            }
+        });
+    for (auto &t : ts)
+        t.join();
+    ck_assert_int_eq(ex.errors.load(), 0);
+    ck_assert_int_eq(ex.overlaps.load(), 0);
+    ck_assert_int_eq(ex.counter, threads * rounds);
+    ck_assert_int_eq(children(c, P("counter")), 0);
+}
+
+START_TEST(test_lock_guard_excludes_threads_sharing_one_mutex)
+{
+    run_exclusion(true);
+}
+END_TEST
+
+START_TEST(test_lock_guard_excludes_threads_with_a_mutex_each)
+{
+    run_exclusion(false);
+}
+END_TEST
+
+START_TEST(test_mutex_is_reentrant_per_thread)
+{
+    zkl::client c = make_client();
+    zkl::mutex m(c, P("re"));
+    std::lock_guard<zkl::mutex> outer(m);
+    {
+        std::lock_guard<zkl::mutex> inner(m); // only counts
+        ck_assert_int_eq(children(c, P("re")), 1);
+    }
+    ck_assert(m.is_held());
+    // Another thread, same object: its own hold, so it must wait.
+    bool got = true;
+    std::thread t([&] { got = m.try_lock_for(100ms); });
+    t.join();
+    ck_assert(!got);
+    ck_assert_int_eq(children(c, P("re")), 1);
+}
+END_TEST
+
+START_TEST(test_shared_lock_readers_together_writer_alone)
+{
+    zkl::client c = make_client();
+    zkl::shared_mutex rw(c, P("rw"));
+    std::shared_lock<zkl::shared_mutex> mine(rw);
+    ck_assert(rw.is_held_shared());
+
+    // A second reader (another thread, same object) gets in while we read.
+    std::atomic<int> second{-1};
+    gate second_in, second_go;
+    std::thread r([&] {
+        try {
+            std::shared_lock<zkl::shared_mutex> l(rw, std::defer_lock);
+            second = l.try_lock_for(10s) ? 1 : 0;
+            second_in.open();
+            second_go.wait();
+        } catch (const zkl::error &) {
+            second = 2;
+            second_in.open();
+        }
+    });
+    ck_assert(second_in.wait());
+    ck_assert_int_eq(second.load(), 1);
+    ck_assert_int_eq(children(c, P("rw")), 2);
+
+    // A writer cannot get in while they read, and leaves no node.
+    bool writer = true;
+    std::thread w([&] { writer = rw.try_lock_for(200ms); });
+    w.join();
+    ck_assert(!writer);
+    ck_assert_int_eq(children(c, P("rw")), 2);
+
+    second_go.open();
+    r.join();
+    mine.unlock();
+    ck_assert_int_eq(children(c, P("rw")), 0);
+
+    // While a writer holds, readers are kept out.
+    gate held, done;
+    std::atomic<int> wrote{-1};
+    std::thread w2([&] {
+        try {
+            std::unique_lock<zkl::shared_mutex> l(rw);
+            wrote = rw.is_held() ? 1 : 0;
+            held.open();
+            done.wait();
+        } catch (const zkl::error &) {
+            wrote = 2;
+            held.open();
+        }
+    });
+    ck_assert(held.wait());
+    ck_assert_int_eq(wrote.load(), 1);
+    ck_assert(!rw.try_lock_shared_for(200ms));
+    ck_assert(!rw.try_lock_shared_until(clk::now() + 100ms));
+    ck_assert_int_eq(children(c, P("rw")), 1);
+    done.open();
+    w2.join();
+    ck_assert(rw.try_lock_shared_for(10s));
+    rw.unlock_shared();
+    ck_assert_int_eq(children(c, P("rw")), 0);
+}
+END_TEST
+
+START_TEST(test_lease_raii_gives_the_lease_back)
+{
+    zkl::client c = make_client();
+    zkl::semaphore s(c, P("pool"), 1);
+    ck_assert_int_eq(s.max_leases(), 1);
+    {
+        zkl::lease l = s.acquire();
+        ck_assert(l && l.is_held());
+        ck_assert_int_eq(l.count(), 1);
+        ck_assert(!s.try_acquire().has_value());
+        ck_assert(!s.try_acquire_for(100ms).has_value());
+        ck_assert(lease_nodes(P("pool"), 1));
+        // Moving hands the one lease over.
+        zkl::lease moved = std::move(l);
+        ck_assert(!l && moved);
+        ck_assert(!l.is_held());
+        ck_assert(lease_nodes(P("pool"), 1));
+    } // released here
+    ck_assert(lease_nodes(P("pool"), 0));
+    std::optional<zkl::lease> again = s.try_acquire_for(10s);
+    ck_assert(again.has_value());
+    int64_t t = again->token();
+    again->release(); // explicit: now empty
+    ck_assert(!*again);
+    ck_assert(lease_nodes(P("pool"), 0));
+    bool thrown = false;
+    try {
+        again->release();
+    } catch (const zkl::error &e) {
+        thrown = e.code() == zkl::errc::not_held;
+    }
+    ck_assert(thrown);
+    zkl::lease next = s.acquire();
+    ck_assert_int_gt(next.token(), t);
+}
+END_TEST
+
+START_TEST(test_try_lock_for_times_out_and_leaves_no_node)
+{
+    zkl::client holder = make_client();
+    zkl::client c = make_client();
+    zkl::mutex held(holder, P("busy"));
+    held.lock();
+    zkl::mutex m(c, P("busy"));
+    ck_assert(!m.try_lock());
+    auto t0 = clk::now();
+    ck_assert(!m.try_lock_for(200ms));
+    auto waited = clk::now() - t0;
+    ck_assert_msg(waited >= 199ms, "returned after %lld ms",
+                  (long long)std::chrono::duration_cast<std::chrono::milliseconds>(waited).count());
+    ck_assert(!m.try_lock_until(clk::now() + 150ms));
+    ck_assert(!m.try_lock_until(std::chrono::system_clock::now() + 50ms));
+    ck_assert(!m.is_held());
+    // Only the holder's node is on the server.
+    ck_assert_int_eq(children(c, P("busy")), 1);
+    std::string node = held.node();
+    ck_assert(!node.empty());
+    // A semaphore-mutex times out the same way.
+    zkl::semaphore_mutex sm(c, P("busy"));
+    ck_assert(!sm.try_lock_for(100ms));
+    ck_assert_int_eq(children(c, P("busy")), 1);
+    held.unlock();
+    ck_assert(m.try_lock_for(10s));
+    m.unlock();
+    ck_assert_int_eq(children(c, P("busy")), 0);
+}
+END_TEST
+
+START_TEST(test_error_codes_and_category)
+{
+    const std::error_category &cat = zkl::category();
+    ck_assert_str_eq(cat.name(), "zkl");
+    ck_assert(&cat == &zkl::category());
+#define CHECK_ONE(name, code, msg) ck_assert(cat.message(ZKL_##name) == std::string(msg));
+    ZKL_ERRNO_MAP(CHECK_ONE)
+#undef CHECK_ONE
+    ck_assert(std::error_code(zkl::errc::timed_out) == std::error_code(ZKL_ETIMEDOUT, cat));
+    ck_assert(std::error_code(zkl::errc::timed_out) == std::errc::timed_out);
+    ck_assert(std::error_code(zkl::errc::deadlock) == std::errc::resource_deadlock_would_occur);
+    ck_assert(std::error_code(zkl::errc::lost) != std::errc::timed_out);
+    zkl::error e(ZKL_ELOST, "zkl::mutex::lock");
+    ck_assert_int_eq(e.code().value(), ZKL_ELOST);
+    ck_assert(std::strstr(e.what(), zkl_strerror(ZKL_ELOST)) != nullptr);
+    ck_assert(std::strstr(e.what(), "zkl::mutex::lock") != nullptr);
+    const std::system_error &base = e; // a std::system_error
+    ck_assert(base.code().category() == zkl::category());
+
+    auto code_of = [](auto &&fn) -> int {
+        try {
+            fn();
+        } catch (const zkl::error &err) {
+            ck_assert(err.code().category() == zkl::category());
+            return err.code().value();
+        }
+        return 0;
+    };
+    ck_assert_int_eq(code_of([] { zkl::client bad("", 1000ms); }), ZKL_EINVAL);
+    ck_assert_int_eq(code_of([] { zkl::client bad(tu_hosts(), 0ms); }), ZKL_EINVAL);
+    zkl::client c = make_client();
+    zkl::mutex m(c, P("e/m"));
+    ck_assert_int_eq(code_of([&] { (void)m.token(); }), ZKL_ENOTHELD);
+    ck_assert_int_eq(code_of([&] { m.unlock(); }), ZKL_ENOTHELD);
+    ck_assert_int_eq(code_of([&] { zkl::shared_mutex bad(c, "/"); }), ZKL_EINVAL);
+    ck_assert_int_eq(code_of([&] { zkl::semaphore bad(c, P("e/s"), 0); }), ZKL_EINVAL);
+    zkl::semaphore s(c, P("e/s"), 2);
+    ck_assert_int_eq(code_of([&] { zkl::semaphore other(c, P("e/s"), 3); }), ZKL_EMISMATCH);
+    // A read hold asking for the write side could only wait for itself.
+    zkl::shared_mutex rw(c, P("e/rw"));
+    {
+        std::shared_lock<zkl::shared_mutex> r(rw);
+        ck_assert_int_eq(code_of([&] { rw.lock(); }), ZKL_EDEADLK);
+    }
+    // A semaphore-mutex object is not reentrant.
+    zkl::semaphore_mutex sm(c, P("e/sm"));
+    {
+        std::lock_guard<zkl::semaphore_mutex> g(sm);
+        ck_assert_int_eq(code_of([&] { sm.lock(); }), ZKL_EDEADLK);
+    }
+    // Two members on one path.
+    ck_assert_int_eq(code_of([&] { zkl::multi_lock ml{rw.read_side(), rw.write_side()}; }),
+                     ZKL_EINVAL);
+    // A moved-from object.
+    zkl::mutex moved = std::move(m);
+    ck_assert_int_eq(code_of([&] { m.lock(); }), ZKL_EINVAL);
+    ck_assert(!m.is_held());
+    // After cancel(), waiting acquires fail with canceled.
+    zkl::client c2 = make_client();
+    zkl::mutex m2(c2, P("e/m"));
+    c2.cancel();
+    ck_assert_int_eq(code_of([&] { m2.lock(); }), ZKL_ECANCELED);
+    ck_assert_int_eq(children(c, P("e/m")), 0);
+}
+END_TEST
+
+START_TEST(test_timeouts_round_up_to_milliseconds)
+{
+    using zkl::detail::timeout_ms;
+    ck_assert_int_eq(timeout_ms(200ms), 200);
+    ck_assert_int_eq(timeout_ms(1us), 1);
+    ck_assert_int_eq(timeout_ms(1500us), 2);
+    ck_assert_int_eq(timeout_ms(2000us), 2);
+    ck_assert_int_eq(timeout_ms(1ns), 1);
+    ck_assert_int_eq(timeout_ms(0ms), 0);
+    ck_assert_int_eq(timeout_ms(-5ms), 0);
+    ck_assert_int_eq(timeout_ms(2s), 2000);
+    ck_assert_int_eq(timeout_ms(std::chrono::duration<double>(0.0015)), 2);
+    ck_assert_int_eq(timeout_ms(std::chrono::duration<double, std::milli>(3.0)), 3);
+    ck_assert_int_eq(timeout_ms(std::chrono::hours::max()), ZKL_WAIT_FOREVER);
+    ck_assert_int_eq(timeout_ms(std::chrono::nanoseconds::max()), ZKL_WAIT_FOREVER);
+    ck_assert_int_eq(timeout_ms(std::chrono::hours::min()), 0);
+    ck_assert_int_eq(timeout_ms(std::chrono::hours(24)), 86400000L);
+}
+END_TEST
+
+// A client whose session is marked by an ephemeral node: the marker is on
+// the server exactly as long as the C client is open.
+static std::unique_ptr<zkl::client> marked_client(const std::string &marker)
+{
+    auto c = std::make_unique<zkl::client>(make_client());
+    zhandle_t *zh = zkl_client_handle(c->native_handle());
+    for (const std::string &p : {std::string("/zkl-test"), std::string(tu_fixture_root)}) {
+        int rc = zoo_create(zh, p.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
+        ck_assert(rc == ZOK || rc == ZNODEEXISTS);
+    }
+    ck_assert_int_eq(zoo_create(zh, marker.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
+                                ZOO_EPHEMERAL, nullptr, 0),
+                     ZOK);
+    return c;
+}
+
+static bool session_open(const std::string &marker)
+{
+    return tu_exists(tu_fixture_zk, marker.c_str());
+}
+
+static bool session_closes(const std::string &marker)
+{
+    return wait_for([&] { return !session_open(marker); });
+}
+
+// Each kind of object alone outlives the user's client variable: it still
+// works, and the session closes when the object goes.
+START_TEST(test_objects_outlive_the_client_variable)
+{
+    {
+        std::string marker = P("marker-mutex");
+        auto c = marked_client(marker);
+        auto m = std::make_unique<zkl::mutex>(*c, P("o/m"));
+        c.reset();
+        {
+            std::lock_guard<zkl::mutex> g(*m);
+            ck_assert(m->is_held());
+            ck_assert_int_eq(tu_children(tu_fixture_zk, P("o/m").c_str()), 1);
+        }
+        ck_assert(session_open(marker));
+        m.reset();
+        ck_assert(session_closes(marker));
+    }
+    {
+        std::string marker = P("marker-rw");
+        auto c = marked_client(marker);
+        auto rw = std::make_unique<zkl::shared_mutex>(*c, P("o/rw"));
+        c.reset();
+        rw->lock_shared(); // left held: the destructor gives it back
+        ck_assert_int_eq(tu_children(tu_fixture_zk, P("o/rw").c_str()), 1);
+        ck_assert(session_open(marker));
+        rw.reset();
+        ck_assert(session_closes(marker));
+        ck_assert_int_eq(tu_children(tu_fixture_zk, P("o/rw").c_str()), 0);
+    }
+    {
+        std::string marker = P("marker-lease");
+        auto c = marked_client(marker);
+        std::optional<zkl::lease> lease;
+        {
+            zkl::semaphore s(*c, P("o/s"), 2);
+            lease = s.acquire(); // the lease keeps its semaphore
+        }
+        c.reset();
+        ck_assert(lease->is_held());
+        ck_assert_int_gt(lease->token(), 0);
+        ck_assert(lease_nodes(P("o/s"), 1));
+        ck_assert(session_open(marker));
+        lease.reset();
+        ck_assert(lease_nodes(P("o/s"), 0));
+        ck_assert(session_closes(marker));
+    }
+    {
+        std::string marker = P("marker-semmutex");
+        auto c = marked_client(marker);
+        auto sm = std::make_unique<zkl::semaphore_mutex>(*c, P("o/sm"));
+        c.reset();
+        ck_assert(sm->try_lock_for(10s));
+        ck_assert_int_eq(tu_children(tu_fixture_zk, P("o/sm").c_str()), 1);
+        sm->unlock();
+        ck_assert(session_open(marker));
+        sm.reset();
+        ck_assert(session_closes(marker));
+    }
+    {
+        std::string marker = P("marker-multi");
+        auto c = marked_client(marker);
+        std::unique_ptr<zkl::multi_lock> ml;
+        {
+            zkl::mutex x(*c, P("o/x")), y(*c, P("o/y"));
+            ml = std::make_unique<zkl::multi_lock>(std::initializer_list<zkl::lock_ref>{x, y});
+        } // the multi-lock keeps its members
+        c.reset();
+        {
+            std::lock_guard<zkl::multi_lock> g(*ml);
+            ck_assert(ml->is_held());
+            ck_assert_int_eq(tu_children(tu_fixture_zk, P("o/x").c_str()), 1);
+            ck_assert_int_eq(tu_children(tu_fixture_zk, P("o/y").c_str()), 1);
+        }
+        ck_assert(session_open(marker));
+        ml.reset();
+        ck_assert(session_closes(marker));
+    }
+    {
+        // A copy of the client keeps the session too.
+        std::string marker = P("marker-copy");
+        auto c = marked_client(marker);
+        zkl::client copy = *c;
+        c.reset();
+        ck_assert(session_open(marker));
+        ck_assert_int_ne(copy.session_id(), 0);
+    }
+    ck_assert(session_closes(P("marker-copy")));
+}
+END_TEST
+
+START_TEST(test_multi_lock_of_mixed_members)
+{
+    zkl::client c = make_client();
+    zkl::mutex a(c, P("ml/a"));
+    zkl::shared_mutex rw(c, P("ml/rw"));
+    zkl::semaphore_mutex sm(c, P("ml/sm"));
+    zkl::multi_lock inner{a, rw.read_side()};
+    zkl::multi_lock ml{zkl::lock_ref(inner), sm};
+    {
+        std::unique_lock<zkl::multi_lock> g(ml, 10s);
+        ck_assert(g.owns_lock());
+        ck_assert(ml.is_held());
+        ck_assert(a.is_held() && rw.is_held_shared() && sm.is_held());
+        ck_assert_int_eq(children(c, P("ml/a")), 1);
+        ck_assert_int_eq(children(c, P("ml/rw")), 1);
+        ck_assert_int_eq(children(c, P("ml/sm")), 1);
+        // Another thread cannot take the mutex member meanwhile.
+        bool other = true;
+        std::thread t([&] { other = a.try_lock_for(100ms); });
+        t.join();
+        ck_assert(!other);
+    }
+    ck_assert(!ml.is_held() && !a.is_held() && !sm.is_held());
+    ck_assert_int_eq(children(c, P("ml/a")) + children(c, P("ml/rw")) + children(c, P("ml/sm")),
+                     0);
+    // The paths form: one mutex per path.
+    zkl::multi_lock paths(c, {P("ml/p1"), P("ml/p2")});
+    ck_assert(paths.try_lock_for(10s));
+    ck_assert_int_eq(children(c, P("ml/p1")) + children(c, P("ml/p2")), 2);
+    paths.unlock();
+    ck_assert_int_eq(children(c, P("ml/p1")) + children(c, P("ml/p2")), 0);
+}
+END_TEST
+
+// The hooks of every kind, after one session expiry; unlock() of a lost
+// hold does not throw, a lost lease's release() does.
+START_TEST(test_lost_hold_calls_the_hook_and_unlock_does_not_throw)
+{
+    zkl::client c = make_client();
+    zkl::mutex m(c, P("lost/m"));
+    zkl::shared_mutex rw(c, P("lost/rw"));
+    zkl::semaphore_mutex sm(c, P("lost/sm"));
+    zkl::semaphore sem(c, P("lost/s"), 2);
+    std::mutex mu;
+    std::vector<std::pair<std::string, int64_t>> seen;
+    auto note = [&](const char *who, int64_t t) {
+        std::lock_guard<std::mutex> g(mu);
+        seen.emplace_back(who, t);
+    };
+    m.set_on_lost([&](int64_t t) { note("mutex", t); });
+    rw.set_on_lost([&](bool write, int64_t t) { note(write ? "write" : "read", t); });
+    sm.set_on_lost([&](int64_t t) { note("semmutex", t); });
+    sem.set_on_lost([&](int64_t t) { note("lease", t); });
+    m.lock();
+    rw.lock();
+    sm.lock();
+    zkl::lease l = sem.acquire();
+    const int64_t tm = m.token(), tw = rw.token(), ts = sm.token(), tl = l.token();
+    int64_t session = c.session_id();
+    tu_expire_session(c.native_handle());
+    ck_assert(wait_for([&] {
+        std::lock_guard<std::mutex> g(mu);
+        return seen.size() >= 4;
+    }));
+    {
+        std::lock_guard<std::mutex> g(mu);
+        ck_assert_int_eq(seen.size(), 4);
+        auto token_of = [&](const std::string &who) -> int64_t {
+            for (const auto &e : seen)
+                if (e.first == who)
+                    return e.second;
+            return -1;
+        };
+        ck_assert_int_eq(token_of("mutex"), tm);
+        ck_assert_int_eq(token_of("write"), tw);
+        ck_assert_int_eq(token_of("semmutex"), ts);
+        ck_assert_int_eq(token_of("lease"), tl);
+    }
+    ck_assert(!m.is_held() && !rw.is_held() && !sm.is_held() && !l.is_held());
+    bool threw_lost = false;
+    try {
+        (void)m.token();
+    } catch (const zkl::error &e) {
+        threw_lost = e.code() == zkl::errc::lost;
+    }
+    ck_assert(threw_lost);
+    // The holds are gone: no exception (a lock_guard's destructor may call
+    // unlock()).
+    m.unlock();
+    rw.unlock();
+    sm.unlock();
+    threw_lost = false;
+    try {
+        l.release();
+    } catch (const zkl::error &e) {
+        threw_lost = e.code() == zkl::errc::lost;
+    }
+    ck_assert(threw_lost);
+    ck_assert(!l);
+    m.set_on_lost(nullptr);
+    rw.set_on_lost(nullptr);
+    sm.set_on_lost(nullptr);
+    sem.set_on_lost(nullptr);
+    // Once the client has re-opened a session, the locks work again.
+    ck_assert(wait_for([&] {
+        return c.state() == zkl::state::connected && c.session_id() != session;
+    }));
+    ck_assert(m.try_lock_for(10s));
+    ck_assert_int_gt(m.token(), tm);
+    m.unlock();
+    std::optional<zkl::lease> again = sem.try_acquire_for(10s);
+    ck_assert(again.has_value());
+    ck_assert_int_gt(again->token(), tl);
+}
+END_TEST
+
+// Writes that the server applies only while the writer holds.
+START_TEST(test_guarded_set_writes_only_while_held)
+{
+    zkl::client c = make_client();
+    zhandle_t *zh = tu_fixture_zk;
+    std::string data = P("data");
+    for (const std::string &p : {std::string("/zkl-test"), std::string(tu_fixture_root), data}) {
+        int rc = zoo_create(zh, p.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
+        ck_assert(rc == ZOK || rc == ZNODEEXISTS);
+    }
+    auto read = [&] {
+        char buf[32] = {0};
+        int len = sizeof buf - 1;
+        ck_assert_int_eq(zoo_get(zh, data.c_str(), 0, buf, &len, nullptr), ZOK);
+        return std::string(buf, len > 0 ? static_cast<size_t>(len) : 0);
+    };
+    auto code_of = [](auto &&fn) -> int {
+        try {
+            fn();
+        } catch (const zkl::error &err) {
+            return err.code().value();
+        }
+        return 0;
+    };
+    zkl::mutex m(c, P("g/m"));
+    ck_assert_int_eq(code_of([&] { m.guarded_set(data, "no"); }), ZKL_ENOTHELD);
+    {
+        std::lock_guard<zkl::mutex> g(m);
+        m.guarded_set(data, "mutex");
+    }
+    ck_assert(read() == "mutex");
+    zkl::shared_mutex rw(c, P("g/rw"));
+    {
+        std::shared_lock<zkl::shared_mutex> r(rw); // a read hold does not count
+        ck_assert_int_eq(code_of([&] { rw.guarded_set(data, "no"); }), ZKL_ENOTHELD);
+    }
+    {
+        std::lock_guard<zkl::shared_mutex> w(rw);
+        rw.guarded_set(data, "writer");
+    }
+    ck_assert(read() == "writer");
+    zkl::semaphore_mutex sm(c, P("g/sm"));
+    ck_assert_int_eq(code_of([&] { sm.guarded_set(data, "no"); }), ZKL_ENOTHELD);
+    {
+        std::lock_guard<zkl::semaphore_mutex> g(sm);
+        sm.guarded_set(data, "semmutex");
+    }
+    ck_assert(read() == "semmutex");
+    zkl::semaphore s(c, P("g/s"), 1);
+    {
+        zkl::lease l = s.acquire();
+        l.guarded_set(data, std::string("lease"));
+    }
+    ck_assert(read() == "lease");
+    zkl::lease empty;
+    ck_assert_int_eq(code_of([&] { empty.guarded_set(data, "no"); }), ZKL_ENOTHELD);
+    ck_assert(read() == "lease");
+}
+END_TEST
+
+int main()
+{
+    Suite *s = suite_create("cpp");
+    TCase *tc = tu_tcase("cpp", 120);
+    tu_add_fixture(tc, "cpp");
+    tcase_add_test(tc, test_the_readme_snippet);
+    tcase_add_test(tc, test_lock_guard_excludes_threads_sharing_one_mutex);
+    tcase_add_test(tc, test_lock_guard_excludes_threads_with_a_mutex_each);
+    tcase_add_test(tc, test_mutex_is_reentrant_per_thread);
+    tcase_add_test(tc, test_shared_lock_readers_together_writer_alone);
+    tcase_add_test(tc, test_lease_raii_gives_the_lease_back);
+    tcase_add_test(tc, test_try_lock_for_times_out_and_leaves_no_node);
+    tcase_add_test(tc, test_error_codes_and_category);
+    tcase_add_test(tc, test_timeouts_round_up_to_milliseconds);
+    tcase_add_test(tc, test_objects_outlive_the_client_variable);
+    tcase_add_test(tc, test_multi_lock_of_mixed_members);
+    tcase_add_test(tc, test_lost_hold_calls_the_hook_and_unlock_does_not_throw);
+    tcase_add_test(tc, test_guarded_set_writes_only_while_held);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
