@@ -197,7 +197,12 @@ ZKL__HIDDEN extern const zkl__policy zkl__lock_policy;
 ZKL__HIDDEN extern const zkl__policy zkl__read_policy;
 ZKL__HIDDEN extern const zkl__policy zkl__write_policy;
 /* The counting semaphore (recipes/semaphore.c): "zkl-wait-" gate nodes wait
- * (the gate's arg is the semaphore's own), "zkl-lease-" nodes hold. */
+ * (the gate's arg is a `const struct zkl__gate_arg *`: the limit, and the
+ * leases the waiter asks for), "zkl-lease-" nodes hold. */
+struct zkl__gate_arg {
+    int max;
+    int need;
+};
 ZKL__HIDDEN extern const zkl__policy zkl__gate_policy;
 ZKL__HIDDEN extern const zkl__policy zkl__lease_policy;
 /* Leases a node stands for: 1 for "zkl-lease-", n for "zkl-lease-x<n>-",

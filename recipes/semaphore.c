@@ -75,11 +75,6 @@ static void lease_kind(char *buf, size_t size, int n)
         snprintf(buf, size, "%sx%d-", LEASE_KIND, n);
 }
 
-struct gate_arg {
-    int max;
-    int need;
-};
-
 /* A waiter holds the gate when no waiter is ahead of it and the leases
  * leave room for `need` more. Behind another waiter it watches the nearest
  * one ahead (a FIFO queue, one wake-up per handoff); as the head without
@@ -88,7 +83,7 @@ struct gate_arg {
 static bool gate_holds(const zkl__entry *cs, size_t n, size_t self, size_t *watch,
                        const void *arg)
 {
-    const struct gate_arg *g = arg;
+    const struct zkl__gate_arg *g = arg;
     for (size_t i = self; i-- > 0;) {
         if (zkl__entry_is(&cs[i], WAIT_KIND)) {
             *watch = i;
@@ -312,7 +307,7 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
         }
     }
 
-    struct gate_arg ga = {s->max, n};
+    struct zkl__gate_arg ga = {s->max, n};
     zkl__qopts go = {.arg = &ga};
     zkl__node *gate;
     int rc = zkl__queue_acquire(s->c, s->path, &zkl__gate_policy, &go, deadline, &gate);

@@ -280,7 +280,7 @@ static void one_case(enum rkind k, uint64_t case_no)
     ck_assert_msg(self < ke, "case %llu: own node not found", (unsigned long long)case_no);
 
     int max = 1 + (int)pick(4), need = 1 + (int)pick((unsigned)max);
-    struct gate_arg ga = {max, need};
+    struct zkl__gate_arg ga = {max, need};
     bool downgrade = k == R_READ_DOWNGRADE;
     const zkl__policy *pol = k == R_LOCK    ? &zkl__lock_policy
                              : k == R_WRITE ? &zkl__write_policy

@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     if (self == k)
         abort();
     bool downgrade = false;
-    struct gate_arg ga = {1 + (int)(lim & 7), 1 + (int)((lim >> 3) & 7)};
+    struct zkl__gate_arg ga = {1 + (int)(lim & 7), 1 + (int)((lim >> 3) & 7)};
     const zkl__policy *pols[] = {&zkl__lock_policy, &zkl__write_policy, &zkl__read_policy,
                                  &zkl__gate_policy};
     const zkl__policy *p = pols[sel & 3];
@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         bool group = p->watch_group && p->watch_group(&cs[w], arg);
         if (!group && w >= self)
             abort();
-        if (group && lease_count(&cs[w]) <= 0)
+        if (group && zkl__lease_count(&cs[w]) <= 0)
             abort();
     }
     if (p == &zkl__lock_policy || p == &zkl__write_policy) {
@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     } else {
         bool waiter = false;
         for (size_t i = 0; i < self; i++)
-            waiter |= zkl__entry_is(&cs[i], WAIT_KIND);
+            waiter |= zkl__entry_is(&cs[i], "zkl-wait-");
         if (waiter && holds)
             abort();
     }
