@@ -113,8 +113,8 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
     for (;;) {
         if (!*lost && (st == ZKL_STATE_LOST || st == ZKL_STATE_CLOSED)) {
             *lost = true;
-            cli_err("lock %s lost (the ZooKeeper session expired, or may expire any moment: no "
-                    "answer from ZooKeeper in time): terminating COMMAND (pid %ld)",
+            cli_err("lock %s lost (its node was deleted, or the ZooKeeper session expired or may "
+                    "expire any moment with no answer in time): terminating COMMAND (pid %ld)",
                     cmd->path, (long)pid);
             kill(pid, cmd->kill_after_ms == 0 ? SIGKILL : SIGTERM);
             kill_at = cmd->kill_after_ms == 0 ? -1 : cli_now_ms() + cmd->kill_after_ms;

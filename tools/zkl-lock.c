@@ -362,8 +362,8 @@ static int hold(const struct lockopts *o, struct loop *l, zkl_client *c, const c
     for (;;) {
         if (st == ZKL_STATE_LOST || st == ZKL_STATE_CLOSED) {
             *lost = true;
-            cli_err("lock %s lost (the ZooKeeper session expired, or may expire any moment: no "
-                    "answer from ZooKeeper in time)",
+            cli_err("lock %s lost (its node was deleted, or the ZooKeeper session expired or may "
+                    "expire any moment with no answer in time)",
                     o->path);
             return 0;
         }
