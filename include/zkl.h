@@ -349,6 +349,20 @@ ZKL_EXPORT int zkl_mutex_is_held(zkl_mutex *m);
 typedef void (*zkl_lost_fn)(zkl_mutex *m, int64_t token, void *arg);
 ZKL_EXPORT int zkl_mutex_set_lost_fn(zkl_mutex *m, zkl_lost_fn fn, void *arg);
 
+/* Be told when someone asks a hold of `m` to let go: zkl_revoke(), `zkl
+ * revoke`, or Curator's Revoker, each of which writes the ASCII bytes
+ * "__REVOKE__" into the hold's node (Curator's revocation protocol). `fn(m, token, arg)` is
+ * called once per request, with the token of the hold asked, on the client's
+ * keeper thread (never a ZooKeeper thread, never with a zkl lock held).
+ * Revocation is cooperative: zkl releases nothing by itself; `fn` tells the
+ * holder to finish and release, and should return soon (it must not wait
+ * for that release, nor call zkl_client_close). A hold of an object without
+ * a callback ignores requests. NULL removes the callback; once that call
+ * returns, `fn` is not running and will not be called. Returns 0 or
+ * ZKL_EINVAL (NULL object). Thread-safe. */
+typedef void (*zkl_mutex_revoke_fn)(zkl_mutex *m, int64_t token, void *arg);
+ZKL_EXPORT int zkl_mutex_set_revoke_fn(zkl_mutex *m, zkl_mutex_revoke_fn fn, void *arg);
+
 /* The fencing token of the calling thread's hold (the czxid of its node):
  * successive holders of one path get strictly increasing tokens. Negative
  * ZKL_ENOTHELD if the thread holds nothing, ZKL_ELOST if its hold was lost,
@@ -440,6 +454,21 @@ ZKL_EXPORT int zkl_semmutex_is_held(zkl_semmutex *s);
 typedef void (*zkl_semmutex_lost_fn)(zkl_semmutex *s, int64_t token, void *arg);
 ZKL_EXPORT int zkl_semmutex_set_lost_fn(zkl_semmutex *s, zkl_semmutex_lost_fn fn,
                                         void *arg);
+
+/* Be told when someone asks a hold of `s` to let go: zkl_revoke(), `zkl
+ * revoke`, or Curator's Revoker, each of which writes the ASCII bytes
+ * "__REVOKE__" into the hold's node (Curator's revocation protocol). `fn(s, token, arg)` is
+ * called once per request, with the token of the hold asked, on the client's
+ * keeper thread (never a ZooKeeper thread, never with a zkl lock held).
+ * Revocation is cooperative: zkl releases nothing by itself; `fn` tells the
+ * holder to finish and release, and should return soon (it must not wait
+ * for that release, nor call zkl_client_close). A hold of an object without
+ * a callback ignores requests. NULL removes the callback; once that call
+ * returns, `fn` is not running and will not be called. Returns 0 or
+ * ZKL_EINVAL (NULL object). Thread-safe. */
+typedef void (*zkl_semmutex_revoke_fn)(zkl_semmutex *s, int64_t token, void *arg);
+ZKL_EXPORT int zkl_semmutex_set_revoke_fn(zkl_semmutex *s, zkl_semmutex_revoke_fn fn,
+                                          void *arg);
 
 /* The fencing token of the object's hold (the czxid of its node):
  * successive holders of one path get strictly increasing tokens. Negative
@@ -687,6 +716,20 @@ ZKL_EXPORT int zkl_rwlock_write_is_held(zkl_rwlock *rw);
 typedef void (*zkl_rwlock_lost_fn)(zkl_rwlock *rw, int write, int64_t token, void *arg);
 ZKL_EXPORT int zkl_rwlock_set_lost_fn(zkl_rwlock *rw, zkl_rwlock_lost_fn fn, void *arg);
 
+/* Be told when someone asks a hold of `rw` (either side) to let go: zkl_revoke(), `zkl
+ * revoke`, or Curator's Revoker, each of which writes the ASCII bytes
+ * "__REVOKE__" into the hold's node (Curator's revocation protocol). `fn(rw, write, token, arg)` (`write` 1 for a write hold) is
+ * called once per request, with the token of the hold asked, on the client's
+ * keeper thread (never a ZooKeeper thread, never with a zkl lock held).
+ * Revocation is cooperative: zkl releases nothing by itself; `fn` tells the
+ * holder to finish and release, and should return soon (it must not wait
+ * for that release, nor call zkl_client_close). A hold of an object without
+ * a callback ignores requests. NULL removes the callback; once that call
+ * returns, `fn` is not running and will not be called. Returns 0 or
+ * ZKL_EINVAL (NULL object). Thread-safe. */
+typedef void (*zkl_rwlock_revoke_fn)(zkl_rwlock *rw, int write, int64_t token, void *arg);
+ZKL_EXPORT int zkl_rwlock_set_revoke_fn(zkl_rwlock *rw, zkl_rwlock_revoke_fn fn, void *arg);
+
 /* The fencing token of the calling thread's read (resp. write) hold: the
  * czxid of its node. Successive writers of one path get strictly increasing
  * tokens. Negative ZKL_ENOTHELD if the thread holds nothing on that side,
@@ -779,8 +822,9 @@ ZKL_EXPORT int zkl_participants_limit(zkl_client *c, const char *path, int *max_
  * the holder's node; a Curator holder made revocable hears it and
  * releases). `node` names one node (its name, or its full path under
  * `path`); NULL asks every holder (a read lock or semaphore may have
- * several). Only a holder that watches its node for this hears it; nothing
- * forces it. Returns 0 (asked), ZKL_ENOTHELD (nobody holds, or `node` does
+ * several). Only a holder that opted in hears it (a zkl holder through its
+ * revoke callback, e.g. zkl_mutex_set_revoke_fn; a Curator holder made
+ * revocable); nothing forces it. Returns 0 (asked), ZKL_ENOTHELD (nobody holds, or `node` does
  * not exist), ZKL_EINVAL (NULL, bad path, `node` not under `path`),
  * ZKL_ENOAUTH, ZKL_ELOST, ZKL_ECLOSED, ZKL_ECONNLOSS, ZKL_EZK.
  * Thread-safe. */

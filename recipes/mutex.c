@@ -12,7 +12,8 @@ struct zkl_mutex {
     char *path;
     unsigned flags;
     zkl__owners owners;
-    zkl__lost lost; /* guarded by owners.mu */
+    zkl__lost lost;   /* guarded by owners.mu */
+    zkl__lost revoke; /* guarded by owners.mu */
 };
 
 static bool first_holds(const zkl__entry *cs, size_t n, size_t self, size_t *watch,
@@ -75,6 +76,19 @@ static void mutex_node_lost(zkl__node *n, int64_t token, void *arg)
         fn(m, token, fn_arg);
 }
 
+/* Someone asked a hold to let go ("__REVOKE__" in its node): tell the
+ * user's revoke callback. Runs on the client's keeper thread. */
+static void mutex_node_revoke(zkl__node *n, int64_t token, void *arg)
+{
+    (void)n;
+    zkl_mutex *m = arg;
+    void *fn_arg;
+    zkl_mutex_revoke_fn fn =
+        (zkl_mutex_revoke_fn)zkl__lost_get(&m->revoke, &m->owners.mu, &fn_arg);
+    if (fn != NULL)
+        fn(m, token, fn_arg);
+}
+
 static int zkl_mutex_acquire_unguarded(zkl_mutex *m, long timeout_ms)
 {
     if (m == NULL)
@@ -94,6 +108,7 @@ static int zkl_mutex_acquire_unguarded(zkl_mutex *m, long timeout_ms)
 
     zkl__qopts o = {.prefetch = (m->flags & ZKL_MUTEX_PREFETCH) != 0,
                     .on_lost = mutex_node_lost,
+                    .on_revoke = mutex_node_revoke,
                     .hook_arg = m};
     zkl__node *n;
     int rc = zkl__queue_acquire(m->c, m->path, &zkl__lock_policy, &o, deadline, &n);
@@ -210,6 +225,13 @@ int zkl_mutex_set_lost_fn(zkl_mutex *m, zkl_lost_fn fn, void *arg)
     return zkl__lost_set(&m->lost, &m->owners.mu, m->c, (zkl__any_fn)fn, arg);
 }
 
+int zkl_mutex_set_revoke_fn(zkl_mutex *m, zkl_mutex_revoke_fn fn, void *arg)
+{
+    if (m == NULL)
+        return ZKL_EINVAL;
+    return zkl__lost_set(&m->revoke, &m->owners.mu, m->c, (zkl__any_fn)fn, arg);
+}
+
 void zkl_mutex_free(zkl_mutex *m)
 {
     if (m == NULL)
@@ -217,6 +239,7 @@ void zkl_mutex_free(zkl_mutex *m)
     zkl__obj_close(m, "zkl_mutex_free");
     /* After this no callback can be running or start. */
     zkl__lost_stop(&m->lost, &m->owners.mu, m->c);
+    zkl__lost_stop(&m->revoke, &m->owners.mu, m->c);
     /* Best effort: release holds still open, so their nodes go now rather
      * than with the session; a delete the server refuses is the engine's
      * to retry. */

@@ -28,7 +28,8 @@ struct zkl_rwlock {
     zkl_client *c;
     char *path;
     struct side rd, wr;
-    zkl__lost lost; /* guarded by lost_mu */
+    zkl__lost lost;   /* guarded by lost_mu */
+    zkl__lost revoke; /* guarded by lost_mu */
     pthread_mutex_t lost_mu;
 };
 
@@ -184,6 +185,8 @@ static void side_drop_all(struct side *s)
 
 static void read_node_lost(zkl__node *n, int64_t token, void *arg);
 static void write_node_lost(zkl__node *n, int64_t token, void *arg);
+static void read_node_revoke(zkl__node *n, int64_t token, void *arg);
+static void write_node_revoke(zkl__node *n, int64_t token, void *arg);
 
 /* ---- the API ------------------------------------------------------------ */
 
@@ -241,7 +244,10 @@ static int zkl_rwlock_read_acquire_unguarded(zkl_rwlock *rw, long timeout_ms)
         return side_reenter(&rw->rd, h);
 
     bool downgrade = false;
-    zkl__qopts o = {.arg = &downgrade, .on_lost = read_node_lost, .hook_arg = rw};
+    zkl__qopts o = {.arg = &downgrade,
+                    .on_lost = read_node_lost,
+                    .on_revoke = read_node_revoke,
+                    .hook_arg = rw};
     char seq[SEQ_DIGITS + 1];
     zkl__hold *wh = side_mine(&rw->wr);
     zkl__node *wnode = wh ? wh->node : NULL;
@@ -280,7 +286,7 @@ static int zkl_rwlock_write_acquire_unguarded(zkl_rwlock *rw, long timeout_ms)
     if (side_mine(&rw->rd) != NULL)
         return ZKL_EDEADLK;
     zkl__node *n;
-    zkl__qopts o = {.on_lost = write_node_lost, .hook_arg = rw};
+    zkl__qopts o = {.on_lost = write_node_lost, .on_revoke = write_node_revoke, .hook_arg = rw};
     int rc = zkl__queue_acquire(rw->c, rw->path, rw->wr.pol, &o, deadline, &n);
     if (rc != 0)
         return rc;
@@ -374,6 +380,36 @@ static void write_node_lost(zkl__node *n, int64_t token, void *arg)
     node_lost(arg, 1, token);
 }
 
+/* Someone asked a hold to let go: tell the user's revoke callback which
+ * side. Runs on the client's keeper thread. */
+static void node_revoke(zkl_rwlock *rw, int write, int64_t token)
+{
+    void *fn_arg;
+    zkl_rwlock_revoke_fn fn =
+        (zkl_rwlock_revoke_fn)zkl__lost_get(&rw->revoke, &rw->lost_mu, &fn_arg);
+    if (fn != NULL)
+        fn(rw, write, token, fn_arg);
+}
+
+static void read_node_revoke(zkl__node *n, int64_t token, void *arg)
+{
+    (void)n;
+    node_revoke(arg, 0, token);
+}
+
+static void write_node_revoke(zkl__node *n, int64_t token, void *arg)
+{
+    (void)n;
+    node_revoke(arg, 1, token);
+}
+
+int zkl_rwlock_set_revoke_fn(zkl_rwlock *rw, zkl_rwlock_revoke_fn fn, void *arg)
+{
+    if (rw == NULL)
+        return ZKL_EINVAL;
+    return zkl__lost_set(&rw->revoke, &rw->lost_mu, rw->c, (zkl__any_fn)fn, arg);
+}
+
 int zkl_rwlock_set_lost_fn(zkl_rwlock *rw, zkl_rwlock_lost_fn fn, void *arg)
 {
     if (rw == NULL)
@@ -453,6 +489,7 @@ void zkl_rwlock_free(zkl_rwlock *rw)
     zkl__obj_close(rw, "zkl_rwlock_free");
     /* After this no callback can be running or start. */
     zkl__lost_stop(&rw->lost, &rw->lost_mu, rw->c);
+    zkl__lost_stop(&rw->revoke, &rw->lost_mu, rw->c);
     /* Best effort: holds still open go now rather than with the session. */
     side_drop_all(&rw->rd);
     side_drop_all(&rw->wr);

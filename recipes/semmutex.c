@@ -18,6 +18,7 @@ struct zkl_semmutex {
     bool acquiring;     /* a thread is in zkl_semmutex_acquire */
     int users;          /* guarded writes running on `node` */
     zkl__lost lost;
+    zkl__lost revoke; /* guarded by mu, as lost */
 };
 
 int zkl_semmutex_new(zkl_client *c, const char *path, zkl_semmutex **out)
@@ -66,6 +67,19 @@ static void semmutex_node_lost(zkl__node *n, int64_t token, void *arg)
         fn(s, token, fn_arg);
 }
 
+/* Someone asked the hold to let go: tell the user's revoke callback. Runs
+ * on the client's keeper thread. */
+static void semmutex_node_revoke(zkl__node *n, int64_t token, void *arg)
+{
+    (void)n;
+    zkl_semmutex *s = arg;
+    void *fn_arg;
+    zkl_semmutex_revoke_fn fn =
+        (zkl_semmutex_revoke_fn)zkl__lost_get(&s->revoke, &s->mu, &fn_arg);
+    if (fn != NULL)
+        fn(s, token, fn_arg);
+}
+
 static int zkl_semmutex_acquire_unguarded(zkl_semmutex *s, long timeout_ms)
 {
     if (s == NULL)
@@ -86,7 +100,8 @@ static int zkl_semmutex_acquire_unguarded(zkl_semmutex *s, long timeout_ms)
         return rc;
 
     zkl__node *n = NULL;
-    zkl__qopts o = {.on_lost = semmutex_node_lost, .hook_arg = s};
+    zkl__qopts o = {.on_lost = semmutex_node_lost, .on_revoke = semmutex_node_revoke,
+                    .hook_arg = s};
     rc = zkl__queue_acquire(s->c, s->path, &zkl__lock_policy, &o, deadline, &n);
     pthread_mutex_lock(&s->mu);
     s->acquiring = false;
@@ -213,6 +228,13 @@ int zkl_semmutex_as_lock(zkl_semmutex *s, zkl_lock **out)
     return zkl_lock_new(&semmutex_ops, s, out);
 }
 
+int zkl_semmutex_set_revoke_fn(zkl_semmutex *s, zkl_semmutex_revoke_fn fn, void *arg)
+{
+    if (s == NULL)
+        return ZKL_EINVAL;
+    return zkl__lost_set(&s->revoke, &s->mu, s->c, (zkl__any_fn)fn, arg);
+}
+
 int zkl_semmutex_set_lost_fn(zkl_semmutex *s, zkl_semmutex_lost_fn fn, void *arg)
 {
     if (s == NULL)
@@ -227,6 +249,7 @@ void zkl_semmutex_free(zkl_semmutex *s)
     zkl__obj_close(s, "zkl_semmutex_free");
     /* After this no callback can be running or start. */
     zkl__lost_stop(&s->lost, &s->mu, s->c);
+    zkl__lost_stop(&s->revoke, &s->mu, s->c);
     /* Best effort: the node goes now rather than with the session; a
      * delete the server refuses is the engine's to retry. */
     if (s->node != NULL && zkl__release_kept(zkl__queue_release(s->node)))

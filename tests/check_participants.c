@@ -343,6 +343,124 @@ START_TEST(test_revoke_writes_into_the_holders_node_only)
 }
 END_TEST
 
+/* ---- the holder's side of revocation ------------------------------------ */
+
+struct revoked {
+    pthread_mutex_t mu;
+    int calls, write;
+    int64_t token;
+};
+
+static void note_revoke(struct revoked *r, int write, int64_t token)
+{
+    pthread_mutex_lock(&r->mu);
+    r->calls++;
+    r->write = write;
+    r->token = token;
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void on_mutex_revoke(zkl_mutex *m, int64_t token, void *arg)
+{
+    (void)m;
+    note_revoke(arg, -1, token);
+}
+
+static void on_semmutex_revoke(zkl_semmutex *s, int64_t token, void *arg)
+{
+    (void)s;
+    note_revoke(arg, -1, token);
+}
+
+static void on_rw_revoke(zkl_rwlock *rw, int write, int64_t token, void *arg)
+{
+    (void)rw;
+    note_revoke(arg, write, token);
+}
+
+static int revoke_calls(struct revoked *r)
+{
+    pthread_mutex_lock(&r->mu);
+    int n = r->calls;
+    pthread_mutex_unlock(&r->mu);
+    return n;
+}
+
+static bool revoked_once(void *arg)
+{
+    return revoke_calls(arg) >= 1;
+}
+
+/* Another client asks each kind of holder to let go: the holder's revoke
+ * callback hears it once, with the hold's token, and the hold stays until
+ * the holder releases (revocation is cooperative). A holder without a
+ * callback is not disturbed. */
+START_TEST(test_revoke_reaches_the_holders_callback)
+{
+    char *p = tu_path("revoked");
+    zkl_client *c = tu_client(10000), *other = tu_client(10000);
+    struct revoked r = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_set_revoke_fn(m, on_mutex_revoke, &r), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    int64_t tok;
+    ck_assert_int_eq(zkl_revoke(other, p, NULL), 0);
+    ck_assert(tu_wait_until(revoked_once, &r, 10000));
+    tok = zkl_mutex_token(m);
+    ck_assert_int_eq(r.token, tok);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 1);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    ck_assert_int_eq(revoke_calls(&r), 1);
+
+    /* no callback: the request changes nothing for the holder */
+    ck_assert_int_eq(zkl_mutex_set_revoke_fn(m, NULL, NULL), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    ck_assert_int_eq(zkl_revoke(other, p, NULL), 0);
+    ck_assert_int_eq(zkl_mutex_guarded_set(m, p, "x", 1), 0); /* still held, for real */
+    ck_assert_int_eq(zkl_mutex_is_held(m), 1);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    ck_assert_int_eq(revoke_calls(&r), 1);
+    zkl_mutex_free(m);
+
+    zkl_semmutex *sm;
+    ck_assert_int_eq(zkl_semmutex_new(c, p, &sm), 0);
+    ck_assert_int_eq(zkl_semmutex_set_revoke_fn(sm, on_semmutex_revoke, &r), 0);
+    ck_assert_int_eq(zkl_semmutex_acquire(sm, 5000), 0);
+    r.calls = 0;
+    ck_assert_int_eq(zkl_revoke(other, p, NULL), 0);
+    ck_assert(tu_wait_until(revoked_once, &r, 10000));
+    ck_assert_int_eq(r.token, zkl_semmutex_token(sm));
+    ck_assert_int_eq(zkl_semmutex_release(sm), 0);
+    zkl_semmutex_free(sm);
+
+    zkl_rwlock *rw;
+    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    ck_assert_int_eq(zkl_rwlock_set_revoke_fn(rw, on_rw_revoke, &r), 0);
+    for (int write = 0; write < 2; write++) {
+        ck_assert_int_eq(write ? zkl_rwlock_write_acquire(rw, 5000)
+                               : zkl_rwlock_read_acquire(rw, 5000), 0);
+        pthread_mutex_lock(&r.mu);
+        r.calls = 0;
+        pthread_mutex_unlock(&r.mu);
+        ck_assert_int_eq(zkl_revoke(other, p, NULL), 0);
+        ck_assert(tu_wait_until(revoked_once, &r, 10000));
+        ck_assert_int_eq(r.write, write);
+        ck_assert_int_eq(write ? zkl_rwlock_write_is_held(rw) : zkl_rwlock_read_is_held(rw), 1);
+        ck_assert_int_eq(write ? zkl_rwlock_write_release(rw) : zkl_rwlock_read_release(rw), 0);
+    }
+    ck_assert_int_eq(zkl_rwlock_set_revoke_fn(NULL, on_rw_revoke, &r), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_mutex_set_revoke_fn(NULL, on_mutex_revoke, &r), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_semmutex_set_revoke_fn(NULL, on_semmutex_revoke, &r), ZKL_EINVAL);
+    zkl_rwlock_free(rw);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    zkl_client_close(other);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
 START_TEST(test_bad_input_is_einval)
 {
     zkl_client *c = tu_client(10000);
@@ -372,6 +490,7 @@ int main(void)
     tcase_add_test(tc, test_mutex_and_reader_on_one_path);
     tcase_add_test(tc, test_semaphore_leases_hold_and_waiters_wait);
     tcase_add_test(tc, test_revoke_writes_into_the_holders_node_only);
+    tcase_add_test(tc, test_revoke_reaches_the_holders_callback);
     tcase_add_test(tc, test_bad_input_is_einval);
     suite_add_tcase(s, tc);
     return tu_run(s);

@@ -110,14 +110,18 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
      * not. Until then a dropped connection is waited out. */
     int64_t kill_at = -1;
     int status = 0;
+    bool ending = false; /* SIGTERM sent: a loss or a revocation */
     for (;;) {
         if (!*lost && (st == ZKL_STATE_LOST || st == ZKL_STATE_CLOSED)) {
             *lost = true;
             cli_err("lock %s lost (its node was deleted, or the ZooKeeper session expired or may "
                     "expire any moment with no answer in time): terminating COMMAND (pid %ld)",
                     cmd->path, (long)pid);
-            kill(pid, cmd->kill_after_ms == 0 ? SIGKILL : SIGTERM);
-            kill_at = cmd->kill_after_ms == 0 ? -1 : cli_now_ms() + cmd->kill_after_ms;
+            if (!ending) {
+                kill(pid, cmd->kill_after_ms == 0 ? SIGKILL : SIGTERM);
+                kill_at = cmd->kill_after_ms == 0 ? -1 : cli_now_ms() + cmd->kill_after_ms;
+            }
+            ending = true;
         }
         if (kill_at >= 0 && cli_now_ms() >= kill_at) {
             cli_err("COMMAND (pid %ld) still runs: SIGKILL", (long)pid);
@@ -131,6 +135,14 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
                                                                           : zkl_client_state(c);
         } else if (ev.type == EV_LOST) {
             st = ZKL_STATE_LOST; /* the recipe lost our hold (its node is gone) */
+        } else if (ev.type == EV_REVOKE && !ending && !*lost) {
+            /* --revocable: someone asked us to let go. COMMAND ends as for a
+             * loss; the lock is released once it has. */
+            cli_err("lock %s: release requested (revocation): terminating COMMAND (pid %ld)",
+                    cmd->path, (long)pid);
+            kill(pid, cmd->kill_after_ms == 0 ? SIGKILL : SIGTERM);
+            kill_at = cmd->kill_after_ms == 0 ? -1 : cli_now_ms() + cmd->kill_after_ms;
+            ending = true;
         } else if (ev.type == EV_SIGNAL && ev.sig == SIGCHLD) {
             pid_t r = waitpid(pid, &status, WNOHANG);
             if (r == pid)

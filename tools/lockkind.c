@@ -50,13 +50,25 @@ static int mutex_on_lost(void *obj, int *wfd)
     return zkl_mutex_set_lost_fn(obj, mutex_lost, wfd);
 }
 
+static void mutex_revoked(zkl_mutex *m, int64_t token, void *arg)
+{
+    (void)m, (void)token;
+    loop_notify(*(int *)arg, LOOP_REVOKE);
+}
+
+static int mutex_on_revoke(void *obj, int *wfd)
+{
+    return zkl_mutex_set_revoke_fn(obj, mutex_revoked, wfd);
+}
+
 static void mutex_destroy(void *obj)
 {
     zkl_mutex_free(obj);
 }
 
-const lockkind lockkind_mutex = {"mutex",    mutex_create, mutex_acquire, mutex_release,
-                                 mutex_token, mutex_node,  mutex_on_lost, mutex_destroy};
+const lockkind lockkind_mutex = {"mutex",       mutex_create,  mutex_acquire,
+                                 mutex_release, mutex_token,   mutex_node,
+                                 mutex_on_lost, mutex_on_revoke, mutex_destroy};
 
 /* ---- read-write lock: one side each ---------------------------------------- */
 
@@ -121,15 +133,27 @@ static int rw_on_lost(void *obj, int *wfd)
     return zkl_rwlock_set_lost_fn(obj, rw_lost, wfd);
 }
 
+static void rw_revoked(zkl_rwlock *rw, int write, int64_t token, void *arg)
+{
+    (void)rw, (void)write, (void)token;
+    loop_notify(*(int *)arg, LOOP_REVOKE);
+}
+
+static int rw_on_revoke(void *obj, int *wfd)
+{
+    return zkl_rwlock_set_revoke_fn(obj, rw_revoked, wfd);
+}
+
 static void rw_destroy(void *obj)
 {
     zkl_rwlock_free(obj);
 }
 
-const lockkind lockkind_read = {"read",     rw_create, read_acquire, read_release,
-                                read_token, read_node, rw_on_lost,   rw_destroy};
-const lockkind lockkind_write = {"write",     rw_create,  write_acquire, write_release,
-                                 write_token, write_node, rw_on_lost,    rw_destroy};
+const lockkind lockkind_read = {"read",     rw_create,  read_acquire, read_release, read_token,
+                                read_node, rw_on_lost, rw_on_revoke, rw_destroy};
+const lockkind lockkind_write = {"write",       rw_create,
+                                 write_acquire, write_release, write_token,
+                                 write_node, rw_on_lost, rw_on_revoke, rw_destroy};
 
 /* ---- counting semaphore: one lease ------------------------------------------ */
 
@@ -195,5 +219,5 @@ static void sem_destroy(void *obj)
     free(x);
 }
 
-const lockkind lockkind_semaphore = {"semaphore", sem_create, sem_acquire, sem_release,
-                                     sem_token,   sem_node,   sem_on_lost, sem_destroy};
+const lockkind lockkind_semaphore = {"semaphore", sem_create, sem_acquire, sem_release, sem_token,
+                                     sem_node,    sem_on_lost, NULL,       sem_destroy};

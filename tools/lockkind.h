@@ -23,6 +23,10 @@ typedef struct lockkind {
      * engine watches a holder's own node, the node was deleted); `wfd`
      * must outlive obj. 0 or a ZKL_E... code. */
     int (*on_lost)(void *obj, int *wfd);
+    /* Have `loop_notify(*wfd, LOOP_REVOKE)` called when someone asks a hold
+     * of obj to let go (zkl_revoke, Curator's revocation); NULL for a kind
+     * without revocation (the semaphore). */
+    int (*on_revoke)(void *obj, int *wfd);
     void (*destroy)(void *obj);
 } lockkind;
 

@@ -24,8 +24,10 @@
 #define LOOP_EOF 101
 /* What a recipe's lost callback writes: a hold of ours is lost. */
 #define LOOP_LOST 102
+/* What a recipe's revoke callback writes: someone asks our hold to let go. */
+#define LOOP_REVOKE 103
 
-enum { EV_NONE, EV_SIGNAL, EV_STATE, EV_NEWS, EV_EOF, EV_LOST };
+enum { EV_NONE, EV_SIGNAL, EV_STATE, EV_NEWS, EV_EOF, EV_LOST, EV_REVOKE };
 
 struct event {
     int type;
@@ -69,7 +71,8 @@ struct command {
 };
 
 /* Run COMMAND while the lock is held and wait for its end, passing signals
- * on, and ending COMMAND if the lock is lost (*lost is then set). Returns
+ * on, and ending COMMAND if the lock is lost (*lost is then set) or its
+ * release is asked for (EV_REVOKE, only with --revocable). Returns
  * COMMAND's exit code (128+N for signal N), or an exit code of zkl's when
  * it could not be started. */
 int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *lost);

@@ -73,6 +73,7 @@ void loop_next(struct loop *l, int64_t deadline, struct event *ev)
             ev->type = b == LOOP_NEWS  ? EV_NEWS
                        : b == LOOP_EOF ? EV_EOF
                        : b == LOOP_LOST ? EV_LOST
+                       : b == LOOP_REVOKE ? EV_REVOKE
                                         : EV_STATE;
             ev->state = b;
             return;

@@ -38,6 +38,7 @@ struct lockopts {
     const lockkind *kind;
     long permits;
     bool verbose;
+    bool revocable; /* --revocable: let go when asked (zkl revoke, Curator) */
     const char *path;
     char **cmd; /* NULL-terminated */
     char *shcmd[4];
@@ -125,7 +126,7 @@ static void attempt_release(struct attempt *a)
 
 static int parse(int argc, char **argv, struct lockopts *o)
 {
-    enum { OPT_SEM = 256, OPT_SESSION, OPT_KILL_AFTER, OPT_LOST_CODE };
+    enum { OPT_SEM = 256, OPT_SESSION, OPT_KILL_AFTER, OPT_LOST_CODE, OPT_REVOCABLE };
     static const struct option longopts[] = {
         {"wait", required_argument, NULL, 'w'},
         {"timeout", required_argument, NULL, 'w'},
@@ -139,6 +140,7 @@ static int parse(int argc, char **argv, struct lockopts *o)
         {"session-timeout", required_argument, NULL, OPT_SESSION},
         {"kill-after", required_argument, NULL, OPT_KILL_AFTER},
         {"lost-exit-code", required_argument, NULL, OPT_LOST_CODE},
+        {"revocable", no_argument, NULL, OPT_REVOCABLE},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -201,6 +203,9 @@ static int parse(int argc, char **argv, struct lockopts *o)
             if (cli_parse_long("--lost-exit-code", optarg, 0, 255, &o->lost_code) != 0)
                 return EX_USAGE;
             break;
+        case OPT_REVOCABLE:
+            o->revocable = true;
+            break;
         case 'c':
             shell = optarg;
             break;
@@ -219,6 +224,8 @@ static int parse(int argc, char **argv, struct lockopts *o)
         return cli_usage_error("-n and -w exclude each other");
     if (modes > 1)
         return cli_usage_error("-s, -x and --semaphore exclude each other");
+    if (o->revocable && o->kind->on_revoke == NULL)
+        return cli_usage_error("--revocable takes a mutex or a read-write lock, not --semaphore");
     if (optind >= argc)
         return cli_usage_error("lock: no PATH");
     o->path = argv[optind++];
@@ -376,6 +383,10 @@ static int hold(const struct lockopts *o, struct loop *l, zkl_client *c, const c
             st = ZKL_STATE_LOST; /* the recipe lost our hold (its node is gone) */
         else if (ev.type == EV_EOF)
             return 0;
+        else if (ev.type == EV_REVOKE) {
+            cli_err("lock %s: release requested (revocation): releasing", o->path);
+            return 0;
+        }
         else if (ev.type == EV_SIGNAL && ev.sig != SIGCHLD)
             return 0;
     }
@@ -478,7 +489,8 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
         a.obj = NULL;
         if ((rc = zkl_client_add_listener(c, loop_on_state, (void *)&l->wfd)) != 0 ||
             (rc = o->kind->create(c, o->path, o->permits, &a.obj)) != 0 ||
-            (rc = o->kind->on_lost(a.obj, &l->wfd)) != 0) {
+            (rc = o->kind->on_lost(a.obj, &l->wfd)) != 0 ||
+            (o->revocable && (rc = o->kind->on_revoke(a.obj, &l->wfd)) != 0)) {
             if (a.obj != NULL)
                 o->kind->destroy(a.obj);
             if (rc == ZKL_EMISMATCH)
@@ -504,11 +516,10 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
                 cli_err("acquired %s (%s) after %.3f s: token %lld, node %s", o->path,
                         o->kind->name, (double)(cli_now_ms() - t0) / 1000, (long long)a.token,
                         a.node);
-            /* Revocation, the holder's side (zkl lock --revocable): to
-             * come with the engine's watch of a holder's own node, which
-             * tells of a "__REVOKE__" written into it (zkl_revoke, zkl
-             * revoke, Curator). Hearing it, end COMMAND as for a loss
-             * (SIGTERM, --kill-after), or leave hold mode, and release. */
+            /* With --revocable a request to let go ("__REVOKE__" in our
+             * node: zkl revoke, Curator's Revoker) ends COMMAND as a loss
+             * does (SIGTERM, --kill-after), or leaves hold mode; then the
+             * lock is released as usual. */
             bool lost = false;
             if (o->cmd == NULL) {
                 code = hold(o, l, c, a.node != NULL ? a.node : "", a.token, &lost);

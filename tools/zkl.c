@@ -49,6 +49,8 @@ void cli_help(void)
         "                        and SIGKILL SECONDS later (default 5)\n"
         "      --lost-exit-code CODE  exit code when the lock was lost while\n"
         "                        COMMAND ran (default 75)\n"
+        "      --revocable       let go when asked (zkl revoke, Curator's\n"
+        "                        Revoker): COMMAND gets SIGTERM, then release\n"
         "  -v, --verbose         say on stderr how long zkl waited and which\n"
         "                        fencing token it got\n"
         "\n"

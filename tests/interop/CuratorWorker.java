@@ -52,10 +52,17 @@
  * into the holder's node), logs "REVOKED" when it comes, releases and logs
  * "REL". It exits 1 if no request came in time.
  *
+ * Mode "revoker": Curator's Revoker.attemptRevoke asks the first node of
+ * the lock path (its holder) to let go; logs "ASKED <node>". The counter
+ * and log files are still required; iterations is ignored.
+ *
  * Exit status: 0 after N iterations, 1 on any error, 2 on bad usage.
  */
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -125,7 +132,8 @@ public final class CuratorWorker {
             throw new UsageError("missing required option");
         }
         if (!mode.equals("mutex") && !mode.equals("read")
-            && !mode.equals("write") && !mode.equals("revocable")) {
+            && !mode.equals("write") && !mode.equals("revocable")
+            && !mode.equals("revoker")) {
             throw new UsageError("unknown mode " + mode);
         }
         if (!path.startsWith("/")) {
@@ -222,6 +230,10 @@ public final class CuratorWorker {
                 runRevocable(client, log, id);
                 return;
             }
+            if (mode.equals("revoker")) {
+                runRevoker(client, log);
+                return;
+            }
             InterProcessMutex lock;
             if (mode.equals("mutex")) {
                 lock = new InterProcessMutex(client, path);
@@ -258,6 +270,18 @@ public final class CuratorWorker {
         } finally {
             client.close();
         }
+    }
+
+    /** Ask the holder of the lock path (its first node) to let go. */
+    void runRevoker(CuratorFramework client, FileChannel log) throws Exception {
+        List<String> kids = new ArrayList<>(client.getChildren().forPath(path));
+        if (kids.isEmpty()) {
+            throw new IOException("nobody holds " + path);
+        }
+        kids.sort((a, b) -> a.substring(a.length() - 10).compareTo(b.substring(b.length() - 10)));
+        String node = path + "/" + kids.get(0);
+        Revoker.attemptRevoke(client, node);
+        logLine(log, "ASKED " + node);
     }
 
     /** Hold a revocable mutex until a revocation request comes. */
