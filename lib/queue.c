@@ -433,9 +433,16 @@ static void mark_lost(zkl__node *n)
 static void hooks_off(zkl__node *n)
 {
     zkl_client *c = n->c;
+    bool keeper = c->keeper_started && pthread_equal(pthread_self(), c->keeper);
+    /* A loss already queued for the owner is still told, once: a holder
+     * that saw is_held turn 0 and released at once would otherwise never
+     * hear it. The keeper delivers it soon; it may not wait for itself. */
+    while ((n->notify & NOTIFY_LOST) && n->in_notify && c->keeper_started && !keeper &&
+           !c->closing)
+        pthread_cond_wait(&c->cv, &c->mu);
     unnotify(n);
     n->on_lost = n->on_revoke = NULL;
-    while (c->notifying == n && !(c->keeper_started && pthread_equal(pthread_self(), c->keeper)))
+    while (c->notifying == n && !keeper)
         pthread_cond_wait(&c->cv, &c->mu);
 }
 
@@ -1798,6 +1805,20 @@ static int wait_state_err(zkl_client *c)
     return 0;
 }
 
+/* Between a lost session and the next one (the client re-opens by itself)
+ * an acquire waits for the new session within its deadline rather than
+ * failing at once: it has held nothing on the old one. */
+static void wait_reopened(zkl_client *c, int64_t deadline)
+{
+    pthread_mutex_lock(&c->mu);
+    while (!c->closing && !c->cancelled && c->state == ZKL_STATE_LOST && c->reopen &&
+           c->owns_zh && !c->auth_failed) {
+        if (zkl__cond_wait(&c->cv, &c->mu, deadline) != 0)
+            break;
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
 int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
                        const zkl__qopts *o, int64_t deadline, zkl__node **out)
 {
@@ -1825,6 +1846,7 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
         n->hook_arg = o->hook_arg;
     }
 
+    wait_reopened(c, deadline);
     caller_lock(c);
     int err = wait_state_err(c);
     /* Work done under a node (a semaphore's gate) must not spill over into

@@ -672,6 +672,13 @@ static bool saw_suspended(void *arg)
     return susp;
 }
 
+static bool saw_state(struct seen *s, int st);
+
+static bool saw_lost(void *arg)
+{
+    return saw_state(arg, ZKL_STATE_LOST);
+}
+
 static bool saw_state(struct seen *s, int st)
 {
     pthread_mutex_lock(&s->mu);
@@ -782,11 +789,17 @@ START_TEST(test_connection_drop_keeps_the_hold_and_the_waiters_place)
     int wsrv = server_of(wc);
     touch(h);
     touch(wc);
-    ck_assert_int_eq(harness(NULL, 0, "pause-node %%D %d", srv), 0);
+    /* The server goes away with its connections (a crash, a restart): the
+     * client sees it at once and moves to the other follower, well within
+     * the loss rule's bound (9/20 of the session timeout after its last
+     * answered request), so nothing is presumed lost. (A server that stalls
+     * without closing its connections is the loss rule's case: see the
+     * stall test below.) */
+    ck_assert_int_eq(harness(NULL, 0, "kill-node %%D %d", srv), 0);
     int64_t paused_at = tu_now_ms();
     bool ok = tu_wait_until(saw_reconnected, &hs, 20000);
     int64_t took = tu_now_ms() - paused_at;
-    ck_assert_int_eq(harness(NULL, 0, "resume-node %%D %d", srv), 0);
+    ck_assert_int_eq(harness(NULL, 0, "start-node %%D %d", srv), 0);
     ck_assert_msg(ok, "the holder did not reconnect");
     if (wsrv == srv)
         ck_assert(tu_wait_until(saw_reconnected, &ws, 20000));
@@ -810,7 +823,7 @@ START_TEST(test_connection_drop_keeps_the_hold_and_the_waiters_place)
     ck_assert_int_gt(w.token, tok);
     ck_assert_int_eq(w.release_rc, 0);
     ck_assert(tu_wait_until(children_are, &none, 10000));
-    fprintf(stderr, "faults: drop: node %d (follower) paused, holder back as reconnected in "
+    fprintf(stderr, "faults: drop: node %d (follower) killed, holder back as reconnected in "
                     "%lld ms with the same session, node and token; waiter on node %d kept "
                     "%s and then got the lock; 0 violations\n",
             srv, (long long)took, wsrv, wnode);
@@ -826,9 +839,9 @@ START_TEST(test_connection_drop_keeps_the_hold_and_the_waiters_place)
 }
 END_TEST
 
-/* ---- 5. a stalled request --------------------------------------------------- */
+/* ---- 5. a stalled server ---------------------------------------------------- */
 
-START_TEST(test_stalled_create_is_found_again_and_leaves_no_orphan)
+START_TEST(test_stalled_server_presumes_the_session_lost_and_leaves_no_orphan)
 {
     need_three_nodes();
     int lead = leader();
@@ -839,10 +852,13 @@ START_TEST(test_stalled_create_is_found_again_and_leaves_no_orphan)
     zhandle_t *zl = handle_to(lhost);
     char *p = lockpath("stalled");
     /* The client talks to one follower only, so it cannot escape the stall.
-     * Its session timeout (6 s) makes it give up on the connection after 4 s
-     * of silence, before the leader drops the paused follower (syncLimit,
-     * 5 s): resumed at once, the follower then still applies the create it
-     * had buffered, whose answer the client never gets. */
+     * A stalled server closes no connection: the client cannot tell a slow
+     * server from a partition, and the leader may expire the session T/2
+     * after the last touch the follower passed on. By the loss rule the
+     * client gives the session up 9/20 of its timeout (6 s: 2.7 s) after
+     * its last answered request, before libzookeeper_mt would even drop the
+     * connection (2/3 of it). A create the follower applies once resumed
+     * belongs to the given-up session and goes when that one expires. */
     zkl_client *c;
     ck_assert_int_eq(zkl_client_open(host, 6000, &c), 0);
     struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -850,68 +866,59 @@ START_TEST(test_stalled_create_is_found_again_and_leaves_no_orphan)
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
     int64_t sid = zkl_client_session_id(c);
-    zkl_client_stats st0;
-    zkl_client_get_stats(c, &st0);
 
-    /* (a) A generous deadline: the acquire rides through the stall. */
+    /* (a) A generous deadline: the waiting acquire hears that its session
+     * is presumed lost (ZKL_ELOST, as for an expiry), long before it. */
     touch(c);
+    int64_t t0 = tu_now_ms();
     ck_assert_int_eq(harness(NULL, 0, "pause-node %%D %d", f), 0);
     struct waiter w = {.m = m, .timeout = 30000};
     pthread_t t;
     pthread_create(&t, NULL, waiter_main, &w);
-    /* The create sits unanswered until libzookeeper_mt gives up on the
-     * connection (ZOPERATIONTIMEOUT, 2/3 of the session timeout). */
-    bool susp = tu_wait_until(saw_suspended, &s, 15000);
-    ck_assert_int_eq(harness(NULL, 0, "resume-node %%D %d", f), 0);
-    ck_assert_msg(susp, "the client never noticed the stall");
     pthread_join(t, NULL);
-    ck_assert_msg(w.rc == 0, "acquire: %s", zkl_err_name(w.rc));
-    ck_assert_int_lt(w.took_ms, 30000);
-    ck_assert_int_eq(zkl_client_session_id(c), sid);
-    /* Released by the thread, and nothing else is left (the raw handle may
-     * itself be reconnecting after the stall: ask until it answers). */
+    int64_t lost_after = tu_now_ms() - t0;
+    bool lost = tu_wait_until(saw_lost, &s, 10000);
+    ck_assert_int_eq(harness(NULL, 0, "resume-node %%D %d", f), 0);
+    ck_assert_msg(w.rc == ZKL_ELOST, "acquire: %s", zkl_err_name(w.rc));
+    ck_assert_msg(lost, "the client did not presume its session lost");
+    /* 9/20 of 6 s after the touch, with room for a loaded machine, and in
+     * any case before the 30 s deadline */
+    ck_assert_int_lt(lost_after, 10000);
+    /* Nothing is left once the given-up session is gone on the server. */
     struct children_want none = {p, 0, zl}, one = {p, 1, zl};
-    if (!tu_wait_until(children_are, &none, 10000)) {
-        fprintf(stderr, "stall (a): session %llx, node held was %s\n", (unsigned long long)sid,
-                w.node);
+    if (!tu_wait_until(children_are, &none, 20000)) {
         dump_children(p);
         ck_abort_msg("a node was left behind");
     }
-    int64_t took_a = w.took_ms;
-    zkl_client_stats sta;
-    zkl_client_get_stats(c, &sta);
+    /* The client goes on with a new session, and the lock works. */
+    ck_assert_int_eq(zkl_mutex_acquire(m, 15000), 0);
+    ck_assert(zkl_client_session_id(c) != sid);
+    ck_assert(tu_wait_until(children_are, &one, 10000));
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    ck_assert(tu_wait_until(children_are, &none, 10000));
 
-    /* (b) A short deadline: the call returns in time, and whatever the
-     * server does with the create later is cleaned up. */
+    /* (b) A short deadline ends the call on time, before the loss rule. */
     s.n = 0;
+    sid = zkl_client_session_id(c);
     touch(c);
     ck_assert_int_eq(harness(NULL, 0, "pause-node %%D %d", f), 0);
     struct waiter w2 = {.m = m, .timeout = 1500};
     pthread_create(&t, NULL, waiter_main, &w2);
     pthread_join(t, NULL);
-    susp = tu_wait_until(saw_suspended, &s, 15000);
+    bool susp = tu_wait_until(saw_suspended, &s, 15000);
     ck_assert_int_eq(harness(NULL, 0, "resume-node %%D %d", f), 0);
     ck_assert_msg(susp, "the client never noticed the stall");
-    ck_assert_int_eq(w2.rc, ZKL_ETIMEDOUT);
-    ck_assert_int_lt(w2.took_ms, 1500 + 1000);
-    ck_assert(tu_wait_until(saw_reconnected, &s, 20000));
-    ck_assert(tu_wait_until(children_are, &none, 15000));
-    ck_assert_int_eq(zkl_client_session_id(c), sid);
-    /* The lock still works on the same session. */
-    ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
-    ck_assert(tu_wait_until(children_are, &one, 10000));
+    ck_assert_msg(w2.rc == ZKL_ETIMEDOUT || w2.rc == ZKL_ELOST, "acquire: %s",
+                  zkl_err_name(w2.rc));
+    ck_assert_int_lt(w2.took_ms, 1500 + 2000);
+    ck_assert(tu_wait_until(children_are, &none, 20000));
+    ck_assert_int_eq(zkl_mutex_acquire(m, 15000), 0);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     ck_assert(tu_wait_until(children_are, &none, 10000));
-    zkl_client_stats st1;
-    zkl_client_get_stats(c, &st1);
-    fprintf(stderr, "faults: stall: follower %d paused twice past the request timeout; "
-                    "acquire (30 s) held after %lld ms, acquire (1.5 s) timed out after %lld ms; "
-                    "lost creates found again by uuid: %llu in (a), %llu in (b); "
-                    "%llu creates answered in all; same session, no orphan node\n",
-            f, (long long)took_a, (long long)w2.took_ms,
-            (unsigned long long)(sta.recovered - st0.recovered),
-            (unsigned long long)(st1.recovered - sta.recovered),
-            (unsigned long long)(st1.creates - st0.creates));
+    fprintf(stderr, "faults: stall: follower %d paused twice; a waiting acquire (30 s) heard "
+                    "ELOST after %lld ms (loss rule: 2.7 s after the last answer), one of 1.5 s "
+                    "ended %s after %lld ms; no orphan node; the lock works on a new session\n",
+            f, (long long)lost_after, zkl_err_name(w2.rc), (long long)w2.took_ms);
     zkl_mutex_free(m);
     zkl_client_close(c);
     zookeeper_close(zl);
@@ -999,7 +1006,7 @@ int main(void)
     ADD(tc, test_paused_holder_learns_loss_and_its_writes_are_refused);
     ADD(tc, test_killed_holders_never_overlap_and_leave_no_node);
     ADD(tc, test_connection_drop_keeps_the_hold_and_the_waiters_place);
-    ADD(tc, test_stalled_create_is_found_again_and_leaves_no_orphan);
+    ADD(tc, test_stalled_server_presumes_the_session_lost_and_leaves_no_orphan);
     ADD(tc, test_leader_failover_keeps_mutual_exclusion);
     ADD(tc, test_curator_and_zkl_processes_exclude_each_other);
     suite_add_tcase(s, tc);
