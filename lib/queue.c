@@ -88,7 +88,9 @@ struct zkl__node {
     /* Our own node, watched from the create's answer on (PITFALLS: a
      * handoff trusted without one's own node): anyone else deleting it is
      * seen before any later event, in the server's order. */
-    bool own_armed;  /* a watch on our own node is set, or being set */
+    bool own_armed;
+    int32_t own_version; /* the data version of our node we last read: a
+                            revocation request is told once */  /* a watch on our own node is set, or being set */
     bool own_ok;     /* ... and the server said the node existed then */
     bool lost;       /* held, then deleted by someone else or taken by the
                         session's end: reported once through on_lost */
@@ -705,9 +707,10 @@ static void own_gone(zkl__node *n)
     }
 }
 
+static void own_changed(zkl__node *n);
+
 static void own_exists_done(int rc, const struct Stat *st, const void *data)
 {
-    (void)st;
     zkl__node *n = (zkl__node *)data;
     zkl_client *c = n->c;
     pthread_mutex_lock(&c->mu);
@@ -717,6 +720,10 @@ static void own_exists_done(int rc, const struct Stat *st, const void *data)
     if (current(n) && n->own_armed && (n->st == N_QUEUED || n->st == N_HELD)) {
         if (rc == ZOK) {
             n->own_ok = true;
+            /* Written to before this watch was set (another client's
+             * request can overtake it): read it as if the watch had fired. */
+            if (st != NULL && st->version > n->own_version)
+                own_changed(n);
         } else if (rc == ZNONODE) {
             own_gone(n);
         } else {
@@ -753,7 +760,6 @@ static void arm_own(zkl__node *n)
 
 static void own_get_done(int rc, const char *v, int len, const struct Stat *st, const void *data)
 {
-    (void)st;
     zkl__node *n = (zkl__node *)data;
     zkl_client *c = n->c;
     pthread_mutex_lock(&c->mu);
@@ -761,7 +767,11 @@ static void own_get_done(int rc, const char *v, int len, const struct Stat *st, 
     if (current(n) && n->own_armed && (n->st == N_QUEUED || n->st == N_HELD)) {
         if (rc == ZOK) {
             n->own_ok = true;
-            if (n->st == N_HELD && len == REVOKE_LEN && memcmp(v, REVOKE_DATA, REVOKE_LEN) == 0)
+            bool fresh = st == NULL || st->version > n->own_version;
+            if (st != NULL && st->version > n->own_version)
+                n->own_version = st->version;
+            if (fresh && n->st == N_HELD && len == REVOKE_LEN &&
+                memcmp(v, REVOKE_DATA, REVOKE_LEN) == 0)
                 notify(n, NOTIFY_REVOKE);
         } else if (rc == ZNONODE) {
             own_gone(n);
