@@ -246,29 +246,32 @@ static void give_up_session(zkl_client *c)
  * request of its own (an exists on "/") every T/10 while connected; its
  * answer moves c->last_ok_ns to its send time. */
 
-struct keepalive {
-    uint64_t id;  /* the client, looked up in the registry */
-    uint64_t gen; /* the session it was sent in */
-    int64_t sent;
-};
+/* The completion's data: the client's id and the keepalive's number. */
+#define KA_SEQ_BITS 24
+#define KA_SEQ_MASK ((UINT64_C(1) << KA_SEQ_BITS) - 1)
 
 static void keepalive_done(int rc, const struct Stat *st, const void *data)
 {
     (void)st;
-    struct keepalive *k = (struct keepalive *)data;
-    zkl_client *c = reg_lock_client(NULL, k->id);
-    if (c != NULL) {
-        if (c->ka_sent_ns == k->sent)
+    uint64_t word = (uint64_t)(uintptr_t)data;
+    uint64_t seq = word & KA_SEQ_MASK;
+    zkl_client *c = reg_lock_client(NULL, word >> KA_SEQ_BITS);
+    if (c == NULL)
+        return;
+    unsigned slot = (unsigned)(seq % 16);
+    if ((c->ka_ring[slot].seq & KA_SEQ_MASK) == seq && c->ka_ring[slot].sent != 0) {
+        int64_t sent = c->ka_ring[slot].sent;
+        uint64_t gen = c->ka_ring[slot].gen;
+        c->ka_ring[slot].sent = 0;
+        if (c->ka_sent_ns == sent)
             c->ka_sent_ns = 0;
         /* Any answer of the server's is a touch; a system error (connection
          * loss, closing) is none. */
-        if (k->gen == c->gen && c->sid != 0 && (rc == ZOK || rc == ZNONODE) &&
-            k->sent > c->last_ok_ns)
-            c->last_ok_ns = k->sent;
-        pthread_cond_broadcast(&c->cv);
-        pthread_mutex_unlock(&c->mu);
+        if (gen == c->gen && c->sid != 0 && (rc == ZOK || rc == ZNONODE) && sent > c->last_ok_ns)
+            c->last_ok_ns = sent;
     }
-    free(k);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
 }
 
 /* Send a keepalive if one is due (c->mu held; dropped and taken again). */
@@ -284,21 +287,25 @@ static void keepalive_maybe_send(zkl_client *c)
      * period is forgotten (its answer, if any, still counts). */
     if (c->ka_sent_ns != 0 && now - c->ka_sent_ns < every)
         return;
-    struct keepalive *k = malloc(sizeof *k);
-    if (k == NULL)
-        return;
-    *k = (struct keepalive){.id = c->id, .gen = c->gen, .sent = now};
+    if (c->id > (UINT64_MAX >> KA_SEQ_BITS))
+        return; /* ids that do not fit: no keepalive (never in practice) */
+    uint64_t seq = ++c->ka_seq & KA_SEQ_MASK;
+    unsigned slot = (unsigned)(seq % 16);
+    c->ka_ring[slot].seq = seq;
+    c->ka_ring[slot].gen = c->gen;
+    c->ka_ring[slot].sent = now;
     c->ka_sent_ns = now;
+    const void *data = (const void *)(uintptr_t)((c->id << KA_SEQ_BITS) | seq);
     pthread_mutex_unlock(&c->mu);
     pthread_rwlock_rdlock(&c->hlock);
-    int rc = c->zh != NULL ? zoo_aexists(c->zh, "/", 0, keepalive_done, k) : ZINVALIDSTATE;
+    int rc = c->zh != NULL ? zoo_aexists(c->zh, "/", 0, keepalive_done, data) : ZINVALIDSTATE;
     pthread_rwlock_unlock(&c->hlock);
     pthread_mutex_lock(&c->mu);
     /* Not counted in stats.requests: those are the recipes' own. */
     if (rc != ZOK) {
-        if (c->ka_sent_ns == k->sent)
+        if (c->ka_sent_ns == now)
             c->ka_sent_ns = 0;
-        free(k);
+        c->ka_ring[slot].sent = 0;
     }
 }
 

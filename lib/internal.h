@@ -126,6 +126,14 @@ struct zkl_client {
     int64_t last_ok_ns;
     int64_t ka_sent_ns;    /* the keepalive in flight was sent then, 0 if none */
     int64_t ka_next_ns;    /* when the next keepalive is due */
+    /* the last keepalives sent, by sequence number modulo 16: their answers
+     * carry only the client's id and the number (nothing to free, so an
+     * answer a closed handle never delivers leaks nothing) */
+    uint64_t ka_seq;
+    struct {
+        uint64_t seq, gen;
+        int64_t sent;
+    } ka_ring[16];
     int64_t handle_started_ns; /* when the current handle was created */
     int inside;            /* caller threads inside a blocking engine call */
     int delivering;        /* the keeper is calling listeners ... */

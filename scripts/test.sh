@@ -88,7 +88,9 @@ stage_result "$top/build/check-fuzz.out" "$rc"
 
 step "make check with AddressSanitizer + UndefinedBehaviorSanitizer"
 "$top/scripts/build.sh" "$top/build-asan" --enable-werror --enable-sanitizers
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0 \
+    LSAN_OPTIONS="suppressions=$top/scripts/lsan.supp:print_suppressions=0" \
+    UBSAN_OPTIONS=print_stacktrace=1 \
     run_checks "$top/build-asan" "$top/tests/with-zk.sh" -- make -C "$top/build-asan" -s check
 
 step "ThreadSanitizer on the lock suites"
