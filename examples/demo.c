@@ -44,8 +44,10 @@ int main(int argc, char **argv)
         }
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t token = -1;
+        (void)zkl_mutex_token(m, &token); /* held: it has one */
         printf("%lld.%09ld pid %-7d holds %s  token %lld\n", (long long)ts.tv_sec, ts.tv_nsec,
-               (int)getpid(), path, (long long)zkl_mutex_token(m));
+               (int)getpid(), path, (long long)token);
         fflush(stdout);
         usleep(20000 + (unsigned)(rand() % 30000)); /* the critical work */
         if (fd >= 0) {

@@ -40,9 +40,10 @@ int main(int argc, char **argv)
     /* The token travels with the write; the store decides. Checking
      * zkl_mutex_is_held() first would not be enough: the process can stall
      * between the check and the write. */
-    int64_t token = zkl_mutex_token(lock);
-    if (token < 0) {
-        fprintf(stderr, "token: %s\n", zkl_strerror((int)token));
+    int64_t token = 0;
+    int trc = zkl_mutex_token(lock, &token);
+    if (trc != 0) {
+        fprintf(stderr, "token: %s\n", zkl_strerror(trc));
         goto out;
     }
     int w = fenced_store_write(store, token, argv[4], argv[5]);

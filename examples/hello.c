@@ -20,9 +20,13 @@ int main(int argc, char **argv)
     if (rc == 0) {
         /* Pass the token with every write to the protected resource, which
          * refuses tokens lower than the highest it has seen. */
-        printf("holding /locks/orders, fencing token %lld\n",
-               (long long)zkl_mutex_token(lock));
-        rc = zkl_mutex_release(lock);
+        int64_t token = 0;
+        rc = zkl_mutex_token(lock, &token);
+        if (rc == 0)
+            printf("holding /locks/orders, fencing token %lld\n", (long long)token);
+        int rr = zkl_mutex_release(lock);
+        if (rc == 0)
+            rc = rr;
     }
     if (rc != 0)
         fprintf(stderr, "lock: %s\n", zkl_strerror(rc));

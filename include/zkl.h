@@ -18,18 +18,64 @@
  *    once needs the server's answer: without a connection (at the call, or
  *    lost while it waits for the answer) it returns ZKL_ECONNLOSS as soon as
  *    the client knows, instead of waiting for a reconnect.
+ *  - Values other than objects (fencing tokens, the session id) come out
+ *    through a last `*out` argument too, with an int code returned.
+ *  - Compatibility: within 1.x no function changes its signature or
+ *    meaning, and no struct given to the program changes its layout (arrays
+ *    of zkl_lease_info and zkl_participant included). A struct that the
+ *    program fills in for the library, or that may grow, starts with a
+ *    version field (zkl_lock_ops): later versions add fields only at its
+ *    end, and read only those of the version the program was built with.
+ *  - Queue length: a waiter lists its lock path's children, and a listing
+ *    is one response, bounded by the server's jute.maxbuffer (1 MiB by
+ *    default; zkl_client_opts_set_max_request tells the client another
+ *    value). A queue whose listing would exceed it (about 17,000 Curator-
+ *    style nodes at 1 MiB) is refused: every acquire that lists it returns
+ *    ZKL_EQUEUE after one listing, with its own node deleted again.
  *
- * Thread safety: a zkl_client and every lock object may be shared by any
- * number of threads. What "held" means is per thread for the reentrant locks
- * (mutex, read-write lock, multi-lock) and per object for the
- * semaphore-mutex.
- * No user callback is ever run inside ZooKeeper's own threads.
+ * Threads. Every call is thread-safe unless this table says otherwise,
+ * and the sections below repeat each exception next to its function:
+ *
+ *   object          shared by threads  a hold belongs to   who may release
+ *   --------------  -----------------  ------------------  ----------------
+ *   zkl_client      yes                -                   -
+ *   zkl_mutex       yes                the calling thread  that thread
+ *   zkl_rwlock      yes                the thread, a side  that thread
+ *   zkl_multilock   yes                the calling thread  that thread
+ *   zkl_semmutex    yes                the object          any thread
+ *   zkl_semaphore   yes                its zkl_lease       any thread
+ *   zkl_lease       yes (*)            itself              any thread
+ *   zkl_request     yes                itself              any thread
+ *   zkl_cancel      yes                -                   -
+ *   zkl_lock        as the lock behind it
+ *
+ *   Exceptions:
+ *   - zkl_<type>_free: not while another thread uses the object (a free
+ *     during another thread's acquire, a call through a freed object and a
+ *     double free abort the process with a message). zkl_client_close may
+ *     run while other threads wait on the client: their calls return
+ *     ZKL_ECLOSED.
+ *   - (*) zkl_lease_release: no other call on that lease meanwhile or
+ *     after (it frees the lease); its getters are safe among themselves.
+ *   - zkl_client_opts, zkl_lock_opts: one thread at a time while being
+ *     set; any number of threads may then use them at once.
+ *   - zkl_client_cancel: thread-safe, not async-signal-safe.
+ *   - Callbacks (state listeners, lost and revoke hooks) run on the
+ *     client's own keeper thread, one at a time per client, never on a
+ *     ZooKeeper thread and never with a zkl lock held; they must not close
+ *     the client.
+ *   - A request's callback (zkl_request_fn) runs on the keeper thread
+ *     too, or, after zkl_client_event_fd, on the thread that calls
+ *     zkl_client_dispatch (one dispatch at a time); callbacks still
+ *     pending when the client closes run on the closing thread.
+ *   - zkl_last_zk_error / zkl_last_error_text: per calling thread.
  */
 #ifndef ZKL_H
 #define ZKL_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,10 +92,9 @@ extern "C" {
 /* ------------------------------------------------------------------------
  * Version
  * ---------------------------------------------------------------------- */
-#define ZKL_VERSION_MAJOR 0
-#define ZKL_VERSION_MINOR 1
-#define ZKL_VERSION_PATCH 0
-#define ZKL_VERSION_STRING "0.1.0"
+/* ZKL_VERSION_MAJOR, _MINOR, _PATCH and ZKL_VERSION_STRING, of the zkl.h
+ * the program is built with (configure writes them). */
+#include "zkl/version.h"
 
 /* The version of the library actually linked, e.g. "0.1.0". Never NULL. */
 ZKL_EXPORT const char *zkl_version_string(void);
@@ -74,15 +119,18 @@ ZKL_EXPORT const char *zkl_version_string(void);
     X(EMISMATCH, -11, "lock parameters disagree with those on the server")    \
     X(EBUSY, -12, "object is in use")                                         \
     X(ESYS, -13, "system call failed")                                        \
-    X(ECANCELED, -14, "acquire cancelled by zkl_client_cancel()")            \
+    X(ECANCELED, -14, "acquire cancelled")                                    \
     X(ENOCHROOT, -15, "the connect string's chroot does not exist on the server") \
-    X(ERESOLVE, -16, "a ZooKeeper server's host name does not resolve")
+    X(ERESOLVE, -16, "a ZooKeeper server's host name does not resolve")      \
+    X(ERANGE, -17, "the buffer is too small for the result")                  \
+    X(ENOENT, -18, "no such entry")                                           \
+    X(EQUEUE, -19, "the lock's queue is too long: its listing exceeds the server's limit (jute.maxbuffer)")
 
 enum {
     ZKL_OK = 0,
-#define ZKL__ERR_ENUM(name, code, msg) ZKL_##name = (code),
-    ZKL_ERRNO_MAP(ZKL__ERR_ENUM)
-#undef ZKL__ERR_ENUM
+#define ZKL_ERR_ENUM_(name, code, msg) ZKL_##name = (code),
+    ZKL_ERRNO_MAP(ZKL_ERR_ENUM_)
+#undef ZKL_ERR_ENUM_
 };
 
 /* A sentence describing `err` (0 or a ZKL_E... code). Never NULL; unknown
@@ -117,6 +165,8 @@ ZKL_EXPORT const char *zkl_last_error_text(void);
  * ---------------------------------------------------------------------- */
 typedef struct zkl_client zkl_client;
 typedef struct zkl_client_opts zkl_client_opts;
+/* The generic lock handle (below), which every recipe can give. */
+typedef struct zkl_lock zkl_lock;
 
 /* Session states, as reported by zkl_client_state() and to listeners. */
 enum zkl_state {
@@ -142,9 +192,10 @@ enum zkl_state {
 
 /* The loss rule: when a client presumes its session lost.
  *
- * Let S be the send time of the last request of the session whose answer
- * arrived (the server touched the session no earlier than S), and T the
- * negotiated session timeout. The leader expires a session T after the
+ * Let S be the send time of the last keepalive of the session whose answer
+ * arrived (the server touched the session no earlier than S, and, as the
+ * keepalive is a sync, its server was in touch with the leader after S),
+ * and T the negotiated session timeout. The leader expires a session T after the
  * last touch it knows of; a follower passes its clients' touches on to the
  * leader only about once a tick, and a tick is at most T/2 (the server
  * grants no less than two ticks), so the leader may count from S - T/2:
@@ -157,8 +208,12 @@ enum zkl_state {
  * reports ZKL_STATE_SUSPENDED (if it was connected) and ZKL_STATE_LOST,
  * marks every hold lost, runs the recipes' lost callbacks, and closes the
  * handle so the session cannot come back. To keep S fresh while connected,
- * the client's own thread sends a cheap request (an exists on "/") every
- * T/10: on a healthy connection S is never more than about T/10 old, so a
+ * the client's own thread sends a cheap request (a sync of "/") every
+ * T/10. Not a read: a follower answers reads by itself, also while it is
+ * cut off from the leader, for up to the ensemble's syncLimit ticks (often
+ * more than T), whereas the leader expires the session T after the last
+ * touch that reached it; a follower answers a sync only after the leader
+ * did. On a healthy connection S is never more than about T/10 old, so a
  * connection loss is waited out for at least about 7T/20 (3.5 s for 10 s)
  * before anything is presumed lost; one that the session survives and that
  * is over sooner loses nothing.
@@ -187,9 +242,11 @@ ZKL_EXPORT int zkl_client_opts_set_container_parents(zkl_client_opts *o, int on)
  * counts its data, every path, the ACLs of creates, and a generous 64
  * bytes per op and per request for the rest, so the largest data it lets
  * through is somewhat below the limit. zkl's own node data is small (under
- * 128 bytes, paths at most 1024). Set it to a server's larger
- * -Djute.maxbuffer; never above the smallest of the ensemble. Returns 0,
- * ZKL_EINVAL (NULL, bytes < 8192). */
+ * 128 bytes, paths at most 1024). The same limit bounds a lock path's
+ * listing (a response): an acquire whose listing is larger returns
+ * ZKL_EQUEUE (see the top). Set it to a server's larger -Djute.maxbuffer;
+ * never above the smallest of the ensemble. Returns 0, ZKL_EINVAL (NULL,
+ * bytes < 8192). */
 ZKL_EXPORT int zkl_client_opts_set_max_request(zkl_client_opts *o, int bytes);
 /* Add digest credentials ("user:password") to every session this client
  * opens (zoo_add_auth with scheme "digest"). The secret is copied and never
@@ -203,8 +260,8 @@ ZKL_EXPORT int zkl_client_opts_set_digest_auth(zkl_client_opts *o,
  * calls fail with ZKL_ENOAUTH). ZKL_ACL_CREATOR needs digest auth:
  * zkl_client_open_opts refuses it without (ZKL_EINVAL). Parents that exist
  * already keep their ACL. */
-enum { ZKL_ACL_OPEN = 0, ZKL_ACL_CREATOR = 1 };
-ZKL_EXPORT int zkl_client_opts_set_acl(zkl_client_opts *o, int acl);
+enum zkl_acl { ZKL_ACL_OPEN = 0, ZKL_ACL_CREATOR = 1 };
+ZKL_EXPORT int zkl_client_opts_set_acl(zkl_client_opts *o, enum zkl_acl acl);
 /* libzookeeper_mt's own log (zoo_set_debug_level, zoo_set_log_stream,
  * zoo_set_log_callback) is process-wide, and at its default level it
  * writes every connect and disconnect to stderr. With 1 (the default), the
@@ -215,6 +272,10 @@ ZKL_EXPORT int zkl_client_opts_set_acl(zkl_client_opts *o, int acl);
  * program that configures libzookeeper_mt's log itself (a client opened
  * later with the default still silences it). Returns 0, ZKL_EINVAL (NULL). */
 ZKL_EXPORT int zkl_client_opts_set_quiet_zk_log(zkl_client_opts *o, int on);
+/* Collect the metrics of zkl_client_metrics (1, the default) or not (0:
+ * they stay 0, and acquires skip even their clock reads). Returns 0,
+ * ZKL_EINVAL (NULL). */
+ZKL_EXPORT int zkl_client_opts_set_metrics(zkl_client_opts *o, int on);
 
 /* Open a session to `hosts` ("host:port[,host:port...][/chroot]") and wait
  * until it is connected, for at most about `session_timeout_ms`.
@@ -237,8 +298,9 @@ ZKL_EXPORT int zkl_client_open_opts(const char *hosts, int session_timeout_ms,
  * objects should be freed first; any still open is safe (reference
  * counted): it keeps the client's memory, not its session, until it is
  * freed, and its calls return ZKL_ECLOSED (its holds went with the
- * session). The last of them frees the client. Leases must be released
- * first, as their semaphore cannot be freed before. NULL does nothing. */
+ * session). The last of them frees the client. A lease still out goes with the
+ * session too; zkl_lease_release then frees it (ZKL_ECLOSED). NULL does
+ * nothing. */
 ZKL_EXPORT void zkl_client_close(zkl_client *c);
 
 /* Cancel every acquire on this client, waiting now or called later: each
@@ -252,17 +314,26 @@ ZKL_EXPORT void zkl_client_close(zkl_client *c);
  * Thread-safe; not async-signal-safe (it takes a lock). */
 ZKL_EXPORT int zkl_client_cancel(zkl_client *c);
 
-/* The current state (enum zkl_state). Thread-safe, cheap. */
-ZKL_EXPORT int zkl_client_state(zkl_client *c);
+/* The current state. ZKL_STATE_CLOSED for NULL. Thread-safe, cheap. */
+ZKL_EXPORT enum zkl_state zkl_client_state(zkl_client *c);
 
-/* The current session id (0 while none). Thread-safe. */
-ZKL_EXPORT int64_t zkl_client_session_id(zkl_client *c);
+/* The current session id into *out (0 while there is none). Returns 0, or
+ * ZKL_EINVAL for NULL (*out unchanged). Thread-safe. */
+ZKL_EXPORT int zkl_client_session_id(zkl_client *c, int64_t *out);
+
+/* The session timeout in ms: the one the server granted the latest
+ * session (it may differ from the one asked for), or the one asked for
+ * before any session. Unlike zoo_recv_timeout(zkl_client_handle(c)) it
+ * needs no handle: the client may have closed its handle (a session given
+ * up without re-open) or be replacing it. ZKL_EINVAL for NULL.
+ * Thread-safe. */
+ZKL_EXPORT int zkl_client_session_timeout(zkl_client *c);
 
 /* A listener gets every state change, in order, on a thread of the
  * client's own (never a ZooKeeper thread, never with a zkl lock held).
  * It must not call zkl_client_close(). Returns 0, ZKL_EINVAL, ZKL_ENOMEM.
  * Remove with the same (fn, arg). Thread-safe. */
-typedef void (*zkl_state_fn)(zkl_client *c, int state, void *arg);
+typedef void (*zkl_state_fn)(zkl_client *c, enum zkl_state state, void *arg);
 ZKL_EXPORT int zkl_client_add_listener(zkl_client *c, zkl_state_fn fn, void *arg);
 ZKL_EXPORT int zkl_client_remove_listener(zkl_client *c, zkl_state_fn fn, void *arg);
 
@@ -279,7 +350,119 @@ typedef struct zkl_client_stats {
                                loss, a stalled server) and whose node was
                                found again by its uuid */
 } zkl_client_stats;
+/* Returns 0, ZKL_EINVAL (NULL). Thread-safe. The struct has no version
+ * and does not grow: new counters go to zkl_metrics (below), which also
+ * carries these. */
 ZKL_EXPORT int zkl_client_get_stats(zkl_client *c, zkl_client_stats *out);
+
+/* ------------------------------------------------------------------------
+ * Lock options: what a lock object is made with (zkl_mutex_new_opts,
+ * zkl_semmutex_new_opts, zkl_multilock_new_opts). The object copies them,
+ * so the options may be changed or freed right after. An options object is
+ * not shared between threads while it is being set; once set, any number
+ * of threads may make locks from it at once.
+ *
+ * The read-write lock and the counting semaphore take no options in this
+ * version: prefetch needs a queue in which each node waits for the one just
+ * ahead of it, and theirs are not such chains.
+ * ---------------------------------------------------------------------- */
+typedef struct zkl_lock_opts zkl_lock_opts;
+
+/* Options with every default. Returns 0 and a new object in *out (free with
+ * zkl_lock_opts_free), ZKL_EINVAL (NULL), ZKL_ENOMEM. */
+ZKL_EXPORT int zkl_lock_opts_new(zkl_lock_opts **out) ZKL_WARN_UNUSED;
+/* NULL does nothing. */
+ZKL_EXPORT void zkl_lock_opts_free(zkl_lock_opts *o);
+
+/* Prefetch (default off): a waiter also watches the node two ahead of its
+ * own, so that when its turn comes it takes the lock without listing the
+ * queue: one more cheap read per acquisition, at most two wake-ups per
+ * handoff, and a shorter handoff under contention. Returns 0, or ZKL_EINVAL
+ * (NULL, `on` neither 0 nor 1). */
+ZKL_EXPORT int zkl_lock_opts_set_prefetch(zkl_lock_opts *o, int on);
+
+/* ------------------------------------------------------------------------
+ * Metrics: what the client's locks did, in total and per lock path, for
+ * operators. docs/metrics.md lists every metric and its Prometheus name.
+ *
+ * Counted at the lock queue: every acquire of a recipe that enqueues a node
+ * (mutex, semaphore-mutex, read-write lock sides, semaphore leases, each
+ * member of a multi-lock) is one attempt on its lock path; a reentrant
+ * acquire that only counts up is none. An attempt ends once, as one of:
+ * acquired, timeouts, cancels (ZKL_ECANCELED), failures (any other code).
+ * Kept in memory for the client's life (one small entry per lock path
+ * used); updated under the lock the client takes anyway, no allocation
+ * but a path's first use. zkl_client_opts_set_metrics(o, 0) turns them
+ * off: then every counter stays 0 (zkl_client_stats still counts).
+ * Every function here is thread-safe and reads one consistent snapshot.
+ * ---------------------------------------------------------------------- */
+
+/* Log-scale histogram of durations in microseconds. buckets[0] counts
+ * values <= 1 us, buckets[i] those in (2^(i-1), 2^i] us, and the last one
+ * everything above 2^(ZKL_HISTOGRAM_BUCKETS-2) us (about 67 s). Not
+ * cumulative (Prometheus output is). A quantile q lies in the first bucket
+ * where the running sum reaches q * count. */
+#define ZKL_HISTOGRAM_BUCKETS 28
+typedef struct zkl_histogram {
+    uint64_t count;  /* observations */
+    uint64_t sum_us; /* their sum, in microseconds */
+    uint64_t buckets[ZKL_HISTOGRAM_BUCKETS];
+} zkl_histogram;
+
+/* Set .version to ZKL_METRICS_VERSION before the call: later versions of
+ * zkl add fields only at the end and fill only those of the version a
+ * program was built with, so a compiled program keeps working with a newer
+ * library. */
+#define ZKL_METRICS_VERSION 1u
+typedef struct zkl_metrics {
+    unsigned version;       /* in: ZKL_METRICS_VERSION of the caller's zkl.h */
+    /* Lock counters, of the client or of one lock path. */
+    uint64_t acquired;      /* attempts that returned the lock held */
+    uint64_t timeouts;      /* attempts that ended in ZKL_ETIMEDOUT */
+    uint64_t cancels;       /* attempts that ended in ZKL_ECANCELED */
+    uint64_t failures;      /* attempts that ended in any other error */
+    uint64_t losses;        /* holds lost while the caller had them (the
+                               session ended, or someone deleted the node) */
+    uint64_t handoffs;      /* acquired after waiting behind another holder
+                               (the rest got the lock at once) */
+    uint64_t releases;      /* holds ended (released, given up; a lost hold
+                               counts when its owner releases it) */
+    uint64_t requests;      /* requests sent for lock queue nodes */
+    zkl_histogram wait;     /* acquire call to held, acquired attempts only */
+    zkl_histogram hold;     /* held to released, ended holds */
+    /* Client-wide only (0 for a lock path): those of zkl_client_stats.
+     * requests_all counts every request, lock queues' and others'. */
+    uint64_t requests_all, creates, deletes, listings, watch_events, sessions, recovered;
+} zkl_metrics;
+
+/* The client's totals (over every lock path) in *out. Returns 0,
+ * ZKL_EINVAL (NULL, or out->version 0 or newer than this library's). */
+ZKL_EXPORT int zkl_client_metrics(zkl_client *c, zkl_metrics *out);
+
+/* The counters of lock path `path` (as given to the recipe) in *out.
+ * Returns 0, ZKL_EINVAL (as above), ZKL_ENOENT (no acquire of this client
+ * ever used the path, or metrics are off). */
+ZKL_EXPORT int zkl_client_path_metrics(zkl_client *c, const char *path, zkl_metrics *out);
+
+/* The lock paths with counters, in byte order: a new array of *n new
+ * strings in *out (NULL and 0 for none); free with
+ * zkl_client_metrics_paths_free. Returns 0, ZKL_EINVAL, ZKL_ENOMEM. */
+ZKL_EXPORT int zkl_client_metrics_paths(zkl_client *c, char ***out, size_t *n);
+ZKL_EXPORT void zkl_client_metrics_paths_free(char **paths, size_t n);
+
+/* Every metric in the Prometheus text exposition format (version 0.0.4):
+ * # HELP and # TYPE lines, lock counters and histograms with a label
+ * path="..." per lock path (escaped as the format requires), client-wide
+ * counters without labels. Into buf[0..len-1], NUL-terminated; *needed
+ * (if not NULL) gets the length without the NUL. Returns 0, ZKL_ERANGE
+ * (len <= the length: buf holds a truncated, NUL-terminated start if len
+ * > 0; ask again with *needed + 1 or more, as counters may grow between
+ * calls), ZKL_EINVAL (c NULL, buf NULL with len > 0), ZKL_ENOMEM. */
+ZKL_EXPORT int zkl_client_metrics_write(zkl_client *c, char *buf, size_t len, size_t *needed);
+
+/* The same text written to `f`. Returns 0, ZKL_EINVAL (NULL), ZKL_ENOMEM,
+ * ZKL_ESYS (the write failed). */
+ZKL_EXPORT int zkl_client_metrics_fprint(zkl_client *c, FILE *f);
 
 /* ------------------------------------------------------------------------
  * Reentrant mutex (Curator InterProcessMutex protocol: "lock-" nodes).
@@ -290,25 +473,24 @@ ZKL_EXPORT int zkl_client_get_stats(zkl_client *c, zkl_client_stats *out);
  * ---------------------------------------------------------------------- */
 typedef struct zkl_mutex zkl_mutex;
 
-/* Options for zkl_mutex_new2(): ZKL_MUTEX_PREFETCH also watches the node two
- * ahead, so the handoff to this waiter needs no listing (one more cheap read
- * per acquisition, at most two wake-ups per handoff). */
-enum { ZKL_MUTEX_PREFETCH = 1 };
-
 /* A mutex on lock path `path` (absolute, no trailing '/', no empty, "." or
- * ".." segments, at most 1024 bytes). Nothing is sent to the server yet.
- * Returns 0, ZKL_EINVAL (NULL, bad path), ZKL_ENOMEM. Thread-safe. */
+ * ".." segments, at most 1024 bytes), with the options `opts` (NULL for the
+ * defaults; see zkl_lock_opts: the mutex copies them). Nothing is sent to
+ * the server yet. Returns 0 and a new mutex in *out (free with
+ * zkl_mutex_free), ZKL_EINVAL (NULL, bad path), ZKL_ENOMEM, ZKL_ESYS.
+ * Thread-safe. */
 ZKL_EXPORT int zkl_mutex_new(zkl_client *c, const char *path,
                              zkl_mutex **out) ZKL_WARN_UNUSED;
-ZKL_EXPORT int zkl_mutex_new2(zkl_client *c, const char *path, unsigned flags,
-                              zkl_mutex **out) ZKL_WARN_UNUSED;
+ZKL_EXPORT int zkl_mutex_new_opts(zkl_client *c, const char *path, const zkl_lock_opts *opts,
+                                  zkl_mutex **out) ZKL_WARN_UNUSED;
 
 /* Acquire for the calling thread. Returns 0 when held (or when the calling
  * thread already held it: the count goes up), ZKL_ETIMEDOUT, ZKL_ELOST (the
  * session ended while waiting, or the calling thread's hold was already
  * lost: release it first), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ECONNLOSS (a try
- * once with no connection), ZKL_ENOAUTH, ZKL_EINVAL (NULL), ZKL_ENOMEM,
- * ZKL_EZK. On every failure the caller's node is removed. Thread-safe. */
+ * once with no connection), ZKL_ENOAUTH, ZKL_EQUEUE (the queue is over the
+ * server's limit, see the top), ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On
+ * every failure the caller's node is removed. Thread-safe. */
 ZKL_EXPORT int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms) ZKL_WARN_UNUSED;
 
 /* Release one count of the calling thread's hold; the node is deleted when
@@ -346,8 +528,8 @@ ZKL_EXPORT int zkl_mutex_is_held(zkl_mutex *m);
  * called. A mutex with a callback must be freed (or the callback removed)
  * before its client is closed. Returns 0, ZKL_EINVAL (m NULL), ZKL_ENOMEM.
  * Thread-safe. */
-typedef void (*zkl_lost_fn)(zkl_mutex *m, int64_t token, void *arg);
-ZKL_EXPORT int zkl_mutex_set_lost_fn(zkl_mutex *m, zkl_lost_fn fn, void *arg);
+typedef void (*zkl_mutex_lost_fn)(zkl_mutex *m, int64_t token, void *arg);
+ZKL_EXPORT int zkl_mutex_set_lost_fn(zkl_mutex *m, zkl_mutex_lost_fn fn, void *arg);
 
 /* Be told when someone asks a hold of `m` to let go: zkl_revoke(), `zkl
  * revoke`, or Curator's Revoker, each of which writes the ASCII bytes
@@ -363,11 +545,11 @@ ZKL_EXPORT int zkl_mutex_set_lost_fn(zkl_mutex *m, zkl_lost_fn fn, void *arg);
 typedef void (*zkl_mutex_revoke_fn)(zkl_mutex *m, int64_t token, void *arg);
 ZKL_EXPORT int zkl_mutex_set_revoke_fn(zkl_mutex *m, zkl_mutex_revoke_fn fn, void *arg);
 
-/* The fencing token of the calling thread's hold (the czxid of its node):
- * successive holders of one path get strictly increasing tokens. Negative
- * ZKL_ENOTHELD if the thread holds nothing, ZKL_ELOST if its hold was lost,
- * ZKL_EINVAL for NULL. Thread-safe. */
-ZKL_EXPORT int64_t zkl_mutex_token(zkl_mutex *m);
+/* The fencing token of the calling thread's hold (the czxid of its node)
+ * into *out: successive holders of one path get strictly increasing tokens.
+ * Returns 0, ZKL_ENOTHELD (the thread holds nothing), ZKL_ELOST (its hold
+ * was lost), ZKL_EINVAL (NULL); *out is unchanged on failure. Thread-safe. */
+ZKL_EXPORT int zkl_mutex_token(zkl_mutex *m, int64_t *out);
 
 /* The full path of the calling thread's node, or NULL if it holds nothing.
  * Borrowed: valid until the thread releases. Thread-safe. */
@@ -393,6 +575,140 @@ ZKL_EXPORT int zkl_mutex_guarded_set(zkl_mutex *m, const char *path,
  * the address was not reused since). NULL does nothing. */
 ZKL_EXPORT void zkl_mutex_free(zkl_mutex *m);
 
+/* ------------------------------------------------------------------------
+ * Asynchronous acquire, and cancel handles for blocking acquires.
+ *
+ * For event-loop programs: zkl_mutex_acquire_async (and its kin for the
+ * semaphore-mutex and the read-write lock, declared in their sections:
+ * zkl_semmutex_acquire_async, zkl_rwlock_read_acquire_async,
+ * zkl_rwlock_write_acquire_async) starts an acquire and returns at
+ * once; no thread waits for it. Its result comes to a callback, called
+ * exactly once per request unless the request is freed first:
+ *   0             held: the hold belongs to the REQUEST, not to a thread;
+ *                 it is not reentrant with any thread's blocking hold of
+ *                 the same lock (a thread that holds a mutex and asks for
+ *                 it asynchronously waits behind itself), and any thread
+ *                 may release it (zkl_request_release);
+ *   ZKL_ETIMEDOUT, ZKL_ECANCELED (zkl_request_cancel, or zkl_client_cancel),
+ *   ZKL_ELOST (the session ended while queued), ZKL_ECLOSED (the client
+ *   closed), ZKL_ECONNLOSS (a try once with no connection), ZKL_ENOAUTH,
+ *   ZKL_ENOMEM, ZKL_EZK: not held, and no node of the attempt is left on
+ *   the server (its delete was confirmed, or the session's end takes it).
+ * Timeouts are kept by the client's own thread; timeout 0 is a try once
+ * (the policy's first answer), below 0 waits for ever.
+ * A hold lost later (the session ended, someone deleted the node) is no
+ * second callback: zkl_request_is_held turns 0 and the client's state
+ * listeners hear ZKL_STATE_LOST; release (ZKL_ELOST) and free it then.
+ *
+ * Where callbacks run: by default on the client's own thread, the one that
+ * calls the state listeners (never a ZooKeeper thread, never with a zkl
+ * lock held), one at a time: keep them short, as the same thread keeps
+ * the session (re-opens, timeouts). After zkl_client_event_fd they run
+ * instead on whichever thread calls zkl_client_dispatch. A callback may
+ * call any zkl_request_* function, on its own request too
+ * (zkl_request_free included), and start new requests; it must not call
+ * zkl_client_close.
+ *
+ * Closing: zkl_client_close may be called with requests pending. Each one
+ * whose callback has not run gets ZKL_ECLOSED, on the closing thread,
+ * before zkl_client_close returns. Requests need not be freed before the
+ * close: the client's memory stays until the last of them is freed, and a
+ * held request's release then returns ZKL_ECLOSED (the session's end took
+ * the node). Every request must be freed, before or after.
+ * ---------------------------------------------------------------------- */
+typedef struct zkl_request zkl_request;
+
+/* A request's result: 0 (held) or a ZKL_E... code, as above. `arg` is the
+ * one given to the start call. */
+typedef void (*zkl_request_fn)(zkl_request *r, int result, void *arg);
+
+/* Start acquiring m asynchronously: the request is independent of m once
+ * started (m may be freed first; the request keeps what it needs). Returns
+ * 0 with the request in *out (free it with zkl_request_free) and its
+ * callback to come; or ZKL_EINVAL (NULL m, fn or out), ZKL_ENOMEM,
+ * ZKL_ECLOSED, ZKL_ECANCELED (zkl_client_cancel ran), ZKL_ELOST (the
+ * client has no session right now, between a lost one and the next: try
+ * again later) with no request and no callback. *out is set before the
+ * callback can run. Thread-safe. */
+ZKL_EXPORT int zkl_mutex_acquire_async(zkl_mutex *m, long timeout_ms, zkl_request_fn fn,
+                                       void *arg, zkl_request **out) ZKL_WARN_UNUSED;
+
+
+/* Cancel the request, from any thread, at any stage. Returns 0 if its
+ * callback has not run yet: it will get ZKL_ECANCELED (also if the lock
+ * was already granted but not yet told, or the attempt failed but was not
+ * yet told), after the request's node is deleted. Returns ZKL_EBUSY if the
+ * callback ran with 0: the request holds, release it; ZKL_EINVAL for NULL
+ * or a request whose callback ran with a failure or that was released.
+ * Never blocks on the server. Thread-safe. */
+ZKL_EXPORT int zkl_request_cancel(zkl_request *r);
+
+/* Release a held request (its callback ran with 0), from any thread. Its
+ * node's delete is sent and the call returns at once: the engine finishes
+ * the delete (again on reconnect; if the server refuses it, it retries
+ * with backoff until the session ends). Returns 0, ZKL_ELOST (the hold was
+ * lost: the node is gone), ZKL_ECLOSED, ZKL_ENOTHELD (not held: pending,
+ * failed, or released already), ZKL_EINVAL (NULL). Thread-safe. */
+ZKL_EXPORT int zkl_request_release(zkl_request *r);
+
+/* 1 while the request holds (its callback ran with 0, not released) and
+ * its session is the client's live one, else 0. Thread-safe. */
+ZKL_EXPORT int zkl_request_is_held(zkl_request *r);
+
+/* The fencing token of a held request (the czxid of its node) in *out.
+ * Returns 0, ZKL_ENOTHELD (not delivered held, or released), ZKL_ELOST,
+ * ZKL_EINVAL (NULL). Thread-safe. */
+ZKL_EXPORT int zkl_request_token(zkl_request *r, int64_t *out);
+
+/* The full path of a held request's node, borrowed until the request is
+ * freed; NULL unless its callback ran with 0. Thread-safe. */
+ZKL_EXPORT const char *zkl_request_node(zkl_request *r);
+
+/* Free the request: a pending one is cancelled and its callback never runs
+ * (the node is deleted in the background); a held one is released as by
+ * zkl_request_release. Never blocks on the server; if another thread runs
+ * the request's callback right now, waits until it returned. May be called
+ * from the request's own callback (the request goes when the callback
+ * returns; do not touch it after). Not twice. NULL does nothing. */
+ZKL_EXPORT void zkl_request_free(zkl_request *r);
+
+/* Switch the client to delivery by file descriptor and return it in *fd:
+ * it becomes readable (poll/epoll/libuv) while results are waiting; the
+ * thread that sees it readable calls zkl_client_dispatch. Cannot be undone;
+ * later calls return the same descriptor. The descriptor belongs to the
+ * client (closed when the client's memory goes): never close or read it
+ * yourself. Returns 0, ZKL_EINVAL (NULL), ZKL_ECLOSED, ZKL_ESYS, ZKL_ENOMEM.
+ * Thread-safe. */
+ZKL_EXPORT int zkl_client_event_fd(zkl_client *c, int *fd);
+
+/* Run the callbacks of the results waiting (fd delivery), on the calling
+ * thread, with no zkl lock held. Returns how many ran (0 or more), or
+ * ZKL_EINVAL (NULL, or the client does not deliver by descriptor),
+ * ZKL_EBUSY (a dispatch runs already: from a callback, or another thread).
+ * Not after zkl_client_close. Thread-safe. */
+ZKL_EXPORT int zkl_client_dispatch(zkl_client *c);
+
+/* A cancel handle for blocking acquires: firing it makes the blocking
+ * acquires that were given it return ZKL_ECANCELED (after removing their
+ * node, as on any failure), now or later, and touches no other waiter of
+ * the client. It stays fired. One handle may serve several calls, on
+ * several threads and clients. new: 0, ZKL_EINVAL, ZKL_ENOMEM, ZKL_ESYS.
+ * fire: 0, ZKL_EINVAL; thread-safe, not async-signal-safe. is_fired: 1 or
+ * 0. free: not while a call uses the handle; NULL does nothing. */
+typedef struct zkl_cancel zkl_cancel;
+ZKL_EXPORT int zkl_cancel_new(zkl_cancel **out) ZKL_WARN_UNUSED;
+ZKL_EXPORT int zkl_cancel_fire(zkl_cancel *h);
+ZKL_EXPORT int zkl_cancel_is_fired(zkl_cancel *h);
+ZKL_EXPORT void zkl_cancel_free(zkl_cancel *h);
+
+/* zkl_mutex_acquire, ending with ZKL_ECANCELED once `h` fires (at once if
+ * it fired already, even for a reentry). h NULL: as zkl_mutex_acquire. A
+ * wait for a new session (after one was lost) is not cut short by h; it is
+ * bounded by the timeout. Thread-safe. */
+ZKL_EXPORT int zkl_mutex_acquire_cancellable(zkl_mutex *m, long timeout_ms,
+                                             zkl_cancel *h) ZKL_WARN_UNUSED;
+
+
 /* ---- semaphore-mutex and counting semaphore ---------------------------- */
 
 /* A semaphore-mutex: a mutex whose hold belongs to the object, not to a
@@ -415,15 +731,30 @@ typedef struct zkl_semmutex zkl_semmutex;
  * ZKL_ESYS. Thread-safe. */
 ZKL_EXPORT int zkl_semmutex_new(zkl_client *c, const char *path,
                                 zkl_semmutex **out) ZKL_WARN_UNUSED;
+/* The same with lock options (zkl_lock_opts; NULL for the defaults). */
+ZKL_EXPORT int zkl_semmutex_new_opts(zkl_client *c, const char *path,
+                                     const zkl_lock_opts *opts,
+                                     zkl_semmutex **out) ZKL_WARN_UNUSED;
 
 /* Acquire for the object, within one deadline. Returns 0 when held,
  * ZKL_EDEADLK (the object already holds, or another thread is acquiring
  * through it: nothing is sent), ZKL_ETIMEDOUT, ZKL_ELOST (the session ended
  * while waiting, or the object's earlier hold was lost: release it first),
  * ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ECONNLOSS (a try once with no connection),
- * ZKL_ENOAUTH, ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On every failure the
+ * ZKL_ENOAUTH, ZKL_EQUEUE (the queue is over the server's limit, see the
+ * top), ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On every failure the
  * caller's node is removed. Thread-safe. */
 ZKL_EXPORT int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms) ZKL_WARN_UNUSED;
+
+/* An asynchronous acquire, as zkl_mutex_acquire_async: the request's hold
+ * is its own, not the object's (zkl_semmutex_is_held and _release know
+ * nothing of it; the two exclude each other on the path). */
+ZKL_EXPORT int zkl_semmutex_acquire_async(zkl_semmutex *s, long timeout_ms, zkl_request_fn fn,
+                                          void *arg, zkl_request **out) ZKL_WARN_UNUSED;
+/* zkl_semmutex_acquire, ending with ZKL_ECANCELED once `h` fires, as
+ * zkl_mutex_acquire_cancellable. */
+ZKL_EXPORT int zkl_semmutex_acquire_cancellable(zkl_semmutex *s, long timeout_ms,
+                                                zkl_cancel *h) ZKL_WARN_UNUSED;
 
 /* Release the object's hold, from any thread; returns once the server
  * confirmed the node's deletion. Returns 0, ZKL_ENOTHELD (the object holds
@@ -470,11 +801,11 @@ typedef void (*zkl_semmutex_revoke_fn)(zkl_semmutex *s, int64_t token, void *arg
 ZKL_EXPORT int zkl_semmutex_set_revoke_fn(zkl_semmutex *s, zkl_semmutex_revoke_fn fn,
                                           void *arg);
 
-/* The fencing token of the object's hold (the czxid of its node):
- * successive holders of one path get strictly increasing tokens. Negative
- * ZKL_ENOTHELD if the object holds nothing, ZKL_ELOST if its hold was lost,
- * ZKL_EINVAL for NULL. Thread-safe. */
-ZKL_EXPORT int64_t zkl_semmutex_token(zkl_semmutex *s);
+/* The fencing token of the object's hold (the czxid of its node) into
+ * *out: successive holders of one path get strictly increasing tokens.
+ * Returns 0, ZKL_ENOTHELD (the object holds nothing), ZKL_ELOST (its hold
+ * was lost), ZKL_EINVAL (NULL); *out is unchanged on failure. Thread-safe. */
+ZKL_EXPORT int zkl_semmutex_token(zkl_semmutex *s, int64_t *out);
 
 /* Set the data of the existing znode `path` only if the object still holds
  * the lock, atomically on the server (a multi-op that first checks the
@@ -497,7 +828,6 @@ ZKL_EXPORT void zkl_semmutex_free(zkl_semmutex *s);
  * operations are the ones above (held per object). Returns 0 and a new
  * handle in *out (free with zkl_lock_free before the object), ZKL_EINVAL
  * (NULL), ZKL_ENOMEM. Thread-safe. */
-typedef struct zkl_lock zkl_lock;
 ZKL_EXPORT int zkl_semmutex_as_lock(zkl_semmutex *s, zkl_lock **out) ZKL_WARN_UNUSED;
 
 /* A counting semaphore: at most `max_leases` leases held at once, across
@@ -519,14 +849,13 @@ ZKL_EXPORT int zkl_semmutex_as_lock(zkl_semmutex *s, zkl_lock **out) ZKL_WARN_UN
 typedef struct zkl_semaphore zkl_semaphore;
 typedef struct zkl_lease zkl_lease;
 
-/* Open the semaphore on path `path` (the rules of zkl_mutex_new) with limit
- * `max_leases` >= 1. Reads the limit recorded on the server, or records it
- * if there is none (creating the node and missing parents), within about the
- * session timeout. Returns 0 and a new semaphore in *out (free with
- * zkl_semaphore_free), ZKL_EINVAL (NULL, bad path, max_leases < 1: nothing
- * is sent), ZKL_EMISMATCH (another limit is recorded, or the node holds data
- * that is no limit: nothing is changed), ZKL_ETIMEDOUT, ZKL_ELOST,
- * ZKL_ECLOSED, ZKL_ENOAUTH, ZKL_ENOMEM, ZKL_ESYS, ZKL_EZK. Thread-safe. */
+/* A semaphore on path `path` (the rules of zkl_mutex_new) with limit
+ * `max_leases` >= 1. Nothing is sent to the server yet: each acquire reads
+ * the limit recorded on the server, or records it if there is none
+ * (creating the node and missing parents), and refuses with ZKL_EMISMATCH
+ * if another limit is recorded. Returns 0 and a new semaphore in *out (free
+ * with zkl_semaphore_free), ZKL_EINVAL (NULL, bad path, max_leases < 1),
+ * ZKL_ENOMEM, ZKL_ESYS. Thread-safe. */
 ZKL_EXPORT int zkl_semaphore_new(zkl_client *c, const char *path, int max_leases,
                                  zkl_semaphore **out) ZKL_WARN_UNUSED;
 
@@ -538,12 +867,39 @@ ZKL_EXPORT int zkl_semaphore_acquire(zkl_semaphore *s, long timeout_ms,
  * deadline, in arrival order. Returns 0 and a new lease in *out (give it
  * back with zkl_lease_release), ZKL_EINVAL (NULL, n out of range: nothing is
  * sent), ZKL_ETIMEDOUT, ZKL_EMISMATCH (the limit recorded on the server
- * changed since zkl_semaphore_new), ZKL_ELOST (the session ended while
+ * is not the semaphore's), ZKL_ELOST (the session ended while
  * waiting), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ECONNLOSS (a try once with no
- * connection), ZKL_ENOAUTH, ZKL_ENOMEM, ZKL_EZK. On every failure no node of
- * the call stays on the server. Thread-safe. */
+ * connection), ZKL_ENOAUTH, ZKL_EQUEUE (the queue is over the server's
+ * limit, see the top), ZKL_ENOMEM, ZKL_EZK. On every failure no node of the
+ * call stays on the server. Thread-safe. */
 ZKL_EXPORT int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms,
                                           zkl_lease **out) ZKL_WARN_UNUSED;
+/* zkl_semaphore_acquire_many, ending with ZKL_ECANCELED once `h` fires,
+ * as zkl_mutex_acquire_cancellable (h NULL: no handle). */
+ZKL_EXPORT int zkl_semaphore_acquire_many_cancellable(zkl_semaphore *s, int n, long timeout_ms,
+                                                      zkl_cancel *h,
+                                                      zkl_lease **out) ZKL_WARN_UNUSED;
+
+/* Asynchronous acquires of n leases (1 for zkl_semaphore_acquire_async),
+ * as zkl_mutex_acquire_async (zkl_request(3)): the callback gets 0 once the
+ * n leases are held, as one node, or a failure with no node of the attempt
+ * left (its gate node and its lease node alike), ZKL_EMISMATCH included
+ * (the semaphore node records another limit). The leases belong to the
+ * REQUEST, not to a zkl_lease: zkl_request_release gives them back (from
+ * any thread), zkl_request_token and zkl_request_node answer for the lease
+ * node; the semaphore's lost callback and zkl_lease_* know nothing of
+ * them. The request is independent of s once started (s may be freed
+ * first). The limit is checked as by the blocking acquire (recorded if the
+ * semaphore node has none), by requests the client's own threads answer:
+ * no thread waits. Returns 0 with the request in *out, or ZKL_EINVAL (NULL
+ * s, fn or out, n < 1 or n > the limit) and the other codes of
+ * zkl_mutex_acquire_async, with no request and no callback. Thread-safe. */
+ZKL_EXPORT int zkl_semaphore_acquire_async(zkl_semaphore *s, long timeout_ms,
+                                           zkl_request_fn fn, void *arg,
+                                           zkl_request **out) ZKL_WARN_UNUSED;
+ZKL_EXPORT int zkl_semaphore_acquire_many_async(zkl_semaphore *s, int n, long timeout_ms,
+                                                zkl_request_fn fn, void *arg,
+                                                zkl_request **out) ZKL_WARN_UNUSED;
 
 /* The limit the semaphore was opened with, or ZKL_EINVAL for NULL. */
 ZKL_EXPORT int zkl_semaphore_max_leases(zkl_semaphore *s);
@@ -579,10 +935,11 @@ ZKL_EXPORT int zkl_lease_release(zkl_lease *l);
  * server traffic. Thread-safe, except against zkl_lease_release. */
 ZKL_EXPORT int zkl_lease_is_held(zkl_lease *l);
 
-/* The lease's fencing token (the czxid of its node): each lease of a
- * semaphore gets a larger one than every lease granted before it.
- * ZKL_ELOST if the lease was lost, ZKL_EINVAL for NULL. */
-ZKL_EXPORT int64_t zkl_lease_token(zkl_lease *l);
+/* The lease's fencing token (the czxid of its node) into *out: each lease
+ * of a semaphore gets a larger one than every lease granted before it.
+ * Returns 0, ZKL_ELOST (the lease was lost), ZKL_EINVAL (NULL); *out is
+ * unchanged on failure. */
+ZKL_EXPORT int zkl_lease_token(zkl_lease *l, int64_t *out);
 
 /* How many leases `l` stands for (n of zkl_semaphore_acquire_many), or
  * ZKL_EINVAL for NULL. */
@@ -616,12 +973,14 @@ ZKL_EXPORT int zkl_semaphore_holders(zkl_semaphore *s, long timeout_ms,
                                      zkl_lease_info **out, int *count) ZKL_WARN_UNUSED;
 ZKL_EXPORT void zkl_lease_info_free(zkl_lease_info *info);
 
-/* Free the semaphore. Returns 0, or ZKL_EBUSY if leases taken through it are
- * not yet released, or another thread's acquire through it is in progress
- * (nothing is freed then). A call through a freed semaphore, or a second
- * free, aborts the process with a message naming the misuse (see
- * zkl_mutex_free). NULL does nothing (0). */
-ZKL_EXPORT int zkl_semaphore_free(zkl_semaphore *s);
+/* Free the semaphore. Leases taken through it and not yet released stay
+ * valid: release them as usual (the semaphore's memory goes with the last
+ * of them); from this call on, no lost callback of the semaphore runs. Must
+ * not be called while another thread uses the semaphore: a free while
+ * another thread acquires through it, a call through a freed semaphore and
+ * a second free abort the process with a message naming the misuse (see
+ * zkl_mutex_free). NULL does nothing. */
+ZKL_EXPORT void zkl_semaphore_free(zkl_semaphore *s);
 
 /* ---- read-write lock ---------------------------------------------------- */
 
@@ -664,6 +1023,7 @@ ZKL_EXPORT int zkl_rwlock_new(zkl_client *c, const char *path,
  * session ended while waiting, or the thread's read hold, or the write hold
  * it downgrades from, was lost: release that first), ZKL_ECLOSED,
  * ZKL_ECANCELED, ZKL_ECONNLOSS (a try once with no connection), ZKL_ENOAUTH,
+ * ZKL_EQUEUE (the queue is over the server's limit, see the top),
  * ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On every failure the caller's node
  * is removed. Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms) ZKL_WARN_UNUSED;
@@ -684,9 +1044,25 @@ ZKL_EXPORT int zkl_rwlock_read_release(zkl_rwlock *rw);
  * write lock: nothing was sent, release the read first), ZKL_ETIMEDOUT,
  * ZKL_ELOST (the session ended while waiting, or the thread's write hold was
  * lost: release it first), ZKL_ECLOSED, ZKL_ECANCELED, ZKL_ECONNLOSS (a try
- * once with no connection), ZKL_ENOAUTH, ZKL_EINVAL (NULL), ZKL_ENOMEM,
- * ZKL_EZK. On every failure the caller's node is removed. Thread-safe. */
+ * once with no connection), ZKL_ENOAUTH, ZKL_EQUEUE (the queue is over the
+ * server's limit, see the top), ZKL_EINVAL (NULL), ZKL_ENOMEM, ZKL_EZK. On
+ * every failure the caller's node is removed. Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms) ZKL_WARN_UNUSED;
+
+/* Asynchronous acquires of either side, as zkl_mutex_acquire_async. The
+ * request's hold is its own: a read request is never a downgrade of a
+ * thread's write hold (it queues as any reader, behind that writer). */
+ZKL_EXPORT int zkl_rwlock_read_acquire_async(zkl_rwlock *rw, long timeout_ms, zkl_request_fn fn,
+                                             void *arg, zkl_request **out) ZKL_WARN_UNUSED;
+ZKL_EXPORT int zkl_rwlock_write_acquire_async(zkl_rwlock *rw, long timeout_ms,
+                                              zkl_request_fn fn, void *arg,
+                                              zkl_request **out) ZKL_WARN_UNUSED;
+/* zkl_rwlock_read_acquire / _write_acquire, ending with ZKL_ECANCELED once
+ * `h` fires, as zkl_mutex_acquire_cancellable. */
+ZKL_EXPORT int zkl_rwlock_read_acquire_cancellable(zkl_rwlock *rw, long timeout_ms,
+                                                   zkl_cancel *h) ZKL_WARN_UNUSED;
+ZKL_EXPORT int zkl_rwlock_write_acquire_cancellable(zkl_rwlock *rw, long timeout_ms,
+                                                    zkl_cancel *h) ZKL_WARN_UNUSED;
 
 /* Release one count of the calling thread's write hold, as
  * zkl_rwlock_read_release does for reads. A read hold the thread took while
@@ -730,12 +1106,13 @@ ZKL_EXPORT int zkl_rwlock_set_lost_fn(zkl_rwlock *rw, zkl_rwlock_lost_fn fn, voi
 typedef void (*zkl_rwlock_revoke_fn)(zkl_rwlock *rw, int write, int64_t token, void *arg);
 ZKL_EXPORT int zkl_rwlock_set_revoke_fn(zkl_rwlock *rw, zkl_rwlock_revoke_fn fn, void *arg);
 
-/* The fencing token of the calling thread's read (resp. write) hold: the
- * czxid of its node. Successive writers of one path get strictly increasing
- * tokens. Negative ZKL_ENOTHELD if the thread holds nothing on that side,
- * ZKL_ELOST if the hold was lost, ZKL_EINVAL for NULL. Thread-safe. */
-ZKL_EXPORT int64_t zkl_rwlock_read_token(zkl_rwlock *rw);
-ZKL_EXPORT int64_t zkl_rwlock_write_token(zkl_rwlock *rw);
+/* The fencing token of the calling thread's read (resp. write) hold, the
+ * czxid of its node, into *out. Successive writers of one path get strictly
+ * increasing tokens. Returns 0, ZKL_ENOTHELD (the thread holds nothing on
+ * that side), ZKL_ELOST (the hold was lost), ZKL_EINVAL (NULL); *out is
+ * unchanged on failure. Thread-safe. */
+ZKL_EXPORT int zkl_rwlock_read_token(zkl_rwlock *rw, int64_t *out);
+ZKL_EXPORT int zkl_rwlock_write_token(zkl_rwlock *rw, int64_t *out);
 
 /* The full path of the calling thread's read (resp. write) node, or NULL if
  * it holds nothing on that side. Borrowed: valid until the thread releases
@@ -758,7 +1135,6 @@ ZKL_EXPORT int zkl_rwlock_write_guarded_set(zkl_rwlock *rw, const char *path,
  * one multi-lock). Returns 0 and a new handle in *out (free with
  * zkl_lock_free before the lock), ZKL_EINVAL (NULL), ZKL_ENOMEM.
  * Thread-safe. */
-typedef struct zkl_lock zkl_lock;
 ZKL_EXPORT int zkl_rwlock_read_as_lock(zkl_rwlock *rw, zkl_lock **out) ZKL_WARN_UNUSED;
 ZKL_EXPORT int zkl_rwlock_write_as_lock(zkl_rwlock *rw, zkl_lock **out) ZKL_WARN_UNUSED;
 
@@ -849,7 +1225,6 @@ ZKL_EXPORT int zkl_revoke(zkl_client *c, const char *path, const char *node);
  *    creation: the multi-lock, then the handles, then the objects.
  * Threads: a handle adds neither state nor locking of its own; what "held"
  * means, and who may release, are those of the lock behind it. */
-typedef struct zkl_lock zkl_lock;
 
 /* The operations of a lock. Write your own to put any lock behind a
  * zkl_lock; zkl_lock_new copies the struct, so it need not outlive the call.
@@ -962,6 +1337,11 @@ typedef struct zkl_multilock zkl_multilock;
  * given twice: nothing is created), ZKL_ENOMEM, ZKL_ESYS. Thread-safe. */
 ZKL_EXPORT int zkl_multilock_new(zkl_client *c, const char *const *paths, size_t n,
                                  zkl_multilock **out) ZKL_WARN_UNUSED;
+/* The same, each mutex made with the lock options `opts` (zkl_lock_opts;
+ * NULL for the defaults). */
+ZKL_EXPORT int zkl_multilock_new_opts(zkl_client *c, const char *const *paths, size_t n,
+                                      const zkl_lock_opts *opts,
+                                      zkl_multilock **out) ZKL_WARN_UNUSED;
 
 /* A multi-lock of the locks behind handles locks[0..n-1], any mix of
  * kinds. A handle of another multi-lock (zkl_multilock_as_lock) brings in
@@ -988,6 +1368,34 @@ ZKL_EXPORT int zkl_multilock_new_locks(zkl_lock *const *locks, size_t n,
  * already holds), ZKL_ENOMEM, ZKL_EZK, or any code a member of the caller's
  * own returns; ZKL_EINVAL for NULL. Thread-safe. */
 ZKL_EXPORT int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms) ZKL_WARN_UNUSED;
+
+/* zkl_multilock_acquire, ending with ZKL_ECANCELED once `h` fires (at once
+ * if it fired already, even for a reentry), the members taken released, as
+ * on any failure. A zkl recipe member's wait ends when h fires; a member
+ * that is the caller's own lock (zkl_lock_new) is not asked once h fired,
+ * but its own wait is not cut short. h NULL: as zkl_multilock_acquire.
+ * Thread-safe. */
+ZKL_EXPORT int zkl_multilock_acquire_cancellable(zkl_multilock *ml, long timeout_ms,
+                                                 zkl_cancel *h) ZKL_WARN_UNUSED;
+
+/* An asynchronous acquire of every member (zkl_request(3)): one request,
+ * its members queued one after the other in the multi-lock's order, each
+ * once the one before it holds, within the one timeout; the callback runs
+ * once, with 0 when all are held, or with the failure of one, the members
+ * taken released and no node of the attempt left. The hold belongs to the
+ * request (not to a thread, not reentrant with the multi-lock's blocking
+ * hold): zkl_request_release releases every member, zkl_request_is_held is
+ * 1 while all hold, and zkl_request_token and _node answer for the last
+ * member (the largest key). The request is independent of ml once started.
+ * Every member must be a zkl recipe's handle (zkl_mutex_as_lock,
+ * zkl_semmutex_as_lock, zkl_rwlock_read_as_lock, zkl_rwlock_write_as_lock,
+ * or a multi-lock of those) on one client: a member that is the caller's
+ * own lock (zkl_lock_new), whose acquire can only block, or members on two
+ * clients are ZKL_EINVAL, with nothing sent. Other returns as
+ * zkl_mutex_acquire_async. Thread-safe. */
+ZKL_EXPORT int zkl_multilock_acquire_async(zkl_multilock *ml, long timeout_ms,
+                                           zkl_request_fn fn, void *arg,
+                                           zkl_request **out) ZKL_WARN_UNUSED;
 
 /* Release one count of the calling thread's hold; only the last one
  * touches the members (a lost member is reported then, and by

@@ -44,10 +44,10 @@
  *
  * Threads: as in zkl.h. A zkl::mutex, shared_mutex and multi_lock count
  * holds per thread (and are reentrant per thread); a semaphore_mutex holds
- * per object. Hooks (set_on_lost) run on the client's own thread: they must
- * not throw (an exception is swallowed) and must not destroy the last owner
- * of the client; set_on_lost itself is not called by two threads at once
- * on one object.
+ * per object. Hooks (set_on_lost, set_on_revoke) run on the client's own
+ * thread: they must not throw (an exception is swallowed) and must not
+ * destroy the last owner of the client; a hook's setter is not called by
+ * two threads at once on one object.
  */
 #ifndef ZKL_HPP
 #define ZKL_HPP
@@ -91,6 +91,10 @@ enum class errc {
     busy = ZKL_EBUSY,
     system = ZKL_ESYS,
     canceled = ZKL_ECANCELED,
+    no_chroot = ZKL_ENOCHROOT,
+    unresolved_host = ZKL_ERESOLVE,
+    out_of_range = ZKL_ERANGE,
+    no_entry = ZKL_ENOENT,
 };
 
 namespace detail {
@@ -322,10 +326,26 @@ public:
     {
         return static_cast<zkl::state>(zkl_client_state(c_.get()));
     }
-    std::int64_t session_id() const noexcept { return zkl_client_session_id(c_.get()); }
+    std::int64_t session_id() const noexcept
+    {
+        std::int64_t id = 0;
+        (void)zkl_client_session_id(c_.get(), &id); /* fails only for NULL */
+        return id;
+    }
     /* Make every acquire on this client, waiting now or later, fail with
      * errc::canceled (zkl_client_cancel): for shutting down. */
     void cancel() { detail::check(zkl_client_cancel(c_.get()), "zkl::client::cancel"); }
+    /* Ask the holder(s) of lock path `path` to let go (zkl_revoke): every
+     * holder, or the one whose node is `node`. Returns false if nobody
+     * holds (or `node` does not exist); throws zkl::error otherwise. */
+    bool revoke(const std::string &path, const std::string &node = {})
+    {
+        int rc = zkl_revoke(c_.get(), path.c_str(), node.empty() ? nullptr : node.c_str());
+        if (rc == ZKL_ENOTHELD)
+            return false;
+        detail::check(rc, "zkl::client::revoke");
+        return true;
+    }
 
     /* The C client, borrowed: valid while this object (or any object made
      * on it) lives. Do not close it. */
@@ -374,8 +394,8 @@ private:
  * that holds it may lock it again (only a count goes up).
  * ---------------------------------------------------------------------- */
 
-/* Options of a mutex: prefetch() also watches the node two ahead, so the
- * handoff needs no listing (ZKL_MUTEX_PREFETCH). */
+/* Options of a mutex or a semaphore-mutex (zkl_lock_opts): prefetch() also
+ * watches the node two ahead, so the handoff needs no listing. */
 class mutex_options {
 public:
     mutex_options &prefetch(bool on = true) noexcept
@@ -384,6 +404,19 @@ public:
         return *this;
     }
     bool prefetch() const noexcept { return prefetch_; }
+    /* Make a lock object with these options through `make(opts, out)`,
+     * a zkl_<recipe>_new_opts call; returns its code. */
+    template <class T, class Make> int make(Make make, T **out) const
+    {
+        zkl_lock_opts *lo = nullptr;
+        int rc = zkl_lock_opts_new(&lo);
+        if (rc == 0)
+            rc = zkl_lock_opts_set_prefetch(lo, prefetch_ ? 1 : 0);
+        if (rc == 0)
+            rc = make(lo, out);
+        zkl_lock_opts_free(lo);
+        return rc;
+    }
 
 private:
     bool prefetch_ = false;
@@ -394,7 +427,7 @@ struct mutex_state {
     std::shared_ptr<zkl_client> client; /* first: goes last */
     zkl_mutex *m = nullptr;
     lock_handle as_lock;
-    std::unique_ptr<lost_hook> hook;
+    std::unique_ptr<lost_hook> hook, revoke;
     mutex_state() = default;
     mutex_state(const mutex_state &) = delete;
     mutex_state &operator=(const mutex_state &) = delete;
@@ -402,6 +435,8 @@ struct mutex_state {
     {
         if (hook)
             zkl_mutex_set_lost_fn(m, nullptr, nullptr);
+        if (revoke)
+            zkl_mutex_set_revoke_fn(m, nullptr, nullptr);
         as_lock.reset();
         zkl_mutex_free(m); /* releases holds still open, best effort */
     }
@@ -418,8 +453,11 @@ public:
     {
         s_->client = c.shared();
         zkl_mutex *m = nullptr;
-        detail::check(zkl_mutex_new2(c.native_handle(), path.c_str(),
-                                     opts.prefetch() ? unsigned(ZKL_MUTEX_PREFETCH) : 0u, &m),
+        detail::check(opts.make(
+                          [&](const zkl_lock_opts *lo, zkl_mutex **out) {
+                              return zkl_mutex_new_opts(c.native_handle(), path.c_str(), lo, out);
+                          },
+                          &m),
                       "zkl::mutex");
         s_->m = m;
         zkl_lock *l = nullptr;
@@ -457,9 +495,8 @@ public:
      * lost. */
     std::int64_t token() const
     {
-        std::int64_t t = zkl_mutex_token(get());
-        if (t < 0)
-            throw error(static_cast<int>(t), "zkl::mutex::token");
+        std::int64_t t = 0;
+        detail::check(zkl_mutex_token(get(), &t), "zkl::mutex::token");
         return t;
     }
     /* The path of the calling thread's node; empty if it holds nothing. */
@@ -493,6 +530,23 @@ public:
         detail::check(zkl_mutex_set_lost_fn(s.m, &detail::mutex_state::on_lost, s.hook.get()),
                       "zkl::mutex::set_on_lost");
     }
+    /* Call `fn(token)` when someone asks the hold with that token to let go
+     * (zkl::client::revoke, `zkl revoke`, Curator's Revoker), on the
+     * client's thread. Cooperative: `fn` should tell the holder to finish
+     * and unlock(), and return soon. An empty function removes the hook. */
+    void set_on_revoke(std::function<void(std::int64_t)> fn)
+    {
+        auto &s = state();
+        detail::check(zkl_mutex_set_revoke_fn(s.m, nullptr, nullptr),
+                      "zkl::mutex::set_on_revoke");
+        s.revoke.reset();
+        if (!fn)
+            return;
+        s.revoke = std::make_unique<detail::lost_hook>(std::move(fn));
+        detail::check(
+            zkl_mutex_set_revoke_fn(s.m, &detail::mutex_state::on_lost, s.revoke.get()),
+            "zkl::mutex::set_on_revoke");
+    }
 
     operator lock_ref() const { return lock_ref(s_, s_ ? s_->as_lock.get() : nullptr); }
     zkl_mutex *native_handle() const noexcept { return get(); }
@@ -520,7 +574,7 @@ struct rwlock_state {
     std::shared_ptr<zkl_client> client;
     zkl_rwlock *rw = nullptr;
     lock_handle read, write;
-    std::unique_ptr<std::function<void(bool, std::int64_t)>> hook;
+    std::unique_ptr<std::function<void(bool, std::int64_t)>> hook, revoke;
     rwlock_state() = default;
     rwlock_state(const rwlock_state &) = delete;
     rwlock_state &operator=(const rwlock_state &) = delete;
@@ -528,6 +582,8 @@ struct rwlock_state {
     {
         if (hook)
             zkl_rwlock_set_lost_fn(rw, nullptr, nullptr);
+        if (revoke)
+            zkl_rwlock_set_revoke_fn(rw, nullptr, nullptr);
         read.reset();
         write.reset();
         zkl_rwlock_free(rw);
@@ -617,8 +673,18 @@ public:
     bool is_held() const noexcept { return zkl_rwlock_write_is_held(get()) == 1; }
     bool is_held_shared() const noexcept { return zkl_rwlock_read_is_held(get()) == 1; }
     /* Fencing tokens of the calling thread's write / read hold. */
-    std::int64_t token() const { return tok(zkl_rwlock_write_token(get()), "token"); }
-    std::int64_t token_shared() const { return tok(zkl_rwlock_read_token(get()), "token_shared"); }
+    std::int64_t token() const
+    {
+        std::int64_t t = 0;
+        detail::check(zkl_rwlock_write_token(get(), &t), "zkl::shared_mutex::token");
+        return t;
+    }
+    std::int64_t token_shared() const
+    {
+        std::int64_t t = 0;
+        detail::check(zkl_rwlock_read_token(get(), &t), "zkl::shared_mutex::token_shared");
+        return t;
+    }
     /* As zkl::mutex::guarded_set, for the calling thread's write hold. */
     void guarded_set(const std::string &path, std::string_view data)
     {
@@ -644,6 +710,22 @@ public:
             zkl_rwlock_set_lost_fn(s_->rw, &detail::rwlock_state::on_lost, s_->hook.get()),
             "zkl::shared_mutex::set_on_lost");
     }
+    /* `fn(write, token)` when someone asks a hold (write: true for the write
+     * side) to let go; as zkl::mutex::set_on_revoke. Empty removes it. */
+    void set_on_revoke(std::function<void(bool, std::int64_t)> fn)
+    {
+        if (!s_)
+            throw error(ZKL_EINVAL, "zkl::shared_mutex (moved from)");
+        detail::check(zkl_rwlock_set_revoke_fn(s_->rw, nullptr, nullptr),
+                      "zkl::shared_mutex::set_on_revoke");
+        s_->revoke.reset();
+        if (!fn)
+            return;
+        s_->revoke = std::make_unique<std::function<void(bool, std::int64_t)>>(std::move(fn));
+        detail::check(
+            zkl_rwlock_set_revoke_fn(s_->rw, &detail::rwlock_state::on_lost, s_->revoke.get()),
+            "zkl::shared_mutex::set_on_revoke");
+    }
 
     /* The sides as multi-lock members (the two cannot share one). */
     lock_ref read_side() const { return lock_ref(s_, s_ ? s_->read.get() : nullptr); }
@@ -652,12 +734,6 @@ public:
     zkl_rwlock *native_handle() const noexcept { return get(); }
 
 private:
-    static std::int64_t tok(std::int64_t t, const char *what)
-    {
-        if (t < 0)
-            throw error(static_cast<int>(t), std::string("zkl::shared_mutex::") + what);
-        return t;
-    }
     zkl_rwlock *get() const noexcept { return s_ ? s_->rw : nullptr; }
     std::shared_ptr<detail::rwlock_state> s_;
 };
@@ -678,7 +754,7 @@ struct semaphore_state {
         if (hook)
             zkl_semaphore_set_lost_fn(s, nullptr, nullptr);
         /* Every lease holds a share of this state: none is left. */
-        (void)zkl_semaphore_free(s);
+        zkl_semaphore_free(s);
     }
     static void on_lost(zkl_semaphore *, std::int64_t token, void *arg) { run_hook(arg, token); }
 };
@@ -720,9 +796,10 @@ public:
     explicit operator bool() const noexcept { return l_ != nullptr; }
     std::int64_t token() const
     {
-        std::int64_t t = zkl_lease_token(l_);
-        if (t < 0)
-            throw error(l_ ? static_cast<int>(t) : ZKL_ENOTHELD, "zkl::lease::token");
+        std::int64_t t = 0;
+        int rc = zkl_lease_token(l_, &t);
+        if (rc != 0)
+            throw error(l_ ? rc : ZKL_ENOTHELD, "zkl::lease::token");
         return t;
     }
     /* How many leases it stands for; the path of its node ("" if empty). */
@@ -761,8 +838,9 @@ private:
 };
 
 /* A counting semaphore of at most `max_leases` leases on `path`, across
- * processes. Opening it reads (or records) the limit on the server, so the
- * constructor throws for a disagreeing limit (mismatch) or no server. */
+ * processes. The constructor sends nothing (it throws invalid_argument for
+ * a bad path or limit); each acquire reads, or records, the limit on the
+ * server and throws mismatch for another one. */
 class semaphore {
 public:
     semaphore(const client &c, const std::string &path, int max_leases)
@@ -840,7 +918,7 @@ struct semmutex_state {
     std::shared_ptr<zkl_client> client;
     zkl_semmutex *s = nullptr;
     lock_handle as_lock;
-    std::unique_ptr<lost_hook> hook;
+    std::unique_ptr<lost_hook> hook, revoke;
     semmutex_state() = default;
     semmutex_state(const semmutex_state &) = delete;
     semmutex_state &operator=(const semmutex_state &) = delete;
@@ -848,6 +926,8 @@ struct semmutex_state {
     {
         if (hook)
             zkl_semmutex_set_lost_fn(s, nullptr, nullptr);
+        if (revoke)
+            zkl_semmutex_set_revoke_fn(s, nullptr, nullptr);
         as_lock.reset();
         zkl_semmutex_free(s);
     }
@@ -857,12 +937,17 @@ struct semmutex_state {
 
 class semaphore_mutex {
 public:
-    semaphore_mutex(const client &c, const std::string &path)
+    semaphore_mutex(const client &c, const std::string &path, const mutex_options &opts = {})
         : s_(std::make_shared<detail::semmutex_state>())
     {
         s_->client = c.shared();
         zkl_semmutex *s = nullptr;
-        detail::check(zkl_semmutex_new(c.native_handle(), path.c_str(), &s),
+        detail::check(opts.make(
+                          [&](const zkl_lock_opts *lo, zkl_semmutex **out) {
+                              return zkl_semmutex_new_opts(c.native_handle(), path.c_str(), lo,
+                                                           out);
+                          },
+                          &s),
                       "zkl::semaphore_mutex");
         s_->s = s;
         zkl_lock *l = nullptr;
@@ -899,9 +984,8 @@ public:
     bool is_held() const noexcept { return zkl_semmutex_is_held(get()) == 1; }
     std::int64_t token() const
     {
-        std::int64_t t = zkl_semmutex_token(get());
-        if (t < 0)
-            throw error(static_cast<int>(t), "zkl::semaphore_mutex::token");
+        std::int64_t t = 0;
+        detail::check(zkl_semmutex_token(get(), &t), "zkl::semaphore_mutex::token");
         return t;
     }
     void guarded_set(const std::string &path, std::string_view data)
@@ -925,6 +1009,21 @@ public:
         detail::check(
             zkl_semmutex_set_lost_fn(s_->s, &detail::semmutex_state::on_lost, s_->hook.get()),
             "zkl::semaphore_mutex::set_on_lost");
+    }
+    /* As zkl::mutex::set_on_revoke. */
+    void set_on_revoke(std::function<void(std::int64_t)> fn)
+    {
+        if (!s_)
+            throw error(ZKL_EINVAL, "zkl::semaphore_mutex (moved from)");
+        detail::check(zkl_semmutex_set_revoke_fn(s_->s, nullptr, nullptr),
+                      "zkl::semaphore_mutex::set_on_revoke");
+        s_->revoke.reset();
+        if (!fn)
+            return;
+        s_->revoke = std::make_unique<detail::lost_hook>(std::move(fn));
+        detail::check(
+            zkl_semmutex_set_revoke_fn(s_->s, &detail::semmutex_state::on_lost, s_->revoke.get()),
+            "zkl::semaphore_mutex::set_on_revoke");
     }
     operator lock_ref() const { return lock_ref(s_, s_ ? s_->as_lock.get() : nullptr); }
     zkl_semmutex *native_handle() const noexcept { return get(); }

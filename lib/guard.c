@@ -16,19 +16,60 @@ struct entry {
     struct entry *next;
 };
 
-#define BUCKETS 1024
+/* Chained hash table of the open objects, grown as it fills so that a
+ * lookup stays O(1) with a hundred thousand locks open; guarded by g_mu. */
+#define MIN_BUCKETS 1024
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct entry *table[BUCKETS];
+static struct entry **table;
+static size_t nbuckets, nentries;
 
-static struct entry **slot(const void *obj)
+static size_t hash(const void *obj)
 {
     uintptr_t h = (uintptr_t)obj;
     h ^= h >> 17;
     h *= 0x9e3779b97f4a7c15u;
-    struct entry **p = &table[(h >> 20) % BUCKETS];
+    return (size_t)(h >> 20);
+}
+
+static struct entry **slot(const void *obj)
+{
+    if (table == NULL)
+        return NULL;
+    struct entry **p = &table[hash(obj) & (nbuckets - 1)];
     while (*p && (*p)->obj != obj)
         p = &(*p)->next;
     return p;
+}
+
+/* The entry of obj, NULL if it is not open. */
+static struct entry *find(const void *obj)
+{
+    struct entry **p = slot(obj);
+    return p ? *p : NULL;
+}
+
+/* Double the table (or make the first) once it averages two entries a
+ * bucket. A failed allocation keeps the old table: slower, still right. */
+static void grow(void)
+{
+    if (table != NULL && nentries < 2 * nbuckets)
+        return;
+    size_t n = table ? 2 * nbuckets : MIN_BUCKETS;
+    struct entry **t = calloc(n, sizeof *t);
+    if (t == NULL)
+        return;
+    for (size_t i = 0; i < nbuckets; i++) {
+        while (table[i]) {
+            struct entry *e = table[i];
+            table[i] = e->next;
+            size_t k = hash(e->obj) & (n - 1);
+            e->next = t[k];
+            t[k] = e;
+        }
+    }
+    free(table);
+    table = t;
+    nbuckets = n;
 }
 
 static void die(const char *fn, const char *what)
@@ -56,9 +97,16 @@ int zkl__obj_open(zkl_client *c, const void *obj)
     e->obj = obj;
     e->users = 0;
     pthread_mutex_lock(&g_mu);
+    grow();
+    if (table == NULL) {
+        pthread_mutex_unlock(&g_mu);
+        free(e);
+        return ZKL_ENOMEM;
+    }
     struct entry **p = slot(obj);
     e->next = *p; /* *p is NULL: a new object has a new address */
     *p = e;
+    nentries++;
     if (c != NULL)
         c->objects++;
     pthread_mutex_unlock(&g_mu);
@@ -68,7 +116,7 @@ int zkl__obj_open(zkl_client *c, const void *obj)
 void zkl__obj_enter(const void *obj, const char *fn)
 {
     pthread_mutex_lock(&g_mu);
-    struct entry *e = *slot(obj);
+    struct entry *e = find(obj);
     if (e == NULL)
         die(fn, "not an open lock object (freed already?)");
     e->users++;
@@ -78,10 +126,21 @@ void zkl__obj_enter(const void *obj, const char *fn)
 void zkl__obj_leave(const void *obj)
 {
     pthread_mutex_lock(&g_mu);
-    struct entry *e = *slot(obj);
+    struct entry *e = find(obj);
     if (e != NULL)
         e->users--;
     pthread_mutex_unlock(&g_mu);
+}
+
+int zkl__obj_acquire(void *obj, const char *fn, int (*acquire)(void *obj, long timeout_ms),
+                     long timeout_ms)
+{
+    if (obj == NULL)
+        return ZKL_EINVAL;
+    zkl__obj_enter(obj, fn); /* a free meanwhile aborts, naming fn */
+    int rc = acquire(obj, timeout_ms);
+    zkl__obj_leave(obj);
+    return rc;
 }
 
 static void drop(struct entry **p)
@@ -89,33 +148,23 @@ static void drop(struct entry **p)
     struct entry *e = *p;
     *p = e->next;
     free(e);
+    if (--nentries == 0) { /* nothing open: nothing kept either */
+        free(table);
+        table = NULL;
+        nbuckets = 0;
+    }
 }
 
 void zkl__obj_close(const void *obj, const char *fn)
 {
     pthread_mutex_lock(&g_mu);
     struct entry **p = slot(obj);
-    if (*p == NULL)
+    if (p == NULL || *p == NULL)
         die(fn, "not an open lock object (freed twice?)");
     if ((*p)->users > 0)
         die_in_use(fn, (*p)->users);
     drop(p);
     pthread_mutex_unlock(&g_mu);
-}
-
-int zkl__obj_close_idle(const void *obj, const char *fn)
-{
-    pthread_mutex_lock(&g_mu);
-    struct entry **p = slot(obj);
-    if (*p == NULL)
-        die(fn, "not an open lock object (freed twice?)");
-    if ((*p)->users > 0) {
-        pthread_mutex_unlock(&g_mu);
-        return ZKL_EBUSY;
-    }
-    drop(p);
-    pthread_mutex_unlock(&g_mu);
-    return 0;
 }
 
 void zkl__obj_done(zkl_client *c)

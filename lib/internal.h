@@ -11,7 +11,7 @@
 
 #define ZKL__HIDDEN __attribute__((visibility("hidden")))
 
-/* ---- time (lib/client.c) --------------------------------------------- */
+/* ---- time and ZooKeeper codes (lib/basics.c) --------------------------------------------- */
 
 #define ZKL__NO_DEADLINE INT64_MAX
 /* CLOCK_MONOTONIC in nanoseconds. */
@@ -22,6 +22,14 @@ ZKL__HIDDEN int64_t zkl__deadline(long timeout_ms);
  * returns 0, or ETIMEDOUT once the deadline has passed. */
 ZKL__HIDDEN int zkl__cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline);
 ZKL__HIDDEN int zkl__cond_init(pthread_cond_t *cv);
+/* Map a ZooKeeper return code to a ZKL_E... code: the one mapping, used
+ * everywhere (ZKL_EZK notes the code for zkl_last_zk_error()). */
+ZKL__HIDDEN int zkl__err_from_zk(int rc);
+/* The request's outcome is unknown, but the session may live on: what
+ * zkl__err_from_zk maps to ZKL_ECONNLOSS. */
+ZKL__HIDDEN bool zkl__zk_conn_error(int rc);
+/* The session is gone (or the handle closing): what it maps to ZKL_ELOST. */
+ZKL__HIDDEN bool zkl__zk_session_error(int rc);
 
 /* ---- paths and node names (lib/path.c) -------------------------------- */
 
@@ -82,13 +90,14 @@ ZKL__HIDDEN int zkl__obj_open(zkl_client *c, const void *obj);
  * call through an object that is not open aborts the process. */
 ZKL__HIDDEN void zkl__obj_enter(const void *obj, const char *fn);
 ZKL__HIDDEN void zkl__obj_leave(const void *obj);
+/* A recipe's acquire, as its public call: ZKL_EINVAL for a NULL obj, else
+ * `acquire` between zkl__obj_enter(obj, fn) and zkl__obj_leave. */
+ZKL__HIDDEN int zkl__obj_acquire(void *obj, const char *fn,
+                                 int (*acquire)(void *obj, long timeout_ms), long timeout_ms);
 /* The object's free starts: aborts the process, with a message naming
  * `fn`, if a call through it is still in progress or it is not open; from
  * now on, a call through it aborts. */
 ZKL__HIDDEN void zkl__obj_close(const void *obj, const char *fn);
-/* As zkl__obj_close, but returns ZKL_EBUSY instead (nothing changes) while
- * a call is in progress. */
-ZKL__HIDDEN int zkl__obj_close_idle(const void *obj, const char *fn);
 /* The object's free is done with its client `c` (NULL: none): the last
  * object of a closed client frees it. */
 ZKL__HIDDEN void zkl__obj_done(zkl_client *c);
@@ -120,7 +129,7 @@ struct zkl_client {
     int cancelled;         /* zkl_client_cancel(): acquires return ZKL_ECANCELED */
     int negotiated_ms;     /* the session timeout the server granted */
     int64_t suspended_ns;  /* when the connection was lost (monotonic), 0 if not */
-    /* The loss rule (lib/client.c, zkl.h): the send time of the last request
+    /* The loss rule (lib/keeper.c, zkl.h): the send time of the last request
      * of this session whose answer arrived (monotonic ns), and the keeper's
      * own keepalive request that keeps it fresh. */
     int64_t last_ok_ns;
@@ -135,7 +144,6 @@ struct zkl_client {
         int64_t sent;
     } ka_ring[16];
     int64_t handle_started_ns; /* when the current handle was created */
-    int inside;            /* caller threads inside a blocking engine call */
     int delivering;        /* the keeper is calling listeners ... */
     uint64_t delivery;     /* ... and this counts the calls it finished */
     /* options */
@@ -146,22 +154,9 @@ struct zkl_client {
     int objects;           /* lock objects open on it (lib/guard.c) */
     int closed;            /* zkl_client_close ran; the last object frees */
     char ident[96];        /* "host pid", written into contender nodes */
-    /* contenders of this client, alive or being cleaned up */
-    zkl__node *live;
-    /* those of them that armed a watch: the ones a watch event may be for */
-    zkl__node *watching;
-    /* held nodes whose only watch is on themselves, by path (lib/queue.c):
-     * a client holding thousands of locks routes an event in O(1) */
-    zkl__node **held_index;
-    size_t held_buckets, held_count;
-    /* lock paths this client acquired alone lately (lib/queue.c), and a
-     * count of the events that may make what it knows of them stale */
-    struct zkl__dirtrack *dirs;
-    uint64_t dir_epoch;
-    /* nodes whose owner's hook the keeper has to call (lib/queue.c), and
-     * the one whose hook is running */
-    zkl__node *notify_head, *notify_tail;
-    const zkl__node *notifying;
+    /* who hears of the session (the lock-queue engine), and its context */
+    const struct zkl__session_listener *sl;
+    void *sl_ctx;
     /* listeners and the event queue the keeper thread delivers */
     struct zkl__listener *listeners;
     int events[64];
@@ -169,14 +164,63 @@ struct zkl_client {
     pthread_t keeper;
     int keeper_started;
     zkl_client_stats stats;
+    /* lock metrics (lib/metrics.c): made on first use; never when off */
+    struct zkl__metrics *metrics;
+    int metrics_off;
 };
 
+/* What the session tells the one listener that keeps state across it (the
+ * lock-queue engine): the client knows no locks, only these calls. Every
+ * call is made with c->mu held. */
+typedef struct zkl__session_listener {
+    /* A connection (new or the same session again) is up on handle zh. */
+    void (*on_connected)(void *ctx, zhandle_t *zh);
+    /* The session ended (c->gen moved on), or the client is closing
+     * (c->closing): what belonged to it is gone. */
+    void (*on_session_end)(void *ctx);
+    /* A watch set with zkl__client_watcher_fn() fired on handle zh. */
+    void (*on_watch_event)(void *ctx, zhandle_t *zh, int type, const char *path);
+    /* The keeper's periodic work, on the keeper thread; it may release
+     * c->mu meanwhile. Returns when it wants to run again (monotonic ns),
+     * 0 for "on a signal of c->cv". */
+    int64_t (*on_tick)(void *ctx);
+    /* The client's state changed (suspended, cancelled): wake every caller
+     * blocked in the listener so that it looks again. */
+    void (*wake_all)(void *ctx);
+    /* The client closes (after on_session_end): wait until no caller
+     * thread is inside the listener any more (c->mu released meanwhile). */
+    void (*wait_callers)(void *ctx);
+    /* 1 while a request of the listener's is pending, else 0. */
+    int (*pending)(void *ctx);
+    /* The client's memory goes: free everything, ctx included. */
+    void (*drop_all)(void *ctx);
+} zkl__session_listener;
+/* Register `l` with context `ctx` (c->mu held): one listener per client. */
+ZKL__HIDDEN void zkl__client_listen(zkl_client *c, const zkl__session_listener *l, void *ctx);
+/* The context `l` was registered with (c->mu held), or NULL. */
+ZKL__HIDDEN void *zkl__client_listener(zkl_client *c, const zkl__session_listener *l);
+
 ZKL__HIDDEN const struct ACL_vector *zkl__client_acl(zkl_client *c);
+/* Told each create's return code as soon as it is known (lib/parents.c):
+ * the i-th create (from 0) was queued if rc is ZOK. */
+typedef void (*zkl__parent_sent_fn)(void *arg, size_t i, int rc);
+/* Send the creates of the parents a create under `path` needs: every
+ * ancestor of `path` if `ancestors`, then `path` itself if `self`,
+ * outermost first; each an empty container (a persistent node if the
+ * client's option says so) with the client's ACL, answered to `done` with
+ * data `(const char *)data + i * stride`, and its return code passed to
+ * sent(arg, i, rc) at once (`sent` may be NULL). A create sent after them
+ * on the same session finds them (one session's requests are served in
+ * order). Returns how many creates were tried, or ZKL_ENOMEM (none was).
+ * Needs zh usable by the caller (c->hlock held, or its completion thread). */
+ZKL__HIDDEN int zkl__parents_send(zkl_client *c, zhandle_t *zh, const char *path, bool ancestors,
+                                  bool self, string_completion_t done, const void *data,
+                                  size_t stride, zkl__parent_sent_fn sent, void *arg);
 /* When the client presumes its session lost by the loss rule (monotonic
  * ns), 0 if not known yet. With c->mu held. */
 ZKL__HIDDEN int64_t zkl__client_loss_at(const zkl_client *c);
 
-/* ---- the lock-queue engine (lib/queue.c) ------------------------------ */
+/* ---- the lock-queue engine (lib/engine.h lists its files) ------------------------------ */
 
 /* A recipe's policy: which node kind it creates, and, given the contenders
  * of the lock path in order, whether node `self` holds; if not, which index
@@ -212,6 +256,8 @@ struct zkl__gate_arg {
     int need;
 };
 ZKL__HIDDEN extern const zkl__policy zkl__gate_policy;
+/* The kind of a lease node standing for n leases. */
+ZKL__HIDDEN void zkl__lease_kind(char *buf, size_t size, int n);
 ZKL__HIDDEN extern const zkl__policy zkl__lease_policy;
 /* Leases a node stands for: 1 for "zkl-lease-", n for "zkl-lease-x<n>-",
  * 0 for any other node. */
@@ -226,6 +272,11 @@ ZKL__HIDDEN int zkl__semaphore_parse_limit(const char *data, int len);
 typedef void (*zkl__node_fn)(zkl__node *n, int64_t token, void *arg);
 
 /* Per-acquire options. */
+/* What a lock object is made with (zkl_lock_opts_*, lib/options.c). */
+struct zkl_lock_opts {
+    bool prefetch;
+};
+
 typedef struct zkl__qopts {
     const void *arg;       /* passed to policy->holds */
     bool prefetch;         /* also watch the node two ahead */
@@ -245,7 +296,76 @@ typedef struct zkl__qopts {
      * zkl__queue_leave returned, neither is running or will run. */
     zkl__node_fn on_lost, on_revoke;
     void *hook_arg;
+    /* A blocking acquire ends with ZKL_ECANCELED once this fires. */
+    zkl_cancel *cancel;
+    /* An asynchronous acquire (lib/async.c): the request that waits. */
+    struct zkl_request *waiter;
 } zkl__qopts;
+
+/* Make a node on `dir` and send its create, without waiting: 0 with the
+ * node (owned by the caller) in *out, or a ZKL_E... code and nothing made.
+ * `inside`: count the caller as blocked in the engine (e->inside). `cv`:
+ * the waiting caller's condition variable (on its stack), which the engine
+ * signals for the node; NULL for a request that no thread waits for. */
+ZKL__HIDDEN int zkl__queue_enqueue(zkl_client *c, const char *dir, const zkl__policy *pol,
+                                   const zkl__qopts *o, bool inside, pthread_cond_t *cv,
+                                   zkl__node **out);
+
+/* Start an asynchronous acquire on `dir` (lib/async.c): 0 with the
+ * request in *out, whose callback `fn` runs once; or a ZKL_E... code, no
+ * request and no callback. o's hooks are not used. */
+ZKL__HIDDEN int zkl__async_start(zkl_client *c, const char *dir, const zkl__policy *pol,
+                                 const zkl__qopts *o, long timeout_ms, zkl_request_fn fn,
+                                 void *arg, zkl_request **out);
+
+/* zkl__queue_enqueue for the keeper thread: c->mu held, sending allowed
+ * (lib/async.c's steps); nothing counted as blocked in the engine. */
+ZKL__HIDDEN int zkl__queue_enqueue_locked(zkl_client *c, const char *dir,
+                                          const zkl__policy *pol, const zkl__qopts *o,
+                                          zkl__node **out);
+
+/* An asynchronous acquire in steps (a semaphore: its gate node, then its
+ * lease node). `held` runs when the request's node holds, c->mu held and
+ * sending allowed (the keeper thread, or the closing one): it returns 0 to
+ * deliver the request held; 0 with *next set to a node it enqueued
+ * (zkl__queue_enqueue_locked, .waiter = r) for the request to wait on
+ * instead, the held one kept until the request is delivered (then left)
+ * or fails (then deleted with it); or a ZKL_E... code to fail, setting
+ * *counted if the metrics have the attempt's outcome already. `drop`
+ * frees ctx once the request is freed. */
+typedef struct zkl__async_step {
+    int (*held)(void *ctx, zkl_request *r, zkl__node *n, zkl__node **next, bool *counted);
+    void (*drop)(void *ctx);
+    /* The kept nodes are part of the hold (a multi-lock's members): they
+     * stay until the request is released, and each counts as a hold. */
+    bool keep_held;
+} zkl__async_step;
+/* Judge the request again (c->mu held): a step's answer came in. */
+ZKL__HIDDEN void zkl__async_poke(zkl_request *r);
+/* The counting semaphore's asynchronous acquire (recipes/semaphore_async.c). */
+ZKL__HIDDEN int zkl__semaphore_start_async(zkl_client *c, const char *path, int max, int n,
+                                           long timeout_ms, zkl_request_fn fn, void *arg,
+                                           zkl_request **out);
+/* zkl__async_start with steps, `nodes` nodes in all at most: ctx is the
+ * request's once this returns 0 (else still the caller's). */
+ZKL__HIDDEN int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *pol,
+                                       const zkl__qopts *o, long timeout_ms,
+                                       const zkl__async_step *step, void *ctx, size_t nodes,
+                                       zkl_request_fn fn, void *arg, zkl_request **out);
+
+/* ---- cancel handles of blocking calls (lib/cancel.c) ------------------- */
+
+/* A waiter registered with a handle: firing it broadcasts cv under c->mu. */
+struct zkl__cancel_reg {
+    zkl_client *c;
+    pthread_cond_t *cv;
+    struct zkl__cancel_reg *next;
+};
+/* Register / unregister (no zkl lock held). */
+ZKL__HIDDEN void zkl__cancel_watch(zkl_cancel *h, struct zkl__cancel_reg *reg, zkl_client *c,
+                                   pthread_cond_t *cv);
+ZKL__HIDDEN void zkl__cancel_unwatch(zkl_cancel *h, struct zkl__cancel_reg *reg);
+ZKL__HIDDEN bool zkl__cancel_fired(const zkl_cancel *h);
 
 /* Enqueue on lock path `dir` and wait until the policy says the node holds,
  * or the deadline. Returns 0 and the held node in *out, or a ZKL_E... code;
@@ -269,6 +389,9 @@ static inline bool zkl__release_kept(int rc)
  * if `wait`, and only while connected. Otherwise the engine finishes the
  * delete on reconnect, or the session's end takes the node. */
 ZKL__HIDDEN void zkl__queue_leave(zkl__node *n, bool wait);
+/* The attempt node n stood for failed with rc after n was held (a gate
+ * whose semaphore turned out wrong): counted in the metrics as such. */
+ZKL__HIDDEN void zkl__queue_failed(zkl__node *n, int rc);
 /* 1 while the node's session is the client's live session: the hold is
  * not lost (it may be uncertain while the client is suspended). */
 ZKL__HIDDEN int zkl__node_held(const zkl__node *n);
@@ -284,30 +407,10 @@ ZKL__HIDDEN zkl_client *zkl__node_client(const zkl__node *n);
 ZKL__HIDDEN int zkl__node_guarded_multi(zkl__node *n, int count,
                                         const zoo_op_t *ops, zoo_op_result_t *results);
 
-/* Client hooks the engine uses (lib/client.c). */
-ZKL__HIDDEN void zkl__client_link(zkl_client *c, zkl__node *n);
-ZKL__HIDDEN void zkl__client_unlink(zkl_client *c, zkl__node *n);
-/* Engine entry points the client calls with c->mu held. */
-ZKL__HIDDEN void zkl__queue_on_connected(zkl_client *c, zhandle_t *zh);
-ZKL__HIDDEN void zkl__queue_on_session_end(zkl_client *c);
-/* Wake every caller waiting on one of the client's nodes (c->mu held), so
- * that it looks at the client's state again. */
-ZKL__HIDDEN void zkl__queue_wake_all(zkl_client *c);
-ZKL__HIDDEN void zkl__queue_watch_event(zkl_client *c, zhandle_t *zh, int type,
-                                        const char *path);
-/* 1 while any request of the engine is pending. With c->mu held. */
-ZKL__HIDDEN int zkl__queue_pending(zkl_client *c);
-/* The keeper's share of the engine (c->mu held, released while it calls the
- * owners' hooks): call the hooks due, re-send the refused deletes due.
- * Returns when it wants to run again (monotonic ns), 0 for "on a signal". */
-ZKL__HIDDEN int64_t zkl__queue_keeper(zkl_client *c);
-/* Free every node left at close. With c->mu held. */
-ZKL__HIDDEN void zkl__queue_drop_all(zkl_client *c);
-/* The watcher for node watches; its context is (void *)c->id. */
-ZKL__HIDDEN watcher_fn zkl__node_watcher_fn(void);
+/* The watcher for node watches (lib/client.c): it hands their events to
+ * the listener's on_watch_event. Its context is (void *)c->id. */
+ZKL__HIDDEN watcher_fn zkl__client_watcher_fn(void);
 ZKL__HIDDEN void zkl__zk_log_init(void);
-/* Map a ZooKeeper return code to a ZKL_E... code. */
-ZKL__HIDDEN int zkl__err_from_zk(int rc);
 
 /* ---- a recipe's lost-hold callback (lib/lost.c) ------------------------- */
 
@@ -332,28 +435,106 @@ ZKL__HIDDEN zkl__any_fn zkl__lost_get(zkl__lost *l, pthread_mutex_t *mu, void **
 /* When the recipe's object is freed: no callback runs after this. */
 ZKL__HIDDEN void zkl__lost_stop(zkl__lost *l, pthread_mutex_t *mu, zkl_client *c);
 
-/* ---- per-thread holds of reentrant locks (lib/owners.c) ---------------- */
+/* ---- a lock object's owner and its threads' holds (lib/holds.c) ------- */
 
+/* Call the user's callback `fn` (a recipe's lost or revoke callback, kept
+ * as a zkl__any_fn) with its own type: for the lock object `obj`, the side
+ * of the hold (the read-write lock's `write`, else 0), the node's token and
+ * the user's `fn_arg`. On the client's keeper thread, no zkl lock held. */
+typedef void (*zkl__tell_fn)(zkl__any_fn fn, void *fn_arg, void *obj, int side, int64_t token);
+
+/* What a lock object's holds share: a mutex (which also guards the
+ * recipe's own fields, as it says), the client, and the user's lost and
+ * revoke callbacks. */
+typedef struct zkl__owner {
+    pthread_mutex_t mu;
+    zkl_client *c;      /* NULL for a lock over other locks (multi-lock) */
+    void *obj;
+    char *path;         /* the object's lock path (a copy), or NULL */
+    zkl__tell_fn tell;  /* NULL: no callbacks */
+    bool revocable;     /* nodes get a revoke hook */
+    zkl__lost lost, revoke; /* guarded by mu */
+} zkl__owner;
+
+/* Set o up for the lock object `obj` of client `c` (NULL: none) on lock
+ * path `path` (copied; NULL: none) and open the object (zkl__obj_open). 0,
+ * or ZKL_ESYS / ZKL_ENOMEM with nothing left to undo. */
+ZKL__HIDDEN int zkl__owner_open(zkl__owner *o, zkl_client *c, void *obj, const char *path,
+                                zkl__tell_fn tell, bool revocable);
+/* A new lock object of `size` bytes (zeroed) whose zkl__owner lies at byte
+ * `offset`, opened as by zkl__owner_open with the object itself as obj;
+ * or NULL with ZKL_ENOMEM / ZKL_ESYS in *rc and nothing left to undo. */
+ZKL__HIDDEN void *zkl__owner_new(size_t size, size_t offset, zkl_client *c, const char *path,
+                                 zkl__tell_fn tell, bool revocable, int *rc);
+/* Set the user's lost callback (revoke false) or revoke callback, as
+ * zkl__lost_set. Returns 0. */
+ZKL__HIDDEN int zkl__owner_set(zkl__owner *o, bool revoke, zkl__any_fn fn, void *arg);
+/* The object's free, after zkl__obj_close: once stop returned no callback
+ * runs or will; done (once the holds are dropped) destroys o (its path
+ * too) and ends the object's claim on its client (zkl__obj_done). */
+ZKL__HIDDEN void zkl__owner_stop(zkl__owner *o);
+ZKL__HIDDEN void zkl__owner_done(zkl__owner *o);
+/* Point the engine's hooks of a node held by the object itself (not by a
+ * thread) at o's callbacks, side 0: sets q's on_lost, on_revoke, hook_arg. */
+ZKL__HIDDEN void zkl__owner_arm(zkl__owner *o, zkl__qopts *q);
+
+/* One thread's hold: its node and how many times it entered. */
 typedef struct zkl__hold {
     pthread_t thread;
     long count;
-    zkl__node *node;
+    zkl__node *node; /* NULL for a hold that only counts (multi-lock) */
     struct zkl__hold *next;
 } zkl__hold;
 
-typedef struct zkl__owners {
-    pthread_mutex_t mu;
-    zkl__hold *head;
-} zkl__owners;
+/* The per-thread holds of one reentrant lock (or of one side of the
+ * read-write lock), under own->mu. Only a thread adds or removes its own
+ * record, so a record found stays valid for the thread that found it. */
+typedef struct zkl__holds {
+    zkl__owner *own;
+    int side;        /* told to the callbacks */
+    zkl__hold *head; /* guarded by own->mu */
+} zkl__holds;
 
-ZKL__HIDDEN int zkl__owners_init(zkl__owners *o);
-ZKL__HIDDEN void zkl__owners_destroy(zkl__owners *o);
-/* The calling thread's hold, or NULL. Call with o->mu held. */
-ZKL__HIDDEN zkl__hold *zkl__owners_mine(zkl__owners *o);
-/* Record a first hold for the calling thread. With o->mu held. */
-ZKL__HIDDEN int zkl__owners_add(zkl__owners *o, zkl__node *n);
-/* Drop a hold record. With o->mu held. */
-ZKL__HIDDEN void zkl__owners_remove(zkl__owners *o, zkl__hold *h);
+ZKL__HIDDEN void zkl__holds_init(zkl__holds *h, zkl__owner *own, int side);
+/* The calling thread's record, or NULL; or the node of it. */
+ZKL__HIDDEN zkl__hold *zkl__holds_find(zkl__holds *h);
+ZKL__HIDDEN zkl__node *zkl__holds_node(zkl__holds *h);
+/* Acquire for the calling thread: a thread that holds counts once more (0)
+ * or gets ZKL_ELOST for a lost hold, which must be released first; else a
+ * node is taken on `dir` (zkl__queue_acquire with `o`, its hooks pointed at
+ * the owner's callbacks) and recorded. */
+ZKL__HIDDEN int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
+                                   const zkl__qopts *o, int64_t deadline);
+/* Release the calling thread's hold: ZKL_ENOTHELD without one; 0 for an
+ * inner count; at the last count, or for a lost hold, the node's release
+ * (zkl__queue_release): a code it keeps the node for leaves the hold
+ * counted once, any other ends it. */
+ZKL__HIDDEN int zkl__holds_release(zkl__holds *h);
+/* The calling thread's hold: held (zkl__node_held)? Its token (ZKL_ENOTHELD,
+ * ZKL_ELOST)? Its node's path (borrowed, NULL without a hold)? */
+ZKL__HIDDEN int zkl__holds_is_held(zkl__holds *h);
+ZKL__HIDDEN int64_t zkl__holds_token(zkl__holds *h);
+/* A token, or a negative ZKL_E... code in its place, as the public calls
+ * give it: 0 and *out, or the code (*out unchanged). */
+static inline int zkl__token_out(int64_t v, int64_t *out)
+{
+    if (out == NULL)
+        return ZKL_EINVAL;
+    if (v < 0)
+        return (int)v;
+    *out = v;
+    return 0;
+}
+ZKL__HIDDEN const char *zkl__holds_path(zkl__holds *h);
+/* The object's free: every hold still open is released, a refused delete
+ * left to the engine (zkl__queue_leave). */
+ZKL__HIDDEN void zkl__holds_drop_all(zkl__holds *h);
+/* Holds that only count (no node): record a first one (0 or ZKL_ENOMEM),
+ * enter once more, leave once (true when that was the last and the record
+ * is gone). */
+ZKL__HIDDEN int zkl__holds_add(zkl__holds *h, zkl__node *n);
+ZKL__HIDDEN void zkl__holds_enter(zkl__holds *h, zkl__hold *r);
+ZKL__HIDDEN bool zkl__holds_leave(zkl__holds *h, zkl__hold *r);
 
 /* ---- generic lock handles (recipes/lock.c, recipes/multilock.c) ------- */
 
@@ -361,50 +542,48 @@ ZKL__HIDDEN void zkl__owners_remove(zkl__owners *o, zkl__hold *h);
 struct zkl_lock {
     zkl_lock_ops ops;
     void *self;
+    /* Set by a zkl recipe's adapter (zkl__lock_mark), zero for the
+     * caller's own locks: what an asynchronous acquire of the member
+     * queues (client, lock path, policy), and its cancellable acquire. */
+    zkl_client *c;
+    const char *dir;
+    const zkl__policy *pol;
+    bool prefetch;
+    int (*cancellable)(void *self, long timeout_ms, zkl_cancel *h);
 };
+ZKL__HIDDEN void zkl__lock_mark(zkl_lock *l, zkl_client *c, const char *dir,
+                                const zkl__policy *pol, bool prefetch,
+                                int (*cancellable)(void *self, long timeout_ms, zkl_cancel *h));
+/* The client and prefetch choice of a mutex (recipes/mutex.c). */
+ZKL__HIDDEN zkl_client *zkl__mutex_client(const zkl_mutex *m, bool *prefetch);
+/* Define `prefix`_ops, the operations of a handle that borrows a recipe's
+ * object (no free operation): static functions `prefix`_acquire, _release
+ * and _is_held that pass the object on to the recipe's public calls, and
+ * path_fn (the recipe's own) for the key. */
+#define ZKL__LOCK_OPS(prefix, acquire_fn, release_fn, is_held_fn, path_fn)                   \
+    static int prefix##_acquire(void *self, long timeout_ms)                                 \
+    {                                                                                        \
+        return acquire_fn(self, timeout_ms);                                                 \
+    }                                                                                        \
+    static int prefix##_release(void *self)                                                  \
+    {                                                                                        \
+        return release_fn(self);                                                             \
+    }                                                                                        \
+    static int prefix##_is_held(void *self)                                                  \
+    {                                                                                        \
+        return is_held_fn(self);                                                             \
+    }                                                                                        \
+    static const zkl_lock_ops prefix##_ops = {                                               \
+        .version = ZKL_LOCK_OPS_VERSION,                                                     \
+        .acquire = prefix##_acquire,                                                         \
+        .release = prefix##_release,                                                         \
+        .is_held = prefix##_is_held,                                                         \
+        .path = path_fn,                                                                     \
+    }
 /* The lock path of a recipe object, borrowed (the key of its adapter). */
 ZKL__HIDDEN const char *zkl__mutex_path(const zkl_mutex *m);
 
-/* ---- requests with a deadline (lib/request.c) -------------------------- */
-
-struct zkl__slot {
-    struct zkl__batch *b;
-    int rc;
-    bool done;
-    char *data; /* get: the node's data (NUL-terminated), or NULL */
-    int len;
-    struct Stat st;
-    struct String_vector kids; /* get_children */
-};
-
-struct zkl__batch {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int pending;    /* requests sent and not answered */
-    bool abandoned; /* the caller left: the last answer frees */
-    size_t n;
-    struct zkl__slot s[];
-};
-
-ZKL__HIDDEN struct zkl__batch *zkl__batch_new(size_t n);
-ZKL__HIDDEN void zkl__batch_destroy(struct zkl__batch *b);
-/* Completions for zoo_aget / zoo_acreate with a slot as data. */
-ZKL__HIDDEN void zkl__get_done(int rc, const char *value, int len, const struct Stat *st,
-                               const void *data);
-ZKL__HIDDEN void zkl__string_done(int rc, const char *value, const void *data);
-/* Take the session's handle for sending (c->hlock held until send_end). */
-ZKL__HIDDEN int zkl__send_begin(zkl_client *c, zhandle_t **zh);
-ZKL__HIDDEN void zkl__send_end(zkl_client *c, int requests);
-/* Count a request as sent (rc ZOK), or record that it could not be. */
-ZKL__HIDDEN void zkl__sent(struct zkl__slot *sl, int rc);
-/* Wait for every answer, up to the deadline: 0 or ZKL_ETIMEDOUT. */
-ZKL__HIDDEN int zkl__batch_wait(struct zkl__batch *b, int64_t deadline);
-/* The caller is done with the batch: freed now, or at the last answer. */
-ZKL__HIDDEN void zkl__batch_drop(struct zkl__batch *b);
-/* One request, waited for: 0 with the answer in *out (a batch to drop), or
- * ZKL_ETIMEDOUT / ZKL_ELOST / ZKL_ECLOSED / ZKL_ENOMEM. */
-enum zkl__op { ZKL__OP_GET, ZKL__OP_KIDS, ZKL__OP_CREATE, ZKL__OP_SET };
-ZKL__HIDDEN int zkl__call(zkl_client *c, enum zkl__op op, const char *path, const char *data,
-                          int mode, int version, int64_t deadline, struct zkl__batch **out);
+#include "list.h"
+#include "request.h"
 
 #endif

@@ -1,5 +1,6 @@
 /* Requests with a deadline, for recipes that read or write a node of their
- * own beside the lock queue (the semaphore's limit, a holders listing).
+ * own beside the lock queue (the semaphore's limit, a holders listing):
+ * single ones, a read sent ahead and looked at later, reads of many nodes.
  * A batch of asynchronous requests whose answers the caller waits for, up to
  * its deadline. The completions never block: they record and signal. A
  * caller that gives up leaves the batch to the last answer to free. */
@@ -125,6 +126,16 @@ void zkl__send_end(zkl_client *c, int requests)
     pthread_rwlock_unlock(&c->hlock);
 }
 
+int zkl__batch_begin(zkl_client *c, size_t n, struct zkl__batch **b, zhandle_t **zh)
+{
+    if ((*b = zkl__batch_new(n)) == NULL)
+        return ZKL_ENOMEM;
+    int err = zkl__send_begin(c, zh);
+    if (err != 0)
+        zkl__batch_destroy(*b);
+    return err;
+}
+
 /* Count a request as sent, or record that it could not be. */
 void zkl__sent(struct zkl__slot *sl, int rc)
 {
@@ -164,41 +175,158 @@ void zkl__batch_drop(struct zkl__batch *b)
         zkl__batch_destroy(b);
 }
 
-int zkl__call(zkl_client *c, enum zkl__op op, const char *path, const char *data, int mode,
-                int version, int64_t deadline, struct zkl__batch **out)
+/* Send one request into slot sl; its answer completes the slot. */
+static int send_one(zkl_client *c, zhandle_t *zh, enum zkl__op op, const char *path,
+                    const char *data, int mode, int version, struct zkl__slot *sl)
 {
-    struct zkl__batch *b = zkl__batch_new(1);
-    if (b == NULL)
-        return ZKL_ENOMEM;
-    zhandle_t *zh;
-    int err = zkl__send_begin(c, &zh);
-    if (err != 0) {
-        zkl__batch_destroy(b);
-        return err;
-    }
-    struct zkl__slot *sl = &b->s[0];
-    int rc;
     switch (op) {
     case ZKL__OP_GET:
-        rc = zoo_aget(zh, path, 0, zkl__get_done, sl);
-        break;
+        return zoo_aget(zh, path, 0, zkl__get_done, sl);
     case ZKL__OP_KIDS:
-        rc = zoo_aget_children(zh, path, 0, kids_done, sl);
-        break;
+        return zoo_aget_children(zh, path, 0, kids_done, sl);
     case ZKL__OP_CREATE:
-        rc = zoo_acreate(zh, path, data, data ? (int)strlen(data) : -1, zkl__client_acl(c), mode,
-                         zkl__string_done, sl);
-        break;
+        return zoo_acreate(zh, path, data, data ? (int)strlen(data) : -1, zkl__client_acl(c),
+                           mode, zkl__string_done, sl);
     default:
-        rc = zoo_aset(zh, path, data, (int)strlen(data), version, stat_done, sl);
-        break;
+        return zoo_aset(zh, path, data, (int)strlen(data), version, stat_done, sl);
     }
-    zkl__sent(sl, rc);
-    zkl__send_end(c, 1);
+}
+
+/* n requests of one kind, one for each path, pipelined and waited for. */
+static int run(zkl_client *c, enum zkl__op op, const char *const *paths, size_t n,
+               const char *data, int mode, int version, int64_t deadline,
+               struct zkl__batch **out)
+{
+    struct zkl__batch *b;
+    zhandle_t *zh;
+    int err = zkl__batch_begin(c, n, &b, &zh);
+    if (err != 0)
+        return err;
+    for (size_t i = 0; i < n; i++)
+        zkl__sent(&b->s[i], send_one(c, zh, op, paths[i], data, mode, version, &b->s[i]));
+    zkl__send_end(c, (int)n);
     if ((err = zkl__batch_wait(b, deadline)) != 0) {
         zkl__batch_drop(b);
         return err;
     }
     *out = b;
     return 0;
+}
+
+int zkl__call(zkl_client *c, enum zkl__op op, const char *path, const char *data, int mode,
+              int version, int64_t deadline, struct zkl__batch **out)
+{
+    return run(c, op, &path, 1, data, mode, version, deadline, out);
+}
+
+int zkl__get_many(zkl_client *c, char *const *paths, size_t n, int64_t deadline,
+                  struct zkl__batch **out)
+{
+    return run(c, ZKL__OP_GET, (const char *const *)paths, n, NULL, 0, 0, deadline, out);
+}
+
+int64_t zkl__request_deadline(zkl_client *c, int64_t deadline)
+{
+    int64_t now = zkl__now_ns();
+    return deadline > now ? deadline : now + (int64_t)c->timeout_ms * 1000000;
+}
+
+struct zkl__batch *zkl__get_ahead(zkl_client *c, const char *path)
+{
+    struct zkl__batch *b = zkl__batch_new(1);
+    if (b == NULL)
+        return NULL;
+    /* It is sent for an acquire: on a cancelled client, which acquires
+     * nothing more, it would be a request for nothing. */
+    pthread_mutex_lock(&c->mu);
+    bool cancelled = c->cancelled;
+    pthread_mutex_unlock(&c->mu);
+    zhandle_t *zh;
+    if (!cancelled && zkl__send_begin(c, &zh) == 0) {
+        zkl__sent(&b->s[0], send_one(c, zh, ZKL__OP_GET, path, NULL, 0, 0, &b->s[0]));
+        zkl__send_end(c, 1);
+    } else {
+        b->s[0].done = true;
+        b->s[0].rc = ZSESSIONEXPIRED;
+    }
+    return b;
+}
+
+bool zkl__get_peek(struct zkl__batch *b, const char **data, int *len)
+{
+    if (b == NULL)
+        return false;
+    pthread_mutex_lock(&b->mu);
+    /* An answered slot is not written again: its data stays as it is. */
+    bool ok = b->s[0].done && b->s[0].rc == ZOK;
+    if (ok) {
+        *data = b->s[0].data;
+        *len = b->s[0].len;
+    }
+    pthread_mutex_unlock(&b->mu);
+    return ok;
+}
+
+int zkl__read_children(zkl_client *c, const char *dir, int (*pick)(const char *name),
+                       int64_t deadline, zkl__read **out, size_t *n)
+{
+    struct zkl__batch *lb, *gb = NULL;
+    int err = zkl__call(c, ZKL__OP_KIDS, dir, NULL, 0, 0, deadline, &lb);
+    if (err != 0)
+        return err;
+    int rc = lb->s[0].rc;
+    const struct String_vector *kids = &lb->s[0].kids;
+    size_t k = 0, m = 0, room = kids->count > 0 ? (size_t)kids->count : 1;
+    zkl__read *r = calloc(room, sizeof *r);
+    char **paths = calloc(room, sizeof *paths);
+    if (rc != ZOK && rc != ZNONODE) /* ZNONODE: an emptied container parent */
+        err = zkl__err_from_zk(rc);
+    else if (r == NULL || paths == NULL)
+        err = ZKL_ENOMEM;
+    for (int i = 0; err == 0 && i < kids->count; i++) {
+        int tag = pick(kids->data[i]);
+        if (tag <= 0)
+            continue;
+        r[k].tag = tag;
+        if ((paths[k++] = zkl__path_join(dir, kids->data[i])) == NULL)
+            err = ZKL_ENOMEM;
+    }
+    /* The chosen children, read in one pipelined batch. */
+    if (err == 0 && k > 0)
+        err = zkl__get_many(c, paths, k, deadline, &gb);
+    for (size_t i = 0; err == 0 && i < k; i++) {
+        struct zkl__slot *sl = &gb->s[i];
+        if (sl->rc == ZNONODE)
+            continue; /* gone since the listing */
+        if (sl->rc != ZOK) {
+            err = zkl__err_from_zk(sl->rc);
+            break;
+        }
+        int tag = r[i].tag; /* m <= i: r[m] is done with */
+        r[m++] = (zkl__read){.path = paths[i], .data = sl->data, .len = sl->len, .tag = tag,
+                             .czxid = sl->st.czxid, .owner = sl->st.ephemeralOwner};
+        paths[i] = NULL;
+        sl->data = NULL;
+    }
+    for (size_t i = 0; paths != NULL && i < k; i++)
+        free(paths[i]);
+    free(paths);
+    zkl__batch_drop(gb);
+    zkl__batch_drop(lb);
+    if (err != 0) {
+        zkl__reads_free(r, m);
+        return err;
+    }
+    *out = r;
+    *n = m;
+    return 0;
+}
+
+void zkl__reads_free(zkl__read *r, size_t n)
+{
+    for (size_t i = 0; r != NULL && i < n; i++) {
+        free(r[i].path);
+        free(r[i].data);
+    }
+    free(r);
 }

@@ -13,7 +13,7 @@ int zkl_lock_new(const zkl_lock_ops *ops, void *self, zkl_lock **out)
     if (ops == NULL || out == NULL || ops->version == 0 || ops->version > ZKL_LOCK_OPS_VERSION ||
         ops->acquire == NULL || ops->release == NULL || ops->is_held == NULL || ops->path == NULL)
         return ZKL_EINVAL;
-    zkl_lock *l = malloc(sizeof *l);
+    zkl_lock *l = calloc(1, sizeof *l);
     if (l == NULL)
         return ZKL_ENOMEM;
     l->ops = *ops;
@@ -53,37 +53,38 @@ void zkl_lock_free(zkl_lock *l)
 
 /* ---- adapters: borrowed objects, no free operation ---------------------- */
 
-static int mutex_acquire(void *self, long timeout_ms)
-{
-    return zkl_mutex_acquire(self, timeout_ms);
-}
-
-static int mutex_release(void *self)
-{
-    return zkl_mutex_release(self);
-}
-
-static int mutex_is_held(void *self)
-{
-    return zkl_mutex_is_held(self);
-}
-
 static const char *mutex_path(void *self)
 {
     return zkl__mutex_path(self);
 }
 
-static const zkl_lock_ops mutex_ops = {
-    .version = ZKL_LOCK_OPS_VERSION,
-    .acquire = mutex_acquire,
-    .release = mutex_release,
-    .is_held = mutex_is_held,
-    .path = mutex_path,
-};
+ZKL__LOCK_OPS(mutex, zkl_mutex_acquire, zkl_mutex_release, zkl_mutex_is_held, mutex_path);
+
+void zkl__lock_mark(zkl_lock *l, zkl_client *c, const char *dir, const zkl__policy *pol,
+                    bool prefetch, int (*cancellable)(void *self, long timeout_ms, zkl_cancel *h))
+{
+    l->c = c;
+    l->dir = dir;
+    l->pol = pol;
+    l->prefetch = prefetch;
+    l->cancellable = cancellable;
+}
+
+static int mutex_cancellable(void *self, long timeout_ms, zkl_cancel *h)
+{
+    return zkl_mutex_acquire_cancellable(self, timeout_ms, h);
+}
 
 int zkl_mutex_as_lock(zkl_mutex *m, zkl_lock **out)
 {
     if (m == NULL)
         return ZKL_EINVAL;
-    return zkl_lock_new(&mutex_ops, m, out);
+    int rc = zkl_lock_new(&mutex_ops, m, out);
+    bool prefetch = false;
+    if (rc == 0) {
+        zkl_client *c = zkl__mutex_client(m, &prefetch);
+        zkl__lock_mark(*out, c, zkl__mutex_path(m), &zkl__lock_policy, prefetch,
+                       mutex_cancellable);
+    }
+    return rc;
 }

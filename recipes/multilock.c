@@ -21,17 +21,18 @@ struct zkl_multilock {
     zkl_mutex **mutexes;
     zkl_lock **handles;
     size_t owned;
-    /* Per-thread hold counts of the multi-lock itself (nodes unused): the
+    /* Per-thread hold counts of the multi-lock itself (no nodes): the
      * hold is the thread's, so another thread's release cannot release a
      * per-object member (a semaphore-mutex) under the holder's feet. */
-    zkl__owners owners;
+    zkl__owner own;
+    zkl__holds holds;
 };
 
-static int ml_acquire(void *self, long timeout_ms);
+static int multilock_acquire(void *self, long timeout_ms); /* its handles' (ZKL__LOCK_OPS) */
 
 static bool is_multilock_handle(const zkl_lock *l)
 {
-    return l->ops.acquire == ml_acquire;
+    return l->ops.acquire == multilock_acquire;
 }
 
 static const char *key_of(const zkl_lock *l)
@@ -88,17 +89,13 @@ static int build(zkl_lock *const *locks, size_t n, zkl_multilock **out)
             return ZKL_EINVAL;
         }
     }
-    if (zkl__owners_init(&ml->owners) != 0) {
+    int rc = zkl__owner_open(&ml->own, NULL, ml, NULL, NULL, false);
+    if (rc != 0) {
         free(ml->m);
         free(ml);
-        return ZKL_ESYS;
+        return rc;
     }
-    if (zkl__obj_open(NULL, ml) != 0) {
-        zkl__owners_destroy(&ml->owners);
-        free(ml->m);
-        free(ml);
-        return ZKL_ENOMEM;
-    }
+    zkl__holds_init(&ml->holds, &ml->own, 0);
     *out = ml;
     return 0;
 }
@@ -118,8 +115,8 @@ static void free_owned(zkl_mutex **mutexes, zkl_lock **handles, size_t n)
     free(mutexes);
 }
 
-int zkl_multilock_new(zkl_client *c, const char *const *paths, size_t n,
-                      zkl_multilock **out)
+int zkl_multilock_new_opts(zkl_client *c, const char *const *paths, size_t n,
+                           const zkl_lock_opts *opts, zkl_multilock **out)
 {
     if (c == NULL || paths == NULL || out == NULL || n == 0)
         return ZKL_EINVAL;
@@ -135,7 +132,7 @@ int zkl_multilock_new(zkl_client *c, const char *const *paths, size_t n,
     int rc = 0;
     size_t made = 0;
     for (; made < n && rc == 0; made++) {
-        rc = zkl_mutex_new(c, paths[made], &mutexes[made]);
+        rc = zkl_mutex_new_opts(c, paths[made], opts, &mutexes[made]);
         if (rc == 0 && (rc = zkl_mutex_as_lock(mutexes[made], &handles[made])) != 0)
             zkl_mutex_free(mutexes[made]);
         if (rc != 0)
@@ -153,6 +150,12 @@ int zkl_multilock_new(zkl_client *c, const char *const *paths, size_t n,
     ml->owned = n;
     *out = ml;
     return 0;
+}
+
+int zkl_multilock_new(zkl_client *c, const char *const *paths, size_t n,
+                      zkl_multilock **out)
+{
+    return zkl_multilock_new_opts(c, paths, n, NULL, out);
 }
 
 /* What is left of the call's one deadline, in the milliseconds a member's
@@ -189,45 +192,39 @@ static int release_all(zkl_multilock *ml)
     return first;
 }
 
-/* The calling thread's record. Only the thread itself adds or removes its
- * record, so the pointer stays valid after the mutex is dropped. */
-static zkl__hold *my_hold(zkl_multilock *ml)
+/* One member's acquire; with a cancel handle, a zkl recipe's cancellable
+ * one, and the caller's own lock only if the handle has not fired. */
+static int member_acquire(zkl_lock *l, long timeout_ms, zkl_cancel *h)
 {
-    pthread_mutex_lock(&ml->owners.mu);
-    zkl__hold *h = zkl__owners_mine(&ml->owners);
-    pthread_mutex_unlock(&ml->owners.mu);
-    return h;
+    if (h == NULL)
+        return l->ops.acquire(l->self, timeout_ms);
+    if (l->cancellable != NULL)
+        return l->cancellable(l->self, timeout_ms, h);
+    return zkl_cancel_is_fired(h) ? ZKL_ECANCELED : l->ops.acquire(l->self, timeout_ms);
 }
 
-static int zkl_multilock_acquire_unguarded(zkl_multilock *ml, long timeout_ms)
+static int acquire_with(zkl_multilock *ml, long timeout_ms, zkl_cancel *ch)
 {
-    if (ml == NULL)
-        return ZKL_EINVAL;
     int64_t deadline = zkl__deadline(timeout_ms);
-    zkl__hold *h = my_hold(ml);
+    zkl__hold *h = zkl__holds_find(&ml->holds);
     if (h != NULL) {
         /* Reentry: no member is touched, but none may be entered unless
          * every member is sure to be held. Members are asked without our
          * mutex held: their own locks are never taken inside ours. */
         if (!all_held(ml))
             return ZKL_ELOST;
-        pthread_mutex_lock(&ml->owners.mu);
-        h->count++;
-        pthread_mutex_unlock(&ml->owners.mu);
+        zkl__holds_enter(&ml->holds, h);
         return 0;
     }
     size_t got = 0;
     int rc = 0;
     for (; got < ml->n; got++) {
         zkl_lock *l = ml->m[got];
-        if ((rc = l->ops.acquire(l->self, remaining_ms(timeout_ms, deadline))) != 0)
+        if ((rc = member_acquire(l, remaining_ms(timeout_ms, deadline), ch)) != 0)
             break;
     }
-    if (rc == 0) {
-        pthread_mutex_lock(&ml->owners.mu);
-        rc = zkl__owners_add(&ml->owners, NULL);
-        pthread_mutex_unlock(&ml->owners.mu);
-    }
+    if (rc == 0)
+        rc = zkl__holds_add(&ml->holds, NULL);
     if (rc != 0) {
         /* All or nothing: undo what this call took, newest first. Each
          * member's own acquire already removed its node if it failed. */
@@ -239,24 +236,23 @@ static int zkl_multilock_acquire_unguarded(zkl_multilock *ml, long timeout_ms)
     return rc;
 }
 
+static int acquire_unguarded(void *self, long timeout_ms)
+{
+    return acquire_with(self, timeout_ms, NULL);
+}
+
 int zkl_multilock_release(zkl_multilock *ml)
 {
     if (ml == NULL)
         return ZKL_EINVAL;
-    zkl__hold *h = my_hold(ml);
+    zkl__hold *h = zkl__holds_find(&ml->holds);
     if (h == NULL)
         return ZKL_ENOTHELD;
     /* Inner releases only count, whatever the members say: a member's
      * is_held may answer 0 while the connection is merely down (the
      * semaphore-mutex does), and ending the hold then would drop locks
      * that the outer levels of the caller still count on. */
-    pthread_mutex_lock(&ml->owners.mu);
-    bool last = h->count <= 1;
-    if (last)
-        zkl__owners_remove(&ml->owners, h);
-    else
-        h->count--;
-    pthread_mutex_unlock(&ml->owners.mu);
+    bool last = zkl__holds_leave(&ml->holds, h);
     /* The last one releases every member, whatever fails on the way. */
     return last ? release_all(ml) : 0;
 }
@@ -265,7 +261,7 @@ int zkl_multilock_is_held(zkl_multilock *ml)
 {
     if (ml == NULL)
         return 0;
-    return my_hold(ml) != NULL && all_held(ml);
+    return zkl__holds_find(&ml->holds) != NULL && all_held(ml);
 }
 
 void zkl_multilock_free(zkl_multilock *ml)
@@ -275,30 +271,16 @@ void zkl_multilock_free(zkl_multilock *ml)
     zkl__obj_close(ml, "zkl_multilock_free");
     /* Best effort for the calling thread; other threads' holds of owned
      * mutexes go with zkl_mutex_free. */
-    if (my_hold(ml) != NULL)
+    if (zkl__holds_find(&ml->holds) != NULL)
         (void)release_all(ml);
-    zkl__owners_destroy(&ml->owners);
+    zkl__holds_drop_all(&ml->holds); /* other threads' counts */
+    zkl__owner_done(&ml->own);
     free_owned(ml->mutexes, ml->handles, ml->owned);
     free(ml->m);
     free(ml);
 }
 
 /* ---- the multi-lock as a generic lock ------------------------------------ */
-
-static int ml_acquire(void *self, long timeout_ms)
-{
-    return zkl_multilock_acquire(self, timeout_ms);
-}
-
-static int ml_release(void *self)
-{
-    return zkl_multilock_release(self);
-}
-
-static int ml_is_held(void *self)
-{
-    return zkl_multilock_is_held(self);
-}
 
 static const char *ml_path(void *self)
 {
@@ -307,29 +289,116 @@ static const char *ml_path(void *self)
     return key_of(ml->m[0]);
 }
 
-static const zkl_lock_ops multilock_ops = {
-    .version = ZKL_LOCK_OPS_VERSION,
-    .acquire = ml_acquire,
-    .release = ml_release,
-    .is_held = ml_is_held,
-    .path = ml_path,
-};
+ZKL__LOCK_OPS(multilock, zkl_multilock_acquire, zkl_multilock_release, zkl_multilock_is_held,
+              ml_path);
 
 int zkl_multilock_as_lock(zkl_multilock *ml, zkl_lock **out)
 {
-    if (ml == NULL)
-        return ZKL_EINVAL;
-    return zkl_lock_new(&multilock_ops, ml, out);
+    return ml == NULL ? ZKL_EINVAL : zkl_lock_new(&multilock_ops, ml, out);
 }
 
 /* ---- misuse checks (lib/guard.c) ----------------------------------------- */
 
 int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms)
 {
+    return zkl__obj_acquire(ml, "zkl_multilock_acquire", acquire_unguarded, timeout_ms);
+}
+
+int zkl_multilock_acquire_cancellable(zkl_multilock *ml, long timeout_ms, zkl_cancel *h)
+{
     if (ml == NULL)
         return ZKL_EINVAL;
-    zkl__obj_enter(ml, "zkl_multilock_acquire"); /* a free meanwhile aborts, naming it */
-    int rc = zkl_multilock_acquire_unguarded(ml, timeout_ms);
+    if (h != NULL && zkl_cancel_is_fired(h))
+        return ZKL_ECANCELED;
+    zkl__obj_enter(ml, "zkl_multilock_acquire_cancellable");
+    int rc = acquire_with(ml, timeout_ms, h);
+    zkl__obj_leave(ml);
+    return rc;
+}
+
+/* ---- asynchronous acquire ------------------------------------------------- */
+
+/* The members' queues, copied: the request outlives the multi-lock. Each
+ * member's node is made once the one before it holds, so the order is the
+ * blocking acquire's (lib/async.c keeps the held ones). */
+struct ml_step {
+    zkl_client *c;
+    size_t n, cur; /* members; the one whose node the request waits on */
+    char **dirs;
+    const zkl__policy **pols;
+    bool *prefetch;
+};
+
+static void ml_step_free(void *ctx)
+{
+    struct ml_step *st = ctx;
+    for (size_t i = 0; i < st->n; i++)
+        free(st->dirs[i]);
+    free(st->dirs);
+    free(st->pols);
+    free(st->prefetch);
+    free(st);
+}
+
+static int ml_held(void *ctx, zkl_request *r, zkl__node *n, zkl__node **next, bool *counted)
+{
+    (void)n;
+    struct ml_step *st = ctx;
+    if (++st->cur == st->n)
+        return 0; /* the last member holds: all do */
+    zkl__qopts o = {.prefetch = st->prefetch[st->cur], .waiter = r};
+    int rc = zkl__queue_enqueue_locked(st->c, st->dirs[st->cur], st->pols[st->cur], &o, next);
+    if (rc != 0)
+        *counted = true; /* the enqueue counted it, on its own path */
+    return rc;
+}
+
+static const zkl__async_step ml_steps = {ml_held, ml_step_free, true};
+
+static int start_async(zkl_multilock *ml, long timeout_ms, zkl_request_fn fn, void *arg,
+                       zkl_request **out)
+{
+    zkl_client *c = ml->m[0]->c;
+    for (size_t i = 0; i < ml->n; i++)
+        if (ml->m[i]->pol == NULL || ml->m[i]->c != c)
+            return ZKL_EINVAL; /* only blocks, or on another client */
+    if (fn == NULL || out == NULL)
+        return ZKL_EINVAL;
+    struct ml_step *st = calloc(1, sizeof *st);
+    if (st == NULL)
+        return ZKL_ENOMEM;
+    st->c = c;
+    st->n = ml->n;
+    st->dirs = calloc(ml->n, sizeof *st->dirs);
+    st->pols = calloc(ml->n, sizeof *st->pols);
+    st->prefetch = calloc(ml->n, sizeof *st->prefetch);
+    bool ok = st->dirs && st->pols && st->prefetch;
+    for (size_t i = 0; ok && i < ml->n; i++) {
+        ok = (st->dirs[i] = strdup(ml->m[i]->dir)) != NULL;
+        st->pols[i] = ml->m[i]->pol;
+        st->prefetch[i] = ml->m[i]->prefetch;
+    }
+    if (!ok) {
+        if (st->dirs == NULL)
+            st->n = 0;
+        ml_step_free(st);
+        return ZKL_ENOMEM;
+    }
+    zkl__qopts o = {.prefetch = st->prefetch[0]};
+    int rc = zkl__async_start_steps(c, st->dirs[0], st->pols[0], &o, timeout_ms, &ml_steps, st,
+                                    ml->n, fn, arg, out);
+    if (rc != 0)
+        ml_step_free(st);
+    return rc;
+}
+
+int zkl_multilock_acquire_async(zkl_multilock *ml, long timeout_ms, zkl_request_fn fn, void *arg,
+                                zkl_request **out)
+{
+    if (ml == NULL)
+        return ZKL_EINVAL;
+    zkl__obj_enter(ml, "zkl_multilock_acquire_async");
+    int rc = start_async(ml, timeout_ms, fn, arg, out);
     zkl__obj_leave(ml);
     return rc;
 }

@@ -8,6 +8,7 @@
  * cannot starve it. Each side is reentrant per thread; a thread that holds
  * the write lock may also take the read lock (downgrade), never the other
  * way round (upgrade). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,19 +19,9 @@
 #define WRITE_KIND "__WRIT__"
 #define SEQ_DIGITS 10
 
-/* One side of the lock: who holds it in this process, per thread. */
-struct side {
-    const zkl__policy *pol;
-    zkl__owners owners;
-};
-
 struct zkl_rwlock {
-    zkl_client *c;
-    char *path;
-    struct side rd, wr;
-    zkl__lost lost;   /* guarded by lost_mu */
-    zkl__lost revoke; /* guarded by lost_mu */
-    pthread_mutex_t lost_mu;
+    zkl__owner own;     /* the client, the callbacks of both sides */
+    zkl__holds rd, wr;  /* sides 0 and 1: the callbacks' `write` */
 };
 
 /* ---- the two policies ----------------------------------------------------
@@ -88,170 +79,38 @@ static bool write_holds(const zkl__entry *cs, size_t n, size_t self, size_t *wat
 const zkl__policy zkl__read_policy = {READ_KIND, read_holds, false};
 const zkl__policy zkl__write_policy = {WRITE_KIND, write_holds, false};
 
-/* ---- per-side helpers ------------------------------------------------- */
-
-/* The calling thread's hold on side s, or NULL. */
-static zkl__hold *side_mine(struct side *s)
-{
-    pthread_mutex_lock(&s->owners.mu);
-    zkl__hold *h = zkl__owners_mine(&s->owners);
-    pthread_mutex_unlock(&s->owners.mu);
-    /* Only the calling thread adds or removes its own record, so h stays
-     * valid for it after the table's lock is dropped. */
-    return h;
-}
-
-/* Reentry: a thread that holds side s only counts up. A hold that was lost
- * must be released first. */
-static int side_reenter(struct side *s, zkl__hold *h)
-{
-    pthread_mutex_lock(&s->owners.mu);
-    int rc = zkl__node_held(h->node) ? 0 : ZKL_ELOST;
-    if (rc == 0)
-        h->count++;
-    pthread_mutex_unlock(&s->owners.mu);
-    return rc;
-}
-
-static int side_record(struct side *s, zkl__node *n)
-{
-    pthread_mutex_lock(&s->owners.mu);
-    int rc = zkl__owners_add(&s->owners, n);
-    pthread_mutex_unlock(&s->owners.mu);
-    if (rc != 0)
-        zkl__queue_release(n);
-    return rc;
-}
-
-static int side_release(struct side *s)
-{
-    pthread_mutex_lock(&s->owners.mu);
-    zkl__hold *h = zkl__owners_mine(&s->owners);
-    if (h == NULL) {
-        pthread_mutex_unlock(&s->owners.mu);
-        return ZKL_ENOTHELD;
-    }
-    zkl__node *n = h->node;
-    if (--h->count > 0 && zkl__node_held(n)) {
-        pthread_mutex_unlock(&s->owners.mu);
-        return 0;
-    }
-    pthread_mutex_unlock(&s->owners.mu);
-    /* Last count, or the hold is lost: the thread's hold ends here either
-     * way, once the server confirmed -- unless it refuses the delete: then
-     * node and hold stay, counted once. Only this thread removes its own
-     * record, so h stays valid meanwhile. */
-    int rc = zkl__queue_release(n);
-    pthread_mutex_lock(&s->owners.mu);
-    if (zkl__release_kept(rc))
-        h->count = 1;
-    else
-        zkl__owners_remove(&s->owners, h);
-    pthread_mutex_unlock(&s->owners.mu);
-    return rc;
-}
-
-static int side_is_held(struct side *s)
-{
-    zkl__hold *h = side_mine(s);
-    return h != NULL && zkl__node_held(h->node);
-}
-
-static int64_t side_token(struct side *s)
-{
-    zkl__hold *h = side_mine(s);
-    if (h == NULL)
-        return ZKL_ENOTHELD;
-    return zkl__node_held(h->node) ? zkl__node_token(h->node) : ZKL_ELOST;
-}
-
-static const char *side_node(struct side *s)
-{
-    zkl__hold *h = side_mine(s);
-    return h ? zkl__node_path(h->node) : NULL;
-}
-
-static void side_drop_all(struct side *s)
-{
-    while (s->owners.head) {
-        zkl__hold *h = s->owners.head;
-        s->owners.head = h->next;
-        if (zkl__release_kept(zkl__queue_release(h->node)))
-            zkl__queue_leave(h->node, false); /* the engine retries */
-        free(h);
-    }
-    zkl__owners_destroy(&s->owners);
-}
-
-static void read_node_lost(zkl__node *n, int64_t token, void *arg);
-static void write_node_lost(zkl__node *n, int64_t token, void *arg);
-static void read_node_revoke(zkl__node *n, int64_t token, void *arg);
-static void write_node_revoke(zkl__node *n, int64_t token, void *arg);
-
 /* ---- the API ------------------------------------------------------------ */
+
+/* The user's callbacks, lost and revoke alike (the two types are one), told
+ * which side. */
+static void tell(zkl__any_fn fn, void *fn_arg, void *obj, int side, int64_t token)
+{
+    ((zkl_rwlock_lost_fn)fn)(obj, side, token, fn_arg);
+}
 
 int zkl_rwlock_new(zkl_client *c, const char *path, zkl_rwlock **out)
 {
     if (c == NULL || out == NULL || zkl__path_check(path) != 0)
         return ZKL_EINVAL;
-    zkl_rwlock *rw = calloc(1, sizeof *rw);
+    int rc;
+    zkl_rwlock *rw =
+        zkl__owner_new(sizeof *rw, offsetof(zkl_rwlock, own), c, path, tell, true, &rc);
     if (rw == NULL)
-        return ZKL_ENOMEM;
-    if ((rw->path = strdup(path)) == NULL) {
-        free(rw);
-        return ZKL_ENOMEM;
-    }
-    if (zkl__owners_init(&rw->rd.owners) != 0) {
-        free(rw->path);
-        free(rw);
-        return ZKL_ESYS;
-    }
-    if (zkl__owners_init(&rw->wr.owners) != 0) {
-        zkl__owners_destroy(&rw->rd.owners);
-        free(rw->path);
-        free(rw);
-        return ZKL_ESYS;
-    }
-    if (pthread_mutex_init(&rw->lost_mu, NULL) != 0) {
-        zkl__owners_destroy(&rw->wr.owners);
-        zkl__owners_destroy(&rw->rd.owners);
-        free(rw->path);
-        free(rw);
-        return ZKL_ESYS;
-    }
-    if (zkl__obj_open(c, rw) != 0) {
-        pthread_mutex_destroy(&rw->lost_mu);
-        zkl__owners_destroy(&rw->wr.owners);
-        zkl__owners_destroy(&rw->rd.owners);
-        free(rw->path);
-        free(rw);
-        return ZKL_ENOMEM;
-    }
-    rw->c = c;
-    rw->rd.pol = &zkl__read_policy;
-    rw->wr.pol = &zkl__write_policy;
+        return rc;
+    zkl__holds_init(&rw->rd, &rw->own, 0);
+    zkl__holds_init(&rw->wr, &rw->own, 1);
     *out = rw;
     return 0;
 }
 
-static int zkl_rwlock_read_acquire_unguarded(zkl_rwlock *rw, long timeout_ms)
+static int read_acquire_with(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
 {
-    if (rw == NULL)
-        return ZKL_EINVAL;
     int64_t deadline = zkl__deadline(timeout_ms);
-    zkl__hold *h = side_mine(&rw->rd);
-    if (h != NULL)
-        return side_reenter(&rw->rd, h);
-
     bool downgrade = false;
-    zkl__qopts o = {.arg = &downgrade,
-                    .on_lost = read_node_lost,
-                    .on_revoke = read_node_revoke,
-                    .hook_arg = rw};
+    zkl__qopts o = {.arg = &downgrade, .cancel = h};
     char seq[SEQ_DIGITS + 1];
-    zkl__hold *wh = side_mine(&rw->wr);
-    zkl__node *wnode = wh ? wh->node : NULL;
-    if (wnode != NULL) {
+    zkl__node *wnode = zkl__holds_node(&rw->wr);
+    if (wnode != NULL && zkl__holds_find(&rw->rd) == NULL) {
         /* Downgrade (Curator 5.5's naming, PROTOCOL §4): a plain ephemeral
          * node with the writer's own sequence sorts level with the writer,
          * ahead of every queued writer, so none can slip in between the
@@ -266,220 +125,143 @@ static int zkl_rwlock_read_acquire_unguarded(zkl_rwlock *rw, long timeout_ms)
         o.fixed_seq = seq;
         o.within = wnode;
     }
-    zkl__node *n;
-    int rc = zkl__queue_acquire(rw->c, rw->path, rw->rd.pol, &o, deadline, &n);
-    if (rc != 0)
-        return rc;
-    return side_record(&rw->rd, n);
+    /* A thread that holds the read side already only counts up. */
+    return zkl__holds_acquire(&rw->rd, rw->own.path, &zkl__read_policy, &o, deadline);
 }
 
-static int zkl_rwlock_write_acquire_unguarded(zkl_rwlock *rw, long timeout_ms)
+static int read_acquire_unguarded(void *self, long timeout_ms)
 {
-    if (rw == NULL)
-        return ZKL_EINVAL;
+    return read_acquire_with(self, timeout_ms, NULL);
+}
+
+static int write_acquire_with(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
+{
     int64_t deadline = zkl__deadline(timeout_ms);
-    zkl__hold *h = side_mine(&rw->wr);
-    if (h != NULL)
-        return side_reenter(&rw->wr, h);
     /* Upgrade: our own read node would sit ahead of the new write node
-     * forever (Curator waits for good). Refuse before creating anything. */
-    if (side_mine(&rw->rd) != NULL)
+     * forever (Curator waits for good). Refuse before creating anything;
+     * a thread that holds the write side already only counts up. */
+    if (zkl__holds_find(&rw->wr) == NULL && zkl__holds_find(&rw->rd) != NULL)
         return ZKL_EDEADLK;
-    zkl__node *n;
-    zkl__qopts o = {.on_lost = write_node_lost, .on_revoke = write_node_revoke, .hook_arg = rw};
-    int rc = zkl__queue_acquire(rw->c, rw->path, rw->wr.pol, &o, deadline, &n);
-    if (rc != 0)
-        return rc;
-    return side_record(&rw->wr, n);
+    zkl__qopts o = {.cancel = h};
+    return zkl__holds_acquire(&rw->wr, rw->own.path, &zkl__write_policy, &o, deadline);
+}
+
+static int write_acquire_unguarded(void *self, long timeout_ms)
+{
+    return write_acquire_with(self, timeout_ms, NULL);
 }
 
 int zkl_rwlock_read_release(zkl_rwlock *rw)
 {
-    return rw == NULL ? ZKL_EINVAL : side_release(&rw->rd);
+    return rw == NULL ? ZKL_EINVAL : zkl__holds_release(&rw->rd);
 }
 
 int zkl_rwlock_write_release(zkl_rwlock *rw)
 {
-    return rw == NULL ? ZKL_EINVAL : side_release(&rw->wr);
+    return rw == NULL ? ZKL_EINVAL : zkl__holds_release(&rw->wr);
 }
 
 int zkl_rwlock_read_is_held(zkl_rwlock *rw)
 {
-    return rw == NULL ? 0 : side_is_held(&rw->rd);
+    return rw == NULL ? 0 : zkl__holds_is_held(&rw->rd);
 }
 
 int zkl_rwlock_write_is_held(zkl_rwlock *rw)
 {
-    return rw == NULL ? 0 : side_is_held(&rw->wr);
+    return rw == NULL ? 0 : zkl__holds_is_held(&rw->wr);
 }
 
-int64_t zkl_rwlock_read_token(zkl_rwlock *rw)
+int zkl_rwlock_read_token(zkl_rwlock *rw, int64_t *out)
 {
-    return rw == NULL ? ZKL_EINVAL : side_token(&rw->rd);
+    return rw == NULL ? ZKL_EINVAL : zkl__token_out(zkl__holds_token(&rw->rd), out);
 }
 
-int64_t zkl_rwlock_write_token(zkl_rwlock *rw)
+int zkl_rwlock_write_token(zkl_rwlock *rw, int64_t *out)
 {
-    return rw == NULL ? ZKL_EINVAL : side_token(&rw->wr);
+    return rw == NULL ? ZKL_EINVAL : zkl__token_out(zkl__holds_token(&rw->wr), out);
 }
 
 const char *zkl_rwlock_read_node(zkl_rwlock *rw)
 {
-    return rw == NULL ? NULL : side_node(&rw->rd);
+    return rw == NULL ? NULL : zkl__holds_path(&rw->rd);
 }
 
 const char *zkl_rwlock_write_node(zkl_rwlock *rw)
 {
-    return rw == NULL ? NULL : side_node(&rw->wr);
+    return rw == NULL ? NULL : zkl__holds_path(&rw->wr);
 }
 
+/* Only the calling thread can release its own hold, so the node stays
+ * valid for the guarded writes. */
 int zkl_rwlock_write_guarded_multi(zkl_rwlock *rw, int count, const zoo_op_t *ops,
                                    zoo_op_result_t *results)
 {
-    if (rw == NULL || ops == NULL || count < 1)
-        return ZKL_EINVAL;
-    zkl__hold *h = side_mine(&rw->wr);
-    if (h == NULL)
-        return ZKL_ENOTHELD;
-    /* Only the calling thread can release its own hold, so the node stays
-     * valid for the call. */
-    return zkl__node_guarded_multi(h->node, count, ops, results);
+    return rw == NULL ? ZKL_EINVAL
+                      : zkl__node_guarded_ops(zkl__holds_node(&rw->wr), count, ops, results);
 }
 
 int zkl_rwlock_write_guarded_set(zkl_rwlock *rw, const char *path, const void *data, int len)
 {
-    if (rw == NULL || zkl__path_check(path) != 0 || len < 0 || (data == NULL && len > 0))
-        return ZKL_EINVAL;
-    zoo_op_t op;
-    zoo_set_op_init(&op, path, data, len, -1, NULL);
-    zoo_op_result_t res;
-    return zkl_rwlock_write_guarded_multi(rw, 1, &op, &res);
+    return rw == NULL ? ZKL_EINVAL
+                      : zkl__node_guarded_set(zkl__holds_node(&rw->wr), path, data, len);
 }
 
-/* ---- lost holds --------------------------------------------------------- */
-
-/* The engine's word that a hold's node is lost: tell the user's callback
- * which side. Runs on the client's keeper thread, once per node. */
-static void node_lost(zkl_rwlock *rw, int write, int64_t token)
-{
-    void *fn_arg;
-    zkl_rwlock_lost_fn fn = (zkl_rwlock_lost_fn)zkl__lost_get(&rw->lost, &rw->lost_mu, &fn_arg);
-    if (fn != NULL)
-        fn(rw, write, token, fn_arg);
-}
-
-static void read_node_lost(zkl__node *n, int64_t token, void *arg)
-{
-    (void)n;
-    node_lost(arg, 0, token);
-}
-
-static void write_node_lost(zkl__node *n, int64_t token, void *arg)
-{
-    (void)n;
-    node_lost(arg, 1, token);
-}
-
-/* Someone asked a hold to let go: tell the user's revoke callback which
- * side. Runs on the client's keeper thread. */
-static void node_revoke(zkl_rwlock *rw, int write, int64_t token)
-{
-    void *fn_arg;
-    zkl_rwlock_revoke_fn fn =
-        (zkl_rwlock_revoke_fn)zkl__lost_get(&rw->revoke, &rw->lost_mu, &fn_arg);
-    if (fn != NULL)
-        fn(rw, write, token, fn_arg);
-}
-
-static void read_node_revoke(zkl__node *n, int64_t token, void *arg)
-{
-    (void)n;
-    node_revoke(arg, 0, token);
-}
-
-static void write_node_revoke(zkl__node *n, int64_t token, void *arg)
-{
-    (void)n;
-    node_revoke(arg, 1, token);
-}
+/* ---- lost and revoked holds --------------------------------------------- */
 
 int zkl_rwlock_set_revoke_fn(zkl_rwlock *rw, zkl_rwlock_revoke_fn fn, void *arg)
 {
-    if (rw == NULL)
-        return ZKL_EINVAL;
-    return zkl__lost_set(&rw->revoke, &rw->lost_mu, rw->c, (zkl__any_fn)fn, arg);
+    return rw == NULL ? ZKL_EINVAL : zkl__owner_set(&rw->own, true, (zkl__any_fn)fn, arg);
 }
 
 int zkl_rwlock_set_lost_fn(zkl_rwlock *rw, zkl_rwlock_lost_fn fn, void *arg)
 {
-    if (rw == NULL)
-        return ZKL_EINVAL;
-    return zkl__lost_set(&rw->lost, &rw->lost_mu, rw->c, (zkl__any_fn)fn, arg);
+    return rw == NULL ? ZKL_EINVAL : zkl__owner_set(&rw->own, false, (zkl__any_fn)fn, arg);
 }
 
 /* ---- the generic lock interface ------------------------------------------ */
-
-static int read_acquire_op(void *self, long timeout_ms)
-{
-    return zkl_rwlock_read_acquire(self, timeout_ms);
-}
-
-static int read_release_op(void *self)
-{
-    return zkl_rwlock_read_release(self);
-}
-
-static int read_is_held_op(void *self)
-{
-    return zkl_rwlock_read_is_held(self);
-}
-
-static int write_acquire_op(void *self, long timeout_ms)
-{
-    return zkl_rwlock_write_acquire(self, timeout_ms);
-}
-
-static int write_release_op(void *self)
-{
-    return zkl_rwlock_write_release(self);
-}
-
-static int write_is_held_op(void *self)
-{
-    return zkl_rwlock_write_is_held(self);
-}
 
 /* Both sides share the lock path as their key: a multi-lock refuses the two
  * sides of one lock as members, which could only wait for each other. */
 static const char *path_op(void *self)
 {
-    return ((zkl_rwlock *)self)->path;
+    return ((zkl_rwlock *)self)->own.path;
 }
 
-static const zkl_lock_ops read_ops = {
-    .version = ZKL_LOCK_OPS_VERSION,
-    .acquire = read_acquire_op,
-    .release = read_release_op,
-    .is_held = read_is_held_op,
-    .path = path_op,
-};
+ZKL__LOCK_OPS(read, zkl_rwlock_read_acquire, zkl_rwlock_read_release, zkl_rwlock_read_is_held,
+              path_op);
+ZKL__LOCK_OPS(write, zkl_rwlock_write_acquire, zkl_rwlock_write_release,
+              zkl_rwlock_write_is_held, path_op);
 
-static const zkl_lock_ops write_ops = {
-    .version = ZKL_LOCK_OPS_VERSION,
-    .acquire = write_acquire_op,
-    .release = write_release_op,
-    .is_held = write_is_held_op,
-    .path = path_op,
-};
+static int read_cancellable(void *self, long timeout_ms, zkl_cancel *h)
+{
+    return zkl_rwlock_read_acquire_cancellable(self, timeout_ms, h);
+}
+
+static int write_cancellable(void *self, long timeout_ms, zkl_cancel *h)
+{
+    return zkl_rwlock_write_acquire_cancellable(self, timeout_ms, h);
+}
+
+static int side_as_lock(zkl_rwlock *rw, bool write, zkl_lock **out)
+{
+    if (rw == NULL)
+        return ZKL_EINVAL;
+    int rc = zkl_lock_new(write ? &write_ops : &read_ops, rw, out);
+    if (rc == 0)
+        zkl__lock_mark(*out, rw->own.c, rw->own.path,
+                       write ? &zkl__write_policy : &zkl__read_policy, false,
+                       write ? write_cancellable : read_cancellable);
+    return rc;
+}
 
 int zkl_rwlock_read_as_lock(zkl_rwlock *rw, zkl_lock **out)
 {
-    return rw == NULL ? ZKL_EINVAL : zkl_lock_new(&read_ops, rw, out);
+    return side_as_lock(rw, false, out);
 }
 
 int zkl_rwlock_write_as_lock(zkl_rwlock *rw, zkl_lock **out)
 {
-    return rw == NULL ? ZKL_EINVAL : zkl_lock_new(&write_ops, rw, out);
+    return side_as_lock(rw, true, out);
 }
 
 void zkl_rwlock_free(zkl_rwlock *rw)
@@ -487,37 +269,72 @@ void zkl_rwlock_free(zkl_rwlock *rw)
     if (rw == NULL)
         return;
     zkl__obj_close(rw, "zkl_rwlock_free");
-    /* After this no callback can be running or start. */
-    zkl__lost_stop(&rw->lost, &rw->lost_mu, rw->c);
-    zkl__lost_stop(&rw->revoke, &rw->lost_mu, rw->c);
-    /* Best effort: holds still open go now rather than with the session. */
-    side_drop_all(&rw->rd);
-    side_drop_all(&rw->wr);
-    pthread_mutex_destroy(&rw->lost_mu);
-    zkl_client *c = rw->c;
-    free(rw->path);
+    zkl__owner_stop(&rw->own); /* no callback runs from here on */
+    zkl__holds_drop_all(&rw->rd);
+    zkl__holds_drop_all(&rw->wr);
+    zkl__owner_done(&rw->own);
     free(rw);
-    zkl__obj_done(c);
 }
 
 /* ---- misuse checks (lib/guard.c) ----------------------------------------- */
 
 int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms)
 {
-    if (rw == NULL)
-        return ZKL_EINVAL;
-    zkl__obj_enter(rw, "zkl_rwlock_read_acquire"); /* a free meanwhile aborts, naming it */
-    int rc = zkl_rwlock_read_acquire_unguarded(rw, timeout_ms);
-    zkl__obj_leave(rw);
-    return rc;
+    return zkl__obj_acquire(rw, "zkl_rwlock_read_acquire", read_acquire_unguarded, timeout_ms);
 }
 
 int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms)
 {
+    return zkl__obj_acquire(rw, "zkl_rwlock_write_acquire", write_acquire_unguarded, timeout_ms);
+}
+
+/* Asynchronous acquires: the request's hold is its own, so a read request
+ * is never a downgrade of a thread's write hold. */
+static int acquire_async(zkl_rwlock *rw, const char *fn_name, const zkl__policy *pol,
+                         long timeout_ms, zkl_request_fn fn, void *arg, zkl_request **out)
+{
     if (rw == NULL)
         return ZKL_EINVAL;
-    zkl__obj_enter(rw, "zkl_rwlock_write_acquire"); /* a free meanwhile aborts, naming it */
-    int rc = zkl_rwlock_write_acquire_unguarded(rw, timeout_ms);
+    zkl__obj_enter(rw, fn_name);
+    zkl__qopts o = {0};
+    int rc = zkl__async_start(rw->own.c, rw->own.path, pol, &o, timeout_ms, fn, arg, out);
     zkl__obj_leave(rw);
     return rc;
+}
+
+int zkl_rwlock_read_acquire_async(zkl_rwlock *rw, long timeout_ms, zkl_request_fn fn,
+                                  void *arg, zkl_request **out)
+{
+    return acquire_async(rw, "zkl_rwlock_read_acquire_async", &zkl__read_policy, timeout_ms, fn,
+                         arg, out);
+}
+
+int zkl_rwlock_write_acquire_async(zkl_rwlock *rw, long timeout_ms, zkl_request_fn fn,
+                                   void *arg, zkl_request **out)
+{
+    return acquire_async(rw, "zkl_rwlock_write_acquire_async", &zkl__write_policy, timeout_ms,
+                         fn, arg, out);
+}
+
+static int acquire_cancellable(zkl_rwlock *rw, const char *fn_name, bool write, long timeout_ms,
+                               zkl_cancel *h)
+{
+    if (rw == NULL)
+        return ZKL_EINVAL;
+    if (h != NULL && zkl_cancel_is_fired(h))
+        return ZKL_ECANCELED;
+    zkl__obj_enter(rw, fn_name);
+    int rc = write ? write_acquire_with(rw, timeout_ms, h) : read_acquire_with(rw, timeout_ms, h);
+    zkl__obj_leave(rw);
+    return rc;
+}
+
+int zkl_rwlock_read_acquire_cancellable(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
+{
+    return acquire_cancellable(rw, "zkl_rwlock_read_acquire_cancellable", false, timeout_ms, h);
+}
+
+int zkl_rwlock_write_acquire_cancellable(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
+{
+    return acquire_cancellable(rw, "zkl_rwlock_write_acquire_cancellable", true, timeout_ms, h);
 }

@@ -14,6 +14,7 @@
  * each holding part of what they need. The limit is recorded as the data of
  * the semaphore node ("max_leases=<n>"), and every participant checks it. */
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,20 +27,19 @@
 #define LIMIT_KEY "max_leases="
 
 struct zkl_semaphore {
-    zkl_client *c;
-    char *path;
     int max;
-    pthread_mutex_t mu;
-    int out;            /* leases not yet released (guarded by mu) */
-    zkl_lease *leases;  /* those leases, newest first (mu) */
-    zkl__lost lost;     /* (mu) */
+    zkl__owner own;     /* the client, the lost callback; own.mu guards the rest */
+    int out;            /* leases not yet released */
+    zkl_lease *leases;  /* those leases, newest first */
+    bool freed;         /* zkl_semaphore_free was called: the last lease
+                           out frees the semaphore */
 };
 
 struct zkl_lease {
     zkl_semaphore *s;
     zkl__node *node;
     int count;
-    zkl_lease *prev, *next; /* in s->leases (s->mu) */
+    zkl_lease *prev, *next; /* in s->leases (s->own.mu) */
 };
 
 /* ---- node kinds ---------------------------------------------------------- */
@@ -67,7 +67,7 @@ int zkl__lease_count(const zkl__entry *e)
     return v >= 1 && v <= INT_MAX ? (int)v : 0;
 }
 
-static void lease_kind(char *buf, size_t size, int n)
+void zkl__lease_kind(char *buf, size_t size, int n)
 {
     if (n == 1)
         snprintf(buf, size, "%s", LEASE_KIND);
@@ -150,140 +150,64 @@ int zkl__semaphore_parse_limit(const char *data, int len)
     return (int)v;
 }
 
-/* Create the missing ancestors of `path` (not `path` itself), as the client
- * creates lock parents; answers ignored: the create that follows tells. */
-static int create_ancestors(zkl_client *c, const char *path, int64_t deadline)
-{
-    size_t depth = 0;
-    for (const char *p = path + 1; *p; p++)
-        depth += *p == '/';
-    if (depth == 0)
-        return 0;
-    struct zkl__batch *b = zkl__batch_new(depth);
-    char *copy = strdup(path);
-    if (b == NULL || copy == NULL) {
-        free(copy);
-        if (b)
-            zkl__batch_destroy(b);
-        return ZKL_ENOMEM;
-    }
-    zhandle_t *zh;
-    int err = zkl__send_begin(c, &zh);
-    if (err != 0) {
-        free(copy);
-        zkl__batch_destroy(b);
-        return err;
-    }
-    int mode = c->container_parents ? ZOO_CONTAINER : ZOO_PERSISTENT;
-    size_t k = 0;
-    for (char *s = strchr(copy + 1, '/'); s; s = strchr(s + 1, '/')) {
-        *s = '\0';
-        zkl__sent(&b->s[k], zoo_acreate(zh, copy, "", 0, zkl__client_acl(c), mode, zkl__string_done,
-                                   &b->s[k]));
-        k++;
-        *s = '/';
-    }
-    zkl__send_end(c, (int)k);
-    free(copy);
-    err = zkl__batch_wait(b, deadline);
-    zkl__batch_drop(b);
-    return err;
-}
-
-/* Make sure the semaphore node records our limit: read it; create it
- * (persistent, so the limit stays with the semaphore) if missing; fill it
- * in, by version, if it exists without data. ZKL_EMISMATCH if it records
- * another limit or something that is no limit. */
+/* Make sure the semaphore node records our limit: created (persistent, so
+ * the limit stays with the semaphore) if missing, filled in if it has no
+ * data. ZKL_EMISMATCH if it records another limit or something that is no
+ * limit. */
 static int ensure_limit(zkl_semaphore *s, int64_t deadline)
 {
-    char want[32];
+    char want[32], *data;
+    int len;
     snprintf(want, sizeof want, LIMIT_KEY "%d", s->max);
-    for (int tries = 0; tries < 20; tries++) {
-        struct zkl__batch *b;
-        int err = zkl__call(s->c, ZKL__OP_GET, s->path, NULL, 0, 0, deadline, &b);
-        if (err != 0)
-            return err;
-        int rc = b->s[0].rc;
-        int limit = rc == ZOK ? zkl__semaphore_parse_limit(b->s[0].data, b->s[0].len) : 0;
-        int version = b->s[0].st.version;
-        zkl__batch_drop(b);
-        if (rc == ZOK && limit != 0)
-            return limit == s->max ? 0 : ZKL_EMISMATCH;
-        if (rc == ZOK) {
-            err = zkl__call(s->c, ZKL__OP_SET, s->path, want, 0, version, deadline, &b);
-            if (err != 0)
-                return err;
-            rc = b->s[0].rc;
-            zkl__batch_drop(b);
-            if (rc == ZOK)
-                return 0;
-            if (rc != ZBADVERSION && rc != ZNONODE)
-                return zkl__err_from_zk(rc);
-            continue; /* someone else wrote first: read what */
-        }
-        if (rc != ZNONODE)
-            return zkl__err_from_zk(rc);
-        err = zkl__call(s->c, ZKL__OP_CREATE, s->path, want, ZOO_PERSISTENT, 0, deadline, &b);
-        if (err != 0)
-            return err;
-        rc = b->s[0].rc;
-        zkl__batch_drop(b);
-        if (rc == ZOK)
-            return 0;
-        if (rc == ZNONODE) {
-            if ((err = create_ancestors(s->c, s->path, deadline)) != 0)
-                return err;
-        } else if (rc != ZNODEEXISTS) {
-            return zkl__err_from_zk(rc);
-        }
-    }
-    return ZKL_EZK;
+    int rc = zkl__node_fill(s->own.c, s->own.path, want, deadline, &data, &len);
+    if (rc != 0)
+        return rc;
+    int limit = zkl__semaphore_parse_limit(data, len);
+    free(data);
+    return limit == s->max ? 0 : ZKL_EMISMATCH;
 }
 
 /* ---- the semaphore ---------------------------------------------------------- */
+
+/* The user's lost callback, for a lease's node. */
+static void tell(zkl__any_fn fn, void *fn_arg, void *obj, int side, int64_t token)
+{
+    (void)side;
+    ((zkl_semaphore_lost_fn)fn)(obj, token, fn_arg);
+}
 
 int zkl_semaphore_new(zkl_client *c, const char *path, int max_leases, zkl_semaphore **out)
 {
     if (c == NULL || out == NULL || zkl__path_check(path) != 0 || max_leases < 1)
         return ZKL_EINVAL;
-    zkl_semaphore *s = calloc(1, sizeof *s);
+    int rc;
+    zkl_semaphore *s =
+        zkl__owner_new(sizeof *s, offsetof(zkl_semaphore, own), c, path, tell, false, &rc);
     if (s == NULL)
-        return ZKL_ENOMEM;
-    if ((s->path = strdup(path)) == NULL) {
-        free(s);
-        return ZKL_ENOMEM;
-    }
-    if (pthread_mutex_init(&s->mu, NULL) != 0) {
-        free(s->path);
-        free(s);
-        return ZKL_ESYS;
-    }
-    if (zkl__obj_open(c, s) != 0) {
-        pthread_mutex_destroy(&s->mu);
-        free(s->path);
-        free(s);
-        return ZKL_ENOMEM;
-    }
-    s->c = c;
-    s->max = max_leases;
-    /* Disagreement shows at once, not at the first acquire. */
-    int rc = ensure_limit(s, zkl__now_ns() + (int64_t)c->timeout_ms * 1000000);
-    if (rc != 0) {
-        zkl__obj_close(s, "zkl_semaphore_new");
-        pthread_mutex_destroy(&s->mu);
-        free(s->path);
-        free(s);
-        zkl__obj_done(c);
         return rc;
-    }
+    s->max = max_leases; /* checked against the server's at each acquire */
     *out = s;
     return 0;
 }
 
-static void lease_node_lost(zkl__node *n, int64_t token, void *arg);
+/* Put a lease first in its semaphore's list (s->own.mu held). */
+static void list_in(zkl_semaphore *s, zkl_lease *l)
+{
+    ZKL__DLIST_PUSH(s->leases, l, prev, next);
+}
+
+/* Count a lease as out, first in its semaphore's list. */
+static void count_in(zkl_lease *l)
+{
+    zkl_semaphore *s = l->s;
+    pthread_mutex_lock(&s->own.mu);
+    s->out++;
+    list_in(s, l);
+    pthread_mutex_unlock(&s->own.mu);
+}
 
 static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long timeout_ms,
-                                                zkl_lease **out)
+                                                zkl_cancel *h, zkl_lease **out)
 {
     if (s == NULL || out == NULL || n < 1 || n > s->max)
         return ZKL_EINVAL;
@@ -295,54 +219,40 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
     /* Check the recorded limit on every acquire (it may have been recreated
      * since zkl_semaphore_new). The read goes out before our waiter node,
      * so its answer is in by the time the gate is ours: no extra wait. */
-    struct zkl__batch *chk = zkl__batch_new(1);
-    if (chk != NULL) {
-        zhandle_t *zh;
-        if (zkl__send_begin(s->c, &zh) == 0) {
-            zkl__sent(&chk->s[0], zoo_aget(zh, s->path, 0, zkl__get_done, &chk->s[0]));
-            zkl__send_end(s->c, 1);
-        } else {
-            chk->s[0].done = true;
-            chk->s[0].rc = ZSESSIONEXPIRED;
-        }
-    }
+    struct zkl__batch *chk = zkl__get_ahead(s->own.c, s->own.path);
 
     struct zkl__gate_arg ga = {s->max, n};
-    zkl__qopts go = {.arg = &ga};
+    zkl__qopts go = {.arg = &ga, .cancel = h};
     zkl__node *gate;
-    int rc = zkl__queue_acquire(s->c, s->path, &zkl__gate_policy, &go, deadline, &gate);
+    int rc = zkl__queue_acquire(s->own.c, s->own.path, &zkl__gate_policy, &go, deadline, &gate);
     if (rc != 0) {
         zkl__batch_drop(chk);
         free(l);
         return rc;
     }
 
-    int limit = 0;
-    if (chk != NULL) {
-        pthread_mutex_lock(&chk->mu);
-        if (chk->s[0].done && chk->s[0].rc == ZOK)
-            limit = zkl__semaphore_parse_limit(chk->s[0].data, chk->s[0].len);
-        pthread_mutex_unlock(&chk->mu);
-        zkl__batch_drop(chk);
-    }
+    const char *data;
+    int len, limit = zkl__get_peek(chk, &data, &len) ? zkl__semaphore_parse_limit(data, len) : 0;
+    zkl__batch_drop(chk);
     if (limit > 0 && limit != s->max)
         rc = ZKL_EMISMATCH;
     else if (limit <= 0) {
         /* Not read, or not there: the slow way. Past the deadline (a try
          * once), it still gets its answers, bounded as the engine bounds a
          * try-once acquire: by the session timeout. */
-        int64_t now = zkl__now_ns();
-        rc = ensure_limit(s, deadline > now ? deadline
-                                            : now + (int64_t)s->c->timeout_ms * 1000000);
+        rc = ensure_limit(s, zkl__request_deadline(s->own.c, deadline));
     }
 
+    if (rc != 0)
+        zkl__queue_failed(gate, rc); /* no lease tried: the attempt ends here */
     if (rc == 0) {
         /* Only the gate holder creates leases, and only within the gate's
          * session: after an expiry the gate is someone else's. */
         char kind[32];
-        lease_kind(kind, sizeof kind, n);
-        zkl__qopts lo = {.kind = kind, .within = gate, .on_lost = lease_node_lost, .hook_arg = s};
-        rc = zkl__queue_acquire(s->c, s->path, &zkl__lease_policy, &lo, deadline, &l->node);
+        zkl__lease_kind(kind, sizeof kind, n);
+        zkl__qopts lo = {.kind = kind, .within = gate, .cancel = h};
+        zkl__owner_arm(&s->own, &lo);
+        rc = zkl__queue_acquire(s->own.c, s->own.path, &zkl__lease_policy, &lo, deadline, &l->node);
     }
     /* Leaving the gate wakes the next waiter. After success nothing waits
      * for the server's confirmation; after a failure the call returns with
@@ -354,13 +264,7 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
     }
     l->s = s;
     l->count = n;
-    pthread_mutex_lock(&s->mu);
-    s->out++;
-    l->next = s->leases;
-    if (s->leases != NULL)
-        s->leases->prev = l;
-    s->leases = l;
-    pthread_mutex_unlock(&s->mu);
+    count_in(l);
     *out = l;
     return 0;
 }
@@ -375,42 +279,26 @@ int zkl_semaphore_max_leases(zkl_semaphore *s)
     return s == NULL ? ZKL_EINVAL : s->max;
 }
 
-/* The engine's word that a lease's node is lost: tell the user's callback.
- * Runs on the client's keeper thread, once per node. */
-static void lease_node_lost(zkl__node *n, int64_t token, void *arg)
-{
-    (void)n;
-    zkl_semaphore *s = arg;
-    void *fn_arg;
-    zkl_semaphore_lost_fn fn = (zkl_semaphore_lost_fn)zkl__lost_get(&s->lost, &s->mu, &fn_arg);
-    if (fn != NULL)
-        fn(s, token, fn_arg);
-}
-
 int zkl_semaphore_set_lost_fn(zkl_semaphore *s, zkl_semaphore_lost_fn fn, void *arg)
 {
-    if (s == NULL)
-        return ZKL_EINVAL;
-    return zkl__lost_set(&s->lost, &s->mu, s->c, (zkl__any_fn)fn, arg);
+    return s == NULL ? ZKL_EINVAL : zkl__owner_set(&s->own, false, (zkl__any_fn)fn, arg);
 }
 
-int zkl_semaphore_free(zkl_semaphore *s)
+void zkl_semaphore_free(zkl_semaphore *s)
 {
     if (s == NULL)
-        return 0;
-    pthread_mutex_lock(&s->mu);
-    int out = s->out;
-    pthread_mutex_unlock(&s->mu);
-    if (out > 0 || zkl__obj_close_idle(s, "zkl_semaphore_free") != 0)
-        return ZKL_EBUSY; /* leases out, or an acquire in progress */
-    /* After this no callback can be running or start. */
-    zkl__lost_stop(&s->lost, &s->mu, s->c);
-    pthread_mutex_destroy(&s->mu);
-    zkl_client *c = s->c;
-    free(s->path);
-    free(s);
-    zkl__obj_done(c);
-    return 0;
+        return;
+    zkl__obj_close(s, "zkl_semaphore_free"); /* an acquire meanwhile aborts */
+    zkl__owner_stop(&s->own); /* no callback runs from here on */
+    pthread_mutex_lock(&s->own.mu);
+    s->freed = true;
+    bool last = s->out == 0;
+    pthread_mutex_unlock(&s->own.mu);
+    /* Leases still out keep it: the last release frees it. */
+    if (last) {
+        zkl__owner_done(&s->own);
+        free(s);
+    }
 }
 
 /* ---- leases ------------------------------------------------------------------ */
@@ -422,30 +310,27 @@ int zkl_lease_release(zkl_lease *l)
     /* Out of the list first: the lost callback's listener must not meet
      * a node that the release frees. */
     zkl_semaphore *s = l->s;
-    pthread_mutex_lock(&s->mu);
-    if (l->prev != NULL)
-        l->prev->next = l->next;
-    else
-        s->leases = l->next;
-    if (l->next != NULL)
-        l->next->prev = l->prev;
-    s->out--;
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&s->own.mu);
+    ZKL__DLIST_UNLINK(s->leases, l, prev, next);
+    pthread_mutex_unlock(&s->own.mu);
     int rc = zkl__queue_release(l->node);
-    if (zkl__release_kept(rc)) {
+    pthread_mutex_lock(&s->own.mu);
+    bool kept = zkl__release_kept(rc);
+    if (kept) {
         /* The server refused the delete: the lease stays, for the caller
          * to release again. */
-        pthread_mutex_lock(&s->mu);
-        s->out++;
-        l->prev = NULL;
-        l->next = s->leases;
-        if (s->leases != NULL)
-            s->leases->prev = l;
-        s->leases = l;
-        pthread_mutex_unlock(&s->mu);
-        return rc;
+        list_in(s, l);
+    } else {
+        s->out--;
     }
-    free(l);
+    bool last = !kept && s->freed && s->out == 0;
+    pthread_mutex_unlock(&s->own.mu);
+    if (!kept)
+        free(l);
+    if (last) {
+        zkl__owner_done(&s->own);
+        free(s);
+    }
     return rc;
 }
 
@@ -455,11 +340,11 @@ int zkl_lease_is_held(zkl_lease *l)
     return l != NULL && zkl__node_held(l->node);
 }
 
-int64_t zkl_lease_token(zkl_lease *l)
+int zkl_lease_token(zkl_lease *l, int64_t *out)
 {
     if (l == NULL)
         return ZKL_EINVAL;
-    return zkl__node_held(l->node) ? zkl__node_token(l->node) : ZKL_ELOST;
+    return zkl__token_out(zkl__node_held(l->node) ? zkl__node_token(l->node) : ZKL_ELOST, out);
 }
 
 int zkl_lease_count(zkl_lease *l)
@@ -475,19 +360,12 @@ const char *zkl_lease_node(zkl_lease *l)
 int zkl_lease_guarded_multi(zkl_lease *l, int count, const zoo_op_t *ops,
                             zoo_op_result_t *results)
 {
-    if (l == NULL || ops == NULL || count < 1)
-        return ZKL_EINVAL;
-    return zkl__node_guarded_multi(l->node, count, ops, results);
+    return l == NULL ? ZKL_EINVAL : zkl__node_guarded_ops(l->node, count, ops, results);
 }
 
 int zkl_lease_guarded_set(zkl_lease *l, const char *path, const void *data, int len)
 {
-    if (l == NULL || zkl__path_check(path) != 0 || len < 0 || (data == NULL && len > 0))
-        return ZKL_EINVAL;
-    zoo_op_t op;
-    zoo_set_op_init(&op, path, data, len, -1, NULL);
-    zoo_op_result_t res;
-    return zkl_lease_guarded_multi(l, 1, &op, &res);
+    return l == NULL ? ZKL_EINVAL : zkl__node_guarded_set(l->node, path, data, len);
 }
 
 /* ---- who holds ---------------------------------------------------------------- */
@@ -498,100 +376,47 @@ static int info_cmp(const void *a, const void *b)
     return x->token < y->token ? -1 : x->token > y->token;
 }
 
+/* The leases among a semaphore's nodes: how many each stands for. */
+static int lease_tag(const char *name)
+{
+    zkl__entry e;
+    return zkl__entry_parse(name, &e) == 0 ? zkl__lease_count(&e) : 0;
+}
+
 int zkl_semaphore_holders(zkl_semaphore *s, long timeout_ms, zkl_lease_info **out,
                           int *count)
 {
     if (s == NULL || out == NULL || count == NULL)
         return ZKL_EINVAL;
-    int64_t deadline = zkl__deadline(timeout_ms);
-    struct zkl__batch *lb;
-    int err = zkl__call(s->c, ZKL__OP_KIDS, s->path, NULL, 0, 0, deadline, &lb);
+    zkl__read *r;
+    size_t n;
+    int err = zkl__read_children(s->own.c, s->own.path, lease_tag, zkl__deadline(timeout_ms), &r, &n);
     if (err != 0)
         return err;
-    int rc = lb->s[0].rc;
-    if (rc != ZOK && rc != ZNONODE) {
-        zkl__batch_drop(lb);
-        return zkl__err_from_zk(rc);
-    }
-    /* The leases of the listing, read in one pipelined batch. */
-    const struct String_vector *kids = &lb->s[0].kids;
-    size_t nl = 0;
-    for (int i = 0; i < kids->count; i++) {
-        zkl__entry e;
-        if (zkl__entry_parse(kids->data[i], &e) == 0 && zkl__lease_count(&e) > 0)
-            nl++;
-    }
-    struct zkl__batch *gb = zkl__batch_new(nl ? nl : 1);
-    char **paths = calloc(nl ? nl : 1, sizeof *paths);
-    int *counts = calloc(nl ? nl : 1, sizeof *counts);
-    if (gb == NULL || paths == NULL || counts == NULL) {
-        err = ZKL_ENOMEM;
-        goto out;
-    }
-    size_t k = 0;
-    for (int i = 0; i < kids->count; i++) {
-        zkl__entry e;
-        if (zkl__entry_parse(kids->data[i], &e) == 0 && zkl__lease_count(&e) > 0) {
-            counts[k] = zkl__lease_count(&e);
-            if ((paths[k++] = zkl__path_join(s->path, kids->data[i])) == NULL) {
-                err = ZKL_ENOMEM;
-                goto out;
-            }
-        }
-    }
-    if (nl > 0) {
-        zhandle_t *zh;
-        if ((err = zkl__send_begin(s->c, &zh)) != 0)
-            goto out;
-        for (size_t i = 0; i < nl; i++)
-            zkl__sent(&gb->s[i], zoo_aget(zh, paths[i], 0, zkl__get_done, &gb->s[i]));
-        zkl__send_end(s->c, (int)nl);
-        if ((err = zkl__batch_wait(gb, deadline)) != 0)
-            goto out;
-    }
-    /* One block: the array, then its strings. A lease released meanwhile
-     * (no node) is left out. */
-    size_t have = 0, bytes = 0;
-    for (size_t i = 0; i < nl; i++) {
-        if (gb->s[i].rc == ZOK) {
-            have++;
-            bytes += strlen(paths[i]) + 1 + (size_t)gb->s[i].len + 1;
-        } else if (gb->s[i].rc != ZNONODE) {
-            err = zkl__err_from_zk(gb->s[i].rc);
-            goto out;
-        }
-    }
-    zkl_lease_info *info = malloc(have * sizeof *info + bytes + 1);
+    /* One block: the array, then its strings. */
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += strlen(r[i].path) + 1 + (size_t)r[i].len + 1;
+    zkl_lease_info *info = malloc(n * sizeof *info + bytes + 1);
     if (info == NULL) {
-        err = ZKL_ENOMEM;
-        goto out;
+        zkl__reads_free(r, n);
+        return ZKL_ENOMEM;
     }
-    char *str = (char *)(info + have);
-    size_t j = 0;
-    for (size_t i = 0; i < nl; i++) {
-        if (gb->s[i].rc != ZOK)
-            continue;
-        info[j].node = strcpy(str, paths[i]);
-        str += strlen(paths[i]) + 1;
-        info[j].owner = memcpy(str, gb->s[i].data, (size_t)gb->s[i].len + 1);
-        str += gb->s[i].len + 1;
-        info[j].token = gb->s[i].st.czxid;
-        info[j].session = gb->s[i].st.ephemeralOwner;
-        info[j].count = counts[i];
-        j++;
+    char *str = (char *)(info + n);
+    for (size_t i = 0; i < n; i++) {
+        info[i].node = strcpy(str, r[i].path);
+        str += strlen(r[i].path) + 1;
+        info[i].owner = memcpy(str, r[i].data, (size_t)r[i].len + 1);
+        str += r[i].len + 1;
+        info[i].token = r[i].czxid;
+        info[i].session = r[i].owner;
+        info[i].count = r[i].tag;
     }
-    qsort(info, have, sizeof *info, info_cmp);
+    zkl__reads_free(r, n);
+    qsort(info, n, sizeof *info, info_cmp);
     *out = info;
-    *count = (int)have;
-out:
-    if (paths)
-        for (size_t i = 0; i < nl; i++)
-            free(paths[i]);
-    free(paths);
-    free(counts);
-    zkl__batch_drop(gb);
-    zkl__batch_drop(lb);
-    return err;
+    *count = (int)n;
+    return 0;
 }
 
 void zkl_lease_info_free(zkl_lease_info *info)
@@ -606,7 +431,44 @@ int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms, zkl_lea
     if (s == NULL)
         return ZKL_EINVAL;
     zkl__obj_enter(s, "zkl_semaphore_acquire_many"); /* a free meanwhile aborts, naming it */
-    int rc = zkl_semaphore_acquire_many_unguarded(s, n, timeout_ms, out);
+    int rc = zkl_semaphore_acquire_many_unguarded(s, n, timeout_ms, NULL, out);
     zkl__obj_leave(s);
     return rc;
+}
+
+int zkl_semaphore_acquire_many_cancellable(zkl_semaphore *s, int n, long timeout_ms,
+                                           zkl_cancel *h, zkl_lease **out)
+{
+    if (s == NULL)
+        return ZKL_EINVAL;
+    if (h != NULL && zkl_cancel_is_fired(h))
+        return ZKL_ECANCELED;
+    zkl__obj_enter(s, "zkl_semaphore_acquire_many_cancellable");
+    int rc = zkl_semaphore_acquire_many_unguarded(s, n, timeout_ms, h, out);
+    zkl__obj_leave(s);
+    return rc;
+}
+
+static int acquire_async(zkl_semaphore *s, const char *name, int n, long timeout_ms,
+                         zkl_request_fn fn, void *arg, zkl_request **out)
+{
+    if (s == NULL)
+        return ZKL_EINVAL;
+    zkl__obj_enter(s, name);
+    int rc = zkl__semaphore_start_async(s->own.c, s->own.path, s->max, n, timeout_ms, fn, arg,
+                                        out);
+    zkl__obj_leave(s);
+    return rc;
+}
+
+int zkl_semaphore_acquire_async(zkl_semaphore *s, long timeout_ms, zkl_request_fn fn, void *arg,
+                                zkl_request **out)
+{
+    return acquire_async(s, "zkl_semaphore_acquire_async", 1, timeout_ms, fn, arg, out);
+}
+
+int zkl_semaphore_acquire_many_async(zkl_semaphore *s, int n, long timeout_ms, zkl_request_fn fn,
+                                     void *arg, zkl_request **out)
+{
+    return acquire_async(s, "zkl_semaphore_acquire_many_async", n, timeout_ms, fn, arg, out);
 }

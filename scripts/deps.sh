@@ -13,6 +13,7 @@ PACKAGES=(
     libcurator-recipes-java python3 python3-kazoo          # interop and comparison
     valgrind gnuplot-nox procps iproute2 git               # memcheck, charts, tools
     nftables clang libclang-rt-14-dev                      # the nemesis, the fuzzers
+    libuv1-dev                                             # the event-loop example
 )
 
 missing=()

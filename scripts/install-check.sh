@@ -14,6 +14,9 @@ libdir=$(sed -n 's/^libdir=//p' "$build/zkl.pc" | sed "s|\${exec_prefix}|$prefix
 export PKG_CONFIG_PATH="$root$libdir/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$root"
 cc -Wall -Werror "$top/examples/hello.c" $(pkg-config --cflags --libs zkl) -o "$root/hello"
 LD_LIBRARY_PATH="$root$libdir" "$root/hello" "$ZKL_TEST_HOSTS"
+# The shared library's soname is that of the 1.x API.
+soname=$(readelf -d "$root$libdir/libzkl.so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+[ "$soname" = libzkl.so.1 ] || { echo "install-check: soname is '$soname', not libzkl.so.1"; exit 1; }
 # The static library and the header bridge are installed too.
 test -f "$root$libdir/libzkl.a"
 test -f "$root$prefix/include/zkl/zookeeper.h"
@@ -28,4 +31,27 @@ LD_LIBRARY_PATH="$root$libdir" "$root/bridge" "$ZKL_TEST_HOSTS"
 c++ -std=c++17 -Wall -Wextra -Werror "$top/tests/install/hello.cpp" \
     $(pkg-config --cflags --libs zkl) -o "$root/hello-cpp"
 LD_LIBRARY_PATH="$root$libdir" "$root/hello-cpp" "$ZKL_TEST_HOSTS"
+# The man pages and the guides: `man zkl_rwlock_read_acquire` finds the
+# family page through its link page, and docdir has the guides.
+dirs=$(printf 'zkl-print-dirs:\n\t@echo $(mandir) $(docdir)\n' |
+    make -s --no-print-directory -C "$build" -f Makefile -f - zkl-print-dirs)
+mandir=$root${dirs% *}
+docdir=$root${dirs#* }
+for f in man1/zkl.1 man3/zkl.3 man3/libzkl.3 man3/zkl_rwlock.3 man3/zkl_rwlock_read_acquire.3; do
+    test -f "$mandir/$f" || { echo "install-check: $mandir/$f not installed"; exit 1; }
+done
+if command -v man >/dev/null 2>&1; then
+    page=$(MANPAGER=cat MANWIDTH=100 man -M "$mandir" 3 zkl_rwlock_read_acquire 2>&1) || true
+    case $page in
+    *"int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms);"*) ;;
+    *)
+        echo "install-check: man -M $mandir 3 zkl_rwlock_read_acquire shows no prototype:"
+        printf '%s\n' "$page" | head -n 5
+        exit 1
+        ;;
+    esac
+fi
+for f in errors.md failures.md protocol.md nemesis.md; do
+    test -f "$docdir/$f" || { echo "install-check: $docdir/$f not installed"; exit 1; }
+done
 echo "install-check: OK"

@@ -132,7 +132,7 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
         loop_next(l, kill_at, &ev);
         if (ev.type == EV_STATE) {
             st = ev.state == ZKL_STATE_LOST || ev.state == ZKL_STATE_CLOSED ? ev.state
-                                                                          : zkl_client_state(c);
+                                                                          : (int)zkl_client_state(c);
         } else if (ev.type == EV_LOST) {
             st = ZKL_STATE_LOST; /* the recipe lost our hold (its node is gone) */
         } else if (ev.type == EV_REVOKE && !ending && !*lost) {

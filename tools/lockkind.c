@@ -31,7 +31,9 @@ static int mutex_release(void *obj)
 
 static int64_t mutex_token(void *obj)
 {
-    return zkl_mutex_token(obj);
+    int64_t t = 0;
+    int rc = zkl_mutex_token(obj, &t);
+    return rc != 0 ? rc : t;
 }
 
 static const char *mutex_node(void *obj)
@@ -94,7 +96,9 @@ static int read_release(void *obj)
 
 static int64_t read_token(void *obj)
 {
-    return zkl_rwlock_read_token(obj);
+    int64_t t = 0;
+    int rc = zkl_rwlock_read_token(obj, &t);
+    return rc != 0 ? rc : t;
 }
 
 static const char *read_node(void *obj)
@@ -114,7 +118,9 @@ static int write_release(void *obj)
 
 static int64_t write_token(void *obj)
 {
-    return zkl_rwlock_write_token(obj);
+    int64_t t = 0;
+    int rc = zkl_rwlock_write_token(obj, &t);
+    return rc != 0 ? rc : t;
 }
 
 static const char *write_node(void *obj)
@@ -192,7 +198,9 @@ static int sem_release(void *obj)
 
 static int64_t sem_token(void *obj)
 {
-    return zkl_lease_token(((struct sem *)obj)->lease);
+    int64_t t = 0;
+    int rc = zkl_lease_token(((struct sem *)obj)->lease, &t);
+    return rc != 0 ? rc : t;
 }
 
 static const char *sem_node(void *obj)

@@ -51,7 +51,7 @@ void loop_close(struct loop *l);
 /* Write one byte into the pipe; callable from any thread. */
 void loop_notify(int wfd, unsigned char b);
 /* A client listener: arg is a pointer to the pipe's write end. */
-void loop_on_state(zkl_client *c, int state, void *arg);
+void loop_on_state(zkl_client *c, enum zkl_state state, void *arg);
 /* The next event, or EV_NONE once `deadline` (ms of cli_now_ms, -1 for
  * none) passed. The pipe's bytes come before signals. */
 void loop_next(struct loop *l, int64_t deadline, struct event *ev);

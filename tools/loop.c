@@ -56,7 +56,7 @@ void loop_notify(int wfd, unsigned char b)
     (void)r;
 }
 
-void loop_on_state(zkl_client *c, int state, void *arg)
+void loop_on_state(zkl_client *c, enum zkl_state state, void *arg)
 {
     (void)c;
     loop_notify(*(int *)arg, (unsigned char)state);

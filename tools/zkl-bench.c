@@ -50,8 +50,24 @@
  *                waiting contender, its mutex object included; stacks not),
  *                listing_bytes (one listing of the full queue as the server
  *                sends it) and wakeups_per_handoff.
+ *   sessions     `clients` sessions (default 500) in this one process, each
+ *                a zkl client of its own: they are opened (open_seconds,
+ *                bytes_per_session, threads_per_session), then each acquires
+ *                a lock path of its own and holds it until all hold, then
+ *                all release. ops = the sessions; latency = one acquire.
+ *
+ * many and sessions add first_tenth_p50_us and last_tenth_p50_us: the
+ * median acquire latency of the first and of the last tenth of the
+ * acquires, i.e. with few and with almost all of them held: what holding
+ * more costs each acquire.
  *
  * --prefetch uses zkl_mutex_new2(..., ZKL_MUTEX_PREFETCH, ...).
+ * --metrics-ab N runs the workload N times on sessions with metrics on
+ * and N times on sessions with metrics off (zkl_client_opts_set_metrics),
+ * alternating, and prints the medians of both (throughput, p50) and the
+ * throughput ratio instead of the usual line: what collecting costs. It
+ * adds the process's CPU time per operation (every thread), which a busy
+ * machine disturbs far less than throughput.
  * --warmup N runs the workload untimed with N operations on PATH/warmup
  * before the timed run on PATH/timed. PATH (default /bench/zkl) is deleted
  * before and after.
@@ -99,6 +115,7 @@ struct opts {
     int permits;
     int session_timeout_ms;
     int waiters;
+    int metrics_ab; /* > 0: that many passes with metrics on and off */
 };
 
 struct result {
@@ -114,6 +131,10 @@ struct result {
     double bytes_per_waiter; /* queue: heap in use per waiting contender */
     double listing_bytes;   /* queue: one listing of the full queue */
     double join_listings;   /* queue: listings per waiter while joining */
+    int64_t open_ns;        /* sessions: opening all of them */
+    double bytes_per_session; /* sessions: heap in use per open session */
+    double rss_per_session; /* sessions: resident memory per open session */
+    double threads_per_session; /* sessions: threads per open session */
     bool has_delta;
 };
 
@@ -336,21 +357,39 @@ static size_t heap_in_use(void)
     return mi.uordblks + mi.hblkhd;
 }
 
-static zkl_client *open_client(const struct opts *o)
+static zkl_client *open_client_metrics(const struct opts *o, bool metrics)
 {
+    zkl_client_opts *co;
+    int rc = zkl_client_opts_new(&co);
+    if (rc != 0)
+        die("zkl_client_opts_new", rc);
+    if ((rc = zkl_client_opts_set_metrics(co, metrics)) != 0)
+        die("zkl_client_opts_set_metrics", rc);
     zkl_client *c;
-    int rc = zkl_client_open(o->servers, o->session_timeout_ms, &c);
+    rc = zkl_client_open_opts(o->servers, o->session_timeout_ms, co, &c);
+    zkl_client_opts_free(co);
     if (rc != 0)
         die("zkl_client_open", rc);
     return c;
 }
 
+static zkl_client *open_client(const struct opts *o)
+{
+    return open_client_metrics(o, true);
+}
+
 static zkl_mutex *new_mutex(zkl_client *c, const char *path, bool prefetch)
 {
     zkl_mutex *m;
-    int rc = zkl_mutex_new2(c, path, prefetch ? ZKL_MUTEX_PREFETCH : 0, &m);
+    zkl_lock_opts *lo;
+    int rc = zkl_lock_opts_new(&lo);
+    if (rc == 0)
+        rc = zkl_lock_opts_set_prefetch(lo, prefetch);
+    if (rc == 0)
+        rc = zkl_mutex_new_opts(c, path, lo, &m);
+    zkl_lock_opts_free(lo);
     if (rc != 0)
-        die("zkl_mutex_new2", rc);
+        die("zkl_mutex_new_opts", rc);
     return m;
 }
 
@@ -1239,6 +1278,69 @@ static zhandle_t *floor_connect(const struct opts *o)
     return zh;
 }
 
+/* Threads of this process, from /proc/self/status. */
+static long thread_count(void)
+{
+    return proc_status_kb("Threads");
+}
+
+static void sessions_run(struct run *r, const char *base, int ops, struct result *res)
+{
+    zkl_client **cs = xcalloc((size_t)ops, sizeof *cs);
+    zkl_mutex **ms = xcalloc((size_t)ops, sizeof *ms);
+    char path[1100];
+    for (int i = 0; i < ops; i++) {
+        snprintf(path, sizeof path, "%s/%d", base, i);
+        ensure_path(zkl_client_handle(r->cs[0]), path);
+    }
+    malloc_trim(0);
+    size_t heap0 = heap_in_use();
+    long rss0 = proc_status_kb("VmRSS"), th0 = thread_count();
+    int64_t t0 = now_ns();
+    for (int i = 0; i < ops; i++)
+        cs[i] = open_client(r->o);
+    res->open_ns = now_ns() - t0;
+    size_t heap1 = heap_in_use();
+    long rss1 = proc_status_kb("VmRSS"), th1 = thread_count();
+    for (int i = 0; i < ops; i++) {
+        snprintf(path, sizeof path, "%s/%d", base, i);
+        ms[i] = new_mutex(cs[i], path, r->o->prefetch);
+    }
+    /* The timed part counts the requests of the sessions made here. */
+    zkl_client **keep = r->cs;
+    int nkeep = r->ncs;
+    r->cs = cs;
+    r->ncs = ops;
+    zkl_client_stats before;
+    run_begin(r, &before);
+    int64_t t1 = now_ns();
+    for (int i = 0; i < ops; i++) {
+        int64_t a = now_ns();
+        int rc = zkl_mutex_acquire(ms[i], LOCK_TIMEOUT_MS);
+        if (rc != 0)
+            die("acquire", rc);
+        res->lat[i] = now_ns() - a;
+    }
+    for (int i = 0; i < ops; i++) {
+        int rc = zkl_mutex_release(ms[i]);
+        if (rc != 0)
+            die("release", rc);
+    }
+    res->elapsed_ns = now_ns() - t1;
+    run_end(r, &before, res);
+    r->cs = keep;
+    r->ncs = nkeep;
+    for (int i = 0; i < ops; i++) {
+        zkl_mutex_free(ms[i]);
+        zkl_client_close(cs[i]);
+    }
+    free(ms);
+    free(cs);
+    res->bytes_per_session = heap1 == 0 ? NAN : ((double)heap1 - (double)heap0) / ops;
+    res->rss_per_session = ((double)rss1 - (double)rss0) * 1024.0 / ops;
+    res->threads_per_session = (double)(th1 - th0) / ops;
+}
+
 /* ---- driver ------------------------------------------------------------- */
 
 enum workload {
@@ -1250,12 +1352,14 @@ enum workload {
     W_SEMAPHORE,
     W_RW,
     W_CHAIN,
-    W_QUEUE
+    W_QUEUE,
+    W_SESSIONS
 };
 
 static const char *const workload_names[] = {"uncontended", "contended", "many",
                                              "herd",        "floor",     "semaphore",
-                                             "rw",          "chain",     "queue"};
+                                             "rw",          "chain",     "queue",
+                                             "sessions"};
 
 static void run_once(struct run *r, enum workload w, const char *path, int ops,
                      struct result *res)
@@ -1294,6 +1398,9 @@ static void run_once(struct run *r, enum workload w, const char *path, int ops,
     case W_QUEUE:
         queue_run(r, path, ops, res);
         break;
+    case W_SESSIONS:
+        sessions_run(r, path, ops, res);
+        break;
     }
 }
 
@@ -1316,14 +1423,129 @@ static long long percentile_us(const int64_t *sorted, int n, double p)
     return llround((double)sorted[idx] / 1000.0);
 }
 
+static void json_num(const char *key, double v, int decimals)
+{
+    if (isnan(v))
+        printf(",\"%s\":null", key);
+    else
+        printf(",\"%s\":%.*f", key, decimals, v);
+}
+
+/* CPU time of the whole process (every thread: the callers, ZooKeeper's
+ * and zkl's), in ns: far steadier than wall time on a busy machine. */
+static int64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++) /* insertion sort: a few passes */
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* --metrics-ab N: the workload N times on sessions that collect metrics
+ * and N times on sessions that do not, alternating (which goes first
+ * alternates too, so drift over the run hits both alike); one JSON line
+ * with the medians and their ratio. */
+static int metrics_ab(const struct opts *o, enum workload w, int nsessions)
+{
+    struct run on = {.o = o}, off = {.o = o};
+    on.cs = xcalloc((size_t)nsessions, sizeof *on.cs);
+    off.cs = xcalloc((size_t)nsessions, sizeof *off.cs);
+    on.ncs = off.ncs = nsessions;
+    for (int i = 0; i < nsessions; i++) {
+        on.cs[i] = open_client_metrics(o, true);
+        off.cs[i] = open_client_metrics(o, false);
+    }
+    zhandle_t *admin = zkl_client_handle(on.cs[0]);
+    delete_tree(admin, o->path);
+    int n = o->metrics_ab;
+    double *tput[2] = {xcalloc((size_t)n, sizeof(double)), xcalloc((size_t)n, sizeof(double))};
+    double *p50[2] = {xcalloc((size_t)n, sizeof(double)), xcalloc((size_t)n, sizeof(double))};
+    double *cpu[2] = {xcalloc((size_t)n, sizeof(double)), xcalloc((size_t)n, sizeof(double))};
+    char sub[1100];
+    struct result res;
+    if (o->warmup > 0) {
+        for (int k = 0; k < 2; k++) {
+            snprintf(sub, sizeof sub, "%s/warmup%d", o->path, k);
+            ensure_path(admin, sub);
+            run_once(k == 0 ? &on : &off, w, sub, o->warmup, &res);
+            free(res.lat);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < 2; j++) {
+            int k = (i + j) % 2; /* 0: metrics on, 1: off */
+            snprintf(sub, sizeof sub, "%s/pass%d-%d", o->path, i, k);
+            ensure_path(admin, sub);
+            int64_t c0 = cpu_ns();
+            run_once(k == 0 ? &on : &off, w, sub, o->ops, &res);
+            cpu[k][i] = (double)(cpu_ns() - c0) / 1e3 / res.ops;
+            qsort(res.lat, (size_t)res.ops, sizeof *res.lat, cmp_i64);
+            tput[k][i] = res.ops / ((double)res.elapsed_ns / 1e9);
+            p50[k][i] = (double)percentile_us(res.lat, res.ops, 0.50);
+            fprintf(stderr, "%s: pass %d metrics %s: %.1f ops/s, p50 %.0f us, cpu %.2f us/op\n",
+                    prog, i, k == 0 ? "on" : "off", tput[k][i], p50[k][i], cpu[k][i]);
+            free(res.lat);
+        }
+    }
+    delete_tree(admin, o->path);
+    /* Each pass's on/off pair ran back to back: the median of their ratios
+     * is the least disturbed by a machine whose load drifts. */
+    double *pair = xcalloc((size_t)n, sizeof(double));
+    for (int i = 0; i < n; i++)
+        pair[i] = tput[0][i] / tput[1][i];
+    double pair_ratio = median(pair, n);
+    free(pair);
+    double ton = median(tput[0], n), toff = median(tput[1], n); /* sorts them */
+    double pon = median(p50[0], n), poff = median(p50[1], n);
+    double con = median(cpu[0], n), coff = median(cpu[1], n);
+    printf("{\"impl\":\"zkl\",\"workload\":\"%s\",\"clients\":%d,\"ops\":%d,"
+           "\"metrics_ab_passes\":%d",
+           o->workload, o->clients, o->ops, n);
+    json_num("on_ops_per_sec_median", ton, 1);
+    json_num("off_ops_per_sec_median", toff, 1);
+    json_num("throughput_ratio_on_off", ton / toff, 4);
+    json_num("metrics_cost_pct", (1 - ton / toff) * 100, 2);
+    json_num("paired_throughput_ratio_median", pair_ratio, 4);
+    json_num("on_p50_us_median", pon, 1);
+    json_num("off_p50_us_median", poff, 1);
+    json_num("on_cpu_us_per_op_median", con, 2);
+    json_num("off_cpu_us_per_op_median", coff, 2);
+    json_num("cpu_ratio_on_off", con / coff, 4);
+    printf("}\n");
+    fflush(stdout);
+    for (int k = 0; k < 2; k++) {
+        free(tput[k]);
+        free(p50[k]);
+        free(cpu[k]);
+    }
+    for (int i = 0; i < nsessions; i++) {
+        zkl_client_close(on.cs[i]);
+        zkl_client_close(off.cs[i]);
+    }
+    free(on.cs);
+    free(off.cs);
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: %s --servers HOST:PORT[,...] --workload "
-            "uncontended|contended|many|herd|floor|semaphore|rw|chain|queue\n"
+            "uncontended|contended|many|herd|floor|semaphore|rw|chain|queue|sessions\n"
             "          --clients N --ops N [--warmup N] [--path /bench/x] [--prefetch]\n"
             "          [--permits N] [--read-fraction F] [--session-timeout MS]\n"
-            "          [--waiters N]   (queue: N waiters; --ops is ignored)\n",
+            "          [--waiters N]   (queue: N waiters; --ops is ignored)\n"
+            "          [--metrics-ab N] (N passes with metrics on and off, alternating)\n",
             prog);
 }
 
@@ -1338,14 +1560,6 @@ static int parse_count(const char *opt, const char *v, int min)
         exit(2);
     }
     return (int)x;
-}
-
-static void json_num(const char *key, double v, int decimals)
-{
-    if (isnan(v))
-        printf(",\"%s\":null", key);
-    else
-        printf(",\"%s\":%.*f", key, decimals, v);
 }
 
 int main(int argc, char **argv)
@@ -1396,6 +1610,8 @@ int main(int argc, char **argv)
             o.permits = parse_count(a, v, 1);
         else if (strcmp(a, "--waiters") == 0)
             o.waiters = parse_count(a, v, 1);
+        else if (strcmp(a, "--metrics-ab") == 0)
+            o.metrics_ab = parse_count(a, v, 1);
         else if (strcmp(a, "--session-timeout") == 0)
             o.session_timeout_ms = parse_count(a, v, 1000);
         else {
@@ -1434,6 +1650,11 @@ int main(int argc, char **argv)
         o.waiters = o.ops;
         o.warmup = 0; /* the queue is its own warm-up: it lists every join */
     }
+    if (w == W_SESSIONS) {
+        o.ops = o.clients > 0 ? o.clients : 500;
+        o.clients = o.ops;
+        o.warmup = 0;
+    }
     if (o.ops < 0)
         o.ops = w == W_MANY ? 1000 : 2000;
 
@@ -1441,6 +1662,13 @@ int main(int argc, char **argv)
      * the floor and the chain bare handles; queue --clients; the others one. */
     struct run r = {.o = &o};
     int nsessions = threaded || w == W_QUEUE ? o.clients : w == W_HERD ? o.clients + 1 : 1;
+    if (o.metrics_ab > 0) {
+        if (w == W_FLOOR || w == W_CHAIN) {
+            fprintf(stderr, "%s: --metrics-ab needs a zkl workload\n", prog);
+            return 2;
+        }
+        return metrics_ab(&o, (enum workload)w, nsessions);
+    }
     zhandle_t *admin;
     if (w == W_FLOOR) {
         r.floor_zh = floor_connect(&o);
@@ -1481,6 +1709,19 @@ int main(int argc, char **argv)
         res.wakeups_per_handoff = (double)res.delta.watch_events / res.ops;
     }
 
+    double first_tenth = NAN, last_tenth = NAN;
+    if ((w == W_MANY || w == W_SESSIONS) && res.ops >= 10) {
+        /* In acquire order still: the first and the last tenth. */
+        size_t k = (size_t)res.ops / 10;
+        int64_t *t = xcalloc(k, sizeof *t);
+        memcpy(t, res.lat, k * sizeof *t);
+        qsort(t, k, sizeof *t, cmp_i64);
+        first_tenth = (double)t[k / 2] / 1e3;
+        memcpy(t, res.lat + res.ops - k, k * sizeof *t);
+        qsort(t, k, sizeof *t, cmp_i64);
+        last_tenth = (double)t[k / 2] / 1e3;
+        free(t);
+    }
     qsort(res.lat, (size_t)res.ops, sizeof *res.lat, cmp_i64);
     double seconds = (double)res.elapsed_ns / 1e9;
     int n = res.ops;
@@ -1505,6 +1746,16 @@ int main(int argc, char **argv)
     if (w == W_MANY) {
         json_num("bytes_per_lock", res.bytes_per_lock, 1);
         json_num("rss_bytes_per_lock", res.rss_bytes_per_lock, 1);
+    }
+    if (w == W_SESSIONS) {
+        json_num("open_seconds", (double)res.open_ns / 1e9, 3);
+        json_num("bytes_per_session", res.bytes_per_session, 1);
+        json_num("rss_bytes_per_session", res.rss_per_session, 1);
+        json_num("threads_per_session", res.threads_per_session, 2);
+    }
+    if (w == W_MANY || w == W_SESSIONS) {
+        json_num("first_tenth_p50_us", first_tenth, 1);
+        json_num("last_tenth_p50_us", last_tenth, 1);
     }
     if (w == W_HERD || w == W_QUEUE)
         json_num("wakeups_per_handoff", res.wakeups_per_handoff, 3);

@@ -21,7 +21,6 @@
 #include "cli.h"
 #include "lockkind.h"
 #include "lockrun.h"
-#include "zkl/zookeeper.h"
 
 #define DEFAULT_KILL_AFTER_MS 5000
 /* How long -n waits for a connection: "at once", but a healthy server
@@ -39,6 +38,7 @@ struct lockopts {
     long permits;
     bool verbose;
     bool revocable; /* --revocable: let go when asked (zkl revoke, Curator) */
+    const char *metrics; /* --metrics FILE: the session's metrics, at the end */
     const char *path;
     char **cmd; /* NULL-terminated */
     char *shcmd[4];
@@ -126,7 +126,7 @@ static void attempt_release(struct attempt *a)
 
 static int parse(int argc, char **argv, struct lockopts *o)
 {
-    enum { OPT_SEM = 256, OPT_SESSION, OPT_KILL_AFTER, OPT_LOST_CODE, OPT_REVOCABLE };
+    enum { OPT_SEM = 256, OPT_SESSION, OPT_KILL_AFTER, OPT_LOST_CODE, OPT_REVOCABLE, OPT_METRICS };
     static const struct option longopts[] = {
         {"wait", required_argument, NULL, 'w'},
         {"timeout", required_argument, NULL, 'w'},
@@ -141,6 +141,7 @@ static int parse(int argc, char **argv, struct lockopts *o)
         {"kill-after", required_argument, NULL, OPT_KILL_AFTER},
         {"lost-exit-code", required_argument, NULL, OPT_LOST_CODE},
         {"revocable", no_argument, NULL, OPT_REVOCABLE},
+        {"metrics", required_argument, NULL, OPT_METRICS},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -206,6 +207,9 @@ static int parse(int argc, char **argv, struct lockopts *o)
         case OPT_REVOCABLE:
             o->revocable = true;
             break;
+        case OPT_METRICS:
+            o->metrics = optarg;
+            break;
         case 'c':
             shell = optarg;
             break;
@@ -265,6 +269,19 @@ static void die(int code)
     fflush(stdout);
     fflush(stderr);
     _exit(code);
+}
+
+/* --metrics FILE: the client's metrics in Prometheus text, "-" for stderr
+ * (stdout may be COMMAND's). A failure is said, and changes no exit code. */
+static void write_metrics(zkl_client *c, const char *file)
+{
+    bool err = strcmp(file, "-") == 0;
+    FILE *f = err ? stderr : fopen(file, "we");
+    int rc = f != NULL ? zkl_client_metrics_fprint(c, f) : ZKL_ESYS;
+    if (f != NULL && !err && fclose(f) != 0)
+        rc = ZKL_ESYS;
+    if (rc != 0)
+        cli_err("cannot write the metrics to %s: %s", file, zkl_strerror(rc));
 }
 
 /* ---- connecting, bounded ------------------------------------------------- */
@@ -378,7 +395,7 @@ static int hold(const struct lockopts *o, struct loop *l, zkl_client *c, const c
         loop_next(l, -1, &ev);
         if (ev.type == EV_STATE)
             st = ev.state == ZKL_STATE_LOST || ev.state == ZKL_STATE_CLOSED ? ev.state
-                                                                          : zkl_client_state(c);
+                                                                          : (int)zkl_client_state(c);
         else if (ev.type == EV_LOST)
             st = ZKL_STATE_LOST; /* the recipe lost our hold (its node is gone) */
         else if (ev.type == EV_EOF)
@@ -476,8 +493,10 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
         int rc = connect_bounded(o, l, bound, &c);
         if (rc != 0)
             return rc;
-        /* The negotiated timeout: the server may have changed ours. */
-        int session_ms = zoo_recv_timeout(zkl_client_handle(c));
+        /* The negotiated timeout: the server may have changed ours. Not
+         * from the handle: a session given up at once (the loss rule, a
+         * slow connect) has none any more, or one being closed. */
+        int session_ms = zkl_client_session_timeout(c);
         struct attempt a = {.c = c, .k = o->kind, .wfd = l->wfd};
         pthread_mutex_init(&a.mu, NULL);
         pthread_cond_init(&a.cv, NULL);
@@ -568,6 +587,8 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
         pthread_mutex_destroy(&a.mu);
         pthread_cond_destroy(&a.cv);
         zkl_client_remove_listener(c, loop_on_state, (void *)&l->wfd);
+        if (o->metrics != NULL && !again)
+            write_metrics(c, o->metrics);
         zkl_client_close(c);
         if (!again)
             return code;

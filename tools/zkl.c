@@ -53,6 +53,8 @@ void cli_help(void)
         "                        Revoker): COMMAND gets SIGTERM, then release\n"
         "  -v, --verbose         say on stderr how long zkl waited and which\n"
         "                        fencing token it got\n"
+        "      --metrics FILE    at the end, write the lock metrics in Prometheus\n"
+        "                        text to FILE (- for stderr)\n"
         "\n"
         "Holders options:\n"
         "      --json            one JSON object instead of the table\n"

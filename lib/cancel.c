@@ -1,0 +1,89 @@
+/* Cancel handles of blocking calls: one waiter (or a few) given up without
+ * touching the client's other waiters. A handle is a flag, and the list of
+ * the waiters that sleep on it: firing sets the flag for good and wakes
+ * each of them, which sees it under its client's mutex and leaves. Lock
+ * order: the handle's mutex, then a client's c->mu. */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct zkl_cancel {
+    pthread_mutex_t mu;
+    atomic_int fired;
+    struct zkl__cancel_reg *regs; /* guarded by mu */
+};
+
+int zkl_cancel_new(zkl_cancel **out)
+{
+    if (out == NULL)
+        return ZKL_EINVAL;
+    zkl_cancel *h = calloc(1, sizeof *h);
+    if (h == NULL)
+        return ZKL_ENOMEM;
+    if (pthread_mutex_init(&h->mu, NULL) != 0) {
+        free(h);
+        return ZKL_ESYS;
+    }
+    atomic_init(&h->fired, 0);
+    *out = h;
+    return 0;
+}
+
+int zkl_cancel_fire(zkl_cancel *h)
+{
+    if (h == NULL)
+        return ZKL_EINVAL;
+    atomic_store(&h->fired, 1);
+    pthread_mutex_lock(&h->mu);
+    /* Under c->mu: a waiter checks the flag under it before it sleeps, so
+     * the broadcast cannot fall between its check and its wait. */
+    for (struct zkl__cancel_reg *r = h->regs; r; r = r->next) {
+        pthread_mutex_lock(&r->c->mu);
+        pthread_cond_broadcast(r->cv);
+        pthread_mutex_unlock(&r->c->mu);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return 0;
+}
+
+int zkl_cancel_is_fired(zkl_cancel *h)
+{
+    return h != NULL && atomic_load(&h->fired) != 0;
+}
+
+void zkl_cancel_free(zkl_cancel *h)
+{
+    if (h == NULL)
+        return;
+    pthread_mutex_destroy(&h->mu);
+    free(h);
+}
+
+bool zkl__cancel_fired(const zkl_cancel *h)
+{
+    return atomic_load(&((zkl_cancel *)h)->fired) != 0;
+}
+
+void zkl__cancel_watch(zkl_cancel *h, struct zkl__cancel_reg *reg, zkl_client *c,
+                       pthread_cond_t *cv)
+{
+    reg->c = c;
+    reg->cv = cv;
+    pthread_mutex_lock(&h->mu);
+    reg->next = h->regs;
+    h->regs = reg;
+    pthread_mutex_unlock(&h->mu);
+}
+
+void zkl__cancel_unwatch(zkl_cancel *h, struct zkl__cancel_reg *reg)
+{
+    pthread_mutex_lock(&h->mu);
+    for (struct zkl__cancel_reg **p = &h->regs; *p; p = &(*p)->next) {
+        if (*p == reg) {
+            *p = reg->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&h->mu);
+}

@@ -1,0 +1,148 @@
+/* Client options (zkl_client_opts_*), the ACL they choose, the quiet
+ * libzookeeper_mt log, and lock options (zkl_lock_opts_*). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+
+/* ---- options ---------------------------------------------------------- */
+
+int zkl_client_opts_new(zkl_client_opts **out)
+{
+    if (out == NULL)
+        return ZKL_EINVAL;
+    zkl_client_opts *o = calloc(1, sizeof *o);
+    if (o == NULL)
+        return ZKL_ENOMEM;
+    o->reopen = 1;
+    o->container_parents = 1;
+    o->acl = ZKL_ACL_OPEN;
+    o->max_request = ZKL__MAX_REQUEST_DEFAULT;
+    o->quiet_zk_log = 1;
+    o->metrics = 1;
+    *out = o;
+    return 0;
+}
+
+void zkl_client_opts_free(zkl_client_opts *o)
+{
+    if (o == NULL)
+        return;
+    if (o->digest) {
+        memset(o->digest, 0, strlen(o->digest));
+        free(o->digest);
+    }
+    free(o);
+}
+
+int zkl_client_opts_set_reopen(zkl_client_opts *o, int on)
+{
+    if (o == NULL)
+        return ZKL_EINVAL;
+    o->reopen = on != 0;
+    return 0;
+}
+
+int zkl_client_opts_set_container_parents(zkl_client_opts *o, int on)
+{
+    if (o == NULL)
+        return ZKL_EINVAL;
+    o->container_parents = on != 0;
+    return 0;
+}
+
+int zkl_client_opts_set_digest_auth(zkl_client_opts *o, const char *user_password)
+{
+    if (o == NULL || user_password == NULL || strchr(user_password, ':') == NULL ||
+        user_password[0] == ':')
+        return ZKL_EINVAL;
+    char *d = strdup(user_password);
+    if (d == NULL)
+        return ZKL_ENOMEM;
+    if (o->digest) {
+        memset(o->digest, 0, strlen(o->digest));
+        free(o->digest);
+    }
+    o->digest = d;
+    return 0;
+}
+
+int zkl_client_opts_set_acl(zkl_client_opts *o, enum zkl_acl acl)
+{
+    if (o == NULL || (acl != ZKL_ACL_OPEN && acl != ZKL_ACL_CREATOR))
+        return ZKL_EINVAL;
+    o->acl = acl;
+    return 0;
+}
+
+int zkl_client_opts_set_max_request(zkl_client_opts *o, int bytes)
+{
+    if (o == NULL || bytes < ZKL__MAX_REQUEST_MIN)
+        return ZKL_EINVAL;
+    o->max_request = bytes;
+    return 0;
+}
+
+int zkl_client_opts_set_quiet_zk_log(zkl_client_opts *o, int on)
+{
+    if (o == NULL)
+        return ZKL_EINVAL;
+    o->quiet_zk_log = on != 0;
+    return 0;
+}
+
+int zkl_client_opts_set_metrics(zkl_client_opts *o, int on)
+{
+    if (o == NULL)
+        return ZKL_EINVAL;
+    o->metrics = on != 0;
+    return 0;
+}
+
+const struct ACL_vector *zkl__client_acl(zkl_client *c)
+{
+    return c->acl == ZKL_ACL_CREATOR ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
+}
+
+/* libzookeeper_mt logs to stderr at INFO by default: every connect and
+ * disconnect. A library should be quiet; ZKL_ZK_LOG=1 brings it back, and
+ * zkl_client_opts_set_quiet_zk_log(o, 0) leaves it to the program. */
+void zkl__zk_log_init(void)
+{
+    const char *v = getenv("ZKL_ZK_LOG");
+    if (v && *v == '1') {
+        zoo_set_debug_level(ZOO_LOG_LEVEL_INFO);
+        return;
+    }
+    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+    FILE *devnull = fopen("/dev/null", "we");
+    if (devnull)
+        zoo_set_log_stream(devnull); /* kept open for the process's life */
+}
+
+/* ---- lock options ----------------------------------------------------- */
+
+int zkl_lock_opts_new(zkl_lock_opts **out)
+{
+    if (out == NULL)
+        return ZKL_EINVAL;
+    zkl_lock_opts *o = calloc(1, sizeof *o);
+    if (o == NULL)
+        return ZKL_ENOMEM;
+    *out = o;
+    return 0;
+}
+
+void zkl_lock_opts_free(zkl_lock_opts *o)
+{
+    free(o);
+}
+
+int zkl_lock_opts_set_prefetch(zkl_lock_opts *o, int on)
+{
+    if (o == NULL || (on != 0 && on != 1))
+        return ZKL_EINVAL;
+    o->prefetch = on == 1;
+    return 0;
+}

@@ -1,0 +1,179 @@
+/* The client's metrics as Prometheus text (exposition format 0.0.4), into
+ * a caller's buffer or a FILE. Made from one snapshot (lib/metrics.c),
+ * without holding the client's lock while formatting. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+
+/* Where the text goes: a buffer (counting what does not fit) or a FILE. */
+struct sink {
+    char *buf;
+    size_t len, pos;
+    FILE *f;
+    bool failed;
+};
+
+static void put(struct sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct sink *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (s->f != NULL) {
+        if (vfprintf(s->f, fmt, ap) < 0)
+            s->failed = true;
+    } else {
+        size_t room = s->pos < s->len ? s->len - s->pos : 0;
+        int k = vsnprintf(room ? s->buf + s->pos : NULL, room, fmt, ap);
+        if (k < 0)
+            s->failed = true;
+        else
+            s->pos += (size_t)k;
+    }
+    va_end(ap);
+}
+
+/* A label value: backslash, double quote and newline escaped. */
+static void put_label(struct sink *s, const char *v)
+{
+    for (const char *p = v; *p; p++) {
+        if (*p == '\\')
+            put(s, "\\\\");
+        else if (*p == '"')
+            put(s, "\\\"");
+        else if (*p == '\n')
+            put(s, "\\n");
+        else
+            put(s, "%c", *p);
+    }
+}
+
+static void head(struct sink *s, const char *name, const char *type, const char *help)
+{
+    put(s, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+struct counter {
+    const char *name, *help;
+    size_t off; /* of the uint64_t in struct zkl__lockm */
+};
+
+#define LOCKC(field, name, help) {name, help, offsetof(struct zkl__lockm, field)}
+static const struct counter lock_counters[] = {
+    LOCKC(acquired, "zkl_lock_acquired_total", "Acquire attempts that returned the lock held."),
+    LOCKC(timeouts, "zkl_lock_timeouts_total", "Acquire attempts that timed out."),
+    LOCKC(cancels, "zkl_lock_cancels_total", "Acquire attempts cancelled by zkl_client_cancel."),
+    LOCKC(failures, "zkl_lock_failures_total",
+          "Acquire attempts that failed for another reason."),
+    LOCKC(losses, "zkl_lock_losses_total", "Holds lost while held (session end, node deleted)."),
+    LOCKC(handoffs, "zkl_lock_handoffs_total",
+          "Acquisitions that waited behind another holder first."),
+    LOCKC(releases, "zkl_lock_releases_total", "Holds ended."),
+    LOCKC(requests, "zkl_lock_requests_total", "Requests sent for lock queue nodes."),
+};
+
+#define STATC(field, name, help) {name, help, offsetof(zkl_client_stats, field)}
+static const struct counter client_counters[] = {
+    STATC(requests, "zkl_client_requests_total", "Requests sent to ZooKeeper."),
+    STATC(creates, "zkl_client_creates_total", "Contender nodes created."),
+    STATC(deletes, "zkl_client_deletes_total", "Contender nodes deleted."),
+    STATC(listings, "zkl_client_listings_total", "Listings of lock paths."),
+    STATC(watch_events, "zkl_client_watch_events_total",
+          "Watch events that woke a waiting contender."),
+    STATC(sessions, "zkl_client_sessions_total", "Sessions opened."),
+    STATC(recovered, "zkl_client_recovered_total",
+          "Creates whose answer was lost and whose node was found again."),
+};
+
+static uint64_t at(const void *base, size_t off)
+{
+    uint64_t v;
+    memcpy(&v, (const char *)base + off, sizeof v);
+    return v;
+}
+
+static void histogram(struct sink *s, const char *name, const char *help,
+                      const struct zkl__path_snap *v, size_t n, bool hold)
+{
+    head(s, name, "histogram", help);
+    for (size_t i = 0; i < n; i++) {
+        const zkl_histogram *h = hold ? &v[i].k.hold : &v[i].k.wait;
+        uint64_t cum = 0;
+        for (unsigned b = 0; b < ZKL_HISTOGRAM_BUCKETS; b++) {
+            cum += h->buckets[b];
+            put(s, "%s_bucket{path=\"", name);
+            put_label(s, v[i].path);
+            if (b + 1 < ZKL_HISTOGRAM_BUCKETS)
+                put(s, "\",le=\"%.9g\"} %llu\n", (double)((uint64_t)1 << b) / 1e6,
+                    (unsigned long long)cum);
+            else
+                put(s, "\",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+        }
+        put(s, "%s_sum{path=\"", name);
+        put_label(s, v[i].path);
+        put(s, "\"} %.6f\n", (double)h->sum_us / 1e6);
+        put(s, "%s_count{path=\"", name);
+        put_label(s, v[i].path);
+        put(s, "\"} %llu\n", (unsigned long long)h->count);
+    }
+}
+
+static int render(zkl_client *c, struct sink *s)
+{
+    zkl_client_stats st;
+    struct zkl__path_snap *v;
+    size_t n;
+    int err = zkl__metrics_snapshot(c, &st, &v, &n);
+    if (err != 0)
+        return err;
+    for (size_t j = 0; j < sizeof lock_counters / sizeof lock_counters[0]; j++) {
+        const struct counter *k = &lock_counters[j];
+        head(s, k->name, "counter", k->help);
+        for (size_t i = 0; i < n; i++) {
+            put(s, "%s{path=\"", k->name);
+            put_label(s, v[i].path);
+            put(s, "\"} %llu\n", (unsigned long long)at(&v[i].k, k->off));
+        }
+    }
+    histogram(s, "zkl_lock_wait_seconds", "Time from an acquire call to the lock held.", v, n,
+              false);
+    histogram(s, "zkl_lock_hold_seconds", "Time from the lock held to its release.", v, n, true);
+    for (size_t j = 0; j < sizeof client_counters / sizeof client_counters[0]; j++) {
+        const struct counter *k = &client_counters[j];
+        head(s, k->name, "counter", k->help);
+        put(s, "%s %llu\n", k->name, (unsigned long long)at(&st, k->off));
+    }
+    zkl__metrics_snapshot_free(v, n);
+    return 0;
+}
+
+int zkl_client_metrics_write(zkl_client *c, char *buf, size_t len, size_t *needed)
+{
+    if (c == NULL || (buf == NULL && len > 0))
+        return ZKL_EINVAL;
+    struct sink s = {.buf = buf, .len = len};
+    int err = render(c, &s);
+    if (err != 0)
+        return err;
+    if (s.failed)
+        return ZKL_ENOMEM;
+    if (needed)
+        *needed = s.pos;
+    if (len > 0 && s.pos >= len)
+        buf[len - 1] = '\0';
+    return s.pos < len ? 0 : ZKL_ERANGE;
+}
+
+int zkl_client_metrics_fprint(zkl_client *c, FILE *f)
+{
+    if (c == NULL || f == NULL)
+        return ZKL_EINVAL;
+    struct sink s = {.f = f};
+    int err = render(c, &s);
+    if (err != 0)
+        return err;
+    return s.failed || fflush(f) != 0 ? ZKL_ESYS : 0;
+}

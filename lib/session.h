@@ -1,0 +1,39 @@
+/* The client's own declarations, shared by lib/client.c (the session and
+ * its registry), lib/keeper.c (the keeper thread and the loss rule) and
+ * lib/options.c. Nothing else includes it. */
+#ifndef ZKL_SESSION_H
+#define ZKL_SESSION_H
+
+#include "internal.h"
+
+struct zkl_client_opts {
+    int reopen;
+    int container_parents;
+    char *digest;
+    int acl;
+    int max_request;
+    int quiet_zk_log;
+    int metrics;
+};
+
+struct zkl__listener {
+    zkl_state_fn fn;
+    void *arg;
+    struct zkl__listener *next;
+};
+
+/* The registry of clients (lock order: registry, then c->mu). */
+ZKL__HIDDEN void zkl__registry_lock(void);
+ZKL__HIDDEN void zkl__registry_unlock(void);
+/* The client with this id, returned with c->mu held, or NULL. */
+ZKL__HIDDEN zkl_client *zkl__client_lock_id(uint64_t id);
+/* Record a new state and queue it for the listeners (c->mu held). */
+ZKL__HIDDEN void zkl__client_push_event(zkl_client *c, int state);
+/* Tell the session listener the session ended (c->mu held). */
+ZKL__HIDDEN void zkl__client_session_end(zkl_client *c);
+/* Start a session on a new handle (c->hlock held for writing). */
+ZKL__HIDDEN int zkl__client_start_handle(zkl_client *c);
+/* The keeper thread's body (lib/keeper.c); its argument is the client. */
+ZKL__HIDDEN void *zkl__keeper_main(void *arg);
+
+#endif

@@ -1,0 +1,225 @@
+/* A recipe's own znodes beside its lock queue: the persistent node that
+ * records a parameter every participant checks (the semaphore's limit),
+ * and the guarded writes made under a held node. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void ancestor_sent(void *arg, size_t i, int rc)
+{
+    zkl__sent(&((struct zkl__batch *)arg)->s[i], rc);
+}
+
+int zkl__create_ancestors(zkl_client *c, const char *path, int64_t deadline)
+{
+    size_t depth = 0;
+    for (const char *p = path + 1; *p; p++)
+        depth += *p == '/';
+    if (depth == 0)
+        return 0;
+    struct zkl__batch *b;
+    zhandle_t *zh;
+    int err = zkl__batch_begin(c, depth, &b, &zh);
+    if (err != 0)
+        return err;
+    /* The ancestors only: the caller creates `path` itself. */
+    int k = zkl__parents_send(c, zh, path, true, false, zkl__string_done, &b->s[0],
+                              sizeof b->s[0], ancestor_sent, b);
+    zkl__send_end(c, k > 0 ? k : 0);
+    if (k < 0) {
+        zkl__batch_destroy(b);
+        return k;
+    }
+    err = zkl__batch_wait(b, deadline);
+    zkl__batch_drop(b);
+    return err;
+}
+
+/* One request, waited for: 0 with the server's answer in *rc, or why none
+ * came. */
+static int answer(zkl_client *c, enum zkl__op op, const char *path, const char *data, int mode,
+                  int version, int64_t deadline, int *rc)
+{
+    struct zkl__batch *b;
+    int err = zkl__call(c, op, path, data, mode, version, deadline, &b);
+    if (err != 0)
+        return err;
+    *rc = b->s[0].rc;
+    zkl__batch_drop(b);
+    return 0;
+}
+
+static int give(const char *s, size_t len, char **data, int *outlen)
+{
+    if ((*data = malloc(len + 1)) == NULL)
+        return ZKL_ENOMEM;
+    memcpy(*data, s, len);
+    (*data)[len] = '\0';
+    *outlen = (int)len;
+    return 0;
+}
+
+int zkl__node_fill(zkl_client *c, const char *path, const char *want, int64_t deadline,
+                   char **data, int *len)
+{
+    /* Each round ends on what another client did first: read again. */
+    for (int tries = 0; tries < 20; tries++) {
+        struct zkl__batch *b;
+        int err = zkl__call(c, ZKL__OP_GET, path, NULL, 0, 0, deadline, &b);
+        if (err != 0)
+            return err;
+        const struct zkl__slot *sl = &b->s[0];
+        int rc = sl->rc;
+        int version = sl->st.version;
+        if (rc == ZOK && sl->len > 0) {
+            err = give(sl->data, (size_t)sl->len, data, len);
+            zkl__batch_drop(b);
+            return err;
+        }
+        zkl__batch_drop(b);
+        if (rc == ZOK) {
+            /* There, without data: fill it in, unless someone wrote first. */
+            if ((err = answer(c, ZKL__OP_SET, path, want, 0, version, deadline, &rc)) != 0)
+                return err;
+            if (rc == ZOK)
+                return give(want, strlen(want), data, len);
+            if (rc != ZBADVERSION && rc != ZNONODE)
+                return zkl__err_from_zk(rc);
+            continue;
+        }
+        if (rc != ZNONODE)
+            return zkl__err_from_zk(rc);
+        /* Persistent: the data stays with the node's path. */
+        if ((err = answer(c, ZKL__OP_CREATE, path, want, ZOO_PERSISTENT, 0, deadline, &rc)) != 0)
+            return err;
+        if (rc == ZOK)
+            return give(want, strlen(want), data, len);
+        if (rc == ZNONODE) {
+            if ((err = zkl__create_ancestors(c, path, deadline)) != 0)
+                return err;
+        } else if (rc != ZNODEEXISTS) {
+            return zkl__err_from_zk(rc);
+        }
+    }
+    return ZKL_EZK;
+}
+
+/* ---- the same, on the engine --------------------------------------------- */
+
+struct zkl__fill {
+    zkl_client *c;
+    zhandle_t *zh;
+    char *path;
+    char *want;
+    zkl__fill_fn fn;
+    void *arg;
+    int tries;
+    bool dropped; /* the caller left: the answer frees */
+};
+
+static void fill_free(struct zkl__fill *f)
+{
+    free(f->path);
+    free(f->want);
+    free(f);
+}
+
+/* The round is over (c->mu held): tell the caller, unless it left. */
+static void fill_end(struct zkl__fill *f, int err, const char *data, int len)
+{
+    if (!f->dropped)
+        f->fn(f->arg, err, data, len);
+    fill_free(f);
+}
+
+static void fill_got(int rc, const char *value, int len, const struct Stat *st, const void *data);
+
+static int fill_ask(struct zkl__fill *f)
+{
+    return zoo_aget(f->zh, f->path, 0, fill_got, f);
+}
+
+static void fill_set(int rc, const struct Stat *st, const void *data)
+{
+    (void)st;
+    struct zkl__fill *f = (struct zkl__fill *)data;
+    zkl_client *c = f->c;
+    pthread_mutex_lock(&c->mu);
+    if (rc == ZOK) {
+        fill_end(f, 0, f->want, (int)strlen(f->want));
+    } else if ((rc == ZBADVERSION || rc == ZNONODE) && !f->dropped && ++f->tries < 20) {
+        /* Someone wrote first: read theirs. */
+        int src = fill_ask(f);
+        if (src != ZOK)
+            fill_end(f, zkl__err_from_zk(src), NULL, 0);
+    } else {
+        fill_end(f, zkl__err_from_zk(rc), NULL, 0);
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void fill_got(int rc, const char *value, int len, const struct Stat *st, const void *data)
+{
+    struct zkl__fill *f = (struct zkl__fill *)data;
+    zkl_client *c = f->c;
+    pthread_mutex_lock(&c->mu);
+    if (rc == ZOK && len > 0) {
+        fill_end(f, 0, value, len);
+    } else if (rc == ZOK && !f->dropped) {
+        /* There, without data: fill it in, unless someone writes first. */
+        int src = zoo_aset(f->zh, f->path, f->want, (int)strlen(f->want), st->version, fill_set,
+                           f);
+        if (src != ZOK)
+            fill_end(f, zkl__err_from_zk(src), NULL, 0);
+    } else {
+        fill_end(f, rc == ZOK ? 0 : zkl__err_from_zk(rc), NULL, 0);
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+struct zkl__fill *zkl__node_fill_start(zkl_client *c, const char *path, const char *want,
+                                       zkl__fill_fn fn, void *arg, int *err)
+{
+    struct zkl__fill *f = calloc(1, sizeof *f);
+    if (f == NULL || (f->path = strdup(path)) == NULL || (f->want = strdup(want)) == NULL) {
+        if (f != NULL)
+            free(f->path);
+        free(f);
+        *err = ZKL_ENOMEM;
+        return NULL;
+    }
+    *f = (struct zkl__fill){c, c->zh, f->path, f->want, fn, arg, 0, false};
+    int rc = fill_ask(f);
+    if (rc != ZOK) {
+        fill_free(f);
+        *err = zkl__err_from_zk(rc);
+        return NULL;
+    }
+    return f;
+}
+
+void zkl__node_fill_drop(struct zkl__fill *f)
+{
+    if (f != NULL)
+        f->dropped = true;
+}
+
+int zkl__node_guarded_ops(zkl__node *n, int count, const zoo_op_t *ops, zoo_op_result_t *results)
+{
+    if (ops == NULL || count < 1)
+        return ZKL_EINVAL;
+    if (n == NULL)
+        return ZKL_ENOTHELD;
+    return zkl__node_guarded_multi(n, count, ops, results);
+}
+
+int zkl__node_guarded_set(zkl__node *n, const char *path, const void *data, int len)
+{
+    if (zkl__path_check(path) != 0 || len < 0 || (data == NULL && len > 0))
+        return ZKL_EINVAL;
+    zoo_op_t op;
+    zoo_set_op_init(&op, path, data, len, -1, NULL);
+    zoo_op_result_t res;
+    return zkl__node_guarded_ops(n, 1, &op, &res);
+}
