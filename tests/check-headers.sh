@@ -1,9 +1,13 @@
 #!/bin/sh
 # The public headers compile cleanly as C++17 (zkl.h, zkl.hpp, and the
-# bridge zkl/zookeeper.h with -DTHREADED) and zkl.h as C11, with every
-# warning an error, under g++/gcc and clang++/clang.
+# bridge zkl/zookeeper.h with -DTHREADED) and zkl.h as C11 and as pedantic
+# C99, with every warning an error, under g++/gcc and clang++/clang; and
+# zkl.h under clang's -Weverything, in C and in C++ (less C++98
+# compatibility, which a C++17 program does not ask for).
 set -eu
 inc="${top_srcdir:-.}/include"
+# zkl/version.h is written by configure, into the build tree
+binc="${top_builddir:-build}/include"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0 n=0
@@ -17,7 +21,7 @@ try() { # EXT COMPILER HEADER FLAGS...
         return
     fi
     printf '#include <%s>\n' "$hdr" >"$tmp/tu.$ext"
-    if "$cc" "$@" -I"$inc" -fsyntax-only "$tmp/tu.$ext" 2>"$tmp/err"; then
+    if "$cc" "$@" -I"$binc" -I"$inc" -fsyntax-only "$tmp/tu.$ext" 2>"$tmp/err"; then
         echo "ok: $cc $* <$hdr>"
     else
         echo "FAIL: $cc $* <$hdr>"
@@ -36,6 +40,9 @@ for cxx in g++ clang++; do
 done
 for cc in gcc clang; do
     try c "$cc" zkl.h -std=c11 -Wall -Wextra -pedantic -Werror
+    try c "$cc" zkl.h -std=c99 -Wall -Wextra -pedantic -Werror
 done
+try c clang zkl.h -std=c99 -Weverything -Werror
+try cpp clang++ zkl.h -std=c++17 -Weverything -Werror -Wno-c++98-compat -Wno-c++98-compat-pedantic
 echo "$((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -3,6 +3,8 @@
 # (which must match what a user copies), and its C++ example.
 set -eu
 src="${top_srcdir:-.}"
+# zkl/version.h is written by configure, into the build tree
+bld="${top_builddir:-build}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The fenced block of language $1 that follows the heading $2.
@@ -16,7 +18,7 @@ block() {
 fail=0
 block c "## A complete program" >"$tmp/app.c"
 if [ -s "$tmp/app.c" ] &&
-    gcc -std=c11 -Wall -Wextra -Werror -I"$src/include" -fsyntax-only "$tmp/app.c"; then
+    gcc -std=c11 -Wall -Wextra -Werror -I"$bld/include" -I"$src/include" -fsyntax-only "$tmp/app.c"; then
     echo "ok: README's complete program compiles"
 else
     echo "FAIL: README's complete program"
@@ -30,7 +32,7 @@ block cpp "## C++" >"$tmp/snippet.cpp"
     printf '}\n'
 } >"$tmp/app.cpp"
 if [ -s "$tmp/snippet.cpp" ] &&
-    g++ -std=c++17 -Wall -Wextra -Wno-unused-variable -Werror -I"$src/include" -fsyntax-only \
+    g++ -std=c++17 -Wall -Wextra -Wno-unused-variable -Werror -I"$bld/include" -I"$src/include" -fsyntax-only \
         "$tmp/app.cpp"; then
     echo "ok: README's C++ example compiles"
 else

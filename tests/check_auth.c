@@ -48,7 +48,7 @@ static void teardown(void)
     tu_fixture_teardown();
 }
 
-static zkl_client *client_with(const char *digest, int acl)
+static zkl_client *client_with(const char *digest, enum zkl_acl acl)
 {
     zkl_client_opts *o;
     ck_assert_int_eq(zkl_client_opts_new(&o), 0);
@@ -171,7 +171,7 @@ START_TEST(test_bad_auth_options_are_einval)
     ck_assert_int_eq(zkl_client_opts_set_digest_auth(o, "nocolon"), ZKL_EINVAL);
     ck_assert_int_eq(zkl_client_opts_set_digest_auth(o, ":pw"), ZKL_EINVAL);
     ck_assert_int_eq(zkl_client_opts_set_digest_auth(NULL, SECRET), ZKL_EINVAL);
-    ck_assert_int_eq(zkl_client_opts_set_acl(o, 7), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_client_opts_set_acl(o, (enum zkl_acl)7), ZKL_EINVAL);
     /* The creator-only ACL names the authenticated identity: without
      * credentials every create would be refused, so the open is. */
     ck_assert_int_eq(zkl_client_opts_set_acl(o, ZKL_ACL_CREATOR), 0);

@@ -376,6 +376,11 @@ START_TEST(test_error_codes_and_category)
     ck_assert(std::error_code(zkl::errc::timed_out) == std::errc::timed_out);
     ck_assert(std::error_code(zkl::errc::deadlock) == std::errc::resource_deadlock_would_occur);
     ck_assert(std::error_code(zkl::errc::lost) != std::errc::timed_out);
+    // Every C code has its C++ name.
+    ck_assert_int_eq(static_cast<int>(zkl::errc::no_chroot), ZKL_ENOCHROOT);
+    ck_assert_int_eq(static_cast<int>(zkl::errc::unresolved_host), ZKL_ERESOLVE);
+    ck_assert_int_eq(static_cast<int>(zkl::errc::out_of_range), ZKL_ERANGE);
+    ck_assert_int_eq(static_cast<int>(zkl::errc::no_entry), ZKL_ENOENT);
     zkl::error e(ZKL_ELOST, "zkl::mutex::lock");
     ck_assert_int_eq(e.code().value(), ZKL_ELOST);
     ck_assert(std::strstr(e.what(), zkl_strerror(ZKL_ELOST)) != nullptr);
@@ -401,7 +406,9 @@ START_TEST(test_error_codes_and_category)
     ck_assert_int_eq(code_of([&] { zkl::shared_mutex bad(c, "/"); }), ZKL_EINVAL);
     ck_assert_int_eq(code_of([&] { zkl::semaphore bad(c, P("e/s"), 0); }), ZKL_EINVAL);
     zkl::semaphore s(c, P("e/s"), 2);
-    ck_assert_int_eq(code_of([&] { zkl::semaphore other(c, P("e/s"), 3); }), ZKL_EMISMATCH);
+    { zkl::lease first = s.acquire(); } // records the limit
+    zkl::semaphore other(c, P("e/s"), 3); // sends nothing
+    ck_assert_int_eq(code_of([&] { (void)other.acquire(); }), ZKL_EMISMATCH);
     // A read hold asking for the write side could only wait for itself.
     zkl::shared_mutex rw(c, P("e/rw"));
     {
@@ -683,6 +690,64 @@ START_TEST(test_lost_hold_calls_the_hook_and_unlock_does_not_throw)
 }
 END_TEST
 
+// Revocation requests reach each kind's hook with the token of the hold
+// asked; the holder lets go and the waiter gets the lock.
+START_TEST(test_revoke_hooks_hear_a_request_and_the_holder_lets_go)
+{
+    zkl::client c = make_client(), other = make_client();
+    zkl::mutex m(c, P("rv/m")), mw(other, P("rv/m"));
+    zkl::shared_mutex rw(c, P("rv/rw"));
+    zkl::semaphore_mutex sm(c, P("rv/sm"));
+    std::mutex mu;
+    std::vector<std::pair<std::string, int64_t>> seen;
+    auto note = [&](const std::string &who, int64_t t) {
+        std::lock_guard<std::mutex> g(mu);
+        seen.emplace_back(who, t);
+    };
+    auto token_of = [&](const std::string &who) -> int64_t {
+        std::lock_guard<std::mutex> g(mu);
+        for (const auto &e : seen)
+            if (e.first == who)
+                return e.second;
+        return -1;
+    };
+    m.set_on_revoke([&](int64_t t) { note("mutex", t); });
+    rw.set_on_revoke([&](bool write, int64_t t) { note(write ? "write" : "read", t); });
+    sm.set_on_revoke([&](int64_t t) { note("semmutex", t); });
+    ck_assert(!other.revoke(P("rv/m"))); // nobody holds yet
+    m.lock();
+    rw.lock_shared();
+    sm.lock();
+    ck_assert(other.revoke(P("rv/m")));
+    ck_assert(other.revoke(P("rv/rw")));
+    ck_assert(other.revoke(P("rv/sm")));
+    ck_assert(wait_for([&] {
+        std::lock_guard<std::mutex> g(mu);
+        return seen.size() >= 3;
+    }));
+    ck_assert_int_eq(token_of("mutex"), m.token());
+    ck_assert_int_eq(token_of("read"), rw.token_shared());
+    ck_assert_int_eq(token_of("semmutex"), sm.token());
+    // Cooperative: nothing was released by itself.
+    ck_assert(m.is_held() && rw.is_held_shared() && sm.is_held());
+    ck_assert(!mw.try_lock());
+    m.unlock();
+    ck_assert(mw.try_lock_for(10s));
+    mw.unlock();
+    rw.unlock_shared();
+    sm.unlock();
+    m.set_on_revoke(nullptr);
+    rw.set_on_revoke(nullptr);
+    sm.set_on_revoke(nullptr);
+    {
+        std::lock_guard<std::mutex> g(mu);
+        ck_assert_int_eq(seen.size(), 3); // each request told once
+    }
+    ck_assert_int_eq(children(c, P("rv/m")) + children(c, P("rv/rw")) + children(c, P("rv/sm")),
+                     0);
+}
+END_TEST
+
 // Writes that the server applies only while the writer holds.
 START_TEST(test_guarded_set_writes_only_while_held)
 {
@@ -761,6 +826,7 @@ int main()
     tcase_add_test(tc, test_multi_lock_of_mixed_members);
     tcase_add_test(tc, test_lost_hold_calls_the_hook_and_unlock_does_not_throw);
     tcase_add_test(tc, test_guarded_set_writes_only_while_held);
+    tcase_add_test(tc, test_revoke_hooks_hear_a_request_and_the_holder_lets_go);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h" /* PACKAGE_VERSION: configure.ac's version */
 #include "testutil.h"
 
 static char *read_file(const char *path)
@@ -31,7 +32,13 @@ START_TEST(test_every_code_has_a_message_and_a_name)
     ck_assert_str_eq(zkl_err_name(0), "OK");
     ck_assert_ptr_nonnull(zkl_strerror(-9999));
     ck_assert_str_eq(zkl_err_name(12345), "UNKNOWN");
-    ck_assert_str_eq(zkl_version_string(), ZKL_VERSION_STRING);
+    /* One version: configure.ac's, in the header and in the library. */
+    ck_assert_str_eq(ZKL_VERSION_STRING, PACKAGE_VERSION);
+    ck_assert_str_eq(zkl_version_string(), PACKAGE_VERSION);
+    char parts[32];
+    snprintf(parts, sizeof parts, "%d.%d.%d", ZKL_VERSION_MAJOR, ZKL_VERSION_MINOR,
+             ZKL_VERSION_PATCH);
+    ck_assert_str_eq(parts, PACKAGE_VERSION);
 }
 END_TEST
 

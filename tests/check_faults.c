@@ -377,7 +377,7 @@ START_TEST(test_paused_holder_learns_loss_and_its_writes_are_refused)
     zkl_mutex *mb;
     ck_assert_int_eq(zkl_mutex_new(b, p, &mb), 0);
     ck_assert_int_eq(zkl_mutex_acquire(mb, 20000), 0);
-    int64_t b_token = zkl_mutex_token(mb);
+    int64_t b_token = tu_mutex_token(mb);
     ck_assert_int_gt(b_token, a_token);
     append_line(log, "ACQ mutex B/1 %lld %lld\n", (long long)realtime_ns(), (long long)b_token);
     ck_assert_int_eq(fenced_store_write(store, b_token, "B", "B-1"), 0);
@@ -638,7 +638,7 @@ struct seen {
     int n;
 };
 
-static void record_state(zkl_client *c, int st, void *arg)
+static void record_state(zkl_client *c, enum zkl_state st, void *arg)
 {
     (void)c;
     struct seen *s = arg;
@@ -707,7 +707,7 @@ static void *waiter_main(void *arg)
     w->took_ms = tu_now_ms() - t0;
     if (w->rc == 0) {
         snprintf(w->node, sizeof w->node, "%s", zkl_mutex_node(w->m));
-        w->token = zkl_mutex_token(w->m);
+        w->token = tu_mutex_token(w->m);
         w->release_rc = zkl_mutex_release(w->m);
     }
     return NULL;
@@ -772,10 +772,10 @@ START_TEST(test_connection_drop_keeps_the_hold_and_the_waiters_place)
     ck_assert_int_eq(zkl_mutex_new(h, p, &mh), 0);
     ck_assert_int_eq(zkl_mutex_new(wc, p, &mw), 0);
     ck_assert_int_eq(zkl_mutex_acquire(mh, 10000), 0);
-    int64_t tok = zkl_mutex_token(mh);
+    int64_t tok = tu_mutex_token(mh);
     char hnode[512];
     snprintf(hnode, sizeof hnode, "%s", zkl_mutex_node(mh));
-    int64_t hsid = zkl_client_session_id(h), wsid = zkl_client_session_id(wc);
+    int64_t hsid = tu_client_session_id(h), wsid = tu_client_session_id(wc);
     struct waiter w = {.m = mw, .timeout = 60000};
     pthread_t t;
     pthread_create(&t, NULL, waiter_main, &w);
@@ -805,11 +805,11 @@ START_TEST(test_connection_drop_keeps_the_hold_and_the_waiters_place)
         ck_assert(tu_wait_until(saw_reconnected, &ws, 20000));
 
     /* Same session, same hold, same place in the queue. */
-    ck_assert_int_eq(zkl_client_session_id(h), hsid);
-    ck_assert_int_eq(zkl_client_session_id(wc), wsid);
+    ck_assert_int_eq(tu_client_session_id(h), hsid);
+    ck_assert_int_eq(tu_client_session_id(wc), wsid);
     ck_assert(!saw_state(&hs, ZKL_STATE_LOST));
     ck_assert_int_eq(zkl_mutex_is_held(mh), 1);
-    ck_assert_int_eq(zkl_mutex_token(mh), tok);
+    ck_assert_int_eq(tu_mutex_token(mh), tok);
     ck_assert_str_eq(zkl_mutex_node(mh), hnode);
     ck_assert_int_eq(zkl_mutex_guarded_set(mh, data, "H", 1), 0);
     ck_assert_int_eq(tu_children(zl, p), 2);
@@ -865,7 +865,7 @@ START_TEST(test_stalled_server_presumes_the_session_lost_and_leaves_no_orphan)
     ck_assert_int_eq(zkl_client_add_listener(c, record_state, &s), 0);
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
-    int64_t sid = zkl_client_session_id(c);
+    int64_t sid = tu_client_session_id(c);
 
     /* (a) A generous deadline: the waiting acquire hears that its session
      * is presumed lost (ZKL_ELOST, as for an expiry), long before it. */
@@ -892,14 +892,14 @@ START_TEST(test_stalled_server_presumes_the_session_lost_and_leaves_no_orphan)
     }
     /* The client goes on with a new session, and the lock works. */
     ck_assert_int_eq(zkl_mutex_acquire(m, 15000), 0);
-    ck_assert(zkl_client_session_id(c) != sid);
+    ck_assert(tu_client_session_id(c) != sid);
     ck_assert(tu_wait_until(children_are, &one, 10000));
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     ck_assert(tu_wait_until(children_are, &none, 10000));
 
     /* (b) A short deadline ends the call on time, before the loss rule. */
     s.n = 0;
-    sid = zkl_client_session_id(c);
+    sid = tu_client_session_id(c);
     touch(c);
     ck_assert_int_eq(harness(NULL, 0, "pause-node %%D %d", f), 0);
     struct waiter w2 = {.m = m, .timeout = 1500};

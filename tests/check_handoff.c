@@ -40,7 +40,7 @@ static void *contender_main(void *arg)
         }
         if (atomic_fetch_add(&k->a->inside, 1) != 0)
             atomic_fetch_add(&k->a->violations, 1);
-        int64_t tok = zkl_mutex_token(k->m);
+        int64_t tok = tu_mutex_token(k->m);
         if (tok <= k->a->last_token)
             k->a->token_errors++;
         k->a->last_token = tok;
@@ -66,7 +66,7 @@ static void run_contenders(const char *p, unsigned flags, int n, int iters)
     ck_assert_int_le(n, 16);
     for (int i = 0; i < n; i++) {
         k[i] = (struct contender){.a = &a, .c = tu_client(10000), .iters = iters};
-        ck_assert_int_eq(zkl_mutex_new2(k[i].c, p, flags, &k[i].m), 0);
+        ck_assert_int_eq(tu_mutex_new_prefetch(k[i].c, p, flags, &k[i].m), 0);
     }
     for (int i = 0; i < n; i++)
         ck_assert_int_eq(pthread_create(&t[i], NULL, contender_main, &k[i]), 0);
@@ -86,7 +86,7 @@ static void run_contenders(const char *p, unsigned flags, int n, int iters)
 START_TEST(test_prefetch_mutex_excludes_eight_sessions_releasing_at_once)
 {
     char *p = tu_path("prefetch8");
-    run_contenders(p, ZKL_MUTEX_PREFETCH, 8, 40);
+    run_contenders(p, true, 8, 40);
     free(p);
 }
 END_TEST
@@ -153,7 +153,7 @@ static void quitters_case(unsigned flags)
     char *p = tu_path(flags ? "quit-prefetch" : "quit-default");
     zkl_client *hc = tu_client(10000);
     zkl_mutex *hm;
-    ck_assert_int_eq(zkl_mutex_new2(hc, p, flags, &hm), 0);
+    ck_assert_int_eq(tu_mutex_new_prefetch(hc, p, flags, &hm), 0);
     ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
     atomic_int holder_inside;
     atomic_init(&holder_inside, 1);
@@ -164,7 +164,7 @@ static void quitters_case(unsigned flags)
         atomic_init(&w[i].held, 0);
         atomic_init(&w[i].early, 0);
         w[i].timeout_ms = i < 2 ? 1500 : 60000;
-        ck_assert_int_eq(zkl_mutex_new2(w[i].c, p, flags, &w[i].m), 0);
+        ck_assert_int_eq(tu_mutex_new_prefetch(w[i].c, p, flags, &w[i].m), 0);
     }
     /* One at a time, so that the queue has this order. */
     for (int i = 0; i < N; i++) {
@@ -204,7 +204,7 @@ static void quitters_case(unsigned flags)
 
 START_TEST(test_prefetch_waiters_behind_quitters_wait_for_the_holder)
 {
-    quitters_case(ZKL_MUTEX_PREFETCH);
+    quitters_case(true);
 }
 END_TEST
 
@@ -260,7 +260,7 @@ START_TEST(test_client_holding_many_locks_still_routes_each_handoff)
     for (int i = 0; i < W; i++) {
         w[i] = (struct sharer){.rc = -100};
         atomic_init(&w[i].held, 0);
-        ck_assert_int_eq(zkl_mutex_new2(busy, p, ZKL_MUTEX_PREFETCH, &w[i].m), 0);
+        ck_assert_int_eq(tu_mutex_new_prefetch(busy, p, true, &w[i].m), 0);
         ck_assert_int_eq(pthread_create(&w[i].t, NULL, sharer_main, &w[i]), 0);
     }
     struct queue_len q = {p, W + 1};

@@ -74,7 +74,7 @@ static struct rec *rec_new(zkl_client *c, const char *path, enum kind k)
     switch (k) {
     case K_MUTEX:
     case K_PREFETCH:
-        ck_assert_int_eq(zkl_mutex_new2(c, path, k == K_PREFETCH ? ZKL_MUTEX_PREFETCH : 0, &r->m), 0);
+        ck_assert_int_eq(tu_mutex_new_prefetch(c, path, k == K_PREFETCH, &r->m), 0);
         ck_assert_int_eq(zkl_mutex_set_lost_fn(r->m, on_mutex_lost, r), 0);
         break;
     case K_SEMMUTEX:
@@ -156,13 +156,13 @@ static int64_t rec_token(struct rec *r)
     switch (r->k) {
     case K_MUTEX:
     case K_PREFETCH:
-        return zkl_mutex_token(r->m);
+        return tu_mutex_token(r->m);
     case K_SEMMUTEX:
-        return zkl_semmutex_token(r->sm);
+        return tu_semmutex_token(r->sm);
     case K_WRITE:
-        return zkl_rwlock_write_token(r->rw);
+        return tu_rwlock_write_token(r->rw);
     default:
-        return zkl_rwlock_read_token(r->rw);
+        return tu_rwlock_read_token(r->rw);
     }
 }
 
@@ -421,7 +421,7 @@ START_TEST(test_lease_whose_node_is_deleted_is_lost)
     /* Its place is free again. */
     ck_assert_int_eq(zkl_semaphore_acquire(s, 5000, &l), 0);
     ck_assert_int_eq(zkl_lease_release(l), 0);
-    ck_assert_int_eq(zkl_semaphore_free(s), 0);
+    zkl_semaphore_free(s);
     zkl_client_close(c);
     free(p);
 }
@@ -507,9 +507,9 @@ START_TEST(test_semaphore_waiter_whose_node_is_deleted_queues_again)
     ck_assert_int_eq(zkl_semaphore_acquire(sc, 5000, &lc), 0);
     ck_assert_int_eq(zkl_lease_release(lc), 0);
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 5000));
-    ck_assert_int_eq(zkl_semaphore_free(sa), 0);
-    ck_assert_int_eq(zkl_semaphore_free(sb), 0);
-    ck_assert_int_eq(zkl_semaphore_free(sc), 0);
+    zkl_semaphore_free(sa);
+    zkl_semaphore_free(sb);
+    zkl_semaphore_free(sc);
     zkl_client_close(ca), zkl_client_close(cb), zkl_client_close(cc);
     free(gate), free(again), free(p);
 }
@@ -563,7 +563,7 @@ START_TEST(test_expiry_tells_each_of_40_mutexes_once)
         ck_assert_int_eq(zkl_mutex_new(c, p, &tally_objs[i]), 0);
         ck_assert_int_eq(zkl_mutex_set_lost_fn(tally_objs[i], on_tally_mutex, NULL), 0);
         ck_assert_int_eq(zkl_mutex_acquire(tally_objs[i], 5000), 0);
-        tokens[i] = zkl_mutex_token(tally_objs[i]);
+        tokens[i] = tu_mutex_token(tally_objs[i]);
         free(p);
     }
     tu_expire_session(c);
@@ -614,7 +614,7 @@ START_TEST(test_expiry_reports_all_40_leases_of_a_semaphore)
     for (int i = 0; i < N; i++) {
         ck_assert_int_eq(zkl_semaphore_acquire(s, 5000, &l[i]), 0);
         pthread_mutex_lock(&tally_sem.mu);
-        tally_sem.tokens[i] = zkl_lease_token(l[i]);
+        tally_sem.tokens[i] = tu_lease_token(l[i]);
         pthread_mutex_unlock(&tally_sem.mu);
     }
     tu_expire_session(c);
@@ -629,7 +629,7 @@ START_TEST(test_expiry_reports_all_40_leases_of_a_semaphore)
         ck_assert_msg(calls == 1, "lease %d told %d times", i, calls);
         ck_assert_int_eq(zkl_lease_release(l[i]), ZKL_ELOST);
     }
-    ck_assert_int_eq(zkl_semaphore_free(s), 0);
+    zkl_semaphore_free(s);
     zkl_client_close(c);
     free(p);
 }
@@ -637,7 +637,7 @@ END_TEST
 
 /* ---- ACLs that refuse ----------------------------------------------------- */
 
-static zkl_client *client_with(const char *digest, int acl)
+static zkl_client *client_with(const char *digest, enum zkl_acl acl)
 {
     zkl_client_opts *o;
     ck_assert_int_eq(zkl_client_opts_new(&o), 0);
@@ -823,6 +823,41 @@ START_TEST(test_waiter_that_may_not_read_its_predecessor_waits_quietly)
     zkl_mutex_free(b);
     zkl_client_close(ca);
     zkl_client_close(cb);
+    free(p);
+}
+END_TEST
+
+/* The same behind a semaphore's gate, whose waiter watches a group of
+ * nodes: it waits quietly on the lock path's children, gets a lease once
+ * the holder goes, and its client closes at once (no request it counts on
+ * is left unanswered). */
+START_TEST(test_semaphore_waiter_that_may_not_read_the_holders_waits_quietly)
+{
+    char *p = tu_path("semcreator");
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    zkl_client *ca = client_with(SECRET, ZKL_ACL_CREATOR);
+    zkl_client *cb = client_with(BOB, ZKL_ACL_CREATOR);
+    zkl_semaphore *a, *b;
+    ck_assert_int_eq(zkl_semaphore_new(ca, p, 1, &a), 0);
+    ck_assert_int_eq(zkl_semaphore_new(cb, p, 1, &b), 0);
+    zkl_lease *la, *lb = NULL;
+    ck_assert_int_eq(zkl_semaphore_acquire(a, 5000, &la), 0);
+    uint64_t before = requests_of(cb);
+    ck_assert_int_eq(zkl_semaphore_acquire(b, 2000, &lb), ZKL_ETIMEDOUT);
+    uint64_t sent = requests_of(cb) - before;
+    ck_assert_msg(sent < 40, "%llu requests over a 2 s wait", (unsigned long long)sent);
+    /* Twice: the second wait re-arms its watches on a node known unreadable. */
+    ck_assert_int_eq(zkl_semaphore_acquire(b, 1000, &lb), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zkl_lease_release(la), 0);
+    ck_assert_int_eq(zkl_semaphore_acquire(b, 15000, &lb), 0);
+    ck_assert_int_eq(zkl_lease_release(lb), 0);
+    zkl_semaphore_free(a);
+    zkl_semaphore_free(b);
+    zkl_client_close(ca);
+    int64_t t0 = tu_now_ms();
+    zkl_client_close(cb);
+    ck_assert_int_lt(tu_now_ms() - t0, 2000);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     free(p);
 }
 END_TEST
@@ -1133,7 +1168,7 @@ START_TEST(test_recovery_adopts_only_its_own_node_not_a_planted_one)
     snprintf(hosts, sizeof hosts, "127.0.0.1:%d", px.port);
     zkl_client *c;
     ck_assert_int_eq(zkl_client_open(hosts, 10000, &c), 0);
-    int64_t sid = zkl_client_session_id(c);
+    int64_t sid = tu_client_session_id(c);
     struct rec *r = rec_new(c, p, K_MUTEX);
 
     atomic_store(&px.swallow, 1);
@@ -1153,7 +1188,7 @@ START_TEST(test_recovery_adopts_only_its_own_node_not_a_planted_one)
     atomic_store(&px.swallow, 0);
     atomic_store(&px.cut, 1);
     ck_assert_msg(tu_wait_until(has_recovered, c, 10000), "no recovery");
-    ck_assert_int_eq(zkl_client_session_id(c), sid);
+    ck_assert_int_eq(tu_client_session_id(c), sid);
     /* Both nodes still there; the waiter waits behind the planted one. */
     ck_assert(tu_exists(tu_fixture_zk, real));
     ck_assert(tu_exists(tu_fixture_zk, planted));
@@ -1221,6 +1256,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc[3], test_acquire_whose_listing_is_refused_leaves_no_node);
     tcase_add_test(tc[3], test_release_whose_delete_is_refused_keeps_the_hold);
     tcase_add_test(tc[3], test_waiter_that_may_not_read_its_predecessor_waits_quietly);
+    tcase_add_test(tc[3], test_semaphore_waiter_that_may_not_read_the_holders_waits_quietly);
     tcase_add_test(tc[1], test_recovery_adopts_only_its_own_node_not_a_planted_one);
     tcase_add_loop_test(tc[4], test_lock_path_deleted_in_use_never_two_holders, 0, K_NKINDS);
     return s;

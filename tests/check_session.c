@@ -20,7 +20,7 @@ struct seen {
     int lost_calls;
 };
 
-static void record(zkl_client *c, int st, void *arg)
+static void record(zkl_client *c, enum zkl_state st, void *arg)
 {
     (void)c;
     struct seen *s = arg;
@@ -141,7 +141,7 @@ static void server(const char *what)
 static bool reconnected_new(void *arg)
 {
     zkl_client *c = arg;
-    return zkl_client_state(c) == ZKL_STATE_CONNECTED && zkl_client_session_id(c) != 0;
+    return zkl_client_state(c) == ZKL_STATE_CONNECTED && tu_client_session_id(c) != 0;
 }
 
 START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
@@ -157,8 +157,10 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
     ck_assert_int_eq(zkl_mutex_set_lost_fn(m, on_lost, &s), 0);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
-    int64_t token = zkl_mutex_token(m), sid = zkl_client_session_id(c);
+    int64_t token = tu_mutex_token(m), sid = tu_client_session_id(c);
     int negotiated = zoo_recv_timeout(zkl_client_handle(c));
+    ck_assert_int_eq(zkl_client_session_timeout(c), negotiated);
+    ck_assert_int_eq(zkl_client_session_timeout(NULL), ZKL_EINVAL);
     /* Cut the client off: the server stops answering until the client
      * has given its session up. */
     int64_t pause0 = tu_now_ms();
@@ -168,6 +170,8 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     bool gave_up = tu_wait_until(has_state, &lost, 20000);
     server("resume");
     ck_assert_msg(gave_up, "the client never gave up (state %d)", zkl_client_state(c));
+    /* Known without a handle too (the given-up one is closed). */
+    ck_assert_int_eq(zkl_client_session_timeout(c), negotiated);
     int64_t susp = seen_at(&s, ZKL_STATE_SUSPENDED, 0), gone = seen_at(&s, ZKL_STATE_LOST, 0);
     ck_assert_int_ge(susp, 0);
     ck_assert_int_le(susp, gone);
@@ -179,7 +183,7 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     ck_assert_int_ge(gone - pause0, negotiated * 7 / 20 - 200);
     ck_assert_int_lt(gone - paused, negotiated * 9 / 20 + 1500);
     ck_assert_int_eq(zkl_mutex_is_held(m), 0);
-    ck_assert_int_eq(zkl_mutex_token(m), ZKL_ELOST);
+    ck_assert_int_eq(tu_mutex_token(m), ZKL_ELOST);
     /* The callback ran on the keeper, before or right after the listener. */
     int64_t end = tu_now_ms() + 5000;
     while (tu_now_ms() < end && lost_calls(&s) == 0)
@@ -190,9 +194,9 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     /* A new session on the configured servers, and the lock works again
      * (once the server expired the old session's node). */
     ck_assert(tu_wait_until(reconnected_new, c, 15000));
-    ck_assert_int_ne(zkl_client_session_id(c), sid);
+    ck_assert_int_ne(tu_client_session_id(c), sid);
     ck_assert_int_eq(zkl_mutex_acquire(m, 15000), 0);
-    ck_assert_int_gt(zkl_mutex_token(m), token);
+    ck_assert_int_gt(tu_mutex_token(m), token);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     ck_assert_int_eq(lost_calls(&s), 1); /* once per lost hold */
     zkl_mutex_free(m);
@@ -202,44 +206,12 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
 }
 END_TEST
 
-static bool not_held(void *arg)
-{
-    return zkl_mutex_is_held(arg) == 0;
-}
-
-START_TEST(test_lost_callback_fires_once_per_lost_hold_on_expiry)
-{
-    char *p = tu_path("lostcb");
-    zkl_client *c = tu_client(4000);
-    struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
-    ck_assert_int_eq(zkl_mutex_set_lost_fn(m, on_lost, &s), 0);
-    ck_assert_int_eq(zkl_mutex_set_lost_fn(m, on_lost, &s), 0); /* replacing is fine */
-    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
-    int64_t token = zkl_mutex_token(m);
-    tu_expire_session(c);
-    ck_assert(tu_wait_until(not_held, m, 30000));
-    int64_t end = tu_now_ms() + 5000;
-    while (tu_now_ms() < end && lost_calls(&s) == 0)
-        usleep(2000);
-    ck_assert_int_eq(lost_calls(&s), 1);
-    ck_assert_int_eq(lost_token(&s), token);
-    ck_assert_int_eq(zkl_mutex_release(m), ZKL_ELOST);
-    ck_assert_int_eq(zkl_mutex_set_lost_fn(m, NULL, NULL), 0);
-    ck_assert_int_eq(zkl_mutex_set_lost_fn(NULL, on_lost, &s), ZKL_EINVAL);
-    zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(p);
-}
-END_TEST
-
 /* A listener that takes a while; removal must wait for it to finish. */
 struct slow {
     int started, finished;
 };
 
-static void slow_listener(zkl_client *c, int st, void *arg)
+static void slow_listener(zkl_client *c, enum zkl_state st, void *arg)
 {
     (void)c, (void)st;
     struct slow *s = arg;
@@ -344,7 +316,7 @@ START_TEST(test_try_once_without_a_connection_is_econnloss_at_once)
         usleep(20000); /* a give-up and re-open may still be under way */
     ck_assert_int_eq(rc, 0);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
-    ck_assert_int_eq(zkl_semaphore_free(sem), 0);
+    zkl_semaphore_free(sem);
     zkl_rwlock_free(rw);
     zkl_mutex_free(m);
     zkl_client_close(c);
@@ -354,17 +326,10 @@ START_TEST(test_try_once_without_a_connection_is_econnloss_at_once)
 }
 END_TEST
 
-/* The lost-callbacks of the semaphore and the semaphore-mutex record into
- * a struct seen too. */
+/* The semaphore's lost callback records into a struct seen too. */
 static void on_lease_lost(zkl_semaphore *sem, int64_t token, void *arg)
 {
     (void)sem;
-    on_lost(NULL, token, arg);
-}
-
-static void on_semmutex_lost(zkl_semmutex *sm, int64_t token, void *arg)
-{
-    (void)sm;
     on_lost(NULL, token, arg);
 }
 
@@ -373,24 +338,9 @@ static bool lease_not_held(void *arg)
     return zkl_lease_is_held(arg) == 0;
 }
 
-static bool semmutex_not_held(void *arg)
-{
-    return zkl_semmutex_is_held(arg) == 0;
-}
-
 static bool connected_again(void *arg)
 {
     return zkl_client_state(arg) == ZKL_STATE_CONNECTED;
-}
-
-
-/* Wait (bounded) for the first lost call; the keeper delivers it soon
- * after the state change that is_held already shows. */
-static void wait_lost_call(struct seen *s)
-{
-    int64_t end = tu_now_ms() + 5000;
-    while (tu_now_ms() < end && lost_calls(s) == 0)
-        usleep(2000);
 }
 
 START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
@@ -407,7 +357,7 @@ START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
     ck_assert_int_eq(zkl_semaphore_acquire(sem, 5000, &kept), 0);
     /* A lease given back before the loss is not reported. */
     ck_assert_int_eq(zkl_lease_release(kept), 0);
-    int64_t t1 = zkl_lease_token(one), t2 = zkl_lease_token(two);
+    int64_t t1 = tu_lease_token(one), t2 = tu_lease_token(two);
     tu_expire_session(c);
     ck_assert(tu_wait_until(lease_not_held, one, 30000));
     ck_assert(tu_wait_until(lease_not_held, two, 5000));
@@ -422,7 +372,7 @@ START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
     ck_assert(tu_wait_until(connected_again, c, 30000));
     zkl_lease *three;
     ck_assert_int_eq(zkl_semaphore_acquire(sem, 5000, &three), 0);
-    int64_t t3 = zkl_lease_token(three);
+    int64_t t3 = tu_lease_token(three);
     tu_expire_session(c);
     ck_assert(tu_wait_until(lease_not_held, three, 30000));
     end = tu_now_ms() + 5000;
@@ -433,41 +383,30 @@ START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
     ck_assert_int_eq(zkl_lease_release(three), ZKL_ELOST);
     ck_assert_int_eq(zkl_semaphore_set_lost_fn(sem, NULL, NULL), 0);
     ck_assert_int_eq(zkl_semaphore_set_lost_fn(NULL, on_lease_lost, &s), ZKL_EINVAL);
-    ck_assert_int_eq(zkl_semaphore_free(sem), 0);
+    zkl_semaphore_free(sem);
     zkl_client_close(c);
     free(p);
 }
 END_TEST
 
-START_TEST(test_semmutex_lost_callback_fires_once_per_lost_hold)
+/* The client's getters: the state is an enum (CLOSED for NULL); the
+ * session id comes through an out parameter, left alone on failure. */
+START_TEST(test_client_getters_take_out_parameters)
 {
-    char *p = tu_path("lostsm");
-    zkl_client *c = tu_client(4000);
-    struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    zkl_semmutex *sm;
-    ck_assert_int_eq(zkl_semmutex_new(c, p, &sm), 0);
-    ck_assert_int_eq(zkl_semmutex_set_lost_fn(sm, on_semmutex_lost, &s), 0);
-    ck_assert_int_eq(zkl_semmutex_set_lost_fn(sm, on_semmutex_lost, &s), 0); /* replacing */
-    ck_assert_int_eq(zkl_semmutex_acquire(sm, 5000), 0);
-    int64_t token = zkl_semmutex_token(sm);
-    tu_expire_session(c);
-    ck_assert(tu_wait_until(semmutex_not_held, sm, 30000));
-    wait_lost_call(&s);
-    ck_assert_int_eq(lost_calls(&s), 1);
-    ck_assert_int_eq(lost_token(&s), token);
-    ck_assert_int_eq(zkl_semmutex_release(sm), ZKL_ELOST);
-    ck_assert_int_eq(zkl_semmutex_set_lost_fn(sm, NULL, NULL), 0);
-    ck_assert_int_eq(zkl_semmutex_set_lost_fn(NULL, on_semmutex_lost, &s), ZKL_EINVAL);
-    /* Without a callback, a further loss calls nothing. */
-    ck_assert(tu_wait_until(connected_again, c, 30000));
-    ck_assert_int_eq(zkl_semmutex_acquire(sm, 5000), 0);
-    tu_expire_session(c);
-    ck_assert(tu_wait_until(semmutex_not_held, sm, 30000));
-    ck_assert_int_eq(zkl_semmutex_release(sm), ZKL_ELOST);
-    ck_assert_int_eq(lost_calls(&s), 1);
-    zkl_semmutex_free(sm);
+    zkl_client *c = tu_client(10000);
+    ck_assert_int_eq(zkl_client_state(c), ZKL_STATE_CONNECTED);
+    ck_assert_int_eq(zkl_client_state(NULL), ZKL_STATE_CLOSED);
+    int64_t id = 42;
+    ck_assert_int_eq(zkl_client_session_id(NULL, &id), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_client_session_id(c, NULL), ZKL_EINVAL);
+    ck_assert_int_eq(id, 42);
+    ck_assert_int_eq(zkl_client_session_id(c, &id), 0);
+    ck_assert_int_eq(id, (int64_t)zoo_client_id(zkl_client_handle(c))->client_id);
+    ck_assert_int_ne(id, 0);
+    zkl_client_stats st;
+    ck_assert_int_eq(zkl_client_get_stats(NULL, &st), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_client_get_stats(c, NULL), ZKL_EINVAL);
     zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -497,11 +436,10 @@ int main(void)
     TCase *tc = tu_tcase("session", 90);
     tu_add_fixture(tc, "session");
     tcase_add_test(tc, test_suspended_client_gives_its_session_up_and_goes_on);
-    tcase_add_test(tc, test_lost_callback_fires_once_per_lost_hold_on_expiry);
     tcase_add_test(tc, test_semaphore_lost_callback_fires_once_per_lost_lease);
-    tcase_add_test(tc, test_semmutex_lost_callback_fires_once_per_lost_hold);
     tcase_add_test(tc, test_try_once_without_a_connection_is_econnloss_at_once);
     tcase_add_test(tc, test_listener_removal_waits_for_a_running_delivery);
+    tcase_add_test(tc, test_client_getters_take_out_parameters);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -203,7 +203,7 @@ END_TEST
 /* ---- the request size limit ------------------------------------------------ */
 
 static int suspended;
-static void count_suspended(zkl_client *c, int state, void *arg)
+static void count_suspended(zkl_client *c, enum zkl_state state, void *arg)
 {
     (void)c, (void)arg;
     if (state == ZKL_STATE_SUSPENDED)
@@ -489,16 +489,53 @@ static int worker_free_acquiring(const char *path, const char *errfile)
     return 0;           /* not reached */
 }
 
-/* Worker: "use-after-free HOSTS PATH ERRFILE": an acquire through a mutex
- * already freed. */
-static int worker_use_after_free(const char *path, const char *errfile)
+/* Worker: "sem-free-acquiring HOSTS PATH ERRFILE": as free-acquiring, for a
+ * semaphore whose acquire waits behind a lease of another client. */
+static int worker_sem_free_acquiring(const char *path, const char *errfile)
 {
     if (freopen(errfile, "w", stderr) == NULL)
         return 2;
     setvbuf(stderr, NULL, _IONBF, 0);
-    zkl_client *a;
-    if (zkl_client_open(tu_hosts(), 10000, &a) != 0)
+    zkl_client *a, *b;
+    if (zkl_client_open(tu_hosts(), 10000, &a) != 0 || zkl_client_open(tu_hosts(), 10000, &b) != 0)
         return 3;
+    zkl_semaphore *sa, *sb;
+    zkl_lease *la;
+    if (zkl_semaphore_new(a, path, 1, &sa) != 0 || zkl_semaphore_new(b, path, 1, &sb) != 0 ||
+        zkl_semaphore_acquire(sa, 10000, &la) != 0)
+        return 4;
+    struct bg w = {.obj = sb};
+    pthread_create(&w.t, NULL, bg_semaphore, &w);
+    zkl_client_stats st;
+    for (int i = 0; i < 10000; i++) {
+        zkl_client_get_stats(b, &st);
+        if (st.creates >= 1)
+            break;
+        usleep(1000);
+    }
+    zkl_semaphore_free(sb); /* the misuse */
+    return 0;               /* not reached */
+}
+
+/* A misuse worker's start: stderr unbuffered into `errfile` (the parent
+ * reads the abort message there) and a client. 0, or the worker's exit
+ * code (2: no stderr, 3: no client). */
+static int worker_open(const char *errfile, zkl_client **a)
+{
+    if (freopen(errfile, "w", stderr) == NULL)
+        return 2;
+    setvbuf(stderr, NULL, _IONBF, 0);
+    return zkl_client_open(tu_hosts(), 10000, a) != 0 ? 3 : 0;
+}
+
+/* Worker: "use-after-free HOSTS PATH ERRFILE": an acquire through a mutex
+ * already freed. */
+static int worker_use_after_free(const char *path, const char *errfile)
+{
+    zkl_client *a;
+    int err = worker_open(errfile, &a);
+    if (err != 0)
+        return err;
     zkl_mutex *m;
     if (zkl_mutex_new(a, path, &m) != 0)
         return 4;
@@ -552,27 +589,41 @@ static bool created_one(void *arg)
     return stats_of(arg).creates >= 1;
 }
 
-START_TEST(test_semaphore_free_during_an_acquire_is_ebusy)
+START_TEST(test_semaphore_free_while_another_thread_acquires_aborts)
+{
+    expect_abort("sem-free-acquiring",
+                 "zkl: zkl_semaphore_free: the object is still in use by 1 call");
+}
+END_TEST
+
+/* A semaphore freed while its leases are out cannot refuse: the leases stay
+ * valid, release as usual, and the last one frees the semaphore (memcheck
+ * sees that nothing stays). */
+START_TEST(test_semaphore_freed_with_leases_out_keeps_them)
 {
     char *p = tu_path("sem");
     zkl_client *a = tu_client(10000), *b = tu_client(10000);
     zkl_semaphore *sa, *sb;
-    ck_assert_int_eq(zkl_semaphore_new(a, p, 1, &sa), 0);
-    ck_assert_int_eq(zkl_semaphore_new(b, p, 1, &sb), 0);
-    zkl_lease *la;
-    ck_assert_int_eq(zkl_semaphore_acquire(sa, 10000, &la), 0);
+    ck_assert_int_eq(zkl_semaphore_new(a, p, 2, &sa), 0);
+    ck_assert_int_eq(zkl_semaphore_new(b, p, 2, &sb), 0);
+    zkl_lease *l1, *l2;
+    ck_assert_int_eq(zkl_semaphore_acquire(sa, 10000, &l1), 0);
+    ck_assert_int_eq(zkl_semaphore_acquire(sa, 10000, &l2), 0);
+    int64_t t1 = tu_lease_token(l1);
+    zkl_semaphore_free(sa);
+    /* b waits: both leases are still held */
     struct bg w = {.obj = sb};
     pthread_create(&w.t, NULL, bg_semaphore, &w);
-    /* Its waiter node is on the server: the acquire is under way. */
     ck_assert(tu_wait_until(created_one, b, 10000));
-    ck_assert_int_eq(zkl_semaphore_free(sb), ZKL_EBUSY);
-    ck_assert_int_eq(zkl_lease_release(la), 0);
+    ck_assert_int_eq(zkl_lease_is_held(l1), 1);
+    ck_assert_int_eq(tu_lease_token(l1), t1);
+    ck_assert_int_eq(zkl_lease_release(l1), 0);
     pthread_join(w.t, NULL);
     ck_assert_int_eq(w.rc, 0);
-    ck_assert_int_eq(zkl_semaphore_free(sb), ZKL_EBUSY); /* its lease is out */
+    ck_assert_int_gt(tu_lease_token(w.lease), t1);
+    ck_assert_int_eq(zkl_lease_release(l2), 0); /* the last: sa goes */
     ck_assert_int_eq(zkl_lease_release(w.lease), 0);
-    ck_assert_int_eq(zkl_semaphore_free(sb), 0);
-    ck_assert_int_eq(zkl_semaphore_free(sa), 0);
+    zkl_semaphore_free(sb);
     zkl_client_close(a);
     zkl_client_close(b);
     free(p);
@@ -583,22 +634,31 @@ END_TEST
  * holds went with the session, and freeing them frees the client. */
 START_TEST(test_objects_outlive_their_closed_client_safely)
 {
-    char *p = tu_path("lock"), *q = tu_path("rw"), *r = tu_path("sm");
+    char *p = tu_path("lock"), *q = tu_path("rw"), *r = tu_path("sm"), *u = tu_path("sem");
     zkl_client *c = tu_client(10000);
     zkl_mutex *m;
     zkl_rwlock *rw;
     zkl_semmutex *sm;
+    zkl_semaphore *sem;
+    zkl_lease *lease;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
     ck_assert_int_eq(zkl_rwlock_new(c, q, &rw), 0);
     ck_assert_int_eq(zkl_semmutex_new(c, r, &sm), 0);
+    ck_assert_int_eq(zkl_semaphore_new(c, u, 2, &sem), 0);
     ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 10000), 0);
     ck_assert_int_eq(zkl_semmutex_acquire(sm, 10000), 0);
+    ck_assert_int_eq(zkl_semaphore_acquire(sem, 10000, &lease), 0);
+    zkl_semaphore_free(sem); /* its lease keeps it */
     zkl_client_close(c);
     /* The session's nodes are gone. */
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
     ck_assert_int_eq(tu_children(tu_fixture_zk, q), 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, r), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, u), 0);
+    /* A lease still out goes with the session; its release frees it. */
+    ck_assert(!zkl_lease_is_held(lease));
+    ck_assert_int_eq(zkl_lease_release(lease), ZKL_ECLOSED);
     ck_assert(!zkl_mutex_is_held(m));
     ck_assert_int_eq(zkl_mutex_acquire(m, 1000), ZKL_ELOST);
     ck_assert_int_eq(zkl_mutex_release(m), ZKL_ECLOSED);
@@ -606,7 +666,39 @@ START_TEST(test_objects_outlive_their_closed_client_safely)
     zkl_mutex_free(m);
     zkl_semmutex_free(sm);
     zkl_rwlock_free(rw); /* the last one frees the client */
-    free(p), free(q), free(r);
+    free(p), free(q), free(r), free(u);
+}
+END_TEST
+
+/* Worker: "many-objects HOSTS PATH ERRFILE": 20,000 mutexes open at once
+ * (the table of open objects grows several times), each still usable; a
+ * third of them freed, out of order; a call through one of those must die. */
+static int worker_many_objects(const char *path, const char *errfile)
+{
+    zkl_client *a;
+    int err = worker_open(errfile, &a);
+    if (err != 0)
+        return err;
+    enum { N = 20000 };
+    static zkl_mutex *ms[N];
+    for (int i = 0; i < N; i++)
+        if (zkl_mutex_new(a, path, &ms[i]) != 0)
+            return 4;
+    for (int i = 0; i < N; i++)
+        if (zkl_mutex_is_held(ms[i]) != 0)
+            return 5;
+    for (int i = 0; i < N; i += 3)
+        zkl_mutex_free(ms[(i * 7919) % N]); /* a scattered third */
+    if (zkl_mutex_acquire(ms[N / 2 + 1], 5000) != 0 || zkl_mutex_release(ms[N / 2 + 1]) != 0)
+        return 6;
+    int gone = ((N / 3) * 7919) % N; /* i = N/3 * 3 is below N: freed */
+    zkl_mutex_free(ms[gone]); /* the misuse: freed twice */
+    return 0;                 /* not reached */
+}
+
+START_TEST(test_thousands_of_objects_are_each_checked)
+{
+    expect_abort("many-objects", "zkl: zkl_mutex_free: not an open lock object (freed twice?)");
 }
 END_TEST
 
@@ -616,8 +708,12 @@ int main(int argc, char **argv)
     if (argc == 5 && strcmp(argv[1], "--worker") == 0) {
         if (strcmp(argv[2], "free-acquiring") == 0)
             return worker_free_acquiring(argv[3], argv[4]);
+        if (strcmp(argv[2], "sem-free-acquiring") == 0)
+            return worker_sem_free_acquiring(argv[3], argv[4]);
         if (strcmp(argv[2], "use-after-free") == 0)
             return worker_use_after_free(argv[3], argv[4]);
+        if (strcmp(argv[2], "many-objects") == 0)
+            return worker_many_objects(argv[3], argv[4]);
         return 1;
     }
     suite_pid = getpid();
@@ -645,7 +741,9 @@ int main(int argc, char **argv)
     tu_add_fixture(tc, "validate");
     tcase_add_test(tc, test_free_while_another_thread_acquires_aborts_with_a_message);
     tcase_add_test(tc, test_acquire_through_a_freed_mutex_aborts_with_a_message);
-    tcase_add_test(tc, test_semaphore_free_during_an_acquire_is_ebusy);
+    tcase_add_test(tc, test_thousands_of_objects_are_each_checked);
+    tcase_add_test(tc, test_semaphore_free_while_another_thread_acquires_aborts);
+    tcase_add_test(tc, test_semaphore_freed_with_leases_out_keeps_them);
     tcase_add_test(tc, test_objects_outlive_their_closed_client_safely);
     suite_add_tcase(s, tc);
     return tu_run(s);

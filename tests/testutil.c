@@ -3,11 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,19 +142,19 @@ static void expire_once(zkl_client *c)
 
 void tu_expire_session(zkl_client *c)
 {
-    int64_t old = zkl_client_session_id(c);
+    int64_t old = tu_client_session_id(c);
     ck_assert_int_ne(old, 0);
     /* The first handle may take its session back between the second one's
      * attach and close (then the close is refused): try again until the
      * client saw its session end. */
     for (int attempt = 0; attempt < 10; attempt++) {
         int st = zkl_client_state(c);
-        if (zkl_client_session_id(c) != old || st == ZKL_STATE_LOST)
+        if (tu_client_session_id(c) != old || st == ZKL_STATE_LOST)
             return;
         if (st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED)
             expire_once(c);
         int64_t end = tu_now_ms() + 3000;
-        while (tu_now_ms() < end && zkl_client_session_id(c) == old &&
+        while (tu_now_ms() < end && tu_client_session_id(c) == old &&
                zkl_client_state(c) != ZKL_STATE_LOST)
             usleep(2000);
     }
@@ -313,4 +316,92 @@ int tu_wait_exit(pid_t pid, int timeout_ms)
             return -1;
         usleep(5000);
     }
+}
+
+/* One server's answer to a four-letter command, malloc'd; NULL if none. */
+static char *four_letters(const char *host, size_t hlen, const char *cmd)
+{
+    char name[256], *port;
+    if (hlen >= sizeof name)
+        return NULL;
+    memcpy(name, host, hlen);
+    name[hlen] = '\0';
+    if ((port = strrchr(name, ':')) == NULL)
+        return NULL;
+    *port++ = '\0';
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
+    if (getaddrinfo(name, port, &hints, &ai) != 0)
+        return NULL;
+    int fd = socket(ai->ai_family, ai->ai_socktype, 0);
+    if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(ai);
+        return NULL;
+    }
+    freeaddrinfo(ai);
+    char *out = NULL;
+    size_t len = 0, cap = 0;
+    if (write(fd, cmd, strlen(cmd)) == (ssize_t)strlen(cmd)) {
+        for (;;) {
+            if (len + 4096 + 1 > cap) {
+                char *m = realloc(out, cap = 2 * cap + 8192);
+                if (m == NULL)
+                    break;
+                out = m;
+            }
+            ssize_t r = read(fd, out + len, cap - len - 1);
+            if (r <= 0)
+                break;
+            len += (size_t)r;
+        }
+    }
+    close(fd);
+    if (out != NULL)
+        out[len] = '\0';
+    return out;
+}
+
+bool tu_session_watches(const char *path, int64_t session)
+{
+    char sid[32];
+    snprintf(sid, sizeof sid, "0x%llx", (unsigned long long)session);
+    size_t plen = strlen(path);
+    const char *h = tu_hosts();
+    bool found = false;
+    while (*h && !found) {
+        size_t hlen = strcspn(h, ",");
+        char *txt = four_letters(h, hlen, "wchp");
+        /* wchp: each watched path on a line, then its sessions, one per
+         * line, indented. */
+        bool in = false;
+        for (char *line = txt; line != NULL && *line && !found;) {
+            char *end = strchr(line, '\n');
+            size_t n = end ? (size_t)(end - line) : strlen(line);
+            if (line[0] == '/')
+                in = n == plen && memcmp(line, path, plen) == 0;
+            else if (in) {
+                const char *s = line + strspn(line, " \t");
+                size_t slen = n - (size_t)(s - line);
+                found = slen == strlen(sid) && strncasecmp(s, sid, slen) == 0;
+            }
+            line = end ? end + 1 : NULL;
+        }
+        free(txt);
+        h += hlen;
+        if (*h == ',')
+            h++;
+    }
+    return found;
+}
+
+bool tu_wait_session_watches(const char *path, int64_t session, int timeout_ms)
+{
+    int64_t end = tu_now_ms() + timeout_ms;
+    while (!tu_session_watches(path, session)) {
+        if (tu_now_ms() >= end)
+            return false;
+        usleep(5000);
+    }
+    return true;
 }

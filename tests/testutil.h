@@ -58,6 +58,12 @@ char *tu_path(const char *leaf);
 /* Wait until `path` has exactly `want` children; false if it has not
  * within `timeout_ms`. */
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms);
+/* Whether session `session` has a watch on `path` at any server of
+ * tu_hosts() (the four-letter command wchp): a waiter is known to wait
+ * once its watch is set, which a listing of the lock path cannot show. */
+bool tu_session_watches(const char *path, int64_t session);
+/* Wait until it does; false if not within `timeout_ms`. */
+bool tu_wait_session_watches(const char *path, int64_t session, int timeout_ms);
 /* For interop runs whose workers log "ACQ|REL kind id realtime-ns token":
  * CLOCK_REALTIME in ns, comparable across processes on one machine. */
 int64_t tu_realtime_ns(void);
@@ -72,5 +78,63 @@ int tu_wait_exit(pid_t pid, int timeout_ms);
 int tu_run(Suite *s);
 /* A test case with a timeout large enough for ZooKeeper work. */
 TCase *tu_tcase(const char *name, int timeout_s);
+
+
+/* The public token and session-id calls give a value through an out
+ * parameter; tests compare the value, or the code, in one expression. */
+static inline int64_t tu_value(int rc, const int64_t *v)
+{
+    return rc != 0 ? rc : *v;
+}
+static inline int64_t tu_mutex_token(zkl_mutex *o)
+{
+    int64_t v = 0;
+    int rc = zkl_mutex_token(o, &v);
+    return tu_value(rc, &v);
+}
+static inline int64_t tu_semmutex_token(zkl_semmutex *o)
+{
+    int64_t v = 0;
+    int rc = zkl_semmutex_token(o, &v);
+    return tu_value(rc, &v);
+}
+static inline int64_t tu_rwlock_read_token(zkl_rwlock *o)
+{
+    int64_t v = 0;
+    int rc = zkl_rwlock_read_token(o, &v);
+    return tu_value(rc, &v);
+}
+static inline int64_t tu_rwlock_write_token(zkl_rwlock *o)
+{
+    int64_t v = 0;
+    int rc = zkl_rwlock_write_token(o, &v);
+    return tu_value(rc, &v);
+}
+static inline int64_t tu_lease_token(zkl_lease *o)
+{
+    int64_t v = 0;
+    int rc = zkl_lease_token(o, &v);
+    return tu_value(rc, &v);
+}
+static inline int64_t tu_client_session_id(zkl_client *o)
+{
+    int64_t v = 0;
+    int rc = zkl_client_session_id(o, &v);
+    return tu_value(rc, &v);
+}
+
+/* A mutex with prefetch on or off, through the lock options. */
+static inline int tu_mutex_new_prefetch(zkl_client *c, const char *path, bool prefetch,
+                                        zkl_mutex **out)
+{
+    zkl_lock_opts *o = NULL;
+    int rc = zkl_lock_opts_new(&o);
+    if (rc == 0)
+        rc = zkl_lock_opts_set_prefetch(o, prefetch ? 1 : 0);
+    if (rc == 0)
+        rc = zkl_mutex_new_opts(c, path, o, out);
+    zkl_lock_opts_free(o);
+    return rc;
+}
 
 #endif

@@ -23,18 +23,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-now_ms() {
-    local t=${EPOCHREALTIME//[.,]/}
-    echo $((t / 1000))
-}
-wait_for() {
-    local end=$(($(now_ms) + $1 * 1000))
-    shift
-    until "$@"; do
-        (($(now_ms) < end)) || return 1
-        sleep 0.05
-    done
-}
+. "$here/wait.sh"
 
 failures=0
 fail() {

@@ -39,21 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-now_ms() {
-    local t=${EPOCHREALTIME//[.,]/}
-    echo $((t / 1000))
-}
-
-# wait_until SECONDS COMMAND...: poll COMMAND until it succeeds; 1 if it
-# never did within SECONDS.
-wait_until() {
-    local end=$(($(now_ms) + $1 * 1000))
-    shift
-    until "$@"; do
-        (($(now_ms) < end)) || return 1
-        sleep 0.05
-    done
-}
+. "$here/wait.sh"
 
 # wait_exit SECONDS PID: wait until PID (a child of this shell) ended and
 # set $status to its exit status; 1 if it still runs after SECONDS.
@@ -140,7 +126,7 @@ start_holder() {
     local name=$1 p=$2
     shift 2
     start_zkl lock "$@" "$p" sh -c "touch '$tmp/$name.started'; while [ ! -e '$tmp/$name.stop' ]; do sleep 0.05; done"
-    wait_until 20 test -e "$tmp/$name.started" || fail "holder $name never ran"
+    wait_for 20 test -e "$tmp/$name.started" || fail "holder $name never ran"
 }
 
 test_nonblock_and_wait_give_up_when_held() {
@@ -184,6 +170,19 @@ test_verbose_tells_wait_and_token() {
         fail "-v said: $(cat "$tmp/verbose.err")"
 }
 
+test_metrics_file_counts_the_run() {
+    local p=$root/metrics
+    "$ZKL" lock --metrics "$tmp/metrics.prom" "$p" true || fail "zkl lock --metrics failed"
+    grep -qx "zkl_lock_acquired_total{path=\"$p\"} 1" "$tmp/metrics.prom" ||
+        fail "no acquisition in: $(head -c 600 "$tmp/metrics.prom")"
+    grep -qx "zkl_lock_releases_total{path=\"$p\"} 1" "$tmp/metrics.prom" ||
+        fail "no release counted"
+    grep -qx "# TYPE zkl_lock_wait_seconds histogram" "$tmp/metrics.prom" || fail "no histogram"
+    "$ZKL" lock --metrics - "$p" true 2>"$tmp/metrics.err" || fail "--metrics - failed"
+    grep -q "^zkl_lock_wait_seconds_count{path=\"$p\"} 1$" "$tmp/metrics.err" ||
+        fail "--metrics - wrote: $(head -c 300 "$tmp/metrics.err")"
+}
+
 test_two_processes_never_run_their_commands_at_once() {
     local p=$root/exclusive log=$tmp/exclusive.log i
     local -a ps=()
@@ -211,7 +210,7 @@ test_term_to_zkl_reaches_command_then_lock_is_released() {
     local p=$root/term
     start_zkl lock "$p" sh -c "trap 'touch \"$tmp/term.got\"; exit 5' TERM; touch '$tmp/term.started'; while :; do sleep 0.05; done"
     local z=$bg
-    wait_until 20 test -e "$tmp/term.started" || fail "command never ran"
+    wait_for 20 test -e "$tmp/term.started" || fail "command never ran"
     kill -TERM "$z"
     wait_exit 20 "$z" || fail "zkl did not end after SIGTERM"
     [[ $status == 5 ]] || fail "zkl gave $status, not the command's 5"
@@ -292,12 +291,12 @@ test_signal_while_waiting_leaves_no_node() {
         # A long session: the node must go at once, not when it expires.
         start_zkl lock --session-timeout 30000 "$p" touch "$tmp/waiter.ran"
         local waiter=$bg
-        wait_until 20 contenders_are "$p" 2 || fail "the waiter never queued"
+        wait_for 20 contenders_are "$p" 2 || fail "the waiter never queued"
         kill -"$sig" "$waiter"
         wait_exit 10 "$waiter" || fail "a waiter did not stop waiting on SIG$sig"
         local want=$((128 + $(kill -l "$sig")))
         [[ $status == "$want" ]] || fail "a waiter stopped by SIG$sig gave $status, not $want"
-        wait_until 5 contenders_are "$p" 1 || fail "the waiter's node outlived it (SIG$sig)"
+        wait_for 5 contenders_are "$p" 1 || fail "the waiter's node outlived it (SIG$sig)"
     done
     [[ ! -e $tmp/waiter.ran ]] || fail "an interrupted waiter ran its command"
     touch "$tmp/w.stop"
@@ -309,10 +308,10 @@ test_command_is_terminated_when_the_session_expires() {
     # The command records SIGTERM, then keeps running until SIGKILL.
     start_zkl lock --session-timeout 1000 --kill-after 1 "$p" sh -c "trap 'touch \"$tmp/exp.term\"' TERM; touch '$tmp/exp.started'; while :; do sleep 0.05; done"
     local z=$bg
-    wait_until 20 test -e "$tmp/exp.started" || fail "command never ran"
+    wait_for 20 test -e "$tmp/exp.started" || fail "command never ran"
     # Frozen, zkl cannot keep its session: wait until the server expired it.
     kill -STOP "$z"
-    wait_until 30 contenders_are "$p" 0 || fail "the session never expired"
+    wait_for 30 contenders_are "$p" 0 || fail "the session never expired"
     kill -CONT "$z"
     wait_exit 30 "$z" || fail "zkl did not end after its session expired"
     [[ $status == 75 ]] || fail "zkl gave $status, not 75 (lock lost)"
@@ -322,9 +321,9 @@ test_command_is_terminated_when_the_session_expires() {
         sh -c "touch '$tmp/exp2.started'; while :; do sleep 0.05; done" &
     z=$!
     pids+=("$z")
-    wait_until 20 test -e "$tmp/exp2.started" || fail "second command never ran"
+    wait_for 20 test -e "$tmp/exp2.started" || fail "second command never ran"
     kill -STOP "$z"
-    wait_until 30 contenders_are "$p" 0 || fail "the second session never expired"
+    wait_for 30 contenders_are "$p" 0 || fail "the second session never expired"
     kill -CONT "$z"
     wait_exit 30 "$z" || fail "zkl did not end after its second session expired"
     [[ $status == 9 ]] || fail "--lost-exit-code 9 gave $status"
@@ -342,7 +341,7 @@ private_command_ends_when_servers_are_gone() {
     zkcli= # the server will be gone: no cleanup there
     start_zkl lock --session-timeout 2000 --kill-after 1 /gone sh -c "trap 'touch \"$tmp/gone.term\"; exit 3' TERM; touch '$tmp/gone.started'; while :; do sleep 0.05; done"
     local z=$bg
-    wait_until 20 test -e "$tmp/gone.started" || fail "command never ran"
+    wait_for 20 test -e "$tmp/gone.started" || fail "command never ran"
     "$ZKL_HARNESS" kill-node "$ZKL_TEST_ZKDIR" 1 || fail "could not kill the server"
     # With no server to ask, zkl cannot know whether its session lives on:
     # after a third of the session timeout without a connection the server
@@ -358,11 +357,11 @@ test_waiter_whose_session_expires_queues_again() {
     local holder=$bg
     start_zkl lock --session-timeout 1000 "$p" touch "$tmp/rq.ran"
     local z=$bg
-    wait_until 20 contenders_are "$p" 2 || fail "the waiter never queued"
+    wait_for 20 contenders_are "$p" 2 || fail "the waiter never queued"
     kill -STOP "$z"
-    wait_until 30 contenders_are "$p" 1 || fail "the waiter's session never expired"
+    wait_for 30 contenders_are "$p" 1 || fail "the waiter's session never expired"
     kill -CONT "$z"
-    wait_until 30 contenders_are "$p" 2 || fail "the waiter did not queue again"
+    wait_for 30 contenders_are "$p" 2 || fail "the waiter did not queue again"
     touch "$tmp/rq.stop"
     wait_exit 30 "$z" || fail "the waiter did not end"
     [[ $status == 0 ]] || fail "the waiter gave $status"
@@ -378,7 +377,7 @@ test_holders_lists_holder_then_waiters_in_order() {
     for i in 1 2 3; do
         start_zkl lock "$p" true
         waiters+=("$bg")
-        wait_until 20 contenders_are "$p" $((i + 1)) || fail "waiter $i never queued"
+        wait_for 20 contenders_are "$p" $((i + 1)) || fail "waiter $i never queued"
     done
     "$ZKL" holders "$p" >"$tmp/holders.txt" || fail "holders gave $?"
     "$ZKL" holders --json "$p" >"$tmp/holders.json" || fail "holders --json gave $?"
@@ -426,7 +425,7 @@ test_readers_share_and_writers_exclude() {
     # A queued writer holds back later readers.
     start_zkl lock --exclusive "$p" touch "$tmp/rw.writer"
     local w=$bg
-    wait_until 20 contenders_are "$p" 3 || fail "the writer never queued"
+    wait_for 20 contenders_are "$p" 3 || fail "the writer never queued"
     "$ZKL" lock -s -n "$p" true
     rc=$?
     [[ $rc == 1 ]] || fail "a reader overtook a queued writer ($rc)"
@@ -479,7 +478,7 @@ test_semaphore_admits_n_at_once() {
     [[ $rc == 78 ]] || fail "another limit gave $rc, not 78"
     start_zkl lock --semaphore 2 "$p" touch "$tmp/s3.ran"
     local s3=$bg
-    wait_until 20 contenders_are "$p" 3 || fail "the third never queued"
+    wait_for 20 contenders_are "$p" 3 || fail "the third never queued"
     "$ZKL" holders "$p" | grep -q "2 of 2 leases held" || fail "holders: $("$ZKL" holders "$p")"
     "$ZKL" holders --json "$p" >"$tmp/sem.json" || fail "holders gave $?"
     python3 - "$tmp/sem.json" "$s1" "$s2" "$s3" <<'EOF' || fail "json: $(cat "$tmp/sem.json")"
@@ -492,7 +491,7 @@ assert [c["pid"] for c in cs] == [int(x) for x in sys.argv[2:]], cs
 assert [c.get("leases") for c in cs[:2]] == [1, 1], cs
 EOF
     touch "$tmp/s1.stop"
-    wait_until 20 test -e "$tmp/s3.ran" || fail "the third never ran after a lease was given back"
+    wait_for 20 test -e "$tmp/s3.ran" || fail "the third never ran after a lease was given back"
     touch "$tmp/s2.stop"
     for rc in "$s1" "$s2" "$s3"; do
         wait_exit 30 "$rc" || fail "a process did not end"
@@ -562,7 +561,7 @@ start_hold() {
     bg=$!
     pids+=("$bg")
     exec 7>"$tmp/$name.in"
-    wait_until 20 test -s "$tmp/$name.out" || fail "hold mode printed nothing"
+    wait_for 20 test -s "$tmp/$name.out" || fail "hold mode printed nothing"
 }
 
 test_hold_mode_prints_node_and_token_and_holds_until_stdin_ends() {
@@ -608,7 +607,7 @@ test_hold_mode_exits_75_when_the_lock_is_lost() {
     start_hold hl --session-timeout 1000 "$p"
     local z=$bg
     kill -STOP "$z"
-    wait_until 30 contenders_are "$p" 0 || fail "the session never expired"
+    wait_for 30 contenders_are "$p" 0 || fail "the session never expired"
     kill -CONT "$z"
     wait_exit 30 "$z" || fail "hold mode did not end after its session expired"
     [[ $status == 75 ]] || fail "hold mode gave $status, not 75"
@@ -645,7 +644,7 @@ test_a_signal_while_connecting_ends_zkl_at_once() {
         start_zkl lock -S 192.0.2.1:2181,127.0.0.1:1 /x true
         local z=$bg
         # Connecting: the connector thread runs beside the main thread.
-        wait_until 10 threads_of "$z" 2 || fail "zkl never started connecting"
+        wait_for 10 threads_of "$z" 2 || fail "zkl never started connecting"
         kill -"$sig" "$z"
         wait_exit 2 "$z" || fail "zkl still waits 2 s after SIG$sig while connecting"
         want=$((128 + $(kill -l "$sig")))
@@ -661,7 +660,7 @@ test_break_deletes_the_holders_node_and_lets_the_next_in() {
     local holder=$bg
     start_zkl lock "$p" touch "$tmp/bk.next"
     local waiter=$bg
-    wait_until 20 contenders_are "$p" 2 || fail "the waiter never queued"
+    wait_for 20 contenders_are "$p" 2 || fail "the waiter never queued"
     "$ZKL" holders --json "$p" >"$tmp/bk.json"
     local node
     node=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contenders"][0]["node"])' "$tmp/bk.json")
@@ -708,7 +707,7 @@ test_revoke_writes_the_request_into_the_holders_node() {
     read -r node token <"$tmp/rv.out"
     start_zkl lock "$p" true
     local waiter=$bg
-    wait_until 20 contenders_are "$p" 2 || fail "the waiter never queued"
+    wait_for 20 contenders_are "$p" 2 || fail "the waiter never queued"
     "$ZKL" revoke "$p" >"$tmp/rv.out2" || fail "revoke gave $?"
     "$ZKL" holders --json "$p" >"$tmp/rv.json"
     python3 - "$tmp/rv.json" <<'PY' || fail "holders: $(cat "$tmp/rv.json")"

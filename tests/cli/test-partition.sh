@@ -36,20 +36,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-now_ms() {
-    local t=${EPOCHREALTIME//[.,]/}
-    echo $((t / 1000))
-}
-
-# wait_for SECONDS COMMAND...
-wait_for() {
-    local end=$(($(now_ms) + $1 * 1000))
-    shift
-    until "$@"; do
-        (($(now_ms) < end)) || return 1
-        sleep 0.02
-    done
-}
+. "$here/wait.sh"
 
 packets() { # node index: zk_packets_received of that node
     "$H" mntr "$D" "$1" 2>/dev/null | awk '$1 == "zk_packets_received" {print $2}'

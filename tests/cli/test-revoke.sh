@@ -24,19 +24,7 @@ pass=0 failed=0 skipped=0
 ok() { echo "ok - $*"; pass=$((pass + 1)); }
 not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
 
-now_ms() {
-    local t=${EPOCHREALTIME//[.,]/}
-    echo $((t / 1000))
-}
-# wait_for SECONDS CONDITION...: poll until CONDITION holds.
-wait_for() {
-    local end=$(($(now_ms) + $1 * 1000))
-    shift
-    until "$@"; do
-        (($(now_ms) < end)) || return 1
-        sleep 0.05
-    done
-}
+. "$here/wait.sh"
 held() { "$ZKL" holders "$1" 2>/dev/null | grep -q holds; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 nodes() { "$ZKL" holders --json "$1" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["contenders"]))'; }

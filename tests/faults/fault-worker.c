@@ -49,6 +49,16 @@ struct opts {
     long iterations, hold_ms, session_ms, acquire_ms;
 };
 
+
+/* The public calls give these values through an out parameter; this
+ * worker logs the value, or the negative code, as one number. */
+static int64_t value_of_mutex_token(zkl_mutex *o)
+{
+    int64_t v = 0;
+    int rc = zkl_mutex_token(o, &v);
+    return rc != 0 ? rc : v;
+}
+
 static int log_fd = -1;
 
 /* libzookeeper_mt 3.8.0 does not free the bookkeeping of a synchronous
@@ -117,7 +127,7 @@ static char states[256];
 static int lost_calls;
 static int lost_states; /* ZKL_STATE_LOST seen by on_state */
 
-static void on_state(zkl_client *c, int st, void *arg)
+static void on_state(zkl_client *c, enum zkl_state st, void *arg)
 {
     (void)c, (void)arg;
     static const char *names[] = {"connecting", "connected", "suspended", "reconnected", "lost",
@@ -142,7 +152,7 @@ static int pause_holder(const struct opts *o, zkl_client *c, zkl_mutex *m)
     int rc = zkl_mutex_acquire(m, o->acquire_ms);
     if (rc != 0)
         die("acquire", rc);
-    int64_t token = zkl_mutex_token(m);
+    int64_t token = value_of_mutex_token(m);
     logf_line("ACQ mutex %ld/1 %" PRId64 " %" PRId64 "\n", (long)getpid(), realtime_ns(), token);
     printf("HELD %" PRId64 "\n", token);
     fflush(stdout);
@@ -216,7 +226,7 @@ static int loop(const struct opts *o, zkl_mutex *m)
         }
         if (rc != 0)
             die("acquire", rc);
-        int64_t token = zkl_mutex_token(m);
+        int64_t token = value_of_mutex_token(m);
         logf_line("ACQ mutex %ld/1 %" PRId64 " %" PRId64 "\n", (long)getpid(), realtime_ns(), token);
         if (o->counter)
             bump_counter(o->counter, o->hold_ms);

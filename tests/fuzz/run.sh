@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh - build the libFuzzer targets with clang and run each for a while.
 #
-#   tests/fuzz/run.sh [--seconds S] [--out DIR]
+#   tests/fuzz/run.sh [--seconds S] [--out DIR] [--build BUILD_DIR]
 #
 # Targets (tests/fuzz/*.c): fuzz_path (zkl__path_check), fuzz_entry
 # (zkl__entry_parse), fuzz_listing (sort + each recipe's policy on a fuzzed
@@ -16,11 +16,13 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 top=$(cd "$here/../.." && pwd -P)
 secs=25
 out=$top/build/fuzz
+build=$top/build # a configured build tree: its include/zkl/version.h
 while (($#)); do
     case $1 in
     --seconds) secs=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    *) echo "usage: $0 [--seconds S] [--out DIR]" >&2; exit 2 ;;
+    --build) build=$2; shift 2 ;;
+    *) echo "usage: $0 [--seconds S] [--out DIR] [--build BUILD_DIR]" >&2; exit 2 ;;
     esac
 done
 cc=${CLANG:-clang}
@@ -33,7 +35,7 @@ if ! command -v "$cc" >/dev/null 2>&1 ||
 fi
 mkdir -p "$out"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-    -I"$top/include" -I"$top/lib" -D_GNU_SOURCE -DTHREADED -std=c11)
+    -I"$build/include" -I"$top/include" -I"$top/lib" -D_GNU_SOURCE -DTHREADED -std=c11)
 lib=("$top"/lib/*.c)
 recipes=("$top"/recipes/*.c)
 

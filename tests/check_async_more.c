@@ -1,0 +1,783 @@
+/* Asynchronous acquires of the counting semaphore and the multi-lock
+ * against a real ZooKeeper. Semaphore: grant, n leases at once, waiting
+ * behind a full semaphore, cancel, timeouts, a limit recorded differently,
+ * session loss, close with requests pending, and hundreds of requests over
+ * a small limit with the limit checked, delivery by descriptor with a
+ * free in the callback. Multi-lock: mixed members, all or
+ * nothing on timeout and cancel, the refused user lock, and the
+ * cancellable blocking acquire. Each test checks that no node is left
+ * behind. */
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "testutil.h"
+
+#define PROMPT_MS 10000
+
+struct res {
+    pthread_mutex_t mu;
+    int calls;
+    int result;
+};
+
+static void res_init(struct res *s)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->mu, NULL);
+}
+
+static void on_done(zkl_request *r, int result, void *arg)
+{
+    (void)r;
+    struct res *s = arg;
+    pthread_mutex_lock(&s->mu);
+    s->calls++;
+    s->result = result;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static int calls_of(struct res *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int n = s->calls;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+static bool called(void *arg)
+{
+    return calls_of(arg) > 0;
+}
+
+static int wait_result(struct res *s)
+{
+    ck_assert_msg(tu_wait_until(called, s, PROMPT_MS), "no callback");
+    pthread_mutex_lock(&s->mu);
+    int rc = s->result;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+struct kids {
+    const char *path;
+    int want;
+};
+
+static bool has_kids(void *arg)
+{
+    struct kids *k = arg;
+    return tu_children(tu_fixture_zk, k->path) >= k->want;
+}
+
+static void wait_kids_at_least(const char *path, int want)
+{
+    struct kids k = {path, want};
+    ck_assert_msg(tu_wait_until(has_kids, &k, PROMPT_MS), "%s: %d children, wanted %d", path,
+                  tu_children(tu_fixture_zk, path), want);
+}
+
+static void wait_kids(const char *path, int want)
+{
+    ck_assert_msg(tu_wait_children(tu_fixture_zk, path, want, PROMPT_MS),
+                  "%s has %d children, not %d", path, tu_children(tu_fixture_zk, path), want);
+}
+
+static void limit_is(const char *p, const char *want)
+{
+    char buf[64];
+    int len = sizeof buf - 1;
+    ck_assert_int_eq(zoo_get(tu_fixture_zk, p, 0, buf, &len, NULL), ZOK);
+    buf[len > 0 ? len : 0] = '\0';
+    ck_assert_str_eq(buf, want);
+}
+
+START_TEST(test_semaphore_grant_many_then_wait_behind_full)
+{
+    char *p = tu_path("sem-grant");
+    zkl_client *c = tu_client(10000);
+    zkl_semaphore *s;
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 3, &s), 0);
+    struct res a, b;
+    res_init(&a);
+    res_init(&b);
+    zkl_request *ra, *rb;
+    /* The first acquire of a fresh path records the limit. */
+    ck_assert_int_eq(zkl_semaphore_acquire_many_async(s, 2, 5000, on_done, &a, &ra), 0);
+    ck_assert_int_eq(wait_result(&a), 0);
+    limit_is(p, "max_leases=3");
+    ck_assert_int_eq(zkl_request_is_held(ra), 1);
+    int64_t tok = 0;
+    ck_assert_int_eq(zkl_request_token(ra, &tok), 0);
+    ck_assert(tok > 0);
+    ck_assert_ptr_nonnull(strstr(zkl_request_node(ra), "zkl-lease-x2-"));
+    wait_kids(p, 1); /* the lease alone: the gate went */
+    /* 2 + 2 > 3: the next one waits at the gate. */
+    ck_assert_int_eq(zkl_semaphore_acquire_many_async(s, 2, ZKL_WAIT_FOREVER, on_done, &b, &rb), 0);
+    wait_kids_at_least(p, 2);
+    ck_assert_int_eq(calls_of(&b), 0);
+    /* One lease still fits beside the two. */
+    zkl_lease *l;
+    ck_assert_int_eq(zkl_semaphore_acquire(s, 0, &l), ZKL_ETIMEDOUT); /* behind b, FIFO */
+    ck_assert_int_eq(zkl_request_release(ra), 0);
+    ck_assert_int_eq(wait_result(&b), 0);
+    int64_t tok2 = 0;
+    ck_assert_int_eq(zkl_request_token(rb, &tok2), 0);
+    ck_assert(tok2 > tok);
+    ck_assert_int_eq(zkl_semaphore_acquire(s, 5000, &l), 0); /* 2 + 1 = 3 */
+    ck_assert_int_eq(zkl_lease_release(l), 0);
+    ck_assert_int_eq(zkl_request_release(rb), 0);
+    wait_kids(p, 0);
+    /* Each request is one attempt. */
+    zkl_metrics pm = {.version = ZKL_METRICS_VERSION};
+    ck_assert_int_eq(zkl_client_path_metrics(c, p, &pm), 0);
+    ck_assert_uint_eq(pm.acquired, 3);
+    ck_assert_uint_eq(pm.timeouts, 1);
+    ck_assert_uint_eq(pm.releases, 3);
+    ck_assert_uint_eq(pm.wait.count, 3); /* of the acquired ones */
+    ck_assert_uint_ge(pm.handoffs, 1);   /* b waited */
+    zkl_request_free(ra);
+    zkl_request_free(rb);
+    zkl_semaphore_free(s);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_semaphore_cancel_timeout_and_try_once_leave_nothing)
+{
+    char *p = tu_path("sem-cancel");
+    zkl_client *h = tu_client(10000), *c = tu_client(10000);
+    zkl_semaphore *hs, *s;
+    ck_assert_int_eq(zkl_semaphore_new(h, p, 3, &hs), 0);
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 3, &s), 0);
+    zkl_lease *full;
+    ck_assert_int_eq(zkl_semaphore_acquire_many(hs, 3, 5000, &full), 0);
+    struct res a, t, o;
+    res_init(&a);
+    res_init(&t);
+    res_init(&o);
+    zkl_request *ra, *rt, *ro;
+    /* Cancelled while waiting at the gate. */
+    ck_assert_int_eq(zkl_semaphore_acquire_async(s, ZKL_WAIT_FOREVER, on_done, &a, &ra), 0);
+    wait_kids_at_least(p, 2);
+    ck_assert_int_eq(zkl_request_cancel(ra), 0);
+    ck_assert_int_eq(wait_result(&a), ZKL_ECANCELED);
+    wait_kids(p, 1);
+    /* Timed out at the gate, and a try once. */
+    ck_assert_int_eq(zkl_semaphore_acquire_async(s, 300, on_done, &t, &rt), 0);
+    ck_assert_int_eq(wait_result(&t), ZKL_ETIMEDOUT);
+    wait_kids(p, 1);
+    ck_assert_int_eq(zkl_semaphore_acquire_async(s, 0, on_done, &o, &ro), 0);
+    ck_assert_int_eq(wait_result(&o), ZKL_ETIMEDOUT);
+    wait_kids(p, 1);
+    ck_assert_int_eq(zkl_request_release(ra), ZKL_ENOTHELD);
+    zkl_metrics pm = {.version = ZKL_METRICS_VERSION};
+    ck_assert_int_eq(zkl_client_path_metrics(c, p, &pm), 0);
+    ck_assert_uint_eq(pm.cancels, 1);
+    ck_assert_uint_eq(pm.timeouts, 2);
+    ck_assert_uint_eq(pm.acquired, 0);
+    ck_assert_int_eq(zkl_lease_release(full), 0);
+    wait_kids(p, 0);
+    ck_assert_int_eq(calls_of(&a) + calls_of(&t) + calls_of(&o), 3);
+    zkl_request_free(ra);
+    zkl_request_free(rt);
+    zkl_request_free(ro);
+    zkl_semaphore_free(s);
+    zkl_semaphore_free(hs);
+    zkl_client_close(c);
+    zkl_client_close(h);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_semaphore_limit_mismatch_leaves_nothing)
+{
+    char *p = tu_path("sem-mismatch");
+    zkl_client *c = tu_client(10000);
+    zkl_semaphore *s3, *s4;
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 3, &s3), 0);
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 4, &s4), 0);
+    zkl_lease *l;
+    ck_assert_int_eq(zkl_semaphore_acquire(s3, 5000, &l), 0);
+    struct res a, b;
+    res_init(&a);
+    res_init(&b);
+    zkl_request *ra, *rb;
+    ck_assert_int_eq(zkl_semaphore_acquire_async(s4, 5000, on_done, &a, &ra), 0);
+    ck_assert_int_eq(wait_result(&a), ZKL_EMISMATCH);
+    wait_kids(p, 1);
+    ck_assert_int_eq(zkl_lease_release(l), 0);
+    wait_kids(p, 0);
+    /* Recorded anew behind the object's back. */
+    ck_assert_int_eq(zoo_set(tu_fixture_zk, p, "max_leases=5", 12, -1), ZOK);
+    ck_assert_int_eq(zkl_semaphore_acquire_async(s3, 5000, on_done, &b, &rb), 0);
+    ck_assert_int_eq(wait_result(&b), ZKL_EMISMATCH);
+    wait_kids(p, 0);
+    limit_is(p, "max_leases=5");
+    zkl_metrics pm = {.version = ZKL_METRICS_VERSION};
+    ck_assert_int_eq(zkl_client_path_metrics(c, p, &pm), 0);
+    ck_assert_uint_eq(pm.failures, 2);
+    zkl_request_free(ra);
+    zkl_request_free(rb);
+    zkl_semaphore_free(s3);
+    zkl_semaphore_free(s4);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_semaphore_session_loss_and_close_while_waiting)
+{
+    char *p = tu_path("sem-loss");
+    zkl_client *h = tu_client(10000), *c = tu_client(10000);
+    zkl_semaphore *hs, *s;
+    ck_assert_int_eq(zkl_semaphore_new(h, p, 2, &hs), 0);
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 2, &s), 0);
+    zkl_lease *full;
+    ck_assert_int_eq(zkl_semaphore_acquire_many(hs, 2, 5000, &full), 0);
+    struct res a, b;
+    res_init(&a);
+    res_init(&b);
+    zkl_request *ra, *rb;
+    ck_assert_int_eq(zkl_semaphore_acquire_async(s, ZKL_WAIT_FOREVER, on_done, &a, &ra), 0);
+    wait_kids_at_least(p, 2);
+    tu_expire_session(c);
+    ck_assert_int_eq(wait_result(&a), ZKL_ELOST);
+    wait_kids(p, 1);
+    zkl_request_free(ra);
+    /* A new session; then a close with one waiting. */
+    zkl_client *d = tu_client(10000);
+    zkl_semaphore *ds;
+    ck_assert_int_eq(zkl_semaphore_new(d, p, 2, &ds), 0);
+    ck_assert_int_eq(zkl_semaphore_acquire_async(ds, ZKL_WAIT_FOREVER, on_done, &b, &rb), 0);
+    wait_kids_at_least(p, 2);
+    zkl_semaphore_free(ds); /* the request outlives its semaphore */
+    zkl_client_close(d);
+    ck_assert_int_eq(calls_of(&b), 1);
+    ck_assert_int_eq(b.result, ZKL_ECLOSED);
+    zkl_request_free(rb);
+    wait_kids(p, 1);
+    ck_assert_int_eq(zkl_lease_release(full), 0);
+    wait_kids(p, 0);
+    zkl_semaphore_free(s);
+    zkl_semaphore_free(hs);
+    zkl_client_close(c);
+    zkl_client_close(h);
+    free(p);
+}
+END_TEST
+
+/* ---- many requests over a small limit ------------------------------------ */
+
+/* Under valgrind a fifth: memcheck looks for memory errors, not scale. */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#define SEM_ALL 500
+#ifdef RUNNING_ON_VALGRIND
+#define SEM_MANY (RUNNING_ON_VALGRIND ? SEM_ALL / 5 : SEM_ALL)
+#else
+#define SEM_MANY SEM_ALL
+#endif
+#define SEM_MAX 3
+
+struct crowd {
+    atomic_int holding, most, done, ok, first_err;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    zkl_request *queue[SEM_ALL]; /* granted, for the releaser */
+    int qhead, qtail;
+    zkl_request *req[SEM_ALL];
+    atomic_int bad_release;
+};
+
+static void crowd_cb(zkl_request *r, int result, void *arg)
+{
+    struct crowd *k = arg;
+    if (result != 0) {
+        int zero = 0;
+        atomic_compare_exchange_strong(&k->first_err, &zero, result);
+        atomic_fetch_add(&k->done, 1);
+        return;
+    }
+    int now = atomic_fetch_add(&k->holding, 1) + 1;
+    int most = atomic_load(&k->most);
+    while (now > most && !atomic_compare_exchange_weak(&k->most, &most, now))
+        ;
+    atomic_fetch_add(&k->ok, 1);
+    /* Every other one releases here; the rest from another thread. */
+    if (atomic_load(&k->ok) % 2 == 0) {
+        atomic_fetch_sub(&k->holding, 1);
+        if (zkl_request_release(r) != 0)
+            atomic_fetch_add(&k->bad_release, 1);
+        atomic_fetch_add(&k->done, 1);
+        return;
+    }
+    pthread_mutex_lock(&k->mu);
+    k->queue[k->qtail++] = r;
+    pthread_cond_signal(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+}
+
+/* A bounded wait: the last grant's signal may come before the check. */
+static void cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += (long)ms * 1000000;
+    ts.tv_sec += ts.tv_nsec / 1000000000;
+    ts.tv_nsec %= 1000000000;
+    pthread_cond_timedwait(cv, mu, &ts);
+}
+
+static void *releaser_main(void *arg)
+{
+    struct crowd *k = arg;
+    pthread_mutex_lock(&k->mu);
+    while (atomic_load(&k->done) < SEM_MANY) {
+        if (k->qhead == k->qtail) {
+            cond_wait_ms(&k->cv, &k->mu, 50);
+            continue;
+        }
+        zkl_request *r = k->queue[k->qhead++];
+        pthread_mutex_unlock(&k->mu);
+        /* Counted out before the delete: a new grant comes after it. */
+        atomic_fetch_sub(&k->holding, 1);
+        if (zkl_request_release(r) != 0)
+            atomic_fetch_add(&k->bad_release, 1);
+        atomic_fetch_add(&k->done, 1);
+        pthread_mutex_lock(&k->mu);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return NULL;
+}
+
+static bool crowd_done(void *arg)
+{
+    struct crowd *k = arg;
+    return atomic_load(&k->done) >= SEM_MANY;
+}
+
+START_TEST(test_semaphore_hundreds_of_requests_never_exceed_the_limit)
+{
+    char *p = tu_path("sem-crowd");
+    zkl_client *cs[2] = {tu_client(20000), tu_client(20000)};
+    zkl_semaphore *ss[2];
+    struct crowd *k = calloc(1, sizeof *k);
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_cond_init(&k->cv, NULL);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(zkl_semaphore_new(cs[i], p, SEM_MAX, &ss[i]), 0);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, releaser_main, k), 0);
+    for (int i = 0; i < SEM_MANY; i++)
+        ck_assert_int_eq(
+            zkl_semaphore_acquire_async(ss[i % 2], 120000, crowd_cb, k, &k->req[i]), 0);
+    ck_assert_msg(tu_wait_until(crowd_done, k, 180000), "%d of %d done",
+                  atomic_load(&k->done), SEM_MANY);
+    pthread_join(th, NULL);
+    ck_assert_msg(atomic_load(&k->ok) == SEM_MANY, "%d held; first failure %s",
+                  atomic_load(&k->ok), zkl_err_name(atomic_load(&k->first_err)));
+    ck_assert_int_le(atomic_load(&k->most), SEM_MAX);
+    ck_assert_int_eq(atomic_load(&k->bad_release), 0);
+    for (int i = 0; i < SEM_MANY; i++)
+        zkl_request_free(k->req[i]);
+    wait_kids(p, 0);
+    for (int i = 0; i < 2; i++) {
+        zkl_semaphore_free(ss[i]);
+        zkl_client_close(cs[i]);
+    }
+    free(k);
+    free(p);
+}
+END_TEST
+
+/* ---- the multi-lock -------------------------------------------------------- */
+
+struct three {
+    char *p[3];
+};
+
+static void three_init(struct three *t, const char *leaf)
+{
+    char buf[64];
+    for (int i = 0; i < 3; i++) {
+        snprintf(buf, sizeof buf, "%s-%d", leaf, i);
+        t->p[i] = tu_path(buf);
+    }
+}
+
+static void three_free(struct three *t)
+{
+    for (int i = 0; i < 3; i++)
+        free(t->p[i]);
+}
+
+static uint64_t path_count(zkl_client *c, const char *p, int what)
+{
+    zkl_metrics pm = {.version = ZKL_METRICS_VERSION};
+    if (zkl_client_path_metrics(c, p, &pm) != 0)
+        return 0;
+    return what == 0 ? pm.acquired : what == 1 ? pm.releases : what == 2 ? pm.timeouts
+                                                                          : pm.cancels;
+}
+
+static void free_in_cb(zkl_request *r, int result, void *arg)
+{
+    on_done(r, result, arg);
+    zkl_request_free(r); /* a held one is released */
+}
+
+/* By descriptor: the callback runs in zkl_client_dispatch, on this thread,
+ * and frees its request there, which releases the leases. */
+START_TEST(test_semaphore_fd_delivery_and_free_in_callback)
+{
+    char *p = tu_path("sem-fd");
+    zkl_client *c = tu_client(10000);
+    int fd;
+    ck_assert_int_eq(zkl_client_event_fd(c, &fd), 0);
+    zkl_semaphore *s;
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 2, &s), 0);
+    struct res a;
+    res_init(&a);
+    zkl_request *r;
+    ck_assert_int_eq(zkl_semaphore_acquire_many_async(s, 2, 5000, free_in_cb, &a, &r), 0);
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    while (calls_of(&a) == 0) {
+        ck_assert_int_eq(poll(&pf, 1, PROMPT_MS), 1);
+        ck_assert_int_ge(zkl_client_dispatch(c), 0);
+    }
+    ck_assert_int_eq(a.result, 0);
+    wait_kids(p, 0);
+    ck_assert_uint_eq(path_count(c, p, 0), 1);
+    ck_assert_uint_eq(path_count(c, p, 1), 1);
+    zkl_semaphore_free(s);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_multilock_grant_mixed_members_then_release)
+{
+    struct three t;
+    three_init(&t, "ml-grant");
+    zkl_client *c = tu_client(10000);
+    zkl_mutex *m;
+    zkl_semmutex *sm;
+    zkl_rwlock *rw;
+    ck_assert_int_eq(zkl_mutex_new(c, t.p[0], &m), 0);
+    ck_assert_int_eq(zkl_semmutex_new(c, t.p[1], &sm), 0);
+    ck_assert_int_eq(zkl_rwlock_new(c, t.p[2], &rw), 0);
+    zkl_lock *l[3], *inner_h;
+    ck_assert_int_eq(zkl_mutex_as_lock(m, &l[0]), 0);
+    ck_assert_int_eq(zkl_semmutex_as_lock(sm, &l[1]), 0);
+    ck_assert_int_eq(zkl_rwlock_read_as_lock(rw, &l[2]), 0);
+    /* A nested multi-lock's members count as the outer one's. */
+    zkl_multilock *inner, *ml;
+    ck_assert_int_eq(zkl_multilock_new_locks(l + 1, 2, &inner), 0);
+    ck_assert_int_eq(zkl_multilock_as_lock(inner, &inner_h), 0);
+    zkl_lock *outer[2] = {inner_h, l[0]};
+    ck_assert_int_eq(zkl_multilock_new_locks(outer, 2, &ml), 0);
+    struct res a;
+    res_init(&a);
+    zkl_request *r;
+    ck_assert_int_eq(zkl_multilock_acquire_async(ml, 5000, on_done, &a, &r), 0);
+    ck_assert_int_eq(wait_result(&a), 0);
+    ck_assert_int_eq(zkl_request_is_held(r), 1);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(tu_children(tu_fixture_zk, t.p[i]), 1);
+    ck_assert_int_eq(strncmp(zkl_request_node(r), t.p[2], strlen(t.p[2])), 0); /* the last */
+    int64_t tok;
+    ck_assert_int_eq(zkl_request_token(r, &tok), 0);
+    /* The request's hold, not the thread's nor the objects'. */
+    ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
+    ck_assert_int_eq(zkl_semmutex_is_held(sm), 0);
+    ck_assert_int_eq(zkl_request_release(r), 0);
+    for (int i = 0; i < 3; i++) {
+        wait_kids(t.p[i], 0);
+        ck_assert_uint_eq(path_count(c, t.p[i], 0), 1);
+        ck_assert_uint_eq(path_count(c, t.p[i], 1), 1);
+    }
+    ck_assert_int_eq(calls_of(&a), 1);
+    zkl_request_free(r);
+    zkl_multilock_free(ml); /* then the handles it borrows */
+    zkl_lock_free(inner_h);
+    zkl_multilock_free(inner);
+    for (int i = 0; i < 3; i++)
+        zkl_lock_free(l[i]);
+    zkl_rwlock_free(rw);
+    zkl_semmutex_free(sm);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    three_free(&t);
+}
+END_TEST
+
+START_TEST(test_multilock_all_or_nothing_on_timeout_and_cancel)
+{
+    struct three t;
+    three_init(&t, "ml-none");
+    zkl_client *h = tu_client(10000), *c = tu_client(10000);
+    zkl_mutex *hm;
+    ck_assert_int_eq(zkl_mutex_new(h, t.p[1], &hm), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(hm, 5000), 0); /* the middle one is taken */
+    const char *paths[3] = {t.p[2], t.p[0], t.p[1]};  /* any order given */
+    zkl_multilock *ml;
+    ck_assert_int_eq(zkl_multilock_new(c, paths, 3, &ml), 0);
+    struct res a, b;
+    res_init(&a);
+    res_init(&b);
+    zkl_request *ra, *rb;
+    ck_assert_int_eq(zkl_multilock_acquire_async(ml, 400, on_done, &a, &ra), 0);
+    ck_assert_int_eq(wait_result(&a), ZKL_ETIMEDOUT);
+    /* The first was taken, then released; nothing reached the third. */
+    wait_kids(t.p[0], 0);
+    wait_kids(t.p[1], 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, t.p[2]), 0);
+    ck_assert_uint_eq(path_count(c, t.p[0], 0), 1);
+    ck_assert_uint_eq(path_count(c, t.p[0], 1), 1);
+    ck_assert_uint_eq(path_count(c, t.p[1], 2), 1);
+    ck_assert_uint_eq(path_count(c, t.p[2], 0), 0);
+    /* Cancelled while the first holds and the second waits. */
+    ck_assert_int_eq(zkl_multilock_acquire_async(ml, ZKL_WAIT_FOREVER, on_done, &b, &rb), 0);
+    wait_kids_at_least(t.p[1], 2);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, t.p[0]), 1);
+    ck_assert_int_eq(zkl_request_cancel(rb), 0);
+    ck_assert_int_eq(wait_result(&b), ZKL_ECANCELED);
+    wait_kids(t.p[0], 0);
+    wait_kids(t.p[1], 1);
+    ck_assert_int_eq(zkl_request_is_held(rb), 0);
+    ck_assert_uint_eq(path_count(c, t.p[1], 3), 1);
+    /* Once the holder lets go, all three come. */
+    struct res d;
+    res_init(&d);
+    zkl_request *rd;
+    ck_assert_int_eq(zkl_multilock_acquire_async(ml, 5000, on_done, &d, &rd), 0);
+    wait_kids_at_least(t.p[1], 2);
+    ck_assert_int_eq(zkl_mutex_release(hm), 0);
+    ck_assert_int_eq(wait_result(&d), 0);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(tu_children(tu_fixture_zk, t.p[i]), 1);
+    zkl_multilock_free(ml); /* the request outlives it */
+    ck_assert_int_eq(zkl_request_release(rd), 0);
+    for (int i = 0; i < 3; i++)
+        wait_kids(t.p[i], 0);
+    zkl_request_free(ra);
+    zkl_request_free(rb);
+    zkl_request_free(rd);
+    zkl_mutex_free(hm);
+    zkl_client_close(c);
+    zkl_client_close(h);
+    three_free(&t);
+}
+END_TEST
+
+static bool not_held(void *arg)
+{
+    return zkl_request_is_held(arg) == 0;
+}
+
+START_TEST(test_multilock_session_loss_while_waiting_and_while_held)
+{
+    struct three t;
+    three_init(&t, "ml-loss");
+    zkl_client *h = tu_client(10000), *c = tu_client(10000);
+    zkl_mutex *hm;
+    ck_assert_int_eq(zkl_mutex_new(h, t.p[1], &hm), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(hm, 5000), 0);
+    const char *waitp[2] = {t.p[0], t.p[1]}, *heldp[1] = {t.p[2]};
+    zkl_multilock *mw, *mh;
+    ck_assert_int_eq(zkl_multilock_new(c, waitp, 2, &mw), 0);
+    ck_assert_int_eq(zkl_multilock_new(c, heldp, 1, &mh), 0);
+    struct res a, b;
+    res_init(&a);
+    res_init(&b);
+    zkl_request *ra, *rb;
+    ck_assert_int_eq(zkl_multilock_acquire_async(mh, 5000, on_done, &b, &rb), 0);
+    ck_assert_int_eq(wait_result(&b), 0);
+    ck_assert_int_eq(zkl_multilock_acquire_async(mw, ZKL_WAIT_FOREVER, on_done, &a, &ra), 0);
+    wait_kids_at_least(t.p[1], 2);
+    tu_expire_session(c);
+    ck_assert_int_eq(wait_result(&a), ZKL_ELOST);
+    ck_assert(tu_wait_until(not_held, rb, PROMPT_MS));
+    ck_assert_int_eq(zkl_request_release(rb), ZKL_ELOST);
+    wait_kids(t.p[0], 0);
+    wait_kids(t.p[1], 1);
+    wait_kids(t.p[2], 0);
+    ck_assert_int_eq(calls_of(&a) + calls_of(&b), 2);
+    ck_assert_int_eq(zkl_mutex_release(hm), 0);
+    zkl_request_free(ra);
+    zkl_request_free(rb);
+    zkl_multilock_free(mw);
+    zkl_multilock_free(mh);
+    zkl_mutex_free(hm);
+    zkl_client_close(c);
+    zkl_client_close(h);
+    three_free(&t);
+}
+END_TEST
+
+struct ulock {
+    atomic_int acquires;
+    const char *key;
+};
+
+static int u_acquire(void *self, long timeout_ms)
+{
+    (void)timeout_ms;
+    atomic_fetch_add(&((struct ulock *)self)->acquires, 1);
+    return 0;
+}
+
+static int u_release(void *self)
+{
+    (void)self;
+    return 0;
+}
+
+static int u_is_held(void *self)
+{
+    (void)self;
+    return 1;
+}
+
+static const char *u_path(void *self)
+{
+    return ((struct ulock *)self)->key;
+}
+
+static void never(zkl_request *r, int result, void *arg)
+{
+    (void)r, (void)result, (void)arg;
+    ck_abort_msg("no callback for a refused request");
+}
+
+START_TEST(test_multilock_refuses_user_locks_and_two_clients)
+{
+    char *p = tu_path("ml-user"), *q = tu_path("ml-other");
+    zkl_client *c = tu_client(10000), *d = tu_client(10000);
+    zkl_mutex *m, *md;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_new(d, q, &md), 0);
+    struct ulock u = {.key = "user-key"};
+    const zkl_lock_ops ops = {.version = ZKL_LOCK_OPS_VERSION, .acquire = u_acquire,
+                              .release = u_release, .is_held = u_is_held, .path = u_path};
+    zkl_lock *l[3];
+    ck_assert_int_eq(zkl_mutex_as_lock(m, &l[0]), 0);
+    ck_assert_int_eq(zkl_lock_new(&ops, &u, &l[1]), 0);
+    ck_assert_int_eq(zkl_mutex_as_lock(md, &l[2]), 0);
+    zkl_multilock *mu, *m2;
+    ck_assert_int_eq(zkl_multilock_new_locks(l, 2, &mu), 0);
+    zkl_lock *two[2] = {l[0], l[2]};
+    ck_assert_int_eq(zkl_multilock_new_locks(two, 2, &m2), 0);
+    zkl_request *r = NULL;
+    ck_assert_int_eq(zkl_multilock_acquire_async(mu, 5000, never, NULL, &r), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_multilock_acquire_async(m2, 5000, never, NULL, &r), ZKL_EINVAL);
+    ck_assert_ptr_null(r);
+    ck_assert_int_eq(atomic_load(&u.acquires), 0);
+    ck_assert(!tu_exists(tu_fixture_zk, p));
+    ck_assert(!tu_exists(tu_fixture_zk, q));
+    /* Blocking, the user's lock is fine. */
+    ck_assert_int_eq(zkl_multilock_acquire(mu, 5000), 0);
+    ck_assert_int_eq(atomic_load(&u.acquires), 1);
+    ck_assert_int_eq(zkl_multilock_release(mu), 0);
+    wait_kids(p, 0);
+    zkl_multilock_free(mu);
+    zkl_multilock_free(m2);
+    for (int i = 0; i < 3; i++)
+        zkl_lock_free(l[i]);
+    zkl_mutex_free(m);
+    zkl_mutex_free(md);
+    zkl_client_close(c);
+    zkl_client_close(d);
+    free(p), free(q);
+}
+END_TEST
+
+struct mwaiter {
+    zkl_multilock *ml;
+    zkl_cancel *h;
+    atomic_int rc, returned;
+};
+
+static void *mwaiter_main(void *arg)
+{
+    struct mwaiter *w = arg;
+    atomic_store(&w->rc, zkl_multilock_acquire_cancellable(w->ml, ZKL_WAIT_FOREVER, w->h));
+    atomic_store(&w->returned, 1);
+    return NULL;
+}
+
+static bool mreturned(void *arg)
+{
+    return atomic_load(&((struct mwaiter *)arg)->returned) != 0;
+}
+
+START_TEST(test_multilock_cancellable_blocking)
+{
+    struct three t;
+    three_init(&t, "ml-cancel");
+    zkl_client *h = tu_client(10000), *c = tu_client(10000);
+    zkl_mutex *hm;
+    ck_assert_int_eq(zkl_mutex_new(h, t.p[1], &hm), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(hm, 5000), 0);
+    const char *paths[3] = {t.p[0], t.p[1], t.p[2]};
+    zkl_multilock *ml;
+    ck_assert_int_eq(zkl_multilock_new(c, paths, 3, &ml), 0);
+    struct mwaiter w = {.ml = ml};
+    ck_assert_int_eq(zkl_cancel_new(&w.h), 0);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, mwaiter_main, &w), 0);
+    wait_kids_at_least(t.p[1], 2);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, t.p[0]), 1);
+    ck_assert(!mreturned(&w));
+    ck_assert_int_eq(zkl_cancel_fire(w.h), 0);
+    ck_assert(tu_wait_until(mreturned, &w, PROMPT_MS));
+    pthread_join(th, NULL);
+    ck_assert_int_eq(atomic_load(&w.rc), ZKL_ECANCELED);
+    wait_kids(t.p[0], 0);
+    wait_kids(t.p[1], 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, t.p[2]), 0);
+    ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
+    /* Fired already: refused at once. A NULL handle: as the plain call. */
+    ck_assert_int_eq(zkl_multilock_acquire_cancellable(ml, 5000, w.h), ZKL_ECANCELED);
+    ck_assert_int_eq(zkl_mutex_release(hm), 0);
+    ck_assert_int_eq(zkl_multilock_acquire_cancellable(ml, 5000, NULL), 0);
+    ck_assert_int_eq(zkl_multilock_release(ml), 0);
+    for (int i = 0; i < 3; i++)
+        wait_kids(t.p[i], 0);
+    zkl_cancel_free(w.h);
+    zkl_multilock_free(ml);
+    zkl_mutex_free(hm);
+    zkl_client_close(c);
+    zkl_client_close(h);
+    three_free(&t);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("async_more");
+    TCase *tc = tu_tcase("async_more", 300);
+    tu_add_fixture(tc, "async_more");
+    tcase_add_test(tc, test_semaphore_grant_many_then_wait_behind_full);
+    tcase_add_test(tc, test_semaphore_cancel_timeout_and_try_once_leave_nothing);
+    tcase_add_test(tc, test_semaphore_limit_mismatch_leaves_nothing);
+    tcase_add_test(tc, test_semaphore_session_loss_and_close_while_waiting);
+    tcase_add_test(tc, test_semaphore_hundreds_of_requests_never_exceed_the_limit);
+    tcase_add_test(tc, test_semaphore_fd_delivery_and_free_in_callback);
+    tcase_add_test(tc, test_multilock_grant_mixed_members_then_release);
+    tcase_add_test(tc, test_multilock_all_or_nothing_on_timeout_and_cancel);
+    tcase_add_test(tc, test_multilock_session_loss_while_waiting_and_while_held);
+    tcase_add_test(tc, test_multilock_refuses_user_locks_and_two_clients);
+    tcase_add_test(tc, test_multilock_cancellable_blocking);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}

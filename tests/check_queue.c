@@ -1,0 +1,399 @@
+/* Long queues against a real ZooKeeper: a waiter whose predecessor leaves
+ * early walks back through the nodes it knows instead of listing the whole
+ * queue, exclusion holds while waiters give up and nodes are deleted under
+ * them, and a queue too long for the server's limit fails clearly and
+ * leaves no node of its contender behind. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "zkl/zookeeper.h"
+
+enum { CLIENTS = 4 };
+
+struct shared {
+    atomic_int inside;
+    atomic_int violations;
+    int64_t last_token; /* written only under the lock */
+    int token_errors;   /* idem */
+    long counter;       /* idem */
+};
+
+struct waiter {
+    struct shared *sh;
+    zkl_mutex *m;
+    int timeout_ms;
+    int rc;
+    atomic_int done;
+    pthread_t t;
+};
+
+static void *waiter_main(void *arg)
+{
+    struct waiter *w = arg;
+    int rc = zkl_mutex_acquire(w->m, w->timeout_ms);
+    if (rc == 0) {
+        struct shared *sh = w->sh;
+        if (atomic_fetch_add(&sh->inside, 1) != 0)
+            atomic_fetch_add(&sh->violations, 1);
+        int64_t tok = tu_mutex_token(w->m);
+        if (tok <= sh->last_token)
+            sh->token_errors++;
+        sh->last_token = tok;
+        long v = sh->counter; /* a deliberately non-atomic read-modify-write */
+        sched_yield();
+        sh->counter = v + 1;
+        atomic_fetch_sub(&sh->inside, 1);
+        rc = zkl_mutex_release(w->m);
+    }
+    w->rc = rc;
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+static void start_waiter(struct waiter *w)
+{
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 256 * 1024);
+    ck_assert_int_eq(pthread_create(&w->t, &a, waiter_main, w), 0);
+    pthread_attr_destroy(&a);
+}
+
+static uint64_t listings(zkl_client *const *cs, int n)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++) {
+        zkl_client_stats st;
+        ck_assert_int_eq(zkl_client_get_stats(cs[i], &st), 0);
+        sum += st.listings;
+    }
+    return sum;
+}
+
+/* Everything a client was told before now has been acted on: a read on its
+ * own session answers after every event the server sent it earlier, and on
+ * the same completion thread that handles them. Three rounds cover a watch
+ * whose answer leads to another request. */
+static void drain(zkl_client *const *cs, int n)
+{
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < n; i++) {
+            struct Stat st;
+            ck_assert_int_eq(zoo_exists(zkl_client_handle(cs[i]), "/", 0, &st), ZOK);
+        }
+}
+
+struct child_count {
+    const char *path;
+    int want;
+};
+
+static bool children_are(void *arg)
+{
+    struct child_count *cc = arg;
+    return tu_children(tu_fixture_zk, cc->path) == cc->want;
+}
+
+/* The full path of a child of lock path `dir` other than the holder's
+ * node `holder_name`, picked at random, or NULL. */
+static char *random_waiter_node(const char *dir, const char *holder_name, unsigned *seed)
+{
+    struct String_vector kids = {0, NULL};
+    if (zoo_get_children(tu_fixture_zk, dir, 0, &kids) != ZOK || kids.count < 2) {
+        deallocate_String_vector(&kids);
+        return NULL;
+    }
+    char *pick = NULL;
+    for (int tries = 0; tries < 8 && pick == NULL; tries++) {
+        const char *k = kids.data[rand_r(seed) % (unsigned)kids.count];
+        if (strcmp(k, holder_name) != 0 && (pick = malloc(strlen(dir) + strlen(k) + 2)) != NULL)
+            sprintf(pick, "%s/%s", dir, k);
+    }
+    deallocate_String_vector(&kids);
+    return pick;
+}
+
+/* 240 waiters on four clients queue one by one behind a holder; every
+ * fourth gives up (its client is cancelled) while the holder holds. Their
+ * successors walk back to the node ahead, which still exists: a few
+ * listings at most, not one per waiter that gave up. Then another session
+ * deletes random waiters' nodes (they queue again), the holder releases,
+ * and the lock passes through every remaining waiter, one at a time, with
+ * strictly increasing tokens; no node is left. */
+START_TEST(test_long_queue_walks_back_past_waiters_that_give_up)
+{
+    enum { N = 240, DELETED = 20 };
+    char *p = tu_path("walk");
+    zkl_client *hc = tu_client(20000);
+    zkl_mutex *hm;
+    ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
+    zkl_client *stay[CLIENTS], *quit[CLIENTS];
+    for (int i = 0; i < CLIENTS; i++) {
+        stay[i] = tu_client(20000);
+        quit[i] = tu_client(20000);
+    }
+    struct shared sh = {.last_token = tu_mutex_token(hm)};
+    struct waiter *ws = calloc(N, sizeof *ws);
+    ck_assert_ptr_nonnull(ws);
+    int quitters = 0;
+    for (int i = 0; i < N; i++) {
+        bool quits = i % 4 == 1;
+        quitters += quits;
+        zkl_client *c = quits ? quit[i / 4 % CLIENTS] : stay[i % CLIENTS];
+        ws[i] = (struct waiter){.sh = &sh, .timeout_ms = 120000};
+        ck_assert_int_eq(zkl_mutex_new(c, p, &ws[i].m), 0);
+        start_waiter(&ws[i]);
+        /* one at a time: the queue's order is the waiters' order */
+        ck_assert(tu_wait_children(tu_fixture_zk, p, i + 2, 10000));
+    }
+    drain(stay, CLIENTS);
+    uint64_t before = listings(stay, CLIENTS);
+    for (int i = 0; i < CLIENTS; i++)
+        ck_assert_int_eq(zkl_client_cancel(quit[i]), 0);
+    for (int i = 1; i < N; i += 4) {
+        pthread_join(ws[i].t, NULL);
+        ck_assert_int_eq(ws[i].rc, ZKL_ECANCELED);
+    }
+    struct child_count cc = {p, 1 + N - quitters};
+    ck_assert(tu_wait_until(children_are, &cc, 10000));
+    drain(stay, CLIENTS);
+    uint64_t walked = listings(stay, CLIENTS) - before;
+    /* Without walking back, one listing per waiter giving up (60). With
+     * it, the listings a client sends before it learns that walking pays
+     * (those that left at once all list), and none after. */
+    ck_assert_msg(walked <= (uint64_t)quitters / 3, "%llu listings for %d waiters giving up",
+                  (unsigned long long)walked, quitters);
+
+    /* Nodes deleted under their waiters: those queue again, at the end. */
+    char holder_name[256];
+    const char *hp = zkl_mutex_node(hm);
+    ck_assert_ptr_nonnull(hp);
+    snprintf(holder_name, sizeof holder_name, "%s", strrchr(hp, '/') + 1);
+    unsigned seed = 42;
+    for (int d = 0; d < DELETED; d++) {
+        char *victim = random_waiter_node(p, holder_name, &seed);
+        if (victim == NULL)
+            continue;
+        int rc = zoo_delete(tu_fixture_zk, victim, -1);
+        ck_assert(rc == ZOK || rc == ZNONODE);
+        free(victim);
+    }
+    ck_assert(tu_wait_until(children_are, &cc, 20000)); /* all queued again */
+
+    ck_assert_int_eq(zkl_mutex_release(hm), 0);
+    for (int i = 0; i < N; i++) {
+        if (i % 4 == 1)
+            continue;
+        pthread_join(ws[i].t, NULL);
+        ck_assert_int_eq(ws[i].rc, 0);
+    }
+    ck_assert_int_eq(atomic_load(&sh.violations), 0);
+    ck_assert_int_eq(sh.token_errors, 0);
+    ck_assert_int_eq(sh.counter, N - quitters);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    for (int i = 0; i < N; i++)
+        zkl_mutex_free(ws[i].m);
+    free(ws);
+    zkl_mutex_free(hm);
+    for (int i = 0; i < CLIENTS; i++) {
+        zkl_client_close(stay[i]);
+        zkl_client_close(quit[i]);
+    }
+    zkl_client_close(hc);
+    free(p);
+}
+END_TEST
+
+/* Random waiters of a queue of 200 give up at random moments while the
+ * lock passes along: exclusion and token order hold, every waiter either
+ * acquires or times out, and no node is left. */
+START_TEST(test_queue_with_random_quitters_keeps_one_holder)
+{
+    enum { N = 200 };
+    char *p = tu_path("random");
+    zkl_client *cs[CLIENTS];
+    for (int i = 0; i < CLIENTS; i++)
+        cs[i] = tu_client(20000);
+    zkl_client *hc = tu_client(20000);
+    zkl_mutex *hm;
+    ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
+    struct shared sh = {.last_token = tu_mutex_token(hm)};
+    struct waiter *ws = calloc(N, sizeof *ws);
+    ck_assert_ptr_nonnull(ws);
+    unsigned seed = 7;
+    for (int i = 0; i < N; i++) {
+        /* a third give up after 0.5 to 2.5 s, the others wait long enough */
+        int t = rand_r(&seed) % 3 == 0 ? 500 + rand_r(&seed) % 2000 : 120000;
+        ws[i] = (struct waiter){.sh = &sh, .timeout_ms = t};
+        ck_assert_int_eq(zkl_mutex_new(cs[i % CLIENTS], p, &ws[i].m), 0);
+        start_waiter(&ws[i]);
+    }
+    ck_assert(tu_wait_children(tu_fixture_zk, p, N + 1, 30000));
+    /* hold a little while some give up, then let the lock pass */
+    struct child_count cc = {p, N};
+    (void)tu_wait_until(children_are, &cc, 600);
+    ck_assert_int_eq(zkl_mutex_release(hm), 0);
+    int acquired = 0;
+    for (int i = 0; i < N; i++) {
+        pthread_join(ws[i].t, NULL);
+        ck_assert_msg(ws[i].rc == 0 || (ws[i].rc == ZKL_ETIMEDOUT && ws[i].timeout_ms < 120000),
+                      "waiter %d: %s", i, zkl_err_name(ws[i].rc));
+        acquired += ws[i].rc == 0;
+    }
+    ck_assert_int_eq(atomic_load(&sh.violations), 0);
+    ck_assert_int_eq(sh.token_errors, 0);
+    ck_assert_int_eq(sh.counter, acquired);
+    struct child_count none = {p, 0};
+    ck_assert(tu_wait_until(children_are, &none, 10000));
+    for (int i = 0; i < N; i++)
+        zkl_mutex_free(ws[i].m);
+    free(ws);
+    zkl_mutex_free(hm);
+    for (int i = 0; i < CLIENTS; i++)
+        zkl_client_close(cs[i]);
+    zkl_client_close(hc);
+    free(p);
+}
+END_TEST
+
+/* ---- a queue over the server's limit ------------------------------------ */
+
+static char zkdir[256];
+
+static const char *harness_path(void)
+{
+    const char *h = getenv("ZKL_HARNESS");
+    return h ? h : ZKL_SRCDIR "/tests/zk-harness.sh";
+}
+
+/* A private server whose jute.maxbuffer is `bytes`; its connect string goes
+ * to `hosts`. */
+static void small_server_start(int bytes, char *hosts, size_t len)
+{
+    snprintf(zkdir, sizeof zkdir, "/tmp/zkl-queue-zk.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(zkdir));
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "ZKL_ZK_JVM_EXTRA='-Djute.maxbuffer=%d' '%s' start '%s' --owner %ld >/dev/null 2>&1",
+             bytes, harness_path(), zkdir, (long)getpid());
+    ck_assert_msg(system(cmd) == 0, "could not start a private ZooKeeper");
+    char path[300];
+    snprintf(path, sizeof path, "%s/hosts", zkdir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(hosts, (int)len, f));
+    fclose(f);
+    hosts[strcspn(hosts, "\n")] = '\0';
+}
+
+static void small_server_stop(void)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' stop '%s' >/dev/null 2>&1; rm -rf '%s'", harness_path(),
+             zkdir, zkdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not stop %s\n", zkdir);
+}
+
+static zhandle_t *raw_connect(const char *hosts)
+{
+    zhandle_t *zh = zookeeper_init(hosts, NULL, 20000, NULL, NULL, 0);
+    ck_assert_ptr_nonnull(zh);
+    int64_t end = tu_now_ms() + 10000;
+    while (zoo_state(zh) != ZOO_CONNECTED_STATE && tu_now_ms() < end)
+        usleep(10000);
+    ck_assert_int_eq(zoo_state(zh), ZOO_CONNECTED_STATE);
+    return zh;
+}
+
+static int count_children(zhandle_t *zh, const char *path)
+{
+    struct Stat st;
+    return zoo_exists(zh, path, 0, &st) == ZOK ? st.numChildren : -1;
+}
+
+/* With the server's jute.maxbuffer at 16 KiB (and the client told so), a
+ * lock path with 400 waiting Curator-style nodes (about 24 KB to list) is
+ * over the limit: each contender of each recipe that lists it returns
+ * ZKL_EQUEUE within a second or two, not at its deadline, after one
+ * listing, and its own node is gone again. */
+START_TEST(test_queue_over_the_servers_limit_fails_clearly_and_leaves_no_node)
+{
+    enum { LIMIT = 16384, NODES = 400 };
+    char hosts[256];
+    small_server_start(LIMIT, hosts, sizeof hosts);
+    zhandle_t *zh = raw_connect(hosts);
+    const char *dir = "/full";
+    ck_assert_int_eq(zoo_create(zh, dir, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    char name[128];
+    for (int i = 0; i < NODES; i++) {
+        snprintf(name, sizeof name, "%s/_c_%08x-0000-4000-8000-000000000000-lock-", dir, i);
+        ck_assert_int_eq(zoo_create(zh, name, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+                                    ZOO_EPHEMERAL | ZOO_SEQUENCE, NULL, 0),
+                         ZOK);
+    }
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    ck_assert_int_eq(zkl_client_opts_set_max_request(o, LIMIT), 0);
+    zkl_client *c;
+    ck_assert_int_eq(zkl_client_open_opts(hosts, 20000, o, &c), 0);
+    zkl_client_opts_free(o);
+
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, dir, &m), 0);
+    zkl_client_stats s0, s1;
+    ck_assert_int_eq(zkl_client_get_stats(c, &s0), 0);
+    int64_t t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_mutex_acquire(m, 30000), ZKL_EQUEUE);
+    ck_assert_int_lt(tu_now_ms() - t0, 5000); /* no wait to the deadline */
+    ck_assert_int_eq(zkl_client_get_stats(c, &s1), 0);
+    ck_assert_uint_le(s1.listings - s0.listings, 2); /* no listing loop */
+    ck_assert_int_eq(zkl_mutex_is_held(m), 0);
+    ck_assert_int_eq(count_children(zh, dir), NODES); /* ours is gone */
+    ck_assert_ptr_nonnull(strstr(zkl_strerror(ZKL_EQUEUE), "jute.maxbuffer"));
+    ck_assert_str_eq(zkl_err_name(ZKL_EQUEUE), "EQUEUE");
+
+    /* the other recipes that queue on a lock path say the same */
+    zkl_rwlock *rw;
+    ck_assert_int_eq(zkl_rwlock_new(c, dir, &rw), 0);
+    ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 30000), ZKL_EQUEUE);
+    ck_assert_int_eq(count_children(zh, dir), NODES);
+    zkl_rwlock_free(rw);
+
+    /* Shorter again, the queue works as before. */
+    struct String_vector kids = {0, NULL};
+    ck_assert_int_eq(zoo_get_children(zh, dir, 0, &kids), ZOK);
+    for (int i = 0; i < kids.count; i++) {
+        char full[256];
+        snprintf(full, sizeof full, "%s/%s", dir, kids.data[i]);
+        ck_assert_int_eq(zoo_delete(zh, full, -1), ZOK);
+    }
+    deallocate_String_vector(&kids);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    ck_assert_int_eq(count_children(zh, dir), 0);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    zookeeper_close(zh);
+    small_server_stop();
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("queue");
+    TCase *tc = tu_tcase("queue", 240);
+    tu_add_fixture(tc, "queue");
+    tcase_add_test(tc, test_long_queue_walks_back_past_waiters_that_give_up);
+    tcase_add_test(tc, test_queue_with_random_quitters_keeps_one_holder);
+    tcase_add_test(tc, test_queue_over_the_servers_limit_fails_clearly_and_leaves_no_node);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}

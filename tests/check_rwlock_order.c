@@ -1,0 +1,218 @@
+/* The read-write lock's queue against a real ZooKeeper: a stream of
+ * readers cannot starve a writer, and a waiting reader wakes once per
+ * writer ahead of it, watching the right node. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rwlock_util.h"
+#include "zkl/zookeeper.h"
+
+/* ---- fairness ---------------------------------------------------------------- */
+
+enum { F_READERS = 4 };
+
+struct stream {
+    zkl_client *c;
+    zkl_rwlock *rw;
+    int *stop;
+    int *inside;
+    long *acquired; /* read acquisitions completed, all readers */
+    int rc;
+    pthread_t t;
+};
+
+static void *stream_reader(void *arg)
+{
+    struct stream *r = arg;
+    while (!__atomic_load_n(r->stop, __ATOMIC_SEQ_CST)) {
+        if (zkl_rwlock_read_acquire(r->rw, 30000) != 0) {
+            r->rc = -1;
+            return NULL;
+        }
+        __atomic_add_fetch(r->inside, 1, __ATOMIC_SEQ_CST);
+        __atomic_add_fetch(r->acquired, 1, __ATOMIC_SEQ_CST);
+        usleep(30000);
+        __atomic_sub_fetch(r->inside, 1, __ATOMIC_SEQ_CST);
+        if (zkl_rwlock_read_release(r->rw) != 0) {
+            r->rc = -2;
+            return NULL;
+        }
+        /* straight back into the queue: the readers overlap all the time */
+    }
+    return NULL;
+}
+
+struct acq_count {
+    long *acquired;
+    long want;
+};
+
+static bool acquired_at_least(void *arg)
+{
+    struct acq_count *a = arg;
+    return __atomic_load_n(a->acquired, __ATOMIC_SEQ_CST) >= a->want;
+}
+
+START_TEST(test_rwlock_writer_is_not_starved_by_a_stream_of_readers)
+{
+    char *p = tu_path("fair");
+    int stop = 0, inside = 0;
+    long acquired = 0;
+    struct stream r[F_READERS];
+    for (int i = 0; i < F_READERS; i++) {
+        r[i] = (struct stream){.c = tu_client(10000), .stop = &stop, .inside = &inside,
+                               .acquired = &acquired};
+        ck_assert_int_eq(zkl_rwlock_new(r[i].c, p, &r[i].rw), 0);
+        pthread_create(&r[i].t, NULL, stream_reader, &r[i]);
+    }
+    struct acq_count ac = {&acquired, 3 * F_READERS};
+    ck_assert(tu_wait_until(acquired_at_least, &ac, 30000));
+
+    zkl_client *wc = tu_client(10000);
+    zkl_rwlock *w;
+    ck_assert_int_eq(zkl_rwlock_new(wc, p, &w), 0);
+    long before = __atomic_load_n(&acquired, __ATOMIC_SEQ_CST);
+    int64_t t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_rwlock_write_acquire(w, 20000), 0);
+    int64_t waited = tu_now_ms() - t0;
+    long during = __atomic_load_n(&acquired, __ATOMIC_SEQ_CST) - before;
+    ck_assert_int_eq(__atomic_load_n(&inside, __ATOMIC_SEQ_CST), 0);
+    usleep(50000); /* hold a while: no reader may come in meanwhile */
+    ck_assert_int_eq(__atomic_load_n(&inside, __ATOMIC_SEQ_CST), 0);
+    long while_held = __atomic_load_n(&acquired, __ATOMIC_SEQ_CST) - before - during;
+    ck_assert_int_eq(zkl_rwlock_write_release(w), 0);
+    /* Each reader can complete at most the acquisition it had already
+     * started when the writer queued (and one counted late): readers that
+     * arrive after the writer wait for it. */
+    ck_assert_msg(during <= 2 * F_READERS, "%ld reads completed while the writer waited", during);
+    ck_assert_int_eq(while_held, 0);
+    ck_assert_msg(waited < 10000, "writer waited %lld ms", (long long)waited);
+    /* ... and the readers go on afterwards. */
+    ac.want = __atomic_load_n(&acquired, __ATOMIC_SEQ_CST) + F_READERS;
+    ck_assert(tu_wait_until(acquired_at_least, &ac, 30000));
+    __atomic_store_n(&stop, 1, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < F_READERS; i++) {
+        pthread_join(r[i].t, NULL);
+        ck_assert_int_eq(r[i].rc, 0);
+        zkl_rwlock_free(r[i].rw);
+        zkl_client_close(r[i].c);
+    }
+    fprintf(stderr, "fairness: writer waited %lld ms, %ld reads completed meanwhile\n",
+            (long long)waited, during);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    zkl_rwlock_free(w);
+    zkl_client_close(wc);
+    free(p);
+}
+END_TEST
+
+
+/* ---- wake-ups -------------------------------------------------------------- */
+
+START_TEST(test_rwlock_reader_behind_two_writers_wakes_once)
+{
+    char *p = tu_path("wake1");
+    zkl_client *c1 = tu_client(10000), *c2 = tu_client(10000), *c3 = tu_client(10000);
+    zkl_rwlock *w1, *w2, *r;
+    ck_assert_int_eq(zkl_rwlock_new(c1, p, &w1), 0);
+    ck_assert_int_eq(zkl_rwlock_new(c2, p, &w2), 0);
+    ck_assert_int_eq(zkl_rwlock_new(c3, p, &r), 0);
+    ck_assert_int_eq(zkl_rwlock_write_acquire(w1, 5000), 0);
+    struct bg b2, b3;
+    bg_start(&b2, w2, 1, 60000);
+    wait_children(p, 2);
+    wait_requests(c2, 3);
+    bg_start(&b3, r, 0, 60000);
+    wait_children(p, 3);
+    wait_requests(c3, 3);
+    /* W1 goes: W2 holds; the reader, watching W2, sleeps on. */
+    ck_assert_int_eq(zkl_rwlock_write_release(w1), 0);
+    ck_assert(tu_wait_until(bg_got, &b2, 30000));
+    ck_assert_int_eq(__atomic_load_n(&b3.got, __ATOMIC_SEQ_CST), 0);
+    /* W2 goes: the reader wakes once and holds. */
+    bg_finish(&b2);
+    ck_assert(tu_wait_until(bg_got, &b3, 30000));
+    bg_finish(&b3);
+    ck_assert_int_eq(b2.rc, 0);
+    ck_assert_int_eq(b3.rc, 0);
+    ck_assert_int_eq(stats_of(c3).watch_events, 1);
+    ck_assert_int_eq(stats_of(c2).watch_events, 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    zkl_rwlock_free(w1);
+    zkl_rwlock_free(w2);
+    zkl_rwlock_free(r);
+    zkl_client_close(c1);
+    zkl_client_close(c2);
+    zkl_client_close(c3);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_rwlock_reader_wakes_to_watch_the_next_writer_when_its_writer_leaves)
+{
+    char *p = tu_path("wake2");
+    zkl_client *c1 = tu_client(10000), *c2 = tu_client(10000), *c3 = tu_client(10000);
+    zkl_rwlock *w1, *w2, *r;
+    ck_assert_int_eq(zkl_rwlock_new(c1, p, &w1), 0);
+    ck_assert_int_eq(zkl_rwlock_new(c2, p, &w2), 0);
+    ck_assert_int_eq(zkl_rwlock_new(c3, p, &r), 0);
+    ck_assert_int_eq(zkl_rwlock_write_acquire(w1, 5000), 0);
+    struct bg b2, b3;
+    bg_start(&b2, w2, 1, 60000);
+    wait_children(p, 2);
+    wait_requests(c2, 3);
+    bg_start(&b3, r, 0, 60000);
+    wait_children(p, 3);
+    wait_requests(c3, 3);
+    /* The queued writer gives up (its client closes): the reader wakes,
+     * and watches W1 now. */
+    zkl_client_close(c2);
+    pthread_join(b2.t, NULL);
+    ck_assert_int_eq(b2.rc, ZKL_ECLOSED);
+    zkl_rwlock_free(w2);
+    wait_children(p, 2);
+    wait_requests(c3, 5); /* listing, new watch */
+    ck_assert_int_eq(__atomic_load_n(&b3.got, __ATOMIC_SEQ_CST), 0);
+    ck_assert_int_eq(stats_of(c3).watch_events, 1);
+    /* W1 goes: the second and last wake-up. */
+    ck_assert_int_eq(zkl_rwlock_write_release(w1), 0);
+    ck_assert(tu_wait_until(bg_got, &b3, 30000));
+    bg_finish(&b3);
+    ck_assert_int_eq(b3.rc, 0);
+    ck_assert_int_eq(stats_of(c3).watch_events, 2);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    zkl_rwlock_free(w1);
+    zkl_rwlock_free(r);
+    zkl_client_close(c1);
+    zkl_client_close(c3);
+    free(p);
+}
+END_TEST
+
+
+int main(int argc, char **argv)
+{
+    tu_main_init(argc, argv);
+    Suite *s = suite_create("rwlock_order");
+    TCase *tc = tu_tcase("fairness", 120);
+    tu_add_fixture(tc, "rwlock");
+    tcase_add_test(tc, test_rwlock_writer_is_not_starved_by_a_stream_of_readers);
+    suite_add_tcase(s, tc);
+
+    TCase *tw = tu_tcase("wakeups", 60);
+    tu_add_fixture(tw, "rwlock");
+    tcase_add_test(tw, test_rwlock_reader_behind_two_writers_wakes_once);
+    tcase_add_test(tw, test_rwlock_reader_wakes_to_watch_the_next_writer_when_its_writer_leaves);
+    suite_add_tcase(s, tw);
+    return tu_run(s);
+}

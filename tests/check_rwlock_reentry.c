@@ -1,0 +1,204 @@
+/* The read-write lock's reentrancy against a real ZooKeeper: each side
+ * counts a thread's repeated acquires, a writer may downgrade to a read
+ * with no writer getting in between, an upgrade is refused at once. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rwlock_util.h"
+#include "zkl/zookeeper.h"
+
+/* ---- downgrade and upgrade ------------------------------------------------- */
+
+START_TEST(test_rwlock_downgrade_keeps_a_queued_writer_out)
+{
+    char *p = tu_path("downgrade");
+    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    zkl_rwlock *ra, *rb;
+    ck_assert_int_eq(zkl_rwlock_new(a, p, &ra), 0);
+    ck_assert_int_eq(zkl_rwlock_new(b, p, &rb), 0);
+    ck_assert_int_eq(zkl_rwlock_write_acquire(ra, 5000), 0);
+    char wnode[512];
+    snprintf(wnode, sizeof wnode, "%s", zkl_rwlock_write_node(ra));
+
+    /* Another client queues a writer: create, listing, watch on ours. */
+    struct bg wb;
+    bg_start(&wb, rb, 1, 60000);
+    wait_children(p, 2);
+    wait_requests(b, 3);
+
+    /* Downgrade: the read is granted at once, next to the writer. */
+    ck_assert_int_eq(zkl_rwlock_read_acquire(ra, 0), 0);
+    const char *rnode = zkl_rwlock_read_node(ra);
+    ck_assert_ptr_nonnull(rnode);
+    ck_assert(strstr(rnode, "/_c_") != NULL && strstr(rnode, "-__READ__") != NULL);
+    ck_assert_str_eq(seq_of(rnode), seq_of(wnode));
+    struct Stat st;
+    ck_assert_int_eq(zoo_exists(tu_fixture_zk, rnode, 0, &st), ZOK);
+    ck_assert_int_eq(st.ephemeralOwner, tu_client_session_id(a));
+    ck_assert_int_eq(tu_rwlock_read_token(ra), st.czxid);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 3);
+
+    /* Release the write: the queued writer wakes, lists, and must go back
+     * to waiting, now on the read node. */
+    zkl_client_stats s0 = stats_of(b);
+    ck_assert_int_eq(zkl_rwlock_write_release(ra), 0);
+    ck_assert_int_eq(zkl_rwlock_write_is_held(ra), 0);
+    wait_requests(b, s0.requests + 2); /* a listing, then a new watch */
+    ck_assert_int_eq(__atomic_load_n(&wb.got, __ATOMIC_SEQ_CST), 0);
+    ck_assert_int_eq(stats_of(b).watch_events, s0.watch_events + 1);
+    ck_assert_int_eq(zkl_rwlock_read_is_held(ra), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
+
+    /* Reading goes on; reentry still counts; then the writer gets in. */
+    ck_assert_int_eq(zkl_rwlock_read_acquire(ra, 0), 0);
+    ck_assert_int_eq(zkl_rwlock_read_release(ra), 0);
+    ck_assert_int_eq(__atomic_load_n(&wb.got, __ATOMIC_SEQ_CST), 0);
+    ck_assert_int_eq(zkl_rwlock_read_release(ra), 0);
+    ck_assert(tu_wait_until(bg_got, &wb, 30000));
+    bg_finish(&wb);
+    ck_assert_int_eq(wb.rc, 0);
+    ck_assert_int_eq(wb.released_rc, 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    zkl_rwlock_free(ra);
+    zkl_rwlock_free(rb);
+    zkl_client_close(a);
+    zkl_client_close(b);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_rwlock_downgrade_then_write_reentry_and_release_in_any_order)
+{
+    char *p = tu_path("downgrade2");
+    zkl_client *c = tu_client(10000);
+    zkl_rwlock *rw;
+    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
+    /* Holding both, the write side is still reentrant. */
+    ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 0), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
+    /* Release the read first this time: the write stays. */
+    ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
+    ck_assert_int_eq(zkl_rwlock_write_is_held(rw), 1);
+    ck_assert_int_eq(zkl_rwlock_read_is_held(rw), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
+    ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
+    ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    /* A downgraded read left alone is an ordinary read: upgrade refused. */
+    ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
+    ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
+    ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), ZKL_EDEADLK);
+    ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    zkl_rwlock_free(rw);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_rwlock_upgrade_is_edeadlk_at_once_and_creates_nothing)
+{
+    char *p = tu_path("upgrade");
+    zkl_client *c = tu_client(10000);
+    zkl_rwlock *rw;
+    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0); /* depth 2 */
+    zkl_client_stats s0 = stats_of(c);
+    int64_t t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_rwlock_write_acquire(rw, ZKL_WAIT_FOREVER), ZKL_EDEADLK);
+    ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 0), ZKL_EDEADLK);
+    ck_assert_int_lt(tu_now_ms() - t0, 1000);
+    ck_assert_int_eq(stats_of(c).requests, s0.requests); /* nothing sent */
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
+    ck_assert_int_eq(zkl_rwlock_write_is_held(rw), 0);
+    ck_assert_int_eq(zkl_rwlock_read_is_held(rw), 1);
+    ck_assert_int_eq(zkl_rwlock_write_release(rw), ZKL_ENOTHELD);
+    ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
+    ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 0), ZKL_EDEADLK); /* still reading */
+    ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
+    /* Read released: writing is allowed again. */
+    ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
+    ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    zkl_rwlock_free(rw);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+
+START_TEST(test_rwlock_each_side_is_reentrant_without_new_nodes)
+{
+    char *p = tu_path("reentrant");
+    zkl_client *c = tu_client(10000);
+    zkl_rwlock *rw;
+    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    for (int write = 0; write < 2; write++) {
+        int (*acq)(zkl_rwlock *, long) = write ? zkl_rwlock_write_acquire
+                                               : zkl_rwlock_read_acquire;
+        int (*rel)(zkl_rwlock *) = write ? zkl_rwlock_write_release : zkl_rwlock_read_release;
+        int (*held)(zkl_rwlock *) = write ? zkl_rwlock_write_is_held : zkl_rwlock_read_is_held;
+        int64_t (*token)(zkl_rwlock *) = write ? tu_rwlock_write_token : tu_rwlock_read_token;
+        const char *(*node)(zkl_rwlock *) = write ? zkl_rwlock_write_node : zkl_rwlock_read_node;
+        ck_assert_int_eq(held(rw), 0);
+        ck_assert_int_eq(token(rw), ZKL_ENOTHELD);
+        ck_assert_ptr_null(node(rw));
+        ck_assert_int_eq(acq(rw, 5000), 0);
+        int64_t tok = token(rw);
+        ck_assert_int_gt(tok, 0);
+        const char *n = node(rw);
+        ck_assert_ptr_nonnull(n);
+        ck_assert(strstr(n, write ? "-__WRIT__" : "-__READ__") != NULL);
+        struct Stat st;
+        ck_assert_int_eq(zoo_exists(tu_fixture_zk, n, 0, &st), ZOK);
+        ck_assert_int_eq(st.czxid, tok);
+        zkl_client_stats s0 = stats_of(c);
+        for (int i = 0; i < 3; i++)
+            ck_assert_int_eq(acq(rw, 5000), 0);
+        ck_assert_int_eq(stats_of(c).requests, s0.requests); /* no server traffic */
+        ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
+        ck_assert_int_eq(token(rw), tok);
+        for (int i = 0; i < 3; i++) {
+            ck_assert_int_eq(rel(rw), 0);
+            ck_assert_int_eq(held(rw), 1);
+            ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
+        }
+        ck_assert_int_eq(rel(rw), 0);
+        ck_assert_int_eq(held(rw), 0);
+        ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+        ck_assert_int_eq(rel(rw), ZKL_ENOTHELD);
+    }
+    zkl_rwlock_free(rw);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+
+int main(int argc, char **argv)
+{
+    tu_main_init(argc, argv);
+    Suite *s = suite_create("rwlock_reentry");
+    TCase *tc = tu_tcase("reentry", 120);
+    tu_add_fixture(tc, "rwlock");
+    tcase_add_test(tc, test_rwlock_each_side_is_reentrant_without_new_nodes);
+    tcase_add_test(tc, test_rwlock_downgrade_keeps_a_queued_writer_out);
+    tcase_add_test(tc, test_rwlock_downgrade_then_write_reentry_and_release_in_any_order);
+    tcase_add_test(tc, test_rwlock_upgrade_is_edeadlk_at_once_and_creates_nothing);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# A connect slower than 9/20 of the session timeout: the session arrives
+# already presumed lost by the loss rule (zkl.h), which counts from the
+# moment the connecting began, and the client gives it up and closes its
+# handle at once. `zkl lock` must then say so and connect again, not use
+# the handle it no longer has (it once read the session timeout from it
+# and died of SIGSEGV).
+#
+# The server is reached through tests/nemesis/delay-proxy.py: every chunk
+# is held back 1.2 s until zkl has reported the lost session, then nothing
+# is. With --session-timeout 4000 the first connect takes about 2.4 s (the
+# request and its answer each wait): beyond the 1.8 s of the rule, within
+# the 4 s zkl_client_open waits. The next connect is fast and takes the
+# lock. TRIALS (default 2) rounds.
+#
+# Uses ZKL_TEST_HOSTS when set (tests/with-zk.sh); otherwise starts its
+# own server with tests/with-zk.sh.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+if [[ -z ${ZKL_TEST_HOSTS:-} ]]; then
+    exec "$here/../with-zk.sh" -- bash "${BASH_SOURCE[0]}" "$@"
+fi
+
+ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
+[[ -x $ZKL ]] || { echo "no zkl binary at $ZKL" >&2; exit 99; }
+trials=${TRIALS:-2}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-slowconn.XXXXXX")
+proxy= z=
+cleanup() {
+    [[ -n $z ]] && kill -KILL "$z" 2>/dev/null
+    [[ -n $proxy ]] && kill "$proxy" 2>/dev/null
+    rm -rf -- "$tmp"
+}
+trap cleanup EXIT
+
+. "$here/wait.sh"
+
+server=${ZKL_TEST_HOSTS%%,*}
+server=${server%%/*}
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 "$here/../nemesis/delay-proxy.py" --dir "$tmp" --map "z:$port:${server%:*}:${server##*:}" \
+    >"$tmp/proxy.out" &
+proxy=$!
+wait_for 20 grep -q ready "$tmp/proxy.out" || { echo "not ok - the delay proxy did not start"; exit 1; }
+
+failures=0
+path=/zkl-slow-connect-$$
+for ((t = 1; t <= trials; t++)); do
+    echo 1200 >"$tmp/delay-z"
+    rm -f "$tmp/ran"
+    wait_for 20 grep -qx 1200 "$tmp/applied-z" 2>/dev/null ||
+        { echo "not ok - the delay proxy did not take the delay"; exit 1; }
+    "$ZKL" lock -v --session-timeout 4000 -w 30 -S "127.0.0.1:$port" "$path" \
+        -c "touch '$tmp/ran'" 2>"$tmp/err" &
+    z=$!
+    # The proxy reads its delay again every 100 ms: any connect after this
+    # one is fast.
+    wait_for 30 grep -q 'waiting again' "$tmp/err"
+    echo 0 >"$tmp/delay-z"
+    wait_for 20 grep -qx 0 "$tmp/applied-z" 2>/dev/null
+    wait "$z"
+    rc=$?
+    z=
+    if [[ $rc == 0 && -e $tmp/ran ]] && grep -q 'waiting again' "$tmp/err"; then
+        echo "ok - trial $t: the session presumed lost on arrival was given up, the next one held the lock"
+    else
+        echo "not ok - trial $t: zkl exit $rc, command ran: $([[ -e $tmp/ran ]] && echo yes || echo no)"
+        sed 's/^/# /' "$tmp/err"
+        failures=$((failures + 1))
+    fi
+done
+"$ZKL" holders -S "$ZKL_TEST_HOSTS" "$path" 2>/dev/null | grep -q "no contenders" ||
+    { echo "not ok - contenders left on $path"; failures=$((failures + 1)); }
+echo "$((trials - failures)) passed, $failures failed"
+((failures == 0))

@@ -1,0 +1,106 @@
+/* Helpers of the read-write lock suites (check_rwlock*). */
+#include "rwlock_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "zkl/zookeeper.h"
+
+zkl_client_stats stats_of(zkl_client *c)
+{
+    zkl_client_stats s;
+    ck_assert_int_eq(zkl_client_get_stats(c, &s), 0);
+    return s;
+}
+
+void wait_children(const char *path, int want)
+{
+    ck_assert_msg(tu_wait_children(tu_fixture_zk, path, want, 30000), "%s: %d children, want %d",
+                  path, tu_children(tu_fixture_zk, path), want);
+}
+
+/* The server's 10-digit sequence of a node path. */
+const char *seq_of(const char *node)
+{
+    return node + strlen(node) - 10;
+}
+
+/* ---- worker processes ----------------------------------------------------- *
+ * A worker process is this program run again (--worker ...), not a bare fork:
+ * a child forked from a process with threads (ZooKeeper's) and making
+ * threads of its own confuses ThreadSanitizer. State shared with the test
+ * lives in a file mapped by both. */
+
+/* A new file for shared state, zero-filled and mapped; its name in file. */
+void *new_shared(char file[64], size_t size)
+{
+    snprintf(file, 64, "/tmp/zkl-rwlock-shm-XXXXXX");
+    int fd = mkstemp(file);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    void *m = tu_map_shared(file, size, 1);
+    ck_assert_ptr_nonnull(m);
+    return m;
+}
+
+static void *bg_main(void *arg)
+{
+    struct bg *b = arg;
+    b->rc = b->write ? zkl_rwlock_write_acquire(b->rw, b->timeout_ms)
+                     : zkl_rwlock_read_acquire(b->rw, b->timeout_ms);
+    if (b->rc != 0)
+        return NULL;
+    __atomic_store_n(&b->got, 1, __ATOMIC_SEQ_CST);
+    int64_t end = tu_now_ms() + 60000;
+    while (!__atomic_load_n(&b->release, __ATOMIC_SEQ_CST) && tu_now_ms() < end)
+        usleep(1000);
+    b->released_rc = b->write ? zkl_rwlock_write_release(b->rw) : zkl_rwlock_read_release(b->rw);
+    return NULL;
+}
+
+void bg_start(struct bg *b, zkl_rwlock *rw, int write, long timeout_ms)
+{
+    *b = (struct bg){.rw = rw, .write = write, .timeout_ms = timeout_ms, .rc = 1};
+    pthread_create(&b->t, NULL, bg_main, b);
+}
+
+bool bg_got(void *arg)
+{
+    return __atomic_load_n(&((struct bg *)arg)->got, __ATOMIC_SEQ_CST) != 0;
+}
+
+void bg_finish(struct bg *b)
+{
+    __atomic_store_n(&b->release, 1, __ATOMIC_SEQ_CST);
+    pthread_join(b->t, NULL);
+}
+
+struct req_wait {
+    zkl_client *c;
+    uint64_t requests;
+};
+
+static bool requests_at_least(void *arg)
+{
+    struct req_wait *r = arg;
+    zkl_client_stats s;
+    zkl_client_get_stats(r->c, &s);
+    return s.requests >= r->requests;
+}
+
+/* Wait until a waiter on client c has sent n requests (its create, listing
+ * and watch: the watch is sent only after it decided not to hold), and the
+ * server has answered them. The counter goes up, under the client's lock,
+ * as a request is queued on the handle; one session's requests are served
+ * in order, so a round trip queued after them on the same handle returns
+ * only once the server has set the watch. */
+void wait_requests(zkl_client *c, uint64_t n)
+{
+    struct req_wait r = {c, n};
+    ck_assert_msg(tu_wait_until(requests_at_least, &r, 30000), "client sent %llu requests",
+                  (unsigned long long)stats_of(c).requests);
+    struct Stat st;
+    ck_assert_int_eq(zoo_exists(zkl_client_handle(c), "/", 0, &st), ZOK);
+}
