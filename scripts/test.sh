@@ -71,15 +71,31 @@ stage_result() {
     return 1
 }
 
-step "nemesis (private network namespace, 3-node ensemble: seeded random partitions, one-way drops, delay and loss, pauses, kills, for ${NEMESIS_SECONDS:-75} s)"
+step "nemesis (private network namespace, 3-node ensemble: a follower cut from the leader under a holder; two seeded schedules of random partitions, one-way drops, delay and loss, pauses, kills, ${NEMESIS_SECONDS:-75} s each)"
 rc=0
-# The full run replays a fixed schedule (a random one each time would make
+# The full run replays fixed schedules (a random one each time would make
 # the run's verdict depend on the draw); `make check-nemesis` alone draws a
-# new seed unless NEMESIS_SEED is given.
-make -C "$top/build" -s check-nemesis NEMESIS_SECONDS="${NEMESIS_SECONDS:-75}" \
-    NEMESIS_SEED="${NEMESIS_SEED:-1717}" 2>&1 |
-    tee "$top/build/check-nemesis.out" || rc=$?
-stage_result "$top/build/check-nemesis.out" "$rc"
+# new seed unless NEMESIS_SEED is given. On seed 56620371 `zkl lock` died
+# of SIGSEGV (a session given up on arrival); a follower cut from the leader
+# once let a holder believe in its hold seconds after the leader had
+# expired its session (--strict-margins makes such a margin a violation).
+out=$top/build/check-nemesis.out
+: >"$out"
+passed=0 failed=0
+# A holder on a follower cut off from the leader (tests/nemesis/follower-cut.py).
+r=0
+"$top/tests/nemesis/run.sh" --scenario follower-cut --build "$top/build" 2>&1 | tee -a "$out" || r=$?
+if [ "$r" -eq 0 ]; then passed=$((passed + 1)); elif [ "$r" -ne 77 ]; then failed=$((failed + 1)) rc=$r; fi
+if ! grep -q '^nemesis: SKIP' "$out"; then
+    for seed in "${NEMESIS_SEED:-1717}" 56620371; do
+        r=0
+        make -C "$top/build" -s check-nemesis NEMESIS_SECONDS="${NEMESIS_SECONDS:-75}" \
+            NEMESIS_SEED="$seed" NEMESIS_FLAGS=--strict-margins 2>&1 | tee -a "$out" || r=$?
+        if [ "$r" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)) rc=$r; fi
+    done
+fi
+grep -q '^nemesis: SKIP' "$out" || echo "$passed passed, $failed failed" >>"$out"
+stage_result "$out" "$rc"
 
 step "fuzzers (libFuzzer + ASan + UBSan: paths, node names, listings and policies; 25 s each)"
 rc=0

@@ -2,7 +2,7 @@
 """history-check.py - check a merged lock history for overlaps and tokens.
 
 Usage: history-check.py [--allow-open] [--quiet] LOG [LOG...]
-       history-check.py --nemesis [--quiet] HISTORY   (see "Nemesis" below)
+       history-check.py --nemesis [--quiet] [--strict-margins] HISTORY   (see "Nemesis" below)
        history-check.py --self-test         (both checkers on made-up logs)
 
 Reads the lines that zkl's fault worker (tests/faults/fault-worker.c), the
@@ -156,13 +156,22 @@ def main(argv):
 #              sessions had time to expire
 #   progress   a worker with no acquisition between the last heal and stop
 #   stuck      a worker that did not stop when told to
-#   exit       a worker process that ended on its own (crash, failed open)
+#   exit       a worker process that ended on its own (crash, failed open),
+#              or a `zkl lock` that died of a signal other than SIGKILL
 # Margins: for an unconfirmed, not killed hold, P = when the holder stopped
 # acting as one: its release call, or the loss report (lost callback, zkl
 # stopping its command), whichever came first; N = the next conflicting
 # acquisition of the same path: margin = N - P. Positive: the holder knew before anyone else
 # got the lock. Negative: for -margin the old holder still believed it held
-# while the new one did; only the fenced store stands between them then.
+# while the new one did; only the fenced store stands between them then. A
+# holder under a pause-client fault between its acquisition and the next
+# one is marked paused: stopped, it could not tell in time (by design).
+#   margin     (--strict-margins only) a negative margin of a holder that
+#              was not paused
+#   harness    the nemesis could not start a `zkl lock` (fork failed, ...):
+#              the run did not test what it claims
+#   tell       (--strict-margins only) a lost callback more than 1 s after its
+#              process's client reported ZKL_STATE_LOST
 
 
 def _pct(xs, q):
@@ -186,6 +195,8 @@ def nemesis_analyse(events, stores=None):
     events = sorted(events, key=lambda e: e.get("t", 0))
     holds, by_worker, violations = {}, {}, []
     faults, orphans, stuck = [], [], []
+    heals = {}
+    lost_state, tell_ms = {}, []  # when each process's client reported LOST; lost callbacks after
     healed_t = stop_t = None
     ops = 0
     for e in events:
@@ -210,7 +221,11 @@ def nemesis_analyse(events, stores=None):
                 if e["rc"] != 0:
                     # The worker learnt of the loss when the release returned.
                     h["rel_done"] = e.get("done", t)
+        elif ev == "state" and e.get("state") == 4:
+            lost_state[(w, e.get("pid"))] = t  # ZKL_STATE_LOST
         elif ev == "lost":
+            if (w, e.get("pid")) in lost_state:
+                tell_ms.append((t - lost_state[(w, e.get("pid"))]) / 1e6)
             h = holds.get(key)
             if h:
                 h["lost"] = t if h["lost"] is None else min(h["lost"], t)
@@ -220,7 +235,14 @@ def nemesis_analyse(events, stores=None):
             for h in by_worker.get(w, []):
                 if h["end"] is None:
                     h["end"], h["how"] = t, "killed"
+        elif ev == "cli-error":
+            violations.append("harness: could not start `zkl lock` for worker %s: %s" %
+                              (w, e.get("err")))
         elif ev == "cli-exit":
+            # SIGKILL is the nemesis's (kill-client); any other signal is a crash
+            if isinstance(e.get("rc"), int) and e["rc"] < 0 and e["rc"] != -9:
+                violations.append("exit: a `zkl lock` of worker %s died of signal %d" %
+                                  (w, -e["rc"]))
             for h in reversed(by_worker.get(w, [])):
                 if h["cli_rc"] is None and h["acq"] <= t:
                     h["cli_rc"] = e["rc"]
@@ -229,6 +251,8 @@ def nemesis_analyse(events, stores=None):
                     break
         elif ev == "fault":
             faults.append(e)
+        elif ev == "heal":
+            heals[e.get("id")] = t
         elif ev == "healed":
             healed_t = t
         elif ev == "stop":
@@ -333,6 +357,9 @@ def nemesis_analyse(events, stores=None):
             else:
                 recovery[w] = (first - healed_t) / 1e6
     # margins.
+    inf_t = float("inf")
+    pauses = [(f.get("worker"), f["t"], heals.get(f.get("id"), inf_t)) for f in faults
+              if f.get("kind") == "pause-client"]
     margins = []
     for h in hl:
         if confirmed(h) or h["how"] == "killed" or h["end"] is None:
@@ -350,19 +377,24 @@ def nemesis_analyse(events, stores=None):
                     g["acq"] > h["acq"] and conflict(g, h)), None)
         if nxt is None:
             continue
+        # A holder stopped (SIGSTOP) between its acquisition and the next
+        # one could not have told in time: negative by design.
+        paused = any(pw == h["w"] and a < nxt["acq"] and b > h["acq"] for pw, a, b in pauses)
         margins.append({"w": h["w"], "kind": h["kind"], "path": h["path"], "tok": h["tok"],
-                        "how": h["how"], "next": nxt["w"], "margin_ms":
+                        "how": h["how"], "next": nxt["w"], "paused": paused, "margin_ms":
                         (nxt["acq"] - presumed) / 1e6})
     confirmed_n = sum(1 for h in hl if confirmed(h))
     return {"run": run, "holds": hl, "confirmed": confirmed_n, "faults": faults,
             "violations": violations, "ops": ops, "recovery": recovery, "margins": margins,
-            "stores": store_stats, "open": sum(1 for h in hl if h["end"] is None)}
+            "stores": store_stats, "open": sum(1 for h in hl if h["end"] is None),
+            "tell_ms": tell_ms}
 
 
 def nemesis_main(args):
     import collections
     import json
     quiet = "--quiet" in args
+    strict = "--strict-margins" in args
     files = [a for a in args if not a.startswith("--")]
     if len(files) != 1:
         print(__doc__, file=sys.stderr)
@@ -395,17 +427,33 @@ def nemesis_main(args):
     if rec:
         print("history-check: recovery after the last heal (ms, %d workers): p50 %.0f, "
               "p90 %.0f, max %.0f" % (len(rec), _pct(rec, 50), _pct(rec, 90), max(rec)))
+    if r["tell_ms"]:
+        print("history-check: lost callbacks after the client's LOST state (ms, %d): p50 %.0f, "
+              "max %.0f" % (len(r["tell_ms"]), _pct(r["tell_ms"], 50), max(r["tell_ms"])))
+        late = [d for d in r["tell_ms"] if d > 1000]
+        if strict and late:
+            r["violations"].append("tell: %d lost callbacks came more than 1 s after their "
+                                   "client's LOST state (the latest after %.0f ms)" %
+                                   (len(late), max(late)))
     ms = [m["margin_ms"] for m in r["margins"]]
     if ms:
         neg = [m for m in r["margins"] if m["margin_ms"] < 0]
         print("history-check: loss-presumption margins (ms, %d lost holds followed by another "
-              "holder): min %.0f, p50 %.0f, max %.0f; %d negative" % (
-                  len(ms), min(ms), _pct(ms, 50), max(ms), len(neg)))
+              "holder): min %.0f, p50 %.0f, max %.0f; %d negative (%d of a paused holder)" % (
+                  len(ms), min(ms), _pct(ms, 50), max(ms), len(neg),
+                  sum(1 for m in neg if m["paused"])))
         if not quiet:
             for m in sorted(r["margins"], key=lambda m: m["margin_ms"])[:5]:
-                print("  margin %.0f ms: %s (%s, token %s, %s) then %s on %s" % (
-                    m["margin_ms"], m["w"], m["kind"], m["tok"], m["how"], m["next"],
-                    m["path"]))
+                print("  margin %.0f ms: %s (%s, token %s, %s%s) then %s on %s" % (
+                    m["margin_ms"], m["w"], m["kind"], m["tok"], m["how"],
+                    ", paused" if m["paused"] else "", m["next"], m["path"]))
+        if strict:
+            for m in neg:
+                if not m["paused"]:
+                    r["violations"].append(
+                        "margin: %s (%s, token %s) presumed its hold lost %.0f ms after %s "
+                        "acquired %s" % (m["w"], m["kind"], m["tok"], -m["margin_ms"],
+                                         m["next"], m["path"]))
     else:
         print("history-check: loss-presumption margins: no lost hold was followed by "
               "another holder")
@@ -449,6 +497,18 @@ def nemesis_self_test(run):
     # a lost hold overlapping the next holder: a margin, not a violation
     run(hist(acq("a", 1, 1), acq("b", 2, 2), {"ev": "lost", "w": "a", "t": 3, "tok": 1},
              rel("a", 4, 1, -5), rel("b", 5, 2), *healed), ["--nemesis"], 0)
+    # ... which --strict-margins counts, unless the holder was paused then
+    lost_overlap = (acq("a", 1, 1), acq("b", 2, 2), {"ev": "lost", "w": "a", "t": 3, "tok": 1},
+                    rel("a", 4, 1, -5), rel("b", 5, 2))
+    run(hist(*lost_overlap, *healed), ["--nemesis", "--strict-margins"], 1)
+    run(hist({"ev": "fault", "id": 0, "kind": "pause-client", "worker": "a", "t": 1},
+             *lost_overlap, {"ev": "heal", "id": 0, "t": 3}, *healed),
+        ["--nemesis", "--strict-margins"], 0)
+    # a lost callback 1.5 s after its client's LOST state
+    late = (acq("a", 1, 1), {"ev": "state", "w": "a", "pid": 7, "state": 4, "t": 10**9},
+            {"ev": "lost", "w": "a", "pid": 7, "tok": 1, "t": 25 * 10**8})
+    run(hist(*late, *healed), ["--nemesis"], 0)
+    run(hist(*late, *healed), ["--nemesis", "--strict-margins"], 1)
     # a stale write accepted by the store
     run(hist(acq("a", 1, 1), rel("a", 2, 1), *healed, store=[(2, "b/0"), (1, "a/0")]),
         ["--nemesis"], 1)
@@ -463,8 +523,12 @@ def nemesis_self_test(run):
     # a store that could not be written
     run(hist(acq("a", 1, 1), {"ev": "write", "w": "a", "t": 2, "tok": 1, "path": "/p", "rc": -13},
              rel("a", 3, 1), *healed), ["--nemesis"], 1)
-    # a worker that died on its own
+    # the nemesis could not start zkl
+    run(hist({"ev": "cli-error", "w": "a", "err": "EAGAIN", "t": 3}, *healed), ["--nemesis"], 1)
+    # a worker that died on its own; a zkl lock that crashed, or was killed
     run(hist(*healed, {"ev": "ended", "w": "a", "pid": 9, "rc": -11, "t": 71}), ["--nemesis"], 1)
+    run(hist({"ev": "cli-exit", "w": "a", "rc": -11, "t": 3}, *healed), ["--nemesis"], 1)
+    run(hist({"ev": "cli-exit", "w": "a", "rc": -9, "t": 3}, *healed), ["--nemesis"], 0)
     # an orphan node; a worker that never came back
     run(hist(*healed, {"ev": "orphan", "node": "/p/x", "owner": 1, "t": 80}), ["--nemesis"], 1)
     run(hist({"ev": "healed", "t": 5}, acq("a", 60, 9), rel("a", 61, 9), {"ev": "stop", "t": 70}),

@@ -7,7 +7,8 @@ Listens on 127.0.0.1:LPORT for each map and forwards every connection to
 HOST:PORT, both ways. Each chunk read is written out DELAY ms after it
 arrived, in order, where DELAY is the number in the file D/delay-NAME
 (missing or empty: 0), read again every 100 ms: the nemesis turns the
-delay on and off for one client by writing that file. The kernel here has
+delay on and off for one client by writing that file. Once a changed delay
+is in effect the proxy writes it to D/applied-NAME. The kernel here has
 no netem qdisc, hence this proxy. Loss comes from nftables, not from here.
 Prints "ready" on stdout once every port listens.
 """
@@ -22,12 +23,17 @@ delays = {}
 async def poll_delays(d):
     while True:
         for name in list(delays):
+            was = delays[name]
             try:
                 with open(os.path.join(d, "delay-" + name)) as f:
                     txt = f.read().strip()
                 delays[name] = int(txt) / 1000.0 if txt else 0.0
             except (OSError, ValueError):
                 delays[name] = 0.0
+            if delays[name] != was:
+                # for a test that must know when a new delay holds
+                with open(os.path.join(d, "applied-" + name), "w") as f:
+                    f.write("%d\n" % round(delays[name] * 1000))
         await asyncio.sleep(0.1)
 
 

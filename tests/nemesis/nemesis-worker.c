@@ -11,7 +11,7 @@
  * 250 ms, and ends early once the lost callback reported it (a holder that
  * partitions and pauses hit while it holds and works).
  *
- * Kinds: mutex, prefetch (zkl_mutex_new2 with ZKL_MUTEX_PREFETCH), semmutex,
+ * Kinds: mutex, prefetch (zkl_mutex_new_opts with prefetch on), semmutex,
  * sem (one lease of a semaphore of --sem-max leases), read, write (the two
  * sides of a read-write lock), multi (a multi-lock of one mutex per path).
  * One more kind is not a worker but the command that `zkl lock` runs:
@@ -52,6 +52,23 @@
 #include "zkl.h"
 
 #define MAXP 4
+
+
+/* The public calls give these values through an out parameter; this
+ * worker logs the value, or the negative code, as one number. */
+#define VALUE_OF(name, type)                                                     \
+    static int64_t value_of_##name(type *o)                                      \
+    {                                                                            \
+        int64_t v = 0;                                                           \
+        int rc = zkl_##name(o, &v);                                              \
+        return rc != 0 ? rc : v;                                                 \
+    }
+VALUE_OF(client_session_id, zkl_client)
+VALUE_OF(lease_token, zkl_lease)
+VALUE_OF(mutex_token, zkl_mutex)
+VALUE_OF(rwlock_read_token, zkl_rwlock)
+VALUE_OF(rwlock_write_token, zkl_rwlock)
+VALUE_OF(semmutex_token, zkl_semmutex)
 
 static struct {
     const char *kind, *servers, *log, *store_dir, *name, *stop;
@@ -182,11 +199,11 @@ static void on_rw_lost(zkl_rwlock *l, int write, int64_t tok, void *arg)
 }
 
 /* Session states, so the history shows suspensions, expiries and reopens. */
-static void on_state(zkl_client *c, int st, void *arg)
+static void on_state(zkl_client *c, enum zkl_state st, void *arg)
 {
     (void)arg;
     logj(now_ns(), -1, "state", ",\"state\":%d,\"sid\":\"%llx\"", st,
-         (unsigned long long)zkl_client_session_id(c));
+         (unsigned long long)value_of_client_session_id(c));
 }
 
 /* ---- one hold of each kind -------------------------------------------------- */
@@ -254,7 +271,7 @@ static void *run(void *arg)
         if (!strcmp(k, "multi")) {
             int64_t toks[MAXP];
             for (int i = 0; i < o.npaths; i++) {
-                toks[i] = zkl_mutex_token(mutexes[i]);
+                toks[i] = value_of_mutex_token(mutexes[i]);
                 log_acq(th, o.paths[i], toks[i]);
             }
             for (int i = 0; i < o.npaths; i++)
@@ -269,15 +286,15 @@ static void *run(void *arg)
             continue;
         }
         if (!strcmp(k, "mutex") || !strcmp(k, "prefetch"))
-            tok = zkl_mutex_token(mutexes[0]);
+            tok = value_of_mutex_token(mutexes[0]);
         else if (!strcmp(k, "semmutex"))
-            tok = zkl_semmutex_token(semmutex);
+            tok = value_of_semmutex_token(semmutex);
         else if (!strcmp(k, "sem"))
-            tok = zkl_lease_token(lease);
+            tok = value_of_lease_token(lease);
         else if (!strcmp(k, "read"))
-            tok = zkl_rwlock_read_token(rw);
+            tok = value_of_rwlock_read_token(rw);
         else
-            tok = zkl_rwlock_write_token(rw);
+            tok = value_of_rwlock_write_token(rw);
         log_acq(th, p0, tok);
         int excl = strcmp(k, "sem") && strcmp(k, "read");
         if (excl)
@@ -417,8 +434,13 @@ int main(int argc, char **argv)
     if (!strcmp(k, "mutex") || !strcmp(k, "prefetch") || !strcmp(k, "multi")) {
         int n = strcmp(k, "multi") ? 1 : o.npaths;
         for (int i = 0; i < n; i++) {
-            rc = zkl_mutex_new2(client, o.paths[i], strcmp(k, "prefetch") ? 0 : ZKL_MUTEX_PREFETCH,
-                                &mutexes[i]);
+            zkl_lock_opts *lo = NULL;
+            rc = zkl_lock_opts_new(&lo);
+            if (rc == 0)
+                rc = zkl_lock_opts_set_prefetch(lo, strcmp(k, "prefetch") == 0);
+            if (rc == 0)
+                rc = zkl_mutex_new_opts(client, o.paths[i], lo, &mutexes[i]);
+            zkl_lock_opts_free(lo);
             if (rc == 0)
                 rc = zkl_mutex_set_lost_fn(mutexes[i], on_mutex_lost, NULL);
             if (rc != 0)
@@ -454,7 +476,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < MAXP; i++)
         zkl_mutex_free(mutexes[i]);
     zkl_semmutex_free(semmutex);
-    (void)zkl_semaphore_free(sem);
+    zkl_semaphore_free(sem);
     zkl_rwlock_free(rw);
     zkl_client_close(client);
     logj(now_ns(), -1, "exit", "");

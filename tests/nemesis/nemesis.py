@@ -9,6 +9,10 @@ see docs/nemesis.md. Options:
   --nodes 3|5     ensemble size (default 3)
   --session-ms MS the workers' session timeout (default 4000)
   --keep          keep the work directory (logs, stores, server logs)
+  --only K[:W],.. draw only faults of these kinds (on these workers): a
+                  targeted schedule (another draw than without it)
+  --strict-margins a negative loss-presumption margin of a holder that was
+                  not paused counts as a violation
 
 What it does: brings up the namespace's loopback; starts the ensemble with
 tests/zk-harness.sh, each server under a uid of its own (so nftables can
@@ -257,8 +261,14 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
                     "-w", "10", path, "--", worker, "--kind", "cli-hold", "--paths", path,
                     "--log", self.log, "--store-dir", self.stores, "--name", "cli",
                     "--hold-ms", "60"]
-            p = subprocess.Popen(args, stdout=subprocess.DEVNULL,
-                                 stderr=open(os.path.join(self.work, "cli.err"), "a"))
+            try:
+                p = subprocess.Popen(args, stdout=subprocess.DEVNULL,
+                                     stderr=open(os.path.join(self.work, "cli.err"), "a"))
+            except OSError as e:
+                # said in the history (the checker counts it), not a dead loop
+                self.record(ev="cli-error", w="cli", err=str(e))
+                time.sleep(0.2)
+                continue
             with self.lock:
                 self.procs["cli"] = p
             rc = p.wait()
@@ -292,6 +302,10 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
         rng = random.Random(self.a.seed)
         names = [x[0] for x in WORKERS]
         kinds = [k for k, wt in KINDS for _ in range(wt)]
+        if self.a.only:
+            # a targeted schedule: these kinds, on these workers only
+            kinds = [k for k, _ in self.a.only]
+            names = sorted({w for _, w in self.a.only if w}) or names
         out, t, T = [], 2.0, float(self.a.seconds)
         sess = self.a.session_ms / 1000.0
         while True:
@@ -534,6 +548,16 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
         subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
         print("nemesis: seed %d, %d s, %d nodes, work directory %s" %
               (self.a.seed, self.a.seconds, self.nodes, self.work), flush=True)
+        # Workers run under their own uids: the build tree must be theirs to
+        # run (a checkout in a 0700 directory is not), else the cli worker
+        # would fail every time and show up only as "no progress".
+        zkl = os.path.join(self.a.build, "tools", "zkl")
+        uid = self.worker_uid("cli")
+        probe = subprocess.run(["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid,
+                                "--clear-groups", zkl, "--version"], capture_output=True)
+        if probe.returncode != 0:
+            raise RuntimeError("uid %d cannot run %s (is a directory above it private?): %s" %
+                               (uid, zkl, probe.stderr.decode(errors="replace").strip()))
         faults = self.schedule()
         self.say("schedule: %d faults (replay: NEMESIS_SEED=%d NEMESIS_SECONDS=%d)" %
                  (len(faults), self.a.seed, self.a.seconds))
@@ -563,7 +587,8 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
         self.stop_workers()
         self.orphans()
         self.say("workers stopped, lock paths checked")
-        r = subprocess.run([sys.executable, CHECKER, "--nemesis", self.log])
+        r = subprocess.run([sys.executable, CHECKER, "--nemesis", self.log] +
+                           (["--strict-margins"] if self.a.strict_margins else []))
         return r.returncode
 
     def cleanup(self):
@@ -599,7 +624,13 @@ def main():
     ap.add_argument("--session-ms", type=int, default=4000)
     ap.add_argument("--settle", type=int, default=40)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--strict-margins", action="store_true")
     a = ap.parse_args()
+    a.only = [(x.split(":", 1) + [None])[:2] for x in a.only.split(",") if x]
+    for k, w in a.only:
+        if k not in dict(KINDS) or (w is not None and w not in [x[0] for x in WORKERS]):
+            ap.error("--only: no fault kind %r or worker %r" % (k, w))
     if a.seed is None:
         a.seed = random.SystemRandom().randrange(1, 2**31)
     run = Run(a)

@@ -2,7 +2,10 @@
 # run.sh - the nemesis, in a private network namespace (docs/nemesis.md).
 #
 #   tests/nemesis/run.sh --build DIR [--seconds S] [--seed N] [--nodes 3|5] [--keep]
+#   tests/nemesis/run.sh --scenario follower-cut --build DIR [--trials N] [--keep]
 #
+# The first runs a schedule (nemesis.py); the second one fixed scenario
+# (tests/nemesis/follower-cut.py) on the same ensemble and rules.
 # Every server, client and proxy of the run lives in a network namespace of
 # its own (unshare -n), so the nftables rules that cut links touch nothing
 # else on the machine. Without the rights to make one (not root, or
@@ -22,4 +25,10 @@ unshare -n sh -c 'nft add table inet probe' 2>/dev/null || skip "nftables does n
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 "$py" -c 'import kazoo' 2>/dev/null || skip "python3-kazoo not installed"
-exec unshare -n -- "$py" "$here/nemesis.py" "$@"
+script=nemesis.py
+if [ "${1:-}" = --scenario ]; then
+    script=$2.py
+    shift 2
+    [ -f "$here/$script" ] || { echo "nemesis: no scenario $script" >&2; exit 2; }
+fi
+exec unshare -n -- "$py" "$here/$script" "$@"
