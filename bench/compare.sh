@@ -4,6 +4,7 @@
 # Usage: bench/compare.sh [--nodes 1|3] [--passes N] [--quick]
 #                         [--zkl-bench PATH] [--out DIR] [--only zkl]
 #                         [--long-queues]   (queues of 20,000 waiters too)
+#                         [--scale]         (100,000 locks, 500 sessions too)
 #
 # Starts its own ZooKeeper (standalone by default, a 3-node ensemble with
 # --nodes 3) through tests/zk-harness.sh, warms the server up (a fresh
@@ -34,6 +35,7 @@ quick=no
 out=$here/results
 only=
 long_queues=no
+scale=no
 zkl_bench=${ZKL_BENCH:-}
 
 usage() {
@@ -49,6 +51,7 @@ while (($#)); do
     --out) out=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --long-queues) long_queues=yes; shift ;;
+    --scale) scale=yes; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
     esac
@@ -147,7 +150,10 @@ print(json.dumps(d))' "$impl" "$case" "$pass" >>"$raw"
     note "$(printf '%-13s %-16s %s' "$impl" "$case" "$("$python" -c '
 import json, sys
 d = json.loads(sys.argv[1])
-print("%8.1f ops/s  p50 %6d us  p99 %6d us  req/op %s" % (d["ops_per_sec"], d["p50_us"], d["p99_us"], d.get("zk_requests_per_op")))' "$line")")"
+if "metrics_ab_passes" in d:
+    print("metrics on %.1f / off %.1f ops/s, paired ratio %.4f, cpu ratio %.4f" % (d["on_ops_per_sec_median"], d["off_ops_per_sec_median"], d["paired_throughput_ratio_median"], d["cpu_ratio_on_off"]))
+else:
+    print("%8.1f ops/s  p50 %6d us  p99 %6d us  req/op %s" % (d["ops_per_sec"], d["p50_us"], d["p99_us"], d.get("zk_requests_per_op")))' "$line")")"
 }
 
 # Operation counts: (full, quick).
@@ -216,9 +222,28 @@ for impl in "${impls[@]}"; do
         run "$i" herd-100 1 300 --workload herd --clients 100 --ops "$n_herd"
     done
 done
+# Once: what collecting lock metrics costs zkl, sessions with metrics on and
+# off in alternating back-to-back passes (the report checks it under 2%).
+if [[ " ${impls[*]} " == *" zkl "* ]]; then
+    ab=5
+    [[ $quick == yes ]] && ab=3
+    note "zkl: metrics on and off, $ab passes each"
+    run zkl metrics-uncontended 1 600 --workload uncontended --clients 1 --ops "$n_unc" \
+        --warmup 500 --metrics-ab "$ab"
+    run zkl metrics-contended-8 1 600 --workload contended --clients 8 --ops "$n_con" \
+        --warmup 300 --metrics-ab "$ab"
+fi
 if [[ " ${impls[*]} " == *" zkl "* ]]; then
     note "zkl: 10,000 locks held"
     run zkl many-10000 1 300 --workload many --clients 1 --ops 10000
+fi
+# With --scale, once: 100,000 locks held by one client, and 500 sessions in
+# one process (memory, and what holding more costs an acquire).
+if [[ $scale == yes && " ${impls[*]} " == *" zkl "* ]]; then
+    note "zkl: 100,000 locks held"
+    run zkl many-100000 1 1500 --workload many --clients 1 --ops 100000
+    note "zkl: 500 sessions in one process"
+    run zkl sessions-500 1 600 --workload sessions --clients 500
 fi
 
 # Long queues: N waiters on one lock over 16 sessions, then the lock passes

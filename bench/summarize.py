@@ -237,6 +237,38 @@ def report(m, args):
       "(mallinfo2, all arenas); Curator: JVM heap after GC; kazoo: RSS growth." % (
           fmt(big), fmt(big_rss)))
     w("")
+    scale = [(c, m.get(c, "zkl", "ops")) for c in ("many-10000", "many-100000")
+             if m.count(c, "zkl")]
+    if m.count("many-100000", "zkl") or m.count("sessions-500", "zkl"):
+        w("### Scale")
+        w("")
+        w("| zkl | count | acquires/s | p50 (us) | first tenth p50 (us) | last tenth p50 (us) "
+          "| heap per item (B) | RSS per item (B) |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for c, n in scale:
+            w("| locks held by one client | %s | %s | %s | %s | %s | %s | %s |" % (
+                fmt(n), fmt(m.get(c, "zkl", "ops_per_sec")), fmt(m.get(c, "zkl", "p50_us")),
+                fmt(m.get(c, "zkl", "first_tenth_p50_us")),
+                fmt(m.get(c, "zkl", "last_tenth_p50_us")),
+                fmt(m.get(c, "zkl", "bytes_per_lock")),
+                fmt(m.get(c, "zkl", "rss_bytes_per_lock"))))
+        if m.count("sessions-500", "zkl"):
+            c = "sessions-500"
+            w("| sessions in one process | %s | %s | %s | %s | %s | %s | %s |" % (
+                fmt(m.get(c, "zkl", "ops")), fmt(m.get(c, "zkl", "ops_per_sec")),
+                fmt(m.get(c, "zkl", "p50_us")), fmt(m.get(c, "zkl", "first_tenth_p50_us")),
+                fmt(m.get(c, "zkl", "last_tenth_p50_us")),
+                fmt(m.get(c, "zkl", "bytes_per_session")),
+                fmt(m.get(c, "zkl", "rss_bytes_per_session"))))
+            w("")
+            w("Opening 500 sessions took %s s; %s threads per session (the ZooKeeper "
+              "client's two and zkl's keeper)." % (fmt(m.get(c, "zkl", "open_seconds")),
+                                                   fmt(m.get(c, "zkl", "threads_per_session"))))
+        w("")
+        w("First and last tenth: the median acquire latency with few and with almost all "
+          "of the locks (sessions) already held; equal medians mean an acquire costs the same "
+          "whatever is held.")
+        w("")
 
     # ---- targets
     w("## Targets")
@@ -282,6 +314,15 @@ def report(m, args):
     if mw is not None:
         w("| (many: writes per acquisition, the lock path's own creation included) | %s | |" % fmt(mw, 2))
     row("10,000 locks held: < 1 KiB per lock", fmt(big, 0, " B"), check(big, lambda v: v < 1024))
+    for c in ("metrics-uncontended", "metrics-contended-8"):
+        r = m.get(c, "zkl", "paired_throughput_ratio_median")
+        cpu = m.get(c, "zkl", "cpu_ratio_on_off")
+        if r is None:
+            continue
+        shown = "%.2f%% (throughput on/off %.4f; client CPU per op on/off %s)" % (
+            (1 - r) * 100, r, fmt(cpu, 4))
+        row("%s: collecting metrics costs < 2%%" % c.replace("metrics-", ""), shown,
+            check(r, lambda v: v >= 0.98))
     w("")
     w("Ratios compare medians of the same run on the same server. The machine is shared "
       "and small (2 cores run the server and the clients), so single runs vary by "
