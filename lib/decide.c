@@ -22,9 +22,8 @@ bool zkl__listing_too_big(const zkl__node *n, const struct String_vector *kids)
     return true;
 }
 
-void zkl__node_list_done(int rc, const struct String_vector *kids, const void *data)
+void zkl__node_list_answer(zkl__node *n, int rc, const struct String_vector *kids)
 {
-    zkl__node *n = answer_in(data);
     n->listing = false;
     if (!current(n) || (n->st != N_QUEUED && n->st != N_RECOVER)) {
         /* a stale answer, or the pipelined listing of a create that failed */
@@ -55,6 +54,12 @@ void zkl__node_list_done(int rc, const struct String_vector *kids, const void *d
     } else {
         zkl__node_fail(n, zkl__err_from_zk(rc));
     }
+}
+
+void zkl__node_list_done(int rc, const struct String_vector *kids, const void *data)
+{
+    zkl__node *n = answer_in(data);
+    zkl__node_list_answer(n, rc, kids);
     answer_done(n);
 }
 
@@ -64,13 +69,9 @@ void zkl__node_list(zkl__node *n)
         n->relist = true; /* coalesce: one listing in flight at a time */
         return;
     }
-    n->listing = true;
-    n->refs++;
-    zkl__metrics_sent(n);
-    n->c->stats.listings++;
-    int rc = zoo_aget_children(n->zh, n->dir, 0, zkl__node_list_done, n);
+    int rc = zkl__listing_send(n);
     if (rc != ZOK) {
-        n->listing = false;
+        n->refs++; /* zkl__node_send_failed counts it off */
         zkl__node_send_failed(n, rc);
     }
 }

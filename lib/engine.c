@@ -315,6 +315,7 @@ static void engine_drop_all(void *ctx)
     while (e->live)
         zkl__node_free(e->live);
     zkl__alone_forget(e);
+    zkl__listing_drop_all(e);
     free(e->held_index);
     free(e);
 }

@@ -5,6 +5,7 @@
  *                  the watch routing index and the owners' hooks
  *   lib/node.c     a node's life on the server: create, delete, fail, requeue
  *   lib/decide.c   listing, recovery by uuid, the policy's decision, handoff
+ *   lib/listing.c  listings shared by a session's waiters on one lock path
  *   lib/watch.c    watches and the routing of their events
  *   lib/alone.c    the fast path for a lock path acquired alone
  *   lib/wait.c     the blocking calls, with their deadlines
@@ -77,6 +78,10 @@ struct zkl__engine {
     bool walk_pays;
     uint16_t holds; /* nodes of this client that came to hold, wrapping */
     uint32_t queued; /* nodes of this client in N_QUEUED */
+    /* listings in flight that nodes share, by session and lock path
+     * (lib/listing.c) */
+    struct zkl__joint **joints;
+    size_t joint_buckets, joint_count;
 };
 
 /* One watched member of a watch group (zkl__policy.watch_group). */
@@ -300,6 +305,17 @@ ZKL__HIDDEN void zkl__node_forget_gone(zkl__node *n);
 ZKL__HIDDEN void zkl__node_hold_now(zkl__node *n);
 ZKL__HIDDEN bool zkl__node_walk_back(zkl__node *n, int slot);
 ZKL__HIDDEN void zkl__node_decide(zkl__node *n, const struct String_vector *kids);
+/* What a listing's answer means for n (its reference already counted off). */
+ZKL__HIDDEN void zkl__node_list_answer(zkl__node *n, int rc, const struct String_vector *kids);
+
+/* ---- lib/listing.c ---- */
+/* Send a listing of n's lock path for n, or share the next one of its
+ * session's on that path: n->listing set and a reference taken until the
+ * answer comes to zkl__node_list_answer. Returns ZOK, or the code of a
+ * send that failed (nothing taken then). */
+ZKL__HIDDEN int zkl__listing_send(zkl__node *n);
+/* Free what is left of shared listings (the engine goes). */
+ZKL__HIDDEN void zkl__listing_drop_all(struct zkl__engine *e);
 
 /* ---- lib/watch.c ---- */
 ZKL__HIDDEN void zkl__watch_group_clear(zkl__node *n);

@@ -398,14 +398,6 @@ void zkl__node_create(zkl__node *n)
     if (n->fast_expect >= 0)
         return; /* its number may answer for the listing (zkl__alone_seen) */
     /* The listing rides right behind the create: one round trip for an
-     * uncontended acquire. zkl__node_list_done ignores it if the create failed. */
-    n->listing = true;
-    n->refs++;
-    zkl__metrics_sent(n);
-    c->stats.listings++;
-    rc = zoo_aget_children(n->zh, n->dir, 0, zkl__node_list_done, n);
-    if (rc != ZOK) {
-        n->listing = false;
-        n->refs--;
-    }
+     * uncontended acquire. zkl__node_list_answer ignores it if the create failed. */
+    (void)zkl__listing_send(n); /* if it fails, the create's answer tells */
 }

@@ -13,7 +13,7 @@
 #include "testutil.h"
 #include "zkl/zookeeper.h"
 
-enum { CLIENTS = 4 };
+enum { CLIENTS = 4, JOINERS = 300 };
 
 struct shared {
     atomic_int inside;
@@ -324,6 +324,85 @@ static int count_children(zhandle_t *zh, const char *path)
  * over the limit: each contender of each recipe that lists it returns
  * ZKL_EQUEUE within a second or two, not at its deadline, after one
  * listing, and its own node is gone again. */
+/* ---- shared listings -------------------------------------------------------- */
+
+struct joiner {
+    atomic_int done, held, failed, inside, overlap;
+};
+
+static void joiner_cb(zkl_request *r, int result, void *arg)
+{
+    struct joiner *j = arg;
+    if (result == 0) {
+        if (atomic_fetch_add(&j->inside, 1) != 0)
+            atomic_fetch_add(&j->overlap, 1);
+        atomic_fetch_add(&j->held, 1);
+        atomic_fetch_sub(&j->inside, 1);
+        if (zkl_request_release(r) != 0)
+            atomic_fetch_add(&j->failed, 1);
+    } else {
+        atomic_fetch_add(&j->failed, 1);
+    }
+    atomic_fetch_add(&j->done, 1);
+}
+
+static bool joiners_done(void *arg)
+{
+    struct joiner *j = arg;
+    return atomic_load(&j->done) == JOINERS;
+}
+
+static void harness_node(const char *verb)
+{
+    const char *h = getenv("ZKL_HARNESS"), *dir = getenv("ZKL_TEST_ZKDIR");
+    ck_assert_msg(h && dir, "ZKL_HARNESS/ZKL_TEST_ZKDIR not set: run through tests/with-zk.sh");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' %s '%s' 1 >/dev/null 2>&1", h, verb, dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Waiters of one session on one lock path share their listings: while one
+ * is in flight, those who ask wait for the next. Joined while the server is
+ * paused (no answer can come in between), JOINERS waiters take two
+ * listings, not one each, and then hold one at a time. */
+START_TEST(test_waiters_of_one_session_share_their_listings)
+{
+    char *p = tu_path("shared");
+    zkl_client *hc = tu_client(20000), *c = tu_client(20000);
+    zkl_mutex *hm, *m;
+    ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(hm, 5000), 0);
+    zkl_client_stats s0, s1;
+    ck_assert_int_eq(zkl_client_get_stats(c, &s0), 0);
+    struct joiner j = {0};
+    zkl_request **rs = calloc(JOINERS, sizeof *rs);
+    harness_node("pause-node");
+    for (int i = 0; i < JOINERS; i++)
+        ck_assert_int_eq(zkl_mutex_acquire_async(m, 60000, joiner_cb, &j, &rs[i]), 0);
+    harness_node("resume-node");
+    ck_assert(tu_wait_children(tu_fixture_zk, p, JOINERS + 1, 30000));
+    ck_assert_int_eq(zkl_client_get_stats(c, &s1), 0);
+    ck_assert_uint_eq(s1.listings - s0.listings, 2);
+    ck_assert_int_eq(atomic_load(&j.done), 0);
+
+    ck_assert_int_eq(zkl_mutex_release(hm), 0);
+    ck_assert(tu_wait_until(joiners_done, &j, 60000));
+    ck_assert_int_eq(atomic_load(&j.held), JOINERS);
+    ck_assert_int_eq(atomic_load(&j.failed), 0);
+    ck_assert_int_eq(atomic_load(&j.overlap), 0);
+    for (int i = 0; i < JOINERS; i++)
+        zkl_request_free(rs[i]);
+    free(rs);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
+    zkl_mutex_free(hm);
+    zkl_mutex_free(m);
+    zkl_client_close(hc);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
 START_TEST(test_queue_over_the_servers_limit_fails_clearly_and_leaves_no_node)
 {
     enum { LIMIT = 16384, NODES = 400 };
@@ -393,6 +472,7 @@ int main(void)
     tu_add_fixture(tc, "queue");
     tcase_add_test(tc, test_long_queue_walks_back_past_waiters_that_give_up);
     tcase_add_test(tc, test_queue_with_random_quitters_keeps_one_holder);
+    tcase_add_test(tc, test_waiters_of_one_session_share_their_listings);
     tcase_add_test(tc, test_queue_over_the_servers_limit_fails_clearly_and_leaves_no_node);
     suite_add_tcase(s, tc);
     return tu_run(s);
