@@ -505,16 +505,7 @@ END_TEST
 /* Under valgrind, a tenth on one path: every contender's listing names all
  * the others (n^2 names), which valgrind slows past the session timeout.
  * memcheck looks for memory errors there, not for scale. */
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#endif
-#endif
-#ifdef RUNNING_ON_VALGRIND
-#define MANY_ONE (RUNNING_ON_VALGRIND ? MANY / 10 : MANY)
-#else
-#define MANY_ONE MANY
-#endif
+#define MANY_ONE (tu_under_valgrind() ? MANY / 10 : MANY)
 
 struct many {
     atomic_int done;

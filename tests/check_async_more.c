@@ -275,17 +275,8 @@ END_TEST
 /* ---- many requests over a small limit ------------------------------------ */
 
 /* Under valgrind a fifth: memcheck looks for memory errors, not scale. */
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#endif
-#endif
 #define SEM_ALL 500
-#ifdef RUNNING_ON_VALGRIND
-#define SEM_MANY (RUNNING_ON_VALGRIND ? SEM_ALL / 5 : SEM_ALL)
-#else
-#define SEM_MANY SEM_ALL
-#endif
+#define SEM_MANY (tu_under_valgrind() ? SEM_ALL / 5 : SEM_ALL)
 #define SEM_MAX 3
 
 struct crowd {

@@ -210,6 +210,23 @@ START_TEST(test_long_queue_walks_back_past_waiters_that_give_up)
 }
 END_TEST
 
+struct queued {
+    const char *path;
+    struct waiter *ws;
+    int n;
+};
+
+/* Nodes under the path (the holder's too) and waiters done add up to all
+ * contenders. */
+static bool all_queued_or_done(void *arg)
+{
+    struct queued *q = arg;
+    int done = 0;
+    for (int i = 0; i < q->n; i++)
+        done += atomic_load(&q->ws[i].done);
+    return tu_children(tu_fixture_zk, q->path) + done >= q->n + 1;
+}
+
 /* Random waiters of a queue of 200 give up at random moments while the
  * lock passes along: exclusion and token order hold, every waiter either
  * acquires or times out, and no node is left. */
@@ -235,7 +252,10 @@ START_TEST(test_queue_with_random_quitters_keeps_one_holder)
         ck_assert_int_eq(zkl_mutex_new(cs[i % CLIENTS], p, &ws[i].m), 0);
         start_waiter(&ws[i]);
     }
-    ck_assert(tu_wait_children(tu_fixture_zk, p, N + 1, 30000));
+    /* Every waiter queued or already given up (a short timeout may run out
+     * before the last waiter has even started, under valgrind say). */
+    struct queued qd = {p, ws, N};
+    ck_assert(tu_wait_until(all_queued_or_done, &qd, 30000));
     /* hold a little while some give up, then let the lock pass */
     struct child_count cc = {p, N};
     (void)tu_wait_until(children_are, &cc, 600);

@@ -16,6 +16,21 @@
 
 #include "zkl/zookeeper.h"
 
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+
+bool tu_under_valgrind(void)
+{
+#ifdef RUNNING_ON_VALGRIND
+    return RUNNING_ON_VALGRIND != 0;
+#else
+    return false;
+#endif
+}
+
 const char *tu_hosts(void)
 {
     const char *h = getenv("ZKL_TEST_HOSTS");

@@ -33,6 +33,9 @@ bool tu_wait_until(bool (*cond)(void *), void *arg, int timeout_ms);
 void tu_expire_session(zkl_client *c);
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t tu_now_ms(void);
+/* True under valgrind: suites run smaller there (memcheck looks for memory
+ * errors, not scale; hundreds of threads serialized by it starve sessions). */
+bool tu_under_valgrind(void);
 /* Worker processes: a suite's main() calls tu_main_init() first; then
  * tu_spawn_worker() runs the suite's own binary again as
  * "<self> --worker ARGS...", with stdout on out_fd if out_fd >= 0. A fresh
