@@ -14,6 +14,8 @@
 #include "zkl/zookeeper.h"
 
 enum { CLIENTS = 4, JOINERS = 300 };
+/* lib/engine.h's AHEAD_SHORT: a listing longer than this is a long queue. */
+enum { AHEAD_SHORT_TEST = 16 };
 
 struct shared {
     atomic_int inside;
@@ -283,6 +285,63 @@ START_TEST(test_queue_with_random_quitters_keeps_one_holder)
 }
 END_TEST
 
+/* A long queue of clients with one waiter each, joined in order: as the lock
+ * passes along, each waiter far back hears its predecessor go and lists
+ * once (a handoff in order: every node it kept ahead is gone), holds, and
+ * deletes; it probes no node ahead first. Such a client has no other
+ * waiter of its own whose holding would show that the queue moves, so it
+ * may not take "none of mine has held" as a sign that the queue stands. */
+START_TEST(test_one_waiter_clients_in_a_long_queue_list_once_per_handoff)
+{
+    enum { W = AHEAD_SHORT_TEST + 8 };
+    char *p = tu_path("mates");
+    zkl_client *hc = tu_client(20000);
+    zkl_mutex *hm;
+    ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
+    zkl_client *cs[W];
+    struct shared sh = {.last_token = tu_mutex_token(hm)};
+    struct waiter ws[W];
+    for (int i = 0; i < W; i++) {
+        cs[i] = tu_client(20000);
+        ws[i] = (struct waiter){.sh = &sh, .timeout_ms = 60000};
+        ck_assert_int_eq(zkl_mutex_new(cs[i], p, &ws[i].m), 0);
+        start_waiter(&ws[i]);
+        ck_assert(tu_wait_children(tu_fixture_zk, p, i + 2, 10000));
+    }
+    drain(cs, W);
+    zkl_client_stats s0[W];
+    for (int i = 0; i < W; i++)
+        ck_assert_int_eq(zkl_client_get_stats(cs[i], &s0[i]), 0);
+    ck_assert_int_eq(zkl_mutex_release(hm), 0);
+    for (int i = 0; i < W; i++) {
+        pthread_join(ws[i].t, NULL);
+        ck_assert_msg(ws[i].rc == 0, "waiter %d: %s", i, zkl_err_name(ws[i].rc));
+    }
+    ck_assert_int_eq(atomic_load(&sh.violations), 0);
+    ck_assert_int_eq(sh.token_errors, 0);
+    ck_assert_int_eq(sh.counter, W);
+    /* Waiters that listed a long queue on joining (more than AHEAD_SHORT
+     * nodes: the holder and those ahead) kept only the nearest nodes. */
+    for (int i = AHEAD_SHORT_TEST; i < W; i++) {
+        zkl_client_stats s1;
+        ck_assert_int_eq(zkl_client_get_stats(cs[i], &s1), 0);
+        ck_assert_msg(s1.listings - s0[i].listings == 1 && s1.requests - s0[i].requests == 2,
+                      "waiter %d: %llu listings, %llu requests after joining", i,
+                      (unsigned long long)(s1.listings - s0[i].listings),
+                      (unsigned long long)(s1.requests - s0[i].requests));
+    }
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
+    for (int i = 0; i < W; i++) {
+        zkl_mutex_free(ws[i].m);
+        zkl_client_close(cs[i]);
+    }
+    zkl_mutex_free(hm);
+    zkl_client_close(hc);
+    free(p);
+}
+END_TEST
+
 /* ---- a queue over the server's limit ------------------------------------ */
 
 static char zkdir[256];
@@ -493,6 +552,7 @@ int main(void)
     tcase_add_test(tc, test_long_queue_walks_back_past_waiters_that_give_up);
     tcase_add_test(tc, test_queue_with_random_quitters_keeps_one_holder);
     tcase_add_test(tc, test_waiters_of_one_session_share_their_listings);
+    tcase_add_test(tc, test_one_waiter_clients_in_a_long_queue_list_once_per_handoff);
     tcase_add_test(tc, test_queue_over_the_servers_limit_fails_clearly_and_leaves_no_node);
     suite_add_tcase(s, tc);
     return tu_run(s);

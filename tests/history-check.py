@@ -352,8 +352,18 @@ def nemesis_analyse(events, stores=None):
             first = next((h["acq"] for h in by_worker.get(w, []) if healed_t <= h["acq"] < end),
                          None)
             if first is None:
+                # What it did instead: its failed acquires by code, its
+                # client's state changes.
+                after = [e for e in events if e.get("w") == w and healed_t <= e.get("t", 0) < end]
+                fails = {}
+                for e in after:
+                    if e.get("ev") == "fail":
+                        fails[e.get("rc")] = fails.get(e.get("rc"), 0) + 1
+                states = [str(e.get("state")) for e in after if e.get("ev") == "state"]
                 violations.append("progress: worker %s made no acquisition after the last "
-                                  "heal" % w)
+                                  "heal (failed acquires by code: %s; states: %s)" % (
+                                      w, ", ".join("%s x%d" % kv for kv in sorted(fails.items()))
+                                      or "none", " ".join(states) or "none"))
             else:
                 recovery[w] = (first - healed_t) / 1e6
     # margins.

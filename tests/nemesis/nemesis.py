@@ -589,6 +589,8 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
         self.say("workers stopped, lock paths checked")
         r = subprocess.run([sys.executable, CHECKER, "--nemesis", self.log] +
                            (["--strict-margins"] if self.a.strict_margins else []))
+        if r.returncode != 0:
+            self.a.keep = True  # the history, the workers' and servers' logs tell why
         return r.returncode
 
     def cleanup(self):
