@@ -16,7 +16,13 @@
  * listing's answer would be (zkl__node_list_answer). A joint holds a
  * reference (n->refs) on each node it serves; a node may be in two joints
  * at once (an answer still due from before a reconnection), each with its
- * own reference. */
+ * own reference.
+ *
+ * A joint is keyed by the handle and the session's generation: a handle
+ * closed with a listing in flight may never answer it (libzookeeper_mt
+ * drops what is pending at close), and the next session's handle may be
+ * given the same address; its waiters must not wait behind that stale
+ * joint. Such a joint stays until its answer comes or the client closes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +31,7 @@
 struct zkl__joint {
     struct zkl__engine *e;
     zhandle_t *zh;
+    uint64_t gen; /* the session's generation (n->gen) */
     char *dir;
     struct zkl__joint *hnext;  /* e->joints bucket */
     zkl__node **sent;          /* served by the listing in flight */
@@ -33,18 +40,19 @@ struct zkl__joint {
     size_t nwait, capwait;
 };
 
-static size_t dir_hash(const zhandle_t *zh, const char *p)
+static size_t dir_hash(const zhandle_t *zh, uint64_t gen, const char *p)
 {
-    size_t h = 1469598103934665603u ^ (size_t)(uintptr_t)zh;
+    size_t h = (1469598103934665603u ^ (size_t)(uintptr_t)zh) * 1099511628211u ^ (size_t)gen;
     for (; *p; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211u;
     return h;
 }
 
-static struct zkl__joint **find(struct zkl__engine *e, const zhandle_t *zh, const char *dir)
+static struct zkl__joint **find(struct zkl__engine *e, const zhandle_t *zh, uint64_t gen,
+                                const char *dir)
 {
-    struct zkl__joint **p = &e->joints[dir_hash(zh, dir) & (e->joint_buckets - 1)];
-    while (*p && ((*p)->zh != zh || strcmp((*p)->dir, dir) != 0))
+    struct zkl__joint **p = &e->joints[dir_hash(zh, gen, dir) & (e->joint_buckets - 1)];
+    while (*p && ((*p)->zh != zh || (*p)->gen != gen || strcmp((*p)->dir, dir) != 0))
         p = &(*p)->hnext;
     return p;
 }
@@ -61,7 +69,7 @@ static bool reserve(struct zkl__engine *e)
     for (size_t i = 0; i < e->joint_buckets; i++)
         for (struct zkl__joint *j = e->joints[i], *next; j; j = next) {
             next = j->hnext;
-            struct zkl__joint **b = &t[dir_hash(j->zh, j->dir) & (nb - 1)];
+            struct zkl__joint **b = &t[dir_hash(j->zh, j->gen, j->dir) & (nb - 1)];
             j->hnext = *b;
             *b = j;
         }
@@ -81,7 +89,7 @@ static void joint_free(struct zkl__joint *j)
 
 static void unlink_joint(struct zkl__joint *j)
 {
-    struct zkl__joint **p = find(j->e, j->zh, j->dir);
+    struct zkl__joint **p = find(j->e, j->zh, j->gen, j->dir);
     *p = j->hnext;
     j->e->joint_count--;
 }
@@ -145,7 +153,7 @@ int zkl__listing_send(zkl__node *n)
     struct zkl__engine *e = n->e;
     n->listing = true;
     n->refs++;
-    struct zkl__joint **p = e->joint_buckets ? find(e, n->zh, n->dir) : NULL;
+    struct zkl__joint **p = e->joint_buckets ? find(e, n->zh, n->gen, n->dir) : NULL;
     if (p != NULL && *p != NULL) {
         struct zkl__joint *j = *p;
         if (j->nwait == j->capwait) {
@@ -164,6 +172,7 @@ int zkl__listing_send(zkl__node *n)
         (j->dir = strdup(n->dir)) != NULL && (j->sent = malloc(sizeof *j->sent)) != NULL) {
         j->e = e;
         j->zh = n->zh;
+        j->gen = n->gen;
         j->sent[0] = n;
         j->nsent = 1;
         zkl__metrics_sent(n);
@@ -175,7 +184,7 @@ int zkl__listing_send(zkl__node *n)
             n->refs--;
             return rc;
         }
-        p = find(e, j->zh, j->dir);
+        p = find(e, j->zh, j->gen, j->dir);
         j->hnext = *p;
         *p = j;
         e->joint_count++;

@@ -342,6 +342,171 @@ START_TEST(test_one_waiter_clients_in_a_long_queue_list_once_per_handoff)
 }
 END_TEST
 
+/* ---- shared listings -------------------------------------------------------- */
+
+struct joiner {
+    atomic_int done, held, failed, inside, overlap;
+};
+
+static void joiner_cb(zkl_request *r, int result, void *arg)
+{
+    struct joiner *j = arg;
+    if (result == 0) {
+        if (atomic_fetch_add(&j->inside, 1) != 0)
+            atomic_fetch_add(&j->overlap, 1);
+        atomic_fetch_add(&j->held, 1);
+        atomic_fetch_sub(&j->inside, 1);
+        if (zkl_request_release(r) != 0)
+            atomic_fetch_add(&j->failed, 1);
+    } else {
+        atomic_fetch_add(&j->failed, 1);
+    }
+    atomic_fetch_add(&j->done, 1);
+}
+
+static bool joiners_done(void *arg)
+{
+    struct joiner *j = arg;
+    return atomic_load(&j->done) == JOINERS;
+}
+
+static void harness_node(const char *verb)
+{
+    const char *h = getenv("ZKL_HARNESS"), *dir = getenv("ZKL_TEST_ZKDIR");
+    ck_assert_msg(h && dir, "ZKL_HARNESS/ZKL_TEST_ZKDIR not set: run through tests/with-zk.sh");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' %s '%s' 1 >/dev/null 2>&1", h, verb, dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+struct client_state {
+    zkl_client *c;
+    enum zkl_state want;
+};
+
+static bool client_in_state(void *arg)
+{
+    struct client_state *s = arg;
+    enum zkl_state st = zkl_client_state(s->c);
+    return st == s->want || (s->want == ZKL_STATE_CONNECTED && st == ZKL_STATE_RECONNECTED);
+}
+
+struct two_done {
+    struct joiner *j;
+    int n;
+};
+
+static bool joiners_at(void *arg)
+{
+    struct two_done *t = arg;
+    return atomic_load(&t->j->done) >= t->n;
+}
+
+/* Waiters of one session on one lock path share their listings: while one
+ * is in flight, those who ask wait for the next. Joined while the server is
+ * paused (no answer can come in between), JOINERS waiters take two
+ * listings, not one each, and then hold one at a time. */
+START_TEST(test_waiters_of_one_session_share_their_listings)
+{
+    char *p = tu_path("shared");
+    zkl_client *hc = tu_client(20000), *c = tu_client(20000);
+    zkl_mutex *hm, *m;
+    ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(hm, 5000), 0);
+    zkl_client_stats s0, s1;
+    ck_assert_int_eq(zkl_client_get_stats(c, &s0), 0);
+    struct joiner j = {0};
+    zkl_request **rs = calloc(JOINERS, sizeof *rs);
+    harness_node("pause-node");
+    for (int i = 0; i < JOINERS; i++)
+        ck_assert_int_eq(zkl_mutex_acquire_async(m, 60000, joiner_cb, &j, &rs[i]), 0);
+    harness_node("resume-node");
+    ck_assert(tu_wait_children(tu_fixture_zk, p, JOINERS + 1, 30000));
+    ck_assert_int_eq(zkl_client_get_stats(c, &s1), 0);
+    ck_assert_uint_eq(s1.listings - s0.listings, 2);
+    ck_assert_int_eq(atomic_load(&j.done), 0);
+
+    ck_assert_int_eq(zkl_mutex_release(hm), 0);
+    ck_assert(tu_wait_until(joiners_done, &j, 60000));
+    ck_assert_int_eq(atomic_load(&j.held), JOINERS);
+    ck_assert_int_eq(atomic_load(&j.failed), 0);
+    ck_assert_int_eq(atomic_load(&j.overlap), 0);
+    for (int i = 0; i < JOINERS; i++)
+        zkl_request_free(rs[i]);
+    free(rs);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
+    zkl_mutex_free(hm);
+    zkl_mutex_free(m);
+    zkl_client_close(hc);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+/* A session given up (the loss rule: the server paused) while two of its
+ * waiters shared a listing that never answered: libzookeeper_mt drops what
+ * is pending when the handle closes, and the next session's handle may get
+ * the same address. The next session's waiters on that path must list and
+ * hold all the same, not wait behind the stale listing. */
+START_TEST(test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_stale_wait)
+{
+    char *p = tu_path("stale");
+    zkl_client *c = tu_client(4000);
+    zkl_mutex *m1, *m2;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m1), 0);
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m2), 0);
+    /* Three rounds: the first session's handle was made by this thread, the
+     * later ones by the client's keeper thread, one after another. */
+    for (int round = 0; round < 3; round++) {
+        int64_t sid0 = 0, sid1 = 0;
+        ck_assert_int_eq(zkl_client_session_id(c, &sid0), 0);
+        zhandle_t *zh0 = zkl_client_handle(c);
+        struct joiner j = {0};
+        zkl_request *r1, *r2;
+        harness_node("pause-node");
+        ck_assert_int_eq(zkl_mutex_acquire_async(m1, 30000, joiner_cb, &j, &r1), 0);
+        ck_assert_int_eq(zkl_mutex_acquire_async(m2, 30000, joiner_cb, &j, &r2), 0);
+        struct client_state lost = {c, ZKL_STATE_LOST};
+        bool given_up = tu_wait_until(client_in_state, &lost, 15000);
+        harness_node("resume-node");
+        ck_assert_msg(given_up, "round %d: the session was not given up while the server was "
+                      "paused", round);
+        struct two_done both = {&j, 2};
+        ck_assert(tu_wait_until(joiners_at, &both, 15000));
+        ck_assert_int_eq(atomic_load(&j.held), 0);
+        zkl_request_free(r1);
+        zkl_request_free(r2);
+
+        /* A new session, re-opened by the client, on a handle that may sit
+         * where the old one did. */
+        struct client_state up = {c, ZKL_STATE_CONNECTED};
+        ck_assert(tu_wait_until(client_in_state, &up, 15000));
+        ck_assert_int_eq(zkl_client_session_id(c, &sid1), 0);
+        ck_assert(sid1 != sid0);
+        bool same = zkl_client_handle(c) == zh0;
+        struct joiner j2 = {0};
+        ck_assert_int_eq(zkl_mutex_acquire_async(m1, 10000, joiner_cb, &j2, &r1), 0);
+        ck_assert_int_eq(zkl_mutex_acquire_async(m2, 10000, joiner_cb, &j2, &r2), 0);
+        struct two_done both2 = {&j2, 2};
+        ck_assert(tu_wait_until(joiners_at, &both2, 20000));
+        ck_assert_msg(atomic_load(&j2.held) == 2 && atomic_load(&j2.failed) == 0,
+                      "round %d (handle %s): %d held, %d failed", round,
+                      same ? "at the old one's address" : "elsewhere", atomic_load(&j2.held),
+                      atomic_load(&j2.failed));
+        ck_assert_int_eq(atomic_load(&j2.overlap), 0);
+        zkl_request_free(r1);
+        zkl_request_free(r2);
+    }
+    /* the old sessions' nodes, if their creates were applied, go with them */
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 15000));
+    zkl_mutex_free(m1);
+    zkl_mutex_free(m2);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
 /* ---- a queue over the server's limit ------------------------------------ */
 
 static char zkdir[256];
@@ -403,85 +568,6 @@ static int count_children(zhandle_t *zh, const char *path)
  * over the limit: each contender of each recipe that lists it returns
  * ZKL_EQUEUE within a second or two, not at its deadline, after one
  * listing, and its own node is gone again. */
-/* ---- shared listings -------------------------------------------------------- */
-
-struct joiner {
-    atomic_int done, held, failed, inside, overlap;
-};
-
-static void joiner_cb(zkl_request *r, int result, void *arg)
-{
-    struct joiner *j = arg;
-    if (result == 0) {
-        if (atomic_fetch_add(&j->inside, 1) != 0)
-            atomic_fetch_add(&j->overlap, 1);
-        atomic_fetch_add(&j->held, 1);
-        atomic_fetch_sub(&j->inside, 1);
-        if (zkl_request_release(r) != 0)
-            atomic_fetch_add(&j->failed, 1);
-    } else {
-        atomic_fetch_add(&j->failed, 1);
-    }
-    atomic_fetch_add(&j->done, 1);
-}
-
-static bool joiners_done(void *arg)
-{
-    struct joiner *j = arg;
-    return atomic_load(&j->done) == JOINERS;
-}
-
-static void harness_node(const char *verb)
-{
-    const char *h = getenv("ZKL_HARNESS"), *dir = getenv("ZKL_TEST_ZKDIR");
-    ck_assert_msg(h && dir, "ZKL_HARNESS/ZKL_TEST_ZKDIR not set: run through tests/with-zk.sh");
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "'%s' %s '%s' 1 >/dev/null 2>&1", h, verb, dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-/* Waiters of one session on one lock path share their listings: while one
- * is in flight, those who ask wait for the next. Joined while the server is
- * paused (no answer can come in between), JOINERS waiters take two
- * listings, not one each, and then hold one at a time. */
-START_TEST(test_waiters_of_one_session_share_their_listings)
-{
-    char *p = tu_path("shared");
-    zkl_client *hc = tu_client(20000), *c = tu_client(20000);
-    zkl_mutex *hm, *m;
-    ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
-    ck_assert_int_eq(zkl_mutex_acquire(hm, 5000), 0);
-    zkl_client_stats s0, s1;
-    ck_assert_int_eq(zkl_client_get_stats(c, &s0), 0);
-    struct joiner j = {0};
-    zkl_request **rs = calloc(JOINERS, sizeof *rs);
-    harness_node("pause-node");
-    for (int i = 0; i < JOINERS; i++)
-        ck_assert_int_eq(zkl_mutex_acquire_async(m, 60000, joiner_cb, &j, &rs[i]), 0);
-    harness_node("resume-node");
-    ck_assert(tu_wait_children(tu_fixture_zk, p, JOINERS + 1, 30000));
-    ck_assert_int_eq(zkl_client_get_stats(c, &s1), 0);
-    ck_assert_uint_eq(s1.listings - s0.listings, 2);
-    ck_assert_int_eq(atomic_load(&j.done), 0);
-
-    ck_assert_int_eq(zkl_mutex_release(hm), 0);
-    ck_assert(tu_wait_until(joiners_done, &j, 60000));
-    ck_assert_int_eq(atomic_load(&j.held), JOINERS);
-    ck_assert_int_eq(atomic_load(&j.failed), 0);
-    ck_assert_int_eq(atomic_load(&j.overlap), 0);
-    for (int i = 0; i < JOINERS; i++)
-        zkl_request_free(rs[i]);
-    free(rs);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
-    zkl_mutex_free(hm);
-    zkl_mutex_free(m);
-    zkl_client_close(hc);
-    zkl_client_close(c);
-    free(p);
-}
-END_TEST
-
 START_TEST(test_queue_over_the_servers_limit_fails_clearly_and_leaves_no_node)
 {
     enum { LIMIT = 16384, NODES = 400 };
@@ -553,6 +639,7 @@ int main(void)
     tcase_add_test(tc, test_queue_with_random_quitters_keeps_one_holder);
     tcase_add_test(tc, test_waiters_of_one_session_share_their_listings);
     tcase_add_test(tc, test_one_waiter_clients_in_a_long_queue_list_once_per_handoff);
+    tcase_add_test(tc, test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_stale_wait);
     tcase_add_test(tc, test_queue_over_the_servers_limit_fails_clearly_and_leaves_no_node);
     suite_add_tcase(s, tc);
     return tu_run(s);
