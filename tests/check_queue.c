@@ -342,6 +342,67 @@ START_TEST(test_one_waiter_clients_in_a_long_queue_list_once_per_handoff)
 }
 END_TEST
 
+/* Prefetch in a short queue of one-waiter clients joined in order: a waiter
+ * watches the node ahead and the one before it. When that one goes (it
+ * held and released), the nodes older still are gone as well; one listing
+ * says so and that the node ahead now holds, where walking back would ask
+ * each of them in turn. So each waiter sends one listing and its delete
+ * after joining, however far back it queued, and holds without listing
+ * when the node ahead goes. */
+START_TEST(test_prefetch_waiters_list_once_instead_of_walking_back)
+{
+    enum { W = 10 };
+    char *p = tu_path("prefetch");
+    zkl_client *hc = tu_client(20000);
+    zkl_mutex *hm;
+    ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
+    zkl_lock_opts *lo;
+    ck_assert_int_eq(zkl_lock_opts_new(&lo), 0);
+    ck_assert_int_eq(zkl_lock_opts_set_prefetch(lo, 1), 0);
+    zkl_client *cs[W];
+    struct shared sh = {.last_token = tu_mutex_token(hm)};
+    struct waiter ws[W];
+    for (int i = 0; i < W; i++) {
+        cs[i] = tu_client(20000);
+        ws[i] = (struct waiter){.sh = &sh, .timeout_ms = 60000};
+        ck_assert_int_eq(zkl_mutex_new_opts(cs[i], p, lo, &ws[i].m), 0);
+        start_waiter(&ws[i]);
+        ck_assert(tu_wait_children(tu_fixture_zk, p, i + 2, 10000));
+    }
+    zkl_lock_opts_free(lo);
+    drain(cs, W);
+    zkl_client_stats s0[W];
+    for (int i = 0; i < W; i++)
+        ck_assert_int_eq(zkl_client_get_stats(cs[i], &s0[i]), 0);
+    ck_assert_int_eq(zkl_mutex_release(hm), 0);
+    for (int i = 0; i < W; i++) {
+        pthread_join(ws[i].t, NULL);
+        ck_assert_msg(ws[i].rc == 0, "waiter %d: %s", i, zkl_err_name(ws[i].rc));
+    }
+    ck_assert_int_eq(atomic_load(&sh.violations), 0);
+    ck_assert_int_eq(sh.token_errors, 0);
+    ck_assert_int_eq(sh.counter, W);
+    for (int i = 0; i < W; i++) {
+        zkl_client_stats s1;
+        ck_assert_int_eq(zkl_client_get_stats(cs[i], &s1), 0);
+        uint64_t req = s1.requests - s0[i].requests, lst = s1.listings - s0[i].listings;
+        /* the first two knew the holder's node was first: the delete only */
+        ck_assert_msg(lst <= 1 && req <= 2 && (i >= 2 || req == 1),
+                      "waiter %d: %llu listings, %llu requests after joining", i,
+                      (unsigned long long)lst, (unsigned long long)req);
+    }
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
+    for (int i = 0; i < W; i++) {
+        zkl_mutex_free(ws[i].m);
+        zkl_client_close(cs[i]);
+    }
+    zkl_mutex_free(hm);
+    zkl_client_close(hc);
+    free(p);
+}
+END_TEST
+
 /* ---- shared listings -------------------------------------------------------- */
 
 struct joiner {
@@ -639,6 +700,7 @@ int main(void)
     tcase_add_test(tc, test_queue_with_random_quitters_keeps_one_holder);
     tcase_add_test(tc, test_waiters_of_one_session_share_their_listings);
     tcase_add_test(tc, test_one_waiter_clients_in_a_long_queue_list_once_per_handoff);
+    tcase_add_test(tc, test_prefetch_waiters_list_once_instead_of_walking_back);
     tcase_add_test(tc, test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_stale_wait);
     tcase_add_test(tc, test_queue_over_the_servers_limit_fails_clearly_and_leaves_no_node);
     suite_add_tcase(s, tc);
