@@ -146,6 +146,30 @@ def report(m, args):
                 for i in ("zkl", "zkl-prefetch", "curator", "kazoo"))))
         w("")
 
+    # ---- where a handoff's time goes
+    if any(m.get("chain-%d" % n, "zkl", "handoff_us") is not None for n in (8, 32)):
+        w("## Handoff timeline (µs, means over a run)")
+        w("")
+        w("handoff = from a holder calling release to the next one holding; release = "
+          "the release call (the delete's round trip); hold = from holding to calling "
+          "release (the benchmark's own work). One turn of the lock is handoff + hold.")
+        w("")
+        w("| case | impl | handoff | release | hold | handoff − chain's |")
+        w("|---|---|---:|---:|---:|---:|")
+        for n in (8, 32):
+            chain = m.get("chain-%d" % n, "zkl", "handoff_us")
+            for label, case, impl in (("chain", "chain-%d" % n, "zkl"),
+                                      ("zkl", "contended-%d" % n, "zkl"),
+                                      ("zkl prefetch", "contended-%d" % n, "zkl-prefetch")):
+                h = m.get(case, impl, "handoff_us")
+                if h is None:
+                    continue
+                w("| %d clients | %s | %s | %s | %s | %s |" % (
+                    n, label, fmt(h), fmt(m.get(case, impl, "release_us")),
+                    fmt(m.get(case, impl, "hold_us")),
+                    "–" if chain is None or label == "chain" else "%+.0f" % (h - chain)))
+        w("")
+
     # ---- latency and requests
     w("## Latency (µs, p50 / p99) and server requests per op")
     w("")

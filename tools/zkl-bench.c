@@ -41,6 +41,12 @@
  *                thread each; a contender creates lock-<seq>, waits with a
  *                data watch (no listing) until lock-<seq-1> is gone, and
  *                deletes its node: 3 requests, 2 writes per acquisition.
+ *
+ * contended and chain add the handoff timeline, means in µs: handoff_us
+ * (from a holder calling release to the next one holding), release_us (the
+ * release call: the delete's round trip) and hold_us (holding to calling
+ * release). handoff_us + hold_us is one turn of the lock: ops_per_sec is
+ * about 1e6 / (handoff_us + hold_us).
  *   queue        --waiters N contenders (threads with small stacks) queue
  *                on one lock behind a holder, spread over `clients` (<= 16,
  *                default 4) sessions; then the lock passes through all of
@@ -136,6 +142,8 @@ struct result {
     double rss_per_session; /* sessions: resident memory per open session */
     double threads_per_session; /* sessions: threads per open session */
     bool has_delta;
+    /* contended, chain: the handoff timeline (sums over the timed part) */
+    int64_t handoffs, gap_ns, release_ns, hold_ns;
 };
 
 static const char *prog = "zkl-bench";
@@ -593,12 +601,54 @@ static void uncontended(struct run *r, const char *path, int ops, struct result 
     zkl_mutex_free(m);
 }
 
+/* One lock, one holder at a time: the holder stamps its release before
+ * calling it, and the next holder reads the stamp once it holds. A handoff
+ * is the gap from one holder calling release to the next one holding: the
+ * delete committed, the watch delivered, whatever the next holder's
+ * library does then (a listing, for zkl by default), its thread woken. */
+struct handoff_clock {
+    _Atomic int64_t released_at; /* 0: no release yet */
+    _Atomic int64_t handoffs, gap_ns, release_ns, hold_ns;
+};
+
+static void clock_held(struct handoff_clock *hc, int64_t now)
+{
+    int64_t r = atomic_load(&hc->released_at);
+    if (r != 0 && now > r) {
+        atomic_fetch_add(&hc->handoffs, 1);
+        atomic_fetch_add(&hc->gap_ns, now - r);
+    }
+}
+
+/* Stamps the release (returns the stamp); clock_released adds its time. */
+static int64_t clock_releasing(struct handoff_clock *hc, int64_t held_at)
+{
+    int64_t t = now_ns();
+    atomic_fetch_add(&hc->hold_ns, t - held_at);
+    atomic_store(&hc->released_at, t);
+    return t;
+}
+
+static void clock_released(struct handoff_clock *hc, int64_t stamp)
+{
+    atomic_fetch_add(&hc->release_ns, now_ns() - stamp);
+}
+
+static void clock_result(struct handoff_clock *hc, struct result *res)
+{
+    res->handoffs = atomic_load(&hc->handoffs);
+    res->gap_ns = atomic_load(&hc->gap_ns);
+    res->release_ns = atomic_load(&hc->release_ns);
+    res->hold_ns = atomic_load(&hc->hold_ns);
+}
+
 struct contender {
     zkl_mutex *m;
     struct gate *gate;
     atomic_int *tickets;
     int ops;
     int64_t *lat;
+    struct handoff_clock *clock;
     int err;
 };
 
@@ -613,8 +663,12 @@ static void *contender_main(void *arg)
         int64_t a = now_ns();
         int rc = zkl_mutex_acquire(k->m, LOCK_TIMEOUT_MS);
         if (rc == 0) {
-            k->lat[t] = now_ns() - a;
+            int64_t held = now_ns();
+            k->lat[t] = held - a;
+            clock_held(k->clock, held);
+            int64_t stamp = clock_releasing(k->clock, held);
             rc = zkl_mutex_release(k->m);
+            clock_released(k->clock, stamp);
         }
         if (rc != 0) {
             k->err = rc;
@@ -634,15 +688,18 @@ static void contended(struct run *r, const char *path, int ops, struct result *r
     gate_init(&g);
     atomic_int tickets;
     atomic_init(&tickets, 0);
+    struct handoff_clock hc = {0};
     for (int i = 0; i < n; i++) {
         ks[i] = (struct contender){.m = new_mutex(r->cs[i], path, r->o->prefetch),
                                    .gate = &g,
                                    .tickets = &tickets,
                                    .ops = ops,
-                                   .lat = res->lat};
+                                   .lat = res->lat,
+                                   .clock = &hc};
         start_thread(&ts[i], contender_main, &ks[i]);
     }
     run_gated(r, &g, ts, n, res);
+    clock_result(&hc, res);
     for (int i = 0; i < n; i++) {
         if (ks[i].err != 0)
             die("contended acquire/release", ks[i].err);
@@ -963,6 +1020,7 @@ struct chainer {
     atomic_int *tickets;
     int ops;
     int64_t *lat;
+    struct handoff_clock *clock;
     int err;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -1021,8 +1079,12 @@ static void *chainer_main(void *arg)
         int64_t a = now_ns();
         int rc = chain_acquire(k, name, sizeof name);
         if (rc == ZOK) {
-            k->lat[t] = now_ns() - a;
+            int64_t held = now_ns();
+            k->lat[t] = held - a;
+            clock_held(k->clock, held);
+            int64_t stamp = clock_releasing(k->clock, held);
             rc = zoo_delete(k->zh, name, -1);
+            clock_released(k->clock, stamp);
         }
         if (rc != ZOK) {
             k->err = rc;
@@ -1043,18 +1105,21 @@ static void chain_run(struct run *r, const char *dir, int ops, struct result *re
     gate_init(&g);
     atomic_int tickets;
     atomic_init(&tickets, 0);
+    struct handoff_clock hc = {0};
     for (int i = 0; i < n; i++) {
         ks[i] = (struct chainer){.zh = r->zhs[i],
                                  .dir = dir,
                                  .gate = &g,
                                  .tickets = &tickets,
                                  .ops = ops,
-                                 .lat = res->lat};
+                                 .lat = res->lat,
+                                 .clock = &hc};
         pthread_mutex_init(&ks[i].mu, NULL);
         pthread_cond_init(&ks[i].cv, NULL);
         start_thread(&ts[i], chainer_main, &ks[i]);
     }
     run_gated(r, &g, ts, n, res);
+    clock_result(&hc, res);
     for (int i = 0; i < n; i++) {
         if (ks[i].err != 0) {
             fprintf(stderr, "%s: chain: %s\n", prog, zerror(ks[i].err));
@@ -1759,6 +1824,15 @@ int main(int argc, char **argv)
     }
     if (w == W_HERD || w == W_QUEUE)
         json_num("wakeups_per_handoff", res.wakeups_per_handoff, 3);
+    if ((w == W_CONTENDED || w == W_CHAIN) && res.handoffs > 0) {
+        /* The handoff timeline, means in µs: from a holder calling release
+         * to the next one holding (handoff), the release call itself
+         * (release: the delete's round trip), and from holding to calling
+         * release (hold: the benchmark's own work in between). */
+        json_num("handoff_us", (double)res.gap_ns / 1e3 / (double)res.handoffs, 1);
+        json_num("release_us", (double)res.release_ns / 1e3 / n, 1);
+        json_num("hold_us", (double)res.hold_ns / 1e3 / n, 1);
+    }
     if (w == W_QUEUE) {
         printf(",\"waiters\":%d", o.waiters);
         json_num("join_seconds", (double)res.join_ns / 1e9, 3);
