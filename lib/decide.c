@@ -304,12 +304,13 @@ bool zkl__node_walk_back(zkl__node *n, int slot)
     while (i > 0 && strcmp(n->ahead[i - 1], name) != 0)
         i--;
     /* The prefetch watch (slot 1) is there to learn, before the node ahead
-     * goes, that it is first. When its node goes and older nodes of a short
-     * queue remain unknown, they went too, most likely (the queue moves in
-     * order): one small listing tells, where walking would ask node by
-     * node. In a long queue only the nearest few were kept: walk. */
+     * goes, that it is first. When its node goes and older nodes remain
+     * unknown, they went too, most likely (the queue moves in order): one
+     * listing tells, where walking would ask node by node and, in a long
+     * queue where only the nearest few were kept, list after all. Unless
+     * walking lately found waiters that gave up (walk_pays). */
     if (i == 0 || (slot == 0 && list_instead(n)) ||
-        (slot == 1 && i > 1 && n->qlen <= AHEAD_SHORT))
+        (slot == 1 && i > 1 && (n->qlen <= AHEAD_SHORT || !n->e->walk_pays)))
         return false;
     free(n->ahead[i - 1]);
     memmove(n->ahead + i - 1, n->ahead + i, (n->nahead - i) * sizeof *n->ahead);

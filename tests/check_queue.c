@@ -348,10 +348,12 @@ END_TEST
  * says so and that the node ahead now holds, where walking back would ask
  * each of them in turn. So each waiter sends one listing and its delete
  * after joining, however far back it queued, and holds without listing
- * when the node ahead goes. */
-START_TEST(test_prefetch_waiters_list_once_instead_of_walking_back)
+ * when the node ahead goes; in a long queue as well, where a waiter kept
+ * only the nearest nodes ahead and would list after walking them. */
+static void prefetch_queue(int W)
 {
-    enum { W = 10 };
+    enum { MAXW = 24 };
+    ck_assert_int_le(W, MAXW);
     char *p = tu_path("prefetch");
     zkl_client *hc = tu_client(20000);
     zkl_mutex *hm;
@@ -360,9 +362,9 @@ START_TEST(test_prefetch_waiters_list_once_instead_of_walking_back)
     zkl_lock_opts *lo;
     ck_assert_int_eq(zkl_lock_opts_new(&lo), 0);
     ck_assert_int_eq(zkl_lock_opts_set_prefetch(lo, 1), 0);
-    zkl_client *cs[W];
+    zkl_client *cs[MAXW];
     struct shared sh = {.last_token = tu_mutex_token(hm)};
-    struct waiter ws[W];
+    struct waiter ws[MAXW];
     for (int i = 0; i < W; i++) {
         cs[i] = tu_client(20000);
         ws[i] = (struct waiter){.sh = &sh, .timeout_ms = 60000};
@@ -372,7 +374,7 @@ START_TEST(test_prefetch_waiters_list_once_instead_of_walking_back)
     }
     zkl_lock_opts_free(lo);
     drain(cs, W);
-    zkl_client_stats s0[W];
+    zkl_client_stats s0[MAXW];
     for (int i = 0; i < W; i++)
         ck_assert_int_eq(zkl_client_get_stats(cs[i], &s0[i]), 0);
     ck_assert_int_eq(zkl_mutex_release(hm), 0);
@@ -389,7 +391,7 @@ START_TEST(test_prefetch_waiters_list_once_instead_of_walking_back)
         uint64_t req = s1.requests - s0[i].requests, lst = s1.listings - s0[i].listings;
         /* the first two knew the holder's node was first: the delete only */
         ck_assert_msg(lst <= 1 && req <= 2 && (i >= 2 || req == 1),
-                      "waiter %d: %llu listings, %llu requests after joining", i,
+                      "queue of %d, waiter %d: %llu listings, %llu requests after joining", W, i,
                       (unsigned long long)lst, (unsigned long long)req);
     }
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
@@ -400,6 +402,12 @@ START_TEST(test_prefetch_waiters_list_once_instead_of_walking_back)
     zkl_mutex_free(hm);
     zkl_client_close(hc);
     free(p);
+}
+
+START_TEST(test_prefetch_waiters_list_once_instead_of_walking_back)
+{
+    prefetch_queue(10); /* a short queue: every node ahead is kept */
+    prefetch_queue(24); /* a long one (over AHEAD_SHORT): the nearest four */
 }
 END_TEST
 
