@@ -32,7 +32,7 @@ for s in "${suites[@]}"; do
     if [ "$rc" -ne 0 ] || [ -n "$leaks" ] || ! grep -q 'ERROR SUMMARY: 0 errors' "$main"; then
         cat "$logs/out"
         cat "$main"
-        grep -l 'ERROR SUMMARY: [1-9]' "$logs"/vg.* 2>/dev/null | xargs -r cat
+        grep -l 'ERROR SUMMARY: [1-9]' "$logs"/vg.* 2>/dev/null | xargs -r cat || true
         echo "memcheck: $s FAILED (exit $rc)"
         fail=1
     else
