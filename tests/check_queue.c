@@ -285,83 +285,24 @@ START_TEST(test_queue_with_random_quitters_keeps_one_holder)
 }
 END_TEST
 
-/* A long queue of clients with one waiter each, joined in order: as the lock
- * passes along, each waiter far back hears its predecessor go and lists
- * once (a handoff in order: every node it kept ahead is gone), holds, and
- * deletes; it probes no node ahead first. Such a client has no other
- * waiter of its own whose holding would show that the queue moves, so it
- * may not take "none of mine has held" as a sign that the queue stands. */
-START_TEST(test_one_waiter_clients_in_a_long_queue_list_once_per_handoff)
-{
-    enum { W = AHEAD_SHORT_TEST + 8 };
-    char *p = tu_path("mates");
-    zkl_client *hc = tu_client(20000);
-    zkl_mutex *hm;
-    ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
-    ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
-    zkl_client *cs[W];
-    struct shared sh = {.last_token = tu_mutex_token(hm)};
-    struct waiter ws[W];
-    for (int i = 0; i < W; i++) {
-        cs[i] = tu_client(20000);
-        ws[i] = (struct waiter){.sh = &sh, .timeout_ms = 60000};
-        ck_assert_int_eq(zkl_mutex_new(cs[i], p, &ws[i].m), 0);
-        start_waiter(&ws[i]);
-        ck_assert(tu_wait_children(tu_fixture_zk, p, i + 2, 10000));
-    }
-    drain(cs, W);
-    zkl_client_stats s0[W];
-    for (int i = 0; i < W; i++)
-        ck_assert_int_eq(zkl_client_get_stats(cs[i], &s0[i]), 0);
-    ck_assert_int_eq(zkl_mutex_release(hm), 0);
-    for (int i = 0; i < W; i++) {
-        pthread_join(ws[i].t, NULL);
-        ck_assert_msg(ws[i].rc == 0, "waiter %d: %s", i, zkl_err_name(ws[i].rc));
-    }
-    ck_assert_int_eq(atomic_load(&sh.violations), 0);
-    ck_assert_int_eq(sh.token_errors, 0);
-    ck_assert_int_eq(sh.counter, W);
-    /* Waiters that listed a long queue on joining (more than AHEAD_SHORT
-     * nodes: the holder and those ahead) kept only the nearest nodes. */
-    for (int i = AHEAD_SHORT_TEST; i < W; i++) {
-        zkl_client_stats s1;
-        ck_assert_int_eq(zkl_client_get_stats(cs[i], &s1), 0);
-        ck_assert_msg(s1.listings - s0[i].listings == 1 && s1.requests - s0[i].requests == 2,
-                      "waiter %d: %llu listings, %llu requests after joining", i,
-                      (unsigned long long)(s1.listings - s0[i].listings),
-                      (unsigned long long)(s1.requests - s0[i].requests));
-    }
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
-    for (int i = 0; i < W; i++) {
-        zkl_mutex_free(ws[i].m);
-        zkl_client_close(cs[i]);
-    }
-    zkl_mutex_free(hm);
-    zkl_client_close(hc);
-    free(p);
-}
-END_TEST
+enum { MAXW = 24 };
 
-/* Prefetch in a short queue of one-waiter clients joined in order: a waiter
- * watches the node ahead and the one before it. When that one goes (it
- * held and released), the nodes older still are gone as well; one listing
- * says so and that the node ahead now holds, where walking back would ask
- * each of them in turn. So each waiter sends one listing and its delete
- * after joining, however far back it queued, and holds without listing
- * when the node ahead goes; in a long queue as well, where a waiter kept
- * only the nearest nodes ahead and would list after walking them. */
-static void prefetch_queue(int W)
+/* W clients with one waiter each (with prefetch or not) queue in order on
+ * path `leaf` behind a holder, which then releases: the lock passes through
+ * all of them, one at a time, in token order. req[i] and lst[i]: the
+ * requests and listings waiter i's client sent after joining. */
+static void one_waiter_queue(const char *leaf, int W, bool prefetch, uint64_t *req,
+                             uint64_t *lst)
 {
-    enum { MAXW = 24 };
     ck_assert_int_le(W, MAXW);
-    char *p = tu_path("prefetch");
+    char *p = tu_path(leaf);
     zkl_client *hc = tu_client(20000);
     zkl_mutex *hm;
     ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
     ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
     zkl_lock_opts *lo;
     ck_assert_int_eq(zkl_lock_opts_new(&lo), 0);
-    ck_assert_int_eq(zkl_lock_opts_set_prefetch(lo, 1), 0);
+    ck_assert_int_eq(zkl_lock_opts_set_prefetch(lo, prefetch), 0);
     zkl_client *cs[MAXW];
     struct shared sh = {.last_token = tu_mutex_token(hm)};
     struct waiter ws[MAXW];
@@ -388,11 +329,8 @@ static void prefetch_queue(int W)
     for (int i = 0; i < W; i++) {
         zkl_client_stats s1;
         ck_assert_int_eq(zkl_client_get_stats(cs[i], &s1), 0);
-        uint64_t req = s1.requests - s0[i].requests, lst = s1.listings - s0[i].listings;
-        /* the first two knew the holder's node was first: the delete only */
-        ck_assert_msg(lst <= 1 && req <= 2 && (i >= 2 || req == 1),
-                      "queue of %d, waiter %d: %llu listings, %llu requests after joining", W, i,
-                      (unsigned long long)lst, (unsigned long long)req);
+        req[i] = s1.requests - s0[i].requests;
+        lst[i] = s1.listings - s0[i].listings;
     }
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
     for (int i = 0; i < W; i++) {
@@ -402,6 +340,45 @@ static void prefetch_queue(int W)
     zkl_mutex_free(hm);
     zkl_client_close(hc);
     free(p);
+}
+
+/* A long queue of clients with one waiter each, joined in order: as the lock
+ * passes along, each waiter far back hears its predecessor go and lists
+ * once (a handoff in order: every node it kept ahead is gone), holds, and
+ * deletes; it probes no node ahead first. Such a client has no other
+ * waiter of its own whose holding would show that the queue moves, so it
+ * may not take "none of mine has held" as a sign that the queue stands. */
+START_TEST(test_one_waiter_clients_in_a_long_queue_list_once_per_handoff)
+{
+    enum { W = AHEAD_SHORT_TEST + 8 };
+    uint64_t req[W], lst[W];
+    one_waiter_queue("mates", W, false, req, lst);
+    /* Waiters that listed a long queue on joining (more than AHEAD_SHORT
+     * nodes: the holder and those ahead) kept only the nearest nodes. */
+    for (int i = AHEAD_SHORT_TEST; i < W; i++)
+        ck_assert_msg(lst[i] == 1 && req[i] == 2,
+                      "waiter %d: %llu listings, %llu requests after joining", i,
+                      (unsigned long long)lst[i], (unsigned long long)req[i]);
+}
+END_TEST
+
+/* Prefetch in a queue of one-waiter clients joined in order: a waiter
+ * watches the node ahead and the one before it. When that one goes (it
+ * held and released), the nodes older still are gone as well; one listing
+ * says so and that the node ahead now holds, where walking back would ask
+ * each of them in turn. So each waiter sends one listing and its delete
+ * after joining, however far back it queued, and holds without listing
+ * when the node ahead goes; in a long queue as well, where a waiter kept
+ * only the nearest nodes ahead and would list after walking them. */
+static void prefetch_queue(int W)
+{
+    uint64_t req[MAXW], lst[MAXW];
+    one_waiter_queue("prefetch", W, true, req, lst);
+    for (int i = 0; i < W; i++)
+        /* the first two knew the holder's node was first: the delete only */
+        ck_assert_msg(lst[i] <= 1 && req[i] <= 2 && (i >= 2 || req[i] == 1),
+                      "queue of %d, waiter %d: %llu listings, %llu requests after joining", W, i,
+                      (unsigned long long)lst[i], (unsigned long long)req[i]);
 }
 
 START_TEST(test_prefetch_waiters_list_once_instead_of_walking_back)
