@@ -219,17 +219,20 @@ void zkl__node_forget_gone(zkl__node *n)
 
 /* Remember the nodes ahead of ours, cs[0..w] (the nearest AHEAD_LONG of
  * them in a long queue of k entries), if all are of our kind and our kind
- * hands off (see `ahead`). */
-static void ahead_set(zkl__node *n, const zkl__entry *cs, size_t w, size_t k)
+ * hands off (see `ahead`). `older` more nodes were ahead of cs[0] in the
+ * listing (left out by nearest_ahead). */
+static void ahead_set(zkl__node *n, const zkl__entry *cs, size_t w, size_t k, size_t older)
 {
     zkl__node_ahead_clear(n);
     n->qlen = k > UINT32_MAX ? UINT32_MAX : (uint32_t)k;
-    n->rank = w + 1 > UINT16_MAX ? UINT16_MAX : (uint16_t)(w + 1);
+    n->rank = w + 1 + older > UINT16_MAX ? UINT16_MAX : (uint16_t)(w + 1 + older);
     n->holds0 = n->e->holds;
     n->mates = n->e->queued > 1;
     if (!n->pol->handoff)
         return;
     size_t from = k > AHEAD_SHORT && w + 1 > AHEAD_LONG ? w + 1 - AHEAD_LONG : 0;
+    if (older > 0 && from == 0)
+        return; /* cannot happen (NEAREST > AHEAD_LONG): keep nothing rather than claim the front */
     for (size_t i = from; i <= w; i++)
         if (!zkl__entry_is(&cs[i], n->kind))
             return;
@@ -242,7 +245,7 @@ static void ahead_set(zkl__node *n, const zkl__entry *cs, size_t w, size_t k)
         }
         n->nahead = (uint8_t)(i - from + 1);
     }
-    n->ahead_front = from == 0;
+    n->ahead_front = from == 0 && older == 0;
 }
 
 /* Watch the nearest node ahead, and with prefetch the one before it. */
@@ -330,30 +333,109 @@ bool zkl__node_walk_back(zkl__node *n, int slot)
     return true;
 }
 
+/* How many nodes ahead of ours a long listing keeps (nearest_ahead). */
+#define NEAREST (AHEAD_SHORT + 1)
+
+/* Whether n decides on the NEAREST nodes ahead of its own alone, in a
+ * listing of cnt children. A kind that hands off looks at nothing else: it
+ * holds when no node is ahead and watches the nearest ones. Picking those
+ * out of a long listing takes one pass, where sorting all of it cost
+ * O(cnt log cnt) per handoff: most of the client's time in a queue of
+ * thousands. */
+static bool nearest_only(const zkl__node *n, size_t cnt)
+{
+    return cnt > 4 * AHEAD_SHORT && n->pol->handoff && n->pol->watch_group == NULL &&
+           n->st == N_QUEUED && n->path != NULL && !n->fixed_seq[0];
+}
+
+size_t zkl__entries_nearest(const struct String_vector *kids, const zkl__entry *me, size_t m,
+                            bool (*skip)(const char *name, const void *arg), const void *arg,
+                            zkl__entry *cs, size_t *self, size_t *older, size_t *total)
+{
+    size_t kept = 0, ahead = 0, all = 0;
+    bool found = false;
+    for (int i = 0; kids && i < kids->count; i++) {
+        const char *name = kids->data[i];
+        zkl__entry e;
+        if (zkl__entry_parse(name, &e) != 0 || (skip && skip(name, arg)))
+            continue;
+        all++;
+        if (e.seq > me->seq)
+            continue; /* behind ours */
+        if (strcmp(name, me->name) == 0) {
+            found = true;
+            continue;
+        }
+        if (entry_cmp(&e, me) > 0)
+            continue;
+        ahead++;
+        if (kept == m) {
+            if (m == 0 || entry_cmp(&e, &cs[0]) < 0)
+                continue; /* older than every one kept */
+            memmove(cs, cs + 1, --kept * sizeof *cs);
+        }
+        size_t j = kept++;
+        for (; j > 0 && entry_cmp(&cs[j - 1], &e) > 0; j--)
+            cs[j] = cs[j - 1];
+        cs[j] = e;
+    }
+    *older = ahead - kept;
+    *total = all;
+    *self = kept;
+    if (found)
+        cs[kept++] = *me;
+    return kept;
+}
+
+static bool skip_gone(const char *name, const void *arg)
+{
+    return seen_gone(arg, name);
+}
+
+/* Fill cs (room for NEAREST + 1) with the nearest nodes ahead of ours, in
+ * order, then ours if the listing has it (zkl__entries_nearest). False if
+ * our own name does not parse (never for a sequential node): sort all
+ * then. */
+static bool nearest_ahead(const zkl__node *n, const struct String_vector *kids, bool gone,
+                          zkl__entry *cs, size_t *k, size_t *self, size_t *older,
+                          size_t *total)
+{
+    zkl__entry me;
+    if (zkl__entry_parse(n->path + strlen(n->dir) + 1, &me) != 0)
+        return false;
+    *k = zkl__entries_nearest(kids, &me, NEAREST, gone ? skip_gone : NULL, n, cs, self, older,
+                              total);
+    return true;
+}
+
 void zkl__node_decide(zkl__node *n, const struct String_vector *kids)
 {
     size_t cnt = kids ? (size_t)kids->count : 0;
     zkl__entry stackbuf[64];
-    zkl__entry *cs = cnt <= 64 ? stackbuf : malloc(cnt * sizeof *cs);
-    if (cs == NULL) {
-        zkl__node_fail(n, ZKL_ENOMEM);
-        return;
-    }
-    size_t k = 0;
+    size_t k = 0, self = 0, older = 0, total = 0;
     bool gone = n->gone[0] || n->gone[1];
-    for (size_t i = 0; i < cnt; i++) {
-        if (zkl__entry_parse(kids->data[i], &cs[k]) == 0 &&
-            !(gone && seen_gone(n, kids->data[i])))
-            k++;
-    }
-    qsort(cs, k, sizeof *cs, entry_cmp);
-    size_t self = k;
-    for (size_t i = 0; i < k; i++) {
-        if (n->path ? strcmp(cs[i].name, n->path + strlen(n->dir) + 1) == 0
-                    : recoverable(n, cs[i].name)) {
-            self = i;
-            break;
+    zkl__entry *cs = stackbuf;
+    if (!nearest_only(n, cnt) ||
+        !nearest_ahead(n, kids, gone, cs, &k, &self, &older, &total)) {
+        if (cnt > 64 && (cs = malloc(cnt * sizeof *cs)) == NULL) {
+            zkl__node_fail(n, ZKL_ENOMEM);
+            return;
         }
+        for (size_t i = 0; i < cnt; i++) {
+            if (zkl__entry_parse(kids->data[i], &cs[k]) == 0 &&
+                !(gone && seen_gone(n, kids->data[i])))
+                k++;
+        }
+        qsort(cs, k, sizeof *cs, entry_cmp);
+        self = k;
+        for (size_t i = 0; i < k; i++) {
+            if (n->path ? strcmp(cs[i].name, n->path + strlen(n->dir) + 1) == 0
+                        : recoverable(n, cs[i].name)) {
+                self = i;
+                break;
+            }
+        }
+        total = k;
     }
     if (n->st == N_RECOVER) {
         if (self < k) {
@@ -398,7 +480,7 @@ void zkl__node_decide(zkl__node *n, const struct String_vector *kids)
             zkl__watch_arm(n, 1, NULL);
             zkl__watch_group_clear(n);
             zkl__node_forget_gone(n);
-            if (k == 1)
+            if (total == 1)
                 zkl__alone_seen(n, cs[0].seq);
             wake(n);
         } else if (n->pol->watch_group && n->pol->watch_group(&cs[w], n->arg)) {
@@ -413,7 +495,7 @@ void zkl__node_decide(zkl__node *n, const struct String_vector *kids)
             n->pred_first = w == 0;
             n->pred_same = zkl__entry_is(&cs[w], n->kind);
             n->probing = false;
-            ahead_set(n, cs, w, k);
+            ahead_set(n, cs, w, total, older);
             zkl__watch_group_clear(n);
             zkl__watch_arm(n, 0, cs[w].name);
             zkl__watch_arm(n, 1, n->prefetch && w > 0 ? cs[w - 1].name : NULL);

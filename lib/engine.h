@@ -297,6 +297,16 @@ ZKL__HIDDEN void zkl__node_requeue(zkl__node *n);
 ZKL__HIDDEN void zkl__node_create(zkl__node *n);
 
 /* ---- lib/decide.c ---- */
+/* Of the children in kids that parse and that skip (if given) lets
+ * through, the m nearest ahead of *me (sorted by sequence, then name) go to
+ * cs in that order, then *me if it is listed: cs has room for m + 1.
+ * Returns the entries written; *self is me's index (the count written if
+ * me is not listed), *older the nodes ahead that were left out, *total
+ * every child counted. One pass: a long queue is never sorted. */
+ZKL__HIDDEN size_t zkl__entries_nearest(const struct String_vector *kids, const zkl__entry *me,
+                                        size_t m, bool (*skip)(const char *name, const void *arg),
+                                        const void *arg, zkl__entry *cs, size_t *self,
+                                        size_t *older, size_t *total);
 ZKL__HIDDEN bool zkl__listing_too_big(const zkl__node *n, const struct String_vector *kids);
 ZKL__HIDDEN void zkl__node_list_done(int rc, const struct String_vector *kids, const void *data);
 ZKL__HIDDEN void zkl__node_list(zkl__node *n);

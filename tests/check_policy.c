@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "engine.h"
 
 #define CASES 20000
 #define MAXN 16
@@ -353,6 +353,108 @@ START_TEST(test_semaphore_gate_policy_matches_model)
 }
 END_TEST
 
+/* A long listing is never sorted (zkl__entries_nearest): the m nearest
+ * nodes ahead of our own, picked in one pass, must be the m just before it
+ * in the fully sorted listing, in the same order, with the count of those
+ * left out and of all contenders the same as the sort gives. Listings of
+ * up to 400 children in the server's unordered order, with every kind of
+ * name random_name makes (equal sequences under other prefixes
+ * included), some children skipped as already seen gone, and m from 0 to
+ * 20. */
+#define LONGN 400
+
+static bool skip_marked(const char *name, const void *arg)
+{
+    const char *const *marked = arg;
+    for (size_t i = 0; marked[i]; i++)
+        if (marked[i] == name)
+            return true;
+    return false;
+}
+
+static void one_long_case(uint64_t case_no)
+{
+    static char names[LONGN + 1][NAMELEN];
+    char *ptrs[LONGN + 1];
+    size_t n = 1 + pick(LONGN);
+    long long maxseq = pick(2) ? (long long)n + 2 : 4 * (long long)n;
+    for (size_t i = 0; i < n; i++) {
+        random_name(names[i], NAMELEN, maxseq);
+        ptrs[i] = names[i];
+    }
+    char uuid[37];
+    random_uuid(uuid);
+    const char *own = names[n];
+    snprintf(names[n], NAMELEN, "_c_%s-lock-%010lld", uuid, (long long)pick((unsigned)maxseq + 1));
+    if (pick(8) != 0) { /* sometimes ours is missing */
+        size_t at = pick((unsigned)n + 1); /* where the server lists ours */
+        memmove(ptrs + at + 1, ptrs + at, (n - at) * sizeof *ptrs);
+        ptrs[at] = names[n];
+        n++;
+    }
+    /* Nodes already seen gone (never our own). */
+    const char *marked[4] = {NULL};
+    for (int i = 0, j = 0; i < 3 && pick(3) == 0; i++) {
+        const char *x = ptrs[pick((unsigned)n)];
+        if (x != own)
+            marked[j++] = x;
+    }
+    struct String_vector kids = {(int32_t)n, ptrs};
+
+    /* The sort: what zkl__node_decide does with a short listing. */
+    static zkl__entry all[LONGN + 1];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (zkl__entry_parse(ptrs[i], &all[k]) == 0 && !skip_marked(ptrs[i], marked))
+            k++;
+    qsort(all, k, sizeof all[0], engine_cmp);
+    zkl__entry me;
+    ck_assert_int_eq(zkl__entry_parse(own, &me), 0);
+    size_t self = k;
+    for (size_t i = 0; i < k; i++)
+        if (engine_cmp(&all[i], &me) >= 0 && self == k)
+            self = i; /* ours, or where it would stand */
+
+    size_t m = pick(21), s_self = 9999, older = 9999, total = 9999;
+    zkl__entry cs[22];
+    size_t got = zkl__entries_nearest(&kids, &me, m, marked[0] ? skip_marked : NULL, marked, cs,
+                                      &s_self, &older, &total);
+    size_t keep = self < m ? self : m;
+    ck_assert_msg(total == k, "case %llu: %zu contenders counted, sort has %zu",
+                  (unsigned long long)case_no, total, k);
+    ck_assert_msg(s_self == keep && older == self - keep,
+                  "case %llu: self %zu older %zu, sort: %zu ahead, m %zu",
+                  (unsigned long long)case_no, s_self, older, self, m);
+    bool in_sort = self < k && strcmp(all[self].name, me.name) == 0;
+    ck_assert_uint_eq(got, keep + (in_sort ? 1 : 0));
+    for (size_t i = 0; i < keep; i++)
+        ck_assert_msg(strcmp(cs[i].name, all[self - keep + i].name) == 0,
+                      "case %llu: entry %zu is %s, sort has %s", (unsigned long long)case_no, i,
+                      cs[i].name, all[self - keep + i].name);
+    if (in_sort)
+        ck_assert_str_eq(cs[keep].name, me.name);
+    /* And the mutex policy decides on the kept ones as on the whole. */
+    if (in_sort && m > 0) {
+        size_t w1 = 0, w2 = 0;
+        bool h1 = zkl__lock_policy.holds(all, k, self, &w1, NULL);
+        bool h2 = zkl__lock_policy.holds(cs, got, s_self, &w2, NULL);
+        ck_assert_int_eq(h1, h2);
+        if (!h1)
+            ck_assert_str_eq(all[w1].name, cs[w2].name);
+    }
+    cases_run++;
+}
+
+START_TEST(test_nearest_pick_matches_the_sorted_listing)
+{
+    uint64_t base = seed();
+    for (uint64_t i = 0; i < CASES / 4; i++) {
+        rs = (base + i) * 0x9e3779b97f4a7c15ULL | 1;
+        one_long_case(i);
+    }
+}
+END_TEST
+
 START_TEST(test_lease_policy_holds_at_once)
 {
     zkl__entry e;
@@ -376,6 +478,7 @@ int main(void)
     tcase_add_test(tc, test_downgrade_reader_always_holds);
     tcase_add_test(tc, test_semaphore_gate_policy_matches_model);
     tcase_add_test(tc, test_lease_policy_holds_at_once);
+    tcase_add_test(tc, test_nearest_pick_matches_the_sorted_listing);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
