@@ -53,9 +53,18 @@
  *                them. ops = N handoffs; ops_per_sec = handoffs/s once every
  *                waiter joined. Adds join_seconds, join_us_per_waiter,
  *                join_listings_per_waiter, bytes_per_waiter (heap in use per
- *                waiting contender, its mutex object included; stacks not),
+ *                waiting contender, its mutex object included, stacks not:
+ *                what the waiters after each session's first one add, so
+ *                that what a lock path costs a session once is not counted
+ *                as the waiters'), bytes_per_waiter_all (the same over
+ *                every waiter, those costs included),
  *                listing_bytes (one listing of the full queue as the server
  *                sends it) and wakeups_per_handoff.
+ *                With --async the waiters are asynchronous requests
+ *                (zkl_mutex_acquire_async, one mutex object per session,
+ *                released from their callbacks) instead of threads: no
+ *                thread per waiter, and bytes_per_waiter is the library's
+ *                alone (the request and its node).
  *   sessions     `clients` sessions (default 500) in this one process, each
  *                a zkl client of its own: they are opened (open_seconds,
  *                bytes_per_session, threads_per_session), then each acquires
@@ -121,6 +130,7 @@ struct opts {
     int permits;
     int session_timeout_ms;
     int waiters;
+    bool async; /* queue: asynchronous requests instead of threads */
     int metrics_ab; /* > 0: that many passes with metrics on and off */
 };
 
@@ -134,7 +144,10 @@ struct result {
     zkl_client_stats delta; /* summed over the sessions, over the timed part */
     int reads;              /* rw: how many operations were reads */
     int64_t join_ns;        /* queue: from the first waiter's start until all joined */
-    double bytes_per_waiter; /* queue: heap in use per waiting contender */
+    double bytes_per_waiter; /* queue: heap in use per waiting contender
+                                beyond the first of each session */
+    double bytes_per_waiter_all; /* ... and with the first ones: the lock
+                                    path's cost per session included */
     double listing_bytes;   /* queue: one listing of the full queue */
     double join_listings;   /* queue: listings per waiter while joining */
     int64_t open_ns;        /* sessions: opening all of them */
@@ -1184,6 +1197,44 @@ static long listing_bytes(zhandle_t *zh, const char *path)
     return b;
 }
 
+/* --async: a waiter is a request; its callback (on the client's keeper
+ * thread) records the handoff and releases at once. */
+struct aqueuer {
+    zkl_request *req;
+    struct herd_shared *sh;
+    _Atomic int *done;
+    int err;
+};
+
+static void aqueuer_cb(zkl_request *req, int result, void *arg)
+{
+    struct aqueuer *w = arg;
+    if (result == 0) {
+        w->sh->lat[atomic_fetch_add(&w->sh->slot, 1)] =
+            now_ns() - atomic_load(&w->sh->last_release);
+        atomic_store(&w->sh->last_release, now_ns());
+        result = zkl_request_release(req);
+    }
+    w->err = result;
+    int64_t done = now_ns();
+    int64_t prev = atomic_load(&w->sh->last_done);
+    while (done > prev && !atomic_compare_exchange_weak(&w->sh->last_done, &prev, done))
+        ;
+    atomic_fetch_add(w->done, 1);
+}
+
+/* Wait until `path` has `want` children (the queue's nodes, from the path's
+ * stat: no listing of a long queue). */
+static void wait_children(zhandle_t *zh, const char *path, int want)
+{
+    int64_t deadline = now_ns() + (int64_t)600 * 1000000000;
+    while (count_children_stat(zh, path) < want) {
+        if (now_ns() > deadline)
+            die("queue waiters did not join", 0);
+        sleep_ms(5);
+    }
+}
+
 static void queue_run(struct run *r, const char *path, int ops, struct result *res)
 {
     int n = ops, s = r->ncs;
@@ -1203,22 +1254,45 @@ static void queue_run(struct run *r, const char *path, int ops, struct result *r
     size_t heap0 = heap_in_use();
     zkl_client_stats before;
     stats_sum(r->cs, r->ncs, &before);
-    int64_t j0 = now_ns();
+    bool async = r->o->async;
+    zkl_mutex **ams = async ? xcalloc((size_t)s, sizeof *ams) : NULL;
+    struct aqueuer *as = async ? xcalloc((size_t)n, sizeof *as) : NULL;
+    _Atomic int adone;
+    atomic_init(&adone, 0);
+    for (int i = 0; async && i < s; i++)
+        ams[i] = new_mutex(r->cs[i], path, r->o->prefetch);
+    int64_t j0 = now_ns(), first_ns = 0;
+    size_t heap_first = 0;
     for (int i = 0; i < n; i++) {
+        if (i == s && n > 2 * s) {
+            /* One waiter per session has joined: what a lock path costs each
+             * session once (its metrics, its shared listing) is allocated
+             * now, so what the rest add is the cost of a waiter alone. Not
+             * timed as joining. */
+            int64_t f0 = now_ns();
+            wait_children(zh, path, s + 1);
+            sleep_ms(HERD_SETTLE_MS);
+            heap_first = heap_in_use();
+            first_ns = now_ns() - f0;
+        }
+        if (async) {
+            as[i] = (struct aqueuer){.sh = &sh, .done = &adone};
+            if ((rc = zkl_mutex_acquire_async(ams[i % s], LOCK_TIMEOUT_MS * 10, aqueuer_cb,
+                                              &as[i], &as[i].req)) != 0)
+                die("queue zkl_mutex_acquire_async", rc);
+            continue;
+        }
         ws[i] = (struct queuer){.m = new_mutex(r->cs[i % s], path, r->o->prefetch), .sh = &sh};
         start_thread_small(&ts[i], queuer_main, &ws[i]);
     }
-    int64_t deadline = now_ns() + (int64_t)600 * 1000000000;
-    while (count_children_stat(zh, path) < n + 1) {
-        if (now_ns() > deadline)
-            die("queue waiters did not join", 0);
-        sleep_ms(5);
-    }
-    res->join_ns = now_ns() - j0;
+    wait_children(zh, path, n + 1);
+    res->join_ns = now_ns() - j0 - first_ns;
     /* Every node is on the server; let the last watches be set. */
     sleep_ms(HERD_SETTLE_MS);
     size_t heap1 = heap_in_use();
-    res->bytes_per_waiter = heap1 == 0 ? NAN : ((double)heap1 - (double)heap0) / n;
+    res->bytes_per_waiter_all = heap1 == 0 ? NAN : ((double)heap1 - (double)heap0) / n;
+    res->bytes_per_waiter = heap_first == 0 ? res->bytes_per_waiter_all
+                                            : ((double)heap1 - (double)heap_first) / (n - s);
     res->listing_bytes = (double)listing_bytes(zh, path);
     zkl_client_stats joined;
     stats_sum(r->cs, r->ncs, &joined);
@@ -1228,7 +1302,18 @@ static void queue_run(struct run *r, const char *path, int ops, struct result *r
     atomic_store(&sh.last_release, t0);
     if ((rc = zkl_mutex_release(holder)) != 0)
         die("queue holder release", rc);
-    for (int i = 0; i < n; i++) {
+    if (async) {
+        int64_t end = now_ns() + (int64_t)LOCK_TIMEOUT_MS * 10 * 1000000;
+        while (atomic_load(&adone) < n) {
+            if (now_ns() > end)
+                die("queue requests did not finish", 0);
+            sleep_ms(5);
+        }
+        for (int i = 0; i < n; i++)
+            if (as[i].err != 0)
+                die("queue request", as[i].err);
+    }
+    for (int i = 0; !async && i < n; i++) {
         pthread_join(ts[i], NULL);
         if (ws[i].err != 0)
             die("queue waiter", ws[i].err);
@@ -1237,8 +1322,14 @@ static void queue_run(struct run *r, const char *path, int ops, struct result *r
     run_end(r, &before, res);
     /* run_begin above re-read `before`: the delta is the handoff phase. */
     res->wakeups_per_handoff = (double)res->delta.watch_events / n;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; !async && i < n; i++)
         zkl_mutex_free(ws[i].m);
+    for (int i = 0; async && i < n; i++)
+        zkl_request_free(as[i].req);
+    for (int i = 0; async && i < s; i++)
+        zkl_mutex_free(ams[i]);
+    free(ams);
+    free(as);
     zkl_mutex_free(holder);
     free(ws);
     free(ts);
@@ -1610,6 +1701,7 @@ static void usage(FILE *f)
             "          --clients N --ops N [--warmup N] [--path /bench/x] [--prefetch]\n"
             "          [--permits N] [--read-fraction F] [--session-timeout MS]\n"
             "          [--waiters N]   (queue: N waiters; --ops is ignored)\n"
+            "          [--async]       (queue: asynchronous requests, not threads)\n"
             "          [--metrics-ab N] (N passes with metrics on and off, alternating)\n",
             prog);
 }
@@ -1639,6 +1731,10 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         if (strcmp(a, "--prefetch") == 0) {
             o.prefetch = true;
+            continue;
+        }
+        if (strcmp(a, "--async") == 0) {
+            o.async = true;
             continue;
         }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -1839,7 +1935,9 @@ int main(int argc, char **argv)
         json_num("join_us_per_waiter", (double)res.join_ns / 1e3 / n, 1);
         json_num("join_listings_per_waiter", res.join_listings, 3);
         json_num("bytes_per_waiter", res.bytes_per_waiter, 1);
+        json_num("bytes_per_waiter_all", res.bytes_per_waiter_all, 1);
         json_num("listing_bytes", res.listing_bytes, 0);
+        printf(",\"async\":%s", o.async ? "true" : "false");
     }
     if (w == W_SEMAPHORE)
         printf(",\"permits\":%d", o.permits);
