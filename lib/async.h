@@ -25,17 +25,16 @@ struct zkl_request {
     bool try_once; /* timeout 0: only the policy's first answer */
     bool counted;  /* its outcome went to the metrics */
     bool running;  /* its callback runs, on `runner` */
-    pthread_t runner;
     bool freed;    /* freed by its own callback: the dispatcher frees it */
+    /* which of the client's lists hold it (the links below) */
+    bool in_look, in_ready, in_timed;
+    pthread_t runner;
     int64_t deadline, grace;
     int64_t token;
     char *path;    /* its node's path once granted */
-    zkl_request *lnext; /* a->look */
-    bool in_look;
-    zkl_request *rnext; /* a->ready */
-    bool in_ready;
-    zkl_request *aprev, *anext; /* a->timed: PENDING or CLEANING */
-    bool in_timed;
+    zkl_request *lnext; /* a->look, while in_look */
+    zkl_request *rnext; /* a->ready, while in_ready */
+    zkl_request *aprev, *anext; /* a->timed (PENDING or CLEANING), while in_timed */
 };
 
 struct zkl__async {

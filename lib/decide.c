@@ -236,15 +236,21 @@ static void ahead_set(zkl__node *n, const zkl__entry *cs, size_t w, size_t k, si
     for (size_t i = from; i <= w; i++)
         if (!zkl__entry_is(&cs[i], n->kind))
             return;
-    if ((n->ahead = calloc(w + 1 - from, sizeof *n->ahead)) == NULL)
+    /* One block: the pointers, then the names they point to (a waiter in
+     * a long queue keeps a few names, and a block each cost as much again
+     * in allocator overhead). */
+    size_t bytes = (w + 1 - from) * sizeof *n->ahead;
+    for (size_t i = from; i <= w; i++)
+        bytes += strlen(cs[i].name) + 1;
+    if ((n->ahead = malloc(bytes)) == NULL)
         return;
+    char *at = (char *)(n->ahead + (w + 1 - from));
     for (size_t i = from; i <= w; i++) {
-        if ((n->ahead[i - from] = strdup(cs[i].name)) == NULL) {
-            zkl__node_ahead_clear(n);
-            return;
-        }
-        n->nahead = (uint8_t)(i - from + 1);
+        size_t len = strlen(cs[i].name) + 1;
+        n->ahead[i - from] = memcpy(at, cs[i].name, len);
+        at += len;
     }
+    n->nahead = (uint8_t)(w + 1 - from);
     n->ahead_front = from == 0 && older == 0;
 }
 
@@ -315,7 +321,7 @@ bool zkl__node_walk_back(zkl__node *n, int slot)
     if (i == 0 || (slot == 0 && list_instead(n)) ||
         (slot == 1 && i > 1 && (n->qlen <= AHEAD_SHORT || !n->e->walk_pays)))
         return false;
-    free(n->ahead[i - 1]);
+    /* the name stays in the block; only its pointer goes */
     memmove(n->ahead + i - 1, n->ahead + i, (n->nahead - i) * sizeof *n->ahead);
     n->nahead--;
     if (n->nahead == 0) {

@@ -147,7 +147,7 @@ struct zkl__node {
      * (every later node sorts after ours), so when the one we watch goes,
      * the next one ahead that still exists is the new one to watch: no
      * listing needed (walk_back). */
-    char **ahead;
+    char **ahead; /* one block: the pointers, then the names */
     uint8_t nahead; /* at most AHEAD_SHORT */
     bool ahead_front; /* ahead[0] was first in that listing: none before it */
     bool probing;     /* a walk-back's watch went out to a node ahead that

@@ -15,9 +15,7 @@ static void backoff_link(zkl__node *n, bool in);
 
 void zkl__node_ahead_clear(zkl__node *n)
 {
-    for (size_t i = 0; i < n->nahead; i++)
-        free(n->ahead[i]);
-    free(n->ahead);
+    free(n->ahead); /* one block, names included (ahead_set) */
     n->ahead = NULL;
     n->nahead = 0;
     n->ahead_front = false;
