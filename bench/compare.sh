@@ -127,11 +127,12 @@ run() {
     shift 4
     local -a cmd
     case $impl in
-    zkl | zkl-prefetch) cmd=("$zkl_bench") ;;
+    zkl | zkl-prefetch | zkl-async) cmd=("$zkl_bench") ;;
     curator) cmd=("$here/run-curator.sh") ;;
     kazoo) cmd=("$python" "$here/kazoo_bench.py") ;;
     esac
     [[ $impl == zkl-prefetch ]] && set -- "$@" --prefetch
+    [[ $impl == zkl-async ]] && set -- "$@" --async
     timeout --kill-after=10 "$limit" "${cmd[@]}" --servers "$servers" \
         --path "/bench/$impl" "$@" >"$work/out" 2>"$work/err" &
     child=$!
@@ -252,10 +253,17 @@ fi
 queue_lengths=(100 1000 10000)
 [[ $quick == yes ]] && queue_lengths=(100 1000)
 [[ $long_queues == yes ]] && queue_lengths+=(20000)
+# zkl runs twice: with a thread per waiter as the others do, and with
+# asynchronous requests (zkl-async: no thread per waiter, so its heap per
+# waiter is the library's alone).
 for n in "${queue_lengths[@]}"; do
     for impl in "${impls[@]}"; do
-        note "$impl: a queue of $n waiters"
-        run "$impl" "queue-$n" 1 420 --workload queue --clients 16 --waiters "$n"
+        list=("$impl")
+        [[ $impl == zkl ]] && list+=(zkl-async)
+        for i in "${list[@]}"; do
+            note "$i: a queue of $n waiters"
+            run "$i" "queue-$n" 1 420 --workload queue --clients 16 --waiters "$n"
+        done
     done
 done
 

@@ -26,7 +26,7 @@ import tempfile
 
 IMPLS = ["zkl", "zkl-prefetch", "curator", "kazoo"]
 LABEL = {"zkl": "zkl", "zkl-prefetch": "zkl prefetch", "curator": "Curator 5.4",
-         "kazoo": "kazoo 2.8"}
+         "kazoo": "kazoo 2.8", "zkl-async": "zkl async"}
 MAIN_CASES = ["uncontended", "contended-8", "contended-32", "many"]
 POINTS = [1, 2, 4, 8, 16, 32]
 
@@ -219,9 +219,10 @@ def report(m, args):
         w("Handoffs per second once every waiter joined, and the time to join per waiter "
           "(µs); \"failed\" where the implementation could not serve that length.")
         w("")
-        w("| waiters | zkl handoffs/s | Curator | kazoo | zkl join µs | Curator | kazoo | "
-          "zkl wake-ups/handoff | zkl heap per waiter (B) | one listing (bytes) |")
-        w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        w("| waiters | zkl handoffs/s | zkl async | Curator | kazoo | zkl join µs | Curator | "
+          "kazoo | zkl wake-ups/handoff | zkl heap per waiter (B) | zkl async | one listing "
+          "(bytes) |")
+        w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         ran = {i for (c, i) in m.runs if c.startswith("queue-")}
 
         def q(n, i, key, digits=0):
@@ -232,15 +233,26 @@ def report(m, args):
             return fmt(m.get(c, i, key), digits)
 
         for n in qs:
-            w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                n, q(n, "zkl", "ops_per_sec"), q(n, "curator", "ops_per_sec"),
+            w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                n, q(n, "zkl", "ops_per_sec"), q(n, "zkl-async", "ops_per_sec"),
+                q(n, "curator", "ops_per_sec"),
                 q(n, "kazoo", "ops_per_sec"), q(n, "zkl", "join_us_per_waiter"),
                 q(n, "curator", "join_us_per_waiter"), q(n, "kazoo", "join_us_per_waiter"),
                 q(n, "zkl", "wakeups_per_handoff", 3), q(n, "zkl", "bytes_per_waiter"),
-                q(n, "zkl", "listing_bytes")))
+                q(n, "zkl-async", "bytes_per_waiter"), q(n, "zkl", "listing_bytes")))
         w("")
-        w("Heap per waiter: zkl's heap in use while the queue stands, per waiting "
-          "contender (its mutex object included, thread stacks not).")
+        w("zkl runs its waiters as threads, as Curator and kazoo do, and as asynchronous "
+          "requests (zkl async: no thread per waiter). Heap per waiter: zkl's heap in use "
+          "while the queue stands, per waiting contender beyond each session's first (what "
+          "a lock path costs a session once is not the waiters'): with threads, the mutex "
+          "object and the C library's per-thread cache are in it, thread stacks not; "
+          "async, only the request and its node.")
+        w("")
+        w("Every handoff deep in a queue costs one listing of the whole queue (the last "
+          "column, served by the server and parsed by the client each time): the waiter "
+          "whose predecessor vanished cannot tell a release from a waiter that gave up "
+          "(Curator's, say, which leaves no trace) without learning that every older node "
+          "is gone. Curator and kazoo list on every wake-up too.")
         w("")
 
     # ---- memory
@@ -338,6 +350,26 @@ def report(m, args):
     if mw is not None:
         w("| (many: writes per acquisition, the lock path's own creation included) | %s | |" % fmt(mw, 2))
     row("10,000 locks held: < 1 KiB per lock", fmt(big, 0, " B"), check(big, lambda v: v < 1024))
+    for n in (8, 32):
+        for i, goal in (("zkl", 0.8), ("zkl-prefetch", 0.9)):
+            r = m.ratio("contended-%d" % n, i, "zkl", case_b="chain-%d" % n)
+            if r is not None:
+                row("contended %d %s: ≥ %.1f× the chain floor" % (n, LABEL[i], goal), fmt_ratio(r),
+                    check(r, lambda v, g=goal: v >= g))
+    qs = sorted({int(c.split("-")[1]) for (c, i) in m.runs if c.startswith("queue-")})
+    if len(qs) > 1:
+        for i in ("zkl", "zkl-async"):
+            lo = m.get("queue-%d" % qs[0], i, "ops_per_sec")
+            hi = m.get("queue-%d" % qs[-1], i, "ops_per_sec")
+            r = hi / lo if lo and hi else None
+            row("queue of %d, %s: ≥ 0.8× the handoffs/s at %d" % (qs[-1], LABEL[i], qs[0]),
+                fmt_ratio(r), check(r, lambda v: v >= 0.8))
+        per = [(n, m.get("queue-%d" % n, "zkl-async", "bytes_per_waiter")) for n in qs]
+        per = [(n, v) for n, v in per if v is not None]
+        if per:
+            row("queue, zkl async: < 2 KiB per waiting contender",
+                ", ".join("%s B at %d" % (fmt(v), n) for n, v in per),
+                all(v < 2048 for n, v in per))
     for c in ("metrics-uncontended", "metrics-contended-8"):
         r = m.get(c, "zkl", "paired_throughput_ratio_median")
         cpu = m.get(c, "zkl", "cpu_ratio_on_off")
@@ -439,7 +471,7 @@ def extra_charts(m, outdir):
     qs = sorted({int(c.split("-")[1]) for (c, i) in m.runs if c.startswith("queue-")})
     queue = [(LABEL[i], [(n, m.get("queue-%d" % n, i, "ops_per_sec")) for n in qs
                          if m.get("queue-%d" % n, i, "ops_per_sec") is not None])
-             for i in ("zkl", "curator", "kazoo")]
+             for i in ("zkl", "zkl-async", "curator", "kazoo")]
     path = os.path.join(outdir, "queue.svg")
     if qs and line_chart(path, "Handoffs per second against the queue length",
                          "waiters on one lock", "handoffs per second", queue, qs):
