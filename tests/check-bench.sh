@@ -80,6 +80,8 @@ if workload == "queue":
     assert num("join_seconds") > 0 and num("join_us_per_waiter") > 0
     assert num("join_listings_per_waiter") >= 0
     assert d["bytes_per_waiter"] is None or num("bytes_per_waiter") > 0
+    assert d["bytes_per_waiter_all"] is None or num("bytes_per_waiter_all") > 0
+    assert d["async"] in (True, False)
     assert num("listing_bytes") > 4 * d["waiters"]
 EOF
         pass=$((pass + 1))
@@ -101,6 +103,7 @@ check semaphore semaphore 30 --clients 3 --ops 30 --permits 2 --warmup 3
 check rw rw 40 --clients 3 --ops 40 --read-fraction 0.75 --warmup 4
 check chain chain 40 --clients 3 --ops 40 --warmup 5
 check queue queue 30 --clients 3 --waiters 30
+check queue-async queue 30 --clients 3 --waiters 30 --async
 
 # Bad usage is status 2 and prints nothing on stdout.
 for args in "--workload nonsense --servers $ZKL_TEST_HOSTS" "--servers $ZKL_TEST_HOSTS" \
