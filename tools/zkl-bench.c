@@ -783,6 +783,22 @@ struct waiter {
     int err;
 };
 
+/* A waiter holds: its wait since the previous release is one handoff. */
+static void handoff_seen(struct herd_shared *sh)
+{
+    sh->lat[atomic_fetch_add(&sh->slot, 1)] = now_ns() - atomic_load(&sh->last_release);
+    atomic_store(&sh->last_release, now_ns());
+}
+
+/* A waiter is done: the latest such moment ends the timed part. */
+static void waiter_done(struct herd_shared *sh)
+{
+    int64_t done = now_ns();
+    int64_t prev = atomic_load(&sh->last_done);
+    while (done > prev && !atomic_compare_exchange_weak(&sh->last_done, &prev, done))
+        ;
+}
+
 static void *waiter_main(void *arg)
 {
     struct waiter *w = arg;
@@ -791,16 +807,11 @@ static void *waiter_main(void *arg)
         w->err = rc;
         return NULL;
     }
-    int64_t t = now_ns();
-    w->sh->lat[atomic_fetch_add(&w->sh->slot, 1)] = t - atomic_load(&w->sh->last_release);
-    atomic_store(&w->sh->last_release, now_ns());
+    handoff_seen(w->sh);
     rc = zkl_mutex_release(w->m);
     if (rc != 0)
         w->err = rc;
-    int64_t done = now_ns();
-    int64_t prev = atomic_load(&w->sh->last_done);
-    while (done > prev && !atomic_compare_exchange_weak(&w->sh->last_done, &prev, done))
-        ;
+    waiter_done(w->sh);
     return NULL;
 }
 
@@ -1163,16 +1174,11 @@ static void *queuer_main(void *arg)
     struct queuer *w = arg;
     int rc = zkl_mutex_acquire(w->m, LOCK_TIMEOUT_MS * 10);
     if (rc == 0) {
-        w->sh->lat[atomic_fetch_add(&w->sh->slot, 1)] =
-            now_ns() - atomic_load(&w->sh->last_release);
-        atomic_store(&w->sh->last_release, now_ns());
+        handoff_seen(w->sh);
         rc = zkl_mutex_release(w->m);
     }
     w->err = rc;
-    int64_t done = now_ns();
-    int64_t prev = atomic_load(&w->sh->last_done);
-    while (done > prev && !atomic_compare_exchange_weak(&w->sh->last_done, &prev, done))
-        ;
+    waiter_done(w->sh);
     return NULL;
 }
 
@@ -1210,16 +1216,11 @@ static void aqueuer_cb(zkl_request *req, int result, void *arg)
 {
     struct aqueuer *w = arg;
     if (result == 0) {
-        w->sh->lat[atomic_fetch_add(&w->sh->slot, 1)] =
-            now_ns() - atomic_load(&w->sh->last_release);
-        atomic_store(&w->sh->last_release, now_ns());
+        handoff_seen(w->sh);
         result = zkl_request_release(req);
     }
     w->err = result;
-    int64_t done = now_ns();
-    int64_t prev = atomic_load(&w->sh->last_done);
-    while (done > prev && !atomic_compare_exchange_weak(&w->sh->last_done, &prev, done))
-        ;
+    waiter_done(w->sh);
     atomic_fetch_add(w->done, 1);
 }
 
