@@ -231,8 +231,6 @@ static void ahead_set(zkl__node *n, const zkl__entry *cs, size_t w, size_t k, si
     if (!n->pol->handoff)
         return;
     size_t from = k > AHEAD_SHORT && w + 1 > AHEAD_LONG ? w + 1 - AHEAD_LONG : 0;
-    if (older > 0 && from == 0)
-        return; /* cannot happen (NEAREST > AHEAD_LONG): keep nothing rather than claim the front */
     for (size_t i = from; i <= w; i++)
         if (!zkl__entry_is(&cs[i], n->kind))
             return;
