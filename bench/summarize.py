@@ -270,7 +270,9 @@ def report(m, args):
     w("")
     w("zkl with 10,000 locks held by one client: %s bytes per lock in use on the heap "
       "(mutex objects included), %s bytes per lock of RSS growth. zkl: heap in use "
-      "(mallinfo2, all arenas); Curator: JVM heap after GC; kazoo: RSS growth." % (
+      "(live chunks, counted at malloc and free, so glibc's per-thread caches of "
+      "freed chunks are not counted); Curator: JVM heap after GC; kazoo: RSS "
+      "growth." % (
           fmt(big), fmt(big_rss)))
     w("")
     scale = [(c, m.get(c, "zkl", "ops")) for c in ("many-10000", "many-100000")
@@ -323,13 +325,18 @@ def report(m, args):
         case = "contended-%d" % n
         r = m.ratio(case, "zkl", "curator")
         row("contended %d: zkl ≥ 1.3× Curator" % n, fmt_ratio(r), check(r, lambda v: v >= 1.3))
+        # 5 (create, listing, predecessor watch, listing when it goes,
+        # delete), and the watch on the own node that a lock deleted by
+        # someone else needs (PITFALLS: a handoff trusted without one's own
+        # node); prefetch adds the listing when the node two ahead goes.
         q = m.get(case, "zkl", "zk_requests_per_op")
-        row("contended %d: ≤ 5 requests per acquisition" % n, fmt(q, 2), check(q, lambda v: v <= 5.0 + 0.05))
+        row("contended %d: ≤ 6 requests per acquisition (5 and the own-node watch)" % n,
+            fmt(q, 2), check(q, lambda v: v <= 6.0 + 0.05))
         r = m.ratio(case, "zkl-prefetch", "curator")
         row("contended %d prefetch: ≥ 1.6× Curator" % n, fmt_ratio(r), check(r, lambda v: v >= 1.6))
         q = m.get(case, "zkl-prefetch", "zk_requests_per_op")
-        row("contended %d prefetch: ≤ 6 requests per acquisition" % n, fmt(q, 2),
-            check(q, lambda v: v <= 6.0 + 0.05))
+        row("contended %d prefetch: ≤ 7 requests per acquisition (6 and the own-node watch)" % n,
+            fmt(q, 2), check(q, lambda v: v <= 7.0 + 0.05))
     h = m.get("herd-100", "zkl", "wakeups_per_handoff")
     row("herd 100: wake-ups per handoff ≤ 1.05", fmt(h, 3), check(h, lambda v: v <= 1.05))
     h = m.get("herd-100", "zkl-prefetch", "wakeups_per_handoff")
