@@ -244,9 +244,9 @@ def report(m, args):
         w("zkl runs its waiters as threads, as Curator and kazoo do, and as asynchronous "
           "requests (zkl async: no thread per waiter). Heap per waiter: zkl's heap in use "
           "while the queue stands, per waiting contender beyond each session's first (what "
-          "a lock path costs a session once is not the waiters'): with threads, the mutex "
-          "object and the C library's per-thread cache are in it, thread stacks not; "
-          "async, only the request and its node.")
+          "a lock path costs a session once is not the waiters'), counted at malloc and "
+          "free: with threads, each waiter's own mutex object is in it, thread stacks "
+          "not; async, only the request and its node.")
         w("")
         w("Every handoff deep in a queue costs one listing of the whole queue (the last "
           "column, served by the server and parsed by the client each time): the waiter "
@@ -453,6 +453,9 @@ def line_chart(path, title, xlabel, ylabel, series, xtics, logx=True):
             "set ylabel '%s'" % ylabel,
             "set logscale x 10" if logx else "unset logscale x",
             "set xtics (%s)" % ", ".join(str(x) for x in xtics),
+            # a margin, so that the first and last points and their labels show
+            "set xrange [%g:%g]" % ((min(xtics) / 1.4, max(xtics) * 1.4) if logx else
+                                   (min(xtics) - 2, max(xtics) + 2)),
             "set yrange [0:*]",
             "set grid",
             "set key outside right",
