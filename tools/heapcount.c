@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -54,10 +53,9 @@ extern void *__libc_memalign(size_t, size_t);
 extern void *__libc_valloc(size_t);
 extern void *__libc_pvalloc(size_t);
 
+/* Stays 0 when these wrappers never run (valgrind's allocator answers
+ * instead): a running process always has some heap live. */
 static atomic_size_t live;
-/* Set by the first call that went through these wrappers: under valgrind
- * its own allocator answers instead, and nothing is counted. */
-static atomic_bool used;
 
 static size_t chunk(void *p)
 {
@@ -66,19 +64,14 @@ static size_t chunk(void *p)
 
 static void *took(void *p)
 {
-    if (p != NULL) {
+    if (p != NULL)
         atomic_fetch_add_explicit(&live, chunk(p), memory_order_relaxed);
-        if (!atomic_load_explicit(&used, memory_order_relaxed))
-            atomic_store_explicit(&used, true, memory_order_relaxed);
-    }
     return p;
 }
 
 size_t zkl__heapcount_live(void)
 {
-    return atomic_load_explicit(&used, memory_order_relaxed)
-               ? atomic_load_explicit(&live, memory_order_relaxed)
-               : 0;
+    return atomic_load_explicit(&live, memory_order_relaxed);
 }
 
 void *malloc(size_t n)
