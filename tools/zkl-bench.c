@@ -1252,6 +1252,20 @@ static size_t wait_quiet(zkl_client **cs, int ncs)
     return h0;
 }
 
+/* Wait until the clients' deletes answered since `before` reach `want`
+ * (zkl_client_stats counts a delete at its answer). */
+static void wait_deletes(struct run *r, const zkl_client_stats *before, uint64_t want)
+{
+    int64_t deadline = now_ns() + (int64_t)60 * 1000000000;
+    zkl_client_stats now;
+    for (stats_sum(r->cs, r->ncs, &now); now.deletes - before->deletes < want;
+         stats_sum(r->cs, r->ncs, &now)) {
+        if (now_ns() > deadline)
+            die("queue deletes were not answered", 0);
+        sleep_ms(1);
+    }
+}
+
 /* Wait until `path` has `want` children (the queue's nodes, from the path's
  * stat: no listing of a long queue). */
 static void wait_children(zhandle_t *zh, const char *path, int want)
@@ -1347,6 +1361,10 @@ static void queue_run(struct run *r, const char *path, int ops, struct result *r
             die("queue waiter", ws[i].err);
     }
     res->elapsed_ns = atomic_load(&sh.last_done) - t0;
+    /* A release returns before its delete is answered: wait for the last
+     * ones (the holder's and every waiter's), so that the server's request
+     * count of this phase has them all. */
+    wait_deletes(r, &before, (uint64_t)n + 1);
     run_end(r, &before, res);
     /* run_begin above re-read `before`: the delta is the handoff phase. */
     res->wakeups_per_handoff = (double)res->delta.watch_events / n;
