@@ -297,7 +297,7 @@ int zkl_multilock_as_lock(zkl_multilock *ml, zkl_lock **out)
     return ml == NULL ? ZKL_EINVAL : zkl_lock_new(&multilock_ops, ml, out);
 }
 
-/* ---- misuse checks (lib/guard.c) ----------------------------------------- */
+/* ---- misuse checks (lib/kit/guard.c) ----------------------------------------- */
 
 int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms)
 {
@@ -320,7 +320,7 @@ int zkl_multilock_acquire_cancellable(zkl_multilock *ml, long timeout_ms, zkl_ca
 
 /* The members' queues, copied: the request outlives the multi-lock. Each
  * member's node is made once the one before it holds, so the order is the
- * blocking acquire's (lib/async.c keeps the held ones). */
+ * blocking acquire's (lib/front/async.c keeps the held ones). */
 struct ml_step {
     zkl_client *c;
     size_t n, cur; /* members; the one whose node the request waits on */

@@ -123,7 +123,7 @@ void zkl_mutex_free(zkl_mutex *m)
     free(m);
 }
 
-/* ---- misuse checks (lib/guard.c) ----------------------------------------- */
+/* ---- misuse checks (lib/kit/guard.c) ----------------------------------------- */
 
 int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms)
 {

@@ -276,7 +276,7 @@ void zkl_rwlock_free(zkl_rwlock *rw)
     free(rw);
 }
 
-/* ---- misuse checks (lib/guard.c) ----------------------------------------- */
+/* ---- misuse checks (lib/kit/guard.c) ----------------------------------------- */
 
 int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms)
 {

@@ -2,9 +2,9 @@
  * (recipes/semaphore.c) run on the engine instead of a thread. The request
  * waits on its gate node; once the gate holds, the recorded limit is
  * checked (the read sent before the gate, or, if that found no limit,
- * lib/znode.c's read and conditional write of ours, on the engine),
+ * lib/kit/znode.c's read and conditional write of ours, on the engine),
  * then the lease node is made within the gate's session and the request
- * waits on it; it holds at once, and the gate is left (lib/async.c). */
+ * waits on it; it holds at once, and the gate is left (lib/front/async.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

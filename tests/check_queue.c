@@ -14,7 +14,7 @@
 #include "zkl/zookeeper.h"
 
 enum { CLIENTS = 4, JOINERS = 300 };
-/* lib/engine.h's AHEAD_SHORT: a listing longer than this is a long queue. */
+/* lib/engine/engine.h's AHEAD_SHORT: a listing longer than this is a long queue. */
 enum { AHEAD_SHORT_TEST = 16 };
 
 struct shared {

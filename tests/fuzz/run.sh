@@ -35,8 +35,9 @@ if ! command -v "$cc" >/dev/null 2>&1 ||
 fi
 mkdir -p "$out"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-    -I"$build/include" -I"$top/include" -I"$top/lib" -D_GNU_SOURCE -DTHREADED -std=c11)
-lib=("$top"/lib/*.c)
+    -I"$build/include" -I"$top/include" -D_GNU_SOURCE -DTHREADED -std=c11)
+lib=("$top"/lib/*/*.c)
+for d in "$top"/lib/*/; do flags+=(-I"$d"); done
 recipes=("$top"/recipes/*.c)
 
 seed() { # DIR NAME...

@@ -1,9 +1,9 @@
 /* Requests a recipe's calls wait for, and a recipe's own nodes beside its
- * lock queue (lib/request.c, lib/znode.c). Included by internal.h. */
+ * lock queue (lib/kit/request.c, lib/kit/znode.c). Included by internal.h. */
 #ifndef ZKL_REQUEST_H
 #define ZKL_REQUEST_H
 
-/* ---- requests with a deadline (lib/request.c) -------------------------- */
+/* ---- requests with a deadline (lib/kit/request.c) -------------------------- */
 
 struct zkl__slot {
     struct zkl__batch *b;
@@ -49,7 +49,7 @@ enum zkl__op { ZKL__OP_GET, ZKL__OP_KIDS, ZKL__OP_CREATE, ZKL__OP_SET };
 ZKL__HIDDEN int zkl__call(zkl_client *c, enum zkl__op op, const char *path, const char *data,
                           int mode, int version, int64_t deadline, struct zkl__batch **out);
 
-/* ---- a recipe's own nodes (lib/request.c, lib/znode.c) ----------------- */
+/* ---- a recipe's own nodes (lib/kit/request.c, lib/kit/znode.c) ----------------- */
 
 /* The deadline for requests a call must see answered: its own, or once
  * that has passed (a try once), the session timeout from now, as the

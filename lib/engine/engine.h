@@ -1,15 +1,15 @@
 /* The lock-queue engine's own declarations, shared by its files and by no
- * one else (recipes use lib/internal.h):
+ * one else (recipes use lib/kit/internal.h):
  *
- *   lib/engine.c   the engine's state for a client, its session listener,
+ *   lib/engine/engine.c   the engine's state for a client, its session listener,
  *                  the watch routing index and the owners' hooks
- *   lib/node.c     a node's life on the server: create, delete, fail, requeue
- *   lib/decide.c   listing, recovery by uuid, the policy's decision, handoff
- *   lib/listing.c  listings shared by a session's waiters on one lock path
- *   lib/watch.c    watches and the routing of their events
- *   lib/alone.c    the fast path for a lock path acquired alone
- *   lib/wait.c     the blocking calls, with their deadlines
- *   lib/guarded.c  guarded writes
+ *   lib/engine/node.c     a node's life on the server: create, delete, fail, requeue
+ *   lib/engine/decide.c   listing, recovery by uuid, the policy's decision, handoff
+ *   lib/engine/listing.c  listings shared by a session's waiters on one lock path
+ *   lib/engine/watch.c    watches and the routing of their events
+ *   lib/engine/alone.c    the fast path for a lock path acquired alone
+ *   lib/front/wait.c     the blocking calls, with their deadlines
+ *   lib/engine/guarded.c  guarded writes
  *
  * A caller enqueues (a protected create with the listing sent right behind
  * it), then sleeps on its own condition variable. Everything after that runs
@@ -29,7 +29,7 @@
 #include "metrics.h"
 
 /* A node's state. Only zkl__node_set_state changes it, and it checks the
- * move against a table of legal ones (lib/node.c). */
+ * move against a table of legal ones (lib/engine/node.c). */
 enum node_state {
     N_CREATING,  /* create (+ listing) sent; name unknown until it answers */
     N_RECOVER,   /* a create's answer was lost: find the node by its uuid */
@@ -70,7 +70,7 @@ struct zkl__engine {
     zkl__node *backoff;
     const zkl__node *notifying;
     int inside; /* caller threads inside a blocking engine call */
-    struct zkl__async *async; /* asynchronous requests (lib/async.c), or NULL */
+    struct zkl__async *async; /* asynchronous requests (lib/front/async.c), or NULL */
     /* In a long queue, whether walking back lately paid: the node ahead of
      * a vanished one still existed (a waiter gave up), rather than all of
      * them being gone (the queue handed off in order, where one listing
@@ -79,7 +79,7 @@ struct zkl__engine {
     uint16_t holds; /* nodes of this client that came to hold, wrapping */
     uint32_t queued; /* nodes of this client in N_QUEUED */
     /* listings in flight that nodes share, by session and lock path
-     * (lib/listing.c) */
+     * (lib/engine/listing.c) */
     struct zkl__joint **joints;
     size_t joint_buckets, joint_count;
 };
@@ -190,12 +190,12 @@ struct zkl__node {
     void *hook_arg;
     zkl__node *nnext; /* e->notify_head queue */
     /* The condition variable of the caller waiting for the node (on its
-     * stack, lib/wait.c), NULL while none waits: a held lock carries none. */
+     * stack, lib/front/wait.c), NULL while none waits: a held lock carries none. */
     pthread_cond_t *cv;
     /* An asynchronous request waits on the node instead of a thread: its
-     * wake-ups go to lib/async.c, which judges them on the keeper thread. */
+     * wake-ups go to lib/front/async.c, which judges them on the keeper thread. */
     struct zkl_request *waiter;
-    /* Metrics (lib/metrics.c): the lock path's counters, and when the
+    /* Metrics (lib/metrics/metrics.c): the lock path's counters, and when the
      * attempt began, then (once held) when the hold began. */
     struct zkl__lockm *pm;
     int64_t m_at;
@@ -214,7 +214,7 @@ struct zkl__node {
 #define REVOKE_DATA "__REVOKE__"
 #define REVOKE_LEN 10
 
-/* ---- lib/async.c ---- */
+/* ---- lib/front/async.c ---- */
 ZKL__HIDDEN void zkl__async_wake(zkl__node *n);
 /* On the keeper thread (c->mu held, released meanwhile): judge, time out
  * and deliver requests. Returns when to run again (monotonic ns), or 0. */
@@ -256,7 +256,7 @@ static inline bool connected(const zkl_client *c)
     return c->state == ZKL_STATE_CONNECTED || c->state == ZKL_STATE_RECONNECTED;
 }
 
-/* ---- lib/engine.c ---- */
+/* ---- lib/engine/engine.c ---- */
 ZKL__HIDDEN void zkl__engine_watching_add(zkl__node *n);
 ZKL__HIDDEN void zkl__engine_watching_remove(zkl__node *n);
 ZKL__HIDDEN zkl__node **zkl__engine_held_find(struct zkl__engine *e, const char *path);
@@ -271,7 +271,7 @@ ZKL__HIDDEN struct zkl__engine *zkl__engine_of(zkl_client *c);
 ZKL__HIDDEN void zkl__engine_link(struct zkl__engine *e, zkl__node *n);
 ZKL__HIDDEN void zkl__engine_unlink(struct zkl__engine *e, zkl__node *n);
 
-/* ---- lib/alone.c ---- */
+/* ---- lib/engine/alone.c ---- */
 ZKL__HIDDEN void zkl__alone_event(struct zkl__engine *e, const char *path);
 ZKL__HIDDEN void zkl__alone_forget(struct zkl__engine *e);
 ZKL__HIDDEN void zkl__alone_invalidate(struct zkl__engine *e, const char *dir);
@@ -279,7 +279,7 @@ ZKL__HIDDEN void zkl__alone_seen(zkl__node *n, int64_t seq);
 ZKL__HIDDEN void zkl__alone_deleted(zkl__node *n, bool ok);
 ZKL__HIDDEN void zkl__alone_answer(zkl__node *n, int64_t want);
 
-/* ---- lib/node.c ---- */
+/* ---- lib/engine/node.c ---- */
 ZKL__HIDDEN void zkl__node_set_state(zkl__node *n, enum node_state to);
 ZKL__HIDDEN int zkl__node_set_path(zkl__node *n, const char *full);
 ZKL__HIDDEN void zkl__node_new_uuid(zkl__node *n);
@@ -296,7 +296,7 @@ ZKL__HIDDEN void zkl__node_abort(zkl__node *n, int err);
 ZKL__HIDDEN void zkl__node_requeue(zkl__node *n);
 ZKL__HIDDEN void zkl__node_create(zkl__node *n);
 
-/* ---- lib/decide.c ---- */
+/* ---- lib/engine/decide.c ---- */
 /* Of the children in kids that parse and that skip (if given) lets
  * through, the m nearest ahead of *me (sorted by sequence, then name) go to
  * cs in that order, then *me if it is listed: cs has room for m + 1.
@@ -318,7 +318,7 @@ ZKL__HIDDEN void zkl__node_decide(zkl__node *n, const struct String_vector *kids
 /* What a listing's answer means for n (its reference already counted off). */
 ZKL__HIDDEN void zkl__node_list_answer(zkl__node *n, int rc, const struct String_vector *kids);
 
-/* ---- lib/listing.c ---- */
+/* ---- lib/engine/listing.c ---- */
 /* Send a listing of n's lock path for n, or share the next one of its
  * session's on that path: n->listing set and a reference taken until the
  * answer comes to zkl__node_list_answer. Returns ZOK, or the code of a
@@ -327,7 +327,7 @@ ZKL__HIDDEN int zkl__listing_send(zkl__node *n);
 /* Free what is left of shared listings (the engine goes). */
 ZKL__HIDDEN void zkl__listing_drop_all(struct zkl__engine *e);
 
-/* ---- lib/watch.c ---- */
+/* ---- lib/engine/watch.c ---- */
 ZKL__HIDDEN void zkl__watch_group_clear(zkl__node *n);
 ZKL__HIDDEN void zkl__watch_own(zkl__node *n);
 ZKL__HIDDEN void zkl__watch_arm(zkl__node *n, int slot, const char *name);

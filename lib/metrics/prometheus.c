@@ -1,5 +1,5 @@
 /* The client's metrics as Prometheus text (exposition format 0.0.4), into
- * a caller's buffer or a FILE. Made from one snapshot (lib/metrics.c),
+ * a caller's buffer or a FILE. Made from one snapshot (lib/metrics/metrics.c),
  * without holding the client's lock while formatting. */
 #include <stdarg.h>
 #include <stdio.h>

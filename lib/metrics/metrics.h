@@ -1,5 +1,5 @@
 /* Counters and histograms of lock acquisitions, per client and per lock
- * path (lib/metrics.c), fed by the engine at node level so that every
+ * path (lib/metrics/metrics.c), fed by the engine at node level so that every
  * recipe is counted without code of its own. Every function here is called
  * with c->mu held (but zkl__metrics_snapshot); none allocates except the
  * first use of a lock path. */

@@ -1,4 +1,4 @@
-/* lib/async.c's requests, shared with lib/async_req.c (the public calls on
+/* lib/front/async.c's requests, shared with lib/front/async_req.c (the public calls on
  * a request, and delivery by descriptor) and no one else. Everything here
  * is guarded by c->mu. */
 #ifndef ZKL_ASYNC_H

@@ -1,5 +1,5 @@
 /* Lock metrics of a client: counters and log-scale histograms, in total
- * and per lock path, fed by the engine (lib/wait.c, lib/engine.c) at node
+ * and per lock path, fed by the engine (lib/front/wait.c, lib/engine/engine.c) at node
  * level, and read out as structs or as Prometheus text.
  *
  * Updated with c->mu held, which the engine holds anyway at each point it

@@ -11,7 +11,7 @@
 
 #define ZKL__HIDDEN __attribute__((visibility("hidden")))
 
-/* ---- time and ZooKeeper codes (lib/basics.c) --------------------------------------------- */
+/* ---- time and ZooKeeper codes (lib/util/basics.c) --------------------------------------------- */
 
 #define ZKL__NO_DEADLINE INT64_MAX
 /* CLOCK_MONOTONIC in nanoseconds. */
@@ -31,7 +31,7 @@ ZKL__HIDDEN bool zkl__zk_conn_error(int rc);
 /* The session is gone (or the handle closing): what it maps to ZKL_ELOST. */
 ZKL__HIDDEN bool zkl__zk_session_error(int rc);
 
-/* ---- paths and node names (lib/path.c) -------------------------------- */
+/* ---- paths and node names (lib/util/path.c) -------------------------------- */
 
 #define ZKL__MAX_PATH 1024
 /* 0 if `path` is an absolute, normalised ZooKeeper path that zkl accepts. */
@@ -59,7 +59,7 @@ ZKL__HIDDEN int zkl__entry_is(const zkl__entry *e, const char *kind);
  * 0, or ZKL_EINVAL with the reason in why (if not NULL). */
 ZKL__HIDDEN int zkl__path_check_server(const char *path, char *why, size_t whylen);
 
-/* ---- details of the calling thread's failure (lib/detail.c) ------------ */
+/* ---- details of the calling thread's failure (lib/util/detail.c) ------------ */
 
 /* Set the text zkl_last_error_text() returns. */
 ZKL__HIDDEN void zkl__detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -70,7 +70,7 @@ ZKL__HIDDEN void zkl__detail_zk(int rc);
 ZKL__HIDDEN void zkl__note_mapped(int rc);
 ZKL__HIDDEN int zkl__last_mapped(void);
 
-/* ---- refusing what the server would refuse (lib/validate.c) ------------ */
+/* ---- refusing what the server would refuse (lib/kit/validate.c) ------------ */
 
 /* The default of zkl_client_opts_set_max_request: jute.maxbuffer's. */
 #define ZKL__MAX_REQUEST_DEFAULT 0xfffff
@@ -80,7 +80,7 @@ ZKL__HIDDEN int zkl__last_mapped(void);
  * against c->max_request. 0 or ZKL_EINVAL (with a detail). */
 ZKL__HIDDEN int zkl__ops_check(zkl_client *c, const char *guard, int count, const zoo_op_t *ops);
 
-/* ---- lock objects' lifetimes (lib/guard.c) ----------------------------- */
+/* ---- lock objects' lifetimes (lib/kit/guard.c) ----------------------------- */
 
 /* A lock object came to be (zkl_*_new): it keeps its client's memory (not
  * its session) alive until zkl__obj_close. `c` may be NULL. 0 or
@@ -106,7 +106,7 @@ ZKL__HIDDEN void zkl__obj_done(zkl_client *c);
 ZKL__HIDDEN int zkl__client_closed(zkl_client *c);
 ZKL__HIDDEN void zkl__client_free(zkl_client *c);
 
-/* ---- the client (lib/client.c) ---------------------------------------- */
+/* ---- the client (lib/session/client.c) ---------------------------------------- */
 
 typedef struct zkl__node zkl__node;
 
@@ -129,7 +129,7 @@ struct zkl_client {
     int cancelled;         /* zkl_client_cancel(): acquires return ZKL_ECANCELED */
     int negotiated_ms;     /* the session timeout the server granted */
     int64_t suspended_ns;  /* when the connection was lost (monotonic), 0 if not */
-    /* The loss rule (lib/keeper.c, zkl.h): the send time of the last request
+    /* The loss rule (lib/session/keeper.c, zkl.h): the send time of the last request
      * of this session whose answer arrived (monotonic ns), and the keeper's
      * own keepalive request that keeps it fresh. */
     int64_t last_ok_ns;
@@ -151,7 +151,7 @@ struct zkl_client {
     char *digest;          /* "user:password", never logged */
     int acl;
     int max_request;       /* bytes: the server's jute.maxbuffer */
-    int objects;           /* lock objects open on it (lib/guard.c) */
+    int objects;           /* lock objects open on it (lib/kit/guard.c) */
     int closed;            /* zkl_client_close ran; the last object frees */
     char ident[96];        /* "host pid", written into contender nodes */
     /* who hears of the session (the lock-queue engine), and its context */
@@ -164,7 +164,7 @@ struct zkl_client {
     pthread_t keeper;
     int keeper_started;
     zkl_client_stats stats;
-    /* lock metrics (lib/metrics.c): made on first use; never when off */
+    /* lock metrics (lib/metrics/metrics.c): made on first use; never when off */
     struct zkl__metrics *metrics;
     int metrics_off;
 };
@@ -201,7 +201,7 @@ ZKL__HIDDEN void zkl__client_listen(zkl_client *c, const zkl__session_listener *
 ZKL__HIDDEN void *zkl__client_listener(zkl_client *c, const zkl__session_listener *l);
 
 ZKL__HIDDEN const struct ACL_vector *zkl__client_acl(zkl_client *c);
-/* Told each create's return code as soon as it is known (lib/parents.c):
+/* Told each create's return code as soon as it is known (lib/engine/parents.c):
  * the i-th create (from 0) was queued if rc is ZOK. */
 typedef void (*zkl__parent_sent_fn)(void *arg, size_t i, int rc);
 /* Send the creates of the parents a create under `path` needs: every
@@ -220,7 +220,7 @@ ZKL__HIDDEN int zkl__parents_send(zkl_client *c, zhandle_t *zh, const char *path
  * ns), 0 if not known yet. With c->mu held. */
 ZKL__HIDDEN int64_t zkl__client_loss_at(const zkl_client *c);
 
-/* ---- the lock-queue engine (lib/engine.h lists its files) ------------------------------ */
+/* ---- the lock-queue engine (lib/engine/engine.h lists its files) ------------------------------ */
 
 /* A recipe's policy: which node kind it creates, and, given the contenders
  * of the lock path in order, whether node `self` holds; if not, which index
@@ -272,7 +272,7 @@ ZKL__HIDDEN int zkl__semaphore_parse_limit(const char *data, int len);
 typedef void (*zkl__node_fn)(zkl__node *n, int64_t token, void *arg);
 
 /* Per-acquire options. */
-/* What a lock object is made with (zkl_lock_opts_*, lib/options.c). */
+/* What a lock object is made with (zkl_lock_opts_*, lib/session/options.c). */
 struct zkl_lock_opts {
     bool prefetch;
 };
@@ -298,7 +298,7 @@ typedef struct zkl__qopts {
     void *hook_arg;
     /* A blocking acquire ends with ZKL_ECANCELED once this fires. */
     zkl_cancel *cancel;
-    /* An asynchronous acquire (lib/async.c): the request that waits. */
+    /* An asynchronous acquire (lib/front/async.c): the request that waits. */
     struct zkl_request *waiter;
 } zkl__qopts;
 
@@ -311,7 +311,7 @@ ZKL__HIDDEN int zkl__queue_enqueue(zkl_client *c, const char *dir, const zkl__po
                                    const zkl__qopts *o, bool inside, pthread_cond_t *cv,
                                    zkl__node **out);
 
-/* Start an asynchronous acquire on `dir` (lib/async.c): 0 with the
+/* Start an asynchronous acquire on `dir` (lib/front/async.c): 0 with the
  * request in *out, whose callback `fn` runs once; or a ZKL_E... code, no
  * request and no callback. o's hooks are not used. */
 ZKL__HIDDEN int zkl__async_start(zkl_client *c, const char *dir, const zkl__policy *pol,
@@ -319,7 +319,7 @@ ZKL__HIDDEN int zkl__async_start(zkl_client *c, const char *dir, const zkl__poli
                                  void *arg, zkl_request **out);
 
 /* zkl__queue_enqueue for the keeper thread: c->mu held, sending allowed
- * (lib/async.c's steps); nothing counted as blocked in the engine. */
+ * (lib/front/async.c's steps); nothing counted as blocked in the engine. */
 ZKL__HIDDEN int zkl__queue_enqueue_locked(zkl_client *c, const char *dir,
                                           const zkl__policy *pol, const zkl__qopts *o,
                                           zkl__node **out);
@@ -353,7 +353,7 @@ ZKL__HIDDEN int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl
                                        const zkl__async_step *step, void *ctx, size_t nodes,
                                        zkl_request_fn fn, void *arg, zkl_request **out);
 
-/* ---- cancel handles of blocking calls (lib/cancel.c) ------------------- */
+/* ---- cancel handles of blocking calls (lib/front/cancel.c) ------------------- */
 
 /* A waiter registered with a handle: firing it broadcasts cv under c->mu. */
 struct zkl__cancel_reg {
@@ -407,12 +407,12 @@ ZKL__HIDDEN zkl_client *zkl__node_client(const zkl__node *n);
 ZKL__HIDDEN int zkl__node_guarded_multi(zkl__node *n, int count,
                                         const zoo_op_t *ops, zoo_op_result_t *results);
 
-/* The watcher for node watches (lib/client.c): it hands their events to
+/* The watcher for node watches (lib/session/client.c): it hands their events to
  * the listener's on_watch_event. Its context is (void *)c->id. */
 ZKL__HIDDEN watcher_fn zkl__client_watcher_fn(void);
 ZKL__HIDDEN void zkl__zk_log_init(void);
 
-/* ---- a recipe's lost-hold callback (lib/lost.c) ------------------------- */
+/* ---- a recipe's lost-hold callback (lib/kit/lost.c) ------------------------- */
 
 /* Any function pointer: each recipe stores its own callback type here and
  * converts it back before calling. */
@@ -435,7 +435,7 @@ ZKL__HIDDEN zkl__any_fn zkl__lost_get(zkl__lost *l, pthread_mutex_t *mu, void **
 /* When the recipe's object is freed: no callback runs after this. */
 ZKL__HIDDEN void zkl__lost_stop(zkl__lost *l, pthread_mutex_t *mu, zkl_client *c);
 
-/* ---- a lock object's owner and its threads' holds (lib/holds.c) ------- */
+/* ---- a lock object's owner and its threads' holds (lib/kit/holds.c) ------- */
 
 /* Call the user's callback `fn` (a recipe's lost or revoke callback, kept
  * as a zkl__any_fn) with its own type: for the lock object `obj`, the side

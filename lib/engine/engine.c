@@ -1,5 +1,5 @@
 /* The lock-queue engine's state for one client: the session listener it
- * registers (lib/client.c tells it of connections, session ends, watch
+ * registers (lib/session/client.c tells it of connections, session ends, watch
  * events and the keeper's ticks), the list of its nodes, the index that
  * routes a watch event to the nodes it may be for, and the queue of owner
  * hooks the keeper thread calls.

@@ -1,6 +1,6 @@
-/* The client's own declarations, shared by lib/client.c (the session and
- * its registry), lib/keeper.c (the keeper thread and the loss rule) and
- * lib/options.c. Nothing else includes it. */
+/* The client's own declarations, shared by lib/session/client.c (the session and
+ * its registry), lib/session/keeper.c (the keeper thread and the loss rule) and
+ * lib/session/options.c. Nothing else includes it. */
 #ifndef ZKL_SESSION_H
 #define ZKL_SESSION_H
 
@@ -33,7 +33,7 @@ ZKL__HIDDEN void zkl__client_push_event(zkl_client *c, int state);
 ZKL__HIDDEN void zkl__client_session_end(zkl_client *c);
 /* Start a session on a new handle (c->hlock held for writing). */
 ZKL__HIDDEN int zkl__client_start_handle(zkl_client *c);
-/* The keeper thread's body (lib/keeper.c); its argument is the client. */
+/* The keeper thread's body (lib/session/keeper.c); its argument is the client. */
 ZKL__HIDDEN void *zkl__keeper_main(void *arg);
 
 #endif

@@ -1,6 +1,6 @@
 /* The public calls on an asynchronous request (cancel, release, free and
  * what it holds) and delivery by file descriptor; the requests' life is
- * lib/async.c's. */
+ * lib/front/async.c's. */
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -36,7 +36,7 @@ int zkl_request_cancel(zkl_request *r)
     return rc;
 }
 
-/* Take the handle for sending, as a blocking call does (lib/wait.c). */
+/* Take the handle for sending, as a blocking call does (lib/front/wait.c). */
 static void send_lock(zkl_client *c)
 {
     pthread_rwlock_rdlock(&c->hlock);

@@ -1,7 +1,7 @@
 /* Asynchronous acquires: a request waits on its node instead of a thread.
  * The engine's wake-ups of the node (any thread, c->mu held) only put the
  * request on a list and wake the keeper; the keeper thread judges it as
- * the blocking wait would (lib/wait.c), enforces its deadline, deletes the
+ * the blocking wait would (lib/front/wait.c), enforces its deadline, deletes the
  * node of a failed attempt and delivers the result: it calls the callback
  * itself, with no zkl lock held, or, once the client delivers by file
  * descriptor, makes the descriptor readable for zkl_client_dispatch.
@@ -15,7 +15,7 @@
 
 #include "async.h"
 
-/* As a blocking failure waits for its node's delete (lib/wait.c). */
+/* As a blocking failure waits for its node's delete (lib/front/wait.c). */
 #define GRACE_NS (500 * (int64_t)1000000)
 
 void zkl__areq_look_push(struct zkl__async *a, zkl_request *r)
