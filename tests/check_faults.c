@@ -25,9 +25,6 @@
 #include "testutil.h"
 #include "zkl/zookeeper.h"
 
-#ifndef ZKL_BUILDDIR
-#define ZKL_BUILDDIR "."
-#endif
 
 static zhandle_t *zk;
 static char *root;

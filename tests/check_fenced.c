@@ -12,9 +12,6 @@
 #include "fenced_store.h"
 #include "testutil.h"
 
-#ifndef ZKL_BUILDDIR
-#define ZKL_BUILDDIR "."
-#endif
 
 static char dir[256];
 

@@ -3,6 +3,7 @@
 #ifndef ZKL_TESTUTIL_H
 #define ZKL_TESTUTIL_H
 
+#include "config.h" /* ZKL_SRCDIR, ZKL_BUILDDIR: the trees the tests read */
 #include <check.h>
 #include <stdbool.h>
 #include <stdint.h>
