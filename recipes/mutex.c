@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 #include "zkl/zookeeper.h"
 
 struct zkl_mutex {

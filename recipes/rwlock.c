@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 #include "zkl/zookeeper.h"
 
 #define READ_KIND "__READ__"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 
 enum lim { L_PEEK, L_ASKED, L_OK };
 
@@ -77,9 +77,9 @@ static int step_held(void *ctx, zkl_request *r, zkl__node *n, zkl__node **next, 
     }
     if (st->lim != L_OK)
         return 1; /* its answer is still to come */
-    zkl__qopts lo = {.kind = st->kind, .within = n, .waiter = r};
+    zkl__qopts lo = {.kind = st->kind, .within = n};
     zkl__node *lease;
-    int rc = zkl__queue_enqueue_locked(st->c, st->path, &zkl__lease_policy, &lo, &lease);
+    int rc = zkl__async_enqueue(r, st->path, &zkl__lease_policy, &lo, &lease);
     if (rc != 0) {
         *counted = true; /* the enqueue counted it */
         return rc;

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 #include "testutil.h"
 
 START_TEST(test_good_paths_are_accepted)

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine.h"
+#include "kit.h"
 
 #define CASES 20000
 #define MAXN 16

@@ -86,15 +86,17 @@ void zkl__areq_timed_remove(struct zkl__async *a, zkl_request *r)
 
 void zkl__async_poke(zkl_request *r)
 {
-    zkl__areq_look_push(r->e->async, r);
+    zkl__areq_look_push(r->a, r);
     pthread_cond_broadcast(&r->c->cv);
 }
 
-void zkl__async_wake(zkl__node *n)
+/* The engine's wake-up of a request's node (any thread, c->mu held): the
+ * keeper judges it. */
+static void wake(zkl__node *n, void *arg)
 {
-    struct zkl__async *a = n->e->async;
-    zkl__areq_look_push(a, n->waiter);
-    pthread_cond_broadcast(&n->c->cv); /* the keeper judges */
+    zkl_request *r = arg;
+    zkl__areq_look_push(r->a, r);
+    pthread_cond_broadcast(&n->c->cv);
 }
 
 /* Give the node back to the engine, which finishes its delete (if any)
@@ -103,10 +105,8 @@ static void detach_node(zkl__node *n)
 {
     if (n == NULL)
         return;
-    n->waiter = NULL;
     zkl__engine_hooks_off(n);
-    n->owned = false;
-    zkl__node_maybe_free(n);
+    zkl__node_detach(n);
 }
 
 static void detach_kept(zkl_request *r)
@@ -127,7 +127,8 @@ void zkl__areq_detach(zkl_request *r)
 /* Send the delete of a node of the request (sending allowed). */
 static void leave_node(zkl_request *r, zkl__node *n)
 {
-    if (n != NULL && current(n) && n->zh == r->c->zh)
+    (void)r;
+    if (n != NULL)
         zkl__node_leave(n);
 }
 
@@ -140,15 +141,15 @@ static void leave_kept(zkl_request *r)
 /* A delete of the request's is still to be confirmed. */
 static bool unsettled(const zkl_request *r)
 {
-    bool any = r->n != NULL && current(r->n) && !node_settled(r->n);
+    bool any = r->n != NULL && zkl__node_current(r->n) && !zkl__node_settled(r->n);
     for (size_t i = 0; i < r->nkept && !any; i++)
-        any = current(r->kept[i]) && !node_settled(r->kept[i]);
+        any = zkl__node_current(r->kept[i]) && !zkl__node_settled(r->kept[i]);
     return any;
 }
 
 bool zkl__areq_node_holds(const zkl__node *n)
 {
-    return n != NULL && n->st == N_HELD && current(n);
+    return n != NULL && zkl__node_is_held(n);
 }
 
 /* The kept nodes that are part of the hold (a multi-lock's members) all
@@ -164,29 +165,11 @@ bool zkl__areq_kept_hold(const zkl_request *r)
 /* What the blocking wait would return now: 1 to go on waiting. */
 static int verdict(zkl_request *r, int64_t now)
 {
-    zkl__node *n = r->n;
-    zkl_client *c = r->c;
     if (r->cancel)
         return ZKL_ECANCELED;
     if (r->lost_late || !zkl__areq_kept_hold(r))
-        return c->closing ? ZKL_ECLOSED : ZKL_ELOST;
-    if (n->st == N_HELD && current(n))
-        return 0;
-    if (n->err != 0)
-        return n->err;
-    if (n->st == N_LOST)
-        return ZKL_ELOST;
-    if (!current(n))
-        return c->closing ? ZKL_ECLOSED : ZKL_ELOST;
-    if (c->cancelled)
-        return ZKL_ECANCELED;
-    if (r->try_once && !connected(c))
-        return ZKL_ECONNLOSS;
-    if (r->try_once && n->decided)
-        return ZKL_ETIMEDOUT;
-    if (now >= r->deadline)
-        return ZKL_ETIMEDOUT;
-    return 1;
+        return r->c->closing ? ZKL_ECLOSED : ZKL_ELOST;
+    return zkl__node_verdict(r->n, false, now >= r->deadline);
 }
 
 /* Judge a request the engine woke (c->mu held; sending allowed: on the
@@ -206,8 +189,9 @@ static void judge(struct zkl__async *a, zkl_request *r, int64_t now)
             if (s == 0 && next != NULL) {
                 r->kept[r->nkept++] = n; /* held while the next one waits */
                 if (r->step->keep_held) { /* a member: its hold counts now */
-                    zkl__metrics_acquire_end(n, 0);
-                    n->taken = true;
+                    zkl__node_count_end(n, 0);
+                    if (zkl__node_taken(n) != 0)
+                        r->lost_late = true; /* no memory: the attempt fails */
                 }
                 r->n = next;
                 zkl__areq_look_push(a, r);
@@ -217,15 +201,14 @@ static void judge(struct zkl__async *a, zkl_request *r, int64_t now)
                 return; /* the step waits for an answer: zkl__async_poke */
             v = s;
         }
-        if (v == 0 && (r->path = strdup(n->path)) == NULL)
+        if (v == 0 && (zkl__node_taken(n) != 0 || (r->path = strdup(n->path)) == NULL))
             v = ZKL_ENOMEM;
         if (!r->counted) { /* the first verdict is the attempt's */
             r->counted = true;
-            zkl__metrics_acquire_end(n, v);
+            zkl__node_count_end(n, v);
         }
         if (v == 0) {
-            n->taken = true;
-            r->token = n->token;
+            r->token = zkl__node_token(n);
             r->result = 0;
             if (!r->step || !r->step->keep_held) {
                 leave_kept(r); /* a gate's job is done: the next may go */
@@ -242,11 +225,11 @@ static void judge(struct zkl__async *a, zkl_request *r, int64_t now)
         zkl__areq_timed_add(a, r, r->grace);
         leave_node(r, n);
         for (size_t i = 0; i < r->nkept; i++)
-            zkl__metrics_released(r->kept[i]); /* members taken: released */
+            zkl__node_count_released(r->kept[i]); /* members taken: released */
         leave_kept(r);
     }
     if (r->st == R_CLEANING) {
-        if (unsettled(r) && connected(r->c) && now < r->grace)
+        if (unsettled(r) && zkl__engine_connected(r->c) && now < r->grace)
             return;
         zkl__areq_timed_remove(a, r);
         zkl__areq_detach(r);
@@ -326,42 +309,38 @@ int zkl__areq_deliver(struct zkl__async *a, zkl_client *c)
     return ran;
 }
 
-int64_t zkl__async_tick(struct zkl__engine *e)
+/* The keeper's tick (lib/engine/engine.c calls it as the front end's). */
+static int64_t tick(void *ctx)
 {
-    struct zkl__async *a = e->async;
-    if (a == NULL)
-        return 0;
+    struct zkl__async *a = ctx;
     /* Until nothing is left: what the engine woke while a callback ran
      * (c->mu released) found no keeper waiting to hear it. */
     do {
         judge_all(a);
-    } while (a->fd < 0 && !e->c->closing && zkl__areq_deliver(a, e->c) > 0);
+    } while (a->fd < 0 && !a->c->closing && zkl__areq_deliver(a, a->c) > 0);
     return a->due;
 }
 
-void zkl__async_close(struct zkl__engine *e)
+static void on_close(void *ctx)
 {
-    struct zkl__async *a = e->async;
-    if (a == NULL)
-        return;
+    struct zkl__async *a = ctx;
     /* Every pending request is told ZKL_ECLOSED here, on the closing
      * thread: no keeper and no dispatch will run for it any more. */
     for (zkl_request *r = a->timed; r; r = r->anext)
         zkl__areq_look_push(a, r);
     judge_all(a);
-    zkl__areq_deliver(a, e->c);
+    zkl__areq_deliver(a, a->c);
 }
 
-void zkl__async_drop(struct zkl__engine *e)
+static void drop(void *ctx)
 {
-    struct zkl__async *a = e->async;
-    if (a == NULL)
-        return;
+    struct zkl__async *a = ctx;
     if (a->fd >= 0)
         close(a->fd);
     free(a);
-    e->async = NULL;
 }
+
+static const zkl__front_ops async_front = {tick, on_close, drop};
 
 /* The client's async state, made on first use (c->mu held). */
 struct zkl__async *zkl__areq_async_of(zkl_client *c)
@@ -369,9 +348,38 @@ struct zkl__async *zkl__areq_async_of(zkl_client *c)
     struct zkl__engine *e = zkl__engine_of(c);
     if (e == NULL)
         return NULL;
-    if (e->async == NULL && (e->async = calloc(1, sizeof *e->async)) != NULL)
-        e->async->fd = -1;
-    return e->async;
+    if (e->front_ctx == NULL) {
+        struct zkl__async *a = calloc(1, sizeof *a);
+        if (a == NULL)
+            return NULL;
+        a->fd = -1;
+        a->c = c;
+        zkl__engine_set_front(e, &async_front, a);
+    }
+    return e->front_ctx;
+}
+
+/* Make and start a node for request r (c->mu held). */
+static int enqueue(zkl_request *r, const char *dir, const zkl__policy *pol, const zkl__qopts *o,
+                   zkl__node **out)
+{
+    zkl__qopts q = o ? *o : (zkl__qopts){0};
+    q.wake = wake;
+    q.wake_arg = r;
+    q.on_lost = q.on_revoke = NULL;
+    zkl__node *n;
+    int err = zkl__node_make(r->c, dir, pol, &q, r->try_once, &n);
+    if (err == 0)
+        err = zkl__node_start(n, dir, &q, false, NULL);
+    if (err == 0)
+        *out = n;
+    return err;
+}
+
+int zkl__async_enqueue(zkl_request *r, const char *dir, const zkl__policy *pol,
+                       const zkl__qopts *o, zkl__node **out)
+{
+    return enqueue(r, dir, pol, o, out);
 }
 
 int zkl__async_start(zkl_client *c, const char *dir, const zkl__policy *pol, const zkl__qopts *o,
@@ -414,20 +422,17 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
      * session timeout, as the blocking call does. */
     r->deadline = r->try_once ? zkl__now_ns() + (int64_t)c->timeout_ms * 1000000
                               : zkl__deadline(timeout_ms);
-    zkl__qopts q = o ? *o : (zkl__qopts){0};
-    q.waiter = r;
-    q.on_lost = q.on_revoke = NULL;
+    pthread_mutex_lock(&c->mu);
+    r->a = a;
     zkl__node *n;
-    if ((rc = zkl__queue_enqueue(c, dir, pol, &q, false, NULL, &n)) != 0) {
+    if ((rc = enqueue(r, dir, pol, o, &n)) != 0) {
+        pthread_mutex_unlock(&c->mu);
         free(r->kept);
         free(r); /* ctx stays the caller's */
         zkl__obj_done(c);
         return rc;
     }
-    pthread_mutex_lock(&c->mu);
-    r->e = n->e;
     r->n = n;
-    n->try_once = r->try_once;
     zkl__areq_timed_add(a, r, r->deadline); /* without a deadline: listed for the close */
     zkl__areq_look_push(a, r); /* what happened before r->n was set */
     pthread_cond_broadcast(&c->cv);

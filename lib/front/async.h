@@ -4,13 +4,13 @@
 #ifndef ZKL_ASYNC_H
 #define ZKL_ASYNC_H
 
-#include "engine.h"
+#include "front.h"
 
 enum rstate { R_PENDING, R_CLEANING, R_READY, R_HELD, R_DONE };
 
 struct zkl_request {
     zkl_client *c;
-    struct zkl__engine *e;
+    struct zkl__async *a;
     zkl__node *n; /* NULL once given back to the engine */
     zkl__node **kept; /* the steps' held nodes, oldest first */
     size_t nkept;
@@ -38,6 +38,7 @@ struct zkl_request {
 };
 
 struct zkl__async {
+    zkl_client *c;
     zkl_request *look;                /* to judge */
     zkl_request *ready, *ready_tail;  /* to deliver */
     zkl_request *timed;               /* with a deadline to watch */

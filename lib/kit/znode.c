@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 
 static void ancestor_sent(void *arg, size_t i, int rc)
 {

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "metrics.h"
 #include "session.h"
 #include "zkl/zookeeper.h"
 
@@ -236,6 +235,8 @@ int zkl__client_start_handle(zkl_client *c)
 
 /* ---- open / close ----------------------------------------------------- */
 
+static int mark_closed(zkl_client *c);
+
 static zkl_client *client_alloc(const zkl_client_opts *o)
 {
     zkl_client *c = calloc(1, sizeof *c);
@@ -284,7 +285,6 @@ static void client_destroy(zkl_client *c)
         free(c->digest);
     }
     free(c->hosts);
-    zkl__metrics_free(c);
     pthread_rwlock_destroy(&c->hlock);
     pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->mu);
@@ -529,9 +529,40 @@ void zkl_client_close(zkl_client *c)
     pthread_rwlock_unlock(&c->hlock);
     /* Lock objects still open keep their nodes and the client's memory
      * until the last of them is freed (their calls return ZKL_ECLOSED). */
-    if (zkl__client_closed(c))
+    if (mark_closed(c))
         return;
     zkl__client_free(c);
+}
+
+/* ---- lock objects keep a closed client's memory --------------------------- */
+
+static pthread_mutex_t users_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void zkl__client_ref(zkl_client *c)
+{
+    pthread_mutex_lock(&users_mu);
+    c->objects++;
+    pthread_mutex_unlock(&users_mu);
+}
+
+void zkl__client_unref(zkl_client *c)
+{
+    pthread_mutex_lock(&users_mu);
+    bool last = --c->objects == 0 && c->closed;
+    pthread_mutex_unlock(&users_mu);
+    if (last)
+        zkl__client_free(c);
+}
+
+/* zkl_client_close ran: 1 if lock objects are still open (the last one to
+ * go frees the client), else 0. */
+static int mark_closed(zkl_client *c)
+{
+    pthread_mutex_lock(&users_mu);
+    c->closed = 1;
+    int left = c->objects > 0;
+    pthread_mutex_unlock(&users_mu);
+    return left;
 }
 
 void zkl__client_free(zkl_client *c)
@@ -580,6 +611,8 @@ int zkl_client_get_stats(zkl_client *c, zkl_client_stats *out)
         return ZKL_EINVAL;
     pthread_mutex_lock(&c->mu);
     *out = c->stats;
+    if (c->sl)
+        c->sl->add_stats(c->sl_ctx, out);
     pthread_mutex_unlock(&c->mu);
     return 0;
 }

@@ -1,5 +1,5 @@
-/* Client options (zkl_client_opts_*), the ACL they choose, the quiet
- * libzookeeper_mt log, and lock options (zkl_lock_opts_*). */
+/* Client options (zkl_client_opts_*), the ACL they choose, and the quiet
+ * libzookeeper_mt log. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,30 +119,4 @@ void zkl__zk_log_init(void)
     FILE *devnull = fopen("/dev/null", "we");
     if (devnull)
         zoo_set_log_stream(devnull); /* kept open for the process's life */
-}
-
-/* ---- lock options ----------------------------------------------------- */
-
-int zkl_lock_opts_new(zkl_lock_opts **out)
-{
-    if (out == NULL)
-        return ZKL_EINVAL;
-    zkl_lock_opts *o = calloc(1, sizeof *o);
-    if (o == NULL)
-        return ZKL_ENOMEM;
-    *out = o;
-    return 0;
-}
-
-void zkl_lock_opts_free(zkl_lock_opts *o)
-{
-    free(o);
-}
-
-int zkl_lock_opts_set_prefetch(zkl_lock_opts *o, int on)
-{
-    if (o == NULL || (on != 0 && on != 1))
-        return ZKL_EINVAL;
-    o->prefetch = on == 1;
-    return 0;
 }

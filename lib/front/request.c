@@ -25,11 +25,11 @@ int zkl_request_cancel(zkl_request *r)
         if (r->st == R_READY) {
             /* Granted, not yet told: the node goes, the callback hears
              * ZKL_ECANCELED. */
-            zkl__areq_ready_remove(r->e->async, r);
+            zkl__areq_ready_remove(r->a, r);
             r->st = R_PENDING;
-            zkl__areq_timed_add(r->e->async, r, zkl__now_ns());
+            zkl__areq_timed_add(r->a, r, zkl__now_ns());
         }
-        zkl__areq_look_push(r->e->async, r);
+        zkl__areq_look_push(r->a, r);
         pthread_cond_broadcast(&c->cv);
     }
     pthread_mutex_unlock(&c->mu);
@@ -53,9 +53,8 @@ static void send_unlock(zkl_client *c)
 static void leave_kept(zkl_request *r)
 {
     for (size_t i = 0; i < r->nkept; i++) {
-        zkl__metrics_released(r->kept[i]);
-        if (current(r->kept[i]))
-            zkl__node_leave(r->kept[i]);
+        zkl__node_count_released(r->kept[i]);
+        zkl__node_leave(r->kept[i]);
     }
 }
 
@@ -67,12 +66,12 @@ static int let_go(zkl_request *r)
     zkl_client *c = r->c;
     int rc = 0;
     if (n != NULL)
-        zkl__metrics_released(n); /* the hold ends, lost or not */
-    if (n == NULL || !current(n))
+        zkl__node_count_released(n); /* the hold ends, lost or not */
+    if (n == NULL || !zkl__node_current(n))
         rc = c->closing ? ZKL_ECLOSED : ZKL_ELOST;
-    else if (n->st != N_HELD || !zkl__areq_kept_hold(r))
+    else if (!zkl__node_is_held(n) || !zkl__areq_kept_hold(r))
         rc = ZKL_ELOST;
-    if (n != NULL && current(n))
+    if (n != NULL)
         zkl__node_leave(n);
     leave_kept(r);
     zkl__areq_detach(r);
@@ -100,7 +99,7 @@ void zkl_request_free(zkl_request *r)
     send_lock(c);
     while (r->running && !(self = pthread_equal(r->runner, pthread_self())))
         pthread_cond_wait(&c->cv, &c->mu);
-    struct zkl__async *a = r->e ? r->e->async : NULL;
+    struct zkl__async *a = r->a;
     if (a != NULL) {
         zkl__areq_look_remove(a, r);
         zkl__areq_ready_remove(a, r);
@@ -108,7 +107,7 @@ void zkl_request_free(zkl_request *r)
     }
     if (r->st == R_HELD)
         (void)let_go(r);
-    else if (r->n != NULL && current(r->n))
+    else if (r->n != NULL)
         zkl__node_leave(r->n); /* pending: given up, its callback never runs */
     leave_kept(r);
     zkl__areq_detach(r);
@@ -189,7 +188,7 @@ int zkl_client_dispatch(zkl_client *c)
         return ZKL_EINVAL;
     pthread_mutex_lock(&c->mu);
     struct zkl__engine *e = zkl__engine_of(c);
-    struct zkl__async *a = e ? e->async : NULL;
+    struct zkl__async *a = e ? e->front_ctx : NULL;
     if (a == NULL || a->fd < 0 || a->dispatching) {
         pthread_mutex_unlock(&c->mu);
         return a != NULL && a->dispatching ? ZKL_EBUSY : ZKL_EINVAL;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 
 int zkl__parents_send(zkl_client *c, zhandle_t *zh, const char *path, bool ancestors, bool self,
                       string_completion_t done, const void *data, size_t stride,

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <zookeeper/proto.h>
 
-#include "internal.h"
+#include "engine.h"
 
 /* Bytes we count for everything of a request but its strings and data: a
  * multi-op's header (8), each op's header (9) and fixed fields (at most 16)
