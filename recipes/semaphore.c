@@ -159,7 +159,7 @@ static int ensure_limit(zkl_semaphore *s, int64_t deadline)
     char want[32], *data;
     int len;
     snprintf(want, sizeof want, LIMIT_KEY "%d", s->max);
-    int rc = zkl__node_fill(s->own.c, s->own.path, want, deadline, &data, &len);
+    int rc = zkl__znode_fill(s->own.c, s->own.path, want, deadline, &data, &len);
     if (rc != 0)
         return rc;
     int limit = zkl__semaphore_parse_limit(data, len);
@@ -360,12 +360,12 @@ const char *zkl_lease_node(zkl_lease *l)
 int zkl_lease_guarded_multi(zkl_lease *l, int count, const zoo_op_t *ops,
                             zoo_op_result_t *results)
 {
-    return l == NULL ? ZKL_EINVAL : zkl__node_guarded_ops(l->node, count, ops, results);
+    return l == NULL ? ZKL_EINVAL : zkl__znode_guarded_ops(l->node, count, ops, results);
 }
 
 int zkl_lease_guarded_set(zkl_lease *l, const char *path, const void *data, int len)
 {
-    return l == NULL ? ZKL_EINVAL : zkl__node_guarded_set(l->node, path, data, len);
+    return l == NULL ? ZKL_EINVAL : zkl__znode_guarded_set(l->node, path, data, len);
 }
 
 /* ---- who holds ---------------------------------------------------------------- */

@@ -29,7 +29,7 @@ struct sem_step {
 
 static void step_free(struct sem_step *st)
 {
-    zkl__node_fill_drop(st->fill);
+    zkl__znode_fill_drop(st->fill);
     zkl__batch_drop(st->chk);
     free(st->path);
     free(st);
@@ -71,7 +71,7 @@ static int step_held(void *ctx, zkl_request *r, zkl__node *n, zkl__node **next, 
             st->lim = L_ASKED;
             /* Sent now: the gate holds in the live session. */
             int err = 0;
-            st->fill = zkl__node_fill_start(st->c, st->path, st->want, limit_known, st, &err);
+            st->fill = zkl__znode_fill_start(st->c, st->path, st->want, limit_known, st, &err);
             return st->fill != NULL ? 1 : err;
         }
     }

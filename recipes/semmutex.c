@@ -165,7 +165,7 @@ int zkl_semmutex_guarded_multi(zkl_semmutex *s, int count, const zoo_op_t *ops,
     if (s == NULL)
         return ZKL_EINVAL;
     zkl__node *n = use_node(s);
-    return done_with(s, n, zkl__node_guarded_ops(n, count, ops, results));
+    return done_with(s, n, zkl__znode_guarded_ops(n, count, ops, results));
 }
 
 int zkl_semmutex_guarded_set(zkl_semmutex *s, const char *path, const void *data, int len)
@@ -173,7 +173,7 @@ int zkl_semmutex_guarded_set(zkl_semmutex *s, const char *path, const void *data
     if (s == NULL)
         return ZKL_EINVAL;
     zkl__node *n = use_node(s);
-    return done_with(s, n, zkl__node_guarded_set(n, path, data, len));
+    return done_with(s, n, zkl__znode_guarded_set(n, path, data, len));
 }
 
 /* ---- the generic lock interface: a handle borrowing the object ---------- */

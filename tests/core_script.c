@@ -491,7 +491,7 @@ static bool check(struct world *w, char **tok, int nt)
         else if (strcmp(tok[k], "client") == 0)
             v.client_cancel = true;
     }
-    int have = zkl__cnode_verdict(&t->cn, &v), want = nt > 2 ? err_of(tok[2]) : 99;
+    int have = zkl__verdict(&t->cn, &v), want = nt > 2 ? err_of(tok[2]) : 99;
     return have == want ? true : failf(w, "%c verdict %d (%s)", t->letter, have,
                                        have < 0 ? zkl_err_name(have) : "-");
 }

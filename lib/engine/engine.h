@@ -170,12 +170,12 @@ void zkl__node_count_released(zkl__node *n);
 /* Check a guarded multi-op (`count` ops behind a check of `guard`) before
  * it is sent: every path as the server checks it, and the request's size
  * against c->max_request. 0 or ZKL_EINVAL (with a detail). */
-int zkl__ops_check(zkl_client *c, const char *guard, int count, const zoo_op_t *ops);
+int zkl__validate_ops(zkl_client *c, const char *guard, int count, const zoo_op_t *ops);
 
 /* ---- lib/engine/guarded.c ---- */
 /* Run a multi-op whose first op checks that n still exists, then `ops`.
  * 0, ZKL_ELOST (n is gone: nothing applied), ZKL_ECONNLOSS, ZKL_EZK, ... */
-int zkl__node_guarded_multi(zkl__node *n, int count, const zoo_op_t *ops,
+int zkl__guarded_multi(zkl__node *n, int count, const zoo_op_t *ops,
                             zoo_op_result_t *results);
 
 #endif

@@ -5,13 +5,13 @@
 
 #include "engine.h"
 
-int zkl__node_guarded_multi(zkl__node *n, int count, const zoo_op_t *ops,
+int zkl__guarded_multi(zkl__node *n, int count, const zoo_op_t *ops,
                             zoo_op_result_t *results)
 {
     zkl_client *c = n->c;
     if (count < 1 || ops == NULL)
         return ZKL_EINVAL;
-    int bad = zkl__ops_check(c, n->path, count, ops); /* nothing the server refuses */
+    int bad = zkl__validate_ops(c, n->path, count, ops); /* nothing the server refuses */
     if (bad != 0)
         return bad;
     zoo_op_t *all = calloc((size_t)count + 1, sizeof *all);

@@ -161,7 +161,7 @@ int zkl__node_verdict(const zkl__node *n, bool cancelled, bool deadline_past)
     zkl__wait_view w = {.cancelled = cancelled,
                         .client_cancel = n->c->cancelled != 0,
                         .deadline_past = deadline_past};
-    return zkl__cnode_verdict(&n->cn, &w);
+    return zkl__verdict(&n->cn, &w);
 }
 
 bool zkl__node_is_held(const zkl__node *n)

@@ -191,7 +191,7 @@ int zkl__shell_act(void *ctx, const zkl__act *a)
     if (a->j != NULL)
         n = (zkl__node *)zkl__joint_first(a->j);
     zkl__metrics_sent(e->metrics, n ? &n->meter : NULL);
-    const struct ACL_vector *acl = zkl__client_acl(c);
+    const struct ACL_vector *acl = zkl__options_acl(c);
     watcher_fn w = zkl__client_watcher_fn();
     void *wc = watch_ctx(c);
     const void *d = a->n;

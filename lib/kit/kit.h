@@ -310,28 +310,28 @@ int zkl__create_ancestors(zkl_client *c, const char *path, int64_t deadline);
  * by version, if it has none. 0 with the data it carries then (`want`, or
  * what another client wrote first) in *data (malloc, NUL-terminated) and
  * *len; or a ZKL_E... code. */
-int zkl__node_fill(zkl_client *c, const char *path, const char *want,
+int zkl__znode_fill(zkl_client *c, const char *path, const char *want,
                                int64_t deadline, char **data, int *len);
 /* The same, started on the engine (c->mu held; sent on the session's
  * current handle), without creating: a node missing is ZNONODE's code.
  * fn is called once, on ZooKeeper's thread with c->mu held, with 0 and the
  * data the node carries (borrowed for the call), or a ZKL_E... code; or
- * never, after zkl__node_fill_drop. NULL with *err if nothing was sent. */
+ * never, after zkl__znode_fill_drop. NULL with *err if nothing was sent. */
 typedef void (*zkl__fill_fn)(void *arg, int err, const char *data, int len);
 struct zkl__fill;
-struct zkl__fill *zkl__node_fill_start(zkl_client *c, const char *path,
+struct zkl__fill *zkl__znode_fill_start(zkl_client *c, const char *path,
                                                    const char *want, zkl__fill_fn fn, void *arg,
                                                    int *err);
 /* The caller no longer wants the answer (c->mu held): fn is not called,
  * and the last answer frees. */
-void zkl__node_fill_drop(struct zkl__fill *f);
+void zkl__znode_fill_drop(struct zkl__fill *f);
 /* The guarded writes of every recipe, for the hold of node n (NULL: none):
  * ZKL_EINVAL for arguments the public calls refuse, ZKL_ENOTHELD without a
- * node, else zkl__node_guarded_multi; set writes `len` bytes of `data` into
+ * node, else zkl__guarded_multi; set writes `len` bytes of `data` into
  * `path` (any version). */
-int zkl__node_guarded_ops(zkl__node *n, int count, const zoo_op_t *ops,
+int zkl__znode_guarded_ops(zkl__node *n, int count, const zoo_op_t *ops,
                                       zoo_op_result_t *results);
-int zkl__node_guarded_set(zkl__node *n, const char *path, const void *data, int len);
+int zkl__znode_guarded_set(zkl__node *n, const char *path, const void *data, int len);
 
 
 /* ---- lock parents (lib/kit/parents.c) -------------------------------------------- */

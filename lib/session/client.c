@@ -384,7 +384,7 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
      * program asked to keep its own settings. */
     static pthread_once_t quiet = PTHREAD_ONCE_INIT;
     if (opts == NULL || opts->quiet_zk_log)
-        pthread_once(&quiet, zkl__zk_log_init);
+        pthread_once(&quiet, zkl__options_log_init);
     zkl_client *c = client_alloc(opts);
     if (c == NULL)
         return ZKL_ENOMEM;

@@ -100,7 +100,7 @@ int zkl_client_opts_set_metrics(zkl_client_opts *o, int on)
     return 0;
 }
 
-const struct ACL_vector *zkl__client_acl(zkl_client *c)
+const struct ACL_vector *zkl__options_acl(zkl_client *c)
 {
     return c->acl == ZKL_ACL_CREATOR ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
 }
@@ -108,7 +108,7 @@ const struct ACL_vector *zkl__client_acl(zkl_client *c)
 /* libzookeeper_mt logs to stderr at INFO by default: every connect and
  * disconnect. A library should be quiet; ZKL_ZK_LOG=1 brings it back, and
  * zkl_client_opts_set_quiet_zk_log(o, 0) leaves it to the program. */
-void zkl__zk_log_init(void)
+void zkl__options_log_init(void)
 {
     const char *v = getenv("ZKL_ZK_LOG");
     if (v && *v == '1') {

@@ -103,10 +103,10 @@ void zkl__client_listen(zkl_client *c, const zkl__session_listener *l, void *ctx
 /* The context `l` was registered with (c->mu held), or NULL. */
 void *zkl__client_listener(zkl_client *c, const zkl__session_listener *l);
 
-const struct ACL_vector *zkl__client_acl(zkl_client *c);
+const struct ACL_vector *zkl__options_acl(zkl_client *c);
 /* When the client presumes its session lost by the loss rule (monotonic
  * ns), 0 if not known yet. With c->mu held. */
-int64_t zkl__client_loss_at(const zkl_client *c);
+int64_t zkl__keeper_loss_at(const zkl_client *c);
 
 struct zkl_client_opts {
     int reopen;
@@ -148,5 +148,5 @@ void zkl__client_free(zkl_client *c);
  * on_watch_event. Its context is (void *)c->id. */
 watcher_fn zkl__client_watcher_fn(void);
 /* Quiet libzookeeper_mt's log, once per process (lib/session/options.c). */
-void zkl__zk_log_init(void);
+void zkl__options_log_init(void);
 #endif

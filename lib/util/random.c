@@ -27,7 +27,7 @@ void zkl__random(void *buf, size_t size)
     }
 }
 
-void zkl__uuid(char out[37])
+void zkl__random_uuid(char out[37])
 {
     uint8_t r[16];
     zkl__random(r, sizeof r);

@@ -57,7 +57,7 @@ char *zkl__path_join(const char *dir, const char *name);
 /* `size` bytes from the kernel (or, without it, from the clock and pid). */
 void zkl__random(void *buf, size_t size);
 /* A fresh random lowercase uuid, 36 chars + NUL. */
-void zkl__uuid(char out[37]);
+void zkl__random_uuid(char out[37]);
 
 /* ---- details of the calling thread's failure (detail.c) -------------------------- */
 

@@ -52,7 +52,7 @@ static void free_from(struct zkl__core *k, struct zkl__track **p)
     while (*p) {
         struct zkl__track *t = *p;
         *p = t->next;
-        zkl__dir_put(k, t->dir);
+        zkl__core_dir_put(k, t->dir);
         free(t);
     }
 }
@@ -108,7 +108,7 @@ void zkl__alone_seen(zkl__cnode *n, int64_t seq)
         }
     } else if (!t->watched) {
         zkl__act a = {.type = ZKL__A_WATCH_DIR, .path = n->dir->path};
-        t->watched = zkl__send(n, &a) == ZOK;
+        t->watched = zkl__core_send(n, &a) == ZOK;
     }
     t->expect = seq + 1;
     t->basis = n;

@@ -25,7 +25,7 @@ static uint64_t next_random(uint64_t s[4])
     return r;
 }
 
-void zkl__new_uuid(zkl__cnode *n)
+void zkl__core_new_uuid(zkl__cnode *n)
 {
     uint64_t a = next_random(n->core->rng), b = next_random(n->core->rng);
     for (int i = 0; i < 8; i++) {
@@ -154,7 +154,7 @@ void zkl__core_session(struct zkl__core *k, uint64_t gen, int64_t sid, bool clos
     zkl__alone_forget(k);
     for (zkl__cnode *n = k->live, *next; n; n = next) {
         next = n->next;
-        zkl__node_session_end(n);
+        zkl__step_session_end(n);
     }
 }
 
@@ -196,7 +196,7 @@ int64_t zkl__core_tick(struct zkl__core *k, int64_t now)
     k->now = now;
     for (zkl__cnode *n = k->backoff, *after; n; n = after) {
         after = n->rnext; /* n may leave the list (a delete sent) */
-        zkl__node_retry(n, now);
+        zkl__step_retry(n, now);
         if (n->st == ZKL__N_BACKOFF && (next == 0 || n->retry_at < next))
             next = n->retry_at;
     }
@@ -210,13 +210,13 @@ void zkl__core_drop_nodes(struct zkl__core *k)
         n->refs = 0;
         n->caller = ZKL__C_GONE;
         n->gen = 0; /* of no session: nothing of it is left to delete */
-        zkl__node_maybe_free(n);
+        zkl__cnode_maybe_free(n);
     }
 }
 
 /* ---- sending ------------------------------------------------------------- */
 
-int zkl__send(zkl__cnode *n, zkl__act *a)
+int zkl__core_send(zkl__cnode *n, zkl__act *a)
 {
     a->n = n;
     int rc = n->core->sink(n->core->ctx, a);
@@ -225,13 +225,13 @@ int zkl__send(zkl__cnode *n, zkl__act *a)
     return rc;
 }
 
-void zkl__tell(zkl__cnode *n, enum zkl__act_type type)
+void zkl__core_tell(zkl__cnode *n, enum zkl__act_type type)
 {
     zkl__act a = {.type = type, .n = n};
     (void)n->core->sink(n->core->ctx, &a);
 }
 
-const char *zkl__full(const zkl__cnode *n, const char *name, char *buf)
+const char *zkl__core_full(const zkl__cnode *n, const char *name, char *buf)
 {
     size_t dl = n->dir->len, nl = strlen(name);
     if (dl + 1 + nl >= ZKL__MAX_PATH + 96)
@@ -250,7 +250,7 @@ char *zkl__cnode_path(const zkl__cnode *n, const char *name, char *buf, size_t s
     const char *nm = name ? name : n->name;
     if (nm == NULL)
         return NULL;
-    return (char *)zkl__full(n, nm, buf);
+    return (char *)zkl__core_full(n, nm, buf);
 }
 
 const char *zkl__cnode_dir(const zkl__cnode *n)
@@ -258,7 +258,7 @@ const char *zkl__cnode_dir(const zkl__cnode *n)
     return n->dir->path;
 }
 
-bool zkl__is_child(const zkl__cnode *n, const char *path, const char *name)
+bool zkl__core_is_child(const zkl__cnode *n, const char *path, const char *name)
 {
     return name != NULL && strncmp(path, n->dir->path, n->dir->len) == 0 &&
            path[n->dir->len] == '/' && strcmp(path + n->dir->len + 1, name) == 0;
@@ -275,7 +275,7 @@ static size_t hash_str(size_t h, const char *p)
 
 #define FNV 1469598103934665603u
 
-struct zkl__dir *zkl__dir_get(struct zkl__core *k, const char *path)
+struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path)
 {
     if (k->dir_count >= k->dir_buckets) {
         size_t nb = k->dir_buckets ? 2 * k->dir_buckets : 16;
@@ -314,7 +314,7 @@ struct zkl__dir *zkl__dir_get(struct zkl__core *k, const char *path)
     return d;
 }
 
-void zkl__dir_put(struct zkl__core *k, struct zkl__dir *d)
+void zkl__core_dir_put(struct zkl__core *k, struct zkl__dir *d)
 {
     if (d == NULL || --d->refs > 0)
         return;
@@ -326,7 +326,7 @@ void zkl__dir_put(struct zkl__core *k, struct zkl__dir *d)
     free(d);
 }
 
-struct zkl__cside *zkl__side(zkl__cnode *n)
+struct zkl__cside *zkl__core_side(zkl__cnode *n)
 {
     if (n->side == NULL)
         n->side = zkl__core_calloc(n->core, 1, sizeof *n->side);
@@ -388,7 +388,7 @@ static void unroute(zkl__cnode *n)
 
 /* Put n on the routing list `to`. The held index needs room: without it
  * the node stays on the watching list, which only routes slower. */
-void zkl__route(zkl__cnode *n, enum zkl__route to)
+void zkl__core_route(zkl__cnode *n, enum zkl__core_route to)
 {
     struct zkl__core *k = n->core;
     if (n->route == to)
@@ -430,7 +430,7 @@ void zkl__core_watch_event(struct zkl__core *k, int wtype, const char *path, int
     zkl__cnode *first = k->watching;
     if (k->held_count > 0) {
         zkl__cnode *n = k->held[hash_str(FNV, path) & (k->held_buckets - 1)];
-        while (n != NULL && !zkl__is_child(n, path, n->name))
+        while (n != NULL && !zkl__core_is_child(n, path, n->name))
             n = n->hnext;
         if (n != NULL)
             zkl__cnode_on(n, &ev);

@@ -258,7 +258,7 @@ typedef struct zkl__cnode {
     uint8_t walk;          /* enum zkl__walk */
     uint8_t patience;      /* enum zkl__patience */
     uint8_t pred;          /* enum zkl__pred */
-    uint8_t route;         /* enum zkl__route (core.c) */
+    uint8_t route;         /* enum zkl__core_route (core.c) */
     bool armed[2];         /* a watch on watch[i] is set or being set */
     bool prefetch;         /* also watch the node two ahead */
     bool ahead_front;      /* ahead[0] was first in that listing */
@@ -357,7 +357,7 @@ const char *zkl__cnode_dir(const zkl__cnode *n);
  * Returns the entries written; *self is me's index (the count written if
  * me is not listed), *older the nodes ahead that were left out, *total
  * every child counted. One pass: a long queue is never sorted. */
-size_t zkl__entries_nearest(const struct String_vector *kids, const zkl__entry *me, size_t m,
+size_t zkl__decide_nearest(const struct String_vector *kids, const zkl__entry *me, size_t m,
                             bool (*skip)(const char *name, const void *arg), const void *arg,
                             zkl__entry *cs, size_t *self, size_t *older, size_t *total);
 
@@ -368,6 +368,6 @@ typedef struct zkl__wait_view {
     bool client_cancel; /* zkl_client_cancel */
     bool deadline_past;
 } zkl__wait_view;
-int zkl__cnode_verdict(const zkl__cnode *n, const zkl__wait_view *w);
+int zkl__verdict(const zkl__cnode *n, const zkl__wait_view *w);
 
 #endif

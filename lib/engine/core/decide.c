@@ -11,7 +11,7 @@
  * jute.maxbuffer, zkl_client_opts_set_max_request): a client that enforces
  * it (Curator's) cannot wait in this queue, and a longer one may not come
  * back at all. The contender leaves with ZKL_EQUEUE rather than wait on. */
-bool zkl__listing_too_big(const zkl__cnode *n, const struct String_vector *kids)
+bool zkl__decide_too_big(const zkl__cnode *n, const struct String_vector *kids)
 {
     long b = 4, max = n->core->max_request;
     for (int i = 0; kids && i < kids->count && b <= max; i++)
@@ -19,15 +19,15 @@ bool zkl__listing_too_big(const zkl__cnode *n, const struct String_vector *kids)
     return b > max;
 }
 
-zkl__decision zkl__listed(zkl__cnode *n, int rc, const struct String_vector *kids)
+zkl__decision zkl__decide_listed(zkl__cnode *n, int rc, const struct String_vector *kids)
 {
     bool again = n->listing == ZKL__L_OUT_AGAIN;
     n->listing = ZKL__L_IDLE;
     if (!current(n) || (n->st != ZKL__N_QUEUED && n->st != ZKL__N_RECOVER))
         return zkl__do(ZKL__S_NONE); /* stale, or the pipelined listing of a failed create */
     bool queued = n->st == ZKL__N_QUEUED;
-    if (rc == ZOK && zkl__listing_too_big(n, kids)) /* not found: the session's end takes it */
-        return zkl__do_code(queued ? ZKL__S_ABORT : ZKL__S_FAIL, ZKL_EQUEUE);
+    if (rc == ZOK && zkl__decide_too_big(n, kids)) /* not found: the session's end takes it */
+        return zkl__cnode_do_code(queued ? ZKL__S_ABORT : ZKL__S_FAIL, ZKL_EQUEUE);
     if (rc == ZOK)
         return again && queued ? zkl__do(ZKL__S_LIST) : zkl__decide(n, kids);
     if (zkl__zk_conn_error(rc))
@@ -39,14 +39,14 @@ zkl__decision zkl__listed(zkl__cnode *n, int rc, const struct String_vector *kid
             return zkl__do(ZKL__S_GONE);
         return zkl__do(queued ? ZKL__S_REQUEUE : ZKL__S_CREATE);
     }
-    return zkl__do_err(queued ? ZKL__S_ABORT : ZKL__S_FAIL, rc); /* e.g. READ refused */
+    return zkl__cnode_do_err(queued ? ZKL__S_ABORT : ZKL__S_FAIL, rc); /* e.g. READ refused */
 }
 
 /* ---- recovery: the answer to a create was lost ---------------------------- */
 
 /* Whether `name` may be the node of our lost create: our uuid, our kind,
  * a sequence (or our fixed one), and not already found to be someone
- * else's. Only the owner's check (zkl__found) makes it ours. */
+ * else's. Only the owner's check (zkl__decide_found) makes it ours. */
 static bool recoverable(const zkl__cnode *n, const char *name)
 {
     size_t kl = strlen(n->kind);
@@ -66,7 +66,7 @@ static bool recoverable(const zkl__cnode *n, const char *name)
     return true;
 }
 
-void zkl__skip_clear(zkl__cnode *n)
+void zkl__decide_skip_clear(zkl__cnode *n)
 {
     if (n->side == NULL)
         return;
@@ -87,18 +87,18 @@ static zkl__decision recover_found(zkl__cnode *n, const char *name)
         return (zkl__decision){ZKL__S_DELETE, 0, 0, name};
     }
     char buf[ZKL__MAX_PATH + 96];
-    zkl__act a = {.type = ZKL__A_FIND, .path = zkl__full(n, name, buf)};
-    int rc = zkl__send(n, &a);
+    zkl__act a = {.type = ZKL__A_FIND, .path = zkl__core_full(n, name, buf)};
+    int rc = zkl__core_send(n, &a);
     if (rc == ZOK)
         return zkl__do(ZKL__S_NONE);
     if (zkl__zk_conn_error(rc)) {
         n->stalled = true;
         return zkl__do(ZKL__S_NONE);
     }
-    return zkl__do_err(ZKL__S_FAIL, rc);
+    return zkl__cnode_do_err(ZKL__S_FAIL, rc);
 }
 
-zkl__decision zkl__found(zkl__cnode *n, const zkl__event *ev)
+zkl__decision zkl__decide_found(zkl__cnode *n, const zkl__event *ev)
 {
     if (!current(n) || n->st != ZKL__N_RECOVER)
         return zkl__do(ZKL__S_NONE);
@@ -106,7 +106,7 @@ zkl__decision zkl__found(zkl__cnode *n, const zkl__event *ev)
         /* Our uuid, but not our session's: planted by someone else (our
          * attempt lives in one session). Neither adopt it nor delete it
          * (PITFALLS: adopting a doomed node); look on for the real one. */
-        struct zkl__cside *s = zkl__side(n);
+        struct zkl__cside *s = zkl__core_side(n);
         char **sk = s ? zkl__core_realloc(n->core, s->skip, (s->nskip + 1) * sizeof *sk) : NULL;
         if (sk != NULL)
             s->skip = sk;
@@ -116,14 +116,14 @@ zkl__decision zkl__found(zkl__cnode *n, const zkl__event *ev)
         else
             free(n->name);
         n->name = NULL;
-        return kept ? zkl__do(ZKL__S_LIST) : zkl__do_code(ZKL__S_FAIL, ZKL_ENOMEM);
+        return kept ? zkl__do(ZKL__S_LIST) : zkl__cnode_do_code(ZKL__S_FAIL, ZKL_ENOMEM);
     }
     if (ev->rc == ZOK) {
         n->token = ev->czxid;
         n->core->stats.recovered++;
         /* The exists call left a watch on it: our own node's watch. */
         n->own = ZKL__OWN_SET;
-        zkl__route(n, ZKL__RT_WATCHING);
+        zkl__core_route(n, ZKL__RT_WATCHING);
         if (abandoned(n))
             return zkl__do(ZKL__S_DELETE);
         return zkl__do(ZKL__S_ADOPT);
@@ -135,7 +135,7 @@ zkl__decision zkl__found(zkl__cnode *n, const zkl__event *ev)
     }
     if (zkl__zk_conn_error(ev->rc))
         return zkl__do(ZKL__S_STALL);
-    return zkl__do_err(ZKL__S_FAIL, ev->rc);
+    return zkl__cnode_do_err(ZKL__S_FAIL, ev->rc);
 }
 
 /* ---- the decision ------------------------------------------------------------- */
@@ -158,7 +158,7 @@ static bool seen_gone(const zkl__cnode *n, const char *name)
     return false;
 }
 
-void zkl__gone_clear(zkl__cnode *n)
+void zkl__decide_gone_clear(zkl__cnode *n)
 {
     for (int i = 0; i < 2; i++) {
         free(n->gone[i]);
@@ -181,7 +181,7 @@ static bool nearest_only(const zkl__cnode *n, size_t cnt)
            n->st == ZKL__N_QUEUED && n->name != NULL && !(n->side && n->side->fixed_seq[0]);
 }
 
-size_t zkl__entries_nearest(const struct String_vector *kids, const zkl__entry *me, size_t m,
+size_t zkl__decide_nearest(const struct String_vector *kids, const zkl__entry *me, size_t m,
                             bool (*skip)(const char *name, const void *arg), const void *arg,
                             zkl__entry *cs, size_t *self, size_t *older, size_t *total)
 {
@@ -236,7 +236,7 @@ static size_t contenders(const zkl__cnode *n, const struct String_vector *kids,
     bool gone = n->gone[0] || n->gone[1];
     *older = 0;
     if (me != NULL)
-        return zkl__entries_nearest(kids, me, NEAREST, gone ? skip_gone : NULL, n, cs, self, older,
+        return zkl__decide_nearest(kids, me, NEAREST, gone ? skip_gone : NULL, n, cs, self, older,
                                     total);
     for (size_t i = 0; i < cnt; i++)
         if (zkl__entry_parse(kids->data[i], &cs[k]) == 0 && !(gone && seen_gone(n, kids->data[i])))
@@ -270,7 +270,7 @@ static zkl__decision decide_on(zkl__cnode *n, const zkl__entry *cs, size_t k, si
         /* A try-once caller returns on the first answer; any other caller
          * would only wake up to sleep again. */
         n->patience = ZKL__P_ANSWERED;
-        zkl__tell(n, ZKL__A_WAKE);
+        zkl__core_tell(n, ZKL__A_WAKE);
     }
     size_t w = 0;
     bool held = n->pol->holds(cs, k, self, &w, n->arg);
@@ -286,20 +286,20 @@ static zkl__decision decide_on(zkl__cnode *n, const zkl__entry *cs, size_t k, si
     }
     if (n->pol->watch_group && n->pol->watch_group(&cs[w], n->arg)) {
         n->pred = ZKL__PRED_NONE;
-        zkl__ahead_clear(n);
+        zkl__walk_clear(n);
         zkl__watch_arm(n, 0, NULL);
         zkl__watch_arm(n, 1, NULL);
         if (!zkl__watch_group(n, cs, k, self))
-            return zkl__do_code(ZKL__S_ABORT, ZKL_ENOMEM);
+            return zkl__cnode_do_code(ZKL__S_ABORT, ZKL_ENOMEM);
         return zkl__do(ZKL__S_NONE);
     }
     n->pred = w == 0 && zkl__entry_is(&cs[w], n->kind) ? ZKL__PRED_FIRST : ZKL__PRED_NONE;
     n->walk = ZKL__W_NONE;
-    zkl__ahead_set(n, cs, w, total, older);
-    zkl__group_clear(n);
+    zkl__walk_set(n, cs, w, total, older);
+    zkl__watch_group_clear(n);
     if (!zkl__watch_arm(n, 0, cs[w].name) ||
         !zkl__watch_arm(n, 1, n->prefetch && w > 0 ? cs[w - 1].name : NULL))
-        return zkl__do_code(ZKL__S_ABORT, ZKL_ENOMEM);
+        return zkl__cnode_do_code(ZKL__S_ABORT, ZKL_ENOMEM);
     return zkl__do(ZKL__S_NONE);
 }
 
@@ -310,7 +310,7 @@ zkl__decision zkl__decide(zkl__cnode *n, const struct String_vector *kids)
     size_t self = 0, older = 0, total = 0;
     bool near = nearest_only(n, cnt) && zkl__entry_parse(n->name, &me) == 0;
     if (!near && cnt > 64 && (cs = zkl__core_malloc(n->core, cnt * sizeof *cs)) == NULL)
-        return zkl__do_code(n->st == ZKL__N_QUEUED ? ZKL__S_ABORT : ZKL__S_FAIL, ZKL_ENOMEM);
+        return zkl__cnode_do_code(n->st == ZKL__N_QUEUED ? ZKL__S_ABORT : ZKL__S_FAIL, ZKL_ENOMEM);
     size_t k = contenders(n, kids, near ? &me : NULL, cs, &self, &older, &total);
     zkl__decision d = decide_on(n, cs, k, self, older, total);
     if (cs != stackbuf)

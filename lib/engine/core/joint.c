@@ -74,7 +74,7 @@ static bool reserve(struct zkl__core *k)
 
 static void joint_free(struct zkl__joint *j)
 {
-    zkl__dir_put(j->core, j->dir);
+    zkl__core_dir_put(j->core, j->dir);
     free(j->sent);
     free(j->wait);
     free(j);
@@ -99,8 +99,8 @@ static void serve(zkl__cnode *n, int rc, const struct String_vector *kids, int64
 {
     n->core->now = now;
     n->refs--;
-    zkl__node_apply(n, zkl__listed(n, rc, kids), now);
-    zkl__node_maybe_free(n);
+    zkl__cnode_apply(n, zkl__decide_listed(n, rc, kids), now);
+    zkl__cnode_maybe_free(n);
 }
 
 void zkl__joint_on(struct zkl__joint *j, int rc, const struct String_vector *kids, int64_t now)
@@ -135,8 +135,8 @@ void zkl__joint_on(struct zkl__joint *j, int rc, const struct String_vector *kid
         /* Its listing could not be sent: as a listing of its own would. */
         unsent[i]->refs--;
         unsent[i]->listing = ZKL__L_IDLE;
-        (void)zkl__node_send_failed(unsent[i], sent);
-        zkl__node_maybe_free(unsent[i]);
+        (void)zkl__step_unsent(unsent[i], sent);
+        zkl__cnode_maybe_free(unsent[i]);
     }
     free(unsent);
     for (size_t i = 0; i < k; i++)
@@ -149,7 +149,7 @@ static int alone(zkl__cnode *n)
 {
     zkl__act a = {.type = ZKL__A_LIST, .path = n->dir->path};
     n->core->stats.listings++;
-    return zkl__send(n, &a);
+    return zkl__core_send(n, &a);
 }
 
 int zkl__joint_send(zkl__cnode *n)

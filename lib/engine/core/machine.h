@@ -21,7 +21,7 @@
 #define REVOKE_LEN 10
 
 /* Which of the core's routing lists holds a node. */
-enum zkl__route {
+enum zkl__core_route {
     ZKL__RT_NONE,
     ZKL__RT_WATCHING, /* core->watching: it armed a watch; events may be for it */
     ZKL__RT_HELD,     /* core->held index: held, watching only itself, by path */
@@ -95,8 +95,8 @@ static inline zkl__decision zkl__do(enum zkl__step s)
 {
     return (zkl__decision){s, 0, 0, NULL};
 }
-zkl__decision zkl__do_err(enum zkl__step s, int zk_rc);
-zkl__decision zkl__do_code(enum zkl__step s, int err);
+zkl__decision zkl__cnode_do_err(enum zkl__step s, int zk_rc);
+zkl__decision zkl__cnode_do_code(enum zkl__step s, int err);
 
 static inline bool current(const zkl__cnode *n)
 {
@@ -121,40 +121,58 @@ void *zkl__core_calloc(struct zkl__core *k, size_t n, size_t size);
 void *zkl__core_realloc(struct zkl__core *k, void *p, size_t size);
 char *zkl__core_strdup(struct zkl__core *k, const char *s);
 /* Send action a for n: ZOK (an answer is counted on) or the send's code. */
-int zkl__send(zkl__cnode *n, zkl__act *a);
+int zkl__core_send(zkl__cnode *n, zkl__act *a);
 /* Tell the shell something that sends nothing. */
-void zkl__tell(zkl__cnode *n, enum zkl__act_type type);
+void zkl__core_tell(zkl__cnode *n, enum zkl__act_type type);
 /* The full path of `name` in n's lock path, in buf (ZKL__MAX_PATH + 96). */
-const char *zkl__full(const zkl__cnode *n, const char *name, char *buf);
+const char *zkl__core_full(const zkl__cnode *n, const char *name, char *buf);
 /* Whether `path` names `name` in n's lock path. */
-bool zkl__is_child(const zkl__cnode *n, const char *path, const char *name);
-void zkl__route(zkl__cnode *n, enum zkl__route to);
-void zkl__new_uuid(zkl__cnode *n);
-struct zkl__dir *zkl__dir_get(struct zkl__core *k, const char *path);
-void zkl__dir_put(struct zkl__core *k, struct zkl__dir *d);
-struct zkl__cside *zkl__side(zkl__cnode *n); /* made on first use, or NULL */
+bool zkl__core_is_child(const zkl__cnode *n, const char *path, const char *name);
+void zkl__core_route(zkl__cnode *n, enum zkl__core_route to);
+void zkl__core_new_uuid(zkl__cnode *n);
+struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path);
+void zkl__core_dir_put(struct zkl__core *k, struct zkl__dir *d);
+struct zkl__cside *zkl__core_side(zkl__cnode *n); /* made on first use, or NULL */
 
-/* ---- node.c ---- */
-void zkl__node_list(zkl__cnode *n);
-void zkl__node_maybe_free(zkl__cnode *n);
-void zkl__node_reconnect(zkl__cnode *n);
-void zkl__node_session_end(zkl__cnode *n);
-void zkl__node_retry(zkl__cnode *n, int64_t now);
-/* Carry out a decision (the one place that changes a node's state). */
-void zkl__node_apply(zkl__cnode *n, zkl__decision d, int64_t now);
-bool zkl__node_send_failed(zkl__cnode *n, int rc);
+/* ---- cnode.c ---- */
+/* The one function that changes a node's state. */
+void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to);
+/* Carry out a decision. */
+void zkl__cnode_apply(zkl__cnode *n, zkl__decision d, int64_t now);
+void zkl__cnode_maybe_free(zkl__cnode *n);
+
+/* ---- steps.c ---- */
+void zkl__step_set_err(zkl__cnode *n, int err, int zk_rc);
+void zkl__step_fail(zkl__cnode *n, int err, int zk_rc);
+/* A send failed with rc (ZOK: it did not): true then. */
+bool zkl__step_unsent(zkl__cnode *n, int rc);
+void zkl__step_list(zkl__cnode *n);
+void zkl__step_create(zkl__cnode *n);
+void zkl__step_recover(zkl__cnode *n);
+void zkl__step_requeue(zkl__cnode *n);
+void zkl__step_delete(zkl__cnode *n, int64_t now);
+void zkl__step_delete_named(zkl__cnode *n, const char *name, int64_t now);
+void zkl__step_abort(zkl__cnode *n, int err, int zk_rc, int64_t now);
+void zkl__step_own_gone(zkl__cnode *n);
+zkl__decision zkl__step_created(zkl__cnode *n, const zkl__event *ev);
+void zkl__step_deleted(zkl__cnode *n, const zkl__event *ev);
+void zkl__step_leave(zkl__cnode *n, int64_t now);
+void zkl__step_release(zkl__cnode *n, int64_t now);
+void zkl__step_reconnect(zkl__cnode *n);
+void zkl__step_session_end(zkl__cnode *n);
+void zkl__step_retry(zkl__cnode *n, int64_t now);
 
 /* ---- decide.c ---- */
-bool zkl__listing_too_big(const zkl__cnode *n, const struct String_vector *kids);
+bool zkl__decide_too_big(const zkl__cnode *n, const struct String_vector *kids);
 zkl__decision zkl__decide(zkl__cnode *n, const struct String_vector *kids);
-zkl__decision zkl__listed(zkl__cnode *n, int rc, const struct String_vector *kids);
-zkl__decision zkl__found(zkl__cnode *n, const zkl__event *ev);
-void zkl__gone_clear(zkl__cnode *n);
-void zkl__skip_clear(zkl__cnode *n);
+zkl__decision zkl__decide_listed(zkl__cnode *n, int rc, const struct String_vector *kids);
+zkl__decision zkl__decide_found(zkl__cnode *n, const zkl__event *ev);
+void zkl__decide_gone_clear(zkl__cnode *n);
+void zkl__decide_skip_clear(zkl__cnode *n);
 
 /* ---- walk.c ---- */
-void zkl__ahead_set(zkl__cnode *n, const zkl__entry *cs, size_t w, size_t k, size_t older);
-void zkl__ahead_clear(zkl__cnode *n);
+void zkl__walk_set(zkl__cnode *n, const zkl__entry *cs, size_t w, size_t k, size_t older);
+void zkl__walk_clear(zkl__cnode *n);
 /* The node watched in `slot` is gone: walk back (S_NONE), hold (S_HOLD),
  * or no knowledge to walk on (S_LIST). */
 enum zkl__step zkl__walk_back(zkl__cnode *n, int slot);
@@ -165,7 +183,7 @@ void zkl__watch_own(zkl__cnode *n);
 bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name);
 void zkl__watch_off(zkl__cnode *n); /* slots and group */
 bool zkl__watch_group(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self);
-void zkl__group_clear(zkl__cnode *n);
+void zkl__watch_group_clear(zkl__cnode *n);
 zkl__decision zkl__watch_answer(zkl__cnode *n, const zkl__event *ev);
 zkl__decision zkl__watch_event(zkl__cnode *n, const zkl__event *ev);
 

@@ -2,7 +2,7 @@
  * asynchronous request judge alike, by this one rule. */
 #include "machine.h"
 
-int zkl__cnode_verdict(const zkl__cnode *n, const zkl__wait_view *w)
+int zkl__verdict(const zkl__cnode *n, const zkl__wait_view *w)
 {
     const struct zkl__core *k = n->core;
     if (w->cancelled)

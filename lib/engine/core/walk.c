@@ -10,9 +10,9 @@
 
 #include "machine.h"
 
-void zkl__ahead_clear(zkl__cnode *n)
+void zkl__walk_clear(zkl__cnode *n)
 {
-    free(n->ahead); /* one block, names included (zkl__ahead_set) */
+    free(n->ahead); /* one block, names included (zkl__walk_set) */
     n->ahead = NULL;
     n->nahead = 0;
     n->ahead_front = false;
@@ -21,9 +21,9 @@ void zkl__ahead_clear(zkl__cnode *n)
 /* Remember the nodes ahead of ours, cs[0..w] (the nearest AHEAD_LONG of
  * them in a long queue of k entries), if all are of our kind and our kind
  * hands off. `older` more nodes were ahead of cs[0] in the listing. */
-void zkl__ahead_set(zkl__cnode *n, const zkl__entry *cs, size_t w, size_t k, size_t older)
+void zkl__walk_set(zkl__cnode *n, const zkl__entry *cs, size_t w, size_t k, size_t older)
 {
-    zkl__ahead_clear(n);
+    zkl__walk_clear(n);
     n->qlen = k > UINT32_MAX ? UINT32_MAX : (uint32_t)k;
     n->rank = w + 1 + older > UINT16_MAX ? UINT16_MAX : (uint16_t)(w + 1 + older);
     n->holds0 = n->core->holds;

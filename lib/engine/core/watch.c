@@ -12,8 +12,8 @@ static void own_changed(zkl__cnode *n);
 /* A watch request of n's: sent, or why not (a lost connection stalls n). */
 static bool watch_send(zkl__cnode *n, zkl__act *a)
 {
-    zkl__route(n, ZKL__RT_WATCHING);
-    int rc = zkl__send(n, a);
+    zkl__core_route(n, ZKL__RT_WATCHING);
+    int rc = zkl__core_send(n, a);
     if (rc == ZOK)
         return true;
     if (zkl__zk_conn_error(rc))
@@ -30,7 +30,7 @@ void zkl__watch_own(zkl__cnode *n)
     if (n->own != ZKL__OWN_OFF || n->name == NULL)
         return;
     char buf[ZKL__MAX_PATH + 96];
-    zkl__act a = {.type = ZKL__A_WATCH_OWN, .path = zkl__full(n, n->name, buf)};
+    zkl__act a = {.type = ZKL__A_WATCH_OWN, .path = zkl__core_full(n, n->name, buf)};
     n->own = ZKL__OWN_ASKED;
     if (!watch_send(n, &a))
         n->own = ZKL__OWN_OFF;
@@ -41,7 +41,7 @@ void zkl__watch_own(zkl__cnode *n)
 static void own_changed(zkl__cnode *n)
 {
     char buf[ZKL__MAX_PATH + 96];
-    zkl__act a = {.type = ZKL__A_READ_OWN, .path = zkl__full(n, n->name, buf)};
+    zkl__act a = {.type = ZKL__A_READ_OWN, .path = zkl__core_full(n, n->name, buf)};
     n->own = ZKL__OWN_ASKED; /* not watched until this answers: no handoff on trust */
     if (!watch_send(n, &a))
         n->own = ZKL__OWN_OFF;
@@ -84,7 +84,7 @@ static zkl__decision own_data(zkl__cnode *n, const zkl__event *ev)
             n->own_version = ev->version;
         if (fresh && n->st == ZKL__N_HELD && ev->len == REVOKE_LEN && ev->data != NULL &&
             memcmp(ev->data, REVOKE_DATA, REVOKE_LEN) == 0)
-            zkl__tell(n, ZKL__A_REVOKE);
+            zkl__core_tell(n, ZKL__A_REVOKE);
     }
     return d;
 }
@@ -118,7 +118,7 @@ bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
     free(n->watch[slot]);
     n->watch[slot] = copy;
     n->armed[slot] = true;
-    zkl__route(n, ZKL__RT_WATCHING);
+    zkl__core_route(n, ZKL__RT_WATCHING);
     if (n->reading != ZKL__R_NODES) {
         send_kids(n); /* the lock path's children tell */
         return true;
@@ -126,18 +126,18 @@ bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
     char buf[ZKL__MAX_PATH + 96];
     /* A data watch, not an existence watch: none is left behind on a node
      * that is already gone (PROTOCOL §4). */
-    zkl__act a = {.type = ZKL__A_WATCH_AHEAD, .path = zkl__full(n, copy, buf), .slot = slot};
+    zkl__act a = {.type = ZKL__A_WATCH_AHEAD, .path = zkl__core_full(n, copy, buf), .slot = slot};
     n->wsent[slot]++;
-    int rc = zkl__send(n, &a);
+    int rc = zkl__core_send(n, &a);
     if (rc != ZOK) {
         n->wsent[slot]--;
         n->armed[slot] = false;
-        (void)zkl__node_send_failed(n, rc);
+        (void)zkl__step_unsent(n, rc);
     }
     return true;
 }
 
-void zkl__group_clear(zkl__cnode *n)
+void zkl__watch_group_clear(zkl__cnode *n)
 {
     if (n->side == NULL)
         return;
@@ -152,23 +152,23 @@ void zkl__watch_off(zkl__cnode *n)
 {
     zkl__watch_arm(n, 0, NULL);
     zkl__watch_arm(n, 1, NULL);
-    zkl__group_clear(n);
+    zkl__watch_group_clear(n);
 }
 
 static void arm_member(zkl__cnode *n, struct zkl__gwatch *g)
 {
     g->armed = true;
-    zkl__route(n, ZKL__RT_WATCHING);
+    zkl__core_route(n, ZKL__RT_WATCHING);
     if (n->reading != ZKL__R_NODES) {
         send_kids(n); /* no request for this member: the children tell */
         return;
     }
     char buf[ZKL__MAX_PATH + 96];
-    zkl__act a = {.type = ZKL__A_WATCH_MEMBER, .path = zkl__full(n, g->name, buf)};
-    int rc = zkl__send(n, &a);
+    zkl__act a = {.type = ZKL__A_WATCH_MEMBER, .path = zkl__core_full(n, g->name, buf)};
+    int rc = zkl__core_send(n, &a);
     if (rc != ZOK) {
         g->armed = false;
-        (void)zkl__node_send_failed(n, rc);
+        (void)zkl__step_unsent(n, rc);
     }
 }
 
@@ -178,7 +178,7 @@ static void arm_member(zkl__cnode *n, struct zkl__gwatch *g)
  * false without memory. */
 bool zkl__watch_group(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self)
 {
-    struct zkl__cside *s = zkl__side(n);
+    struct zkl__cside *s = zkl__core_side(n);
     struct zkl__gwatch *g = s ? zkl__core_calloc(n->core, k ? k : 1, sizeof *g) : NULL;
     if (g == NULL)
         return false;
@@ -199,7 +199,7 @@ bool zkl__watch_group(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self
             }
         m++;
     }
-    zkl__group_clear(n);
+    zkl__watch_group_clear(n);
     s->group = g;
     s->ngroup = m;
     for (size_t i = 0; i < m && n->st == ZKL__N_QUEUED; i++)
@@ -242,11 +242,11 @@ static zkl__decision ahead_answer(zkl__cnode *n, int slot, int rc)
         if (probe || (slot == 0 && n->qlen > AHEAD_SHORT) || !latest)
             return zkl__do(ZKL__S_LIST);
         enum zkl__step s = zkl__walk_back(n, slot);
-        return s == ZKL__S_ABORT ? zkl__do_code(s, ZKL_ENOMEM) : zkl__do(s);
+        return s == ZKL__S_ABORT ? zkl__cnode_do_code(s, ZKL_ENOMEM) : zkl__do(s);
     }
     if (zkl__zk_conn_error(rc))
         return zkl__do(ZKL__S_STALL);
-    return zkl__do_err(ZKL__S_ABORT, rc); /* retrying cannot cure it */
+    return zkl__cnode_do_err(ZKL__S_ABORT, rc); /* retrying cannot cure it */
 }
 
 static zkl__decision member_answer(zkl__cnode *n, int rc)
@@ -262,7 +262,7 @@ static zkl__decision member_answer(zkl__cnode *n, int rc)
         send_kids(n);
         return zkl__do(ZKL__S_NONE);
     }
-    return zkl__do_err(ZKL__S_ABORT, rc);
+    return zkl__cnode_do_err(ZKL__S_ABORT, rc);
 }
 
 /* The answer to a listing that also set a child watch on the lock path:
@@ -271,16 +271,16 @@ static zkl__decision kids_answer(zkl__cnode *n, int rc, const struct String_vect
 {
     if (!current(n) || n->st != ZKL__N_QUEUED)
         return zkl__do(ZKL__S_NONE);
-    if (rc == ZOK && !zkl__listing_too_big(n, kids))
+    if (rc == ZOK && !zkl__decide_too_big(n, kids))
         return zkl__decide(n, kids);
     n->reading = ZKL__R_KIDS_OFF;
     if (rc == ZOK)
-        return zkl__do_code(ZKL__S_ABORT, ZKL_EQUEUE);
+        return zkl__cnode_do_code(ZKL__S_ABORT, ZKL_EQUEUE);
     if (zkl__zk_conn_error(rc))
         return zkl__do(ZKL__S_STALL);
     if (rc == ZNONODE)
         return zkl__do(ZKL__S_REQUEUE);
-    return zkl__do_err(ZKL__S_ABORT, rc);
+    return zkl__cnode_do_err(ZKL__S_ABORT, rc);
 }
 
 zkl__decision zkl__watch_answer(zkl__cnode *n, const zkl__event *ev)
@@ -338,7 +338,7 @@ static zkl__decision ahead_event(zkl__cnode *n, int slot, int type)
     n->core->stats.watch_events++;
     if (type == ZKL__WT_CHANGED) /* data changed: watch on */
         return zkl__watch_arm(n, slot, n->watch[slot]) ? zkl__do(ZKL__S_NONE)
-                                                       : zkl__do_code(ZKL__S_ABORT, ZKL_ENOMEM);
+                                                       : zkl__cnode_do_code(ZKL__S_ABORT, ZKL_ENOMEM);
     if (type != ZKL__WT_DELETED)
         return zkl__do(ZKL__S_LIST);
     if (slot == 0 && n->pred == ZKL__PRED_FIRST && n->pol->handoff && n->own == ZKL__OWN_SET)
@@ -350,7 +350,7 @@ static zkl__decision ahead_event(zkl__cnode *n, int slot, int type)
         return zkl__do(ZKL__S_HOLD);
     if (n->listing == ZKL__L_IDLE) {
         enum zkl__step s = zkl__walk_back(n, slot); /* the next one ahead, or hold */
-        return s == ZKL__S_ABORT ? zkl__do_code(s, ZKL_ENOMEM) : zkl__do(s);
+        return s == ZKL__S_ABORT ? zkl__cnode_do_code(s, ZKL_ENOMEM) : zkl__do(s);
     }
     if (n->pol->handoff && same_kind(n, n->watch[slot])) {
         /* A listing is already in flight. Sent before this deletion, it
@@ -370,7 +370,7 @@ zkl__decision zkl__watch_event(zkl__cnode *n, const zkl__event *ev)
     const char *path = ev->name;
     if (!current(n))
         return zkl__do(ZKL__S_NONE);
-    if (n->own != ZKL__OWN_OFF && zkl__is_child(n, path, n->name))
+    if (n->own != ZKL__OWN_OFF && zkl__core_is_child(n, path, n->name))
         return own_event(n, ev->wtype);
     if (n->st != ZKL__N_QUEUED)
         return zkl__do(ZKL__S_NONE); /* done, or held watching only itself */
@@ -384,11 +384,11 @@ zkl__decision zkl__watch_event(zkl__cnode *n, const zkl__event *ev)
         return zkl__do(ZKL__S_NONE);
     }
     for (int slot = 0; slot < 2; slot++)
-        if (n->watch[slot] && zkl__is_child(n, path, n->watch[slot]))
+        if (n->watch[slot] && zkl__core_is_child(n, path, n->watch[slot]))
             return ahead_event(n, slot, ev->wtype);
     for (size_t i = 0; n->side && i < n->side->ngroup; i++) {
         struct zkl__gwatch *g = &n->side->group[i];
-        if (!zkl__is_child(n, path, g->name))
+        if (!zkl__core_is_child(n, path, g->name))
             continue;
         g->armed = false;
         n->core->stats.watch_events++;
