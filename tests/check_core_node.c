@@ -259,7 +259,9 @@ static const core_case cases[] = {
      "expect A:create A:list A:own A:ahead0:x:lock-1\n"
      "verdict A ECANCELED cancelled\n"
      "verdict A ECANCELED client\n"
-     "verdict A 1\n"},
+     "verdict A 1\n"
+     "cancel\n"
+     "verdict A ECANCELED\n"},
     {"a refused release keeps the node and the hold",
      "node A lock\n"
      "start A\n"

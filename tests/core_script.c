@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "areq.h"
 #include "core_script.h"
 #include "kit.h"
 
@@ -26,8 +27,19 @@ struct pend {
     char path[ZKL__MAX_PATH + 96];
 };
 
+struct treq {
+    zkl__areq m;
+    char letter; /* R, S, ... */
+    zkl__cnode *kept[4];
+    int step_rc;      /* what its step answers: 0, 1 or a code */
+    char step_next;   /* ... and with 0, the node to wait on next ('-': none) */
+};
+
+#define MAXR 4
+
 struct world {
     struct zkl__core *k;
+    struct treq *reqs[MAXR]; /* R, S, T, U */
     struct tnode *nodes[MAXN]; /* A, B, ... */
     struct zkl__gate_arg gate[MAXN];
     bool down_arg[MAXN];
@@ -46,6 +58,12 @@ struct world {
 };
 
 static unsigned moves[ZKL__N_COUNT][ZKL__N_COUNT];
+static unsigned rmoves[ZKL__R_COUNT][ZKL__R_COUNT];
+
+unsigned core_script_rmoves(int from, int to)
+{
+    return rmoves[from][to];
+}
 static unsigned actions[ZKL__A_FREE + 1];
 
 unsigned core_script_moves(int from, int to)
@@ -510,6 +528,8 @@ static bool world_event(struct world *w, char **tok, int nt)
         w->sid = 0;
         zkl__core_session(w->k, w->gen, 0, false, w->now);
         zkl__core_connection(w->k, false, w->now);
+    } else if (strcmp(tok[0], "cancel") == 0) {
+        zkl__core_cancel(w->k);
     } else if (strcmp(tok[0], "close") == 0) {
         zkl__core_session(w->k, w->gen, w->sid, true, w->now);
     } else if (strcmp(tok[0], "wait") == 0) {
@@ -540,6 +560,149 @@ static bool world_event(struct world *w, char **tok, int nt)
     return true;
 }
 
+/* ---- requests ------------------------------------------------------------------- */
+
+static const char *const ract_names[] = {
+    [ZKL__RA_STEP] = "step",       [ZKL__RA_TAKE] = "take",       [ZKL__RA_COUNT] = "count",
+    [ZKL__RA_RELEASED] = "released", [ZKL__RA_LEAVE] = "leave",   [ZKL__RA_DETACH] = "detach",
+    [ZKL__RA_READY] = "ready",     [ZKL__RA_UNREADY] = "unready", [ZKL__RA_TIMER] = "timer",
+    [ZKL__RA_UNTIMED] = "untimed", [ZKL__RA_LOOK] = "look",
+};
+
+static unsigned ractions[ZKL__RA_LOOK + 1];
+
+unsigned core_script_ractions(int type)
+{
+    return ractions[type];
+}
+
+static struct world *rworld; /* the world of the script running (one at a time) */
+
+static int rsink(void *ctx, const zkl__ract *a)
+{
+    struct treq *q = ctx;
+    struct world *w = rworld;
+    ractions[a->type]++;
+    char item[64];
+    if (a->n != NULL && a->type == ZKL__RA_COUNT)
+        snprintf(item, sizeof item, "%c:%s:%c:%s", q->letter, ract_names[a->type],
+                 letter_of(w, a->n), a->rc == 0 ? "0" : zkl_err_name(a->rc));
+    else if (a->n != NULL)
+        snprintf(item, sizeof item, "%c:%s:%c", q->letter, ract_names[a->type], letter_of(w, a->n));
+    else
+        snprintf(item, sizeof item, "%c:%s", q->letter, ract_names[a->type]);
+    size_t len = strlen(item);
+    if (w->loglen + len + 2 < sizeof w->log) {
+        if (w->loglen)
+            w->log[w->loglen++] = ' ';
+        memcpy(w->log + w->loglen, item, len + 1);
+        w->loglen += len;
+    }
+    zkl__event ev = {.now = w->now};
+    switch (a->type) {
+    case ZKL__RA_STEP:
+        if (q->step_rc == 0 && q->step_next != '-') {
+            struct tnode *t = node_of(w, q->step_next);
+            *a->next = t ? &t->cn : NULL;
+        }
+        return q->step_rc;
+    case ZKL__RA_TAKE:
+        if (w->nomem > 0 && --w->nomem == 0)
+            return ZKL_ENOMEM;
+        ev.type = ZKL__E_TAKEN;
+        break;
+    case ZKL__RA_LEAVE:
+        ev.type = ZKL__E_LEAVE;
+        break;
+    case ZKL__RA_DETACH:
+        ev.type = ZKL__E_DETACH;
+        break;
+    default:
+        return 0;
+    }
+    zkl__cnode_on(a->n, &ev);
+    return 0;
+}
+
+static const char *const rstate_names[ZKL__R_COUNT] = {"PENDING", "CLEANING", "READY", "HELD",
+                                                      "LOSING",  "LOST",     "DONE"};
+
+static struct treq *req_of(struct world *w, const char *s)
+{
+    int i = s[0] - 'R';
+    return i >= 0 && i < MAXR && s[1] == '\0' ? w->reqs[i] : NULL;
+}
+
+/* request R on A [deadline=ms] [steps] [keep] [tell]; rlook R; rdeliver R 1;
+ * rcancel R 0; rrelease R ELOST; rfree R; rstate R HELD; rresult R ELOST;
+ * step R next=B | step R deliver | step R wait | step R EMISMATCH */
+static bool request_cmd(struct world *w, char **tok, int nt)
+{
+    if (strcmp(tok[0], "request") == 0) {
+        int i = nt > 3 ? tok[1][0] - 'R' : -1;
+        struct tnode *t = nt > 3 ? node_of(w, tok[3][0]) : NULL;
+        if (i < 0 || i >= MAXR || w->reqs[i] || t == NULL)
+            return failf(w, "bad request command");
+        struct treq *q = calloc(1, sizeof *q);
+        int64_t deadline = ZKL__NO_DEADLINE;
+        bool steps = false, keep = false, tell = false;
+        for (int k = 4; k < nt; k++) {
+            if (strncmp(tok[k], "deadline=", 9) == 0)
+                deadline = w->now + (int64_t)atol(tok[k] + 9) * 1000000;
+            steps |= strcmp(tok[k], "steps") == 0;
+            keep |= strcmp(tok[k], "keep") == 0;
+            tell |= strcmp(tok[k], "tell") == 0;
+        }
+        q->letter = tok[1][0];
+        q->step_next = '-';
+        zkl__areq_init(&q->m, &t->cn, q->kept, deadline, steps, keep, tell);
+        w->reqs[i] = q;
+        return true;
+    }
+    struct treq *q = nt > 1 ? req_of(w, tok[1]) : NULL;
+    if (q == NULL)
+        return failf(w, "no request %s", nt > 1 ? tok[1] : "?");
+    if (strcmp(tok[0], "step") == 0) {
+        const char *v = nt > 2 ? tok[2] : "deliver";
+        q->step_next = '-';
+        if (strncmp(v, "next=", 5) == 0) {
+            q->step_rc = 0;
+            q->step_next = v[5];
+        } else if (strcmp(v, "deliver") == 0) {
+            q->step_rc = 0;
+        } else if (strcmp(v, "wait") == 0) {
+            q->step_rc = 1;
+        } else {
+            q->step_rc = err_of(v);
+        }
+        return true;
+    }
+    if (strcmp(tok[0], "rstate") == 0) {
+        const char *have = rstate_names[q->m.st];
+        return nt > 2 && strcmp(have, tok[2]) == 0 ? true : failf(w, "%s is %s", tok[1], have);
+    }
+    if (strcmp(tok[0], "rresult") == 0) {
+        int want = nt > 2 ? err_of(tok[2]) : 99;
+        return q->m.result == want ? true : failf(w, "%s result %d", tok[1], q->m.result);
+    }
+    static const struct {
+        const char *cmd;
+        enum zkl__rev_type ev;
+    } evs[] = {{"rlook", ZKL__RE_LOOK},       {"rdeliver", ZKL__RE_DELIVER},
+               {"rcancel", ZKL__RE_CANCEL},   {"rrelease", ZKL__RE_RELEASE},
+               {"rfree", ZKL__RE_FREE}};
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++) {
+        if (strcmp(evs[i].cmd, tok[0]) != 0)
+            continue;
+        rworld = w;
+        int rc = zkl__areq_on(&q->m, evs[i].ev, w->now, rsink, q);
+        if (nt > 2 && rc != err_of(tok[2]))
+            return failf(w, "%s %s returned %d", tok[0], tok[1], rc);
+        return true;
+    }
+    return failf(w, "unknown command %s", tok[0]);
+}
+
 static bool run_line(struct world *w, char *line)
 {
     char *tok[200];
@@ -550,6 +713,9 @@ static bool run_line(struct world *w, char *line)
         return true;
     if (strcmp(tok[0], "node") == 0)
         return nt > 2 ? cmd_node(w, tok, nt) : failf(w, "bad node");
+    if (strcmp(tok[0], "request") == 0 || tok[0][0] == 'r' || strcmp(tok[0], "step") == 0)
+        if (strcmp(tok[0], "release") != 0)
+            return request_cmd(w, tok, nt);
     if (strcmp(tok[0], "expect") == 0)
         return expect(w, tok, nt);
     if (strcmp(tok[0], "start") == 0 || strcmp(tok[0], "leave") == 0 ||
@@ -586,11 +752,16 @@ bool core_script_run(const char *script, char *why, size_t whylen)
     for (int from = 0; from < ZKL__N_COUNT; from++)
         for (int to = 0; to < ZKL__N_COUNT; to++)
             moves[from][to] += zkl__core_moves(w.k, from, to);
+    for (int from = 0; from < ZKL__R_COUNT; from++)
+        for (int to = 0; to < ZKL__R_COUNT; to++)
+            rmoves[from][to] += zkl__core_rmoves(w.k, from, to);
     /* Whatever is left goes with the client. */
     zkl__core_drop_nodes(w.k);
     zkl__core_free(w.k);
     for (int i = 0; i < MAXN; i++)
         free(w.nodes[i]);
+    for (int i = 0; i < MAXR; i++)
+        free(w.reqs[i]);
     free(copy);
     return ok;
 }

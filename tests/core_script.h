@@ -31,6 +31,7 @@
  *   down / up            the connection
  *   expire               the session ends (a new one follows)
  *   close                the client closes
+ *   cancel               zkl_client_cancel
  *   leave A / release A / taken A / detach A
  *   wait 500             time passes (ms); the core's backoffs tick
  *   nomem 2              the core's second allocation from now fails
@@ -42,6 +43,16 @@
  *   verdict A 1|0|ETIMEDOUT|... [cancelled] [past]
  *   freed A              the node was freed
  *   pending A n          the node's answers still to come
+ *
+ * Asynchronous requests (areq.h) are named R, S, T, U:
+ *
+ *   request R on A [deadline=ms] [steps] [keep] [tell]   a request waiting on A
+ *   step R next=B | deliver | wait | EMISMATCH   what its recipe's step answers
+ *   rlook R / rdeliver R 1 / rcancel R 0 / rrelease R ELOST / rfree R
+ *                        an event, and what the call returns
+ *   rstate R HELD / rresult R ELOST
+ *
+ * A request's actions print as R:take:A, R:count:A:0, R:leave:A, R:ready, ...
  *
  * Actions print as NODE:kind[:detail]: create, parent:<path>, list, sync,
  * ahead0:<name>, ahead1:<name>, member:<name>, kids, own, readown,
@@ -68,5 +79,8 @@ bool core_script_run(const char *script, char *why, size_t whylen);
 unsigned core_script_moves(int from, int to);
 /* Actions seen so far in this process, by type. */
 unsigned core_script_actions(int type);
+/* The same for asynchronous requests' moves and actions. */
+unsigned core_script_rmoves(int from, int to);
+unsigned core_script_ractions(int type);
 
 #endif

@@ -111,6 +111,8 @@ static void wake_one(zkl__cnode *cn, void *arg)
 static void wake_all(void *ctx)
 {
     struct zkl__engine *e = ctx;
+    if (e->c->cancelled)
+        zkl__core_cancel(e->core);
     zkl__core_connection(e->core, zkl__engine_connected(e->c), zkl__now_ns());
     zkl__core_each(e->core, wake_one, NULL);
 }
@@ -228,6 +230,8 @@ struct zkl__engine *zkl__engine_of(zkl_client *c)
     zkl__core_set_ident(e->core, c->ident);
     zkl__core_session(e->core, c->gen, c->sid, c->closing != 0, zkl__now_ns());
     zkl__core_connection(e->core, zkl__engine_connected(c), zkl__now_ns());
+    if (c->cancelled)
+        zkl__core_cancel(e->core);
     zkl__client_listen(c, &listener, e);
     return e;
 }

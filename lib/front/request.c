@@ -1,6 +1,7 @@
 /* The public calls on an asynchronous request (cancel, release, free and
  * what it holds) and delivery by file descriptor; the requests' life is
- * lib/front/async.c's. */
+ * the core's machine (lib/engine/core/areq.c), carried out by
+ * lib/front/async.c. */
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -13,69 +14,8 @@ int zkl_request_cancel(zkl_request *r)
         return ZKL_EINVAL;
     zkl_client *c = r->c;
     pthread_mutex_lock(&c->mu);
-    int rc = 0;
-    if (r->st == R_HELD) {
-        rc = ZKL_EBUSY; /* delivered held: release it */
-    } else if (r->st == R_DONE) {
-        rc = ZKL_EINVAL; /* its callback ran already */
-    } else if ((r->st == R_READY && r->result != 0) || r->st == R_CLEANING) {
-        r->result = ZKL_ECANCELED; /* failed, node gone: only the code */
-    } else {
-        r->cancel = true;
-        if (r->st == R_READY) {
-            /* Granted, not yet told: the node goes, the callback hears
-             * ZKL_ECANCELED. */
-            zkl__areq_ready_remove(r->a, r);
-            r->st = R_PENDING;
-            zkl__areq_timed_add(r->a, r, zkl__now_ns());
-        }
-        zkl__areq_look_push(r->a, r);
-        pthread_cond_broadcast(&c->cv);
-    }
+    int rc = zkl__async_on(r, ZKL__RE_CANCEL);
     pthread_mutex_unlock(&c->mu);
-    return rc;
-}
-
-/* Take the handle for sending, as a blocking call does (lib/front/wait.c). */
-static void send_lock(zkl_client *c)
-{
-    pthread_rwlock_rdlock(&c->hlock);
-    pthread_mutex_lock(&c->mu);
-}
-
-static void send_unlock(zkl_client *c)
-{
-    pthread_mutex_unlock(&c->mu);
-    pthread_rwlock_unlock(&c->hlock);
-}
-
-/* Delete the kept nodes (c->mu and hlock held); the members' holds end. */
-static void leave_kept(zkl_request *r)
-{
-    for (size_t i = 0; i < r->nkept; i++) {
-        zkl__node_count_released(r->kept[i]);
-        zkl__node_leave(r->kept[i]);
-    }
-}
-
-/* Delete the node of a held request without waiting (c->mu and hlock
- * held): the engine finishes the delete, on reconnect if need be. */
-static int let_go(zkl_request *r)
-{
-    zkl__node *n = r->n;
-    zkl_client *c = r->c;
-    int rc = 0;
-    if (n != NULL)
-        zkl__node_count_released(n); /* the hold ends, lost or not */
-    if (n == NULL || !zkl__node_current(n))
-        rc = c->closing ? ZKL_ECLOSED : ZKL_ELOST;
-    else if (!zkl__node_is_held(n) || !zkl__areq_kept_hold(r))
-        rc = ZKL_ELOST;
-    if (n != NULL)
-        zkl__node_leave(n);
-    leave_kept(r);
-    zkl__areq_detach(r);
-    r->st = R_DONE;
     return rc;
 }
 
@@ -84,9 +24,9 @@ int zkl_request_release(zkl_request *r)
     if (r == NULL)
         return ZKL_EINVAL;
     zkl_client *c = r->c;
-    send_lock(c);
-    int rc = r->st == R_HELD ? let_go(r) : ZKL_ENOTHELD;
-    send_unlock(c);
+    pthread_mutex_lock(&c->mu);
+    int rc = zkl__async_on(r, ZKL__RE_RELEASE);
+    pthread_mutex_unlock(&c->mu);
     return rc;
 }
 
@@ -96,30 +36,19 @@ void zkl_request_free(zkl_request *r)
         return;
     zkl_client *c = r->c;
     bool self = false;
-    send_lock(c);
-    while (r->running && !(self = pthread_equal(r->runner, pthread_self())))
+    pthread_mutex_lock(&c->mu);
+    while (r->cb != ZKL__CB_IDLE && !(self = pthread_equal(r->runner, pthread_self())))
         pthread_cond_wait(&c->cv, &c->mu);
-    struct zkl__async *a = r->a;
-    if (a != NULL) {
-        zkl__areq_look_remove(a, r);
-        zkl__areq_ready_remove(a, r);
-        zkl__areq_timed_remove(a, r);
-    }
-    if (r->st == R_HELD)
-        (void)let_go(r);
-    else if (r->n != NULL)
-        zkl__node_leave(r->n); /* pending: given up, its callback never runs */
-    leave_kept(r);
-    zkl__areq_detach(r);
-    r->st = R_DONE;
+    zkl__async_on(r, ZKL__RE_FREE);
+    zkl__async_unlist(r);
     if (r->step != NULL)
         r->step->drop(r->step_ctx); /* under c->mu: its answers take it */
     r->step = NULL;
     if (self)
-        r->freed = true; /* its dispatcher frees it once the callback returns */
-    send_unlock(c);
+        r->cb = ZKL__CB_FREED; /* its dispatcher frees it once the callback returns */
+    pthread_mutex_unlock(&c->mu);
     if (!self) {
-        zkl__areq_free_now(r);
+        zkl__async_free_now(r);
         zkl__obj_done(c);
     }
 }
@@ -129,8 +58,7 @@ int zkl_request_is_held(zkl_request *r)
     if (r == NULL)
         return 0;
     pthread_mutex_lock(&r->c->mu);
-    int held = r->st == R_HELD && zkl__areq_node_holds(r->n) && zkl__areq_kept_hold(r) &&
-               r->c->state != ZKL_STATE_LOST;
+    int held = zkl__areq_holds(&r->m) && r->c->state != ZKL_STATE_LOST;
     pthread_mutex_unlock(&r->c->mu);
     return held;
 }
@@ -141,7 +69,7 @@ int zkl_request_token(zkl_request *r, int64_t *out)
         return ZKL_EINVAL;
     int rc = zkl_request_is_held(r) ? 0 : ZKL_ELOST;
     pthread_mutex_lock(&r->c->mu);
-    if (r->st != R_HELD)
+    if (r->m.st != ZKL__R_HELD && r->m.st != ZKL__R_LOSING && r->m.st != ZKL__R_LOST)
         rc = ZKL_ENOTHELD;
     else if (rc == 0)
         *out = r->token;
@@ -154,7 +82,7 @@ const char *zkl_request_node(zkl_request *r)
     if (r == NULL)
         return NULL;
     pthread_mutex_lock(&r->c->mu);
-    const char *p = r->st == R_HELD ? r->path : NULL;
+    const char *p = r->m.st == ZKL__R_HELD && r->m.n ? zkl__node_path((zkl__node *)r->m.n) : NULL;
     pthread_mutex_unlock(&r->c->mu);
     return p;
 }
@@ -164,7 +92,7 @@ int zkl_client_event_fd(zkl_client *c, int *fd)
     if (c == NULL || fd == NULL)
         return ZKL_EINVAL;
     pthread_mutex_lock(&c->mu);
-    struct zkl__async *a = c->closing ? NULL : zkl__areq_async_of(c);
+    struct zkl__async *a = c->closing ? NULL : zkl__async_of(c);
     int rc = c->closing ? ZKL_ECLOSED : a == NULL ? ZKL_ENOMEM : 0;
     if (rc == 0 && a->fd < 0) {
         a->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -197,7 +125,7 @@ int zkl_client_dispatch(zkl_client *c)
     ssize_t got = read(a->fd, &v, sizeof v); /* empty now: written again on the next result */
     (void)got;
     a->dispatching = true;
-    int ran = zkl__areq_deliver(a, c);
+    int ran = zkl__async_deliver(a, c);
     a->dispatching = false;
     pthread_mutex_unlock(&c->mu);
     return ran;

@@ -68,6 +68,7 @@ struct zkl_client {
     int keeper_started;
     zkl_client_stats stats; /* the session's counters; the listener adds its own */
     int metrics_off;       /* the listener keeps no lock metrics */
+    int lost_requests;     /* a held asynchronous request's loss is told to its callback */
 };
 
 /* What the session tells the one listener that keeps state across it (the

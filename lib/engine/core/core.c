@@ -139,6 +139,11 @@ uint32_t zkl__core_moves(const struct zkl__core *k, int from, int to)
     return k->moves[from][to];
 }
 
+uint32_t zkl__core_rmoves(const struct zkl__core *k, int from, int to)
+{
+    return k->rmoves[from][to];
+}
+
 void zkl__core_session(struct zkl__core *k, uint64_t gen, int64_t sid, bool closing, int64_t now)
 {
     bool ended = gen != k->gen || (closing && !k->closing);
@@ -172,6 +177,11 @@ void zkl__core_connection(struct zkl__core *k, bool up, int64_t now)
         next = n->next;
         zkl__cnode_on(n, &(zkl__event){.type = ZKL__E_CONNECTED, .now = now});
     }
+}
+
+void zkl__core_cancel(struct zkl__core *k)
+{
+    k->cancelled = true;
 }
 
 bool zkl__core_pending(const struct zkl__core *k)

@@ -295,6 +295,8 @@ void zkl__core_session(struct zkl__core *k, uint64_t gen, int64_t sid, bool clos
 void zkl__core_connection(struct zkl__core *k, bool up, int64_t now);
 uint64_t zkl__core_gen(const struct zkl__core *k);
 bool zkl__core_connected(const struct zkl__core *k);
+/* zkl_client_cancel: every acquire ends with ZKL_ECANCELED, for good. */
+void zkl__core_cancel(struct zkl__core *k);
 /* A watch event of the current session (the shell drops other handles'). */
 void zkl__core_watch_event(struct zkl__core *k, int wtype, const char *path, int64_t now);
 /* Backoffs due by now are sent again; returns when the next is due, 0 for none. */
@@ -310,6 +312,8 @@ uint32_t zkl__core_queued(const struct zkl__core *k);
 /* How often a node moved from state `from` to `to` (the tests check that
  * every legal move of the table was taken). */
 uint32_t zkl__core_moves(const struct zkl__core *k, int from, int to);
+/* The same for asynchronous requests (areq.h). */
+uint32_t zkl__core_rmoves(const struct zkl__core *k, int from, int to);
 /* Whether the table allows the move. */
 bool zkl__cnode_legal(int from, int to);
 

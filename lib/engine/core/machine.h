@@ -45,6 +45,7 @@ struct zkl__core {
     int64_t sid;          /* ... its id */
     bool connected;
     bool closing;
+    bool cancelled;       /* zkl_client_cancel: every acquire ends */
     bool walk_pays;       /* in a long queue, walking back lately paid */
     int max_request;      /* the server's jute.maxbuffer */
     const char *ident;    /* written into contender nodes */
@@ -65,7 +66,8 @@ struct zkl__core {
     zkl__core_stats stats;
     bool (*fail)(void *ctx); /* a test's: refuse this allocation? */
     void *fail_ctx;
-    uint32_t moves[ZKL__N_COUNT][ZKL__N_COUNT]; /* transitions taken (tests) */
+    uint32_t moves[ZKL__N_COUNT][ZKL__N_COUNT]; /* nodes' moves taken (tests) */
+    uint32_t rmoves[8][8];                        /* requests' moves taken (tests) */
 };
 
 /* What an answer or an event means for a node: node.c carries it out. */

@@ -15,7 +15,7 @@ int zkl__verdict(const zkl__cnode *n, const zkl__wait_view *w)
         return ZKL_ELOST; /* held, and deleted before it was taken */
     if (!current(n))
         return k->closing ? ZKL_ECLOSED : ZKL_ELOST;
-    if (w->client_cancel)
+    if (w->client_cancel || k->cancelled)
         return ZKL_ECANCELED;
     /* A try once does not wait for a reconnect (the session timeout,
      * perhaps): the shell wakes waiters when the connection goes. */
