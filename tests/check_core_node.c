@@ -384,6 +384,7 @@ static const core_case cases[] = {
      "state A GONE\n"
      "err A ENOAUTH\n"},
     {"a listing larger than a request may be ends the attempt with EQUEUE",
+     "maxreq 4096\n"
      "node A lock\n"
      "start A\n"
      "create A ok 9\n"

@@ -119,9 +119,9 @@ static bool make_name(struct world *w, const char *s, char *out, size_t size)
         return true;
     }
     if (strncmp(s, "x:", 2) == 0 || strncmp(s, "y:", 2) == 0) {
-        const char *d = s + 2;
-        while (*d && (*d < '0' || *d > '9'))
-            d++;
+        const char *d = s + strlen(s); /* the sequence: the digits at the end */
+        while (d > s + 2 && d[-1] >= '0' && d[-1] <= '9')
+            d--;
         char uuid[37];
         snprintf(uuid, sizeof uuid, "%s", foreign_uuid);
         uuid[0] = s[0] == 'x' ? '0' : '1';
@@ -428,6 +428,8 @@ static bool answer(struct world *w, char **tok, int nt)
     }
     if (ev.type == ZKL__E_FOUND)
         ev.owner = nt > at && strcmp(tok[at], "other") == 0 ? w->sid + 1 : w->sid;
+    if (ev.rc == ZOK)
+        ev.kids = &kids;
     if (p.j != NULL) {
         zkl__joint_on(p.j, ev.rc, ev.rc == ZOK ? &kids : NULL, w->now);
     } else {
@@ -535,6 +537,8 @@ static bool world_event(struct world *w, char **tok, int nt)
     } else if (strcmp(tok[0], "wait") == 0) {
         w->now += (int64_t)(nt > 1 ? atol(tok[1]) : 0) * 1000000;
         zkl__core_tick(w->k, w->now);
+    } else if (strcmp(tok[0], "maxreq") == 0) {
+        zkl__core_set_max_request(w->k, nt > 1 ? atoi(tok[1]) : 0xfffff);
     } else if (strcmp(tok[0], "nomem") == 0) {
         w->nomem = nt > 1 ? atoi(tok[1]) : 1;
     } else if (strcmp(tok[0], "fail") == 0) {
@@ -548,8 +552,8 @@ static bool world_event(struct world *w, char **tok, int nt)
                                                     : 0;
         if (type == 0)
             return failf(w, "unknown command %s", tok[0]);
-        if (type == ZKL__WT_CHILD) {
-            snprintf(path, sizeof path, "%s", DIR);
+        if (type == ZKL__WT_CHILD || nt < 2) {
+            snprintf(path, sizeof path, "%s", DIR); /* the lock path itself */
         } else {
             if (nt < 2 || !make_name(w, tok[1], name, sizeof name))
                 return failf(w, "bad watch event");
@@ -737,7 +741,7 @@ bool core_script_run(const char *script, char *why, size_t whylen)
     uint64_t seed[4] = {1, 2, 3, 4};
     w.k = zkl__core_new(sink, &w, seed);
     zkl__core_set_fail(w.k, refuse, &w);
-    zkl__core_set_max_request(w.k, 4096);
+    zkl__core_set_max_request(w.k, 0xfffff);
     zkl__core_session(w.k, w.gen, w.sid, false, w.now);
     zkl__core_connection(w.k, true, w.now);
     char *copy = strdup(script);

@@ -35,6 +35,7 @@
  *   leave A / release A / taken A / detach A
  *   wait 500             time passes (ms); the core's backoffs tick
  *   nomem 2              the core's second allocation from now fails
+ *   maxreq 4096          the largest answer the server gives (jute.maxbuffer)
  *   fail CONNLOSS        the next request sent fails at once with this code
  *   expect A:create A:list ...   exactly these actions since the last expect
  *   expect -             none
