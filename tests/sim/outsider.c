@@ -208,7 +208,7 @@ int zsim_truth_stat(const zsim_world *w, const char *path, struct zsim_stat *st)
     if (z == NULL)
         return ZSIM_NONODE;
     if (st)
-        *st = z->st;
+        znode_stat(z, st);
     return ZSIM_OK;
 }
 

@@ -210,8 +210,11 @@ static void take_read(zsim_world *w, zsim_session *s, struct req *r)
         }
         it->pub.count = (int)k;
     }
-    if (rc == ZSIM_OK && r->kind != ZSIM_REQ_CHILDREN)
-        answer_stat(it, &z->st);
+    if (rc == ZSIM_OK && r->kind != ZSIM_REQ_CHILDREN) {
+        struct zsim_stat st;
+        znode_stat(z, &st);
+        answer_stat(it, &st);
+    }
     item_finish(it);
     req_free(sess_pop(s));
     sess_emit(s, it);

@@ -81,6 +81,9 @@ uint64_t rng_below(struct rng *r, uint64_t n); /* uniform in [0, n), n > 0 */
 
 uint64_t sim_hash(const char *s, size_t n); /* FNV-1a */
 
+/* The ephemeral owner the server stores for a container (never shown). */
+#define ZSIM_CONTAINER_OWNER INT64_MIN
+
 /* ---- ACLs and identities -------------------------------------------------- */
 
 struct acl_ent {
@@ -152,6 +155,7 @@ struct tree {
 void tree_init(struct tree *t, struct acl_list *open_acl);
 void tree_free(struct tree *t);
 struct znode *tree_find(const struct tree *t, const char *path, size_t n);
+void znode_stat(const struct znode *z, struct zsim_stat *out);
 size_t parent_len(const char *path, size_t n); /* "/a/b" -> 2, "/a" -> 1 */
 
 /* ---- transactions --------------------------------------------------------- */

@@ -95,6 +95,18 @@ static void eph_unlink(struct tree *t, struct znode *z)
         z->enext->eprev = z->eprev;
 }
 
+/* The Stat a client is shown (the server's DataNode.copyStat): the stored
+ * cversion counts creations, which is what sequence numbers use, but a
+ * client sees the changes, creations and deletions: twice the creations
+ * less the children left. A container's owner mark is not shown. */
+void znode_stat(const struct znode *z, struct zsim_stat *out)
+{
+    *out = z->st;
+    out->cversion = z->st.cversion * 2 - (int32_t)z->nkids;
+    if (out->ephemeralOwner == ZSIM_CONTAINER_OWNER)
+        out->ephemeralOwner = 0;
+}
+
 static void node_free(struct znode *z)
 {
     free(z->path);
@@ -187,7 +199,7 @@ static void apply_create(zsim_world *w, int srv, const struct txn *x, int64_t zx
     }
     kid_add(parent, z);
     if (out) {
-        out->stat = z->st;
+        znode_stat(z, &out->stat);
         out->has_stat = true;
     }
     watch_fire(w, srv, x->path, n, ZSIM_CREATED_EVENT);

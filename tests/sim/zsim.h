@@ -90,10 +90,9 @@ enum { /* ACL permissions */
     ZSIM_PERM_ALL = 31
 };
 
-/* The ephemeral owner the server gives a container node. */
-#define ZSIM_CONTAINER_OWNER INT64_MIN
-
-/* The fields of the C client's struct Stat. Times are virtual milliseconds. */
+/* The fields of the C client's struct Stat, as a client is shown them: the
+ * cversion counts creations and deletions of children, a container's
+ * ephemeralOwner is 0. Times are virtual milliseconds. */
 struct zsim_stat {
     int64_t czxid, mzxid, ctime, mtime;
     int32_t version, cversion, aversion;
