@@ -22,6 +22,15 @@ zsim_session *outsider_session(zsim_world *w)
     s->timer_at = INT64_MAX;
     s->expire_at = INT64_MAX;
     idents_add(&s->ids, "ip", "127.0.0.1");
+    /* an operator: the server's superuser, whom no ACL refuses, so that
+     * what outsiders break they can also mend */
+    idents_add(&s->ids, "super", "");
+    if (w->outsider_digest) {
+        char *id = digest_id(w->outsider_digest);
+        if (id)
+            idents_add(&s->ids, "digest", id);
+        free(id);
+    }
     w->outsider = s;
     session_alive_set(w, s, true);
     s->ever_alive = true;
@@ -37,6 +46,8 @@ void zsim_outsider_auth(zsim_world *w, const char *digest)
     char *id = digest ? digest_id(digest) : NULL;
     if (id) {
         idents_add(&s->ids, "digest", id);
+        free(w->outsider_digest);
+        w->outsider_digest = sim_strdup(digest);
         free(id);
     }
 }
@@ -44,6 +55,18 @@ void zsim_outsider_auth(zsim_world *w, const char *digest)
 int64_t zsim_outsider_id(const zsim_world *w)
 {
     return w->outsider ? w->outsider->id : 0;
+}
+
+/* The outsider's session ends (its ephemerals go); the next outsider call
+ * opens another. */
+void zsim_outsider_leave(zsim_world *w)
+{
+    if (w->outsider == NULL)
+        return;
+    sim_trace(w, "outsider session %d ends", w->outsider->ix);
+    zsim_session *s = w->outsider;
+    w->outsider = NULL;
+    leader_expire(w, s);
 }
 
 /* One write of the outsider's, checked and committed at once; a create's
@@ -119,7 +142,22 @@ int zsim_outsider_set_acl(zsim_world *w, const char *path, int version,
         return ZSIM_BADARGUMENTS;
     struct wop op;
     op_fill(&op, MOP_SET_ACL, path, NULL, -1, acl, 0, version);
-    return outsider_write(w, &op, NULL, 0);
+    int rc = outsider_write(w, &op, NULL, 0);
+    if (rc == ZSIM_OK && acl != &ZSIM_OPEN_ACL_UNSAFE) {
+        SIM_GROW(w->acl_marred, w->nmarred, w->capmarred);
+        w->acl_marred[w->nmarred++] = sim_strdup(path);
+    }
+    return rc;
+}
+
+/* An ACL an outsider changed goes back to open. */
+static void acl_mend(zsim_world *w)
+{
+    size_t i = (size_t)rng_below(&w->rng, w->nmarred);
+    char *path = w->acl_marred[i];
+    w->acl_marred[i] = w->acl_marred[--w->nmarred];
+    zsim_outsider_set_acl(w, path, -1, &ZSIM_OPEN_ACL_UNSAFE);
+    free(path);
 }
 
 static bool under_root(const zsim_world *w, const struct znode *z)
@@ -145,6 +183,19 @@ static const struct zsim_acl_vector outsider_acls[] = {
 
 int zsim_outsider_random(zsim_world *w)
 {
+    /* What outsiders do also comes undone: their sessions end, and the
+     * ACLs they changed are put back, so no damage lasts for ever. */
+    uint64_t undo = rng_below(&w->rng, 6);
+    if (undo == 0 && w->outsider) {
+        w->counts.outsiders++;
+        zsim_outsider_leave(w);
+        return 0;
+    }
+    if (undo == 1 && w->nmarred > 0) {
+        w->counts.outsiders++;
+        acl_mend(w);
+        return 0;
+    }
     const struct tree *t = &w->srv[0].tree;
     const struct znode *z = NULL;
     for (int i = 0; i < 8 && z == NULL; i++) {

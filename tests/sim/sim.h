@@ -443,6 +443,9 @@ struct zsim_world {
     int ntq;
     struct prep *prep;
     zsim_session *outsider;
+    char *outsider_digest;    /* its credentials, for every outsider session */
+    char **acl_marred;        /* nodes whose ACL an outsider changed */
+    size_t nmarred, capmarred;
     struct zsim_counts counts;
     void (*trace_fn)(void *, const char *);
     void *trace_arg;

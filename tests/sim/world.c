@@ -309,6 +309,10 @@ void zsim_world_free(zsim_world *w)
     prep_free(w->prep);
     acl_table_free(&w->acls);
     free((char *)w->cfg.outsider_root);
+    free(w->outsider_digest);
+    for (size_t i = 0; i < w->nmarred; i++)
+        free(w->acl_marred[i]);
+    free(w->acl_marred);
     free(w);
 }
 

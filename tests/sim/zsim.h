@@ -339,12 +339,16 @@ void zsim_freeze(zsim_world *w, int server, bool frozen);
 /* The leader expires the session now (as the test harness does). */
 void zsim_expire(zsim_session *s);
 
-/* Outsiders: a session of their own on the leader, never faulty, with
- * `auth` credentials (digest "user:password", or NULL). Each call is applied
+/* Outsiders: a session of their own on the leader, never faulty, with the
+ * server's superuser identity (no ACL refuses it) and the credentials of
+ * zsim_outsider_auth, if any. Each call is applied
  * at once and returns the server's code; a create's name goes to name
  * (size bytes) if given. */
 void zsim_outsider_auth(zsim_world *w, const char *digest);
 int64_t zsim_outsider_id(const zsim_world *w);
+/* The outsider's session ends, taking its ephemerals; the next outsider
+ * call opens a new one (0 until then from zsim_outsider_id). */
+void zsim_outsider_leave(zsim_world *w);
 int zsim_outsider_create(zsim_world *w, const char *path, const char *data, int len,
                          const struct zsim_acl_vector *acl, int mode, char *name, size_t size);
 int zsim_outsider_delete(zsim_world *w, const char *path, int version);
@@ -352,7 +356,8 @@ int zsim_outsider_set(zsim_world *w, const char *path, const char *data, int len
 int zsim_outsider_set_acl(zsim_world *w, const char *path, int version,
                           const struct zsim_acl_vector *acl);
 /* One random outsider action on a node under outsider_root: delete it,
- * change its data, change its ACL, or plant a node beside it. Returns 0,
+ * change its data, change its ACL, or plant a node beside it; or an undoing:
+ * the outsider's session ends, or an ACL it changed is put back. Returns 0,
  * or -1 if there was nothing to act on. */
 int zsim_outsider_random(zsim_world *w);
 
