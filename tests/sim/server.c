@@ -449,6 +449,10 @@ void server_take(zsim_world *w, zsim_session *s)
         } else {
             r->state = RQ_WAIT;
             r->zxid = w->zxid;
+            if (x->sync_head > 0 && x->sync_head >= x->nsync) { /* reuse the front */
+                memmove(x->syncs, x->syncs + x->sync_head, x->nsync * sizeof *x->syncs);
+                x->sync_head = 0;
+            }
             SIM_GROW(x->syncs, x->sync_head + x->nsync, x->capsync);
             x->syncs[x->sync_head + x->nsync++] = (struct waitsync){w->zxid, s->ix, s->epoch};
         }
