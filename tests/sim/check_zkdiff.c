@@ -453,9 +453,15 @@ static void sc_expiry(struct be *b)
     b->ops->link(b, 0, false, false);
     refused(b, 0, 5, b->ops->exists(b, 0, P("x"), 0, 5));
     await_answer(b, 0, 5);
+    /* made while disconnected: a connection attempt that hangs fails it */
+    refused(b, 0, 7, b->ops->exists(b, 0, P("x"), 0, 7));
+    await_answer(b, 0, 7);
     await_event(b, 1, "DELETED", P("x/ea"));
+    /* ... and the attempt that finds the session expired */
+    refused(b, 0, 8, b->ops->exists(b, 0, P("x"), 0, 8));
     b->ops->link(b, 0, true, true);
     await_n(b, 0, "S EXPIRED", 2); /* the default watcher and the data watch's */
+    await_answer(b, 0, 8);
     refused(b, 0, 6, b->ops->exists(b, 0, P("x"), 0, 6));
     settle(b, 1);
 }
