@@ -654,11 +654,6 @@ void client_reevaluate_attempt(zsim_session *s)
     }
 }
 
-void client_attempt(zsim_session *s)
-{
-    attempt_resolve(s);
-}
-
 /* The connection is gone (rc says how the client saw it). `applied` and
  * `received` as zsim_drop says; -2 for received: all that was not on a
  * silent link. */

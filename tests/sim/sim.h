@@ -493,7 +493,6 @@ void session_alive_set(zsim_world *w, zsim_session *s, bool alive);
 
 /* client.c */
 void client_timer(zsim_session *s);
-void client_attempt(zsim_session *s);
 void client_lost(zsim_session *s, int rc, int applied, int received);
 void client_server_closed(zsim_session *s); /* the server closed the connection */
 void client_timer_update(zsim_session *s);

@@ -23,7 +23,9 @@
  *
  * Pointers in an item are borrowed: they stay valid until the next call
  * that takes or steps anything in the same world (zsim_step,
- * zsim_deliver, zsim_advance, a fault). One world is used from one thread. */
+ * zsim_deliver, zsim_advance, a fault). One world is used from one thread.
+ * The model aborts the process when it runs out of memory (it is a test
+ * tool): no call fails for want of it. */
 #ifndef ZSIM_H
 #define ZSIM_H
 
@@ -159,10 +161,11 @@ void zsim_world_free(zsim_world *w);
 
 /* A handle that starts connecting at once, to servers in a seeded order,
  * like zookeeper_init(hosts, watcher, timeout_ms, NULL, ...): its default
- * watcher is `watcher` (non-zero). NULL without memory. */
+ * watcher is `watcher` (non-zero). */
 zsim_session *zsim_session_new(zsim_world *w, int timeout_ms, uint64_t watcher);
 /* The same with a host list of its own: the servers it may use (indexes),
- * tried in a seeded order as zookeeper_init does with its list. */
+ * tried in a seeded order as zookeeper_init does with its list; NULL if
+ * none of them is a server of the world. */
 zsim_session *zsim_session_new_hosts(zsim_world *w, int timeout_ms, uint64_t watcher,
                                      const int *servers, int n);
 /* Adds credentials ("digest", "user:password"), used from the next request
@@ -279,7 +282,8 @@ struct zsim_item {
  * the next transaction, move time (firing timers), or a random fault.
  * Returns 1 with *item set when the step delivered an item (hand it to its
  * session's client), 0 for a step inside the world, -1 when nothing can
- * happen any more (no item, no request, no timer). */
+ * happen any more (the leader's ticks never stop, so a run is bounded by
+ * its steps or its virtual time). */
 int zsim_step(zsim_world *w, const struct zsim_item **item);
 
 /* Finer control, for scripted runs. */
