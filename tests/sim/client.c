@@ -66,38 +66,29 @@ struct req *sess_pop(zsim_session *s)
     return r;
 }
 
+/* A request keeps its own copy of the ACL it was given, strings and all,
+ * in one block: the entries, then the strings. */
 static void wop_copy_acl(struct wop *op, const struct zsim_acl_vector *acl)
 {
     if (acl == NULL || acl->count <= 0 || acl->data == NULL)
         return;
-    op->acl_ents = sim_alloc((size_t)acl->count * sizeof *op->acl_ents);
-    memcpy(op->acl_ents, acl->data, (size_t)acl->count * sizeof *op->acl_ents);
-    op->acl.count = acl->count;
-    op->acl.data = op->acl_ents; /* the strings are static or the caller's... */
-}
-
-/* ... so the ACL's strings are copied too, into one block after them. */
-static void wop_own_acl(struct wop *op)
-{
-    if (op->acl.count == 0)
-        return;
     size_t need = 0;
-    for (int i = 0; i < op->acl.count; i++)
-        need += strlen(op->acl_ents[i].scheme ? op->acl_ents[i].scheme : "") +
-                strlen(op->acl_ents[i].id ? op->acl_ents[i].id : "") + 2;
-    struct zsim_acl *v = sim_alloc((size_t)op->acl.count * sizeof *v + need);
-    char *p = (char *)(v + op->acl.count);
-    for (int i = 0; i < op->acl.count; i++) {
-        v[i].perms = op->acl_ents[i].perms;
-        const char *sc = op->acl_ents[i].scheme ? op->acl_ents[i].scheme : "";
-        const char *id = op->acl_ents[i].id ? op->acl_ents[i].id : "";
+    for (int i = 0; i < acl->count; i++)
+        need += strlen(acl->data[i].scheme ? acl->data[i].scheme : "") +
+                strlen(acl->data[i].id ? acl->data[i].id : "") + 2;
+    struct zsim_acl *v = sim_alloc((size_t)acl->count * sizeof *v + need);
+    char *p = (char *)(v + acl->count);
+    for (int i = 0; i < acl->count; i++) {
+        const char *sc = acl->data[i].scheme ? acl->data[i].scheme : "";
+        const char *id = acl->data[i].id ? acl->data[i].id : "";
+        v[i].perms = acl->data[i].perms;
         v[i].scheme = strcpy(p, sc);
         p += strlen(sc) + 1;
         v[i].id = strcpy(p, id);
         p += strlen(id) + 1;
     }
-    free(op->acl_ents);
     op->acl_ents = v;
+    op->acl.count = acl->count;
     op->acl.data = v;
 }
 
@@ -111,7 +102,6 @@ static void wop_set(struct wop *op, int type, const char *path, const char *data
     op->mode = mode;
     op->version = version;
     wop_copy_acl(op, acl);
-    wop_own_acl(op);
 }
 
 static int64_t str_size(const char *s)
