@@ -84,6 +84,21 @@ void diff_fmt_answer(const struct be *b, char *buf, size_t size, uint64_t tag, i
 void diff_fmt_event(char *buf, size_t size, int type, int state, const char *path,
                     uint64_t watcher);
 
+/* A backend's logs made comparable: zxids ranked, the runs the server
+ * leaves in any order sorted. */
+struct diff_lines {
+    char **v;
+    int n;
+};
+void diff_normalize(struct be *b, struct diff_lines out[DIFF_SESSIONS]);
+void diff_lines_free(struct diff_lines l[DIFF_SESSIONS]);
+/* 0 if the server's and the model's lines are the same; else 1, with the
+ * first difference and both logs on stderr. */
+int diff_compare(const char *name, uint64_t seed, struct diff_lines a[DIFF_SESSIONS],
+                 struct diff_lines m[DIFF_SESSIONS]);
+/* One session's lines on stderr, line `at` marked (-1: none). */
+void diff_show(const char *who, const struct diff_lines *l, int at);
+
 struct be *diff_real_new(const char *host);
 struct be *diff_model_new(uint64_t seed, int64_t tick_ns, int32_t min_timeout_ms,
                           int32_t max_timeout_ms);

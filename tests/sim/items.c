@@ -1,5 +1,7 @@
 /* Items: what a session's client is handed, with the storage behind their
- * pointers, and the client's watch tables that decide whom an event is for
+ * pointers; the session's inbox, in which they wait in the order the C
+ * client calls back, and what the client takes from each; and the client's
+ * watch tables that decide whom an event is for
  * (libzookeeper_mt's zk_hashtable.c behaviour: three tables by path, one
  * registration per (watcher, path, table), all of a path's registrations
  * that an event concerns taken at once). */
@@ -95,6 +97,163 @@ void item_finish(struct item *it)
         it->pub.names = it->names;
     }
 }
+
+/* ---- items into the inbox ------------------------------------------------- */
+
+static void inbox_push(zsim_session *s, struct item *it)
+{
+    it->next = NULL;
+    if (s->in_tail)
+        s->in_tail->next = it;
+    else
+        s->in_head = it;
+    s->in_tail = it;
+    s->nin++;
+}
+
+/* From the server, on the session's connection. */
+void sess_emit(zsim_session *s, struct item *it)
+{
+    if (s->server < 0) {
+        item_free(s->w, it);
+        return;
+    }
+    inbox_push(s, it);
+    if (!s->link_in)
+        s->held++;
+    else
+        s->last_recv = s->w->now;
+    sess_ready(s);
+}
+
+/* Made by the client itself: nothing of it can be lost on the way. */
+static struct item *internal_item(zsim_session *s, int kind)
+{
+    struct item *it = item_new(s->w, kind);
+    it->pub.session = s;
+    it->internal = true;
+    it->done = true;
+    return it;
+}
+
+/* Internal items come when nothing is held on a silent link: at a lost
+ * connection (which ends the link's hold) or while disconnected. */
+static void emit_internal(zsim_session *s, struct item *it)
+{
+    inbox_push(s, it);
+    sess_ready(s);
+}
+
+void emit_session_event(zsim_session *s, int state)
+{
+    struct item *it = internal_item(s, ZSIM_SESSION);
+    it->pub.type = ZSIM_SESSION_EVENT;
+    it->pub.state = state;
+    cw_all(&s->cw, s->watcher, it);
+    emit_internal(s, it);
+}
+
+void emit_loss(zsim_session *s, uint64_t tag, int kind, int rc)
+{
+    if (kind == REQ_SETWATCHES || kind == REQ_CLOSE)
+        return; /* no completion of the program's */
+    struct item *it = internal_item(s, ZSIM_ANSWER);
+    it->pub.tag = tag;
+    it->pub.req = (enum zsim_req)kind;
+    it->pub.rc = rc;
+    it->pub.size = 16;
+    it->zxid = -1;
+    emit_internal(s, it);
+}
+
+/* Every request in the queue is answered rc, and the queue is empty. */
+void fail_queue(zsim_session *s, int rc)
+{
+    struct req *r;
+    while ((r = sess_pop(s)) != NULL) {
+        emit_loss(s, r->tag, r->kind, rc);
+        req_free(r);
+    }
+}
+
+/* The client sees an item: the zxid of an answer, the watch it registers,
+ * the watchers an event is for. */
+void item_take(zsim_session *s, struct item *it)
+{
+    it->done = true;
+    if (it->pub.kind == ZSIM_ANSWER) {
+        if (it->zxid > 0)
+            s->last_zxid = it->zxid;
+        if (it->watcher && it->wkind)
+            cw_add(&s->cw, it->wpath, it->watcher, it->wkind);
+    } else if (it->pub.kind == ZSIM_WATCH) {
+        cw_collect(&s->cw, it->pub.path, it->pub.type, it);
+    }
+}
+
+struct item *inbox_pop(zsim_session *s)
+{
+    struct item *it = s->in_head;
+    s->in_head = it->next;
+    if (s->in_head == NULL)
+        s->in_tail = NULL;
+    s->nin--;
+    it->next = NULL;
+    return it;
+}
+
+struct item *client_head(zsim_session *s)
+{
+    zsim_world *w = s->w;
+    while (s->nin - s->held > 0) {
+        struct item *it = s->in_head;
+        if (!it->done) {
+            if (it->pub.kind == ZSIM_ANSWER && w->cfg.answer_limit > 0 &&
+                it->pub.size > w->cfg.answer_limit && s->server >= 0) {
+                /* A client that enforces the limit reads the length, gives
+                 * the connection up, and loses all that came after. */
+                sim_trace(w, "session %d: answer of %lld bytes over the limit", s->ix,
+                          (long long)it->pub.size);
+                client_lost(s, ZSIM_CONNECTIONLOSS, -1, 0);
+                continue;
+            }
+            item_take(s, it);
+        }
+        if ((it->pub.kind == ZSIM_WATCH || it->pub.kind == ZSIM_SESSION) &&
+            it->pub.nwatchers == 0) {
+            item_free(w, inbox_pop(s)); /* nobody to call */
+            sess_ready(s);
+            continue;
+        }
+        return it;
+    }
+    return NULL;
+}
+
+const struct zsim_item *zsim_deliver(zsim_session *s)
+{
+    zsim_world *w = s->w;
+    item_free(w, w->current);
+    w->current = NULL;
+    struct item *it = client_head(s);
+    if (it == NULL)
+        return NULL;
+    inbox_pop(s);
+    w->current = it;
+    w->counts.delivered++;
+    sess_ready(s);
+    if (w->trace_fn) {
+        if (it->pub.kind == ZSIM_ANSWER)
+            sim_trace(w, "deliver session %d answer tag %llu %s", s->ix,
+                      (unsigned long long)it->pub.tag, zsim_rc_name(it->pub.rc));
+        else
+            sim_trace(w, "deliver session %d %s %s %s", s->ix, zsim_event_name(it->pub.type),
+                      it->pub.kind == ZSIM_SESSION ? zsim_state_name(it->pub.state) : "",
+                      it->pub.path ? it->pub.path : "");
+    }
+    return &it->pub;
+}
+
 
 /* ---- the client's watch tables ------------------------------------------- */
 

@@ -5,11 +5,14 @@
  *   tests/sim/prep.c     the leader's checks of a write (change records, as
  *                        the server's PrepRequestProcessor keeps them) and
  *                        the transaction it makes; paths the server refuses
- *   tests/sim/server.c   servers: the log, followers applying it, watches on
- *                        the server side, taking requests, the leader's
- *                        session tracker, containers
- *   tests/sim/client.c   what libzookeeper_mt does for a handle: requests,
- *                        items, its watch tables, connecting, pings, timeouts
+ *   tests/sim/server.c   servers: the log, followers applying it, taking
+ *                        requests
+ *   tests/sim/leader.c   the leader's session tracker and container sweep
+ *   tests/sim/watches.c  the watches a server keeps for its connections
+ *   tests/sim/requests.c the handle's requests (zoo_a*), their sizes
+ *   tests/sim/items.c    items, the session's inbox, the client's watch tables
+ *   tests/sim/client.c   what libzookeeper_mt does for a handle: connecting,
+ *                        pings, timeouts, losing a connection, expiry
  *   tests/sim/world.c    the world, its timers and its scheduler; faults
  *   tests/sim/outsider.c outsiders, the truth, names of codes
  *   tests/sim/digest.c   SHA-1 and base64, for digest identities
@@ -471,7 +474,7 @@ char *item_str(struct item *it, const char *s, size_t n, int64_t *off);
 void item_finish(struct item *it);
 void sess_emit(zsim_session *s, struct item *it); /* from the server, if connected */
 
-/* server.c */
+/* server.c, leader.c, watches.c */
 int64_t commit(zsim_world *w, struct txn *t, int32_t origin, struct apply_out *out,
                struct apply_out *outs);
 void server_take(zsim_world *w, zsim_session *s); /* the session's next request */
@@ -488,6 +491,7 @@ void watch_add(zsim_world *w, int srv, zsim_session *s, const char *path, uint8_
 void watch_fire(zsim_world *w, int srv, const char *path, size_t n, int type);
 void watch_drop_session(zsim_world *w, zsim_session *s);
 void leader_expire(zsim_world *w, zsim_session *s);
+void close_txn(zsim_world *w, zsim_session *s, struct txn *t);
 bool sess_processable(const zsim_session *s);
 void session_alive_set(zsim_world *w, zsim_session *s, bool alive);
 
@@ -498,6 +502,15 @@ void client_server_closed(zsim_session *s); /* the server closed the connection 
 void client_timer_update(zsim_session *s);
 void client_reevaluate_attempt(zsim_session *s);
 struct item *client_head(zsim_session *s); /* the next deliverable item, effects done */
+void emit_session_event(zsim_session *s, int state);
+void emit_loss(zsim_session *s, uint64_t tag, int kind, int rc);
+void fail_queue(zsim_session *s, int rc);
+void item_take(zsim_session *s, struct item *it);
+struct item *inbox_pop(zsim_session *s);
+/* requests.c */
+struct req *req_new(int kind, uint64_t tag);
+void req_arrive(zsim_session *s, struct req *r);
+void req_send(zsim_session *s, struct req *r); /* queued, and sent if connected */
 struct req *sess_pop(zsim_session *s);
 void session_free(zsim_session *s);
 void items_release(struct item *it);
