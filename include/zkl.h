@@ -110,7 +110,7 @@ ZKL_EXPORT const char *zkl_version_string(void);
     X(ENOMEM, -2, "out of memory")                                            \
     X(ETIMEDOUT, -3, "timed out")                                             \
     X(ENOTHELD, -4, "lock not held by the caller")                            \
-    X(ELOST, -5, "ZooKeeper session ended: the lock is lost")                 \
+    X(ELOST, -5, "the lock is lost: its session ended or its node was deleted") \
     X(ECONNLOSS, -6, "connection to ZooKeeper lost")                          \
     X(EDEADLK, -7, "the call would deadlock")                                 \
     X(ECLOSED, -8, "client is closed")                                        \
@@ -276,6 +276,16 @@ ZKL_EXPORT int zkl_client_opts_set_quiet_zk_log(zkl_client_opts *o, int on);
  * they stay 0, and acquires skip even their clock reads). Returns 0,
  * ZKL_EINVAL (NULL). */
 ZKL_EXPORT int zkl_client_opts_set_metrics(zkl_client_opts *o, int on);
+/* Tell a held asynchronous request's loss through its callback (1), or
+ * not (0, the default, as in 1.0): with 1, a request delivered held (its
+ * callback called with 0) whose hold is lost before it is released (the
+ * session ended, someone deleted its node) has its callback called once
+ * more, with ZKL_ELOST, through the same path (the client's thread, or
+ * zkl_client_dispatch). zkl_request_is_held is 0 from the loss on, and the
+ * request is released and freed as before (release says ZKL_ELOST). Not
+ * for a client that closes: a close is no loss. Returns 0, ZKL_EINVAL
+ * (NULL, or on not 0 or 1). */
+ZKL_EXPORT int zkl_client_opts_set_lost_requests(zkl_client_opts *o, int on);
 
 /* Open a session to `hosts` ("host:port[,host:port...][/chroot]") and wait
  * until it is connected, for at most about `session_timeout_ms`.
@@ -597,8 +607,11 @@ ZKL_EXPORT void zkl_mutex_free(zkl_mutex *m);
  * Timeouts are kept by the client's own thread; timeout 0 is a try once
  * (the policy's first answer), below 0 waits for ever.
  * A hold lost later (the session ended, someone deleted the node) is no
- * second callback: zkl_request_is_held turns 0 and the client's state
- * listeners hear ZKL_STATE_LOST; release (ZKL_ELOST) and free it then.
+ * second callback by default: zkl_request_is_held turns 0 and the client's
+ * state listeners hear ZKL_STATE_LOST; release (ZKL_ELOST) and free it
+ * then. A client opened with zkl_client_opts_set_lost_requests(o, 1) calls
+ * the callback of such a request once more, with ZKL_ELOST, on the same
+ * thread as results (and through the event descriptor).
  *
  * Where callbacks run: by default on the client's own thread, the one that
  * calls the state listeners (never a ZooKeeper thread, never with a zkl

@@ -100,6 +100,14 @@ int zkl_client_opts_set_metrics(zkl_client_opts *o, int on)
     return 0;
 }
 
+int zkl_client_opts_set_lost_requests(zkl_client_opts *o, int on)
+{
+    if (o == NULL || (on != 0 && on != 1))
+        return ZKL_EINVAL;
+    o->lost_requests = on;
+    return 0;
+}
+
 const struct ACL_vector *zkl__options_acl(zkl_client *c)
 {
     return c->acl == ZKL_ACL_CREATOR ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;

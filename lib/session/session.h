@@ -117,6 +117,7 @@ struct zkl_client_opts {
     int max_request;
     int quiet_zk_log;
     int metrics;
+    int lost_requests;
 };
 
 struct zkl__listener {
