@@ -14,6 +14,9 @@ PACKAGES=(
     valgrind gnuplot-nox procps iproute2 git               # memcheck, charts, tools
     nftables clang libclang-rt-14-dev                      # the nemesis, the fuzzers
     libuv1-dev                                             # the event-loop example
+    libssl-dev libsasl2-dev libsasl2-modules dpkg-dev      # a TLS and SASL ZooKeeper client
+    libzookeeper-java libnetty-java                        # (scripts/build-zookeeper-client.sh)
+                                                           # and the servers' TLS (Netty)
 )
 
 missing=()
