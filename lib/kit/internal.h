@@ -150,6 +150,8 @@ struct zkl_client {
     int reopen, container_parents;
     char *digest;          /* "user:password", never logged */
     int acl;
+    struct ACL_vector acls; /* zkl_client_opts_add_acl's entries (count 0: none) */
+    struct zkl__secure *secure; /* TLS and SASL (lib/session/secure.c), or NULL */
     int max_request;       /* bytes: the server's jute.maxbuffer */
     int objects;           /* lock objects open on it (lib/kit/guard.c) */
     int closed;            /* zkl_client_close ran; the last object frees */

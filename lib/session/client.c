@@ -216,7 +216,9 @@ int zkl__client_start_handle(zkl_client *c)
 {
     int64_t started = zkl__now_ns();
     pthread_mutex_lock(&reg_mu);
-    zhandle_t *zh = zookeeper_init(c->hosts, session_watcher, c->timeout_ms, NULL, NULL, 0);
+    /* With the client's TLS or SASL settings, the same for a re-opened
+     * session as for the first. */
+    zhandle_t *zh = zkl__secure_handle(c->secure, c->hosts, session_watcher, c->timeout_ms);
     if (zh == NULL) {
         pthread_mutex_unlock(&reg_mu);
         return errno == ENOMEM ? ZKL_ENOMEM : ZKL_EINVAL;
@@ -254,6 +256,15 @@ static zkl_client *client_alloc(const zkl_client_opts *o)
     c->metrics_off = o ? !o->metrics : 0;
     if (o && o->digest && (c->digest = strdup(o->digest)) == NULL)
         goto fail_dg;
+    if (o && (zkl__acl_vector_copy(&c->acls, &o->acls) != 0 ||
+              zkl__secure_new(&o->sec, &c->secure) != 0)) {
+        zkl__acl_vector_free(&c->acls);
+        if (c->digest != NULL) {
+            memset(c->digest, 0, strlen(c->digest));
+            free(c->digest);
+        }
+        goto fail_dg;
+    }
     char host[64] = "?";
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
@@ -283,6 +294,8 @@ static void client_destroy(zkl_client *c)
         memset(c->digest, 0, strlen(c->digest));
         free(c->digest);
     }
+    zkl__acl_vector_free(&c->acls);
+    zkl__secure_free(c->secure);
     free(c->hosts);
     zkl__metrics_free(c);
     pthread_rwlock_destroy(&c->hlock);
@@ -378,8 +391,14 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
         return ZKL_EINVAL;
     /* The creator-only ACL names the authenticated identity: without one
      * the server would refuse every create (ZINVALIDACL). */
-    if (opts != NULL && opts->acl == ZKL_ACL_CREATOR && opts->digest == NULL)
+    if (opts != NULL && opts->acl == ZKL_ACL_CREATOR && opts->acls.count == 0 &&
+        opts->digest == NULL && opts->sec.tls_ca == NULL && opts->sec.sasl_mech == NULL)
         return ZKL_EINVAL;
+    /* TLS and SASL files that cannot be used: refused before anything is
+     * sent, not retried by libzookeeper_mt until the session timeout. */
+    int rc = opts != NULL ? zkl__secure_check(&opts->sec) : 0;
+    if (rc != 0)
+        return rc;
     /* The log is the process's: silence it once, unless this client's
      * program asked to keep its own settings. */
     static pthread_once_t quiet = PTHREAD_ONCE_INIT;
@@ -390,7 +409,7 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
         return ZKL_ENOMEM;
     c->owns_zh = 1;
     c->timeout_ms = session_timeout_ms;
-    int rc = ZKL_ENOMEM;
+    rc = ZKL_ENOMEM;
     if ((c->hosts = strdup(hosts)) == NULL)
         goto fail;
     if ((rc = client_register(c)) != 0)
@@ -401,14 +420,28 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
         goto fail_reg;
     }
     /* Wait for the first session; about one session timeout, as
-     * libzookeeper_mt tries the servers in turn. */
+     * libzookeeper_mt tries the servers in turn. A session that is late
+     * has the servers asked why (lib/session/probe.c): a handshake that
+     * cannot succeed ends the wait at once. */
+    int64_t started = c->handle_started_ns;
     int64_t deadline = zkl__now_ns() + (int64_t)session_timeout_ms * 1000000;
+    int64_t next = 0;
+    bool probed = false;
+    int stalled = 0;
     pthread_mutex_lock(&c->mu);
-    while (c->state == ZKL_STATE_CONNECTING && !c->auth_failed &&
-           zkl__cond_wait(&c->cv, &c->mu, deadline) == 0)
-        ;
-    int ok = c->state == ZKL_STATE_CONNECTED && !c->auth_failed;
-    rc = c->auth_failed ? ZKL_ENOAUTH : ZKL_ECONNLOSS;
+    while (c->state == ZKL_STATE_CONNECTING && !c->auth_failed && stalled == 0) {
+        if (zkl__now_ns() >= next) {
+            pthread_mutex_unlock(&c->mu);
+            stalled = zkl__open_stalled(c, started, deadline, &probed, &next);
+            pthread_mutex_lock(&c->mu);
+            continue;
+        }
+        if (zkl__cond_wait(&c->cv, &c->mu, next < deadline ? next : deadline) != 0 &&
+            zkl__now_ns() >= deadline)
+            break;
+    }
+    int ok = c->state == ZKL_STATE_CONNECTED && !c->auth_failed && stalled == 0;
+    rc = stalled != 0 ? stalled : c->auth_failed ? ZKL_ENOAUTH : ZKL_ECONNLOSS;
     c->ev_head = c->ev_tail; /* listeners come later: nothing to deliver */
     pthread_mutex_unlock(&c->mu);
     if (!ok)
