@@ -230,18 +230,36 @@ static int sasl_pass_cb(sasl_conn_t *conn, void *ctx, int id, sasl_secret_t **ou
     return SASL_OK;
 }
 
+/* Cyrus SASL's options: DIGEST-MD5's reauthentication off. With it, a
+ * second exchange in the process (another client, or a re-opened session)
+ * starts from the cached state of an earlier one, which libzookeeper_mt
+ * throws away (its note on JDK-6682540), and the session then goes on
+ * without the server ever authenticating it. */
+static int sasl_getopt_cb(void *ctx, const char *plugin, const char *option, const char **result,
+                          unsigned *len)
+{
+    (void)ctx, (void)plugin;
+    if (option == NULL || result == NULL || strcmp(option, "reauth_timeout") != 0)
+        return SASL_FAIL;
+    *result = "0";
+    if (len != NULL)
+        *len = 1;
+    return SASL_OK;
+}
+
 typedef int (*sasl_fn)(void);
 
 static int sasl_callbacks_new(struct zkl__secure *sec)
 {
-    sasl_callback_t *cb = calloc(5, sizeof *cb);
+    sasl_callback_t *cb = calloc(6, sizeof *cb);
     if (cb == NULL)
         return ZKL_ENOMEM;
     cb[0] = (sasl_callback_t){SASL_CB_USER, (sasl_fn)(void (*)(void))sasl_user_cb, sec};
     cb[1] = (sasl_callback_t){SASL_CB_AUTHNAME, (sasl_fn)(void (*)(void))sasl_user_cb, sec};
     cb[2] = (sasl_callback_t){SASL_CB_GETREALM, (sasl_fn)(void (*)(void))sasl_realm_cb, sec};
     cb[3] = (sasl_callback_t){SASL_CB_PASS, (sasl_fn)(void (*)(void))sasl_pass_cb, sec};
-    cb[4] = (sasl_callback_t){SASL_CB_LIST_END, NULL, NULL};
+    cb[4] = (sasl_callback_t){SASL_CB_GETOPT, (sasl_fn)(void (*)(void))sasl_getopt_cb, sec};
+    cb[5] = (sasl_callback_t){SASL_CB_LIST_END, NULL, NULL};
     sec->sasl_callbacks = cb;
     return 0;
 }
