@@ -232,9 +232,9 @@ static int sasl_pass_cb(sasl_conn_t *conn, void *ctx, int id, sasl_secret_t **ou
 
 /* Cyrus SASL's options: DIGEST-MD5's reauthentication off. With it, a
  * second exchange in the process (another client, or a re-opened session)
- * starts from the cached state of an earlier one, which libzookeeper_mt
- * throws away (its note on JDK-6682540), and the session then goes on
- * without the server ever authenticating it. */
+ * would start from the state cached by an earlier one, a first message
+ * that libzookeeper_mt drops (its note on JDK-6682540); without it, every
+ * exchange is a full one, as the server expects. */
 static int sasl_getopt_cb(void *ctx, const char *plugin, const char *option, const char **result,
                           unsigned *len)
 {
