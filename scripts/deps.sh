@@ -17,6 +17,8 @@ PACKAGES=(
     libssl-dev libsasl2-dev libsasl2-modules dpkg-dev      # a TLS and SASL ZooKeeper client
     libzookeeper-java libnetty-java                        # (scripts/build-zookeeper-client.sh)
                                                            # and the servers' TLS (Netty)
+    krb5-kdc krb5-admin-server krb5-user                   # a Kerberos KDC for SASL GSSAPI
+    libsasl2-modules-gssapi-mit
 )
 
 missing=()

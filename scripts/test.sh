@@ -73,7 +73,7 @@ stage_result() {
     return 1
 }
 
-step "TLS and SASL (libzookeeper_mt built with OpenSSL and Cyrus SASL from Debian's source; a server with a TLS port and SASL users, one with TLS only; Curator over TLS)"
+step "TLS and SASL (libzookeeper_mt built with OpenSSL and Cyrus SASL from Debian's source; a server with a TLS port and SASL users, one with TLS only, Curator over TLS; Kerberos with a local KDC)"
 # scripts/build-zookeeper-client.sh builds the client once per build tree
 # (about a minute); zkl is built on it in build-tls. Skipped, and said so,
 # only when that client cannot be built here.
@@ -98,7 +98,8 @@ if grep -q '^secure: SKIP' "$out"; then
     stage_result "$out" 0
     secure_logs=("$out")
 else
-    secure_logs=("$top/build-tls/tests/check_secure.log" "$top/build-tls/tests/cli/test-secure.log")
+    secure_logs=("$top/build-tls/tests/check_secure.log" "$top/build-tls/tests/cli/test-secure.log"
+        "$top/build-tls/tests/cli/test-gssapi.log")
     ((rc == 0)) || { show_failures "$top/build-tls"; false; }
 fi
 

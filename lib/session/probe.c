@@ -237,10 +237,16 @@ int zkl__open_stalled(zkl_client *c, int64_t started, int64_t deadline, bool *pr
 #ifdef HAVE_ZOOKEEPER_INIT_SASL
     sasl = c->secure != NULL && c->secure->o.sasl_mech != NULL;
     if (sasl && zoo_state(c->zh) == ZOO_AUTH_FAILED_STATE) {
-        zkl__detail("zkl_client_open: SASL: the server refused the %s credentials of user "
-                    "\"%.100s\" (a wrong password, an unknown user, or a mechanism the "
-                    "server does not offer)", c->secure->o.sasl_mech,
-                    c->secure->o.sasl_user ? c->secure->o.sasl_user : "");
+        const struct zkl__secure_opts *o = &c->secure->o;
+        if (strcmp(o->sasl_mech, "DIGEST-MD5") == 0)
+            zkl__detail("zkl_client_open: SASL: the server refused the DIGEST-MD5 credentials "
+                        "of user \"%.100s\" (a wrong password, an unknown user, or no SASL "
+                        "on the server)", o->sasl_user ? o->sasl_user : "");
+        else
+            zkl__detail("zkl_client_open: SASL: %s authentication failed (for GSSAPI: no valid "
+                        "ticket in the credential cache of KRB5CCNAME, no service principal "
+                        "zookeeper/<the first host of the connect string>, or the server "
+                        "refused it)", o->sasl_mech);
         return ZKL_ENOAUTH;
     }
 #endif

@@ -359,11 +359,19 @@ zhandle_t *zkl__secure_handle(const struct zkl__secure *sec, const char *hosts, 
             return NULL;
         }
         /* The server's name in the exchange: for DIGEST-MD5 the one
-         * ZooKeeper's servers expect ("zk-sasl-md5"); for Kerberos the
-         * server's own host name, found from its address (NULL). */
+         * ZooKeeper's servers expect ("zk-sasl-md5"); for the others (the
+         * service principal zookeeper/<host> of Kerberos) the first host
+         * of the connect string: libzookeeper_mt takes one name for every
+         * server, and without one it would use the address it connected
+         * to, in digits. */
+        char host[256] = "";
+        if (strcmp(sec->o.sasl_mech, "DIGEST-MD5") == 0)
+            snprintf(host, sizeof host, "zk-sasl-md5");
+        else if (hosts[0] != '[')
+            snprintf(host, sizeof host, "%.*s", (int)strcspn(hosts, ":,/"), hosts);
         zoo_sasl_params_t params = {
             .service = "zookeeper",
-            .host = strcmp(sec->o.sasl_mech, "DIGEST-MD5") == 0 ? "zk-sasl-md5" : NULL,
+            .host = host[0] != '\0' ? host : NULL,
             .mechlist = sec->o.sasl_mech,
             .callbacks = sec->sasl_callbacks,
         };
