@@ -306,8 +306,8 @@ ZKL_EXPORT int zkl_client_opts_set_tls(zkl_client_opts *o, const char *ca_file,
  * SASL: `mechanism` "DIGEST-MD5" (a user of the servers' JAAS
  * configuration: `user` and `password_file` are needed) or "GSSAPI"
  * (Kerberos: the ticket in the credential cache of KRB5CCNAME, for the
- * service principal zookeeper/<the server's host name>; `user` and
- * `password_file` may be NULL), or another mechanism Cyrus SASL has a
+ * service principal zookeeper/<the first host name of the connect string>;
+ * `user` and `password_file` may be NULL), or another mechanism Cyrus SASL has a
  * plugin for. The password is the first line of `password_file`, read at
  * each authentication, so a changed file counts from the next connection;
  * it is never logged. The server knows the session by its SASL identity
