@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "metrics.h"
 #include "session.h"
 #include "zkl/zookeeper.h"
 
@@ -238,6 +237,8 @@ int zkl__client_start_handle(zkl_client *c)
 
 /* ---- open / close ----------------------------------------------------- */
 
+static int mark_closed(zkl_client *c);
+
 static zkl_client *client_alloc(const zkl_client_opts *o)
 {
     zkl_client *c = calloc(1, sizeof *c);
@@ -254,15 +255,12 @@ static zkl_client *client_alloc(const zkl_client_opts *o)
     c->acl = o ? o->acl : ZKL_ACL_OPEN;
     c->max_request = o ? o->max_request : ZKL__MAX_REQUEST_DEFAULT;
     c->metrics_off = o ? !o->metrics : 0;
-    if (o && o->digest && (c->digest = strdup(o->digest)) == NULL)
+    if (o && zkl__options_copy(c, o) != 0) {
+        zkl__options_drop(c);
         goto fail_dg;
-    if (o && (zkl__acl_vector_copy(&c->acls, &o->acls) != 0 ||
-              zkl__secure_new(&o->sec, &c->secure) != 0)) {
-        zkl__acl_vector_free(&c->acls);
-        if (c->digest != NULL) {
-            memset(c->digest, 0, strlen(c->digest));
-            free(c->digest);
-        }
+    }
+    if (o && o->digest && (c->digest = strdup(o->digest)) == NULL) {
+        zkl__options_drop(c);
         goto fail_dg;
     }
     char host[64] = "?";
@@ -294,10 +292,8 @@ static void client_destroy(zkl_client *c)
         memset(c->digest, 0, strlen(c->digest));
         free(c->digest);
     }
-    zkl__acl_vector_free(&c->acls);
-    zkl__secure_free(c->secure);
+    zkl__options_drop(c);
     free(c->hosts);
-    zkl__metrics_free(c);
     pthread_rwlock_destroy(&c->hlock);
     pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->mu);
@@ -389,21 +385,14 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
 {
     if (hosts == NULL || hosts[0] == '\0' || session_timeout_ms <= 0 || out == NULL)
         return ZKL_EINVAL;
-    /* The creator-only ACL names the authenticated identity: without one
-     * the server would refuse every create (ZINVALIDACL). */
-    if (opts != NULL && opts->acl == ZKL_ACL_CREATOR && opts->acls.count == 0 &&
-        opts->digest == NULL && opts->sec.tls_ca == NULL && opts->sec.sasl_mech == NULL)
-        return ZKL_EINVAL;
-    /* TLS and SASL files that cannot be used: refused before anything is
-     * sent, not retried by libzookeeper_mt until the session timeout. */
-    int rc = opts != NULL ? zkl__secure_check(&opts->sec) : 0;
+    int rc = opts != NULL ? zkl__options_check(opts) : 0;
     if (rc != 0)
         return rc;
     /* The log is the process's: silence it once, unless this client's
      * program asked to keep its own settings. */
     static pthread_once_t quiet = PTHREAD_ONCE_INIT;
     if (opts == NULL || opts->quiet_zk_log)
-        pthread_once(&quiet, zkl__zk_log_init);
+        pthread_once(&quiet, zkl__options_log_init);
     zkl_client *c = client_alloc(opts);
     if (c == NULL)
         return ZKL_ENOMEM;
@@ -420,31 +409,14 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
         goto fail_reg;
     }
     /* Wait for the first session; about one session timeout, as
-     * libzookeeper_mt tries the servers in turn. A session that is late
-     * has the servers asked why (lib/session/probe.c): a handshake that
-     * cannot succeed ends the wait at once. */
-    int64_t started = c->handle_started_ns;
+     * libzookeeper_mt tries the servers in turn, unless the servers say
+     * sooner why none can come (lib/session/probe.c). */
     int64_t deadline = zkl__now_ns() + (int64_t)session_timeout_ms * 1000000;
-    int64_t next = 0;
-    bool probed = false;
-    int stalled = 0;
     pthread_mutex_lock(&c->mu);
-    while (c->state == ZKL_STATE_CONNECTING && !c->auth_failed && stalled == 0) {
-        if (zkl__now_ns() >= next) {
-            pthread_mutex_unlock(&c->mu);
-            stalled = zkl__open_stalled(c, started, deadline, &probed, &next);
-            pthread_mutex_lock(&c->mu);
-            continue;
-        }
-        if (zkl__cond_wait(&c->cv, &c->mu, next < deadline ? next : deadline) != 0 &&
-            zkl__now_ns() >= deadline)
-            break;
-    }
-    int ok = c->state == ZKL_STATE_CONNECTED && !c->auth_failed && stalled == 0;
-    rc = stalled != 0 ? stalled : c->auth_failed ? ZKL_ENOAUTH : ZKL_ECONNLOSS;
+    rc = zkl__probe_first_session(c, deadline);
     c->ev_head = c->ev_tail; /* listeners come later: nothing to deliver */
     pthread_mutex_unlock(&c->mu);
-    if (!ok)
+    if (rc != 0)
         goto fail_zh;
     if ((rc = check_chroot(c)) != 0)
         goto fail_zh;
@@ -562,9 +534,40 @@ void zkl_client_close(zkl_client *c)
     pthread_rwlock_unlock(&c->hlock);
     /* Lock objects still open keep their nodes and the client's memory
      * until the last of them is freed (their calls return ZKL_ECLOSED). */
-    if (zkl__client_closed(c))
+    if (mark_closed(c))
         return;
     zkl__client_free(c);
+}
+
+/* ---- lock objects keep a closed client's memory --------------------------- */
+
+static pthread_mutex_t users_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void zkl__client_ref(zkl_client *c)
+{
+    pthread_mutex_lock(&users_mu);
+    c->objects++;
+    pthread_mutex_unlock(&users_mu);
+}
+
+void zkl__client_unref(zkl_client *c)
+{
+    pthread_mutex_lock(&users_mu);
+    bool last = --c->objects == 0 && c->closed;
+    pthread_mutex_unlock(&users_mu);
+    if (last)
+        zkl__client_free(c);
+}
+
+/* zkl_client_close ran: 1 if lock objects are still open (the last one to
+ * go frees the client), else 0. */
+static int mark_closed(zkl_client *c)
+{
+    pthread_mutex_lock(&users_mu);
+    c->closed = 1;
+    int left = c->objects > 0;
+    pthread_mutex_unlock(&users_mu);
+    return left;
 }
 
 void zkl__client_free(zkl_client *c)
@@ -613,6 +616,8 @@ int zkl_client_get_stats(zkl_client *c, zkl_client_stats *out)
         return ZKL_EINVAL;
     pthread_mutex_lock(&c->mu);
     *out = c->stats;
+    if (c->sl)
+        c->sl->add_stats(c->sl_ctx, out);
     pthread_mutex_unlock(&c->mu);
     return 0;
 }

@@ -1,5 +1,5 @@
-/* Client options (zkl_client_opts_*), the ACL they choose, the quiet
- * libzookeeper_mt log, and lock options (zkl_lock_opts_*). */
+/* Client options (zkl_client_opts_*), the ACL they choose, and the quiet
+ * libzookeeper_mt log. */
 #include "config.h" /* HAVE_ZOOKEEPER_INIT_SSL, HAVE_ZOOKEEPER_INIT_SASL */
 
 #include <stdio.h>
@@ -35,7 +35,7 @@ void zkl_client_opts_free(zkl_client_opts *o)
         memset(o->digest, 0, strlen(o->digest));
         free(o->digest);
     }
-    zkl__acl_vector_free(&o->acls);
+    zkl__options_acl_free(&o->acls);
     zkl__secure_opts_clear(&o->sec);
     free(o);
 }
@@ -275,7 +275,7 @@ int zkl_client_opts_add_acl(zkl_client_opts *o, const char *scheme, const char *
     return 0;
 }
 
-int zkl__acl_vector_copy(struct ACL_vector *dst, const struct ACL_vector *src)
+int zkl__options_acl_copy(struct ACL_vector *dst, const struct ACL_vector *src)
 {
     *dst = (struct ACL_vector){0};
     if (src->count == 0)
@@ -289,14 +289,14 @@ int zkl__acl_vector_copy(struct ACL_vector *dst, const struct ACL_vector *src)
         a->id.id = strdup(src->data[i].id.id);
         if (a->id.scheme == NULL || a->id.id == NULL) {
             dst->count++;
-            zkl__acl_vector_free(dst);
+            zkl__options_acl_free(dst);
             return ZKL_ENOMEM;
         }
     }
     return 0;
 }
 
-void zkl__acl_vector_free(struct ACL_vector *v)
+void zkl__options_acl_free(struct ACL_vector *v)
 {
     for (int32_t i = 0; i < v->count; i++) {
         free(v->data[i].id.scheme);
@@ -306,7 +306,33 @@ void zkl__acl_vector_free(struct ACL_vector *v)
     *v = (struct ACL_vector){0};
 }
 
-const struct ACL_vector *zkl__client_acl(zkl_client *c)
+int zkl__options_check(const zkl_client_opts *o)
+{
+    /* The creator-only ACL names the authenticated identity: without one
+     * the server would refuse every create (ZINVALIDACL). */
+    if (o->acl == ZKL_ACL_CREATOR && o->acls.count == 0 && o->digest == NULL &&
+        o->sec.tls_ca == NULL && o->sec.sasl_mech == NULL)
+        return ZKL_EINVAL;
+    /* TLS and SASL files that cannot be used: refused before anything is
+     * sent, not retried by libzookeeper_mt until the session timeout. */
+    return zkl__secure_check(&o->sec);
+}
+
+int zkl__options_copy(zkl_client *c, const zkl_client_opts *o)
+{
+    if (zkl__options_acl_copy(&c->acls, &o->acls) != 0)
+        return ZKL_ENOMEM;
+    return zkl__secure_new(&o->sec, &c->secure);
+}
+
+void zkl__options_drop(zkl_client *c)
+{
+    zkl__options_acl_free(&c->acls);
+    zkl__secure_free(c->secure);
+    c->secure = NULL;
+}
+
+const struct ACL_vector *zkl__options_acl(zkl_client *c)
 {
     if (c->acls.count > 0)
         return &c->acls;
@@ -316,7 +342,7 @@ const struct ACL_vector *zkl__client_acl(zkl_client *c)
 /* libzookeeper_mt logs to stderr at INFO by default: every connect and
  * disconnect. A library should be quiet; ZKL_ZK_LOG=1 brings it back, and
  * zkl_client_opts_set_quiet_zk_log(o, 0) leaves it to the program. */
-void zkl__zk_log_init(void)
+void zkl__options_log_init(void)
 {
     const char *v = getenv("ZKL_ZK_LOG");
     if (v && *v == '1') {
@@ -327,30 +353,4 @@ void zkl__zk_log_init(void)
     FILE *devnull = fopen("/dev/null", "we");
     if (devnull)
         zoo_set_log_stream(devnull); /* kept open for the process's life */
-}
-
-/* ---- lock options ----------------------------------------------------- */
-
-int zkl_lock_opts_new(zkl_lock_opts **out)
-{
-    if (out == NULL)
-        return ZKL_EINVAL;
-    zkl_lock_opts *o = calloc(1, sizeof *o);
-    if (o == NULL)
-        return ZKL_ENOMEM;
-    *out = o;
-    return 0;
-}
-
-void zkl_lock_opts_free(zkl_lock_opts *o)
-{
-    free(o);
-}
-
-int zkl_lock_opts_set_prefetch(zkl_lock_opts *o, int on)
-{
-    if (o == NULL || (on != 0 && on != 1))
-        return ZKL_EINVAL;
-    o->prefetch = on == 1;
-    return 0;
 }

@@ -105,7 +105,7 @@ static int tls_handshake(const struct zkl__secure *sec, int fd, const char *serv
                          int64_t until)
 {
     char why[600];
-    SSL_CTX *ctx = zkl__tls_ctx(&sec->o, why, sizeof why);
+    SSL_CTX *ctx = zkl__secure_tls_ctx(&sec->o, why, sizeof why);
     if (ctx == NULL) { /* the files changed since the open began */
         zkl__detail("zkl_client_open: %s", why);
         return ZKL_EINVAL;
@@ -229,8 +229,10 @@ static int probe_servers(zkl_client *c, int64_t until)
     return rc;
 }
 
-int zkl__open_stalled(zkl_client *c, int64_t started, int64_t deadline, bool *probed,
-                      int64_t *next)
+/* Whether the open should stop waiting, without c->mu: 0 to go on until
+ * *next, or the code (with a detail) that says why no session can come. */
+static int open_stalled(zkl_client *c, int64_t started, int64_t deadline, bool *probed,
+                        int64_t *next)
 {
     int64_t now = zkl__now_ns();
     bool sasl = false;
@@ -264,4 +266,27 @@ int zkl__open_stalled(zkl_client *c, int64_t started, int64_t deadline, bool *pr
     }
     *next = sasl ? now + 50 * MS : *probed ? ZKL__NO_DEADLINE : started + after;
     return 0;
+}
+
+int zkl__probe_first_session(zkl_client *c, int64_t deadline)
+{
+    int64_t started = c->handle_started_ns, next = 0;
+    bool probed = false;
+    int stalled = 0;
+    while (c->state == ZKL_STATE_CONNECTING && !c->auth_failed && stalled == 0) {
+        if (zkl__now_ns() >= next) {
+            pthread_mutex_unlock(&c->mu);
+            stalled = open_stalled(c, started, deadline, &probed, &next);
+            pthread_mutex_lock(&c->mu);
+            continue;
+        }
+        if (zkl__cond_wait(&c->cv, &c->mu, next < deadline ? next : deadline) != 0 &&
+            zkl__now_ns() >= deadline)
+            break;
+    }
+    if (stalled != 0)
+        return stalled;
+    if (c->auth_failed)
+        return ZKL_ENOAUTH;
+    return c->state == ZKL_STATE_CONNECTED ? 0 : ZKL_ECONNLOSS;
 }

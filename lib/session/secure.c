@@ -90,7 +90,7 @@ static const char *ssl_reason(char *buf, size_t n)
     return buf;
 }
 
-SSL_CTX *zkl__tls_ctx(const struct zkl__secure_opts *s, char *why, size_t n)
+SSL_CTX *zkl__secure_tls_ctx(const struct zkl__secure_opts *s, char *why, size_t n)
 {
     char r[128];
     if (!readable("TLS CA file", s->tls_ca, why, n) ||
@@ -154,7 +154,7 @@ int zkl__secure_check(const struct zkl__secure_opts *s)
     }
 #ifdef HAVE_ZOOKEEPER_INIT_SSL
     if (s->tls_ca != NULL) {
-        SSL_CTX *ctx = zkl__tls_ctx(s, why, sizeof why);
+        SSL_CTX *ctx = zkl__secure_tls_ctx(s, why, sizeof why);
         if (ctx == NULL) {
             zkl__detail("zkl_client_open: %s", why);
             return ZKL_EINVAL;

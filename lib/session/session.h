@@ -1,10 +1,115 @@
-/* The client's own declarations, shared by lib/session/client.c (the session and
- * its registry), lib/session/keeper.c (the keeper thread and the loss rule) and
- * lib/session/options.c. Nothing else includes it. */
+/* One ZooKeeper session shared by threads and locks (lib/session/): connect,
+ * states and listeners, keepalive and the loss rule, re-open after expiry.
+ * It knows no locks: the one party that keeps state across it (the
+ * lock-queue engine) registers as its listener. */
 #ifndef ZKL_SESSION_H
 #define ZKL_SESSION_H
 
-#include "internal.h"
+#include <zookeeper/zookeeper.h>
+
+#include "util.h"
+
+/* The default of zkl_client_opts_set_max_request: jute.maxbuffer's. */
+#define ZKL__MAX_REQUEST_DEFAULT 0xfffff
+#define ZKL__MAX_REQUEST_MIN 8192
+
+struct zkl_client {
+    pthread_mutex_t mu;    /* guards everything below and every node's state */
+    pthread_cond_t cv;     /* state changes (open, close, keeper work) */
+    pthread_rwlock_t hlock; /* read: using zh from a caller thread; write: swapping it */
+    zhandle_t *zh;
+    watcher_fn wrapped_prev; /* the user's watcher, for a wrapped handle */
+    int owns_zh;
+    uint64_t id;           /* process-unique, the context of node watches */
+    char *hosts;
+    int timeout_ms;
+    int state;             /* enum zkl_state */
+    int64_t sid;           /* current session id, 0 if none */
+    uint64_t gen;          /* session generation: +1 for every new session */
+    int auth_failed;
+    int need_reopen;
+    int closing;
+    int cancelled;         /* zkl_client_cancel(): acquires return ZKL_ECANCELED */
+    int negotiated_ms;     /* the session timeout the server granted */
+    int64_t suspended_ns;  /* when the connection was lost (monotonic), 0 if not */
+    /* The loss rule (lib/session/keeper.c, zkl.h): the send time of the last request
+     * of this session whose answer arrived (monotonic ns), and the keeper's
+     * own keepalive request that keeps it fresh. */
+    int64_t last_ok_ns;
+    int64_t ka_sent_ns;    /* the keepalive in flight was sent then, 0 if none */
+    int64_t ka_next_ns;    /* when the next keepalive is due */
+    /* the last keepalives sent, by sequence number modulo 16: their answers
+     * carry only the client's id and the number (nothing to free, so an
+     * answer a closed handle never delivers leaks nothing) */
+    uint64_t ka_seq;
+    struct {
+        uint64_t seq, gen;
+        int64_t sent;
+    } ka_ring[16];
+    int64_t handle_started_ns; /* when the current handle was created */
+    int delivering;        /* the keeper is calling listeners ... */
+    uint64_t delivery;     /* ... and this counts the calls it finished */
+    /* options */
+    int reopen, container_parents;
+    char *digest;          /* "user:password", never logged */
+    int acl;
+    struct ACL_vector acls; /* zkl_client_opts_add_acl's entries (count 0: none) */
+    struct zkl__secure *secure; /* TLS and SASL (lib/session/secure.c), or NULL */
+    int max_request;       /* bytes: the server's jute.maxbuffer */
+    int objects;           /* lock objects open on it (zkl__client_ref) */
+    int closed;            /* zkl_client_close ran; the last object frees */
+    char ident[96];        /* "host pid", written into contender nodes */
+    /* who hears of the session (the lock-queue engine), and its context */
+    const struct zkl__session_listener *sl;
+    void *sl_ctx;
+    /* listeners and the event queue the keeper thread delivers */
+    struct zkl__listener *listeners;
+    int events[64];
+    unsigned ev_head, ev_tail;
+    pthread_t keeper;
+    int keeper_started;
+    zkl_client_stats stats; /* the session's counters; the listener adds its own */
+    int metrics_off;       /* the listener keeps no lock metrics */
+    int lost_requests;     /* a held asynchronous request's loss is told to its callback */
+};
+
+/* What the session tells the one listener that keeps state across it (the
+ * lock-queue engine): the client knows no locks, only these calls. Every
+ * call is made with c->mu held. */
+typedef struct zkl__session_listener {
+    /* A connection (new or the same session again) is up on handle zh. */
+    void (*on_connected)(void *ctx, zhandle_t *zh);
+    /* The session ended (c->gen moved on), or the client is closing
+     * (c->closing): what belonged to it is gone. */
+    void (*on_session_end)(void *ctx);
+    /* A watch set with zkl__client_watcher_fn() fired on handle zh. */
+    void (*on_watch_event)(void *ctx, zhandle_t *zh, int type, const char *path);
+    /* The keeper's periodic work, on the keeper thread; it may release
+     * c->mu meanwhile. Returns when it wants to run again (monotonic ns),
+     * 0 for "on a signal of c->cv". */
+    int64_t (*on_tick)(void *ctx);
+    /* The client's state changed (suspended, cancelled): wake every caller
+     * blocked in the listener so that it looks again. */
+    void (*wake_all)(void *ctx);
+    /* The client closes (after on_session_end): wait until no caller
+     * thread is inside the listener any more (c->mu released meanwhile). */
+    void (*wait_callers)(void *ctx);
+    /* 1 while a request of the listener's is pending, else 0. */
+    int (*pending)(void *ctx);
+    /* The client's memory goes: free everything, ctx included. */
+    void (*drop_all)(void *ctx);
+    /* Add the listener's counters to the client's (zkl_client_get_stats). */
+    void (*add_stats)(void *ctx, zkl_client_stats *st);
+} zkl__session_listener;
+/* Register `l` with context `ctx` (c->mu held): one listener per client. */
+void zkl__client_listen(zkl_client *c, const zkl__session_listener *l, void *ctx);
+/* The context `l` was registered with (c->mu held), or NULL. */
+void *zkl__client_listener(zkl_client *c, const zkl__session_listener *l);
+
+const struct ACL_vector *zkl__options_acl(zkl_client *c);
+/* When the client presumes its session lost by the loss rule (monotonic
+ * ns), 0 if not known yet. With c->mu held. */
+int64_t zkl__keeper_loss_at(const zkl_client *c);
 
 /* TLS and SASL settings, as given (lib/session/secure.c). */
 struct zkl__secure_opts {
@@ -31,22 +136,41 @@ struct zkl__listener {
 };
 
 /* The registry of clients (lock order: registry, then c->mu). */
-ZKL__HIDDEN void zkl__registry_lock(void);
-ZKL__HIDDEN void zkl__registry_unlock(void);
+void zkl__registry_lock(void);
+void zkl__registry_unlock(void);
 /* The client with this id, returned with c->mu held, or NULL. */
-ZKL__HIDDEN zkl_client *zkl__client_lock_id(uint64_t id);
+zkl_client *zkl__client_lock_id(uint64_t id);
 /* Record a new state and queue it for the listeners (c->mu held). */
-ZKL__HIDDEN void zkl__client_push_event(zkl_client *c, int state);
+void zkl__client_push_event(zkl_client *c, int state);
 /* Tell the session listener the session ended (c->mu held). */
-ZKL__HIDDEN void zkl__client_session_end(zkl_client *c);
+void zkl__client_session_end(zkl_client *c);
 /* Start a session on a new handle (c->hlock held for writing). */
-ZKL__HIDDEN int zkl__client_start_handle(zkl_client *c);
+int zkl__client_start_handle(zkl_client *c);
 /* The keeper thread's body (lib/session/keeper.c); its argument is the client. */
-ZKL__HIDDEN void *zkl__keeper_main(void *arg);
+void *zkl__keeper_main(void *arg);
 
+/* Lock objects still open keep a closed client's memory (lib/front/objects.c
+ * counts them): the last one to go frees it. */
+void zkl__client_ref(zkl_client *c);
+void zkl__client_unref(zkl_client *c);
+/* The client's memory goes (its listener's first). */
+void zkl__client_free(zkl_client *c);
+/* The watcher for node watches: it hands their events to the listener's
+ * on_watch_event. Its context is (void *)c->id. */
+watcher_fn zkl__client_watcher_fn(void);
+/* Quiet libzookeeper_mt's log, once per process (lib/session/options.c). */
+void zkl__options_log_init(void);
+
+/* What zkl_client_open_opts refuses in options before it makes anything
+ * (lib/session/options.c): 0, or a ZKL_E... code (with a detail). */
+int zkl__options_check(const zkl_client_opts *o);
+/* The client's copy of the options' ACL entries and TLS and SASL settings
+ * (0 or ZKL_ENOMEM), and what frees it (also after a failed copy). */
+int zkl__options_copy(zkl_client *c, const zkl_client_opts *o);
+void zkl__options_drop(zkl_client *c);
 /* Copy an ACL list (lib/session/options.c): 0 or ZKL_ENOMEM (dst empty). */
-ZKL__HIDDEN int zkl__acl_vector_copy(struct ACL_vector *dst, const struct ACL_vector *src);
-ZKL__HIDDEN void zkl__acl_vector_free(struct ACL_vector *v);
+int zkl__options_acl_copy(struct ACL_vector *dst, const struct ACL_vector *src);
+void zkl__options_acl_free(struct ACL_vector *v);
 
 /* ---- TLS and SASL (lib/session/secure.c) ---------------------------------- */
 
@@ -60,34 +184,33 @@ struct zkl__secure {
 };
 
 /* Free what the settings hold, wiping the secret. */
-ZKL__HIDDEN void zkl__secure_opts_clear(struct zkl__secure_opts *s);
+void zkl__secure_opts_clear(struct zkl__secure_opts *s);
 /* Check settings before a client is made: every file can be loaded, the
  * combination is possible. 0, or ZKL_EINVAL / ZKL_ENOTSUP / ZKL_ENOMEM with
  * a detail. */
-ZKL__HIDDEN int zkl__secure_check(const struct zkl__secure_opts *s);
+int zkl__secure_check(const struct zkl__secure_opts *s);
 /* The client's copy (NULL and 0 when neither TLS nor SASL is set), or
  * ZKL_ENOMEM. */
-ZKL__HIDDEN int zkl__secure_new(const struct zkl__secure_opts *s, struct zkl__secure **out);
-ZKL__HIDDEN void zkl__secure_free(struct zkl__secure *sec);
+int zkl__secure_new(const struct zkl__secure_opts *s, struct zkl__secure **out);
+void zkl__secure_free(struct zkl__secure *sec);
 /* A new handle for c->hosts with the client's TLS or SASL settings (sec
  * may be NULL: a plain one), as zookeeper_init would make it. */
-ZKL__HIDDEN zhandle_t *zkl__secure_handle(const struct zkl__secure *sec, const char *hosts,
-                                          watcher_fn fn, int timeout_ms);
+zhandle_t *zkl__secure_handle(const struct zkl__secure *sec, const char *hosts, watcher_fn fn,
+                              int timeout_ms);
 #ifdef HAVE_ZOOKEEPER_INIT_SSL
 /* A TLS client context with the settings' CA, certificate and key, which
  * verifies the server: NULL with the reason in why if a file cannot be
  * used. */
 struct ssl_ctx_st;
-ZKL__HIDDEN struct ssl_ctx_st *zkl__tls_ctx(const struct zkl__secure_opts *s, char *why,
-                                            size_t n);
+struct ssl_ctx_st *zkl__secure_tls_ctx(const struct zkl__secure_opts *s, char *why, size_t n);
 #endif
-/* Whether an open whose first session has not come yet should give up
- * (lib/session/probe.c), called without c->mu, `started` when the handle
- * was made: 0 to go on waiting until *next (monotonic ns), or a ZKL_E...
- * code with a detail: SASL credentials refused, or a TLS handshake that
- * cannot succeed, found by one handshake of our own with each server.
- * `*probed` starts false. */
-ZKL__HIDDEN int zkl__open_stalled(zkl_client *c, int64_t started, int64_t deadline,
-                                  bool *probed, int64_t *next);
+/* Wait for the first session of a new client (lib/session/probe.c), c->mu
+ * held (released while waiting), until `deadline` (monotonic ns): 0 once
+ * connected, or ZKL_ECONNLOSS (none in time), ZKL_ENOAUTH (credentials
+ * refused), or sooner, with a detail, what the servers say when the session
+ * is late: SASL credentials refused (in the handle's state, which no event
+ * reports), a TLS handshake that cannot succeed (one of our own with each
+ * server), a TLS port for a client without TLS. */
+int zkl__probe_first_session(zkl_client *c, int64_t deadline);
 
 #endif

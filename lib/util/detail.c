@@ -5,7 +5,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include <zookeeper/zookeeper.h>
+
+#include "util.h"
 
 static _Thread_local char tl_text[256];
 static _Thread_local int tl_zk;     /* behind the thread's latest ZKL_EZK */
@@ -43,4 +45,13 @@ int zkl_last_zk_error(void)
 const char *zkl_last_error_text(void)
 {
     return tl_text;
+}
+
+int zkl__err_from_zk(int rc)
+{
+    zkl__note_mapped(rc);
+    int err = zkl__zk_class(rc);
+    if (err == ZKL_EZK)
+        zkl__detail_zk(rc);
+    return err;
 }

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "front.h"
 
 struct entry {
     const void *obj;
@@ -107,9 +107,9 @@ int zkl__obj_open(zkl_client *c, const void *obj)
     e->next = *p; /* *p is NULL: a new object has a new address */
     *p = e;
     nentries++;
-    if (c != NULL)
-        c->objects++;
     pthread_mutex_unlock(&g_mu);
+    if (c != NULL)
+        zkl__client_ref(c);
     return 0;
 }
 
@@ -169,20 +169,6 @@ void zkl__obj_close(const void *obj, const char *fn)
 
 void zkl__obj_done(zkl_client *c)
 {
-    if (c == NULL)
-        return;
-    pthread_mutex_lock(&g_mu);
-    bool last = --c->objects == 0 && c->closed;
-    pthread_mutex_unlock(&g_mu);
-    if (last)
-        zkl__client_free(c);
-}
-
-int zkl__client_closed(zkl_client *c)
-{
-    pthread_mutex_lock(&g_mu);
-    c->closed = 1;
-    int left = c->objects > 0;
-    pthread_mutex_unlock(&g_mu);
-    return left;
+    if (c != NULL)
+        zkl__client_unref(c);
 }
