@@ -476,16 +476,15 @@ static const core_case cases[] = {
      "expect A:wake\n"
      "state A GONE\n"
      "err A ELOST\n"},
-    {"a create's answer with no memory to keep the name deletes the node by it",
+    {"a create answered with a name not of ours deletes the node by that name",
      "node A lock\n"
      "start A\n"
      "expect A:create A:list\n"
-     "nomem 1\n"
-     "create A ok 1\n"
+     "create A ok raw\n"
      "expect A:delete A:wake\n"
      "state A DELETING\n"
-     "err A ENOMEM\n"
-     "verdict A ENOMEM\n"
+     "err A EZK\n"
+     "verdict A EZK\n"
      "list A ok A1\n"
      "down\n"
      "delete A CONNLOSS\n"

@@ -966,9 +966,16 @@ cmd_start_node() {
 
 cmd_pause_node() {
     node_cmd_setup "$@"
-    local pid
+    local pid i
     pid=$(node_pid "$2") || die "node $2 is not running"
     signal_pid STOP "$pid"
+    # Return once it is stopped: a request sent after this must not be
+    # answered (a signal is delivered to a busy process a moment later).
+    for ((i = 0; i < 100; i++)); do
+        [[ $(proc_state "$pid") == [Tt] ]] && return 0
+        sleep 0.02
+    done
+    die "node $2 did not stop"
 }
 
 cmd_resume_node() {

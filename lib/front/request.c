@@ -12,7 +12,7 @@ int zkl_request_cancel(zkl_request *r)
 {
     if (r == NULL)
         return ZKL_EINVAL;
-    zkl_client *c = r->c;
+    zkl_client *c = r->a->c;
     pthread_mutex_lock(&c->mu);
     int rc = zkl__async_on(r, ZKL__RE_CANCEL);
     pthread_mutex_unlock(&c->mu);
@@ -23,7 +23,7 @@ int zkl_request_release(zkl_request *r)
 {
     if (r == NULL)
         return ZKL_EINVAL;
-    zkl_client *c = r->c;
+    zkl_client *c = r->a->c;
     pthread_mutex_lock(&c->mu);
     int rc = zkl__async_on(r, ZKL__RE_RELEASE);
     pthread_mutex_unlock(&c->mu);
@@ -34,10 +34,10 @@ void zkl_request_free(zkl_request *r)
 {
     if (r == NULL)
         return;
-    zkl_client *c = r->c;
+    zkl_client *c = r->a->c;
     bool self = false;
     pthread_mutex_lock(&c->mu);
-    while (r->cb != ZKL__CB_IDLE && !(self = pthread_equal(r->runner, pthread_self())))
+    while (r->cb != ZKL__CB_IDLE && !(self = pthread_equal(r->a->runner, pthread_self())))
         pthread_cond_wait(&c->cv, &c->mu);
     zkl__async_on(r, ZKL__RE_FREE);
     zkl__async_unlist(r);
@@ -57,9 +57,9 @@ int zkl_request_is_held(zkl_request *r)
 {
     if (r == NULL)
         return 0;
-    pthread_mutex_lock(&r->c->mu);
-    int held = zkl__areq_holds(&r->m) && r->c->state != ZKL_STATE_LOST;
-    pthread_mutex_unlock(&r->c->mu);
+    pthread_mutex_lock(&r->a->c->mu);
+    int held = zkl__areq_holds(&r->m) && r->a->c->state != ZKL_STATE_LOST;
+    pthread_mutex_unlock(&r->a->c->mu);
     return held;
 }
 
@@ -68,12 +68,12 @@ int zkl_request_token(zkl_request *r, int64_t *out)
     if (r == NULL || out == NULL)
         return ZKL_EINVAL;
     int rc = zkl_request_is_held(r) ? 0 : ZKL_ELOST;
-    pthread_mutex_lock(&r->c->mu);
+    pthread_mutex_lock(&r->a->c->mu);
     if (r->m.st != ZKL__R_HELD && r->m.st != ZKL__R_LOSING && r->m.st != ZKL__R_LOST)
         rc = ZKL_ENOTHELD;
     else if (rc == 0)
-        *out = r->token;
-    pthread_mutex_unlock(&r->c->mu);
+        *out = zkl__node_token((zkl__node *)r->m.n);
+    pthread_mutex_unlock(&r->a->c->mu);
     return rc;
 }
 
@@ -81,9 +81,9 @@ const char *zkl_request_node(zkl_request *r)
 {
     if (r == NULL)
         return NULL;
-    pthread_mutex_lock(&r->c->mu);
+    pthread_mutex_lock(&r->a->c->mu);
     const char *p = r->m.st == ZKL__R_HELD && r->m.n ? zkl__node_path((zkl__node *)r->m.n) : NULL;
-    pthread_mutex_unlock(&r->c->mu);
+    pthread_mutex_unlock(&r->a->c->mu);
     return p;
 }
 

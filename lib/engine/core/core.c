@@ -1,6 +1,7 @@
 /* The core of one client: the session as its nodes see it, the lists that
  * route a watch event to the nodes it may be for, the interned lock paths,
  * and the one way out to the shell (the sink). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,11 @@ struct zkl__core *zkl__core_new(zkl__sink_fn sink, void *ctx, const uint64_t see
     k->max_request = 0xfffff;
     k->ident = "";
     return k;
+}
+
+void *zkl__core_ctx(const struct zkl__core *k)
+{
+    return k->ctx;
 }
 
 void zkl__core_free(struct zkl__core *k)
@@ -207,8 +213,8 @@ int64_t zkl__core_tick(struct zkl__core *k, int64_t now)
     for (zkl__cnode *n = k->backoff, *after; n; n = after) {
         after = n->rnext; /* n may leave the list (a delete sent) */
         zkl__step_retry(n, now);
-        if (n->st == ZKL__N_BACKOFF && (next == 0 || n->retry_at < next))
-            next = n->retry_at;
+        if (n->st == ZKL__N_BACKOFF && (next == 0 || n->side->retry_at < next))
+            next = n->side->retry_at;
     }
     return next;
 }
@@ -241,6 +247,40 @@ void zkl__core_tell(zkl__cnode *n, enum zkl__act_type type)
     (void)n->core->sink(n->core->ctx, &a);
 }
 
+const char *zkl__core_own(const zkl__cnode *n, char buf[ZKL__NAME_BUF])
+{
+    if (n->seq < 0)
+        return NULL;
+    char uuid[37];
+    zkl__uuid_text(n->uuid, uuid);
+    snprintf(buf, ZKL__NAME_BUF, "_c_%s-%s%010lld", uuid, zkl__cnode_kind(n), (long long)n->seq);
+    return buf;
+}
+
+const char *zkl__core_peer_name(const zkl__cnode *n, const zkl__peer *p, char buf[ZKL__NAME_BUF])
+{
+    char uuid[37];
+    zkl__uuid_text(p->uuid, uuid);
+    snprintf(buf, ZKL__NAME_BUF, "_c_%s-%s%010lld", uuid, zkl__cnode_kind(n), (long long)p->seq);
+    return buf;
+}
+
+bool zkl__core_peer(const zkl__cnode *n, const char *name, zkl__peer *p)
+{
+    char back[ZKL__NAME_BUF];
+    if (strlen(name) >= ZKL__NAME_BUF || strncmp(name, "_c_", 3) != 0 ||
+        zkl__uuid_parse(name + 3, p->uuid) != 0 || (p->seq = zkl__core_seq(name)) < 0)
+        return false;
+    /* exactly the name it stands for: our kind, lowercase, nothing more */
+    return strcmp(zkl__core_peer_name(n, p, back), name) == 0;
+}
+
+int32_t zkl__core_seq(const char *name)
+{
+    zkl__entry e;
+    return zkl__entry_parse(name, &e) == 0 && e.seq <= INT32_MAX ? (int32_t)e.seq : -1;
+}
+
 const char *zkl__core_full(const zkl__cnode *n, const char *name, char *buf)
 {
     size_t dl = n->dir->len, nl = strlen(name);
@@ -257,7 +297,8 @@ char *zkl__cnode_path(const zkl__cnode *n, const char *name, char *buf, size_t s
 {
     if (size < ZKL__MAX_PATH + 96)
         return NULL;
-    const char *nm = name ? name : n->name;
+    char own[ZKL__NAME_BUF];
+    const char *nm = name ? name : zkl__core_own(n, own);
     if (nm == NULL)
         return NULL;
     return (char *)zkl__core_full(n, nm, buf);
@@ -350,7 +391,8 @@ static size_t node_hash(const zkl__cnode *n)
 {
     size_t h = hash_str(FNV, n->dir->path);
     h = (h ^ (unsigned char)'/') * 1099511628211u;
-    return hash_str(h, n->name);
+    char own[ZKL__NAME_BUF];
+    return hash_str(h, zkl__core_own(n, own));
 }
 
 static void held_grow(struct zkl__core *k)
@@ -361,9 +403,9 @@ static void held_grow(struct zkl__core *k)
         return; /* keep the smaller table: only slower */
     for (size_t i = 0; i < k->held_buckets; i++)
         for (zkl__cnode *n = k->held[i], *next; n; n = next) {
-            next = n->hnext;
+            next = n->rnext;
             zkl__cnode **b = &t[node_hash(n) & (nb - 1)];
-            n->hnext = *b;
+            n->rnext = *b;
             *b = n;
         }
     free(k->held);
@@ -384,9 +426,9 @@ static void unroute(zkl__cnode *n)
     case ZKL__RT_HELD: {
         zkl__cnode **p = &k->held[node_hash(n) & (k->held_buckets - 1)];
         while (*p != n)
-            p = &(*p)->hnext;
-        *p = n->hnext;
-        n->hnext = NULL;
+            p = &(*p)->rnext;
+        *p = n->rnext;
+        n->rnext = NULL;
         k->held_count--;
         break;
     }
@@ -406,7 +448,7 @@ void zkl__core_route(zkl__cnode *n, enum zkl__core_route to)
     if (to == ZKL__RT_HELD) {
         if (k->held_count >= k->held_buckets)
             held_grow(k);
-        if (k->held_buckets == 0 || n->name == NULL)
+        if (k->held_buckets == 0 || n->seq < 0)
             return;
     }
     unroute(n);
@@ -419,7 +461,7 @@ void zkl__core_route(zkl__cnode *n, enum zkl__core_route to)
         break;
     case ZKL__RT_HELD: {
         zkl__cnode **b = &k->held[node_hash(n) & (k->held_buckets - 1)];
-        n->hnext = *b;
+        n->rnext = *b;
         *b = n;
         k->held_count++;
         break;
@@ -440,8 +482,9 @@ void zkl__core_watch_event(struct zkl__core *k, int wtype, const char *path, int
     zkl__cnode *first = k->watching;
     if (k->held_count > 0) {
         zkl__cnode *n = k->held[hash_str(FNV, path) & (k->held_buckets - 1)];
-        while (n != NULL && !zkl__core_is_child(n, path, n->name))
-            n = n->hnext;
+        char own[ZKL__NAME_BUF];
+        while (n != NULL && !zkl__core_is_child(n, path, zkl__core_own(n, own)))
+            n = n->rnext;
         if (n != NULL)
             zkl__cnode_on(n, &ev);
     }

@@ -126,6 +126,15 @@ char *zkl__core_strdup(struct zkl__core *k, const char *s);
 int zkl__core_send(zkl__cnode *n, zkl__act *a);
 /* Tell the shell something that sends nothing. */
 void zkl__core_tell(zkl__cnode *n, enum zkl__act_type type);
+/* A node name's room: "_c_", a uuid, "-", a kind and 10 digits. */
+#define ZKL__NAME_BUF 160
+/* Our node's name into buf, or NULL while its sequence is not known. */
+const char *zkl__core_own(const zkl__cnode *n, char buf[ZKL__NAME_BUF]);
+/* The sequence of a name of ours (its last 10 digits), or -1. */
+int32_t zkl__core_seq(const char *name);
+/* `name` as a peer of n's kind, if it is one exactly (true), and back. */
+bool zkl__core_peer(const zkl__cnode *n, const char *name, zkl__peer *p);
+const char *zkl__core_peer_name(const zkl__cnode *n, const zkl__peer *p, char buf[ZKL__NAME_BUF]);
 /* The full path of `name` in n's lock path, in buf (ZKL__MAX_PATH + 96). */
 const char *zkl__core_full(const zkl__cnode *n, const char *name, char *buf);
 /* Whether `path` names `name` in n's lock path. */
@@ -183,6 +192,8 @@ enum zkl__step zkl__walk_back(zkl__cnode *n, int slot);
 void zkl__watch_own(zkl__cnode *n);
 /* Watch `name` in slot (NULL: none). false without memory. */
 bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name);
+/* The name watched in slot, or NULL (formatted into buf if need be). */
+const char *zkl__watch_name(const zkl__cnode *n, int slot, char buf[ZKL__NAME_BUF]);
 void zkl__watch_off(zkl__cnode *n); /* slots and group */
 bool zkl__watch_group(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self);
 void zkl__watch_group_clear(zkl__cnode *n);
