@@ -3,7 +3,9 @@
 #   1. install what is missing (apt-get), build with -Werror;
 #   2. every Check suite and script test against a real ZooKeeper
 #      (make check under tests/with-zk.sh);
-#   3. the fault tests (make check-faults, their own 3-node ensemble); the
+#   3. the fault tests (make check-faults, their own 3-node ensemble); TLS
+#      and SASL (make check-secure, in build-tls: zkl on a libzookeeper_mt that
+#      scripts/build-zookeeper-client.sh builds with both); the
 #      nemesis (make check-nemesis: random faults in a network namespace of
 #      its own, skipped without root); the libFuzzer targets (tests/fuzz);
 #      the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer;
@@ -71,6 +73,36 @@ stage_result() {
     return 1
 }
 
+step "TLS and SASL (libzookeeper_mt built with OpenSSL and Cyrus SASL from Debian's source; a server with a TLS port and SASL users, one with TLS only, Curator over TLS; Kerberos with a local KDC)"
+# scripts/build-zookeeper-client.sh builds the client once per build tree
+# (about a minute); zkl is built on it in build-tls. Skipped, and said so,
+# only when that client cannot be built here.
+out=$top/build/check-secure.out
+zkc=$top/build-tls/zookeeper
+rc=0
+if "$top/scripts/build-zookeeper-client.sh" "$zkc" >"$out" 2>&1; then
+    cat "$out"
+    # Configured for this client (again, if for another), and only what
+    # check-secure runs is built.
+    mkdir -p "$top/build-tls"
+    if ! grep -q -- "--with-zookeeper=$zkc" "$top/build-tls/config.status" 2>/dev/null; then
+        (cd "$top/build-tls" && "$top/configure" -q --enable-werror --with-zookeeper="$zkc")
+    fi
+    make -C "$top/build-tls" -s -j"$(nproc)" check-secure || rc=$?
+else
+    cat "$out"
+    echo "secure: SKIP: the ZooKeeper C client with TLS and SASL could not be built (see above)" |
+        tee -a "$out"
+fi
+if grep -q '^secure: SKIP' "$out"; then
+    stage_result "$out" 0
+    secure_logs=("$out")
+else
+    secure_logs=("$top/build-tls/tests/check_secure.log" "$top/build-tls/tests/cli/test-secure.log"
+        "$top/build-tls/tests/cli/test-gssapi.log")
+    ((rc == 0)) || { show_failures "$top/build-tls"; false; }
+fi
+
 step "nemesis (private network namespace, 3-node ensemble: a follower cut from the leader under a holder; two seeded schedules of random partitions, one-way drops, delay and loss, pauses, kills, ${NEMESIS_SECONDS:-75} s each)"
 rc=0
 # The full run replays fixed schedules (a random one each time would make
@@ -129,4 +161,4 @@ step "all passed"
 # The Check suites and script tests of make check and check-faults (the
 # sanitizer, valgrind and distcheck stages ran the same tests again).
 "$top/scripts/count-tests.sh" "$top/build" "$top/build/check-faults.out" \
-    "$top/build/check-nemesis.out" "$top/build/check-fuzz.out"
+    "$top/build/check-nemesis.out" "$top/build/check-fuzz.out" "${secure_logs[@]}"

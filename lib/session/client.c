@@ -215,7 +215,9 @@ int zkl__client_start_handle(zkl_client *c)
 {
     int64_t started = zkl__now_ns();
     pthread_mutex_lock(&reg_mu);
-    zhandle_t *zh = zookeeper_init(c->hosts, session_watcher, c->timeout_ms, NULL, NULL, 0);
+    /* With the client's TLS or SASL settings, the same for a re-opened
+     * session as for the first. */
+    zhandle_t *zh = zkl__secure_handle(c->secure, c->hosts, session_watcher, c->timeout_ms);
     if (zh == NULL) {
         pthread_mutex_unlock(&reg_mu);
         return errno == ENOMEM ? ZKL_ENOMEM : ZKL_EINVAL;
@@ -254,8 +256,14 @@ static zkl_client *client_alloc(const zkl_client_opts *o)
     c->max_request = o ? o->max_request : ZKL__MAX_REQUEST_DEFAULT;
     c->metrics_off = o ? !o->metrics : 0;
     c->lost_requests = o ? o->lost_requests : 0;
-    if (o && o->digest && (c->digest = strdup(o->digest)) == NULL)
+    if (o && zkl__options_copy(c, o) != 0) {
+        zkl__options_drop(c);
         goto fail_dg;
+    }
+    if (o && o->digest && (c->digest = strdup(o->digest)) == NULL) {
+        zkl__options_drop(c);
+        goto fail_dg;
+    }
     char host[64] = "?";
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
@@ -285,6 +293,7 @@ static void client_destroy(zkl_client *c)
         memset(c->digest, 0, strlen(c->digest));
         free(c->digest);
     }
+    zkl__options_drop(c);
     free(c->hosts);
     pthread_rwlock_destroy(&c->hlock);
     pthread_cond_destroy(&c->cv);
@@ -377,10 +386,9 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
 {
     if (hosts == NULL || hosts[0] == '\0' || session_timeout_ms <= 0 || out == NULL)
         return ZKL_EINVAL;
-    /* The creator-only ACL names the authenticated identity: without one
-     * the server would refuse every create (ZINVALIDACL). */
-    if (opts != NULL && opts->acl == ZKL_ACL_CREATOR && opts->digest == NULL)
-        return ZKL_EINVAL;
+    int rc = opts != NULL ? zkl__options_check(opts) : 0;
+    if (rc != 0)
+        return rc;
     /* The log is the process's: silence it once, unless this client's
      * program asked to keep its own settings. */
     static pthread_once_t quiet = PTHREAD_ONCE_INIT;
@@ -391,7 +399,7 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
         return ZKL_ENOMEM;
     c->owns_zh = 1;
     c->timeout_ms = session_timeout_ms;
-    int rc = ZKL_ENOMEM;
+    rc = ZKL_ENOMEM;
     if ((c->hosts = strdup(hosts)) == NULL)
         goto fail;
     if ((rc = client_register(c)) != 0)
@@ -402,17 +410,14 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
         goto fail_reg;
     }
     /* Wait for the first session; about one session timeout, as
-     * libzookeeper_mt tries the servers in turn. */
+     * libzookeeper_mt tries the servers in turn, unless the servers say
+     * sooner why none can come (lib/session/probe.c). */
     int64_t deadline = zkl__now_ns() + (int64_t)session_timeout_ms * 1000000;
     pthread_mutex_lock(&c->mu);
-    while (c->state == ZKL_STATE_CONNECTING && !c->auth_failed &&
-           zkl__cond_wait(&c->cv, &c->mu, deadline) == 0)
-        ;
-    int ok = c->state == ZKL_STATE_CONNECTED && !c->auth_failed;
-    rc = c->auth_failed ? ZKL_ENOAUTH : ZKL_ECONNLOSS;
+    rc = zkl__probe_first_session(c, deadline);
     c->ev_head = c->ev_tail; /* listeners come later: nothing to deliver */
     pthread_mutex_unlock(&c->mu);
-    if (!ok)
+    if (rc != 0)
         goto fail_zh;
     if ((rc = check_chroot(c)) != 0)
         goto fail_zh;
