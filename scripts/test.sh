@@ -20,7 +20,8 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 quick=no
 [ "${1:-}" = --quick ] && quick=yes
 
-step() { printf '\n==== %s\n' "$*"; }
+# Each step says when it starts, in seconds from the start of the run.
+step() { printf '\n==== %s [%d s]\n' "$*" "$SECONDS"; }
 
 # What failed, at the end of the output, where a CI log shows it: for each
 # failing test under build tree $1, its failure lines and the end of its log.

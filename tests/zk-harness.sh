@@ -600,7 +600,7 @@ launch_node() { # I
     local i=$1 nd c q e
     local -a jvm_flags extra=()
     nd=$DIR/node$i
-    read -r c q e <"$nd/ports"
+    read -r c q e _s <"$nd/ports"
     read -r -a jvm_flags <<<"${ZKL_ZK_JVM_FLAGS:-$DEFAULT_JVM_FLAGS}"
     if [[ -n ${ZKL_ZK_JVM_EXTRA:-} ]]; then
         read -r -a extra <<<"$ZKL_ZK_JVM_EXTRA"
