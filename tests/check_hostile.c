@@ -959,9 +959,11 @@ static void lock_path_deleted(enum kind k)
     struct history h = {.n = 0};
     pthread_mutex_init(&h.mu, NULL);
     for (int round = 0; round < 2; round++) {
-        /* Until one that was not looked at yet is done. */
+        /* Until one that was not looked at yet is done (none left, as
+         * when both were done in the first round: on at once). */
         int64_t end = tu_now_ms() + 15000;
         while (tu_now_ms() < end &&
+               (atomic_load(&w[0].release) == 0 || atomic_load(&w[1].release) == 0) &&
                !(waiter_done(&w[0]) && atomic_load(&w[0].release) == 0) &&
                !(waiter_done(&w[1]) && atomic_load(&w[1].release) == 0))
             usleep(2000);

@@ -62,6 +62,17 @@ char *tu_path(const char *leaf);
 /* Wait until `path` has exactly `want` children; false if it has not
  * within `timeout_ms`. */
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms);
+/* Ephemeral nodes at or below `path` (tu_fixture_zk): contenders, whatever
+ * a recipe's layout (a semaphore's node and a multi-lock's member paths are
+ * persistent). */
+int tu_contenders(const char *path);
+/* Delete them, as someone else would; returns how many went. */
+int tu_delete_contenders(const char *path);
+/* Wait until there are `want` of them (a semaphore's gate node goes a
+ * moment after its acquire returns), or more than `base`; or fail the
+ * test. */
+void tu_expect_contenders(const char *path, int want);
+void tu_wait_contenders_above(const char *path, int base);
 /* Whether session `session` has a watch on `path` at any server of
  * tu_hosts() (the four-letter command wchp): a waiter is known to wait
  * once its watch is set, which a listing of the lock path cannot show. */
@@ -82,6 +93,9 @@ int tu_wait_exit(pid_t pid, int timeout_ms);
 int tu_run(Suite *s);
 /* A test case with a timeout large enough for ZooKeeper work. */
 TCase *tu_tcase(const char *name, int timeout_s);
+/* Adds `test` to `tc` for row i of a suite's table alone (_i in the test),
+ * so that its result carries the row's test case name. */
+void tu_add_row(TCase *tc, const TTest *test, int i);
 
 
 /* The public token and session-id calls give a value through an out
