@@ -448,6 +448,17 @@ static bool joiners_at(void *arg)
     return atomic_load(&t->j->done) >= t->n;
 }
 
+struct listed {
+    zkl_client *c;
+    uint64_t want;
+};
+
+static bool listed_at_least(void *arg)
+{
+    struct listed *l = arg;
+    return listings(&l->c, 1) >= l->want;
+}
+
 /* Waiters of one session on one lock path share their listings: while one
  * is in flight, those who ask wait for the next. Joined while the server is
  * paused (no answer can come in between), JOINERS waiters take two
@@ -469,6 +480,12 @@ START_TEST(test_waiters_of_one_session_share_their_listings)
         ck_assert_int_eq(zkl_mutex_acquire_async(m, 60000, joiner_cb, &j, &rs[i]), 0);
     harness_node("resume-node");
     ck_assert(tu_wait_children(tu_fixture_zk, p, JOINERS + 1, 30000));
+    /* The second listing is sent once the first answers, a moment after
+     * the nodes show: wait for it, then let anything that would follow it
+     * be sent too before counting. */
+    struct listed two = {c, s0.listings + 2};
+    ck_assert(tu_wait_until(listed_at_least, &two, 30000));
+    drain(&c, 1);
     ck_assert_int_eq(zkl_client_get_stats(c, &s1), 0);
     ck_assert_uint_eq(s1.listings - s0.listings, 2);
     ck_assert_int_eq(atomic_load(&j.done), 0);
