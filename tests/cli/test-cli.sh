@@ -19,9 +19,9 @@ ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
 [[ -x $ZKL ]] || { echo "no zkl binary at $ZKL" >&2; exit 99; }
 export ZKL_SERVERS=$ZKL_TEST_HOSTS
 root=/zkl-cli-test/$$
-zkcli=${ZKL_ZKCLI:-/usr/share/zookeeper/bin/zkCli.sh}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-cli.XXXXXX")
 pids=()
+root_cleanup=1
 failures=0
 passes=0
 
@@ -33,9 +33,7 @@ cleanup() {
     rm -rf -- "$tmp"
     # Lock parents are containers and go by themselves; a semaphore's node
     # is persistent.
-    if [[ -x $zkcli ]]; then
-        "$zkcli" -server "$ZKL_TEST_HOSTS" deleteall "$root" >/dev/null 2>&1
-    fi
+    [[ -z $root_cleanup ]] || python3 "$here/zknode.py" "$ZKL_TEST_HOSTS" deleteall "$root" >/dev/null 2>&1
 }
 trap cleanup EXIT
 
@@ -66,10 +64,6 @@ start_zkl() {
     pids+=("$bg")
 }
 
-# contenders PATH: the number of contenders, from holders --json.
-contenders() {
-    "$ZKL" holders --json "$1" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["contenders"]))'
-}
 contenders_are() { [[ $(contenders "$1") == "$2" ]]; }
 
 fail() {
@@ -338,7 +332,7 @@ test_command_is_terminated_when_zookeeper_stays_unreachable() {
 
 # Run by the test above, with a server of its own, which it kills.
 private_command_ends_when_servers_are_gone() {
-    zkcli= # the server will be gone: no cleanup there
+    root_cleanup= # the server will be gone: no cleanup there
     start_zkl lock --session-timeout 2000 --kill-after 1 /gone sh -c "trap 'touch \"$tmp/gone.term\"; exit 3' TERM; touch '$tmp/gone.started'; while :; do sleep 0.05; done"
     local z=$bg
     wait_for 20 test -e "$tmp/gone.started" || fail "command never ran"

@@ -42,11 +42,7 @@ packets() { # node index: zk_packets_received of that node
     "$H" mntr "$D" "$1" 2>/dev/null | awk '$1 == "zk_packets_received" {print $2}'
 }
 
-contenders() {
-    "$ZKL" holders -S "$1" --json "$2" 2>/dev/null |
-        python3 -c 'import json,sys; print(len(json.load(sys.stdin)["contenders"]))' 2>/dev/null
-}
-contenders_are() { [[ $(contenders "$1" "$2") == "$3" ]]; }
+contenders_are() { [[ $(contenders -S "$1" "$2" 2>/dev/null) == "$3" ]]; }
 
 failures=0
 for ((t = 1; t <= trials; t++)); do

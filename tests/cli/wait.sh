@@ -16,3 +16,12 @@ wait_for() {
         sleep 0.05
     done
 }
+
+# contenders [ZKL HOLDERS OPTIONS...] PATH: the number of contenders of PATH
+# by `$ZKL holders --json` (a line each); nothing and status 1 if it fails.
+# Counted without a JSON parser: the waits call it every 50 ms.
+contenders() {
+    local out
+    out=$("$ZKL" holders --json "$@") || return 1
+    printf '%s\n' "$out" | grep -c '"position": '
+}
