@@ -20,16 +20,12 @@ ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
 export ZKL_SERVERS=$ZKL_TEST_HOSTS
 root=/zkl-cli-test/$$
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-cli.XXXXXX")
-pids=()
 root_cleanup=1
 failures=0
 passes=0
 
 cleanup() {
-    local p
-    for p in "${pids[@]}"; do
-        kill -KILL "$p" 2>/dev/null
-    done
+    kill_jobs
     rm -rf -- "$tmp"
     # Lock parents are containers and go by themselves; a semaphore's node
     # is persistent.
@@ -61,7 +57,6 @@ start_zkl() {
     # must come when the test closes it.
     env --default-signal=INT "$ZKL" "$@" 7>&- &
     bg=$!
-    pids+=("$bg")
 }
 
 contenders_are() { [[ $(contenders "$1") == "$2" ]]; }
@@ -314,7 +309,6 @@ test_command_is_terminated_when_the_session_expires() {
     "$ZKL" lock --session-timeout 1000 --kill-after 0 --lost-exit-code 9 "$p" \
         sh -c "touch '$tmp/exp2.started'; while :; do sleep 0.05; done" &
     z=$!
-    pids+=("$z")
     wait_for 20 test -e "$tmp/exp2.started" || fail "second command never ran"
     kill -STOP "$z"
     wait_for 30 contenders_are "$p" 0 || fail "the second session never expired"
@@ -553,7 +547,6 @@ start_hold() {
     mkfifo "$tmp/$name.in"
     env --default-signal=INT "$ZKL" lock "$@" <"$tmp/$name.in" >"$tmp/$name.out" &
     bg=$!
-    pids+=("$bg")
     exec 7>"$tmp/$name.in"
     wait_for 20 test -s "$tmp/$name.out" || fail "hold mode printed nothing"
 }

@@ -14,9 +14,8 @@ ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
 [[ -x $ZKL ]] || { echo "no zkl binary at $ZKL" >&2; exit 99; }
 export ZKL_SERVERS=$ZKL_TEST_HOSTS
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-revoke.XXXXXX")
-pids=()
 cleanup() {
-    for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    kill_jobs
     rm -rf -- "$tmp"
 }
 trap cleanup EXIT
@@ -36,7 +35,6 @@ for mode in "" -x -s; do
     "$ZKL" lock $mode --revocable "$p" sh -c 'echo started >"$0"; exec sleep 60' "$tmp/started$mode" \
         2>"$tmp/err$mode" &
     z=$!
-    pids+=("$z")
     if ! wait_for 20 held "$p"; then not_ok "--revocable $mode: never held"; continue; fi
     wait_for 10 test -s "$tmp/started$mode"
     "$ZKL" revoke "$p" >/dev/null || not_ok "zkl revoke $mode gave $?"
@@ -61,7 +59,6 @@ p=$base/hold
 mkfifo "$tmp/hold.in"
 "$ZKL" lock --revocable "$p" <"$tmp/hold.in" >"$tmp/hold.out" 2>"$tmp/hold.err" &
 z=$!
-pids+=("$z")
 exec 7>"$tmp/hold.in"
 if wait_for 20 held "$p"; then
     "$ZKL" revoke "$p" >/dev/null
@@ -82,7 +79,6 @@ exec 7>&-
 p=$base/stubborn
 "$ZKL" lock "$p" sleep 60 2>/dev/null &
 z=$!
-pids+=("$z")
 if wait_for 20 held "$p"; then
     "$ZKL" revoke "$p" >/dev/null
     # the request is in the node at once; give a holder that would hear it
@@ -112,7 +108,6 @@ if command -v java >/dev/null 2>&1 && "$here/../../bench/build-java.sh" --classp
     p=$base/curator
     "$ZKL" lock --revocable "$p" sleep 60 2>"$tmp/cur.err" &
     z=$!
-    pids+=("$z")
     if wait_for 20 held "$p"; then
         t0=$(now_ms)
         if "$worker" --servers "$ZKL_TEST_HOSTS" --path "$p" --mode revoker --iterations 0 \

@@ -25,3 +25,14 @@ contenders() {
     out=$("$ZKL" holders --json "$@") || return 1
     printf '%s\n' "$out" | grep -c '"position": '
 }
+
+# kill_jobs: SIGKILL to this shell's background jobs that still run. Never
+# to a pid recorded when the job started: once that job was waited for, the
+# pid may be another process's (pids wrap around: 32768 here, and a run
+# starts tens of thousands of processes).
+kill_jobs() {
+    local p
+    for p in $(jobs -rp); do
+        kill -KILL "$p" 2>/dev/null
+    done
+}
