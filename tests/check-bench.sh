@@ -14,7 +14,8 @@ if [ -z "${ZKL_BENCH_SERVER:-}" ]; then
 fi
 bench=$builddir/tools/zkl-bench
 [ -x "$bench" ] || { echo "no $bench"; exit 1; }
-py=$(command -v python3 || true)
+py=/usr/bin/python3 # Debian's, not a wrapper earlier on PATH
+[ -x "$py" ] || py=$(command -v python3 || true)
 [ -n "$py" ] || { echo "python3 is needed to read the JSON"; exit 77; }
 
 out=$(mktemp)

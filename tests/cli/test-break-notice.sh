@@ -34,7 +34,7 @@ z=$!
 wait_for 20 test -e "$tmp/started" || fail "the command never started"
 "$ZKL" break "$p" >/dev/null || fail "break gave $?"
 end=$(($(now_ms) + 10000))
-while kill -0 "$z" 2>/dev/null && (($(now_ms) < end)); do sleep 0.05; done
+while kill -0 "$z" 2>/dev/null && (($(now_ms) < end)); do nap 0.05; done
 if kill -0 "$z" 2>/dev/null; then
     fail "the broken holder did not notice within 10 s"
 else
@@ -52,7 +52,7 @@ exec 7>"$tmp/in"
 wait_for 20 test -s "$tmp/out" || fail "hold mode printed nothing"
 "$ZKL" break "$p" >/dev/null || fail "break gave $?"
 end=$(($(now_ms) + 10000))
-while kill -0 "$z" 2>/dev/null && (($(now_ms) < end)); do sleep 0.05; done
+while kill -0 "$z" 2>/dev/null && (($(now_ms) < end)); do nap 0.05; done
 if kill -0 "$z" 2>/dev/null; then
     fail "the broken holder (hold mode) did not notice within 10 s"
 else

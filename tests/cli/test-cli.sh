@@ -39,11 +39,7 @@ trap cleanup EXIT
 # set $status to its exit status; 1 if it still runs after SECONDS.
 status=
 wait_exit() {
-    local end=$(($(now_ms) + $1 * 1000))
-    while kill -0 "$2" 2>/dev/null; do
-        (($(now_ms) < end)) || return 1
-        sleep 0.05
-    done
+    wait_for "$1" gone "$2" || return 1
     wait "$2"
     status=$?
 }

@@ -80,7 +80,7 @@ for ((t = 1; t <= trials; t++)); do
     paused=$f
     wait_for 60 test -e "$tmp/waiter.start" || { echo "not ok - trial $t: the waiter never ran"; failures=$((failures + 1)); }
     end=$(($(now_ms) + 20000))
-    while kill -0 "$holder" 2>/dev/null && (($(now_ms) < end)); do sleep 0.05; done
+    while kill -0 "$holder" 2>/dev/null && (($(now_ms) < end)); do nap 0.05; done
     wait "$holder"
     hrc=$?
     wait "$waiter"

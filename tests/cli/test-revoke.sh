@@ -25,7 +25,6 @@ not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
 
 . "$here/wait.sh"
 held() { "$ZKL" holders "$1" 2>/dev/null | grep -q holds; }
-gone() { ! kill -0 "$1" 2>/dev/null; }
 
 base=/zkl-revoke-test/$$
 
@@ -84,7 +83,7 @@ if wait_for 20 held "$p"; then
     # the request is in the node at once; give a holder that would hear it
     # the same time the revocable ones needed, then check it still holds
     sleep_until=$(($(now_ms) + 2000))
-    while (($(now_ms) < sleep_until)); do kill -0 "$z" || break; sleep 0.1; done
+    while (($(now_ms) < sleep_until)); do kill -0 "$z" || break; nap 0.1; done
     if kill -0 "$z" 2>/dev/null && held "$p"; then
         ok "a holder without --revocable keeps the lock"
     else
