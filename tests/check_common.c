@@ -48,12 +48,6 @@ static bool not_held(void *arg)
     return zkl_lock_is_held(((struct obj *)arg)->lock) == 0;
 }
 
-static bool client_connected(void *arg)
-{
-    int st = zkl_client_state(arg);
-    return st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED;
-}
-
 static void wait_lost_calls(struct lost_log *l, int n)
 {
     int64_t end = tu_now_ms() + PROMPT_MS;
@@ -214,7 +208,7 @@ START_TEST(test_session_expiry_loses_the_hold_and_tells_once)
     if (r->object_survives_release)
         ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ENOTHELD);
     /* The client opens a new session by itself; new work goes on. */
-    ck_assert(tu_wait_until(client_connected, c, 15000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 15000));
     ck_assert_int_ne(tu_client_session_id(c), old_sid);
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
     ck_assert_int_eq(zkl_lock_release(o.lock), 0);
@@ -266,7 +260,7 @@ START_TEST(test_lost_callback_is_told_once_per_lost_hold_until_removed)
     ck_assert_int_eq(lost_token(&l), t1);
     ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ELOST);
     /* A hold of the client's next session, lost again: told once more. */
-    ck_assert(tu_wait_until(client_connected, c, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 30000));
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
     int64_t t2 = r->token(&o);
     ck_assert_int_gt(t2, t1);
@@ -279,12 +273,12 @@ START_TEST(test_lost_callback_is_told_once_per_lost_hold_until_removed)
     ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ELOST);
     /* Removed, the callback is not called any more. */
     ck_assert_int_eq(r->set_lost(&o, NULL), 0);
-    ck_assert(tu_wait_until(client_connected, c, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 30000));
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
     tu_expire_session(c);
     ck_assert(tu_wait_until(not_held, &o, 30000));
     ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ELOST);
-    ck_assert(tu_wait_until(client_connected, c, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 30000));
     ck_assert_int_eq(lost_calls(&l), 2);
     obj_close(&o);
     zkl_client_close(c);

@@ -219,6 +219,20 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* What the readers and writers saw: all readers inside at once, never a
+ * writer beside anyone, every write counted, tokens increasing; and no
+ * node left. */
+static void shared_and_excluded(const struct rw_shared *s, int readers, long writes,
+                                const char *p)
+{
+    ck_assert_int_eq(s->rendezvous_failed, 0);
+    ck_assert_int_eq(s->max_readers, readers); /* all readers were inside at once */
+    ck_assert_int_eq(s->violations, 0);
+    ck_assert_int_eq(s->counter, writes);
+    ck_assert_int_eq(s->token_errors, 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+}
+
 START_TEST(test_rwlock_threads_share_reads_and_writers_exclude_everyone)
 {
     zkl_client *c = tu_client(10000);
@@ -236,12 +250,7 @@ START_TEST(test_rwlock_threads_share_reads_and_writers_exclude_everyone)
         pthread_join(t[i], NULL);
         ck_assert_msg(w[i].rc == 0, "worker %d failed", i);
     }
-    ck_assert_int_eq(s.rendezvous_failed, 0);
-    ck_assert_int_eq(s.max_readers, T_READERS); /* all readers were inside at once */
-    ck_assert_int_eq(s.violations, 0);
-    ck_assert_int_eq(s.counter, T_WRITERS * T_ITER);
-    ck_assert_int_eq(s.token_errors, 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    shared_and_excluded(&s, T_READERS, T_WRITERS * T_ITER, p);
     zkl_rwlock_free(rw);
     zkl_client_close(c);
     free(p);
@@ -292,12 +301,7 @@ START_TEST(test_rwlock_processes_share_reads_and_writers_exclude_everyone)
         ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
         ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d failed: %d", i, st);
     }
-    ck_assert_int_eq(s->rendezvous_failed, 0);
-    ck_assert_int_eq(s->max_readers, P_READERS);
-    ck_assert_int_eq(s->violations, 0);
-    ck_assert_int_eq(s->counter, P_WRITERS * P_ITER);
-    ck_assert_int_eq(s->token_errors, 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    shared_and_excluded(s, P_READERS, P_WRITERS * P_ITER, p);
     munmap(s, sizeof *s);
     unlink(file);
     free(p);
@@ -309,11 +313,10 @@ END_TEST
 
 START_TEST(test_rwlock_reader_shares_at_once_and_writer_times_out_leaving_no_node)
 {
-    char *p = tu_path("timeouts");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
-    zkl_rwlock *ra, *rb;
-    ck_assert_int_eq(zkl_rwlock_new(a, p, &ra), 0);
-    ck_assert_int_eq(zkl_rwlock_new(b, p, &rb), 0);
+    struct rwset t;
+    rwset_open(&t, "timeouts", 2, 10000);
+    const char *p = t.p;
+    zkl_rwlock *ra = t.rw[0], *rb = t.rw[1];
 
     /* A writer holds: either side times out (check_common). A reader
      * holds: another reader gets in at once, a writer times out. */
@@ -330,12 +333,7 @@ START_TEST(test_rwlock_reader_shares_at_once_and_writer_times_out_leaving_no_nod
     ck_assert_int_eq(zkl_rwlock_read_release(ra), 0);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rb, 0), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rb), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_rwlock_free(ra);
-    zkl_rwlock_free(rb);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    free(p);
+    rwset_close(&t);
 }
 END_TEST
 

@@ -619,12 +619,6 @@ static bool lease_not_held(void *arg)
     return zkl_lease_is_held(arg) == 0;
 }
 
-static bool client_connected(void *arg)
-{
-    int st = zkl_client_state(arg);
-    return st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED;
-}
-
 START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
 {
     char *p = tu_path("expired");
@@ -660,7 +654,7 @@ START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
     ck_assert_int_eq(zoo_get(tu_fixture_zk, data, 0, buf, &len, NULL), ZOK);
     ck_assert_int_eq(buf[0], '1');
     /* a waiter whose own session expires gets ZKL_ELOST and leaves nothing */
-    ck_assert(tu_wait_until(client_connected, a, 15000));
+    ck_assert(tu_wait_until(tu_client_connected, a, 15000));
     struct blocked w2 = {.s = sa, .need = 1, .timeout = 60000};
     pthread_create(&t, NULL, blocked_main, &w2);
     ck_assert(tu_wait_until(kind_count_is, &waiting, 10000));

@@ -235,12 +235,6 @@ static bool suspended(void *arg)
     return st == ZKL_STATE_SUSPENDED || st == ZKL_STATE_LOST;
 }
 
-static bool connected_any(void *arg)
-{
-    int st = zkl_client_state(arg);
-    return st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED;
-}
-
 struct kids {
     zkl_client *c;
     const char *path;
@@ -285,7 +279,7 @@ START_TEST(test_try_once_without_a_connection_is_econnloss_at_once)
     ck_assert_int_lt(tu_now_ms() - ta, negotiated * 9 / 20 + 1500);
     ck_assert(suspended(c));
     server("resume");
-    ck_assert(tu_wait_until(connected_any, c, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 30000));
 
     /* (b) Known to be disconnected (the server is gone and the client saw
      * the connection drop; its session may live): every recipe's try once
@@ -305,8 +299,8 @@ START_TEST(test_try_once_without_a_connection_is_econnloss_at_once)
 
     /* Back on line (the same session, or a new one): nothing of the failed
      * tries stays, and a try once works again. */
-    ck_assert(tu_wait_until(connected_any, c, 30000));
-    ck_assert(tu_wait_until(connected_any, look, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, look, 30000));
     struct kids kp = {look, p}, kq = {look, q};
     ck_assert(tu_wait_until(no_kids, &kp, 15000));
     ck_assert(tu_wait_until(no_kids, &kq, 15000));

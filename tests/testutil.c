@@ -124,6 +124,12 @@ bool tu_wait_until(bool (*cond)(void *), void *arg, int timeout_ms)
     }
 }
 
+bool tu_client_connected(void *c)
+{
+    int st = zkl_client_state(c);
+    return st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED;
+}
+
 /* Counts the session events delivered to a handle (ctx: an int). */
 static void counting_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 {

@@ -29,6 +29,9 @@ int tu_children(zhandle_t *zh, const char *path);
 int tu_exists(zhandle_t *zh, const char *path);
 /* Poll `cond` until true or `timeout_ms` passed; returns the last value. */
 bool tu_wait_until(bool (*cond)(void *), void *arg, int timeout_ms);
+/* A condition for it: the client (arg) is connected, with a new session or
+ * its old one. */
+bool tu_client_connected(void *c);
 /* Make the server expire the session of `c` (another handle joins the
  * session with its id and password, then closes it). */
 void tu_expire_session(zkl_client *c);
