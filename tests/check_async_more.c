@@ -796,20 +796,19 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("async_more");
-    TCase *tc = tu_tcase("async_more", 300);
-    tu_add_fixture(tc, "async_more");
-    tcase_add_test(tc, test_semaphore_grant_many_then_wait_behind_full);
-    tcase_add_test(tc, test_semaphore_limit_mismatch_leaves_nothing);
-    tcase_add_test(tc, test_semaphore_hundreds_of_requests_never_exceed_the_limit);
-    tcase_add_test(tc, test_multilock_grant_mixed_members_then_release);
-    tcase_add_test(tc, test_multilock_all_or_nothing_on_timeout_and_cancel);
-    tcase_add_test(tc, test_multilock_refuses_user_locks_and_two_clients);
-    tcase_add_test(tc, test_multilock_cancellable_blocking);
-    tcase_add_test(tc, test_rwlock_and_semmutex_requests);
-    tcase_add_test(tc, test_thousands_on_distinct_paths);
-    tcase_add_test(tc, test_thousands_on_one_path_exclude_each_other);
-    tcase_add_test(tc, test_bad_arguments);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_semaphore_grant_many_then_wait_behind_full,
+        test_semaphore_limit_mismatch_leaves_nothing,
+        test_semaphore_hundreds_of_requests_never_exceed_the_limit,
+        test_multilock_grant_mixed_members_then_release,
+        test_multilock_all_or_nothing_on_timeout_and_cancel,
+        test_multilock_refuses_user_locks_and_two_clients,
+        test_multilock_cancellable_blocking,
+        test_rwlock_and_semmutex_requests,
+        test_thousands_on_distinct_paths,
+        test_thousands_on_one_path_exclude_each_other,
+        test_bad_arguments,
+        NULL,
+    };
+    return tu_run_zk_case("async_more", 300, tests);
 }

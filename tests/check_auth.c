@@ -272,14 +272,13 @@ int main(int argc, char **argv)
     if (argc == 4 && strcmp(argv[1], "--secret-child") == 0)
         return secret_child(argv[2], argv[3]);
     self_path = argv[0];
-    Suite *s = suite_create("auth");
-    TCase *tc = tu_tcase("auth", 60);
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_client_without_credentials_gets_enoauth_on_a_protected_lock);
-    tcase_add_test(tc, test_missing_lock_path_under_a_protected_parent_is_enoauth);
-    tcase_add_test(tc, test_open_acl_lock_works_for_everyone_with_or_without_auth);
-    tcase_add_test(tc, test_bad_auth_options_are_einval);
-    tcase_add_test(tc, test_credentials_never_show_in_nodes_messages_or_logs);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_client_without_credentials_gets_enoauth_on_a_protected_lock,
+        test_missing_lock_path_under_a_protected_parent_is_enoauth,
+        test_open_acl_lock_works_for_everyone_with_or_without_auth,
+        test_bad_auth_options_are_einval,
+        test_credentials_never_show_in_nodes_messages_or_logs,
+        NULL,
+    };
+    return tu_run_case("auth", 60, setup, teardown, tests);
 }

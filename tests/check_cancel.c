@@ -222,12 +222,11 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("cancel");
-    TCase *tc = tu_tcase("cancel", 90);
-    tu_add_fixture(tc, "cancel");
-    tcase_add_test(tc, test_cancel_wakes_waiters_of_every_recipe_at_once);
-    tcase_add_test(tc, test_cancel_leaves_holds_in_place_and_they_release);
-    tcase_add_test(tc, test_cancel_of_null_is_einval);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_cancel_wakes_waiters_of_every_recipe_at_once,
+        test_cancel_leaves_holds_in_place_and_they_release,
+        test_cancel_of_null_is_einval,
+        NULL,
+    };
+    return tu_run_zk_case("cancel", 90, tests);
 }

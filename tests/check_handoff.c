@@ -468,18 +468,17 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("handoff");
-    TCase *tc = tu_tcase("handoff", 180);
-    tu_add_fixture(tc, "handoff");
-    tcase_add_test(tc, test_prefetch_mutex_excludes_eight_sessions_releasing_at_once);
-    tcase_add_test(tc, test_default_mutex_excludes_eight_sessions_releasing_at_once);
-    tcase_add_test(tc, test_prefetch_waiters_behind_quitters_wait_for_the_holder);
-    tcase_add_test(tc, test_default_waiters_behind_quitters_wait_for_the_holder);
-    tcase_add_test(tc, test_client_holding_many_locks_still_routes_each_handoff);
-    tcase_add_test(tc, test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thread);
-    tcase_add_test(tc, test_acquires_alone_wait_once_another_client_holds);
-    tcase_add_test(tc, test_lock_path_made_anew_with_the_expected_numbers_is_not_trusted);
-    tcase_add_test(tc, test_lock_path_is_created_whether_its_parent_exists_or_not);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_prefetch_mutex_excludes_eight_sessions_releasing_at_once,
+        test_default_mutex_excludes_eight_sessions_releasing_at_once,
+        test_prefetch_waiters_behind_quitters_wait_for_the_holder,
+        test_default_waiters_behind_quitters_wait_for_the_holder,
+        test_client_holding_many_locks_still_routes_each_handoff,
+        test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thread,
+        test_acquires_alone_wait_once_another_client_holds,
+        test_lock_path_made_anew_with_the_expected_numbers_is_not_trusted,
+        test_lock_path_is_created_whether_its_parent_exists_or_not,
+        NULL,
+    };
+    return tu_run_zk_case("handoff", 180, tests);
 }

@@ -590,20 +590,19 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("metrics");
-    TCase *tc = tu_tcase("metrics", 120);
-    tu_add_fixture(tc, "metrics");
-    tcase_add_test(tc, test_acquire_and_release_count_once_each);
-    tcase_add_test(tc, test_timeouts_and_a_handoff);
-    tcase_add_test(tc, test_cancel_counts_waiting_and_later_attempts);
-    tcase_add_test(tc, test_a_hold_lost_with_its_session_counts_once);
-    tcase_add_test(tc, test_lock_paths_are_counted_apart);
-    tcase_add_test(tc, test_semaphore_handoff_and_a_wrong_limit);
-    tcase_add_test(tc, test_multilock_members_and_rwlock_sides_count_per_path);
-    tcase_add_test(tc, test_prometheus_text_says_what_the_structs_say);
-    tcase_add_test(tc, test_a_small_buffer_gets_the_needed_size);
-    tcase_add_test(tc, test_null_arguments_and_versions_are_refused);
-    tcase_add_test(tc, test_metrics_off_count_nothing);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_acquire_and_release_count_once_each,
+        test_timeouts_and_a_handoff,
+        test_cancel_counts_waiting_and_later_attempts,
+        test_a_hold_lost_with_its_session_counts_once,
+        test_lock_paths_are_counted_apart,
+        test_semaphore_handoff_and_a_wrong_limit,
+        test_multilock_members_and_rwlock_sides_count_per_path,
+        test_prometheus_text_says_what_the_structs_say,
+        test_a_small_buffer_gets_the_needed_size,
+        test_null_arguments_and_versions_are_refused,
+        test_metrics_off_count_nothing,
+        NULL,
+    };
+    return tu_run_zk_case("metrics", 120, tests);
 }

@@ -1049,22 +1049,21 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("multilock");
-    TCase *tc = tu_tcase("multilock", 120);
-    tu_add_fixture(tc, "multilock");
-    tcase_add_test(tc, test_multilock_acquires_in_path_order_and_releases_in_reverse);
-    tcase_add_test(tc, test_multilock_two_processes_with_opposite_orders_never_deadlock);
-    tcase_add_test(tc, test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere);
-    tcase_add_test(tc, test_multilock_member_failure_releases_what_the_call_took);
-    tcase_add_test(tc, test_multilock_timeout_bounds_the_whole_call);
-    tcase_add_test(tc, test_multilock_huge_timeout_waits_instead_of_failing_at_once);
-    tcase_add_test(tc, test_multilock_mixes_mutexes_user_locks_and_multilocks);
-    tcase_add_test(tc, test_multilock_holds_a_semmutex_member_for_its_object);
-    tcase_add_test(tc, test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock);
-    tcase_add_test(tc, test_nested_multilocks_with_interleaved_paths_never_deadlock);
-    tcase_add_test(tc, test_multilock_is_reentrant_and_held_per_thread);
-    tcase_add_test(tc, test_multilock_release_keeps_going_past_a_lost_member);
-    tcase_add_test(tc, test_multilock_bad_input_is_einval_and_creates_nothing);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_multilock_acquires_in_path_order_and_releases_in_reverse,
+        test_multilock_two_processes_with_opposite_orders_never_deadlock,
+        test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere,
+        test_multilock_member_failure_releases_what_the_call_took,
+        test_multilock_timeout_bounds_the_whole_call,
+        test_multilock_huge_timeout_waits_instead_of_failing_at_once,
+        test_multilock_mixes_mutexes_user_locks_and_multilocks,
+        test_multilock_holds_a_semmutex_member_for_its_object,
+        test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock,
+        test_nested_multilocks_with_interleaved_paths_never_deadlock,
+        test_multilock_is_reentrant_and_held_per_thread,
+        test_multilock_release_keeps_going_past_a_lost_member,
+        test_multilock_bad_input_is_einval_and_creates_nothing,
+        NULL,
+    };
+    return tu_run_zk_case("multilock", 120, tests);
 }

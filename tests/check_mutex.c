@@ -389,17 +389,16 @@ int main(int argc, char **argv)
             return holder_worker(argv[3], argv[4]);
         return 64;
     }
-    Suite *s = suite_create("mutex");
-    TCase *tc = tu_tcase("mutex", 120);
-    tu_add_fixture(tc, "mutex");
-    tcase_add_test(tc, test_mutex_excludes_eight_threads_sharing_one_object);
-    tcase_add_test(tc, test_mutex_excludes_four_processes_with_increasing_tokens);
-    tcase_add_test(tc, test_mutex_reentrancy_counts_without_new_nodes);
-    tcase_add_test(tc, test_mutex_release_wakes_exactly_one_of_twenty_waiters);
-    tcase_add_test(tc, test_mutex_tokens_strictly_increase_across_100_handoffs);
-    tcase_add_test(tc, test_mutex_sigkilled_holder_frees_lock_after_session_timeout);
-    tcase_add_test(tc, test_client_open_fails_when_no_server_answers);
-    tcase_add_test(tc, test_mutex_creates_missing_parents_as_containers);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_mutex_excludes_eight_threads_sharing_one_object,
+        test_mutex_excludes_four_processes_with_increasing_tokens,
+        test_mutex_reentrancy_counts_without_new_nodes,
+        test_mutex_release_wakes_exactly_one_of_twenty_waiters,
+        test_mutex_tokens_strictly_increase_across_100_handoffs,
+        test_mutex_sigkilled_holder_frees_lock_after_session_timeout,
+        test_client_open_fails_when_no_server_answers,
+        test_mutex_creates_missing_parents_as_containers,
+        NULL,
+    };
+    return tu_run_zk_case("mutex", 120, tests);
 }

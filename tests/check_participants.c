@@ -480,18 +480,17 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("participants");
-    TCase *tc = tu_tcase("participants", 120);
-    tu_add_fixture(tc, "participants");
-    tcase_add_test(tc, test_mutex_holder_then_waiters);
-    tcase_add_test(tc, test_semmutex_holder_then_waiter);
-    tcase_add_test(tc, test_rwlock_readers_share_and_queue_behind_a_writer);
-    tcase_add_test(tc, test_rwlock_downgrade_holds_both);
-    tcase_add_test(tc, test_mutex_and_reader_on_one_path);
-    tcase_add_test(tc, test_semaphore_leases_hold_and_waiters_wait);
-    tcase_add_test(tc, test_revoke_writes_into_the_holders_node_only);
-    tcase_add_test(tc, test_revoke_reaches_the_holders_callback);
-    tcase_add_test(tc, test_bad_input_is_einval);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_mutex_holder_then_waiters,
+        test_semmutex_holder_then_waiter,
+        test_rwlock_readers_share_and_queue_behind_a_writer,
+        test_rwlock_downgrade_holds_both,
+        test_mutex_and_reader_on_one_path,
+        test_semaphore_leases_hold_and_waiters_wait,
+        test_revoke_writes_into_the_holders_node_only,
+        test_revoke_reaches_the_holders_callback,
+        test_bad_input_is_einval,
+        NULL,
+    };
+    return tu_run_zk_case("participants", 120, tests);
 }

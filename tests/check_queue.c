@@ -695,16 +695,15 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("queue");
-    TCase *tc = tu_tcase("queue", 240);
-    tu_add_fixture(tc, "queue");
-    tcase_add_test(tc, test_long_queue_walks_back_past_waiters_that_give_up);
-    tcase_add_test(tc, test_queue_with_random_quitters_keeps_one_holder);
-    tcase_add_test(tc, test_waiters_of_one_session_share_their_listings);
-    tcase_add_test(tc, test_one_waiter_clients_in_a_long_queue_list_once_per_handoff);
-    tcase_add_test(tc, test_prefetch_waiters_list_once_instead_of_walking_back);
-    tcase_add_test(tc, test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_stale_wait);
-    tcase_add_test(tc, test_queue_over_the_servers_limit_fails_clearly_and_leaves_no_node);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_long_queue_walks_back_past_waiters_that_give_up,
+        test_queue_with_random_quitters_keeps_one_holder,
+        test_waiters_of_one_session_share_their_listings,
+        test_one_waiter_clients_in_a_long_queue_list_once_per_handoff,
+        test_prefetch_waiters_list_once_instead_of_walking_back,
+        test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_stale_wait,
+        test_queue_over_the_servers_limit_fails_clearly_and_leaves_no_node,
+        NULL,
+    };
+    return tu_run_zk_case("queue", 240, tests);
 }

@@ -403,12 +403,11 @@ int main(int argc, char **argv)
     tu_main_init(argc, argv);
     if (argc == 9 && strcmp(argv[1], "--worker") == 0 && strcmp(argv[2], "mixed") == 0)
         return mixed_worker(argv + 3);
-    Suite *s = suite_create("rwlock_interop");
-    TCase *ti = tu_tcase("curator", 150);
-    tcase_add_checked_fixture(ti, interop_setup, interop_teardown);
-    tcase_add_test(ti, test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wait);
-    tcase_add_test(ti, test_rwlock_downgrade_keeps_a_queued_curator_writer_out);
-    tcase_add_test(ti, test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer);
-    suite_add_tcase(s, ti);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wait,
+        test_rwlock_downgrade_keeps_a_queued_curator_writer_out,
+        test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer,
+        NULL,
+    };
+    return tu_run_case("rwlock_interop", 150, interop_setup, interop_teardown, tests);
 }

@@ -182,12 +182,11 @@ END_TEST
 int main(int argc, char **argv)
 {
     tu_main_init(argc, argv);
-    Suite *s = suite_create("rwlock_loss");
-    TCase *ts = tu_tcase("sessions", 120);
-    tu_add_fixture(ts, "rwlock");
-    tcase_add_test(ts, test_rwlock_session_expiry_is_reported_as_lost_on_both_sides);
-    tcase_add_test(ts, test_rwlock_guarded_set_only_while_the_write_lock_is_held);
-    tcase_add_test(ts, test_rwlock_lost_fn_reports_each_lost_hold_once);
-    suite_add_tcase(s, ts);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_rwlock_session_expiry_is_reported_as_lost_on_both_sides,
+        test_rwlock_guarded_set_only_while_the_write_lock_is_held,
+        test_rwlock_lost_fn_reports_each_lost_hold_once,
+        NULL,
+    };
+    return tu_run_zk_case("rwlock_loss", 120, tests);
 }

@@ -739,19 +739,18 @@ int main(int argc, char **argv)
         return use_worker(argv[3], argv[4]);
     if (argc >= 4 && strcmp(argv[1], "--worker") == 0 && strcmp(argv[2], "holder") == 0)
         return holder_worker(argv[3]);
-    Suite *s = suite_create("semaphore");
-    TCase *tc = tu_tcase("semaphore", 180);
-    tu_add_fixture(tc, "semaphore");
-    tcase_add_test(tc, test_semaphore_never_admits_more_than_n_across_processes_and_threads);
-    tcase_add_test(tc, test_semaphore_serves_waiters_in_arrival_order);
-    tcase_add_test(tc, test_semaphore_release_wakes_one_of_twenty_waiters);
-    tcase_add_test(tc, test_semaphore_acquire_many_callers_never_deadlock);
-    tcase_add_test(tc, test_semaphore_many_lease_is_one_node_with_one_token);
-    tcase_add_test(tc, test_semaphore_limit_mismatch_is_refused);
-    tcase_add_test(tc, test_semaphore_timeouts_leave_no_node);
-    tcase_add_test(tc, test_semaphore_killed_holders_lease_is_freed_after_its_session_ends);
-    tcase_add_test(tc, test_semaphore_session_expiry_is_reported_as_lost);
-    tcase_add_test(tc, test_semaphore_holders_show_owner_token_and_count);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_semaphore_never_admits_more_than_n_across_processes_and_threads,
+        test_semaphore_serves_waiters_in_arrival_order,
+        test_semaphore_release_wakes_one_of_twenty_waiters,
+        test_semaphore_acquire_many_callers_never_deadlock,
+        test_semaphore_many_lease_is_one_node_with_one_token,
+        test_semaphore_limit_mismatch_is_refused,
+        test_semaphore_timeouts_leave_no_node,
+        test_semaphore_killed_holders_lease_is_freed_after_its_session_ends,
+        test_semaphore_session_expiry_is_reported_as_lost,
+        test_semaphore_holders_show_owner_token_and_count,
+        NULL,
+    };
+    return tu_run_zk_case("semaphore", 180, tests);
 }

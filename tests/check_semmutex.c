@@ -505,15 +505,14 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("semmutex");
-    TCase *tc = tu_tcase("semmutex", 120);
-    tu_add_fixture(tc, "semmutex");
-    tcase_add_test(tc, test_semmutex_is_released_by_another_thread);
-    tcase_add_test(tc, test_semmutex_second_acquire_is_edeadlk_at_once);
-    tcase_add_test(tc, test_semmutex_and_mutex_on_one_path_exclude_each_other);
-    tcase_add_test(tc, test_semmutex_node_is_a_lock_node);
-    tcase_add_test(tc, test_semmutex_as_lock_joins_a_multilock);
-    tcase_add_test(tc, test_semmutex_excludes_curator_interprocessmutex_on_one_path);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_semmutex_is_released_by_another_thread,
+        test_semmutex_second_acquire_is_edeadlk_at_once,
+        test_semmutex_and_mutex_on_one_path_exclude_each_other,
+        test_semmutex_node_is_a_lock_node,
+        test_semmutex_as_lock_joins_a_multilock,
+        test_semmutex_excludes_curator_interprocessmutex_on_one_path,
+        NULL,
+    };
+    return tu_run_zk_case("semmutex", 120, tests);
 }

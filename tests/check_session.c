@@ -426,14 +426,13 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("session");
-    TCase *tc = tu_tcase("session", 90);
-    tu_add_fixture(tc, "session");
-    tcase_add_test(tc, test_suspended_client_gives_its_session_up_and_goes_on);
-    tcase_add_test(tc, test_semaphore_lost_callback_fires_once_per_lost_lease);
-    tcase_add_test(tc, test_try_once_without_a_connection_is_econnloss_at_once);
-    tcase_add_test(tc, test_listener_removal_waits_for_a_running_delivery);
-    tcase_add_test(tc, test_client_getters_take_out_parameters);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_suspended_client_gives_its_session_up_and_goes_on,
+        test_semaphore_lost_callback_fires_once_per_lost_lease,
+        test_try_once_without_a_connection_is_econnloss_at_once,
+        test_listener_removal_waits_for_a_running_delivery,
+        test_client_getters_take_out_parameters,
+        NULL,
+    };
+    return tu_run_zk_case("session", 90, tests);
 }

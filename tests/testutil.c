@@ -195,6 +195,32 @@ void tu_add_row(TCase *tc, const TTest *test, int i)
     tcase_add_loop_test(tc, test, i, i + 1);
 }
 
+static int run_case(const char *suite, int timeout_s, bool zk, void (*setup)(void),
+                    void (*teardown)(void), const TTest *const *tests)
+{
+    Suite *s = suite_create(suite);
+    TCase *tc = tu_tcase(suite, timeout_s);
+    if (zk)
+        tu_add_fixture(tc, suite);
+    else if (setup != NULL || teardown != NULL)
+        tcase_add_checked_fixture(tc, setup, teardown);
+    for (size_t i = 0; tests[i] != NULL; i++)
+        tcase_add_test(tc, tests[i]);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
+
+int tu_run_zk_case(const char *suite, int timeout_s, const TTest *const *tests)
+{
+    return run_case(suite, timeout_s, true, NULL, NULL, tests);
+}
+
+int tu_run_case(const char *suite, int timeout_s, void (*setup)(void), void (*teardown)(void),
+                const TTest *const *tests)
+{
+    return run_case(suite, timeout_s, false, setup, teardown, tests);
+}
+
 int tu_run(Suite *s)
 {
     SRunner *sr = srunner_create(s);

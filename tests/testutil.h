@@ -96,6 +96,13 @@ int tu_wait_exit(pid_t pid, int timeout_ms);
 int tu_run(Suite *s);
 /* A test case with a timeout large enough for ZooKeeper work. */
 TCase *tu_tcase(const char *name, int timeout_s);
+/* The main() of a suite of one test case, both named `suite`: the tests of
+ * the NULL-terminated list in it, each with the ZooKeeper fixture
+ * (tu_add_fixture under the suite's name); run as tu_run does. */
+int tu_run_zk_case(const char *suite, int timeout_s, const TTest *const *tests);
+/* The same with the suite's own checked fixture, or none (NULL). */
+int tu_run_case(const char *suite, int timeout_s, void (*setup)(void), void (*teardown)(void),
+                const TTest *const *tests);
 /* Adds `test` to `tc` for row i of a suite's table alone (_i in the test),
  * so that its result carries the row's test case name. */
 void tu_add_row(TCase *tc, const TTest *test, int i);
