@@ -56,8 +56,8 @@ static void limit_is(const char *p, const char *want)
 
 START_TEST(test_semaphore_grant_many_then_wait_behind_full)
 {
-    char *p = tu_path("sem-grant");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("sem-grant");
+    zkl_client *c = tu_test_client(10000);
     zkl_semaphore *s;
     ck_assert_int_eq(zkl_semaphore_new(c, p, 3, &s), 0);
     struct res a, b;
@@ -101,14 +101,12 @@ START_TEST(test_semaphore_grant_many_then_wait_behind_full)
     zkl_request_free(ra);
     zkl_request_free(rb);
     zkl_semaphore_free(s);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 START_TEST(test_semaphore_limit_mismatch_leaves_nothing)
 {
-    char *p = tu_path("sem-mismatch");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("sem-mismatch");
+    zkl_client *c = tu_test_client(10000);
     zkl_semaphore *s3, *s4;
     ck_assert_int_eq(zkl_semaphore_new(c, p, 3, &s3), 0);
     ck_assert_int_eq(zkl_semaphore_new(c, p, 4, &s4), 0);
@@ -136,8 +134,6 @@ START_TEST(test_semaphore_limit_mismatch_leaves_nothing)
     zkl_request_free(rb);
     zkl_semaphore_free(s3);
     zkl_semaphore_free(s4);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 /* ---- many requests over a small limit ------------------------------------ */
@@ -226,7 +222,7 @@ static bool crowd_done(void *arg)
 
 START_TEST(test_semaphore_hundreds_of_requests_never_exceed_the_limit)
 {
-    char *p = tu_path("sem-crowd");
+    char *p = tu_test_path("sem-crowd");
     zkl_client *cs[2] = {tu_client(20000), tu_client(20000)};
     zkl_semaphore *ss[2];
     struct crowd *k = calloc(1, sizeof *k);
@@ -254,7 +250,6 @@ START_TEST(test_semaphore_hundreds_of_requests_never_exceed_the_limit)
         zkl_client_close(cs[i]);
     }
     free(k);
-    free(p);
 }
 END_TEST
 /* ---- the multi-lock -------------------------------------------------------- */
@@ -432,7 +427,7 @@ static const char *u_path(void *self)
 START_TEST(test_multilock_refuses_user_locks_and_two_clients)
 {
     char *p = tu_path("ml-user"), *q = tu_path("ml-other");
-    zkl_client *c = tu_client(10000), *d = tu_client(10000);
+    zkl_client *c = tu_test_client(10000), *d = tu_test_client(10000);
     zkl_mutex *m, *md;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
     ck_assert_int_eq(zkl_mutex_new(d, q, &md), 0);
@@ -465,8 +460,6 @@ START_TEST(test_multilock_refuses_user_locks_and_two_clients)
         zkl_lock_free(l[i]);
     zkl_mutex_free(m);
     zkl_mutex_free(md);
-    zkl_client_close(c);
-    zkl_client_close(d);
     free(p), free(q);
 }
 END_TEST
@@ -538,7 +531,7 @@ END_TEST
 START_TEST(test_rwlock_and_semmutex_requests)
 {
     char *p = tu_path("rw"), *q = tu_path("sm");
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
     struct res r1, r2, w, r3;
@@ -585,7 +578,6 @@ START_TEST(test_rwlock_and_semmutex_requests)
     ck_assert_int_eq(zkl_rwlock_read_acquire_async(NULL, 0, on_done, &t, &rt), ZKL_EINVAL);
     ck_assert_int_eq(zkl_rwlock_write_acquire_async(NULL, 0, on_done, &t, &rt), ZKL_EINVAL);
     zkl_semmutex_free(sm);
-    zkl_client_close(c);
     free(p), free(q);
 }
 END_TEST
@@ -635,7 +627,7 @@ static bool all_done(void *arg)
 
 START_TEST(test_thousands_on_distinct_paths)
 {
-    zkl_client *c = tu_client(20000);
+    zkl_client *c = tu_test_client(20000);
     zkl_mutex *ms[MANY];
     struct many *mn = calloc(1, sizeof *mn);
     struct slot *sl = calloc(MANY, sizeof *sl);
@@ -666,7 +658,6 @@ START_TEST(test_thousands_on_distinct_paths)
         free(paths[i]);
     }
     ck_assert_int_eq(atomic_load(&mn->done), MANY); /* exactly once each */
-    zkl_client_close(c);
     free(paths);
     free(sl);
     free(mn);
@@ -704,7 +695,7 @@ static void many_one_cb(zkl_request *r, int result, void *arg)
  * callback: one holder at a time, tokens strictly increasing. */
 START_TEST(test_thousands_on_one_path_exclude_each_other)
 {
-    char *p = tu_path("one");
+    char *p = tu_test_path("one");
     zkl_client *cs[2] = {tu_client(20000), tu_client(20000)};
     zkl_mutex *ms[2];
     struct many *mn = calloc(1, sizeof *mn);
@@ -737,17 +728,15 @@ START_TEST(test_thousands_on_one_path_exclude_each_other)
     }
     free(sl);
     free(mn);
-    free(p);
 }
 END_TEST
 /* ---- the client's calls ---------------------------------------------------- */
 
 START_TEST(test_bad_arguments)
 {
-    char *p = tu_path("bad");
-    zkl_client *c = tu_client(10000);
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    char *p = tu_test_path("bad");
+    zkl_client *c = tu_test_client(10000);
+    zkl_mutex *m = tu_test_mutex(c, p);
     zkl_request *r;
     int fd;
     int64_t tok;
@@ -774,7 +763,7 @@ START_TEST(test_bad_arguments)
     struct res s;
     res_init(&s);
     zkl_mutex *hm;
-    zkl_client *h = tu_client(10000);
+    zkl_client *h = tu_test_client(10000);
     ck_assert_int_eq(zkl_mutex_new(h, p, &hm), 0);
     ck_assert_int_eq(zkl_mutex_acquire(hm, 5000), 0);
     ck_assert_int_eq(zkl_mutex_acquire_async(m, ZKL_WAIT_FOREVER, on_done, &s, &r), 0);
@@ -787,10 +776,6 @@ START_TEST(test_bad_arguments)
     ck_assert_int_eq(zkl_mutex_release(hm), 0);
     zkl_request_free(r);
     zkl_mutex_free(hm);
-    zkl_mutex_free(m);
-    zkl_client_close(h);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 

@@ -170,9 +170,9 @@ END_TEST
 START_TEST(test_session_expiry_loses_the_hold_and_tells_once)
 {
     const struct recipe *r = &recipes[_i];
-    char *p = tu_path("expired");
+    char *p = tu_test_path("expired");
     char *data = make_data_node();
-    zkl_client *c = tu_client(4000);
+    zkl_client *c = tu_test_client(4000);
     struct obj o;
     obj_open(&o, _i, c, p);
     struct lost_log l = {.mu = PTHREAD_MUTEX_INITIALIZER, .expect = o.self};
@@ -218,9 +218,7 @@ START_TEST(test_session_expiry_loses_the_hold_and_tells_once)
         ck_assert_int_eq(r->set_lost(&o, NULL), 0);
     }
     obj_close(&o);
-    zkl_client_close(c);
     free(data);
-    free(p);
 }
 END_TEST
 
@@ -244,8 +242,8 @@ END_TEST
 START_TEST(test_lost_callback_is_told_once_per_lost_hold_until_removed)
 {
     const struct recipe *r = &recipes[_i];
-    char *p = tu_path("lostcb");
-    zkl_client *c = tu_client(4000);
+    char *p = tu_test_path("lostcb");
+    zkl_client *c = tu_test_client(4000);
     struct obj o;
     obj_open(&o, _i, c, p);
     struct lost_log l = {.mu = PTHREAD_MUTEX_INITIALIZER, .expect = o.self};
@@ -281,8 +279,6 @@ START_TEST(test_lost_callback_is_told_once_per_lost_hold_until_removed)
     ck_assert(tu_wait_until(tu_client_connected, c, 30000));
     ck_assert_int_eq(lost_calls(&l), 2);
     obj_close(&o);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -291,9 +287,9 @@ END_TEST
 START_TEST(test_guarded_write_only_while_held)
 {
     const struct recipe *r = &recipes[_i];
-    char *p = tu_path("guarded");
+    char *p = tu_test_path("guarded");
     char *data = make_data_node();
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     struct obj o;
     obj_open(&o, _i, c, p);
     /* Before a hold (a lease only exists once granted). */
@@ -313,9 +309,7 @@ START_TEST(test_guarded_write_only_while_held)
         ck_assert_int_eq(r->guarded_set(&o, data, "3", 1), ZKL_ENOTHELD);
     ck_assert_int_eq(data_byte(data), '1');
     obj_close(&o);
-    zkl_client_close(c);
     free(data);
-    free(p);
 }
 END_TEST
 
@@ -345,9 +339,9 @@ static void *other_main(void *arg)
 START_TEST(test_another_thread_sees_the_hold_as_documented)
 {
     const struct recipe *r = &recipes[_i];
-    char *p = tu_path("wrongthread");
+    char *p = tu_test_path("wrongthread");
     char *data = make_data_node();
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     struct obj o;
     obj_open(&o, _i, c, p);
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
@@ -381,9 +375,7 @@ START_TEST(test_another_thread_sees_the_hold_as_documented)
     ck_assert_int_eq(zkl_lock_release(o.lock), 0);
     tu_expect_contenders(p, 0);
     obj_close(&o);
-    zkl_client_close(c);
     free(data);
-    free(p);
 }
 END_TEST
 
@@ -453,7 +445,7 @@ END_TEST
 START_TEST(test_closing_the_client_ends_its_holds)
 {
     const struct recipe *r = &recipes[_i];
-    char *p = tu_path("closedhold");
+    char *p = tu_test_path("closedhold");
     zkl_client *c = tu_client(10000);
     struct obj o;
     obj_open(&o, _i, c, p);
@@ -468,7 +460,6 @@ START_TEST(test_closing_the_client_ends_its_holds)
         ck_assert_int_eq(zkl_lock_acquire(o.lock, 1000), ZKL_ELOST); /* release it first */
     ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ECLOSED);
     obj_close(&o); /* the last object frees the client */
-    free(p);
 }
 END_TEST
 
@@ -477,7 +468,7 @@ END_TEST
 START_TEST(test_bad_input_is_einval_and_creates_nothing)
 {
     const struct recipe *r = &recipes[_i];
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     const char *bad[] = {NULL,     "",        "relative",     "/ends/",    "/a//b",
                          "/a/./b", "/a/../b", "/zookeeper/x", "/zookeeper"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -488,7 +479,7 @@ START_TEST(test_bad_input_is_einval_and_creates_nothing)
     memset(longp + 1, 'a', sizeof longp - 2);
     longp[sizeof longp - 1] = '\0';
     ck_assert_int_eq(r->try_new(c, longp, false), ZKL_EINVAL);
-    char *p = tu_path("bad");
+    char *p = tu_test_path("bad");
     ck_assert_int_eq(r->try_new(NULL, p, false), ZKL_EINVAL);
     ck_assert_int_eq(r->try_new(c, p, true), ZKL_EINVAL);
     r->null_calls();
@@ -519,8 +510,6 @@ START_TEST(test_bad_input_is_einval_and_creates_nothing)
         ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ENOTHELD);
     tu_expect_contenders(p, 0);
     obj_close(&o);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 

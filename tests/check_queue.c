@@ -130,8 +130,8 @@ static char *random_waiter_node(const char *dir, const char *holder_name, unsign
 START_TEST(test_long_queue_walks_back_past_waiters_that_give_up)
 {
     enum { N = 240, DELETED = 20 };
-    char *p = tu_path("walk");
-    zkl_client *hc = tu_client(20000);
+    char *p = tu_test_path("walk");
+    zkl_client *hc = tu_test_client(20000);
     zkl_mutex *hm;
     ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
     ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
@@ -207,8 +207,6 @@ START_TEST(test_long_queue_walks_back_past_waiters_that_give_up)
         zkl_client_close(stay[i]);
         zkl_client_close(quit[i]);
     }
-    zkl_client_close(hc);
-    free(p);
 }
 END_TEST
 
@@ -235,11 +233,11 @@ static bool all_queued_or_done(void *arg)
 START_TEST(test_queue_with_random_quitters_keeps_one_holder)
 {
     enum { N = 200 };
-    char *p = tu_path("random");
+    char *p = tu_test_path("random");
     zkl_client *cs[CLIENTS];
     for (int i = 0; i < CLIENTS; i++)
         cs[i] = tu_client(20000);
-    zkl_client *hc = tu_client(20000);
+    zkl_client *hc = tu_test_client(20000);
     zkl_mutex *hm;
     ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
     ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
@@ -280,8 +278,6 @@ START_TEST(test_queue_with_random_quitters_keeps_one_holder)
     zkl_mutex_free(hm);
     for (int i = 0; i < CLIENTS; i++)
         zkl_client_close(cs[i]);
-    zkl_client_close(hc);
-    free(p);
 }
 END_TEST
 
@@ -465,8 +461,8 @@ static bool listed_at_least(void *arg)
  * listings, not one each, and then hold one at a time. */
 START_TEST(test_waiters_of_one_session_share_their_listings)
 {
-    char *p = tu_path("shared");
-    zkl_client *hc = tu_client(20000), *c = tu_client(20000);
+    char *p = tu_test_path("shared");
+    zkl_client *hc = tu_test_client(20000), *c = tu_test_client(20000);
     zkl_mutex *hm, *m;
     ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
@@ -501,9 +497,6 @@ START_TEST(test_waiters_of_one_session_share_their_listings)
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
     zkl_mutex_free(hm);
     zkl_mutex_free(m);
-    zkl_client_close(hc);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -514,8 +507,8 @@ END_TEST
  * hold all the same, not wait behind the stale listing. */
 START_TEST(test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_stale_wait)
 {
-    char *p = tu_path("stale");
-    zkl_client *c = tu_client(4000);
+    char *p = tu_test_path("stale");
+    zkl_client *c = tu_test_client(4000);
     zkl_mutex *m1, *m2;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m1), 0);
     ck_assert_int_eq(zkl_mutex_new(c, p, &m2), 0);
@@ -565,8 +558,6 @@ START_TEST(test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_sta
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 15000));
     zkl_mutex_free(m1);
     zkl_mutex_free(m2);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 

@@ -235,8 +235,8 @@ static void shared_and_excluded(const struct rw_shared *s, int readers, long wri
 
 START_TEST(test_rwlock_threads_share_reads_and_writers_exclude_everyone)
 {
-    zkl_client *c = tu_client(10000);
-    char *p = tu_path("threads");
+    zkl_client *c = tu_test_client(10000);
+    char *p = tu_test_path("threads");
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
     struct rw_shared s = {0};
@@ -252,8 +252,6 @@ START_TEST(test_rwlock_threads_share_reads_and_writers_exclude_everyone)
     }
     shared_and_excluded(&s, T_READERS, T_WRITERS * T_ITER, p);
     zkl_rwlock_free(rw);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -285,7 +283,7 @@ static int procs_worker(char **args)
 
 START_TEST(test_rwlock_processes_share_reads_and_writers_exclude_everyone)
 {
-    char *p = tu_path("procs");
+    char *p = tu_test_path("procs");
     char file[64];
     struct rw_shared *s = new_shared(file, sizeof *s);
     pid_t pids[P_READERS + P_WRITERS];
@@ -304,7 +302,6 @@ START_TEST(test_rwlock_processes_share_reads_and_writers_exclude_everyone)
     shared_and_excluded(s, P_READERS, P_WRITERS * P_ITER, p);
     munmap(s, sizeof *s);
     unlink(file);
-    free(p);
 }
 END_TEST
 
@@ -343,7 +340,7 @@ END_TEST
 START_TEST(test_rwlock_sides_work_as_generic_locks_and_in_a_multilock)
 {
     char *p = tu_path("generic"), *q = tu_path("generic-other");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
     zkl_rwlock *rw, *other;
     zkl_mutex *m;
     ck_assert_int_eq(zkl_rwlock_new(a, p, &rw), 0);
@@ -393,8 +390,6 @@ START_TEST(test_rwlock_sides_work_as_generic_locks_and_in_a_multilock)
     zkl_mutex_free(m);
     zkl_rwlock_free(rw);
     zkl_rwlock_free(other);
-    zkl_client_close(a);
-    zkl_client_close(b);
     free(p);
     free(q);
 }
@@ -404,8 +399,8 @@ END_TEST
 
 START_TEST(test_rwlock_mutex_and_reader_on_one_path_exclude_each_other)
 {
-    char *p = tu_path("mixed");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    char *p = tu_test_path("mixed");
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
     zkl_mutex *m;
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_mutex_new(a, p, &m), 0);
@@ -433,9 +428,6 @@ START_TEST(test_rwlock_mutex_and_reader_on_one_path_exclude_each_other)
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_mutex_free(m);
     zkl_rwlock_free(rw);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    free(p);
 }
 END_TEST
 

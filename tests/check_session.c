@@ -146,7 +146,7 @@ static bool reconnected_new(void *arg)
 
 START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
 {
-    char *p = tu_path("giveup");
+    char *p = tu_test_path("giveup");
     char hosts[256];
     private_start(hosts, sizeof hosts);
     zkl_client *c;
@@ -202,7 +202,6 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     zkl_mutex_free(m);
     zkl_client_close(c);
     private_stop();
-    free(p);
 }
 END_TEST
 
@@ -339,8 +338,8 @@ static bool connected_again(void *arg)
 
 START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
 {
-    char *p = tu_path("lostsem");
-    zkl_client *c = tu_client(4000);
+    char *p = tu_test_path("lostsem");
+    zkl_client *c = tu_test_client(4000);
     struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
     zkl_semaphore *sem;
     zkl_lease *one, *two, *kept;
@@ -378,8 +377,6 @@ START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
     ck_assert_int_eq(zkl_semaphore_set_lost_fn(sem, NULL, NULL), 0);
     ck_assert_int_eq(zkl_semaphore_set_lost_fn(NULL, on_lease_lost, &s), ZKL_EINVAL);
     zkl_semaphore_free(sem);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -387,7 +384,7 @@ END_TEST
  * session id comes through an out parameter, left alone on failure. */
 START_TEST(test_client_getters_take_out_parameters)
 {
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     ck_assert_int_eq(zkl_client_state(c), ZKL_STATE_CONNECTED);
     ck_assert_int_eq(zkl_client_state(NULL), ZKL_STATE_CLOSED);
     int64_t id = 42;
@@ -400,13 +397,12 @@ START_TEST(test_client_getters_take_out_parameters)
     zkl_client_stats st;
     ck_assert_int_eq(zkl_client_get_stats(NULL, &st), ZKL_EINVAL);
     ck_assert_int_eq(zkl_client_get_stats(c, NULL), ZKL_EINVAL);
-    zkl_client_close(c);
 }
 END_TEST
 
 START_TEST(test_listener_removal_waits_for_a_running_delivery)
 {
-    zkl_client *c = tu_client(4000);
+    zkl_client *c = tu_test_client(4000);
     struct slow *s = calloc(1, sizeof *s);
     ck_assert_int_eq(zkl_client_add_listener(c, slow_listener, s), 0);
     tu_expire_session(c); /* lost, then a new session: events to deliver */
@@ -420,7 +416,6 @@ START_TEST(test_listener_removal_waits_for_a_running_delivery)
     ck_assert_int_eq(__atomic_load_n(&s->started, __ATOMIC_SEQ_CST), started);
     ck_assert_int_eq(zkl_client_remove_listener(c, slow_listener, s), ZKL_EINVAL);
     free(s);
-    zkl_client_close(c);
 }
 END_TEST
 

@@ -281,8 +281,59 @@ void tu_fixture_setup_named(const char *suite)
     tu_fixture_root = tu_root(suite);
 }
 
+/* What tu_defer was given, run by tu_fixture_teardown. */
+static struct {
+    void (*fn)(void *);
+    void *arg;
+} deferred[64];
+static size_t ndeferred;
+
+void tu_defer(void (*fn)(void *), void *arg)
+{
+    ck_assert_msg(ndeferred < sizeof deferred / sizeof *deferred, "too many deferred releases");
+    deferred[ndeferred].fn = fn;
+    deferred[ndeferred].arg = arg;
+    ndeferred++;
+}
+
+static void client_close(void *c)
+{
+    zkl_client_close(c);
+}
+
+static void mutex_free(void *m)
+{
+    zkl_mutex_free(m);
+}
+
+char *tu_test_path(const char *leaf)
+{
+    char *p = tu_path(leaf);
+    tu_defer(free, p);
+    return p;
+}
+
+zkl_client *tu_test_client(int session_timeout_ms)
+{
+    zkl_client *c = tu_client(session_timeout_ms);
+    tu_defer(client_close, c);
+    return c;
+}
+
+zkl_mutex *tu_test_mutex(zkl_client *c, const char *path)
+{
+    zkl_mutex *m = NULL;
+    ck_assert_int_eq(zkl_mutex_new(c, path, &m), 0);
+    tu_defer(mutex_free, m);
+    return m;
+}
+
 void tu_fixture_teardown(void)
 {
+    while (ndeferred > 0) {
+        ndeferred--;
+        deferred[ndeferred].fn(deferred[ndeferred].arg);
+    }
     tu_rmr(tu_fixture_zk, tu_fixture_root);
     zookeeper_close(tu_fixture_zk);
     free(tu_fixture_root);

@@ -62,6 +62,16 @@ void tu_fixture_teardown(void);
 void tu_add_fixture(TCase *tc, const char *suite);
 /* "<tu_fixture_root>/<leaf>", malloc'd. */
 char *tu_path(const char *leaf);
+/* What one test makes and needs no more at its end: released after it by
+ * the fixture's teardown, in the reverse order of their making (a failed
+ * test's process ends at once; its session goes with it). */
+void tu_defer(void (*fn)(void *), void *arg);
+/* tu_path, freed after the test. */
+char *tu_test_path(const char *leaf);
+/* tu_client, closed after the test. */
+zkl_client *tu_test_client(int session_timeout_ms);
+/* A mutex on c and path (made, or the test fails), freed after the test. */
+zkl_mutex *tu_test_mutex(zkl_client *c, const char *path);
 /* Wait until `path` has exactly `want` children; false if it has not
  * within `timeout_ms`. */
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms);
