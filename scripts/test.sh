@@ -49,8 +49,12 @@ run_checks() {
 step "build (-Werror)"
 "$top/scripts/build.sh" "$top/build" --enable-werror
 
-step "make check"
-run_checks "$top/build" "$top/tests/with-zk.sh" -- make -C "$top/build" -s check
+# The suites side by side (Makefile.am: TESTS), twice as many as there are
+# cores: most of their time is waiting for the server.
+jobs=$(($(nproc) * 2))
+
+step "make check ($jobs at a time)"
+run_checks "$top/build" "$top/tests/with-zk.sh" -- make -C "$top/build" -s -j"$jobs" check
 if [ "$quick" = yes ]; then
     "$top/scripts/count-tests.sh" "$top/build"
     exit 0
