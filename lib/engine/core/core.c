@@ -1,6 +1,7 @@
 /* The core of one client: the session as its nodes see it, the lists that
  * route a watch event to the nodes it may be for, the interned lock paths,
  * and the one way out to the shell (the sink). */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ static uint64_t next_random(uint64_t s[4])
 
 void zkl__core_new_uuid(zkl__cnode *n)
 {
+    zkl__core_unname(n);
     uint64_t a = next_random(n->core->rng), b = next_random(n->core->rng);
     for (int i = 0; i < 8; i++) {
         n->uuid[i] = (uint8_t)(a >> (8 * i));
@@ -424,6 +426,7 @@ static void unroute(zkl__cnode *n)
         ZKL__DLIST_UNLINK(k->backoff, n, rprev, rnext);
         break;
     case ZKL__RT_HELD: {
+        assert(n->seq >= 0 && n->dir != NULL); /* zkl__core_unname before a name changes */
         zkl__cnode **p = &k->held[node_hash(n) & (k->held_buckets - 1)];
         while (*p != n)
             p = &(*p)->rnext;
@@ -436,6 +439,15 @@ static void unroute(zkl__cnode *n)
         break;
     }
     n->route = ZKL__RT_NONE;
+}
+
+/* The held index finds a node by its name: a node leaves it before its
+ * name changes (a new node or a new uuid), or it could not be found again. */
+void zkl__core_unname(zkl__cnode *n)
+{
+    if (n->route == ZKL__RT_HELD)
+        unroute(n);
+    n->seq = -1;
 }
 
 /* Put n on the routing list `to`. The held index needs room: without it

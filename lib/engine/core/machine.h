@@ -141,6 +141,8 @@ const char *zkl__core_full(const zkl__cnode *n, const char *name, char *buf);
 bool zkl__core_is_child(const zkl__cnode *n, const char *path, const char *name);
 void zkl__core_route(zkl__cnode *n, enum zkl__core_route to);
 void zkl__core_new_uuid(zkl__cnode *n);
+/* Forget n's node name (its sequence), leaving the held index first. */
+void zkl__core_unname(zkl__cnode *n);
 struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path);
 void zkl__core_dir_put(struct zkl__core *k, struct zkl__dir *d);
 struct zkl__cside *zkl__core_side(zkl__cnode *n); /* made on first use, or NULL */
