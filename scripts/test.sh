@@ -144,12 +144,12 @@ step "make check with AddressSanitizer + UndefinedBehaviorSanitizer"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0 \
     LSAN_OPTIONS="suppressions=$top/scripts/lsan.supp:print_suppressions=0" \
     UBSAN_OPTIONS=print_stacktrace=1 \
-    run_checks "$top/build-asan" "$top/tests/with-zk.sh" -- make -C "$top/build-asan" -s check
+    run_checks "$top/build-asan" "$top/tests/with-zk.sh" -- make -C "$top/build-asan" -s -j"$jobs" check
 
 step "ThreadSanitizer on the lock suites"
 "$top/scripts/build.sh" "$top/build-tsan" --enable-tsan
 TSAN_OPTIONS="suppressions=$top/scripts/tsan.supp:die_after_fork=0:halt_on_error=0:exitcode=66" \
-    run_checks "$top/build-tsan" "$top/tests/with-zk.sh" -- make -C "$top/build-tsan" -s check \
+    run_checks "$top/build-tsan" "$top/tests/with-zk.sh" -- make -C "$top/build-tsan" -s -j"$jobs" check \
     TESTS="$(make -s -C "$top/build-tsan" print-tsan-suites)"
 
 step "valgrind memcheck"
@@ -159,7 +159,7 @@ step "install and build a program with pkg-config"
 "$top/tests/with-zk.sh" -- "$top/scripts/install-check.sh" "$top/build"
 
 step "make distcheck"
-"$top/tests/with-zk.sh" -- make -C "$top/build" -s distcheck \
+"$top/tests/with-zk.sh" -- make -C "$top/build" -s -j"$jobs" distcheck \
     DISTCHECK_CONFIGURE_FLAGS=--enable-werror
 
 step "all passed"
