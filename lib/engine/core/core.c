@@ -311,10 +311,49 @@ const char *zkl__cnode_dir(const zkl__cnode *n)
     return n->dir->path;
 }
 
-bool zkl__core_is_child(const zkl__cnode *n, const char *path, const char *name)
+
+/* The target's kind is n's. */
+static bool kind_is(const zkl__cnode *n, const struct zkl__target *t)
 {
-    return name != NULL && strncmp(path, n->dir->path, n->dir->len) == 0 &&
-           path[n->dir->len] == '/' && strcmp(path + n->dir->len + 1, name) == 0;
+    const char *k = zkl__cnode_kind(n);
+    return strncmp(t->kind, k, t->kindlen) == 0 && k[t->kindlen] == '\0';
+}
+
+bool zkl__core_is_peer(const zkl__cnode *n, const struct zkl__target *t, const zkl__peer *p)
+{
+    return t->dir == n->dir && p->seq >= 0 && t->peer.seq == p->seq &&
+           memcmp(t->peer.uuid, p->uuid, sizeof p->uuid) == 0 && kind_is(n, t);
+}
+
+bool zkl__core_is_own(const zkl__cnode *n, const struct zkl__target *t)
+{
+    return t->dir == n->dir && n->seq >= 0 && t->peer.seq == n->seq &&
+           memcmp(t->peer.uuid, n->uuid, sizeof n->uuid) == 0 && kind_is(n, t);
+}
+
+bool zkl__core_is_named(const zkl__cnode *n, const struct zkl__target *t, const char *name)
+{
+    return name != NULL && t->dir == n->dir && strcmp(t->name, name) == 0;
+}
+
+/* Take a watch event's path apart (see struct zkl__target). */
+static void target_of(struct zkl__core *k, const char *path, struct zkl__target *t)
+{
+    *t = (struct zkl__target){.path = path, .name = path, .peer.seq = -1};
+    const char *slash = strrchr(path, '/');
+    if (slash != NULL) {
+        t->name = slash + 1;
+        t->dir = zkl__core_dir_find(k, path, (size_t)(slash - path));
+    }
+    t->self = zkl__core_dir_find(k, path, strlen(path));
+    zkl__entry e;
+    if (strncmp(t->name, "_c_", 3) == 0 && strlen(t->name) > 40 &&
+        zkl__uuid_parse(t->name + 3, t->peer.uuid) == 0 && t->name[39] == '-' &&
+        zkl__entry_parse(t->name, &e) == 0 && e.seq <= INT32_MAX) {
+        t->peer.seq = (int32_t)e.seq;
+        t->kind = e.kind;
+        t->kindlen = strlen(e.kind) - 10;
+    }
 }
 
 /* ---- interned lock paths ------------------------------------------------ */
@@ -327,6 +366,19 @@ static size_t hash_str(size_t h, const char *p)
 }
 
 #define FNV 1469598103934665603u
+
+const struct zkl__dir *zkl__core_dir_find(const struct zkl__core *k, const char *path, size_t len)
+{
+    if (k->dir_buckets == 0)
+        return NULL;
+    size_t h = FNV;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)path[i]) * 1099511628211u;
+    for (struct zkl__dir *d = k->dirs[h & (k->dir_buckets - 1)]; d; d = d->hnext)
+        if (d->len == len && memcmp(d->path, path, len) == 0)
+            return d;
+    return NULL;
+}
 
 struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path)
 {
@@ -486,7 +538,9 @@ void zkl__core_route(zkl__cnode *n, enum zkl__core_route to)
 
 void zkl__core_watch_event(struct zkl__core *k, int wtype, const char *path, int64_t now)
 {
-    zkl__event ev = {.type = ZKL__E_WATCH, .wtype = wtype, .name = path, .now = now};
+    struct zkl__target t;
+    target_of(k, path, &t);
+    zkl__event ev = {.type = ZKL__E_WATCH, .wtype = wtype, .name = path, .target = &t, .now = now};
     k->now = now;
     zkl__alone_event(k, path);
     /* Nodes that join the watching list meanwhile are not visited: the
@@ -494,8 +548,7 @@ void zkl__core_watch_event(struct zkl__core *k, int wtype, const char *path, int
     zkl__cnode *first = k->watching;
     if (k->held_count > 0) {
         zkl__cnode *n = k->held[hash_str(FNV, path) & (k->held_buckets - 1)];
-        char own[ZKL__NAME_BUF];
-        while (n != NULL && !zkl__core_is_child(n, path, zkl__core_own(n, own)))
+        while (n != NULL && !zkl__core_is_own(n, &t))
             n = n->rnext;
         if (n != NULL)
             zkl__cnode_on(n, &ev);
