@@ -39,7 +39,7 @@ trap cleanup EXIT
 server=${ZKL_TEST_HOSTS%%,*}
 server=${server%%/*}
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 "$here/../nemesis/delay-proxy.py" --dir "$tmp" --map "z:$port:${server%:*}:${server##*:}" \
+"$PYTHON3" "$here/../nemesis/delay-proxy.py" --dir "$tmp" --map "z:$port:${server%:*}:${server##*:}" \
     >"$tmp/proxy.out" &
 proxy=$!
 wait_for 20 grep -q ready "$tmp/proxy.out" || { echo "not ok - the delay proxy did not start"; exit 1; }

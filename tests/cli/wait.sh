@@ -18,7 +18,12 @@ fi
 # python3 is Debian's (scripts/deps.sh installs it), not a wrapper that
 # comes first on PATH (a version manager's shim starts a shell and more
 # each time).
+# $PYTHON3 is the same program for a background job, whose $! must be the
+# program itself (a function run with & is a subshell that a kill leaves
+# its child behind).
+PYTHON3=python3
 if [ -x /usr/bin/python3 ]; then
+    PYTHON3=/usr/bin/python3
     python3() { /usr/bin/python3 "$@"; }
 fi
 
