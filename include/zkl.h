@@ -266,7 +266,9 @@ ZKL_EXPORT int zkl_client_opts_set_acl(zkl_client_opts *o, enum zkl_acl acl);
  * zoo_set_log_callback) is process-wide, and at its default level it
  * writes every connect and disconnect to stderr. With 1 (the default), the
  * first client of the process opened this way silences it, once: level
- * ERROR, written to /dev/null; or, if the environment variable ZKL_ZK_LOG
+ * ERROR, written to /dev/null (on a descriptor above 2, so that it never
+ * takes the number of a standard descriptor the program runs without);
+ * or, if the environment variable ZKL_ZK_LOG
  * is "1" at that moment, level INFO on stderr, for debugging. With 0,
  * opening this client leaves the log as the program set it: use it in a
  * program that configures libzookeeper_mt's log itself (a client opened

@@ -25,6 +25,9 @@ enum {
 /* "zkl", for messages. */
 extern const char *cli_prog;
 
+/* Flush stdout: 0, or EX_IOERR after "zkl: write error: REASON". */
+int cli_flush_stdout(void);
+
 /* "zkl: <message>\n" on stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: the message, a pointer to --help, and EX_USAGE. */

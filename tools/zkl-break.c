@@ -75,9 +75,5 @@ int cli_break(int argc, char **argv)
             cli_err("nothing to break: nobody holds %s", t.path);
         return 1;
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_err("write error");
-        return EX_IOERR;
-    }
-    return 0;
+    return cli_flush_stdout();
 }

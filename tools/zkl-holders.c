@@ -181,9 +181,5 @@ int cli_holders(int argc, char **argv)
     else
         print_table(path, cs, n, max_leases);
     zkl_participants_free(cs, n);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_err("write error");
-        return EX_IOERR;
-    }
-    return 0;
+    return cli_flush_stdout();
 }

@@ -372,8 +372,10 @@ static int hold(const struct lockopts *o, struct loop *l, zkl_client *c, const c
                 int64_t token, bool *lost)
 {
     printf("%s %lld\n", node, (long long)token);
+    errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_err("cannot write the node and token: releasing %s", o->path);
+        cli_err("write error: %s: cannot write the node and token: releasing %s",
+                strerror(errno ? errno : EIO), o->path);
         return EX_IOERR;
     }
     pthread_t th;

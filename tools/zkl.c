@@ -1,6 +1,7 @@
 /* zkl — ZooKeeper locks from the shell: the command's entry point, its help
  * and the helpers its commands share. Public API only. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
 #include <stdarg.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -87,7 +89,7 @@ void cli_help(void)
         "       resolve; session ended while waiting and could not be renewed)\n"
         "  70   internal or unexpected ZooKeeper error\n"
         "  71   system error (out of memory, cannot start a process, ...)\n"
-        "  74   holders: cannot write the output\n"
+        "  74   cannot write to stdout (\"write error\")\n"
         "  75   lock lost while COMMAND ran: COMMAND was terminated (see\n"
         "       --lost-exit-code)\n"
         "  77   not authorized (ZooKeeper ACL or credentials)\n"
@@ -397,7 +399,42 @@ int64_t cli_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int main(int argc, char **argv)
+/* A standard descriptor zkl was started without is held by a /dev/null
+ * opened the other way round: writes to stdout and stderr, and reads from
+ * stdin, fail with EBADF as on the closed descriptor, and no descriptor
+ * the ZooKeeper client opens (its socket, its pipes) can take the number
+ * and receive what zkl prints. Close-on-exec: COMMAND gets them closed,
+ * as zkl did. */
+static void hold_closed_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        int got = open("/dev/null", (fd == 0 ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+        if (got >= 0 && got != fd) /* fd was not the lowest free one: never here */
+            close(got);
+    }
+}
+
+int cli_flush_stdout(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_err("write error: %s", strerror(errno ? errno : EIO));
+        return EX_IOERR;
+    }
+    return 0;
+}
+
+/* What the command printed must have reached stdout, as coreutils
+ * require: a write error turns an exit code of 0 into 74. */
+static int finish(int rc)
+{
+    errno = 0;
+    int out = cli_flush_stdout();
+    return rc == 0 ? out : rc;
+}
+
+static int run(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"help", no_argument, NULL, 'h'},
@@ -438,4 +475,10 @@ int main(int argc, char **argv)
         return 0;
     }
     return cli_usage_error("unknown command '%s': 'lock', 'holders', 'break' or 'revoke'", cmd);
+}
+
+int main(int argc, char **argv)
+{
+    hold_closed_std_fds();
+    return finish(run(argc, argv));
 }

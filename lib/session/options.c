@@ -1,8 +1,10 @@
 /* Client options (zkl_client_opts_*), the ACL they choose, the quiet
  * libzookeeper_mt log, and lock options (zkl_lock_opts_*). */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "session.h"
 
@@ -116,9 +118,18 @@ void zkl__zk_log_init(void)
         return;
     }
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-    FILE *devnull = fopen("/dev/null", "we");
+    /* Above descriptor 2: in a program started with stdout closed, the
+     * lowest free descriptor is 1, and /dev/null there would swallow the
+     * program's own output without an error. */
+    int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    int high = fd >= 0 && fd <= 2 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : fd;
+    if (high != fd && fd >= 0)
+        close(fd);
+    FILE *devnull = high >= 0 ? fdopen(high, "w") : NULL;
     if (devnull)
         zoo_set_log_stream(devnull); /* kept open for the process's life */
+    else if (high >= 0)
+        close(high);
 }
 
 /* ---- lock options ----------------------------------------------------- */

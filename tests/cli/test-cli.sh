@@ -797,6 +797,34 @@ PY
     python3 "$zk" "$ZKL_TEST_HOSTS" delete "$p"
 }
 
+# With stdout closed, output that cannot be written is an error (74, "write
+# error"), as in coreutils; a command that writes nothing of its own (lock
+# with COMMAND) is not disturbed.
+test_output_to_a_closed_stdout_is_an_error() {
+    local p=$root/closedout rc
+    "$ZKL" holders "$p" >&- 2>"$tmp/co.err"
+    rc=$?
+    [[ $rc == 74 ]] || fail "holders >&- gave $rc, not 74"
+    grep -q "^zkl: write error" "$tmp/co.err" || fail "holders >&- said: $(cat "$tmp/co.err")"
+    "$ZKL" --version >&- 2>/dev/null
+    rc=$?
+    [[ $rc == 74 ]] || fail "--version >&- gave $rc, not 74"
+    "$ZKL" lock "$p" </dev/null >&- 2>"$tmp/co.err"
+    rc=$?
+    [[ $rc == 74 ]] || fail "hold mode >&- gave $rc, not 74: $(cat "$tmp/co.err")"
+    contenders_are "$p" 0 || fail "hold mode with stdout closed left its node"
+    "$ZKL" lock "$p" sh -c 'exit 3' >&-
+    rc=$?
+    [[ $rc == 3 ]] || fail "lock COMMAND >&- gave $rc, not COMMAND's 3"
+    start_holder co "$p"
+    local h=$bg
+    "$ZKL" break "$p" >&- 2>"$tmp/co.err"
+    rc=$?
+    [[ $rc == 74 ]] || fail "break >&- gave $rc, not 74: $(cat "$tmp/co.err")"
+    touch "$tmp/co.stop"
+    wait_exit 20 "$h" || fail "holder did not end"
+}
+
 # Arguments: the tests to run (default: all).
 tests=("$@")
 ((${#tests[@]})) || mapfile -t tests < <(declare -F | awk '$3 ~ /^test_/ {print $3}')
