@@ -279,10 +279,17 @@ ZKL_EXPORT int zkl_client_opts_set_quiet_zk_log(zkl_client_opts *o, int on);
  * ZKL_EINVAL (NULL). */
 ZKL_EXPORT int zkl_client_opts_set_metrics(zkl_client_opts *o, int on);
 
+/* The largest session timeout zkl_client_open takes, 2^30 - 1 ms (about
+ * 12 days): libzookeeper_mt cannot count a larger one. A server grants at
+ * most its maxSessionTimeout (20 ticks, 40 s, by default) whatever is
+ * asked. */
+#define ZKL_SESSION_TIMEOUT_MAX 1073741823
+
 /* Open a session to `hosts` ("host:port[,host:port...][/chroot]") and wait
- * until it is connected, for at most about `session_timeout_ms`.
- * Returns 0 and a new client in *out (free with zkl_client_close), or
- * ZKL_EINVAL (NULL/empty hosts, timeout <= 0, a malformed host list),
+ * until it is connected, for at most about `session_timeout_ms` (1 to
+ * ZKL_SESSION_TIMEOUT_MAX). Returns 0 and a new client in *out (free with
+ * zkl_client_close), or ZKL_EINVAL (NULL/empty hosts, a timeout out of
+ * range, a malformed host list),
  * ZKL_ERESOLVE (a host name does not resolve), ZKL_ENOMEM, ZKL_ECONNLOSS (no
  * server answered in time), ZKL_ENOAUTH (credentials refused),
  * ZKL_ENOCHROOT (the connect string names a chroot that does not exist on

@@ -374,8 +374,18 @@ int zkl_client_open(const char *hosts, int session_timeout_ms, zkl_client **out)
 int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_client_opts *opts,
                          zkl_client **out)
 {
-    if (hosts == NULL || hosts[0] == '\0' || session_timeout_ms <= 0 || out == NULL)
+    if (hosts == NULL || hosts[0] == '\0' || out == NULL) {
+        zkl__detail("zkl_client_open: %s", out == NULL ? "out is NULL" : "no hosts given");
         return ZKL_EINVAL;
+    }
+    /* libzookeeper_mt doubles the timeout in an int while it connects: from
+     * 2^30 on, that overflows and it retries for ever. */
+    if (session_timeout_ms <= 0 || session_timeout_ms > ZKL_SESSION_TIMEOUT_MAX) {
+        zkl__detail("zkl_client_open: session timeout %d ms: it must be 1 to %d ms "
+                    "(the server grants at most its maxSessionTimeout, 40 s by default)",
+                    session_timeout_ms, ZKL_SESSION_TIMEOUT_MAX);
+        return ZKL_EINVAL;
+    }
     /* The creator-only ACL names the authenticated identity: without one
      * the server would refuse every create (ZINVALIDACL). */
     if (opts != NULL && opts->acl == ZKL_ACL_CREATOR && opts->digest == NULL)
