@@ -278,6 +278,14 @@ ZKL_EXPORT int zkl_client_opts_set_quiet_zk_log(zkl_client_opts *o, int on);
  * they stay 0, and acquires skip even their clock reads). Returns 0,
  * ZKL_EINVAL (NULL). */
 ZKL_EXPORT int zkl_client_opts_set_metrics(zkl_client_opts *o, int on);
+/* How long zkl_client_open_opts waits for the first session, in
+ * milliseconds, apart from the session timeout it asks for (as Curator's
+ * connectionTimeoutMs): a long session timeout need not mean a long wait
+ * when no server answers. 0 (the default) waits about one session
+ * timeout, as zkl_client_open does. Only the open waits for it: a
+ * connection lost later is judged by the session timeout (the loss rule).
+ * Returns 0, ZKL_EINVAL (NULL, ms < 0). */
+ZKL_EXPORT int zkl_client_opts_set_connect_timeout(zkl_client_opts *o, int ms);
 
 /* The largest session timeout zkl_client_open takes, 2^30 - 1 ms (about
  * 12 days): libzookeeper_mt cannot count a larger one. A server grants at
@@ -285,17 +293,21 @@ ZKL_EXPORT int zkl_client_opts_set_metrics(zkl_client_opts *o, int on);
  * asked. */
 #define ZKL_SESSION_TIMEOUT_MAX 1073741823
 
-/* Open a session to `hosts` ("host:port[,host:port...][/chroot]") and wait
- * until it is connected, for at most about `session_timeout_ms` (1 to
- * ZKL_SESSION_TIMEOUT_MAX). Returns 0 and a new client in *out (free with
- * zkl_client_close), or ZKL_EINVAL (NULL/empty hosts, a timeout out of
- * range, a malformed host list),
- * ZKL_ERESOLVE (a host name does not resolve), ZKL_ENOMEM, ZKL_ECONNLOSS (no
- * server answered in time), ZKL_ENOAUTH (credentials refused),
- * ZKL_ENOCHROOT (the connect string names a chroot that does not exist on
- * the server: one request checks it), ZKL_ESYS. zkl_last_error_text() then
- * says more (e.g. which chroot or host). `opts` may be NULL for the
- * defaults. Thread-safe. */
+/* Open a session to `hosts` ("host:port[,host:port...][/chroot]"; an IPv6
+ * address without brackets: "::1:2181") and wait until it is connected,
+ * for at most about `session_timeout_ms` (1 to ZKL_SESSION_TIMEOUT_MAX;
+ * zkl_client_opts_set_connect_timeout bounds the wait apart). Returns 0
+ * and a new client in *out (free with zkl_client_close), or ZKL_EINVAL
+ * (NULL/empty hosts, a timeout out of range, a malformed host list: an
+ * entry without host or port, a port not from 1 to 65535, brackets, a
+ * chroot the server would refuse; nothing is sent), ZKL_ERESOLVE (a host
+ * name does not resolve), ZKL_ENOMEM, ZKL_ECONNLOSS (no server answered
+ * in time), ZKL_ENOAUTH (credentials refused), ZKL_ENOCHROOT (the connect
+ * string names a chroot that does not exist on the server: one request
+ * checks it), ZKL_ESYS (out of file descriptors, no thread).
+ * zkl_last_error_text() then says why, naming the entry, chroot or host
+ * (for ZKL_ECONNLOSS: "no server answered at HOSTS within N ms"). `opts`
+ * may be NULL for the defaults. Thread-safe. */
 ZKL_EXPORT int zkl_client_open(const char *hosts, int session_timeout_ms,
                                zkl_client **out) ZKL_WARN_UNUSED;
 ZKL_EXPORT int zkl_client_open_opts(const char *hosts, int session_timeout_ms,
@@ -570,8 +582,9 @@ ZKL_EXPORT const char *zkl_mutex_node(zkl_mutex *m);
  * nothing was written), ZKL_EINVAL (NULL, a path the server refuses, or a
  * request over the limit of zkl_client_opts_set_max_request: nothing is
  * sent, zkl_last_error_text() says why), ZKL_ECONNLOSS (outcome unknown),
- * ZKL_EZK (e.g. `path` does not exist: zkl_last_zk_error() says
- * ZNONODE). The other recipes' guarded writes check the same.
+ * ZKL_ENOENT (`path` does not exist: nothing was written, the lock is
+ * still held), ZKL_EZK (another error of ZooKeeper's: zkl_last_zk_error()
+ * says which). The other recipes' guarded writes check the same.
  * Thread-safe. */
 ZKL_EXPORT int zkl_mutex_guarded_set(zkl_mutex *m, const char *path,
                                      const void *data, int len);

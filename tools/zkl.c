@@ -226,6 +226,10 @@ int cli_connect(const char *servers, int session_ms, zkl_client **out)
     if (rc == 0)
         rc = zkl_client_open_opts(servers, session_ms, o, out);
     zkl_client_opts_free(o);
+    /* The library's reason, without the name of its call. */
+    const char *why = zkl_last_error_text();
+    if (strncmp(why, "zkl_client_open: ", 17) == 0)
+        why += 17;
     char host[256];
     switch (rc) {
     case 0:
@@ -237,6 +241,8 @@ int cli_connect(const char *servers, int session_ms, zkl_client **out)
             cli_err("a ZooKeeper host in '%s' does not resolve", servers);
         return EX_UNAVAILABLE;
     case ZKL_EINVAL:
+        if (*why != '\0')
+            return cli_usage_error("%s (in '%s')", why, servers);
         return cli_usage_error("bad server list '%s': expected host:port[,host:port...][/chroot]",
                                servers);
     case ZKL_ECONNLOSS:
@@ -246,7 +252,7 @@ int cli_connect(const char *servers, int session_ms, zkl_client **out)
         cli_err("ZooKeeper refused the credentials in ZKL_AUTH");
         return EX_NOPERM;
     default:
-        cli_err("cannot connect to %s: %s", servers, zkl_strerror(rc));
+        cli_err("cannot connect to %s: %s", servers, *why != '\0' ? why : zkl_strerror(rc));
         return cli_exit_for(rc);
     }
 }

@@ -220,6 +220,11 @@ int zkl__node_guarded_set(zkl__node *n, const char *path, const void *data, int 
         return ZKL_EINVAL;
     zoo_op_t op;
     zoo_set_op_init(&op, path, data, len, -1, NULL);
-    zoo_op_result_t res;
-    return zkl__node_guarded_ops(n, 1, &op, &res);
+    zoo_op_result_t res = {.err = ZOK};
+    int rc = zkl__node_guarded_ops(n, 1, &op, &res);
+    if (rc == ZKL_EZK && res.err == ZNONODE) {
+        zkl__detail("guarded set: no node %.200s (nothing written)", path);
+        return ZKL_ENOENT;
+    }
+    return rc;
 }

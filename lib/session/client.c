@@ -210,16 +210,40 @@ watcher_fn zkl__client_watcher_fn(void)
     return node_watcher;
 }
 
+/* What zookeeper_init's failure with errno `e` means. Its own checks of
+ * the host list (EINVAL, ENOENT: a name it could not look up) come after
+ * zkl__hosts_check's, so they are left to the caller to explain. */
+static int start_failed(int e)
+{
+    switch (e) {
+    case ENOMEM:
+        return ZKL_ENOMEM;
+    case EINVAL:
+    case ENOENT:
+        return ZKL_EINVAL;
+    case EMFILE:
+    case ENFILE:
+        zkl__detail("cannot start a ZooKeeper session: out of file descriptors (%s)",
+                    strerror(e));
+        return ZKL_ESYS;
+    default:
+        zkl__detail("cannot start a ZooKeeper session: %s", e ? strerror(e) : "unknown error");
+        return ZKL_ESYS;
+    }
+}
+
 /* Start a session on a new handle. Registry lock held across init so the
  * first session event finds the client. */
 int zkl__client_start_handle(zkl_client *c)
 {
     int64_t started = zkl__now_ns();
     pthread_mutex_lock(&reg_mu);
+    errno = 0;
     zhandle_t *zh = zookeeper_init(c->hosts, session_watcher, c->timeout_ms, NULL, NULL, 0);
     if (zh == NULL) {
+        int e = errno;
         pthread_mutex_unlock(&reg_mu);
-        return errno == ENOMEM ? ZKL_ENOMEM : ZKL_EINVAL;
+        return start_failed(e);
     }
     /* Resolve host names once per window, not on every poll: measurable on
      * every round trip otherwise. */
@@ -386,6 +410,9 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
                     session_timeout_ms, ZKL_SESSION_TIMEOUT_MAX);
         return ZKL_EINVAL;
     }
+    int rc = zkl__hosts_check(hosts);
+    if (rc != 0)
+        return rc;
     /* The creator-only ACL names the authenticated identity: without one
      * the server would refuse every create (ZINVALIDACL). */
     if (opts != NULL && opts->acl == ZKL_ACL_CREATOR && opts->digest == NULL)
@@ -400,7 +427,7 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
         return ZKL_ENOMEM;
     c->owns_zh = 1;
     c->timeout_ms = session_timeout_ms;
-    int rc = ZKL_ENOMEM;
+    rc = ZKL_ENOMEM;
     if ((c->hosts = strdup(hosts)) == NULL)
         goto fail;
     if ((rc = client_register(c)) != 0)
@@ -408,11 +435,20 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
     if ((rc = zkl__client_start_handle(c)) != 0) {
         if (rc == ZKL_EINVAL && hosts_resolve(hosts) == ZKL_ERESOLVE)
             rc = ZKL_ERESOLVE;
+        if (rc == ZKL_EINVAL)
+            zkl__detail("zkl_client_open: libzookeeper_mt refused the server list '%.150s'",
+                        hosts);
+        else if (rc == ZKL_ESYS) {
+            char why[200];
+            snprintf(why, sizeof why, "%s", zkl_last_error_text());
+            zkl__detail("zkl_client_open: %s", why);
+        }
         goto fail_reg;
     }
-    /* Wait for the first session; about one session timeout, as
-     * libzookeeper_mt tries the servers in turn. */
-    int64_t deadline = zkl__now_ns() + (int64_t)session_timeout_ms * 1000000;
+    /* Wait for the first session: the connect timeout, by default about
+     * one session timeout, as libzookeeper_mt tries the servers in turn. */
+    int connect_ms = opts != NULL && opts->connect_ms > 0 ? opts->connect_ms : session_timeout_ms;
+    int64_t deadline = zkl__now_ns() + (int64_t)connect_ms * 1000000;
     pthread_mutex_lock(&c->mu);
     while (c->state == ZKL_STATE_CONNECTING && !c->auth_failed &&
            zkl__cond_wait(&c->cv, &c->mu, deadline) == 0)
@@ -421,8 +457,14 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
     rc = c->auth_failed ? ZKL_ENOAUTH : ZKL_ECONNLOSS;
     c->ev_head = c->ev_tail; /* listeners come later: nothing to deliver */
     pthread_mutex_unlock(&c->mu);
-    if (!ok)
+    if (!ok) {
+        if (rc == ZKL_ECONNLOSS)
+            zkl__detail("zkl_client_open: no server answered at %.150s within %d ms", hosts,
+                        connect_ms);
+        else
+            zkl__detail("zkl_client_open: the server refused the credentials");
         goto fail_zh;
+    }
     if ((rc = check_chroot(c)) != 0)
         goto fail_zh;
     if ((rc = start_keeper(c)) != 0)

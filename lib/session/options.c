@@ -102,6 +102,14 @@ int zkl_client_opts_set_metrics(zkl_client_opts *o, int on)
     return 0;
 }
 
+int zkl_client_opts_set_connect_timeout(zkl_client_opts *o, int ms)
+{
+    if (o == NULL || ms < 0)
+        return ZKL_EINVAL;
+    o->connect_ms = ms;
+    return 0;
+}
+
 const struct ACL_vector *zkl__client_acl(zkl_client *c)
 {
     return c->acl == ZKL_ACL_CREATOR ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;

@@ -14,6 +14,7 @@ struct zkl_client_opts {
     int max_request;
     int quiet_zk_log;
     int metrics;
+    int connect_ms; /* zkl_client_open's wait for the first session; 0: the session timeout */
 };
 
 struct zkl__listener {
@@ -33,6 +34,9 @@ ZKL__HIDDEN void zkl__client_push_event(zkl_client *c, int state);
 ZKL__HIDDEN void zkl__client_session_end(zkl_client *c);
 /* Start a session on a new handle (c->hlock held for writing). */
 ZKL__HIDDEN int zkl__client_start_handle(zkl_client *c);
+/* 0 if `hosts` is a connect string libzookeeper_mt can use, else
+ * ZKL_EINVAL with the reason (lib/session/hosts.c). */
+ZKL__HIDDEN int zkl__hosts_check(const char *hosts);
 /* The keeper thread's body (lib/session/keeper.c); its argument is the client. */
 ZKL__HIDDEN void *zkl__keeper_main(void *arg);
 

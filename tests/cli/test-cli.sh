@@ -797,6 +797,20 @@ PY
     python3 "$zk" "$ZKL_TEST_HOSTS" delete "$p"
 }
 
+# A server list zkl cannot use is refused at once, naming what is wrong.
+test_bad_server_lists_say_what_is_wrong() {
+    local hosts rc t0
+    for hosts in 127.0.0.1:99999 127.0.0.1:0 '[::1]:2181' 127.0.0.1 127.0.0.1:2181//x; do
+        t0=$(now_ms)
+        "$ZKL" lock -S "$hosts" /x true 2>"$tmp/bs.err"
+        rc=$?
+        [[ $rc == 64 ]] || fail "-S $hosts gave $rc, not 64"
+        (($(now_ms) - t0 < 2000)) || fail "-S $hosts was refused only after $(($(now_ms) - t0)) ms"
+        grep -qF "'$hosts'" "$tmp/bs.err" || fail "-S $hosts: $(cat "$tmp/bs.err")"
+    done
+    grep -q "port 2181//x\|chroot '//x'" "$tmp/bs.err" || fail "chroot: $(cat "$tmp/bs.err")"
+}
+
 # With stdout closed, output that cannot be written is an error (74, "write
 # error"), as in coreutils; a command that writes nothing of its own (lock
 # with COMMAND) is not disturbed.
