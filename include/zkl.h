@@ -69,6 +69,15 @@
  *     zkl_client_dispatch (one dispatch at a time); callbacks still
  *     pending when the client closes run on the closing thread.
  *   - zkl_last_zk_error / zkl_last_error_text: per calling thread.
+ *
+ * fork(). A client and its objects belong to the process that made them.
+ * In a child of fork(), every call on an inherited client, lock object,
+ * lease or request fails at once with ZKL_EFORK (is_held: 0; a state:
+ * ZKL_STATE_CLOSED; zkl_client_handle: NULL), and freeing one (close,
+ * free, zkl_lease_release) frees the child's copy of its memory only:
+ * nothing is sent, the parent's session and locks are untouched, and no
+ * thread of the parent's is waited for. The parent goes on as before; a
+ * child opens clients of its own.
  */
 #ifndef ZKL_H
 #define ZKL_H
@@ -124,7 +133,8 @@ ZKL_EXPORT const char *zkl_version_string(void);
     X(ERESOLVE, -16, "a ZooKeeper server's host name does not resolve")      \
     X(ERANGE, -17, "the buffer is too small for the result")                  \
     X(ENOENT, -18, "no such entry")                                           \
-    X(EQUEUE, -19, "the lock's queue is too long: its listing exceeds the server's limit (jute.maxbuffer)")
+    X(EQUEUE, -19, "the lock's queue is too long: its listing exceeds the server's limit (jute.maxbuffer)") \
+    X(EFORK, -20, "the object was made before fork(): use it only in the process that made it")
 
 enum {
     ZKL_OK = 0,

@@ -12,6 +12,8 @@ int zkl_request_cancel(zkl_request *r)
     if (r == NULL)
         return ZKL_EINVAL;
     zkl_client *c = r->c;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     int rc = 0;
     if (r->st == R_HELD) {
@@ -85,6 +87,8 @@ int zkl_request_release(zkl_request *r)
     if (r == NULL)
         return ZKL_EINVAL;
     zkl_client *c = r->c;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     send_lock(c);
     int rc = r->st == R_HELD ? let_go(r) : ZKL_ENOTHELD;
     send_unlock(c);
@@ -96,6 +100,11 @@ void zkl_request_free(zkl_request *r)
     if (r == NULL)
         return;
     zkl_client *c = r->c;
+    if (zkl__forked(c)) { /* memory only: its node is the client's to free */
+        zkl__areq_free_now(r);
+        zkl__obj_done(c);
+        return;
+    }
     bool self = false;
     send_lock(c);
     while (r->running && !(self = pthread_equal(r->runner, pthread_self())))
@@ -127,7 +136,7 @@ void zkl_request_free(zkl_request *r)
 
 int zkl_request_is_held(zkl_request *r)
 {
-    if (r == NULL)
+    if (r == NULL || zkl__forked(r->c))
         return 0;
     pthread_mutex_lock(&r->c->mu);
     int held = r->st == R_HELD && zkl__areq_node_holds(r->n) && zkl__areq_kept_hold(r) &&
@@ -140,6 +149,8 @@ int zkl_request_token(zkl_request *r, int64_t *out)
 {
     if (r == NULL || out == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(r->c))
+        return ZKL_EFORK;
     int rc = zkl_request_is_held(r) ? 0 : ZKL_ELOST;
     pthread_mutex_lock(&r->c->mu);
     if (r->st != R_HELD)
@@ -152,7 +163,7 @@ int zkl_request_token(zkl_request *r, int64_t *out)
 
 const char *zkl_request_node(zkl_request *r)
 {
-    if (r == NULL)
+    if (r == NULL || zkl__forked(r->c))
         return NULL;
     pthread_mutex_lock(&r->c->mu);
     const char *p = r->st == R_HELD ? r->path : NULL;
@@ -164,6 +175,8 @@ int zkl_client_event_fd(zkl_client *c, int *fd)
 {
     if (c == NULL || fd == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     struct zkl__async *a = c->closing ? NULL : zkl__areq_async_of(c);
     int rc = c->closing ? ZKL_ECLOSED : a == NULL ? ZKL_ENOMEM : 0;
@@ -187,6 +200,8 @@ int zkl_client_dispatch(zkl_client *c)
 {
     if (c == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     struct zkl__engine *e = zkl__engine_of(c);
     struct zkl__async *a = e ? e->async : NULL;

@@ -136,6 +136,8 @@ static int node_start(zkl_client *c, zkl__node *n, const zkl__qopts *o, bool ins
 int zkl__queue_enqueue(zkl_client *c, const char *dir, const zkl__policy *pol,
                        const zkl__qopts *o, bool inside, pthread_cond_t *cv, zkl__node **out)
 {
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     zkl__node *n = node_make(c, dir, pol, o);
     if (n == NULL)
         return ZKL_ENOMEM;
@@ -169,6 +171,8 @@ static bool fired(const zkl__qopts *o)
 int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
                        const zkl__qopts *o, int64_t deadline, zkl__node **out)
 {
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     if (fired(o))
         return ZKL_ECANCELED;
     wait_reopened(c, deadline);
@@ -274,6 +278,8 @@ int zkl__queue_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
 
 void zkl__queue_leave(zkl__node *n, bool wait)
 {
+    if (zkl__forked(n->c))
+        return; /* the client's local free takes the node */
     zkl_client *c = n->c;
     struct zkl__engine *e = n->e;
     caller_lock(c);
@@ -310,6 +316,8 @@ void zkl__queue_failed(zkl__node *n, int rc)
 
 int zkl__queue_release(zkl__node *n)
 {
+    if (zkl__forked(n->c))
+        return ZKL_EFORK;
     zkl_client *c = n->c;
     struct zkl__engine *e = n->e;
     caller_lock(c);
@@ -362,6 +370,8 @@ int zkl__queue_release(zkl__node *n)
 int zkl__node_held(const zkl__node *n)
 {
     zkl_client *c = n->c;
+    if (zkl__forked(c))
+        return 0;
     pthread_mutex_lock(&c->mu);
     int held = n->st == N_HELD && n->gen == c->gen && !c->closing &&
                c->state != ZKL_STATE_LOST;
@@ -372,6 +382,8 @@ int zkl__node_held(const zkl__node *n)
 int zkl__node_sure(const zkl__node *n)
 {
     zkl_client *c = n->c;
+    if (zkl__forked(c))
+        return 0;
     pthread_mutex_lock(&c->mu);
     int sure = n->st == N_HELD && current((zkl__node *)n) && connected(c);
     pthread_mutex_unlock(&c->mu);

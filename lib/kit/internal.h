@@ -83,9 +83,18 @@ ZKL__HIDDEN int zkl__ops_check(zkl_client *c, const char *guard, int count, cons
 /* ---- lock objects' lifetimes (lib/kit/guard.c) ----------------------------- */
 
 /* A lock object came to be (zkl_*_new): it keeps its client's memory (not
- * its session) alive until zkl__obj_close. `c` may be NULL. 0 or
- * ZKL_ENOMEM. */
+ * its session) alive until zkl__obj_close. `c` may be NULL. 0, ZKL_ENOMEM,
+ * or ZKL_EFORK (c was inherited across fork()). */
 ZKL__HIDDEN int zkl__obj_open(zkl_client *c, const void *obj);
+/* The object's own mutex (its zkl__owner's), held across a fork() so that
+ * a child finds it unlocked and the fields it guards whole. */
+ZKL__HIDDEN void zkl__obj_set_mutex(const void *obj, pthread_mutex_t *mu);
+/* Around fork() (lib/session/fork.c): hold the table's mutex and every
+ * object's, then let go of them in the parent, or start them afresh in the
+ * child. */
+ZKL__HIDDEN void zkl__guard_fork_prepare(void);
+ZKL__HIDDEN void zkl__guard_fork_parent(void);
+ZKL__HIDDEN void zkl__guard_fork_child(void);
 /* A call through the object starts / ends (`fn` names it in a message). A
  * call through an object that is not open aborts the process. */
 ZKL__HIDDEN void zkl__obj_enter(const void *obj, const char *fn);
@@ -109,6 +118,13 @@ ZKL__HIDDEN void zkl__client_free(zkl_client *c);
 /* ---- the client (lib/session/client.c) ---------------------------------------- */
 
 typedef struct zkl__node zkl__node;
+
+/* How many fork()s this process is from the one that started (counted by
+ * a pthread_atfork child handler, lib/session/fork.c): a client made before
+ * the last fork belongs to the parent, and every call on it, or on an
+ * object of it, returns ZKL_EFORK in the child. Written only in a child
+ * that is still single-threaded. */
+ZKL__HIDDEN extern unsigned zkl__fork_gen;
 
 struct zkl_client {
     pthread_mutex_t mu;    /* guards everything below and every node's state */
@@ -167,7 +183,18 @@ struct zkl_client {
     /* lock metrics (lib/metrics/metrics.c): made on first use; never when off */
     struct zkl__metrics *metrics;
     int metrics_off;
+    unsigned fork_gen;     /* zkl__fork_gen when the client was made */
 };
+
+/* True if c (not NULL) was made in a parent of this process: its session,
+ * threads and nodes are the parent's (lib/session/fork.c). */
+static inline bool zkl__forked(const zkl_client *c)
+{
+    return c->fork_gen != zkl__fork_gen;
+}
+/* The client's end in a child of fork(): its memory only, without a word
+ * to the server, a signal to the parent's threads or a wait for them. */
+ZKL__HIDDEN void zkl__client_forget(zkl_client *c);
 
 /* What the session tells the one listener that keeps state across it (the
  * lock-queue engine): the client knows no locks, only these calls. Every
@@ -376,13 +403,14 @@ ZKL__HIDDEN int zkl__queue_acquire(zkl_client *c, const char *dir,
                                    int64_t deadline, zkl__node **out);
 /* Delete a held node and free it. Returns 0 once the server confirmed,
  * ZKL_ELOST if the session ended first or someone else had deleted the
- * node (it is gone), ZKL_ECLOSED. Any other code (ZKL_ENOAUTH: the server
- * refused the delete) means the node stays and is still held, not freed:
- * zkl__release_kept() tells. */
+ * node (it is gone), ZKL_ECLOSED, ZKL_EFORK (in a child of fork(): nothing
+ * sent, the node left to the client's local free). Any other code
+ * (ZKL_ENOAUTH: the server refused the delete) means the node stays and is
+ * still held, not freed: zkl__release_kept() tells. */
 ZKL__HIDDEN int zkl__queue_release(zkl__node *n);
 static inline bool zkl__release_kept(int rc)
 {
-    return rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED;
+    return rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED && rc != ZKL_EFORK;
 }
 /* Give a node up (held or not) and hand it to the engine, which frees it:
  * its delete is sent, and the call waits for the server's confirmation only

@@ -211,6 +211,8 @@ int zkl__node_guarded_ops(zkl__node *n, int count, const zoo_op_t *ops, zoo_op_r
         return ZKL_EINVAL;
     if (n == NULL)
         return ZKL_ENOTHELD;
+    if (zkl__forked(zkl__node_client(n)))
+        return ZKL_EFORK;
     return zkl__node_guarded_multi(n, count, ops, results);
 }
 

@@ -250,6 +250,8 @@ int zkl_client_metrics(zkl_client *c, zkl_metrics *out)
 {
     if (c == NULL || out == NULL || !version_ok(out))
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     fill(out, c->metrics ? &c->metrics->total : NULL, &c->stats);
     pthread_mutex_unlock(&c->mu);
@@ -260,6 +262,8 @@ int zkl_client_path_metrics(zkl_client *c, const char *path, zkl_metrics *out)
 {
     if (c == NULL || path == NULL || out == NULL || !version_ok(out))
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     struct pathm *p = c->metrics ? path_find(c->metrics, path, path_hash(path)) : NULL;
     if (p != NULL)
@@ -279,6 +283,8 @@ int zkl__metrics_snapshot(zkl_client *c, zkl_client_stats *st, struct zkl__path_
 {
     *out = NULL;
     *n = 0;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     if (st)
         *st = c->stats;

@@ -88,6 +88,33 @@ zkl_client *zkl__client_lock_id(uint64_t id)
     return reg_lock_client(NULL, id);
 }
 
+/* fork() (lib/session/fork.c): the forking thread holds the registry, the
+ * lock objects' mutexes and every client's c->mu, in the lock order, so
+ * that the child finds each of them unlocked and what they guard whole. */
+void zkl__registry_fork_prepare(void)
+{
+    pthread_mutex_lock(&reg_mu);
+    zkl__guard_fork_prepare();
+    for (size_t i = 0; i < reg_n; i++)
+        pthread_mutex_lock(&reg[i]->mu);
+}
+
+void zkl__registry_fork_parent(void)
+{
+    for (size_t i = reg_n; i-- > 0;)
+        pthread_mutex_unlock(&reg[i]->mu);
+    zkl__guard_fork_parent();
+    pthread_mutex_unlock(&reg_mu);
+}
+
+void zkl__registry_fork_child(void)
+{
+    for (size_t i = 0; i < reg_n; i++)
+        pthread_mutex_init(&reg[i]->mu, NULL);
+    zkl__guard_fork_child();
+    pthread_mutex_init(&reg_mu, NULL);
+}
+
 /* ---- the listener ------------------------------------------------------
  * The one party that keeps state across the session (the lock-queue
  * engine) registers here; every call below is made with c->mu held, and is
@@ -282,6 +309,7 @@ static zkl_client *client_alloc(const zkl_client_opts *o)
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
     snprintf(c->ident, sizeof c->ident, "%s %ld", host, (long)getpid());
+    c->fork_gen = zkl__fork_gen;
     c->state = ZKL_STATE_CONNECTING;
     c->gen = 1;
     return c;
@@ -298,6 +326,12 @@ fail_mu:
 
 static void client_destroy(zkl_client *c)
 {
+    /* In a child of fork(), the parent's threads may still be waiting on
+     * c->cv and holding c->hlock there: destroying them would wait for
+     * threads this process does not have. The handle is the parent's. */
+    bool inherited = zkl__forked(c);
+    if (inherited && c->owns_zh && c->zh != NULL)
+        zkl__fork_keep_handle(c->zh);
     while (c->listeners) {
         struct zkl__listener *l = c->listeners;
         c->listeners = l->next;
@@ -309,14 +343,17 @@ static void client_destroy(zkl_client *c)
     }
     free(c->hosts);
     zkl__metrics_free(c);
-    pthread_rwlock_destroy(&c->hlock);
-    pthread_cond_destroy(&c->cv);
+    if (!inherited) {
+        pthread_rwlock_destroy(&c->hlock);
+        pthread_cond_destroy(&c->cv);
+    }
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
 
 static int client_register(zkl_client *c)
 {
+    zkl__fork_watch();
     pthread_mutex_lock(&reg_mu);
     int rc = reg_add(c);
     pthread_mutex_unlock(&reg_mu);
@@ -529,6 +566,8 @@ int zkl_client_cancel(zkl_client *c)
 {
     if (c == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     c->cancelled = 1;
     tell_wake_all(c); /* each waiter sees the flag and leaves */
@@ -538,7 +577,7 @@ int zkl_client_cancel(zkl_client *c)
 
 zhandle_t *zkl_client_handle(zkl_client *c)
 {
-    if (c == NULL)
+    if (c == NULL || zkl__forked(c))
         return NULL;
     pthread_mutex_lock(&c->mu);
     zhandle_t *zh = c->zh;
@@ -550,6 +589,10 @@ void zkl_client_close(zkl_client *c)
 {
     if (c == NULL)
         return;
+    if (zkl__forked(c)) {
+        zkl__client_forget(c);
+        return;
+    }
     pthread_mutex_lock(&c->mu);
     c->closing = 1;
     c->state = ZKL_STATE_CLOSED;
@@ -586,6 +629,14 @@ void zkl_client_close(zkl_client *c)
     zkl__client_free(c);
 }
 
+void zkl__client_forget(zkl_client *c)
+{
+    reg_remove(c);
+    if (zkl__client_closed(c))
+        return; /* lock objects still open: the last one to go frees it */
+    zkl__client_free(c);
+}
+
 void zkl__client_free(zkl_client *c)
 {
     pthread_mutex_lock(&c->mu);
@@ -598,7 +649,7 @@ void zkl__client_free(zkl_client *c)
 
 enum zkl_state zkl_client_state(zkl_client *c)
 {
-    if (c == NULL)
+    if (c == NULL || zkl__forked(c))
         return ZKL_STATE_CLOSED;
     pthread_mutex_lock(&c->mu);
     enum zkl_state st = (enum zkl_state)c->state;
@@ -610,6 +661,8 @@ int zkl_client_session_id(zkl_client *c, int64_t *out)
 {
     if (c == NULL || out == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     *out = c->sid;
     pthread_mutex_unlock(&c->mu);
@@ -620,6 +673,8 @@ int zkl_client_session_timeout(zkl_client *c)
 {
     if (c == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     int ms = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
     pthread_mutex_unlock(&c->mu);
@@ -630,6 +685,8 @@ int zkl_client_get_stats(zkl_client *c, zkl_client_stats *out)
 {
     if (c == NULL || out == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     *out = c->stats;
     pthread_mutex_unlock(&c->mu);

@@ -37,6 +37,14 @@ ZKL__HIDDEN int zkl__client_start_handle(zkl_client *c);
 /* 0 if `hosts` is a connect string libzookeeper_mt can use, else
  * ZKL_EINVAL with the reason (lib/session/hosts.c). */
 ZKL__HIDDEN int zkl__hosts_check(const char *hosts);
+/* fork() (lib/session/fork.c): register the handlers once; the registry's
+ * part of them (lib/session/client.c); keep an inherited handle's memory
+ * reachable in the child, which may not free it. */
+ZKL__HIDDEN void zkl__fork_watch(void);
+ZKL__HIDDEN void zkl__registry_fork_prepare(void);
+ZKL__HIDDEN void zkl__registry_fork_parent(void);
+ZKL__HIDDEN void zkl__registry_fork_child(void);
+ZKL__HIDDEN void zkl__fork_keep_handle(zhandle_t *zh);
 /* The keeper thread's body (lib/session/keeper.c); its argument is the client. */
 ZKL__HIDDEN void *zkl__keeper_main(void *arg);
 
