@@ -288,6 +288,15 @@ ZKL_EXPORT int zkl_client_opts_set_quiet_zk_log(zkl_client_opts *o, int on);
  * they stay 0, and acquires skip even their clock reads). Returns 0,
  * ZKL_EINVAL (NULL). */
 ZKL_EXPORT int zkl_client_opts_set_metrics(zkl_client_opts *o, int on);
+/* The most lock paths the client keeps metrics of their own for
+ * (zkl_client_path_metrics, the labelled Prometheus series), default 100:
+ * the first paths it acquires on, for the client's life. Acquisitions on
+ * any other path count in the client's totals only (zkl_client_metrics,
+ * the zkl_client_lock_* series), so a program that locks a new path per
+ * job or entity does not grow without bound (about 600 bytes and 69 lines
+ * of Prometheus text a path). 0 keeps totals only. Returns 0, ZKL_EINVAL
+ * (NULL, max_paths < 0). */
+ZKL_EXPORT int zkl_client_opts_set_max_metric_paths(zkl_client_opts *o, int max_paths);
 /* How long zkl_client_open_opts waits for the first session, in
  * milliseconds, apart from the session timeout it asks for (as Curator's
  * connectionTimeoutMs): a long session timeout need not mean a long wait
@@ -421,10 +430,13 @@ ZKL_EXPORT int zkl_lock_opts_set_prefetch(zkl_lock_opts *o, int on);
  * member of a multi-lock) is one attempt on its lock path; a reentrant
  * acquire that only counts up is none. An attempt ends once, as one of:
  * acquired, timeouts, cancels (ZKL_ECANCELED), failures (any other code).
- * Kept in memory for the client's life (one small entry per lock path
- * used); updated under the lock the client takes anyway, no allocation
- * but a path's first use. zkl_client_opts_set_metrics(o, 0) turns them
- * off: then every counter stays 0 (zkl_client_stats still counts).
+ * Kept in memory for the client's life: the totals, and one small entry
+ * per lock path for the first 100 paths used (zkl_client_opts_set_max_
+ * metric_paths): other paths count in the totals only. Updated under the
+ * lock the client takes anyway, no allocation but a tracked path's first
+ * use. zkl_client_opts_set_metrics(o, 0) turns them off: then every
+ * counter stays 0 (zkl_client_stats still counts). In a child of fork(),
+ * every function here returns ZKL_EFORK for an inherited client.
  * Every function here is thread-safe and reads one consistent snapshot.
  * ---------------------------------------------------------------------- */
 
@@ -472,10 +484,12 @@ ZKL_EXPORT int zkl_client_metrics(zkl_client *c, zkl_metrics *out);
 
 /* The counters of lock path `path` (as given to the recipe) in *out.
  * Returns 0, ZKL_EINVAL (as above), ZKL_ENOENT (no acquire of this client
- * ever used the path, or metrics are off). */
+ * ever used the path, the path came after the client's limit of tracked
+ * paths was reached, or metrics are off). */
 ZKL_EXPORT int zkl_client_path_metrics(zkl_client *c, const char *path, zkl_metrics *out);
 
-/* The lock paths with counters, in byte order: a new array of *n new
+/* The lock paths with counters of their own (at most the limit of
+ * zkl_client_opts_set_max_metric_paths), in byte order: a new array of *n new
  * strings in *out (NULL and 0 for none); free with
  * zkl_client_metrics_paths_free. Returns 0, ZKL_EINVAL, ZKL_ENOMEM. */
 ZKL_EXPORT int zkl_client_metrics_paths(zkl_client *c, char ***out, size_t *n);
@@ -483,8 +497,11 @@ ZKL_EXPORT void zkl_client_metrics_paths_free(char **paths, size_t n);
 
 /* Every metric in the Prometheus text exposition format (version 0.0.4):
  * # HELP and # TYPE lines, lock counters and histograms with a label
- * path="..." per lock path (escaped as the format requires), client-wide
- * counters without labels. Into buf[0..len-1], NUL-terminated; *needed
+ * path="..." per tracked lock path (escaped as the format requires), then
+ * the client-wide lock counters and histograms over every path, tracked
+ * or not, as families of their own without labels (zkl_client_lock_...,
+ * and the gauge zkl_client_lock_paths: how many paths are tracked), and
+ * the other client-wide counters. Into buf[0..len-1], NUL-terminated; *needed
  * (if not NULL) gets the length without the NUL. Returns 0, ZKL_ERANGE
  * (len <= the length: buf holds a truncated, NUL-terminated start if len
  * > 0; ask again with *needed + 1 or more, as counters may grow between

@@ -72,6 +72,8 @@ ZKL__HIDDEN int zkl__last_mapped(void);
 
 /* ---- refusing what the server would refuse (lib/kit/validate.c) ------------ */
 
+/* The default of zkl_client_opts_set_max_metric_paths. */
+#define ZKL__METRIC_PATHS_DEFAULT 100
 /* The default of zkl_client_opts_set_max_request: jute.maxbuffer's. */
 #define ZKL__MAX_REQUEST_DEFAULT 0xfffff
 #define ZKL__MAX_REQUEST_MIN 8192
@@ -183,6 +185,7 @@ struct zkl_client {
     /* lock metrics (lib/metrics/metrics.c): made on first use; never when off */
     struct zkl__metrics *metrics;
     int metrics_off;
+    int metric_paths;      /* lock paths with counters of their own, at most */
     unsigned fork_gen;     /* zkl__fork_gen when the client was made */
 };
 

@@ -4,8 +4,11 @@
  *
  * Updated with c->mu held, which the engine holds anyway at each point it
  * counts. A lock path's entry is made on its first acquire and kept for
- * the client's life; a node keeps a pointer to it, so each acquire looks
- * its path up once (one hash of the path) and allocates nothing. */
+ * the client's life, for the first c->metric_paths paths: the others count
+ * in the totals only, so a program that locks a new path per job does not
+ * grow for ever. A node keeps a pointer to its path's entry, so each
+ * acquire looks its path up once (one hash of the path) and allocates
+ * nothing. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,12 +66,12 @@ static void table_grow(struct zkl__metrics *m)
     m->nbuckets = nb;
 }
 
-static struct pathm *path_get(struct zkl__metrics *m, const char *path)
+static struct pathm *path_get(struct zkl__metrics *m, const char *path, size_t max)
 {
     size_t h = path_hash(path);
     struct pathm *p = path_find(m, path, h);
-    if (p != NULL)
-        return p;
+    if (p != NULL || m->npaths >= max)
+        return p; /* beyond the cap: counted in the client's totals only */
     if (m->npaths >= m->nbuckets)
         table_grow(m);
     if (m->nbuckets == 0)
@@ -113,7 +116,7 @@ void zkl__metrics_acquire_begin(zkl__node *n)
         return;
     if (n->m_at == 0)
         n->m_at = zkl__now_ns();
-    struct pathm *p = path_get(c->metrics, n->dir);
+    struct pathm *p = path_get(c->metrics, n->dir, (size_t)c->metric_paths);
     n->pm = p ? &p->k : NULL;
     n->metered = true;
 }
@@ -278,8 +281,8 @@ static int snap_cmp(const void *a, const void *b)
                   ((const struct zkl__path_snap *)b)->path);
 }
 
-int zkl__metrics_snapshot(zkl_client *c, zkl_client_stats *st, struct zkl__path_snap **out,
-                          size_t *n)
+int zkl__metrics_snapshot(zkl_client *c, zkl_client_stats *st, struct zkl__lockm *total,
+                          struct zkl__path_snap **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -289,6 +292,8 @@ int zkl__metrics_snapshot(zkl_client *c, zkl_client_stats *st, struct zkl__path_
     if (st)
         *st = c->stats;
     struct zkl__metrics *m = c->metrics;
+    if (total)
+        *total = m ? m->total : (struct zkl__lockm){0};
     size_t cnt = m ? m->npaths : 0;
     struct zkl__path_snap *v = cnt ? calloc(cnt, sizeof *v) : NULL;
     int err = cnt && v == NULL ? ZKL_ENOMEM : 0;
@@ -327,7 +332,7 @@ int zkl_client_metrics_paths(zkl_client *c, char ***out, size_t *n)
         return ZKL_EINVAL;
     struct zkl__path_snap *v;
     size_t k;
-    int err = zkl__metrics_snapshot(c, NULL, &v, &k);
+    int err = zkl__metrics_snapshot(c, NULL, NULL, &v, &k);
     if (err != 0)
         return err;
     char **r = k ? calloc(k, sizeof *r) : NULL;

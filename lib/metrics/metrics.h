@@ -34,11 +34,13 @@ struct zkl__path_snap {
     char *path;
     struct zkl__lockm k;
 };
-/* Copies of the client's stats (st may be NULL) and of every lock path's
- * counters, sorted by path, taken at one moment; called WITHOUT c->mu.
- * Returns 0 or ZKL_ENOMEM. */
+/* Copies of the client's stats (st may be NULL), of its lock counters over
+ * every path (total may be NULL) and of every tracked lock path's counters,
+ * sorted by path, taken at one moment; called WITHOUT c->mu. Returns 0,
+ * ZKL_ENOMEM or ZKL_EFORK. */
 ZKL__HIDDEN int zkl__metrics_snapshot(zkl_client *c, zkl_client_stats *st,
-                                      struct zkl__path_snap **out, size_t *n);
+                                      struct zkl__lockm *total, struct zkl__path_snap **out,
+                                      size_t *n);
 ZKL__HIDDEN void zkl__metrics_snapshot_free(struct zkl__path_snap *v, size_t n);
 /* The client closes: free its metrics. */
 ZKL__HIDDEN void zkl__metrics_free(zkl_client *c);

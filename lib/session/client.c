@@ -303,6 +303,7 @@ static zkl_client *client_alloc(const zkl_client_opts *o)
     c->acl = o ? o->acl : ZKL_ACL_OPEN;
     c->max_request = o ? o->max_request : ZKL__MAX_REQUEST_DEFAULT;
     c->metrics_off = o ? !o->metrics : 0;
+    c->metric_paths = o ? o->metric_paths : ZKL__METRIC_PATHS_DEFAULT;
     if (o && o->digest && (c->digest = strdup(o->digest)) == NULL)
         goto fail_dg;
     char host[64] = "?";

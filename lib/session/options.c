@@ -23,6 +23,7 @@ int zkl_client_opts_new(zkl_client_opts **out)
     o->max_request = ZKL__MAX_REQUEST_DEFAULT;
     o->quiet_zk_log = 1;
     o->metrics = 1;
+    o->metric_paths = ZKL__METRIC_PATHS_DEFAULT;
     *out = o;
     return 0;
 }
@@ -99,6 +100,14 @@ int zkl_client_opts_set_metrics(zkl_client_opts *o, int on)
     if (o == NULL)
         return ZKL_EINVAL;
     o->metrics = on != 0;
+    return 0;
+}
+
+int zkl_client_opts_set_max_metric_paths(zkl_client_opts *o, int max_paths)
+{
+    if (o == NULL || max_paths < 0)
+        return ZKL_EINVAL;
+    o->metric_paths = max_paths;
     return 0;
 }
 

@@ -15,6 +15,7 @@ struct zkl_client_opts {
     int quiet_zk_log;
     int metrics;
     int connect_ms; /* zkl_client_open's wait for the first session; 0: the session timeout */
+    int metric_paths; /* lock paths with metrics of their own, at most */
 };
 
 struct zkl__listener {
