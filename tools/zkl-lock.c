@@ -424,6 +424,17 @@ static int limit_mismatch(zkl_client *c, const struct lockopts *o)
     return cli_exit_for(ZKL_EMISMATCH);
 }
 
+/* --semaphore N, and the server records another limit: the library would
+ * say so only once zkl's waiter is first in the semaphore's gate, after
+ * every waiter ahead of it (or time out first): ask at once, and again
+ * after a time-out, as the semaphore may have come meanwhile. */
+static bool limit_disagrees(zkl_client *c, const struct lockopts *o)
+{
+    int limit = 0;
+    return o->kind == &lockkind_semaphore && zkl_participants_limit(c, o->path, &limit) == 0 &&
+           limit > 0 && limit != o->permits;
+}
+
 /* -v on a conflict: who holds, from the participants' listing. */
 static void say_holders(zkl_client *c, const char *path)
 {
@@ -510,6 +521,7 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
         a.obj = NULL;
         if ((rc = zkl_client_add_listener(c, loop_on_state, (void *)&l->wfd)) != 0 ||
             (rc = o->kind->create(c, o->path, o->permits, &a.obj)) != 0 ||
+            (limit_disagrees(c, o) && (rc = ZKL_EMISMATCH) != 0) ||
             (rc = o->kind->on_lost(a.obj, &l->wfd)) != 0 ||
             (o->revocable && (rc = o->kind->on_revoke(a.obj, &l->wfd)) != 0)) {
             if (a.obj != NULL)
@@ -556,6 +568,8 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
                 code = (int)o->lost_code;
         } else if (interrupted) {
             code = 128 + interrupted;
+        } else if (rc == ZKL_ETIMEDOUT && limit_disagrees(c, o)) {
+            code = limit_mismatch(c, o);
         } else if (rc == ZKL_ETIMEDOUT) {
             if (o->verbose) {
                 cli_err("%s not acquired after %.3f s", o->path,

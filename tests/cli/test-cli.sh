@@ -797,6 +797,34 @@ PY
     python3 "$zk" "$ZKL_TEST_HOSTS" delete "$p"
 }
 
+# A --semaphore N that disagrees with the limit on the server is 78 at
+# once, however zkl waits and whoever waits in the semaphore's gate.
+test_semaphore_limit_mismatch_is_78_with_waiters_too() {
+    local p=$root/semgate rc args t0
+    start_holder g1 "$p" --semaphore 2
+    local g1=$bg
+    start_holder g2 "$p" --semaphore 2
+    local g2=$bg
+    start_zkl lock --semaphore 2 "$p" true
+    local g3=$bg
+    wait_for 20 contenders_are "$p" 3 || fail "the third never queued"
+    for args in "-n" "-w 5" ""; do
+        t0=$(now_ms)
+        # shellcheck disable=SC2086 # word splitting is wanted here
+        timeout 20 "$ZKL" lock --semaphore 3 $args "$p" touch "$tmp/gate.ran" 2>"$tmp/gate.err"
+        rc=$?
+        [[ $rc == 78 ]] || fail "--semaphore 3 ${args:-(blocking)} with a waiter in the gate gave $rc"
+        (($(now_ms) - t0 < 4000)) || fail "--semaphore 3 ${args:-(blocking)} took $(($(now_ms) - t0)) ms"
+        grep -q "limit on the server is 2" "$tmp/gate.err" || fail "said: $(cat "$tmp/gate.err")"
+    done
+    [[ ! -e $tmp/gate.ran ]] || fail "a command ran with the wrong limit"
+    contenders_are "$p" 3 || fail "the refused attempts left nodes"
+    touch "$tmp/g1.stop" "$tmp/g2.stop"
+    for rc in "$g1" "$g2" "$g3"; do
+        wait_exit 30 "$rc" || fail "a process did not end"
+    done
+}
+
 # A server list zkl cannot use is refused at once, naming what is wrong.
 test_bad_server_lists_say_what_is_wrong() {
     local hosts rc t0
