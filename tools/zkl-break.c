@@ -35,7 +35,7 @@ static int delete_one(zkl_client *c, const char *path, const zkl_participant *x)
 int cli_break(int argc, char **argv)
 {
     struct cli_target t;
-    int rc = cli_parse_target(argc, argv, &t);
+    int rc = cli_parse_target(argc, argv, &t, false, 0);
     if (rc >= 0)
         return rc;
     zkl_client *c;

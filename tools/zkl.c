@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,7 +24,7 @@ void cli_help(void)
         "       zkl lock [OPTIONS] PATH\n"
         "       zkl holders [OPTIONS] PATH\n"
         "       zkl break [-S HOSTS] PATH [NODE]\n"
-        "       zkl revoke [-S HOSTS] PATH [NODE]\n"
+        "       zkl revoke [-S HOSTS] [-w SECONDS] PATH [NODE]\n"
         "       zkl --help | --version\n"
         "\n"
         "zkl lock waits for the ZooKeeper lock at PATH, runs COMMAND while it\n"
@@ -33,7 +34,9 @@ void cli_help(void)
         "SIGTERM, SIGINT, SIGHUP or the end of its stdin, then releases (exit 0).\n"
         "zkl break deletes the holder's node (or NODE) and says what it deleted;\n"
         "zkl revoke asks the holder (or NODE) to let go, as Curator's revocation\n"
-        "does. Both exit 1 when nobody holds.\n"
+        "does, and waits up to -w SECONDS (default 10; 0: do not wait) for it:\n"
+        "it says which let go, and exits 2 if one did not (its owner is put back\n"
+        "in its node). Both exit 1 when nobody holds.\n"
         "\n"
         "Lock options:\n"
         "  -w, --wait, --timeout SECONDS  give up after SECONDS (fractions allowed;\n"
@@ -84,6 +87,7 @@ void cli_help(void)
         "  COMMAND's status, or 128+N if signal N ended COMMAND\n"
         "  1    lock not acquired within -w, or at once with -n (see -E);\n"
         "       break/revoke: nobody holds\n"
+        "  2    revoke: a holder did not let go within -w; or a semaphore\n"
         "  64   bad usage\n"
         "  69   ZooKeeper unavailable (no server answered; a host name does not\n"
         "       resolve; session ended while waiting and could not be renewed)\n"
@@ -330,8 +334,9 @@ static size_t utf8_len(const unsigned char *s, size_t n)
     return need;
 }
 
-void cli_json_str(FILE *f, const char *s, size_t n)
+bool cli_json_str(FILE *f, const char *s, size_t n)
 {
+    bool replaced = false;
     const unsigned char *u = (const unsigned char *)s;
     fputc('"', f);
     for (size_t i = 0; i < n;) {
@@ -346,32 +351,52 @@ void cli_json_str(FILE *f, const char *s, size_t n)
         } else if (ch >= 0x80 && (k = utf8_len(u + i, n - i)) > 0) {
             fwrite(u + i, 1, k, f); /* valid UTF-8 passes through */
             i += k;
+        } else if (ch < 0x80) {
+            fprintf(f, "\\u%04x", ch); /* control characters, DEL */
+            i++;
         } else {
-            /* Control characters, DEL, and each byte that is not part of
-             * valid UTF-8: \u00XX of the byte. */
-            fprintf(f, "\\u%04x", ch);
+            /* Not part of valid UTF-8: \u00XX would read as U+00XX, a
+             * character the data does not hold. */
+            fputs("\\ufffd", f);
+            replaced = true;
             i++;
         }
     }
     fputc('"', f);
+    return replaced;
 }
 
-int cli_parse_target(int argc, char **argv, struct cli_target *t)
+bool cli_revocation_requested(const zkl_participant *x)
+{
+    return x->readable && x->owner_len == strlen(CLI_REVOKE_DATA) &&
+           memcmp(x->owner, CLI_REVOKE_DATA, x->owner_len) == 0;
+}
+
+int cli_parse_target(int argc, char **argv, struct cli_target *t, bool wait, long wait_ms)
 {
     enum { OPT_SESSION = 256 };
     static const struct option longopts[] = {
         {"servers", required_argument, NULL, 'S'},
         {"session-timeout", required_argument, NULL, OPT_SESSION},
+        {"wait", required_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *servers = NULL;
-    *t = (struct cli_target){.session_ms = CLI_DEFAULT_SESSION_MS};
+    *t = (struct cli_target){.session_ms = CLI_DEFAULT_SESSION_MS, .wait_ms = wait_ms};
+    double secs;
     int c;
-    while ((c = getopt_long(argc, argv, "S:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, wait ? "S:w:h" : "S:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'S':
             servers = optarg;
+            break;
+        case 'w':
+            if (!wait)
+                return cli_usage_error("%s: no -w (--wait)", argv[0]);
+            if (cli_parse_seconds("-w", optarg, &secs) != 0)
+                return EX_USAGE;
+            t->wait_ms = (long)ceil(secs * 1000);
             break;
         case OPT_SESSION:
             if (cli_parse_long("--session-timeout", optarg, 1, 3600000, &t->session_ms) != 0)

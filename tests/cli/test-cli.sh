@@ -696,7 +696,7 @@ test_break_of_a_named_node() {
     wait_exit 20 "$z" || fail "the broken holder did not end"
 }
 
-test_revoke_writes_the_request_into_the_holders_node() {
+test_revoke_says_whether_the_holder_let_go_and_keeps_the_owner() {
     local p=$root/revoke rc node token
     "$ZKL" revoke "$p" 2>"$tmp/rv.err"
     rc=$?
@@ -708,22 +708,59 @@ test_revoke_writes_the_request_into_the_holders_node() {
     start_zkl lock "$p" true
     local waiter=$bg
     wait_for 20 contenders_are "$p" 2 || fail "the waiter never queued"
-    "$ZKL" revoke "$p" >"$tmp/rv.out2" || fail "revoke gave $?"
+    # A holder that does not listen: told so, and its owner stays visible.
+    "$ZKL" revoke -w 1 "$p" >"$tmp/rv.out2" 2>"$tmp/rv.err"
+    rc=$?
+    [[ $rc == 2 ]] || fail "revoke of a holder that did not let go gave $rc, not 2"
+    grep -q "did not let go within 1 s: $node" "$tmp/rv.err" || fail "revoke said: $(cat "$tmp/rv.err")"
     "$ZKL" holders --json "$p" >"$tmp/rv.json"
-    python3 - "$tmp/rv.json" <<'PY' || fail "holders: $(cat "$tmp/rv.json")"
+    python3 - "$tmp/rv.json" "$z" <<'PY' || fail "holders after revoke: $(cat "$tmp/rv.json")"
 import json, sys
 cs = json.load(open(sys.argv[1]))["contenders"]
 assert [c["holds"] for c in cs] == [True, False], cs
-assert cs[0]["owner"] == "__REVOKE__", cs      # the holder is asked ...
-assert cs[1]["owner"] != "__REVOKE__", cs      # ... the waiter is not
+assert cs[0]["pid"] == int(sys.argv[2]), cs              # the owner, restored
+assert not cs[0].get("revocation_requested"), cs
 PY
-    "$ZKL" revoke "$p" "$node" || fail "revoke of the named node gave $?"
+    # -w 0: ask and go; the request stays in the node, and holders says so.
+    "$ZKL" revoke -w 0 "$p" "$node" >"$tmp/rv.out3" || fail "revoke -w 0 gave $?"
+    grep -q "asked" "$tmp/rv.out3" || fail "revoke -w 0 said: $(cat "$tmp/rv.out3")"
+    "$ZKL" holders --json "$p" >"$tmp/rv.json"
+    python3 - "$tmp/rv.json" <<'PY' || fail "holders after revoke -w 0: $(cat "$tmp/rv.json")"
+import json, sys
+cs = json.load(open(sys.argv[1]))["contenders"]
+assert cs[0]["revocation_requested"] is True and cs[0]["owner"] == "__REVOKE__", cs
+assert not cs[1].get("revocation_requested"), cs     # the waiter is not asked
+PY
+    "$ZKL" holders "$p" | sed -n 2p | grep -q "asked to let go" || fail "table: $("$ZKL" holders "$p")"
     "$ZKL" revoke "$p" "other/x" 2>/dev/null
     rc=$?
     [[ $rc == 64 ]] || fail "revoke of a node not under PATH gave $rc"
     exec 7>&-
     wait_exit 20 "$z" || fail "the holder did not end"
     wait_exit 20 "$waiter" || fail "the waiter did not end"
+
+    # A holder that listens lets go, and revoke says so.
+    start_zkl lock --revocable "$p" sleep 60
+    local r=$bg
+    wait_for 20 contenders_are "$p" 1 || fail "the revocable holder never held"
+    "$ZKL" revoke "$p" >"$tmp/rv.out4" 2>"$tmp/rv.err"
+    rc=$?
+    [[ $rc == 0 ]] || fail "revoke of a revocable holder gave $rc: $(cat "$tmp/rv.err")"
+    grep -q "^let go: $p/" "$tmp/rv.out4" || fail "revoke said: $(cat "$tmp/rv.out4")"
+    wait_exit 20 "$r" || fail "the revocable holder did not end"
+
+    # A semaphore's leases cannot be revoked: said at once, nothing written.
+    local sp=$root/revoke-sem
+    start_holder rs "$sp" --semaphore 2
+    local h=$bg
+    "$ZKL" revoke "$sp" 2>"$tmp/rv.err"
+    rc=$?
+    [[ $rc == 2 ]] || fail "revoke of a semaphore gave $rc, not 2"
+    grep -q "semaphore" "$tmp/rv.err" || fail "revoke of a semaphore said: $(cat "$tmp/rv.err")"
+    "$ZKL" holders --json "$sp" | python3 -c 'import json,sys; cs=json.load(sys.stdin)["contenders"]; assert cs[0]["owner"] != "__REVOKE__", cs' ||
+        fail "the lease's owner was overwritten"
+    touch "$tmp/rs.stop"
+    wait_exit 20 "$h" || fail "the lease holder did not end"
 }
 
 # ---- messages ------------------------------------------------------------------
@@ -781,13 +818,17 @@ test_holders_json_passes_utf8_and_marks_unreadable_nodes() {
         fail "cannot create $b"
     "$ZKL" holders --json "$p" >"$tmp/u.json" || fail "holders --json gave $?"
     python3 -m json.tool "$tmp/u.json" >/dev/null || fail "not JSON: $(cat "$tmp/u.json")"
-    grep -q 'héllo ✓ \\u00ff\\u0001 42' "$tmp/u.json" || fail "UTF-8 not passed through: $(cat "$tmp/u.json")"
+    grep -q 'héllo ✓ \\ufffd\\u0001 42' "$tmp/u.json" || fail "UTF-8 not passed through: $(cat "$tmp/u.json")"
     python3 - "$tmp/u.json" <<'PY' || fail "json: $(cat "$tmp/u.json")"
 import json, sys
 cs = json.load(open(sys.argv[1], encoding="utf-8"))["contenders"]
 assert [c["holds"] for c in cs] == [True, False], cs
-assert cs[0]["owner"] == "h\u00e9llo \u2713 \u00ff\u0001 42" and cs[0]["readable"], cs
-assert cs[0]["pid"] == 42 and cs[0]["host"] == "h\u00e9llo \u2713 \u00ff\u0001", cs
+# The byte that is not UTF-8 shows as U+FFFD, never as a character it is
+# not, and owner_hex gives every byte as it is.
+assert cs[0]["owner"] == "h\u00e9llo \u2713 \ufffd\u0001 42" and cs[0]["readable"], cs
+assert cs[0]["owner_hex"] == "68c3a96c6c6f20e29c9320ff01203432", cs
+assert cs[0]["pid"] == 42 and cs[0]["host"] == "h\u00e9llo \u2713 \ufffd\u0001", cs
+assert "owner_hex" not in cs[1], cs
 assert cs[1]["readable"] is False and cs[1]["owner"] is None and cs[1]["token"] > 0, cs
 PY
     "$ZKL" holders "$p" >"$tmp/u.txt" || fail "holders gave $?"
