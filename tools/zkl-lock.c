@@ -12,10 +12,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -38,6 +40,7 @@ struct lockopts {
     long permits;
     bool verbose;
     bool revocable; /* --revocable: let go when asked (zkl revoke, Curator) */
+    bool until_signal; /* hold mode: stdin's end does not release */
     const char *metrics; /* --metrics FILE: the session's metrics, at the end */
     const char *path;
     char **cmd; /* NULL-terminated */
@@ -126,7 +129,15 @@ static void attempt_release(struct attempt *a)
 
 static int parse(int argc, char **argv, struct lockopts *o)
 {
-    enum { OPT_SEM = 256, OPT_SESSION, OPT_KILL_AFTER, OPT_LOST_CODE, OPT_REVOCABLE, OPT_METRICS };
+    enum {
+        OPT_SEM = 256,
+        OPT_SESSION,
+        OPT_KILL_AFTER,
+        OPT_LOST_CODE,
+        OPT_REVOCABLE,
+        OPT_METRICS,
+        OPT_UNTIL_SIGNAL
+    };
     static const struct option longopts[] = {
         {"wait", required_argument, NULL, 'w'},
         {"timeout", required_argument, NULL, 'w'},
@@ -142,6 +153,7 @@ static int parse(int argc, char **argv, struct lockopts *o)
         {"lost-exit-code", required_argument, NULL, OPT_LOST_CODE},
         {"revocable", no_argument, NULL, OPT_REVOCABLE},
         {"metrics", required_argument, NULL, OPT_METRICS},
+        {"until-signal", no_argument, NULL, OPT_UNTIL_SIGNAL},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -210,6 +222,9 @@ static int parse(int argc, char **argv, struct lockopts *o)
         case OPT_METRICS:
             o->metrics = optarg;
             break;
+        case OPT_UNTIL_SIGNAL:
+            o->until_signal = true;
+            break;
         case 'c':
             shell = optarg;
             break;
@@ -258,6 +273,8 @@ static int parse(int argc, char **argv, struct lockopts *o)
     } else {
         o->cmd = NULL; /* hold mode */
     }
+    if (o->until_signal && o->cmd != NULL)
+        return cli_usage_error("lock: --until-signal is for hold mode, without COMMAND");
     o->servers = cli_servers(servers);
     return -1;
 }
@@ -366,8 +383,25 @@ static void *stdin_main(void *arg)
     return NULL;
 }
 
-/* Hold until SIGTERM, SIGINT, SIGHUP, SIGQUIT or the end of stdin (0), or
- * until the lock is lost (*lost set). */
+/* Whether stdin is at its end before anything was read: /dev/null (as a
+ * script's background job gets it, or a closed stdin, which zkl holds with
+ * /dev/null), a file, or a pipe whose writer is gone. Hold mode would then
+ * release at once. */
+static bool stdin_at_end(void)
+{
+    struct stat st, null;
+    if (fstat(STDIN_FILENO, &st) != 0)
+        return true;
+    if (S_ISREG(st.st_mode))
+        return true;
+    if (S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 && st.st_rdev == null.st_rdev)
+        return true;
+    struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) && !(p.revents & POLLIN);
+}
+
+/* Hold until SIGTERM, SIGINT, SIGHUP, SIGQUIT or the end of stdin (0; not
+ * with --until-signal), or until the lock is lost (*lost set). */
 static int hold(const struct lockopts *o, struct loop *l, zkl_client *c, const char *node,
                 int64_t token, bool *lost)
 {
@@ -378,12 +412,18 @@ static int hold(const struct lockopts *o, struct loop *l, zkl_client *c, const c
                 strerror(errno ? errno : EIO), o->path);
         return EX_IOERR;
     }
+    if (!o->until_signal && stdin_at_end())
+        cli_err("standard input is at its end (/dev/null, a file, or a closed pipe): releasing %s "
+                "at once, as at the end of stdin; --until-signal holds until a signal instead",
+                o->path);
     pthread_t th;
-    if (pthread_create(&th, NULL, stdin_main, &l->wfd) != 0) {
-        cli_err("cannot start a thread");
-        return EX_OSERR;
+    if (!o->until_signal) {
+        if (pthread_create(&th, NULL, stdin_main, &l->wfd) != 0) {
+            cli_err("cannot start a thread");
+            return EX_OSERR;
+        }
+        pthread_detach(th); /* it may block in read until zkl exits */
     }
-    pthread_detach(th); /* it may block in read until zkl exits */
     int st = zkl_client_state(c);
     for (;;) {
         if (st == ZKL_STATE_LOST || st == ZKL_STATE_CLOSED) {

@@ -56,6 +56,8 @@ void cli_help(void)
         "                        COMMAND ran (default 75)\n"
         "      --revocable       let go when asked (zkl revoke, Curator's\n"
         "                        Revoker): COMMAND gets SIGTERM, then release\n"
+        "      --until-signal    hold mode: hold until a signal, whatever stdin\n"
+        "                        does (stdin at its end releases at once)\n"
         "  -v, --verbose         say on stderr how long zkl waited and which\n"
         "                        fencing token it got\n"
         "      --metrics FILE    at the end, write the lock metrics in Prometheus\n"

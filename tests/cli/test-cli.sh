@@ -589,6 +589,45 @@ PY
     contenders_are "$p" 0 || fail "the node was left behind"
 }
 
+# Hold mode with stdin at its end from the start (/dev/null, as for `zkl
+# lock PATH &` in a script) releases at once, as before, but says so; with
+# --until-signal it holds until a signal whatever stdin does.
+test_hold_mode_with_stdin_at_its_end_warns_and_until_signal_holds() {
+    local p=$root/holdnull rc
+    "$ZKL" lock "$p" </dev/null >"$tmp/hn.out" 2>"$tmp/hn.err"
+    rc=$?
+    [[ $rc == 0 ]] || fail "hold mode on /dev/null gave $rc"
+    grep -q "standard input is at its end" "$tmp/hn.err" && grep -q -- "--until-signal" "$tmp/hn.err" ||
+        fail "no warning: $(cat "$tmp/hn.err")"
+    contenders_are "$p" 0 || fail "the node was left behind"
+    # The background job of a script gets /dev/null as its stdin too.
+    bash -c '"$1" lock "$2" & wait' sh "$ZKL" "$p" >/dev/null 2>"$tmp/hn.err"
+    grep -q "standard input is at its end" "$tmp/hn.err" || fail "background job: $(cat "$tmp/hn.err")"
+    # A pipe a coprocess writes into is no warning.
+    echo | "$ZKL" lock "$p" >/dev/null 2>"$tmp/hn.err"
+    [[ ! -s $tmp/hn.err ]] || fail "a pipe was warned about: $(cat "$tmp/hn.err")"
+
+    env --default-signal=INT "$ZKL" lock --until-signal "$p" </dev/null >"$tmp/hn.out" 2>"$tmp/hn.err" &
+    local z=$!
+    pids+=("$z")
+    wait_for 20 test -s "$tmp/hn.out" || fail "--until-signal printed nothing"
+    local end=$(($(now_ms) + 500))
+    while (($(now_ms) < end)); do
+        kill -0 "$z" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -0 "$z" 2>/dev/null || fail "--until-signal on /dev/null did not hold"
+    contenders_are "$p" 1 || fail "--until-signal holds no node"
+    [[ ! -s $tmp/hn.err ]] || fail "--until-signal warned: $(cat "$tmp/hn.err")"
+    kill -TERM "$z"
+    wait_exit 20 "$z" || fail "--until-signal did not end on SIGTERM"
+    [[ $status == 0 ]] || fail "--until-signal gave $status on SIGTERM"
+    contenders_are "$p" 0 || fail "--until-signal left its node"
+    "$ZKL" lock --until-signal "$p" true 2>/dev/null
+    rc=$?
+    [[ $rc == 64 ]] || fail "--until-signal with a COMMAND gave $rc, not 64"
+}
+
 test_hold_mode_releases_on_term_int_and_hup() {
     local p=$root/holdsig sig
     for sig in TERM INT HUP; do
