@@ -41,6 +41,7 @@ struct lockopts {
     bool verbose;
     bool revocable; /* --revocable: let go when asked (zkl revoke, Curator) */
     bool until_signal; /* hold mode: stdin's end does not release */
+    bool foreground;   /* --foreground: COMMAND in zkl's process group, signalled alone */
     const char *metrics; /* --metrics FILE: the session's metrics, at the end */
     const char *path;
     char **cmd; /* NULL-terminated */
@@ -136,7 +137,8 @@ static int parse(int argc, char **argv, struct lockopts *o)
         OPT_LOST_CODE,
         OPT_REVOCABLE,
         OPT_METRICS,
-        OPT_UNTIL_SIGNAL
+        OPT_UNTIL_SIGNAL,
+        OPT_FOREGROUND
     };
     static const struct option longopts[] = {
         {"wait", required_argument, NULL, 'w'},
@@ -154,6 +156,7 @@ static int parse(int argc, char **argv, struct lockopts *o)
         {"revocable", no_argument, NULL, OPT_REVOCABLE},
         {"metrics", required_argument, NULL, OPT_METRICS},
         {"until-signal", no_argument, NULL, OPT_UNTIL_SIGNAL},
+        {"foreground", no_argument, NULL, OPT_FOREGROUND},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -224,6 +227,9 @@ static int parse(int argc, char **argv, struct lockopts *o)
             break;
         case OPT_UNTIL_SIGNAL:
             o->until_signal = true;
+            break;
+        case OPT_FOREGROUND:
+            o->foreground = true;
             break;
         case 'c':
             shell = optarg;
@@ -601,7 +607,8 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
                                       .path = o->path,
                                       .node = a.node != NULL ? a.node : "",
                                       .token = a.token,
-                                      .kill_after_ms = o->kill_after_ms};
+                                      .kill_after_ms = o->kill_after_ms,
+                                      .foreground = o->foreground};
                 code = command_run(&cmd, l, c, &lost);
             }
             if (lost)

@@ -548,6 +548,57 @@ test_bad_usage_gives_64_and_a_short_message() {
     "$ZKL" --version | grep -Eq "^zkl [0-9]+\.[0-9]+\.[0-9]+" || fail "--version"
 }
 
+# ---- COMMAND's process group ---------------------------------------------------
+
+# start_family NAME ARGS...: `zkl lock ARGS... sh -c` whose shell starts a
+# grandchild (sleep), writes its pid to $tmp/NAME.gc and waits for it, as
+# a wrapper script does. The zkl's pid is in $bg, the grandchild's in $gc.
+gc=
+start_family() {
+    local name=$1
+    shift
+    # shellcheck disable=SC2016 # expanded by the command's shell
+    start_zkl lock "$@" sh -c 'sleep 1000 & echo $! >"$0"; wait' "$tmp/$name.gc"
+    wait_for 20 test -s "$tmp/$name.gc" || fail "$name: the grandchild never started"
+    read -r gc <"$tmp/$name.gc"
+    pids+=("$gc")
+}
+alive() { kill -0 "$1" 2>/dev/null; }
+dead() { ! alive "$1"; }
+
+test_loss_revocation_and_signals_reach_commands_children() {
+    local p=$root/family
+    start_family lost "$p"
+    local z=$bg
+    "$ZKL" break "$p" >/dev/null || fail "break gave $?"
+    wait_exit 20 "$z" || fail "zkl did not end after the break"
+    [[ $status == 75 ]] || fail "zkl gave $status after the break, not 75"
+    wait_for 10 dead "$gc" || fail "the grandchild outlived the lost lock"
+
+    start_family term "$p"
+    z=$bg
+    kill -TERM "$z"
+    wait_exit 20 "$z" || fail "zkl did not end after SIGTERM"
+    wait_for 10 dead "$gc" || fail "the grandchild outlived a SIGTERM sent to zkl"
+
+    start_family revoked --revocable "$p"
+    z=$bg
+    "$ZKL" revoke "$p" >/dev/null || fail "revoke gave $?"
+    wait_exit 20 "$z" || fail "zkl did not end after the revocation"
+    wait_for 10 dead "$gc" || fail "the grandchild outlived the revocation"
+    contenders_are "$p" 0 || fail "a node was left behind"
+
+    # --foreground: COMMAND stays in zkl's process group, and only its own
+    # process is signalled.
+    start_family fg --foreground "$p"
+    z=$bg
+    "$ZKL" break "$p" >/dev/null || fail "break gave $?"
+    wait_exit 20 "$z" || fail "zkl --foreground did not end after the break"
+    [[ $status == 75 ]] || fail "zkl --foreground gave $status, not 75"
+    alive "$gc" || fail "--foreground signalled the grandchild too"
+    kill -KILL "$gc" 2>/dev/null
+}
+
 # ---- hold mode -------------------------------------------------------------
 
 # Start `zkl lock ARGS` in hold mode with stdin from fifo $tmp/$1.in (fd 7
