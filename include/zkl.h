@@ -167,6 +167,11 @@ ZKL_EXPORT const char *zkl_err_name(int err);
  * this thread until its next zkl call. */
 ZKL_EXPORT int zkl_last_zk_error(void);
 ZKL_EXPORT const char *zkl_last_error_text(void);
+/* Forget the calling thread's details: zkl_last_zk_error() is 0 and
+ * zkl_last_error_text() "" until a failure sets them again. Call it before
+ * a call whose failure must not be reported with an older failure's
+ * details (one without details of its own leaves them in place). */
+ZKL_EXPORT void zkl_last_error_clear(void);
 
 #define ZKL_WAIT_FOREVER (-1L)
 

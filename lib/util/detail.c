@@ -44,3 +44,9 @@ const char *zkl_last_error_text(void)
 {
     return tl_text;
 }
+
+void zkl_last_error_clear(void)
+{
+    tl_text[0] = '\0';
+    tl_zk = 0;
+}
