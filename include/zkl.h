@@ -599,7 +599,11 @@ typedef void (*zkl_mutex_revoke_fn)(zkl_mutex *m, int64_t token, void *arg);
 ZKL_EXPORT int zkl_mutex_set_revoke_fn(zkl_mutex *m, zkl_mutex_revoke_fn fn, void *arg);
 
 /* The fencing token of the calling thread's hold (the czxid of its node)
- * into *out: successive holders of one path get strictly increasing tokens.
+ * into *out: successive holders of one path get strictly increasing tokens,
+ * within one ensemble history: servers that lose their data count from
+ * the start again, so a fenced resource that must survive that also keeps
+ * the history's identity (docs/failures.md, "When the ensemble loses its
+ * data").
  * Returns 0, ZKL_ENOTHELD (the thread holds nothing), ZKL_ELOST (its hold
  * was lost), ZKL_EINVAL (NULL); *out is unchanged on failure. Thread-safe. */
 ZKL_EXPORT int zkl_mutex_token(zkl_mutex *m, int64_t *out);
