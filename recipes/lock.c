@@ -4,7 +4,7 @@
  * path, which is what a multi-lock orders its members by. */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "kit.h"
 
 int zkl_lock_new(const zkl_lock_ops *ops, void *self, zkl_lock **out)
 {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 
 struct zkl_multilock {
     size_t n;
@@ -349,8 +349,8 @@ static int ml_held(void *ctx, zkl_request *r, zkl__node *n, zkl__node **next, bo
     struct ml_step *st = ctx;
     if (++st->cur == st->n)
         return 0; /* the last member holds: all do */
-    zkl__qopts o = {.prefetch = st->prefetch[st->cur], .waiter = r};
-    int rc = zkl__queue_enqueue_locked(st->c, st->dirs[st->cur], st->pols[st->cur], &o, next);
+    zkl__qopts o = {.prefetch = st->prefetch[st->cur]};
+    int rc = zkl__async_enqueue(r, st->dirs[st->cur], st->pols[st->cur], &o, next);
     if (rc != 0)
         *counted = true; /* the enqueue counted it, on its own path */
     return rc;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 #include "zkl/zookeeper.h"
 
 struct zkl_mutex {
@@ -93,13 +93,13 @@ int zkl_mutex_guarded_multi(zkl_mutex *m, int count, const zoo_op_t *ops,
                             zoo_op_result_t *results)
 {
     return m == NULL ? ZKL_EINVAL
-                     : zkl__node_guarded_ops(zkl__holds_node(&m->holds), count, ops, results);
+                     : zkl__znode_guarded_ops(zkl__holds_node(&m->holds), count, ops, results);
 }
 
 int zkl_mutex_guarded_set(zkl_mutex *m, const char *path, const void *data, int len)
 {
     return m == NULL ? ZKL_EINVAL
-                     : zkl__node_guarded_set(zkl__holds_node(&m->holds), path, data, len);
+                     : zkl__znode_guarded_set(zkl__holds_node(&m->holds), path, data, len);
 }
 
 int zkl_mutex_set_lost_fn(zkl_mutex *m, zkl_mutex_lost_fn fn, void *arg)

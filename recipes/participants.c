@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 #include "zkl/zookeeper.h"
 
 #define REVOKE_MESSAGE "__REVOKE__" /* Curator's, as the holder's node data */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 #include "zkl/zookeeper.h"
 
 #define READ_KIND "__READ__"
@@ -197,13 +197,13 @@ int zkl_rwlock_write_guarded_multi(zkl_rwlock *rw, int count, const zoo_op_t *op
                                    zoo_op_result_t *results)
 {
     return rw == NULL ? ZKL_EINVAL
-                      : zkl__node_guarded_ops(zkl__holds_node(&rw->wr), count, ops, results);
+                      : zkl__znode_guarded_ops(zkl__holds_node(&rw->wr), count, ops, results);
 }
 
 int zkl_rwlock_write_guarded_set(zkl_rwlock *rw, const char *path, const void *data, int len)
 {
     return rw == NULL ? ZKL_EINVAL
-                      : zkl__node_guarded_set(zkl__holds_node(&rw->wr), path, data, len);
+                      : zkl__znode_guarded_set(zkl__holds_node(&rw->wr), path, data, len);
 }
 
 /* ---- lost and revoked holds --------------------------------------------- */

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 #include "zkl/zookeeper.h"
 
 #define WAIT_KIND "zkl-wait-"
@@ -112,7 +112,7 @@ static bool gate_watch_group(const zkl__entry *e, const void *arg)
     return zkl__lease_count(e) > 0;
 }
 
-const zkl__policy zkl__gate_policy = {WAIT_KIND, gate_holds, false, gate_watch_group};
+const zkl__policy zkl__gate_policy = {WAIT_KIND, gate_holds, false, gate_watch_group, ZKL__POL_GATE};
 
 /* A lease node is created only by the gate holder once there is room: it
  * holds as soon as it exists. */
@@ -159,7 +159,7 @@ static int ensure_limit(zkl_semaphore *s, int64_t deadline)
     char want[32], *data;
     int len;
     snprintf(want, sizeof want, LIMIT_KEY "%d", s->max);
-    int rc = zkl__node_fill(s->own.c, s->own.path, want, deadline, &data, &len);
+    int rc = zkl__znode_fill(s->own.c, s->own.path, want, deadline, &data, &len);
     if (rc != 0)
         return rc;
     int limit = zkl__semaphore_parse_limit(data, len);
@@ -224,7 +224,7 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
     struct zkl__gate_arg ga = {s->max, n};
     zkl__qopts go = {.arg = &ga, .cancel = h};
     zkl__node *gate;
-    int rc = zkl__queue_acquire(s->own.c, s->own.path, &zkl__gate_policy, &go, deadline, &gate);
+    int rc = zkl__wait_acquire(s->own.c, s->own.path, &zkl__gate_policy, &go, deadline, &gate);
     if (rc != 0) {
         zkl__batch_drop(chk);
         free(l);
@@ -244,7 +244,7 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
     }
 
     if (rc != 0)
-        zkl__queue_failed(gate, rc); /* no lease tried: the attempt ends here */
+        zkl__wait_failed(gate, rc); /* no lease tried: the attempt ends here */
     if (rc == 0) {
         /* Only the gate holder creates leases, and only within the gate's
          * session: after an expiry the gate is someone else's. */
@@ -252,12 +252,12 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
         zkl__lease_kind(kind, sizeof kind, n);
         zkl__qopts lo = {.kind = kind, .within = gate, .cancel = h};
         zkl__owner_arm(&s->own, &lo);
-        rc = zkl__queue_acquire(s->own.c, s->own.path, &zkl__lease_policy, &lo, deadline, &l->node);
+        rc = zkl__wait_acquire(s->own.c, s->own.path, &zkl__lease_policy, &lo, deadline, &l->node);
     }
     /* Leaving the gate wakes the next waiter. After success nothing waits
      * for the server's confirmation; after a failure the call returns with
      * no node of it left, as far as the connection allows. */
-    zkl__queue_leave(gate, rc != 0);
+    zkl__wait_leave(gate, rc != 0);
     if (rc != 0) {
         free(l);
         return rc;
@@ -313,7 +313,7 @@ int zkl_lease_release(zkl_lease *l)
     pthread_mutex_lock(&s->own.mu);
     ZKL__DLIST_UNLINK(s->leases, l, prev, next);
     pthread_mutex_unlock(&s->own.mu);
-    int rc = zkl__queue_release(l->node);
+    int rc = zkl__wait_release(l->node);
     pthread_mutex_lock(&s->own.mu);
     bool kept = zkl__release_kept(rc);
     if (kept) {
@@ -363,12 +363,12 @@ const char *zkl_lease_node(zkl_lease *l)
 int zkl_lease_guarded_multi(zkl_lease *l, int count, const zoo_op_t *ops,
                             zoo_op_result_t *results)
 {
-    return l == NULL ? ZKL_EINVAL : zkl__node_guarded_ops(l->node, count, ops, results);
+    return l == NULL ? ZKL_EINVAL : zkl__znode_guarded_ops(l->node, count, ops, results);
 }
 
 int zkl_lease_guarded_set(zkl_lease *l, const char *path, const void *data, int len)
 {
-    return l == NULL ? ZKL_EINVAL : zkl__node_guarded_set(l->node, path, data, len);
+    return l == NULL ? ZKL_EINVAL : zkl__znode_guarded_set(l->node, path, data, len);
 }
 
 /* ---- who holds ---------------------------------------------------------------- */

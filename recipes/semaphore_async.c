@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 
 enum lim { L_PEEK, L_ASKED, L_OK };
 
@@ -29,7 +29,7 @@ struct sem_step {
 
 static void step_free(struct sem_step *st)
 {
-    zkl__node_fill_drop(st->fill);
+    zkl__znode_fill_drop(st->fill);
     zkl__batch_drop(st->chk);
     free(st->path);
     free(st);
@@ -71,15 +71,15 @@ static int step_held(void *ctx, zkl_request *r, zkl__node *n, zkl__node **next, 
             st->lim = L_ASKED;
             /* Sent now: the gate holds in the live session. */
             int err = 0;
-            st->fill = zkl__node_fill_start(st->c, st->path, st->want, limit_known, st, &err);
+            st->fill = zkl__znode_fill_start(st->c, st->path, st->want, limit_known, st, &err);
             return st->fill != NULL ? 1 : err;
         }
     }
     if (st->lim != L_OK)
         return 1; /* its answer is still to come */
-    zkl__qopts lo = {.kind = st->kind, .within = n, .waiter = r};
+    zkl__qopts lo = {.kind = st->kind, .within = n};
     zkl__node *lease;
-    int rc = zkl__queue_enqueue_locked(st->c, st->path, &zkl__lease_policy, &lo, &lease);
+    int rc = zkl__async_enqueue(r, st->path, &zkl__lease_policy, &lo, &lease);
     if (rc != 0) {
         *counted = true; /* the enqueue counted it */
         return rc;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 #include "zkl/zookeeper.h"
 
 struct zkl_semmutex {
@@ -72,7 +72,7 @@ static int acquire_with(zkl_semmutex *s, long timeout_ms, zkl_cancel *h)
     zkl__node *n = NULL;
     zkl__qopts o = {.prefetch = s->prefetch, .cancel = h};
     zkl__owner_arm(&s->own, &o);
-    rc = zkl__queue_acquire(s->own.c, s->own.path, &zkl__lock_policy, &o, deadline, &n);
+    rc = zkl__wait_acquire(s->own.c, s->own.path, &zkl__lock_policy, &o, deadline, &n);
     pthread_mutex_lock(&s->own.mu);
     s->acquiring = false;
     if (rc == 0) {
@@ -101,7 +101,7 @@ int zkl_semmutex_release(zkl_semmutex *s)
     pthread_mutex_unlock(&s->own.mu);
     if (n == NULL)
         return ZKL_ENOTHELD;
-    int rc = zkl__queue_release(n);
+    int rc = zkl__wait_release(n);
     if (zkl__release_kept(rc)) {
         /* The server refused the delete: the node stays, and so does the
          * hold, for the caller to try again. */
@@ -166,7 +166,7 @@ int zkl_semmutex_guarded_multi(zkl_semmutex *s, int count, const zoo_op_t *ops,
     if (s == NULL)
         return ZKL_EINVAL;
     zkl__node *n = use_node(s);
-    return done_with(s, n, zkl__node_guarded_ops(n, count, ops, results));
+    return done_with(s, n, zkl__znode_guarded_ops(n, count, ops, results));
 }
 
 int zkl_semmutex_guarded_set(zkl_semmutex *s, const char *path, const void *data, int len)
@@ -174,7 +174,7 @@ int zkl_semmutex_guarded_set(zkl_semmutex *s, const char *path, const void *data
     if (s == NULL)
         return ZKL_EINVAL;
     zkl__node *n = use_node(s);
-    return done_with(s, n, zkl__node_guarded_set(n, path, data, len));
+    return done_with(s, n, zkl__znode_guarded_set(n, path, data, len));
 }
 
 /* ---- the generic lock interface: a handle borrowing the object ---------- */
@@ -221,8 +221,8 @@ void zkl_semmutex_free(zkl_semmutex *s)
     zkl__owner_stop(&s->own); /* no callback runs from here on */
     /* Best effort: the node goes now rather than with the session; a
      * delete the server refuses is the engine's to retry. */
-    if (s->node != NULL && zkl__release_kept(zkl__queue_release(s->node)))
-        zkl__queue_leave(s->node, false);
+    if (s->node != NULL && zkl__release_kept(zkl__wait_release(s->node)))
+        zkl__wait_leave(s->node, false);
     if (!zkl__forked(s->own.c)) /* a parent's thread may still wait on it */
         pthread_cond_destroy(&s->idle);
     zkl__owner_done(&s->own);

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine.h"
+#include "kit.h"
 
 #define CASES 20000
 #define MAXN 16
@@ -353,7 +353,7 @@ START_TEST(test_semaphore_gate_policy_matches_model)
 }
 END_TEST
 
-/* A long listing is never sorted (zkl__entries_nearest): the m nearest
+/* A long listing is never sorted (zkl__decide_nearest): the m nearest
  * nodes ahead of our own, picked in one pass, must be the m just before it
  * in the fully sorted listing, in the same order, with the count of those
  * left out and of all contenders the same as the sort gives. Listings of
@@ -417,7 +417,7 @@ static void one_long_case(uint64_t case_no)
 
     size_t m = pick(21), s_self = 9999, older = 9999, total = 9999;
     zkl__entry cs[22];
-    size_t got = zkl__entries_nearest(&kids, &me, m, marked[0] ? skip_marked : NULL, marked, cs,
+    size_t got = zkl__decide_nearest(&kids, &me, m, marked[0] ? skip_marked : NULL, marked, cs,
                                       &s_self, &older, &total);
     size_t keep = self < m ? self : m;
     ck_assert_msg(total == k, "case %llu: %zu contenders counted, sort has %zu",

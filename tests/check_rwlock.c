@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "kit.h"
 #include "rwlock_util.h"
 #include "zkl/zookeeper.h"
 

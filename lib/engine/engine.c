@@ -1,123 +1,31 @@
-/* The lock-queue engine's state for one client: the session listener it
- * registers (lib/session/client.c tells it of connections, session ends, watch
- * events and the keeper's ticks), the list of its nodes, the index that
- * routes a watch event to the nodes it may be for, and the queue of owner
- * hooks the keeper thread calls.
- *
- * The hooks run on the client's keeper thread (engine_tick), never on a
- * ZooKeeper thread and never under c->mu: they call user code. Everything
- * here runs with c->mu held. */
+/* The engine of one client: it registers as the session's listener (the
+ * session tells it of connections, session ends, watch events and the
+ * keeper's ticks, and knows no locks), hands all of that to the core, and
+ * calls the owners' hooks the core asks for, on the keeper thread, never on
+ * a ZooKeeper thread and never under c->mu: they call user code.
+ * Everything here runs with c->mu held. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "engine.h"
 
-/* e->watching: the nodes that armed a watch, so that routing an event
- * does not walk every node the client holds. A node joins when it arms a
- * watch and leaves once it is no longer queued (see zkl__watch_event)
- * or is freed. */
-
-void zkl__engine_watching_add(zkl__node *n)
+bool zkl__engine_connected(const zkl_client *c)
 {
-    struct zkl__engine *e = n->e;
-    zkl__engine_held_remove(n); /* it watches more than itself again */
-    if (n->in_watching)
-        return;
-    ZKL__DLIST_PUSH(e->watching, n, wprev, wnext);
-    n->in_watching = true;
+    return c->state == ZKL_STATE_CONNECTED || c->state == ZKL_STATE_RECONNECTED;
 }
 
-void zkl__engine_watching_remove(zkl__node *n)
+void zkl__engine_set_front(struct zkl__engine *e, const zkl__front_ops *ops, void *ctx)
 {
-    struct zkl__engine *e = n->e;
-    if (!n->in_watching)
-        return;
-    ZKL__DLIST_UNLINK(e->watching, n, wprev, wnext);
-    n->in_watching = false;
-}
-
-/* e->held_index: held nodes whose only watch is the one on themselves, by
- * path. They zkl__node_leave e->watching, which then holds the waiters alone, so
- * that routing an event costs the same with ten thousand locks held as
- * with one. A hash table with chaining, doubled as it fills. */
-static size_t path_hash(const char *p)
-{
-    size_t h = 1469598103934665603u;
-    for (; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211u;
-    return h;
-}
-
-zkl__node **zkl__engine_held_find(struct zkl__engine *e, const char *path)
-{
-    zkl__node **p = &e->held_index[path_hash(path) & (e->held_buckets - 1)];
-    while (*p && strcmp((*p)->path, path) != 0)
-        p = &(*p)->hnext;
-    return p;
-}
-
-static void held_index_grow(struct zkl__engine *e)
-{
-    size_t nb = e->held_buckets ? e->held_buckets * 2 : 64;
-    zkl__node **t = calloc(nb, sizeof *t);
-    if (t == NULL)
-        return; /* keep the smaller table: only slower */
-    for (size_t i = 0; i < e->held_buckets; i++) {
-        for (zkl__node *n = e->held_index[i], *next; n; n = next) {
-            next = n->hnext;
-            zkl__node **b = &t[path_hash(n->path) & (nb - 1)];
-            n->hnext = *b;
-            *b = n;
-        }
-    }
-    free(e->held_index);
-    e->held_index = t;
-    e->held_buckets = nb;
-}
-
-/* Move a held node that watches only itself from e->watching to the
- * index. Returns false (and leaves it where it is) if the index has no
- * room. */
-bool zkl__engine_held_add(zkl__node *n)
-{
-    struct zkl__engine *e = n->e;
-    if (n->in_held_index)
-        return true;
-    if (e->held_count >= e->held_buckets)
-        held_index_grow(e);
-    if (e->held_buckets == 0)
-        return false;
-    zkl__engine_watching_remove(n);
-    zkl__node **b = &e->held_index[path_hash(n->path) & (e->held_buckets - 1)];
-    n->hnext = *b;
-    *b = n;
-    n->in_held_index = true;
-    e->held_count++;
-    return true;
-}
-
-void zkl__engine_held_remove(zkl__node *n)
-{
-    if (!n->in_held_index)
-        return;
-    struct zkl__engine *e = n->e;
-    zkl__node **p = &e->held_index[path_hash(n->path) & (e->held_buckets - 1)];
-    while (*p != n)
-        p = &(*p)->hnext;
-    *p = n->hnext;
-    n->hnext = NULL;
-    n->in_held_index = false;
-    e->held_count--;
+    e->front = ops;
+    e->front_ctx = ctx;
 }
 
 void zkl__engine_notify(zkl__node *n, unsigned what)
 {
-    zkl_client *c = n->c;
     struct zkl__engine *e = n->e;
-    if ((what == NOTIFY_LOST && n->on_lost == NULL) ||
-        (what == NOTIFY_REVOKE && n->on_revoke == NULL))
+    if ((what == ZKL__NOTIFY_LOST && n->on_lost == NULL) ||
+        (what == ZKL__NOTIFY_REVOKE && n->on_revoke == NULL))
         return;
-    n->notify |= what;
+    n->notify |= (uint8_t)what;
     if (!n->in_notify) {
         n->in_notify = true;
         n->nnext = NULL;
@@ -127,10 +35,10 @@ void zkl__engine_notify(zkl__node *n, unsigned what)
             e->notify_head = n;
         e->notify_tail = n;
     }
-    pthread_cond_broadcast(&c->cv); /* the keeper */
+    pthread_cond_broadcast(&n->c->cv); /* the keeper */
 }
 
-void zkl__engine_unnotify(zkl__node *n)
+static void unnotify(zkl__node *n)
 {
     struct zkl__engine *e = n->e;
     n->notify = 0;
@@ -139,17 +47,6 @@ void zkl__engine_unnotify(zkl__node *n)
     ZKL__SLIST_REMOVE(zkl__node, e->notify_head, e->notify_tail, n, nnext);
     n->in_notify = false;
     n->nnext = NULL;
-}
-
-/* A held node is lost: the session ended, or someone else deleted it. Told
- * once. */
-void zkl__engine_mark_lost(zkl__node *n)
-{
-    if (n->st == N_LOST)
-        return;
-    zkl__node_set_state(n, N_LOST);
-    zkl__metrics_lost(n);
-    zkl__engine_notify(n, NOTIFY_LOST);
 }
 
 /* The owner is done with the node: no hook may run for it from now on.
@@ -163,78 +60,64 @@ void zkl__engine_hooks_off(zkl__node *n)
     /* A loss already queued for the owner is still told, once: a holder
      * that saw is_held turn 0 and released at once would otherwise never
      * hear it. The keeper delivers it soon; it may not wait for itself. */
-    while ((n->notify & NOTIFY_LOST) && n->in_notify && c->keeper_started && !keeper &&
+    while ((n->notify & ZKL__NOTIFY_LOST) && n->in_notify && c->keeper_started && !keeper &&
            !c->closing)
         pthread_cond_wait(&c->cv, &c->mu);
-    zkl__engine_unnotify(n);
+    unnotify(n);
     n->on_lost = n->on_revoke = NULL;
     while (e->notifying == n && !keeper)
         pthread_cond_wait(&c->cv, &c->mu);
 }
 
-void zkl__engine_connected(struct zkl__engine *e, zhandle_t *zh)
+/* ---- the session listener -------------------------------------------------- */
+
+static void on_connected(void *ctx, zhandle_t *zh)
 {
-    /* Events may have been missed while disconnected: what the client
-     * knew of its lock paths is no proof any more. */
-    zkl__alone_invalidate(e, NULL);
-    for (zkl__node *n = e->live; n; n = n->next) {
-        /* A watch on our own node that could not be set: set it now (one
-         * that was set survives the reconnection). */
-        if (n->zh == zh && current(n) && !n->own_armed && n->path != NULL &&
-            (n->st == N_HELD || (n->st == N_QUEUED && n->stalled)))
-            zkl__watch_own(n);
-        if (!n->stalled || n->zh != zh || !current(n))
-            continue;
-        n->stalled = false;
-        switch (n->st) {
-        case N_CREATING:
-        case N_RECOVER:
-            /* Did the create happen? Only a listing can tell. */
-            zkl__node_set_state(n, N_RECOVER);
-            n->path = NULL;
-            n->listing = false;
-            zkl__node_recover(n);
-            break;
-        case N_QUEUED:
-            n->armed[0] = n->armed[1] = false;
-            for (size_t i = 0; i < n->ngroup; i++)
-                n->group[i].armed = false;
-            zkl__node_list(n);
-            break;
-        case N_RELEASING:
-        case N_DELETING:
-        case N_BACKOFF:
-            zkl__node_delete(n);
-            break;
-        default:
-            break;
-        }
-    }
+    struct zkl__engine *e = ctx;
+    (void)zh;
+    zkl__core_session(e->core, e->c->gen, e->c->sid, e->c->closing != 0, zkl__now_ns());
+    zkl__core_connection(e->core, true, zkl__now_ns());
 }
 
-static void engine_session_end(void *ctx)
+static void on_session_end(void *ctx)
 {
     struct zkl__engine *e = ctx;
     zkl_client *c = e->c;
-    zkl__alone_forget(e);
-    for (zkl__node *n = e->live, *next; n; n = next) {
-        next = n->next;
-        if (n->gen == c->gen && !c->closing)
-            continue;
-        /* Every node the session held went with it: tell each owner
-         * (not when the user closes the client: that is no loss). */
-        if (n->st == N_HELD && !c->closing)
-            zkl__engine_mark_lost(n);
-        if (n->st != N_HELD && n->st != N_LOST && n->err == 0)
-            n->err = c->closing ? ZKL_ECLOSED : ZKL_ELOST;
-        if (n->st != N_HELD && n->st != N_LOST)
-            zkl__node_set_state(n, N_GONE);
-        wake(n);
-        zkl__node_maybe_free(n);
-    }
+    zkl__core_session(e->core, c->gen, c->sid, c->closing != 0, zkl__now_ns());
+    zkl__core_connection(e->core, zkl__engine_connected(c), zkl__now_ns());
 }
 
-static int64_t engine_tick(void *ctx)
+static void on_watch_event(void *ctx, zhandle_t *zh, int type, const char *path)
+{
+    struct zkl__engine *e = ctx;
+    /* Only the live handle's events: an old one's watches are of an ended
+     * session, whose nodes are gone. */
+    if (zh == e->c->zh)
+        zkl__core_watch_event(e->core, type, path, zkl__now_ns());
+}
+
+static void wake_one(zkl__cnode *cn, void *arg)
+{
+    (void)arg;
+    zkl__node *n = (zkl__node *)cn;
+    if (n->wake != NULL)
+        n->wake(n, n->wake_arg);
+    else if (n->cv)
+        pthread_cond_broadcast(n->cv);
+}
+
+/* The client's state changed (suspended, cancelled): the core hears of the
+ * connection, and every waiter looks again. */
+static void wake_all(void *ctx)
+{
+    struct zkl__engine *e = ctx;
+    if (e->c->cancelled)
+        zkl__core_cancel(e->core);
+    zkl__core_connection(e->core, zkl__engine_connected(e->c), zkl__now_ns());
+    zkl__core_each(e->core, wake_one, NULL);
+}
+
+static int64_t on_tick(void *ctx)
 {
     struct zkl__engine *e = ctx;
     zkl_client *c = e->c;
@@ -248,10 +131,10 @@ static int64_t engine_tick(void *ctx)
         n->nnext = NULL;
         unsigned what = n->notify;
         n->notify = 0;
-        zkl__node_fn fns[2] = {what & NOTIFY_LOST ? n->on_lost : NULL,
-                               what & NOTIFY_REVOKE ? n->on_revoke : NULL};
+        zkl__node_fn fns[2] = {what & ZKL__NOTIFY_LOST ? n->on_lost : NULL,
+                               what & ZKL__NOTIFY_REVOKE ? n->on_revoke : NULL};
         void *arg = n->hook_arg;
-        int64_t token = n->token;
+        int64_t token = n->cn.token;
         e->notifying = n; /* zkl__engine_hooks_off waits for this call */
         c->delivering = 1;
         pthread_mutex_unlock(&c->mu);
@@ -264,110 +147,91 @@ static int64_t engine_tick(void *ctx)
         c->delivery++;
         pthread_cond_broadcast(&c->cv);
     }
-    /* Deletes the server refused for nodes nobody holds: send the due ones
-     * again. The keeper is the only thread that swaps c->zh. */
-    int64_t now = zkl__now_ns(), next = 0;
-    zkl__node *after;
-    for (n = e->backoff; n; n = after) {
-        after = n->bnext; /* n may leave the list (a delete sent) */
-        if (!current(n))
-            continue;
-        if (n->retry_at <= now && !connected(c)) {
-            zkl__node_set_state(n, N_DELETING);
-            n->stalled = true; /* zkl__engine_connected sends it */
-            continue;
-        }
-        if (n->retry_at <= now && n->refs > 0)
-            n->retry_at = now + 100000000; /* an answer is still due: later */
-        else if (n->retry_at <= now && n->zh == c->zh)
-            zkl__node_delete(n);
-        if (n->st == N_BACKOFF && (next == 0 || n->retry_at < next))
-            next = n->retry_at;
-    }
-    int64_t due = zkl__async_tick(e);
+    /* Deletes the server refused for nodes nobody holds: the due ones
+     * again (the keeper is the only thread that swaps c->zh). */
+    int64_t next = zkl__core_tick(e->core, zkl__now_ns());
+    int64_t due = e->front ? e->front->tick(e->front_ctx) : 0;
     return due != 0 && (next == 0 || due < next) ? due : next;
 }
 
-static void engine_wake_all(void *ctx)
-{
-    struct zkl__engine *e = ctx;
-    for (zkl__node *n = e->live; n; n = n->next) {
-        if (n->waiter != NULL)
-            zkl__async_wake(n);
-        else if (n->cv)
-            pthread_cond_broadcast(n->cv);
-    }
-}
-
-static int engine_pending(void *ctx)
-{
-    struct zkl__engine *e = ctx;
-    for (zkl__node *n = e->live; n; n = n->next)
-        if (n->refs > 0)
-            return 1;
-    return 0;
-}
-
-static void engine_drop_all(void *ctx)
-{
-    struct zkl__engine *e = ctx;
-    zkl__async_drop(e);
-    while (e->live)
-        zkl__node_free(e->live);
-    zkl__alone_forget(e);
-    zkl__listing_drop_all(e);
-    free(e->held_index);
-    free(e);
-}
-
-/* The client closes: every blocked caller was woken (engine_session_end)
+/* The client closes: every blocked caller was woken (the session's end)
  * and returns ZKL_ECLOSED promptly; wait until the last one is out, as
  * they still touch the client and their nodes. */
-static void engine_closing(void *ctx)
+static void wait_callers(void *ctx)
 {
     struct zkl__engine *e = ctx;
-    zkl__async_close(e);
+    if (e->front)
+        e->front->close(e->front_ctx);
     while (e->inside > 0)
         pthread_cond_wait(&e->c->cv, &e->c->mu);
 }
 
-static void engine_on_connected(void *ctx, zhandle_t *zh)
+static int pending(void *ctx)
 {
-    zkl__engine_connected(ctx, zh);
+    struct zkl__engine *e = ctx;
+    return zkl__core_pending(e->core);
 }
 
-static const zkl__session_listener engine_listener = {
-    .on_connected = engine_on_connected,
-    .on_session_end = engine_session_end,
-    .on_watch_event = zkl__watch_event,
-    .on_tick = engine_tick,
-    .wake_all = engine_wake_all,
-    .wait_callers = engine_closing,
-    .pending = engine_pending,
-    .drop_all = engine_drop_all,
+static void drop_all(void *ctx)
+{
+    struct zkl__engine *e = ctx;
+    if (e->front)
+        e->front->drop(e->front_ctx);
+    zkl__core_drop_nodes(e->core);
+    zkl__core_free(e->core);
+    zkl__metrics_free(e->metrics);
+    free(e);
+}
+
+static void add_stats(void *ctx, zkl_client_stats *st)
+{
+    struct zkl__engine *e = ctx;
+    const zkl__core_stats *k = zkl__core_stats_of(e->core);
+    st->creates += k->creates;
+    st->deletes += k->deletes;
+    st->listings += k->listings;
+    st->watch_events += k->watch_events;
+    st->recovered += k->recovered;
+}
+
+static const zkl__session_listener listener = {
+    .on_connected = on_connected,
+    .on_session_end = on_session_end,
+    .on_watch_event = on_watch_event,
+    .on_tick = on_tick,
+    .wake_all = wake_all,
+    .wait_callers = wait_callers,
+    .pending = pending,
+    .drop_all = drop_all,
+    .add_stats = add_stats,
 };
 
-/* The client's engine, made and registered on first use (c->mu held), or
- * NULL without memory. */
+struct zkl__engine *zkl__engine_find(zkl_client *c)
+{
+    return zkl__client_listener(c, &listener);
+}
+
 struct zkl__engine *zkl__engine_of(zkl_client *c)
 {
-    void *ctx = zkl__client_listener(c, &engine_listener);
+    void *ctx = zkl__client_listener(c, &listener);
     if (ctx != NULL)
         return ctx;
     struct zkl__engine *e = calloc(1, sizeof *e);
     if (e == NULL)
         return NULL;
+    uint64_t seed[4];
+    zkl__random(seed, sizeof seed);
+    if ((e->core = zkl__core_new(zkl__shell_act, e, seed)) == NULL) {
+        free(e);
+        return NULL;
+    }
     e->c = c;
-    zkl__client_listen(c, &engine_listener, e);
+    zkl__core_set_max_request(e->core, c->max_request);
+    zkl__core_set_ident(e->core, c->ident);
+    zkl__core_session(e->core, c->gen, c->sid, c->closing != 0, zkl__now_ns());
+    zkl__core_connection(e->core, zkl__engine_connected(c), zkl__now_ns());
+    if (c->cancelled)
+        zkl__core_cancel(e->core);
+    zkl__client_listen(c, &listener, e);
     return e;
-}
-
-void zkl__engine_link(struct zkl__engine *e, zkl__node *n)
-{
-    ZKL__DLIST_PUSH(e->live, n, prev, next);
-}
-
-void zkl__engine_unlink(struct zkl__engine *e, zkl__node *n)
-{
-    ZKL__DLIST_UNLINK(e->live, n, prev, next);
 }

@@ -5,13 +5,13 @@
 
 #include "engine.h"
 
-int zkl__node_guarded_multi(zkl__node *n, int count, const zoo_op_t *ops,
+int zkl__guarded_multi(zkl__node *n, int count, const zoo_op_t *ops,
                             zoo_op_result_t *results)
 {
     zkl_client *c = n->c;
     if (count < 1 || ops == NULL)
         return ZKL_EINVAL;
-    int bad = zkl__ops_check(c, n->path, count, ops); /* nothing the server refuses */
+    int bad = zkl__validate_ops(c, n->path, count, ops); /* nothing the server refuses */
     if (bad != 0)
         return bad;
     zoo_op_t *all = calloc((size_t)count + 1, sizeof *all);
@@ -25,12 +25,16 @@ int zkl__node_guarded_multi(zkl__node *n, int count, const zoo_op_t *ops,
      * node exists, that is only while the lock is really held. */
     zoo_check_op_init(&all[0], n->path, -1);
     memcpy(all + 1, ops, (size_t)count * sizeof *ops);
+    /* c->hlock (read) keeps the keeper from closing the handle while the
+     * call runs without c->mu. */
     pthread_rwlock_rdlock(&c->hlock);
     pthread_mutex_lock(&c->mu);
-    bool ok = current(n) && n->st == N_HELD && c->state != ZKL_STATE_LOST;
-    zhandle_t *zh = n->zh;
-    if (ok)
-        zkl__metrics_sent(n);
+    bool ok = zkl__node_is_held(n) && c->state != ZKL_STATE_LOST && c->zh != NULL;
+    zhandle_t *zh = c->zh;
+    if (ok) {
+        c->stats.requests++;
+        zkl__metrics_sent(n->e->metrics, &n->meter);
+    }
     pthread_mutex_unlock(&c->mu);
     int err;
     if (!ok) {

@@ -1,33 +1,30 @@
 /* Asynchronous acquires: a request waits on its node instead of a thread.
  * The engine's wake-ups of the node (any thread, c->mu held) only put the
- * request on a list and wake the keeper; the keeper thread judges it as
- * the blocking wait would (lib/front/wait.c), enforces its deadline, deletes the
- * node of a failed attempt and delivers the result: it calls the callback
- * itself, with no zkl lock held, or, once the client delivers by file
- * descriptor, makes the descriptor readable for zkl_client_dispatch.
- *
- * A request's life: PENDING (its node is queued) -> CLEANING (it failed;
- * its node is being deleted) -> READY (a result to deliver) -> HELD or
- * DONE (delivered). Everything here is guarded by c->mu. */
+ * request on a list and wake the keeper; on the keeper thread the request's
+ * machine (lib/engine/core/areq.c) judges it, and this file carries out
+ * what it says: the recipe's steps, the node calls, the timer, and the
+ * delivery of the result: the callback is called here, with no zkl lock
+ * held, or, once the client delivers by file descriptor, the descriptor
+ * is made readable for zkl_client_dispatch. Everything here is guarded by
+ * c->mu. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "async.h"
 
-/* As a blocking failure waits for its node's delete (lib/front/wait.c). */
-#define GRACE_NS (500 * (int64_t)1000000)
+/* ---- the client's lists ------------------------------------------------------ */
 
-void zkl__areq_look_push(struct zkl__async *a, zkl_request *r)
+static void look_push(struct zkl__async *a, zkl_request *r)
 {
-    if (r->in_look || r->st >= R_READY)
+    if (r->in_look || r->m.st == ZKL__R_READY || r->m.st >= ZKL__R_LOSING)
         return;
     r->in_look = true;
     r->lnext = a->look;
     a->look = r;
 }
 
-void zkl__areq_look_remove(struct zkl__async *a, zkl_request *r)
+static void look_remove(struct zkl__async *a, zkl_request *r)
 {
     if (!r->in_look)
         return;
@@ -41,7 +38,8 @@ void zkl__areq_look_remove(struct zkl__async *a, zkl_request *r)
 
 static void ready_push(struct zkl__async *a, zkl_request *r)
 {
-    r->st = R_READY;
+    if (r->in_ready)
+        return;
     r->in_ready = true;
     r->rnext = NULL;
     bool was_empty = a->ready == NULL;
@@ -58,7 +56,7 @@ static void ready_push(struct zkl__async *a, zkl_request *r)
     pthread_cond_broadcast(&r->c->cv); /* the keeper delivers */
 }
 
-void zkl__areq_ready_remove(struct zkl__async *a, zkl_request *r)
+static void ready_remove(struct zkl__async *a, zkl_request *r)
 {
     if (!r->in_ready)
         return;
@@ -66,7 +64,7 @@ void zkl__areq_ready_remove(struct zkl__async *a, zkl_request *r)
     r->in_ready = false;
 }
 
-void zkl__areq_timed_add(struct zkl__async *a, zkl_request *r, int64_t at)
+static void timed_add(struct zkl__async *a, zkl_request *r, int64_t at)
 {
     if (!r->in_timed) {
         ZKL__DLIST_PUSH(a->timed, r, aprev, anext);
@@ -76,7 +74,7 @@ void zkl__areq_timed_add(struct zkl__async *a, zkl_request *r, int64_t at)
         a->due = at;
 }
 
-void zkl__areq_timed_remove(struct zkl__async *a, zkl_request *r)
+static void timed_remove(struct zkl__async *a, zkl_request *r)
 {
     if (!r->in_timed)
         return;
@@ -84,174 +82,80 @@ void zkl__areq_timed_remove(struct zkl__async *a, zkl_request *r)
     r->in_timed = false;
 }
 
-void zkl__async_poke(zkl_request *r)
+void zkl__async_unlist(zkl_request *r)
 {
-    zkl__areq_look_push(r->e->async, r);
-    pthread_cond_broadcast(&r->c->cv);
+    look_remove(r->a, r);
+    ready_remove(r->a, r);
+    timed_remove(r->a, r);
 }
 
-void zkl__async_wake(zkl__node *n)
-{
-    struct zkl__async *a = n->e->async;
-    zkl__areq_look_push(a, n->waiter);
-    pthread_cond_broadcast(&n->c->cv); /* the keeper judges */
-}
+/* ---- the machine's actions --------------------------------------------------- */
 
-/* Give the node back to the engine, which finishes its delete (if any)
- * and frees it. */
 static void detach_node(zkl__node *n)
 {
-    if (n == NULL)
-        return;
-    n->waiter = NULL;
     zkl__engine_hooks_off(n);
-    n->owned = false;
-    zkl__node_maybe_free(n);
+    zkl__node_detach(n);
 }
 
-static void detach_kept(zkl_request *r)
+static int act(void *ctx, const zkl__ract *x)
 {
-    for (size_t i = 0; i < r->nkept; i++)
-        detach_node(r->kept[i]);
-    r->nkept = 0;
-}
-
-void zkl__areq_detach(zkl_request *r)
-{
-    zkl__node *n = r->n;
-    r->n = NULL;
-    detach_node(n);
-    detach_kept(r);
-}
-
-/* Send the delete of a node of the request (sending allowed). */
-static void leave_node(zkl_request *r, zkl__node *n)
-{
-    if (n != NULL && current(n) && n->zh == r->c->zh)
+    zkl_request *r = ctx;
+    zkl__node *n = (zkl__node *)x->n;
+    switch (x->type) {
+    case ZKL__RA_STEP:
+        return r->step->held(r->step_ctx, r, n, (zkl__node **)x->next, &r->m.counted);
+    case ZKL__RA_TAKE:
+        return zkl__node_taken(n);
+    case ZKL__RA_COUNT:
+        zkl__node_count_end(n, x->rc);
+        break;
+    case ZKL__RA_RELEASED:
+        zkl__node_count_released(n);
+        break;
+    case ZKL__RA_LEAVE:
         zkl__node_leave(n);
-}
-
-static void leave_kept(zkl_request *r)
-{
-    for (size_t i = 0; i < r->nkept; i++)
-        leave_node(r, r->kept[i]);
-}
-
-/* A delete of the request's is still to be confirmed. */
-static bool unsettled(const zkl_request *r)
-{
-    bool any = r->n != NULL && current(r->n) && !node_settled(r->n);
-    for (size_t i = 0; i < r->nkept && !any; i++)
-        any = current(r->kept[i]) && !node_settled(r->kept[i]);
-    return any;
-}
-
-bool zkl__areq_node_holds(const zkl__node *n)
-{
-    return n != NULL && n->st == N_HELD && current(n);
-}
-
-/* The kept nodes that are part of the hold (a multi-lock's members) all
- * hold. */
-bool zkl__areq_kept_hold(const zkl_request *r)
-{
-    for (size_t i = 0; r->step != NULL && r->step->keep_held && i < r->nkept; i++)
-        if (!zkl__areq_node_holds(r->kept[i]))
-            return false;
-    return true;
-}
-
-/* What the blocking wait would return now: 1 to go on waiting. */
-static int verdict(zkl_request *r, int64_t now)
-{
-    zkl__node *n = r->n;
-    zkl_client *c = r->c;
-    if (r->cancel)
-        return ZKL_ECANCELED;
-    if (r->lost_late || !zkl__areq_kept_hold(r))
-        return c->closing ? ZKL_ECLOSED : ZKL_ELOST;
-    if (n->st == N_HELD && current(n))
-        return 0;
-    if (n->err != 0)
-        return n->err;
-    if (n->st == N_LOST)
-        return ZKL_ELOST;
-    if (!current(n))
-        return c->closing ? ZKL_ECLOSED : ZKL_ELOST;
-    if (c->cancelled)
-        return ZKL_ECANCELED;
-    if (r->try_once && !connected(c))
-        return ZKL_ECONNLOSS;
-    if (r->try_once && n->decided)
-        return ZKL_ETIMEDOUT;
-    if (now >= r->deadline)
-        return ZKL_ETIMEDOUT;
-    return 1;
-}
-
-/* Judge a request the engine woke (c->mu held; sending allowed: on the
- * keeper, which alone swaps c->zh, or while the client closes). */
-static void judge(struct zkl__async *a, zkl_request *r, int64_t now)
-{
-    zkl__node *n = r->n;
-    if (n == NULL)
-        return; /* not started yet: its start looks again */
-    if (r->st == R_PENDING) {
-        int v = verdict(r, now);
-        if (v == 1)
-            return;
-        if (v == 0 && r->step != NULL) {
-            zkl__node *next = NULL;
-            int s = r->step->held(r->step_ctx, r, n, &next, &r->counted);
-            if (s == 0 && next != NULL) {
-                r->kept[r->nkept++] = n; /* held while the next one waits */
-                if (r->step->keep_held) { /* a member: its hold counts now */
-                    zkl__metrics_acquire_end(n, 0);
-                    n->taken = true;
-                }
-                r->n = next;
-                zkl__areq_look_push(a, r);
-                return;
-            }
-            if (s == 1)
-                return; /* the step waits for an answer: zkl__async_poke */
-            v = s;
-        }
-        if (v == 0 && (r->path = strdup(n->path)) == NULL)
-            v = ZKL_ENOMEM;
-        if (!r->counted) { /* the first verdict is the attempt's */
-            r->counted = true;
-            zkl__metrics_acquire_end(n, v);
-        }
-        if (v == 0) {
-            n->taken = true;
-            r->token = n->token;
-            r->result = 0;
-            if (!r->step || !r->step->keep_held) {
-                leave_kept(r); /* a gate's job is done: the next may go */
-                detach_kept(r);
-            }
-            zkl__areq_timed_remove(a, r);
-            ready_push(a, r);
-            return;
-        }
-        /* Failed: nothing of the attempt may stay on the server. */
-        r->result = v;
-        r->st = R_CLEANING;
-        r->grace = now + GRACE_NS;
-        zkl__areq_timed_add(a, r, r->grace);
-        leave_node(r, n);
-        for (size_t i = 0; i < r->nkept; i++)
-            zkl__metrics_released(r->kept[i]); /* members taken: released */
-        leave_kept(r);
+        break;
+    case ZKL__RA_DETACH:
+        detach_node(n);
+        break;
+    case ZKL__RA_READY:
+        ready_push(r->a, r);
+        break;
+    case ZKL__RA_UNREADY:
+        ready_remove(r->a, r);
+        break;
+    case ZKL__RA_TIMER:
+        timed_add(r->a, r, x->at);
+        break;
+    case ZKL__RA_UNTIMED:
+        timed_remove(r->a, r);
+        break;
+    case ZKL__RA_LOOK:
+        look_push(r->a, r);
+        pthread_cond_broadcast(&r->c->cv);
+        break;
     }
-    if (r->st == R_CLEANING) {
-        if (unsettled(r) && connected(r->c) && now < r->grace)
-            return;
-        zkl__areq_timed_remove(a, r);
-        zkl__areq_detach(r);
-        ready_push(a, r);
-    }
+    return 0;
+}
+
+int zkl__async_on(zkl_request *r, enum zkl__rev_type ev)
+{
+    return zkl__areq_on(&r->m, ev, zkl__now_ns(), act, r);
+}
+
+/* The engine's wake-up of a request's node (any thread, c->mu held): the
+ * keeper judges it. */
+static void wake(zkl__node *n, void *arg)
+{
+    zkl_request *r = arg;
+    look_push(r->a, r); /* a held one is looked at for a loss */
+    pthread_cond_broadcast(&n->c->cv);
+}
+
+void zkl__async_poke(zkl_request *r)
+{
+    look_push(r->a, r);
+    pthread_cond_broadcast(&r->c->cv);
 }
 
 /* Judge every woken request, and those whose time came. */
@@ -262,9 +166,9 @@ static void judge_all(struct zkl__async *a)
         a->due = 0;
         for (zkl_request *r = a->timed, *next; r; r = next) {
             next = r->anext;
-            judge(a, r, now);
+            (void)zkl__areq_on(&r->m, ZKL__RE_LOOK, now, act, r);
             if (r->in_timed) {
-                int64_t at = r->st == R_CLEANING ? r->grace : r->deadline;
+                int64_t at = r->m.st == ZKL__R_CLEANING ? r->m.grace : r->m.deadline;
                 if (at != ZKL__NO_DEADLINE && (a->due == 0 || at < a->due))
                     a->due = at;
             }
@@ -274,49 +178,37 @@ static void judge_all(struct zkl__async *a)
         zkl_request *r = a->look;
         a->look = r->lnext;
         r->in_look = false;
-        judge(a, r, now);
+        (void)zkl__areq_on(&r->m, ZKL__RE_LOOK, now, act, r);
     }
 }
 
-void zkl__areq_free_now(zkl_request *r)
+void zkl__async_free_now(zkl_request *r)
 {
-    free(r->kept);
-    free(r->path);
+    free(r->m.kept);
     free(r);
 }
 
-/* Run the callbacks of the ready requests, c->mu released for each. */
-int zkl__areq_deliver(struct zkl__async *a, zkl_client *c)
+int zkl__async_deliver(struct zkl__async *a, zkl_client *c)
 {
     int ran = 0;
     zkl_request *r;
     while ((r = a->ready) != NULL) {
-        zkl__areq_ready_remove(a, r);
-        /* Lost between the grant and now: the callback hears so. */
-        if (r->result == 0 && !(zkl__areq_node_holds(r->n) && zkl__areq_kept_hold(r))) {
-            if (r->nkept > 0 && !c->closing) {
-                /* Members still held: the keeper, which may send, deletes
-                 * them first (as after a cancel of a granted request). */
-                r->lost_late = true;
-                r->st = R_PENDING;
-                zkl__areq_timed_add(a, r, zkl__now_ns());
-                zkl__areq_look_push(a, r);
-                pthread_cond_broadcast(&c->cv);
-                continue;
-            }
-            r->result = c->closing ? ZKL_ECLOSED : ZKL_ELOST;
-            zkl__areq_detach(r);
-        }
-        r->st = r->result == 0 ? R_HELD : R_DONE;
-        r->running = true;
+        ready_remove(a, r);
+        if (zkl__async_on(r, ZKL__RE_DELIVER) == 0)
+            continue; /* not to be told (yet): the machine said why */
+        if (r->m.st == ZKL__R_HELD)
+            r->token = zkl__node_token((zkl__node *)r->m.n);
+        int result = r->m.result;
+        r->cb = ZKL__CB_RUNNING;
         r->runner = pthread_self();
         pthread_mutex_unlock(&c->mu);
-        r->fn(r, r->result, r->arg);
+        r->fn(r, result, r->arg);
         pthread_mutex_lock(&c->mu);
-        r->running = false;
+        bool freed = r->cb == ZKL__CB_FREED;
+        r->cb = ZKL__CB_IDLE;
         ran++;
-        if (r->freed) {
-            zkl__areq_free_now(r);
+        if (freed) {
+            zkl__async_free_now(r);
             pthread_mutex_unlock(&c->mu);
             zkl__obj_done(c); /* the client's memory stays while others live */
             pthread_mutex_lock(&c->mu);
@@ -326,52 +218,80 @@ int zkl__areq_deliver(struct zkl__async *a, zkl_client *c)
     return ran;
 }
 
-int64_t zkl__async_tick(struct zkl__engine *e)
+/* ---- the front end, as the engine sees it ---------------------------------------- */
+
+/* The keeper's tick. */
+static int64_t tick(void *ctx)
 {
-    struct zkl__async *a = e->async;
-    if (a == NULL)
-        return 0;
+    struct zkl__async *a = ctx;
     /* Until nothing is left: what the engine woke while a callback ran
      * (c->mu released) found no keeper waiting to hear it. */
     do {
         judge_all(a);
-    } while (a->fd < 0 && !e->c->closing && zkl__areq_deliver(a, e->c) > 0);
+    } while (a->fd < 0 && !a->c->closing && zkl__async_deliver(a, a->c) > 0);
     return a->due;
 }
 
-void zkl__async_close(struct zkl__engine *e)
+static void on_close(void *ctx)
 {
-    struct zkl__async *a = e->async;
-    if (a == NULL)
-        return;
+    struct zkl__async *a = ctx;
     /* Every pending request is told ZKL_ECLOSED here, on the closing
      * thread: no keeper and no dispatch will run for it any more. */
     for (zkl_request *r = a->timed; r; r = r->anext)
-        zkl__areq_look_push(a, r);
+        look_push(a, r);
     judge_all(a);
-    zkl__areq_deliver(a, e->c);
+    zkl__async_deliver(a, a->c);
 }
 
-void zkl__async_drop(struct zkl__engine *e)
+static void drop(void *ctx)
 {
-    struct zkl__async *a = e->async;
-    if (a == NULL)
-        return;
+    struct zkl__async *a = ctx;
     if (a->fd >= 0)
         close(a->fd);
     free(a);
-    e->async = NULL;
 }
 
-/* The client's async state, made on first use (c->mu held). */
-struct zkl__async *zkl__areq_async_of(zkl_client *c)
+static const zkl__front_ops async_front = {tick, on_close, drop};
+
+struct zkl__async *zkl__async_of(zkl_client *c)
 {
     struct zkl__engine *e = zkl__engine_of(c);
     if (e == NULL)
         return NULL;
-    if (e->async == NULL && (e->async = calloc(1, sizeof *e->async)) != NULL)
-        e->async->fd = -1;
-    return e->async;
+    if (e->front_ctx == NULL) {
+        struct zkl__async *a = calloc(1, sizeof *a);
+        if (a == NULL)
+            return NULL;
+        a->fd = -1;
+        a->c = c;
+        zkl__engine_set_front(e, &async_front, a);
+    }
+    return e->front_ctx;
+}
+
+/* ---- starting ------------------------------------------------------------------- */
+
+/* Make and start a node for request r (c->mu held). */
+static int enqueue(zkl_request *r, const char *dir, const zkl__policy *pol, const zkl__qopts *o,
+                   bool try_once, zkl__node **out)
+{
+    zkl__qopts q = o ? *o : (zkl__qopts){0};
+    q.wake = wake;
+    q.wake_arg = r;
+    q.on_lost = q.on_revoke = NULL;
+    zkl__node *n;
+    int err = zkl__node_make(r->c, dir, pol, &q, try_once, &n);
+    if (err == 0)
+        err = zkl__node_start(n, dir, &q, false, NULL);
+    if (err == 0)
+        *out = n;
+    return err;
+}
+
+int zkl__async_enqueue(zkl_request *r, const char *dir, const zkl__policy *pol,
+                       const zkl__qopts *o, zkl__node **out)
+{
+    return enqueue(r, dir, pol, o, r->m.n->patience != ZKL__P_DEADLINE, out);
 }
 
 int zkl__async_start(zkl_client *c, const char *dir, const zkl__policy *pol, const zkl__qopts *o,
@@ -387,19 +307,16 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
 {
     if (fn == NULL || out == NULL)
         return ZKL_EINVAL;
-    pthread_mutex_lock(&c->mu);
-    struct zkl__async *a = c->closing ? NULL : zkl__areq_async_of(c);
-    int rc = c->closing ? ZKL_ECLOSED : a == NULL ? ZKL_ENOMEM : 0;
-    pthread_mutex_unlock(&c->mu);
-    if (rc != 0)
-        return rc;
     zkl_request *r = calloc(1, sizeof *r);
-    if (r == NULL || (nodes > 1 && (r->kept = calloc(nodes - 1, sizeof *r->kept)) == NULL)) {
+    zkl__cnode **kept = nodes > 1 ? calloc(nodes - 1, sizeof *kept) : NULL;
+    if (r == NULL || (nodes > 1 && kept == NULL)) {
         free(r);
+        free(kept);
         return ZKL_ENOMEM;
     }
-    if ((rc = zkl__obj_open(c, r)) != 0) {
-        free(r->kept);
+    int rc = zkl__obj_open(c, r);
+    if (rc != 0) {
+        free(kept);
         free(r);
         return rc;
     }
@@ -408,28 +325,29 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
     r->step = step;
     r->step_ctx = ctx;
     r->arg = arg;
-    r->st = R_PENDING;
-    r->try_once = timeout_ms == 0;
+    bool try_once = timeout_ms == 0;
     /* A try once waits for the policy's first answer, bounded by the
      * session timeout, as the blocking call does. */
-    r->deadline = r->try_once ? zkl__now_ns() + (int64_t)c->timeout_ms * 1000000
-                              : zkl__deadline(timeout_ms);
-    zkl__qopts q = o ? *o : (zkl__qopts){0};
-    q.waiter = r;
-    q.on_lost = q.on_revoke = NULL;
-    zkl__node *n;
-    if ((rc = zkl__queue_enqueue(c, dir, pol, &q, false, NULL, &n)) != 0) {
-        free(r->kept);
+    int64_t deadline = try_once ? zkl__now_ns() + (int64_t)c->timeout_ms * 1000000
+                                : zkl__deadline(timeout_ms);
+    pthread_mutex_lock(&c->mu);
+    struct zkl__async *a = c->closing ? NULL : zkl__async_of(c);
+    rc = c->closing ? ZKL_ECLOSED : a == NULL ? ZKL_ENOMEM : 0;
+    r->a = a;
+    zkl__node *n = NULL;
+    if (rc == 0)
+        rc = enqueue(r, dir, pol, o, try_once, &n);
+    if (rc != 0) {
+        pthread_mutex_unlock(&c->mu);
+        free(kept);
         free(r); /* ctx stays the caller's */
         zkl__obj_done(c);
         return rc;
     }
-    pthread_mutex_lock(&c->mu);
-    r->e = n->e;
-    r->n = n;
-    n->try_once = r->try_once;
-    zkl__areq_timed_add(a, r, r->deadline); /* without a deadline: listed for the close */
-    zkl__areq_look_push(a, r); /* what happened before r->n was set */
+    zkl__areq_init(&r->m, &n->cn, kept, deadline, step != NULL, step && step->keep_held,
+                   c->lost_requests != 0);
+    timed_add(a, r, deadline); /* without a deadline: listed for the close */
+    look_push(a, r);           /* what happened before the machine knew its node */
     pthread_cond_broadcast(&c->cv);
     *out = r;
     pthread_mutex_unlock(&c->mu);

@@ -1,43 +1,35 @@
-/* lib/front/async.c's requests, shared with lib/front/async_req.c (the public calls on
- * a request, and delivery by descriptor) and no one else. Everything here
- * is guarded by c->mu. */
+/* The asynchronous front end's requests (lib/front/async.c), shared with the
+ * public calls on a request (lib/front/request.c) and no one else. The
+ * request's decisions are the core's (lib/engine/core/areq.c); this keeps
+ * the lists that carry them out. Everything here is guarded by c->mu. */
 #ifndef ZKL_ASYNC_H
 #define ZKL_ASYNC_H
 
-#include "engine.h"
+#include "areq.h"
+#include "front.h"
 
-enum rstate { R_PENDING, R_CLEANING, R_READY, R_HELD, R_DONE };
+/* Where a request's callback is. */
+enum zkl__callback { ZKL__CB_IDLE, ZKL__CB_RUNNING, ZKL__CB_FREED };
 
 struct zkl_request {
+    zkl__areq m;             /* the core's machine: first */
     zkl_client *c;
-    struct zkl__engine *e;
-    zkl__node *n; /* NULL once given back to the engine */
-    zkl__node **kept; /* the steps' held nodes, oldest first */
-    size_t nkept;
+    struct zkl__async *a;
     const zkl__async_step *step; /* or NULL: one node, no steps */
     void *step_ctx;
     zkl_request_fn fn;
     void *arg;
-    enum rstate st;
-    int result;
-    bool cancel;   /* zkl_request_cancel: the result is ZKL_ECANCELED */
-    bool lost_late; /* granted, then a member lost before delivery */
-    bool try_once; /* timeout 0: only the policy's first answer */
-    bool counted;  /* its outcome went to the metrics */
-    bool running;  /* its callback runs, on `runner` */
-    bool freed;    /* freed by its own callback: the dispatcher frees it */
-    /* which of the client's lists hold it (the links below) */
-    bool in_look, in_ready, in_timed;
-    pthread_t runner;
-    int64_t deadline, grace;
-    int64_t token;
-    char *path;    /* its node's path once granted */
-    zkl_request *lnext; /* a->look, while in_look */
-    zkl_request *rnext; /* a->ready, while in_ready */
-    zkl_request *aprev, *anext; /* a->timed (PENDING or CLEANING), while in_timed */
+    int64_t token;           /* its node's, once delivered held */
+    uint8_t cb;              /* enum zkl__callback: FREED, freed by its own callback */
+    bool in_look, in_ready, in_timed; /* which of the client's lists hold it */
+    pthread_t runner;        /* the thread running its callback */
+    zkl_request *lnext;      /* a->look */
+    zkl_request *rnext;      /* a->ready */
+    zkl_request *aprev, *anext; /* a->timed */
 };
 
 struct zkl__async {
+    zkl_client *c;
     zkl_request *look;                /* to judge */
     zkl_request *ready, *ready_tail;  /* to deliver */
     zkl_request *timed;               /* with a deadline to watch */
@@ -46,19 +38,14 @@ struct zkl__async {
     bool dispatching;                 /* zkl_client_dispatch runs */
 };
 
-ZKL__HIDDEN void zkl__areq_look_push(struct zkl__async *a, zkl_request *r);
-ZKL__HIDDEN void zkl__areq_look_remove(struct zkl__async *a, zkl_request *r);
-ZKL__HIDDEN void zkl__areq_ready_remove(struct zkl__async *a, zkl_request *r);
-ZKL__HIDDEN void zkl__areq_timed_add(struct zkl__async *a, zkl_request *r, int64_t at);
-ZKL__HIDDEN void zkl__areq_timed_remove(struct zkl__async *a, zkl_request *r);
-/* Give the request's nodes back to the engine. */
-ZKL__HIDDEN void zkl__areq_detach(zkl_request *r);
-ZKL__HIDDEN void zkl__areq_free_now(zkl_request *r);
+/* One event for the request's machine, carried out here. */
+int zkl__async_on(zkl_request *r, enum zkl__rev_type ev);
 /* Run the callbacks of the ready requests, c->mu released for each. */
-ZKL__HIDDEN int zkl__areq_deliver(struct zkl__async *a, zkl_client *c);
+int zkl__async_deliver(struct zkl__async *a, zkl_client *c);
 /* The client's async state, made on first use. */
-ZKL__HIDDEN struct zkl__async *zkl__areq_async_of(zkl_client *c);
-ZKL__HIDDEN bool zkl__areq_node_holds(const zkl__node *n);
-ZKL__HIDDEN bool zkl__areq_kept_hold(const zkl_request *r);
+struct zkl__async *zkl__async_of(zkl_client *c);
+/* Take the request off the client's lists (it is being freed). */
+void zkl__async_unlist(zkl_request *r);
+void zkl__async_free_now(zkl_request *r);
 
 #endif

@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "front.h"
 
 struct zkl_cancel {
     pthread_mutex_t mu;

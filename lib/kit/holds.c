@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 
 /* ---- the owner -------------------------------------------------------------- */
 
@@ -227,11 +227,11 @@ int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
     q.on_revoke = own->revocable ? hold_revoke : NULL;
     q.hook_arg = h;
     zkl__node *n;
-    int rc = zkl__queue_acquire(own->c, dir, pol, &q, deadline, &n);
+    int rc = zkl__wait_acquire(own->c, dir, pol, &q, deadline, &n);
     if (rc != 0)
         return rc;
     if ((rc = zkl__holds_add(h, n)) != 0)
-        zkl__queue_release(n);
+        zkl__wait_release(n);
     return rc;
 }
 
@@ -257,7 +257,7 @@ int zkl__holds_release(zkl__holds *h)
      * unless the server refuses the delete: then the node and the hold
      * stay, counted once, for the caller to try again. Only this thread
      * removes its own record, so r stays valid meanwhile. */
-    int rc = zkl__queue_release(n);
+    int rc = zkl__wait_release(n);
     pthread_mutex_lock(mu);
     if (zkl__release_kept(rc))
         r->count = 1;
@@ -298,8 +298,8 @@ void zkl__holds_drop_all(zkl__holds *h)
         h->head = r->next;
         /* Best effort: the node goes now rather than with the session; a
          * delete the server refuses is the engine's to retry. */
-        if (r->node != NULL && zkl__release_kept(zkl__queue_release(r->node)))
-            zkl__queue_leave(r->node, false);
+        if (r->node != NULL && zkl__release_kept(zkl__wait_release(r->node)))
+            zkl__wait_leave(r->node, false);
         free(r);
     }
 }

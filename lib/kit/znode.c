@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 
 static void ancestor_sent(void *arg, size_t i, int rc)
 {
@@ -60,7 +60,7 @@ static int give(const char *s, size_t len, char **data, int *outlen)
     return 0;
 }
 
-int zkl__node_fill(zkl_client *c, const char *path, const char *want, int64_t deadline,
+int zkl__znode_fill(zkl_client *c, const char *path, const char *want, int64_t deadline,
                    char **data, int *len)
 {
     /* Each round ends on what another client did first: read again. */
@@ -178,7 +178,7 @@ static void fill_got(int rc, const char *value, int len, const struct Stat *st, 
     pthread_mutex_unlock(&c->mu);
 }
 
-struct zkl__fill *zkl__node_fill_start(zkl_client *c, const char *path, const char *want,
+struct zkl__fill *zkl__znode_fill_start(zkl_client *c, const char *path, const char *want,
                                        zkl__fill_fn fn, void *arg, int *err)
 {
     struct zkl__fill *f = calloc(1, sizeof *f);
@@ -199,13 +199,13 @@ struct zkl__fill *zkl__node_fill_start(zkl_client *c, const char *path, const ch
     return f;
 }
 
-void zkl__node_fill_drop(struct zkl__fill *f)
+void zkl__znode_fill_drop(struct zkl__fill *f)
 {
     if (f != NULL)
         f->dropped = true;
 }
 
-int zkl__node_guarded_ops(zkl__node *n, int count, const zoo_op_t *ops, zoo_op_result_t *results)
+int zkl__znode_guarded_ops(zkl__node *n, int count, const zoo_op_t *ops, zoo_op_result_t *results)
 {
     if (ops == NULL || count < 1)
         return ZKL_EINVAL;
@@ -213,17 +213,17 @@ int zkl__node_guarded_ops(zkl__node *n, int count, const zoo_op_t *ops, zoo_op_r
         return ZKL_ENOTHELD;
     if (zkl__forked(zkl__node_client(n)))
         return ZKL_EFORK;
-    return zkl__node_guarded_multi(n, count, ops, results);
+    return zkl__guarded_multi(n, count, ops, results);
 }
 
-int zkl__node_guarded_set(zkl__node *n, const char *path, const void *data, int len)
+int zkl__znode_guarded_set(zkl__node *n, const char *path, const void *data, int len)
 {
     if (zkl__path_check(path) != 0 || len < 0 || (data == NULL && len > 0))
         return ZKL_EINVAL;
     zoo_op_t op;
     zoo_set_op_init(&op, path, data, len, -1, NULL);
     zoo_op_result_t res = {.err = ZOK};
-    int rc = zkl__node_guarded_ops(n, 1, &op, &res);
+    int rc = zkl__znode_guarded_ops(n, 1, &op, &res);
     if (rc == ZKL_EZK && res.err == ZNONODE) {
         zkl__detail("guarded set: no node %.200s (nothing written)", path);
         return ZKL_ENOENT;

@@ -1,20 +1,18 @@
 /* Lock metrics of a client: counters and log-scale histograms, in total
- * and per lock path, fed by the engine (lib/front/wait.c, lib/engine/engine.c) at node
- * level, and read out as structs or as Prometheus text.
+ * and per lock path, fed by the engine at node level.
  *
- * Updated with c->mu held, which the engine holds anyway at each point it
- * counts. A lock path's entry is made on its first acquire and kept for
- * the client's life, for the first c->metric_paths paths: the others count
- * in the totals only, so a program that locks a new path per job does not
- * grow for ever. A node keeps a pointer to its path's entry, so each
- * acquire looks its path up once (one hash of the path) and allocates
- * nothing. */
+ * Updated with the client's lock held, which the engine holds anyway at
+ * each point it counts. A lock path's entry is made on its first acquire
+ * and kept for the client's life, for the first paths up to the client's
+ * limit: the others count in the totals only, so a program that locks a
+ * new path per job does not grow for ever. A node's meter keeps a pointer
+ * to its path's entry, so each acquire looks its path up once (one hash of
+ * the path) and allocates nothing. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
 #include "metrics.h"
 
 struct pathm {
@@ -99,35 +97,26 @@ static void observe(zkl_histogram *hg, int64_t ns)
     hg->buckets[i]++;
 }
 
-/* The gate of a counting semaphore is no hold of its own: its lease,
- * enqueued under it, is the attempt (and inherits its start). */
-static bool is_gate(const zkl__node *n)
+void zkl__metrics_acquire_begin(struct zkl__metrics **m, zkl__meter *mt, const char *dir,
+                                size_t max_paths, int64_t now)
 {
-    return n->pol == &zkl__gate_policy;
+    mt->pm = NULL;
+    if (*m == NULL && (*m = calloc(1, sizeof **m)) == NULL)
+        return;
+    if (mt->at == 0)
+        mt->at = now;
+    struct pathm *p = path_get(*m, dir, max_paths);
+    mt->pm = p ? &p->k : NULL;
+    mt->on = true;
 }
 
-void zkl__metrics_acquire_begin(zkl__node *n)
-{
-    zkl_client *c = n->c;
-    n->pm = NULL;
-    if (c->metrics_off)
-        return;
-    if (c->metrics == NULL && (c->metrics = calloc(1, sizeof *c->metrics)) == NULL)
-        return;
-    if (n->m_at == 0)
-        n->m_at = zkl__now_ns();
-    struct pathm *p = path_get(c->metrics, n->dir, (size_t)c->metric_paths);
-    n->pm = p ? &p->k : NULL;
-    n->metered = true;
-}
-
-static void count_end(struct zkl__lockm *k, const zkl__node *n, int rc, int64_t now)
+static void count_end(struct zkl__lockm *k, const zkl__meter *mt, int rc, int64_t now)
 {
     if (rc == 0) {
         k->acquired++;
-        if (n->waited)
+        if (mt->waited)
             k->handoffs++;
-        observe(&k->wait, now - n->m_at);
+        observe(&k->wait, now - mt->at);
     } else if (rc == ZKL_ETIMEDOUT) {
         k->timeouts++;
     } else if (rc == ZKL_ECANCELED) {
@@ -137,60 +126,55 @@ static void count_end(struct zkl__lockm *k, const zkl__node *n, int rc, int64_t 
     }
 }
 
-void zkl__metrics_acquire_end(zkl__node *n, int rc)
+void zkl__metrics_acquire_end(struct zkl__metrics *m, zkl__meter *mt, int rc, int64_t now)
 {
-    zkl_client *c = n->c;
-    if (!n->metered || c->metrics == NULL)
+    if (!mt->on || m == NULL)
         return;
-    if (rc == 0 && is_gate(n))
+    /* The gate of a counting semaphore is no hold of its own: its lease,
+     * enqueued under it, is the attempt (and inherits its start). */
+    if (rc == 0 && mt->gate)
         return;
-    int64_t now = zkl__now_ns();
-    count_end(&c->metrics->total, n, rc, now);
-    if (n->pm)
-        count_end(n->pm, n, rc, now);
+    count_end(&m->total, mt, rc, now);
+    if (mt->pm)
+        count_end(mt->pm, mt, rc, now);
     if (rc == 0)
-        n->m_at = now;
+        mt->at = now;
 }
 
-void zkl__metrics_released(zkl__node *n)
+void zkl__metrics_released(struct zkl__metrics *m, zkl__meter *mt, int64_t now)
 {
-    zkl_client *c = n->c;
-    if (!n->metered || !n->taken || is_gate(n) || c->metrics == NULL)
+    if (!mt->on || !mt->held || mt->gate || m == NULL)
         return;
-    n->metered = false; /* once per hold */
-    int64_t d = zkl__now_ns() - n->m_at;
-    c->metrics->total.releases++;
-    observe(&c->metrics->total.hold, d);
-    if (n->pm) {
-        n->pm->releases++;
-        observe(&n->pm->hold, d);
+    mt->on = false; /* once per hold */
+    int64_t d = now - mt->at;
+    m->total.releases++;
+    observe(&m->total.hold, d);
+    if (mt->pm) {
+        mt->pm->releases++;
+        observe(&mt->pm->hold, d);
     }
 }
 
-void zkl__metrics_lost(zkl__node *n)
+void zkl__metrics_lost(struct zkl__metrics *m, zkl__meter *mt)
 {
-    zkl_client *c = n->c;
-    if (!n->metered || !n->taken || is_gate(n) || c->metrics == NULL)
+    if (!mt->on || !mt->held || mt->gate || m == NULL)
         return;
-    c->metrics->total.losses++;
-    if (n->pm)
-        n->pm->losses++;
+    m->total.losses++;
+    if (mt->pm)
+        mt->pm->losses++;
 }
 
-void zkl__metrics_sent(zkl__node *n)
+void zkl__metrics_sent(struct zkl__metrics *m, zkl__meter *mt)
 {
-    zkl_client *c = n->c;
-    c->stats.requests++;
-    if (n->metered && c->metrics != NULL) {
-        c->metrics->total.requests++;
-        if (n->pm)
-            n->pm->requests++;
-    }
+    if (m == NULL || mt == NULL || !mt->on)
+        return;
+    m->total.requests++;
+    if (mt->pm)
+        mt->pm->requests++;
 }
 
-void zkl__metrics_free(zkl_client *c)
+void zkl__metrics_free(struct zkl__metrics *m)
 {
-    struct zkl__metrics *m = c->metrics;
     if (m == NULL)
         return;
     for (size_t i = 0; i < m->nbuckets; i++) {
@@ -201,78 +185,24 @@ void zkl__metrics_free(zkl_client *c)
     }
     free(m->buckets);
     free(m);
-    c->metrics = NULL;
 }
 
 /* ---- reading them out ------------------------------------------------- */
 
-static bool version_ok(const zkl_metrics *out)
+bool zkl__metrics_total(const struct zkl__metrics *m, struct zkl__lockm *out)
 {
-    return out->version >= 1 && out->version <= ZKL_METRICS_VERSION;
+    if (m == NULL)
+        return false;
+    *out = m->total;
+    return true;
 }
 
-/* How much of a zkl_metrics each version has: the library writes no byte
- * past the end of the caller's version (a later version's struct is
- * longer). */
-static size_t version_size(unsigned v)
+bool zkl__metrics_path(const struct zkl__metrics *m, const char *path, struct zkl__lockm *out)
 {
-    (void)v; /* 1 is the only version yet */
-    return offsetof(zkl_metrics, recovered) + sizeof(uint64_t);
-}
-
-static void fill(zkl_metrics *out, const struct zkl__lockm *k, const zkl_client_stats *st)
-{
-    zkl_metrics m;
-    memset(&m, 0, sizeof m);
-    m.version = out->version;
-    if (k) {
-        m.acquired = k->acquired;
-        m.timeouts = k->timeouts;
-        m.cancels = k->cancels;
-        m.failures = k->failures;
-        m.losses = k->losses;
-        m.handoffs = k->handoffs;
-        m.releases = k->releases;
-        m.requests = k->requests;
-        m.wait = k->wait;
-        m.hold = k->hold;
-    }
-    if (st) {
-        m.requests_all = st->requests;
-        m.creates = st->creates;
-        m.deletes = st->deletes;
-        m.listings = st->listings;
-        m.watch_events = st->watch_events;
-        m.sessions = st->sessions;
-        m.recovered = st->recovered;
-    }
-    memcpy(out, &m, version_size(out->version));
-}
-
-int zkl_client_metrics(zkl_client *c, zkl_metrics *out)
-{
-    if (c == NULL || out == NULL || !version_ok(out))
-        return ZKL_EINVAL;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
-    fill(out, c->metrics ? &c->metrics->total : NULL, &c->stats);
-    pthread_mutex_unlock(&c->mu);
-    return 0;
-}
-
-int zkl_client_path_metrics(zkl_client *c, const char *path, zkl_metrics *out)
-{
-    if (c == NULL || path == NULL || out == NULL || !version_ok(out))
-        return ZKL_EINVAL;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
-    struct pathm *p = c->metrics ? path_find(c->metrics, path, path_hash(path)) : NULL;
+    struct pathm *p = m ? path_find(m, path, path_hash(path)) : NULL;
     if (p != NULL)
-        fill(out, &p->k, NULL);
-    pthread_mutex_unlock(&c->mu);
-    return p ? 0 : ZKL_ENOENT;
+        *out = p->k;
+    return p != NULL;
 }
 
 static int snap_cmp(const void *a, const void *b)
@@ -281,19 +211,10 @@ static int snap_cmp(const void *a, const void *b)
                   ((const struct zkl__path_snap *)b)->path);
 }
 
-int zkl__metrics_snapshot(zkl_client *c, zkl_client_stats *st, struct zkl__lockm *total,
-                          struct zkl__path_snap **out, size_t *n)
+int zkl__metrics_snapshot(const struct zkl__metrics *m, struct zkl__path_snap **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
-    if (st)
-        *st = c->stats;
-    struct zkl__metrics *m = c->metrics;
-    if (total)
-        *total = m ? m->total : (struct zkl__lockm){0};
     size_t cnt = m ? m->npaths : 0;
     struct zkl__path_snap *v = cnt ? calloc(cnt, sizeof *v) : NULL;
     int err = cnt && v == NULL ? ZKL_ENOMEM : 0;
@@ -307,7 +228,6 @@ int zkl__metrics_snapshot(zkl_client *c, zkl_client_stats *st, struct zkl__lockm
                 k++;
         }
     }
-    pthread_mutex_unlock(&c->mu);
     if (err != 0) {
         zkl__metrics_snapshot_free(v, k);
         return err;
@@ -324,35 +244,4 @@ void zkl__metrics_snapshot_free(struct zkl__path_snap *v, size_t n)
     for (size_t i = 0; v != NULL && i < n; i++)
         free(v[i].path);
     free(v);
-}
-
-int zkl_client_metrics_paths(zkl_client *c, char ***out, size_t *n)
-{
-    if (c == NULL || out == NULL || n == NULL)
-        return ZKL_EINVAL;
-    struct zkl__path_snap *v;
-    size_t k;
-    int err = zkl__metrics_snapshot(c, NULL, NULL, &v, &k);
-    if (err != 0)
-        return err;
-    char **r = k ? calloc(k, sizeof *r) : NULL;
-    if (k && r == NULL) {
-        zkl__metrics_snapshot_free(v, k);
-        return ZKL_ENOMEM;
-    }
-    for (size_t i = 0; i < k; i++) {
-        r[i] = v[i].path; /* moved out of the snapshot */
-        v[i].path = NULL;
-    }
-    zkl__metrics_snapshot_free(v, k);
-    *out = r;
-    *n = k;
-    return 0;
-}
-
-void zkl_client_metrics_paths_free(char **paths, size_t n)
-{
-    for (size_t i = 0; paths != NULL && i < n; i++)
-        free(paths[i]);
-    free(paths);
 }

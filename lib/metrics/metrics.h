@@ -1,12 +1,17 @@
 /* Counters and histograms of lock acquisitions, per client and per lock
- * path (lib/metrics/metrics.c), fed by the engine at node level so that every
- * recipe is counted without code of its own. Every function here is called
- * with c->mu held (but zkl__metrics_snapshot); none allocates except the
- * first use of a lock path. */
+ * path (lib/metrics/metrics.c), and their Prometheus text
+ * (lib/metrics/prometheus.c). The engine feeds them at node level, so that
+ * every recipe is counted without code of its own; the public calls that
+ * read them are lib/front/stats.c's. Every function here is called with
+ * the client's lock held, but the snapshot's readers and the text. None
+ * allocates but the first use of a lock path. */
 #ifndef ZKL_METRICS_H
 #define ZKL_METRICS_H
 
-#include "internal.h"
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "util.h"
 
 /* The lock counters of a client or of one lock path. */
 struct zkl__lockm {
@@ -14,35 +19,52 @@ struct zkl__lockm {
     zkl_histogram wait, hold;
 };
 
-/* A node's acquisition begins: find (or make) its lock path's counters,
- * and note the start (unless n->m_start was set already, at the call).
- * Nothing when the client's metrics are off. An acquire path calls it once
- * the node has its client and dir, then zkl__metrics_acquire_end once. */
-ZKL__HIDDEN void zkl__metrics_acquire_begin(zkl__node *n);
-/* An acquire of node n finished with rc (0: held, handed to the caller).
- * Counts the outcome; for 0, the wait and whether it was a handoff. Any
- * acquire path, blocking or not, calls it once per attempt. */
-ZKL__HIDDEN void zkl__metrics_acquire_end(zkl__node *n, int rc);
+/* The metrics of one client: made on first use (NULL until then). */
+struct zkl__metrics;
+
+/* What one attempt, then its hold, carries for the metrics. */
+typedef struct zkl__meter {
+    struct zkl__lockm *pm; /* its lock path's counters, or NULL */
+    int64_t at;            /* when the attempt began, then the hold */
+    bool on;               /* counted: the metrics were on at its start */
+    bool waited;           /* the policy said "wait" at least once */
+    bool held;             /* its hold was taken by the caller */
+    bool gate;             /* no hold of its own: it opens another node's attempt */
+} zkl__meter;
+
+/* An attempt begins on lock path `dir` at `now` (unless mt->at is set
+ * already): find or make the path's counters, if fewer than `max_paths`
+ * paths have theirs (else the attempt counts in the totals only); *m is
+ * made on first use. */
+void zkl__metrics_acquire_begin(struct zkl__metrics **m, zkl__meter *mt, const char *dir,
+                                size_t max_paths, int64_t now);
+/* The attempt ended with rc (0: held, handed to the caller). */
+void zkl__metrics_acquire_end(struct zkl__metrics *m, zkl__meter *mt, int rc, int64_t now);
 /* A hold the caller had ends (released, lost and released, given up). */
-ZKL__HIDDEN void zkl__metrics_released(zkl__node *n);
+void zkl__metrics_released(struct zkl__metrics *m, zkl__meter *mt, int64_t now);
 /* A hold the caller had was lost (session end, node deleted by others). */
-ZKL__HIDDEN void zkl__metrics_lost(zkl__node *n);
-/* A request for node n was sent: counted for the client and its path. */
-ZKL__HIDDEN void zkl__metrics_sent(zkl__node *n);
-/* One lock path's counters, copied. */
+void zkl__metrics_lost(struct zkl__metrics *m, zkl__meter *mt);
+/* A request was sent for the attempt (mt may be NULL: the client's only). */
+void zkl__metrics_sent(struct zkl__metrics *m, zkl__meter *mt);
+void zkl__metrics_free(struct zkl__metrics *m);
+
+/* The client's totals and one lock path's counters, copied. */
+bool zkl__metrics_total(const struct zkl__metrics *m, struct zkl__lockm *out);
+bool zkl__metrics_path(const struct zkl__metrics *m, const char *path, struct zkl__lockm *out);
+
+/* Every lock path's counters, copied and sorted by path. */
 struct zkl__path_snap {
     char *path;
     struct zkl__lockm k;
 };
-/* Copies of the client's stats (st may be NULL), of its lock counters over
- * every path (total may be NULL) and of every tracked lock path's counters,
- * sorted by path, taken at one moment; called WITHOUT c->mu. Returns 0,
- * ZKL_ENOMEM or ZKL_EFORK. */
-ZKL__HIDDEN int zkl__metrics_snapshot(zkl_client *c, zkl_client_stats *st,
-                                      struct zkl__lockm *total, struct zkl__path_snap **out,
-                                      size_t *n);
-ZKL__HIDDEN void zkl__metrics_snapshot_free(struct zkl__path_snap *v, size_t n);
-/* The client closes: free its metrics. */
-ZKL__HIDDEN void zkl__metrics_free(zkl_client *c);
+int zkl__metrics_snapshot(const struct zkl__metrics *m, struct zkl__path_snap **out, size_t *n);
+void zkl__metrics_snapshot_free(struct zkl__path_snap *v, size_t n);
+
+/* Prometheus text of a snapshot, the client's lock totals (NULL: none yet)
+ * and its stats: into buf (counting what does not fit in *pos) or into f.
+ * 0, or ZKL_ENOMEM / ZKL_ESYS. */
+int zkl__metrics_text(const zkl_client_stats *st, const struct zkl__lockm *total,
+                      const struct zkl__path_snap *v, size_t n, char *buf, size_t len,
+                      size_t *pos, FILE *f);
 
 #endif

@@ -1,6 +1,6 @@
 /* The client's metrics as Prometheus text (exposition format 0.0.4), into
- * a caller's buffer or a FILE. Made from one snapshot (lib/metrics/metrics.c),
- * without holding the client's lock while formatting. */
+ * a caller's buffer or a FILE, made from one snapshot without holding the
+ * client's lock while formatting. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,15 +159,12 @@ static void totals(struct sink *s, const struct zkl__lockm *t, size_t tracked)
     put(s, "zkl_client_lock_paths %zu\n", tracked);
 }
 
-static int render(zkl_client *c, struct sink *s)
+int zkl__metrics_text(const zkl_client_stats *st, const struct zkl__lockm *total,
+                      const struct zkl__path_snap *v, size_t n, char *buf, size_t len,
+                      size_t *pos, FILE *f)
 {
-    zkl_client_stats st;
-    struct zkl__lockm total;
-    struct zkl__path_snap *v;
-    size_t n;
-    int err = zkl__metrics_snapshot(c, &st, &total, &v, &n);
-    if (err != 0)
-        return err;
+    static const struct zkl__lockm none;
+    struct sink sk = {.buf = buf, .len = len, .f = f}, *s = &sk;
     for (size_t j = 0; j < sizeof lock_counters / sizeof lock_counters[0]; j++) {
         const struct counter *k = &lock_counters[j];
         head(s, k->name, "counter", k->help);
@@ -180,40 +177,15 @@ static int render(zkl_client *c, struct sink *s)
     histogram(s, "zkl_lock_wait_seconds", "Time from an acquire call to the lock held.", v, n,
               false);
     histogram(s, "zkl_lock_hold_seconds", "Time from the lock held to its release.", v, n, true);
-    totals(s, &total, n);
+    totals(s, total ? total : &none, n);
     for (size_t j = 0; j < sizeof client_counters / sizeof client_counters[0]; j++) {
         const struct counter *k = &client_counters[j];
         head(s, k->name, "counter", k->help);
-        put(s, "%s %llu\n", k->name, (unsigned long long)at(&st, k->off));
+        put(s, "%s %llu\n", k->name, (unsigned long long)at(st, k->off));
     }
-    zkl__metrics_snapshot_free(v, n);
+    if (pos != NULL)
+        *pos = sk.pos;
+    if (sk.failed)
+        return f != NULL ? ZKL_ESYS : ZKL_ENOMEM;
     return 0;
-}
-
-int zkl_client_metrics_write(zkl_client *c, char *buf, size_t len, size_t *needed)
-{
-    if (c == NULL || (buf == NULL && len > 0))
-        return ZKL_EINVAL;
-    struct sink s = {.buf = buf, .len = len};
-    int err = render(c, &s);
-    if (err != 0)
-        return err;
-    if (s.failed)
-        return ZKL_ENOMEM;
-    if (needed)
-        *needed = s.pos;
-    if (len > 0 && s.pos >= len)
-        buf[len - 1] = '\0';
-    return s.pos < len ? 0 : ZKL_ERANGE;
-}
-
-int zkl_client_metrics_fprint(zkl_client *c, FILE *f)
-{
-    if (c == NULL || f == NULL)
-        return ZKL_EINVAL;
-    struct sink s = {.f = f};
-    int err = render(c, &s);
-    if (err != 0)
-        return err;
-    return s.failed || fflush(f) != 0 ? ZKL_ESYS : 0;
 }

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "metrics.h"
 #include "session.h"
 #include "zkl/zookeeper.h"
 
@@ -91,27 +90,29 @@ zkl_client *zkl__client_lock_id(uint64_t id)
 /* fork() (lib/session/fork.c): the forking thread holds the registry, the
  * lock objects' mutexes and every client's c->mu, in the lock order, so
  * that the child finds each of them unlocked and what they guard whole. */
+static pthread_mutex_t users_mu = PTHREAD_MUTEX_INITIALIZER;
+
 void zkl__registry_fork_prepare(void)
 {
     pthread_mutex_lock(&reg_mu);
-    zkl__guard_fork_prepare();
     for (size_t i = 0; i < reg_n; i++)
         pthread_mutex_lock(&reg[i]->mu);
+    pthread_mutex_lock(&users_mu);
 }
 
 void zkl__registry_fork_parent(void)
 {
+    pthread_mutex_unlock(&users_mu);
     for (size_t i = reg_n; i-- > 0;)
         pthread_mutex_unlock(&reg[i]->mu);
-    zkl__guard_fork_parent();
     pthread_mutex_unlock(&reg_mu);
 }
 
 void zkl__registry_fork_child(void)
 {
+    pthread_mutex_init(&users_mu, NULL);
     for (size_t i = 0; i < reg_n; i++)
         pthread_mutex_init(&reg[i]->mu, NULL);
-    zkl__guard_fork_child();
     pthread_mutex_init(&reg_mu, NULL);
 }
 
@@ -287,6 +288,8 @@ int zkl__client_start_handle(zkl_client *c)
 
 /* ---- open / close ----------------------------------------------------- */
 
+static int mark_closed(zkl_client *c);
+
 static zkl_client *client_alloc(const zkl_client_opts *o)
 {
     zkl_client *c = calloc(1, sizeof *c);
@@ -343,7 +346,6 @@ static void client_destroy(zkl_client *c)
         free(c->digest);
     }
     free(c->hosts);
-    zkl__metrics_free(c);
     if (!inherited) {
         pthread_rwlock_destroy(&c->hlock);
         pthread_cond_destroy(&c->cv);
@@ -459,7 +461,7 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
      * program asked to keep its own settings. */
     static pthread_once_t quiet = PTHREAD_ONCE_INIT;
     if (opts == NULL || opts->quiet_zk_log)
-        pthread_once(&quiet, zkl__zk_log_init);
+        pthread_once(&quiet, zkl__options_log_init);
     zkl_client *c = client_alloc(opts);
     if (c == NULL)
         return ZKL_ENOMEM;
@@ -625,15 +627,44 @@ void zkl_client_close(zkl_client *c)
     pthread_rwlock_unlock(&c->hlock);
     /* Lock objects still open keep their nodes and the client's memory
      * until the last of them is freed (their calls return ZKL_ECLOSED). */
-    if (zkl__client_closed(c))
+    if (mark_closed(c))
         return;
     zkl__client_free(c);
+}
+
+/* ---- lock objects keep a closed client's memory (users_mu) ----------------- */
+
+void zkl__client_ref(zkl_client *c)
+{
+    pthread_mutex_lock(&users_mu);
+    c->objects++;
+    pthread_mutex_unlock(&users_mu);
+}
+
+void zkl__client_unref(zkl_client *c)
+{
+    pthread_mutex_lock(&users_mu);
+    bool last = --c->objects == 0 && c->closed;
+    pthread_mutex_unlock(&users_mu);
+    if (last)
+        zkl__client_free(c);
+}
+
+/* zkl_client_close ran: 1 if lock objects are still open (the last one to
+ * go frees the client), else 0. */
+static int mark_closed(zkl_client *c)
+{
+    pthread_mutex_lock(&users_mu);
+    c->closed = 1;
+    int left = c->objects > 0;
+    pthread_mutex_unlock(&users_mu);
+    return left;
 }
 
 void zkl__client_forget(zkl_client *c)
 {
     reg_remove(c);
-    if (zkl__client_closed(c))
+    if (mark_closed(c))
         return; /* lock objects still open: the last one to go frees it */
     zkl__client_free(c);
 }
@@ -690,6 +721,8 @@ int zkl_client_get_stats(zkl_client *c, zkl_client_stats *out)
         return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     *out = c->stats;
+    if (c->sl)
+        c->sl->add_stats(c->sl_ctx, out);
     pthread_mutex_unlock(&c->mu);
     return 0;
 }

@@ -30,20 +30,41 @@ void zkl__fork_keep_handle(zhandle_t *zh)
     kept[nkept++] = zh;
 }
 
+/* The lock objects' part (lib/front/objects.c), set once before the first
+ * object opens. */
+static void (*_Atomic hook_prepare)(void), (*_Atomic hook_parent)(void),
+    (*_Atomic hook_child)(void);
+
+void zkl__fork_set_hooks(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+    hook_child = child;
+    hook_parent = parent;
+    hook_prepare = prepare;
+}
+
 static void prepare(void)
 {
+    void (*objects)(void) = hook_prepare;
+    if (objects != NULL)
+        objects();
     zkl__registry_fork_prepare();
 }
 
 static void parent(void)
 {
     zkl__registry_fork_parent();
+    void (*objects)(void) = hook_parent;
+    if (objects != NULL)
+        objects();
 }
 
 static void child(void)
 {
     zkl__fork_gen++; /* from here on, every client made before is the parent's */
     zkl__registry_fork_child();
+    void (*objects)(void) = hook_child;
+    if (objects != NULL)
+        objects();
 }
 
 static void install(void)

@@ -17,7 +17,7 @@
  * without a reset) is not noticed as a disconnection before 2T/3. Only for
  * a handle of our own: we close it, which keeps the session from coming
  * back. Returns 0 when nothing is pending. */
-int64_t zkl__client_loss_at(const zkl_client *c)
+int64_t zkl__keeper_loss_at(const zkl_client *c)
 {
     if (c->negotiated_ms <= 0 || c->last_ok_ns == 0)
         return 0;
@@ -29,7 +29,7 @@ static int64_t give_up_at(zkl_client *c)
     if (!c->owns_zh || (c->state != ZKL_STATE_SUSPENDED && c->state != ZKL_STATE_CONNECTED &&
                         c->state != ZKL_STATE_RECONNECTED))
         return 0;
-    return zkl__client_loss_at(c);
+    return zkl__keeper_loss_at(c);
 }
 
 /* Declare the session lost (c->mu held): every hold is lost now, and the

@@ -1,5 +1,5 @@
-/* Client options (zkl_client_opts_*), the ACL they choose, the quiet
- * libzookeeper_mt log, and lock options (zkl_lock_opts_*). */
+/* Client options (zkl_client_opts_*), the ACL they choose, and the quiet
+ * libzookeeper_mt log. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,7 +119,7 @@ int zkl_client_opts_set_connect_timeout(zkl_client_opts *o, int ms)
     return 0;
 }
 
-const struct ACL_vector *zkl__client_acl(zkl_client *c)
+const struct ACL_vector *zkl__options_acl(zkl_client *c)
 {
     return c->acl == ZKL_ACL_CREATOR ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
 }
@@ -127,7 +127,7 @@ const struct ACL_vector *zkl__client_acl(zkl_client *c)
 /* libzookeeper_mt logs to stderr at INFO by default: every connect and
  * disconnect. A library should be quiet; ZKL_ZK_LOG=1 brings it back, and
  * zkl_client_opts_set_quiet_zk_log(o, 0) leaves it to the program. */
-void zkl__zk_log_init(void)
+void zkl__options_log_init(void)
 {
     const char *v = getenv("ZKL_ZK_LOG");
     if (v && *v == '1') {
@@ -147,30 +147,4 @@ void zkl__zk_log_init(void)
         zoo_set_log_stream(devnull); /* kept open for the process's life */
     else if (high >= 0)
         close(high);
-}
-
-/* ---- lock options ----------------------------------------------------- */
-
-int zkl_lock_opts_new(zkl_lock_opts **out)
-{
-    if (out == NULL)
-        return ZKL_EINVAL;
-    zkl_lock_opts *o = calloc(1, sizeof *o);
-    if (o == NULL)
-        return ZKL_ENOMEM;
-    *out = o;
-    return 0;
-}
-
-void zkl_lock_opts_free(zkl_lock_opts *o)
-{
-    free(o);
-}
-
-int zkl_lock_opts_set_prefetch(zkl_lock_opts *o, int on)
-{
-    if (o == NULL || (on != 0 && on != 1))
-        return ZKL_EINVAL;
-    o->prefetch = on == 1;
-    return 0;
 }

@@ -1,10 +1,131 @@
-/* The client's own declarations, shared by lib/session/client.c (the session and
- * its registry), lib/session/keeper.c (the keeper thread and the loss rule) and
- * lib/session/options.c. Nothing else includes it. */
+/* One ZooKeeper session shared by threads and locks (lib/session/): connect,
+ * states and listeners, keepalive and the loss rule, re-open after expiry.
+ * It knows no locks: the one party that keeps state across it (the
+ * lock-queue engine) registers as its listener. */
 #ifndef ZKL_SESSION_H
 #define ZKL_SESSION_H
 
-#include "internal.h"
+#include <zookeeper/zookeeper.h>
+
+#include "util.h"
+
+/* The default of zkl_client_opts_set_max_request: jute.maxbuffer's. */
+#define ZKL__MAX_REQUEST_DEFAULT 0xfffff
+#define ZKL__MAX_REQUEST_MIN 8192
+/* The default of zkl_client_opts_set_max_metric_paths. */
+#define ZKL__METRIC_PATHS_DEFAULT 100
+
+struct zkl_client {
+    pthread_mutex_t mu;    /* guards everything below and every node's state */
+    pthread_cond_t cv;     /* state changes (open, close, keeper work) */
+    pthread_rwlock_t hlock; /* read: using zh from a caller thread; write: swapping it */
+    zhandle_t *zh;
+    watcher_fn wrapped_prev; /* the user's watcher, for a wrapped handle */
+    int owns_zh;
+    uint64_t id;           /* process-unique, the context of node watches */
+    char *hosts;
+    int timeout_ms;
+    int state;             /* enum zkl_state */
+    int64_t sid;           /* current session id, 0 if none */
+    uint64_t gen;          /* session generation: +1 for every new session */
+    int auth_failed;
+    int need_reopen;
+    int closing;
+    int cancelled;         /* zkl_client_cancel(): acquires return ZKL_ECANCELED */
+    int negotiated_ms;     /* the session timeout the server granted */
+    int64_t suspended_ns;  /* when the connection was lost (monotonic), 0 if not */
+    /* The loss rule (lib/session/keeper.c, zkl.h): the send time of the last request
+     * of this session whose answer arrived (monotonic ns), and the keeper's
+     * own keepalive request that keeps it fresh. */
+    int64_t last_ok_ns;
+    int64_t ka_sent_ns;    /* the keepalive in flight was sent then, 0 if none */
+    int64_t ka_next_ns;    /* when the next keepalive is due */
+    /* the last keepalives sent, by sequence number modulo 16: their answers
+     * carry only the client's id and the number (nothing to free, so an
+     * answer a closed handle never delivers leaks nothing) */
+    uint64_t ka_seq;
+    struct {
+        uint64_t seq, gen;
+        int64_t sent;
+    } ka_ring[16];
+    int64_t handle_started_ns; /* when the current handle was created */
+    int delivering;        /* the keeper is calling listeners ... */
+    uint64_t delivery;     /* ... and this counts the calls it finished */
+    /* options */
+    int reopen, container_parents;
+    char *digest;          /* "user:password", never logged */
+    int acl;
+    int max_request;       /* bytes: the server's jute.maxbuffer */
+    int objects;           /* lock objects open on it (zkl__client_ref) */
+    int closed;            /* zkl_client_close ran; the last object frees */
+    char ident[96];        /* "host pid", written into contender nodes */
+    /* who hears of the session (the lock-queue engine), and its context */
+    const struct zkl__session_listener *sl;
+    void *sl_ctx;
+    /* listeners and the event queue the keeper thread delivers */
+    struct zkl__listener *listeners;
+    int events[64];
+    unsigned ev_head, ev_tail;
+    pthread_t keeper;
+    int keeper_started;
+    zkl_client_stats stats; /* the session's counters; the listener adds its own */
+    int metrics_off;       /* the listener keeps no lock metrics */
+    int metric_paths;      /* ... and for at most this many lock paths its own */
+    int lost_requests;     /* a held asynchronous request's loss is told to its callback */
+    unsigned fork_gen;     /* zkl__fork_gen when the client was made */
+};
+
+/* How many fork()s this process is from the one that started (counted by
+ * a pthread_atfork child handler, lib/session/fork.c): a client made before
+ * the last fork belongs to the parent, and every call on it, or on an
+ * object of it, returns ZKL_EFORK in the child. Written only in a child
+ * that is still single-threaded. */
+extern unsigned zkl__fork_gen;
+
+/* True if c (not NULL) was made in a parent of this process: its session,
+ * threads and nodes are the parent's (lib/session/fork.c). */
+static inline bool zkl__forked(const zkl_client *c)
+{
+    return c->fork_gen != zkl__fork_gen;
+}
+
+/* What the session tells the one listener that keeps state across it (the
+ * lock-queue engine): the client knows no locks, only these calls. Every
+ * call is made with c->mu held. */
+typedef struct zkl__session_listener {
+    /* A connection (new or the same session again) is up on handle zh. */
+    void (*on_connected)(void *ctx, zhandle_t *zh);
+    /* The session ended (c->gen moved on), or the client is closing
+     * (c->closing): what belonged to it is gone. */
+    void (*on_session_end)(void *ctx);
+    /* A watch set with zkl__client_watcher_fn() fired on handle zh. */
+    void (*on_watch_event)(void *ctx, zhandle_t *zh, int type, const char *path);
+    /* The keeper's periodic work, on the keeper thread; it may release
+     * c->mu meanwhile. Returns when it wants to run again (monotonic ns),
+     * 0 for "on a signal of c->cv". */
+    int64_t (*on_tick)(void *ctx);
+    /* The client's state changed (suspended, cancelled): wake every caller
+     * blocked in the listener so that it looks again. */
+    void (*wake_all)(void *ctx);
+    /* The client closes (after on_session_end): wait until no caller
+     * thread is inside the listener any more (c->mu released meanwhile). */
+    void (*wait_callers)(void *ctx);
+    /* 1 while a request of the listener's is pending, else 0. */
+    int (*pending)(void *ctx);
+    /* The client's memory goes: free everything, ctx included. */
+    void (*drop_all)(void *ctx);
+    /* Add the listener's counters to the client's (zkl_client_get_stats). */
+    void (*add_stats)(void *ctx, zkl_client_stats *st);
+} zkl__session_listener;
+/* Register `l` with context `ctx` (c->mu held): one listener per client. */
+void zkl__client_listen(zkl_client *c, const zkl__session_listener *l, void *ctx);
+/* The context `l` was registered with (c->mu held), or NULL. */
+void *zkl__client_listener(zkl_client *c, const zkl__session_listener *l);
+
+const struct ACL_vector *zkl__options_acl(zkl_client *c);
+/* When the client presumes its session lost by the loss rule (monotonic
+ * ns), 0 if not known yet. With c->mu held. */
+int64_t zkl__keeper_loss_at(const zkl_client *c);
 
 struct zkl_client_opts {
     int reopen;
@@ -25,28 +146,46 @@ struct zkl__listener {
 };
 
 /* The registry of clients (lock order: registry, then c->mu). */
-ZKL__HIDDEN void zkl__registry_lock(void);
-ZKL__HIDDEN void zkl__registry_unlock(void);
+void zkl__registry_lock(void);
+void zkl__registry_unlock(void);
 /* The client with this id, returned with c->mu held, or NULL. */
-ZKL__HIDDEN zkl_client *zkl__client_lock_id(uint64_t id);
+zkl_client *zkl__client_lock_id(uint64_t id);
 /* Record a new state and queue it for the listeners (c->mu held). */
-ZKL__HIDDEN void zkl__client_push_event(zkl_client *c, int state);
+void zkl__client_push_event(zkl_client *c, int state);
 /* Tell the session listener the session ended (c->mu held). */
-ZKL__HIDDEN void zkl__client_session_end(zkl_client *c);
+void zkl__client_session_end(zkl_client *c);
 /* Start a session on a new handle (c->hlock held for writing). */
-ZKL__HIDDEN int zkl__client_start_handle(zkl_client *c);
+int zkl__client_start_handle(zkl_client *c);
 /* 0 if `hosts` is a connect string libzookeeper_mt can use, else
  * ZKL_EINVAL with the reason (lib/session/hosts.c). */
-ZKL__HIDDEN int zkl__hosts_check(const char *hosts);
+int zkl__hosts_check(const char *hosts);
 /* fork() (lib/session/fork.c): register the handlers once; the registry's
  * part of them (lib/session/client.c); keep an inherited handle's memory
- * reachable in the child, which may not free it. */
-ZKL__HIDDEN void zkl__fork_watch(void);
-ZKL__HIDDEN void zkl__registry_fork_prepare(void);
-ZKL__HIDDEN void zkl__registry_fork_parent(void);
-ZKL__HIDDEN void zkl__registry_fork_child(void);
-ZKL__HIDDEN void zkl__fork_keep_handle(zhandle_t *zh);
+ * reachable in the child, which may not free it. A layer above (the lock
+ * objects, lib/front/objects.c) adds its own part: its prepare runs before
+ * the session's (its mutexes come first in the lock order), its parent
+ * and child after. */
+void zkl__fork_watch(void);
+void zkl__fork_set_hooks(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+void zkl__registry_fork_prepare(void);
+void zkl__registry_fork_parent(void);
+void zkl__registry_fork_child(void);
+void zkl__fork_keep_handle(zhandle_t *zh);
 /* The keeper thread's body (lib/session/keeper.c); its argument is the client. */
-ZKL__HIDDEN void *zkl__keeper_main(void *arg);
+void *zkl__keeper_main(void *arg);
 
+/* Lock objects still open keep a closed client's memory (lib/front/objects.c
+ * counts them): the last one to go frees it. */
+void zkl__client_ref(zkl_client *c);
+void zkl__client_unref(zkl_client *c);
+/* The client's memory goes (its listener's first). */
+void zkl__client_free(zkl_client *c);
+/* The client's end in a child of fork(): its memory only, without a word
+ * to the server, a signal to the parent's threads or a wait for them. */
+void zkl__client_forget(zkl_client *c);
+/* The watcher for node watches: it hands their events to the listener's
+ * on_watch_event. Its context is (void *)c->id. */
+watcher_fn zkl__client_watcher_fn(void);
+/* Quiet libzookeeper_mt's log, once per process (lib/session/options.c). */
+void zkl__options_log_init(void);
 #endif

@@ -5,7 +5,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include <zookeeper/zookeeper.h>
+
+#include "util.h"
 
 static _Thread_local char tl_text[256];
 static _Thread_local int tl_zk;     /* behind the thread's latest ZKL_EZK */
@@ -49,4 +51,13 @@ void zkl_last_error_clear(void)
 {
     tl_text[0] = '\0';
     tl_zk = 0;
+}
+
+int zkl__err_from_zk(int rc)
+{
+    zkl__note_mapped(rc);
+    int err = zkl__zk_class(rc);
+    if (err == ZKL_EZK)
+        zkl__detail_zk(rc);
+    return err;
 }

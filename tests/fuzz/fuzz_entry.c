@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     }
     /* A protected name made from this input finds its uuid again. */
     char uuid[37];
-    zkl__uuid(uuid);
+    zkl__random_uuid(uuid);
     char *name = malloc(len + 64);
     if (name) {
         strcpy(name, "_c_");

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 
 int zkl__parents_send(zkl_client *c, zhandle_t *zh, const char *path, bool ancestors, bool self,
                       string_completion_t done, const void *data, size_t stride,
@@ -22,7 +22,7 @@ int zkl__parents_send(zkl_client *c, zhandle_t *zh, const char *path, bool ances
          s = s ? strchr(s + 1, '/') : NULL) {
         if (s)
             *s = '\0';
-        int rc = zoo_acreate(zh, p, "", 0, zkl__client_acl(c), mode, done,
+        int rc = zoo_acreate(zh, p, "", 0, zkl__options_acl(c), mode, done,
                              (const char *)data + i * stride);
         if (sent)
             sent(arg, i, rc);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kit.h"
 
 struct zkl__batch *zkl__batch_new(size_t n)
 {
@@ -187,7 +187,7 @@ static int send_one(zkl_client *c, zhandle_t *zh, enum zkl__op op, const char *p
     case ZKL__OP_KIDS:
         return zoo_aget_children(zh, path, 0, kids_done, sl);
     case ZKL__OP_CREATE:
-        return zoo_acreate(zh, path, data, data ? (int)strlen(data) : -1, zkl__client_acl(c),
+        return zoo_acreate(zh, path, data, data ? (int)strlen(data) : -1, zkl__options_acl(c),
                            mode, zkl__string_done, sl);
     default:
         return zoo_aset(zh, path, data, (int)strlen(data), version, stat_done, sl);

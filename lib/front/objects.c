@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "front.h"
 
 struct entry {
     const void *obj;
@@ -91,10 +91,21 @@ static void die_in_use(const char *fn, int users)
     die(fn, msg);
 }
 
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
+static void fork_hooks(void)
+{
+    zkl__fork_set_hooks(fork_prepare, fork_parent, fork_child);
+}
+
 int zkl__obj_open(zkl_client *c, const void *obj)
 {
     if (c != NULL && zkl__forked(c))
         return ZKL_EFORK;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fork_hooks); /* before the first object is in the table */
     struct entry *e = malloc(sizeof *e);
     if (e == NULL)
         return ZKL_ENOMEM;
@@ -113,9 +124,9 @@ int zkl__obj_open(zkl_client *c, const void *obj)
     e->next = *p; /* *p is NULL: a new object has a new address */
     *p = e;
     nentries++;
-    if (c != NULL)
-        c->objects++;
     pthread_mutex_unlock(&g_mu);
+    if (c != NULL)
+        zkl__client_ref(c);
     return 0;
 }
 
@@ -192,28 +203,15 @@ void zkl__obj_close(const void *obj, const char *fn)
 
 void zkl__obj_done(zkl_client *c)
 {
-    if (c == NULL)
-        return;
-    pthread_mutex_lock(&g_mu);
-    bool last = --c->objects == 0 && c->closed;
-    pthread_mutex_unlock(&g_mu);
-    if (last)
-        zkl__client_free(c);
-}
-
-int zkl__client_closed(zkl_client *c)
-{
-    pthread_mutex_lock(&g_mu);
-    c->closed = 1;
-    int left = c->objects > 0;
-    pthread_mutex_unlock(&g_mu);
-    return left;
+    if (c != NULL)
+        zkl__client_unref(c);
 }
 
 /* ---- fork() ---------------------------------------------------------------------
  * The forking thread takes the table's mutex and every object's, in the
  * order of the code that nests them (the table's alone; an object's before
- * its client's, which lib/session/fork.c takes after these). The child, the
+ * its client's, which lib/session/fork.c takes after these: it calls these
+ * hooks). The child, the
  * only thread then, starts them afresh rather than unlock what its parent's
  * thread locked. */
 
@@ -230,19 +228,19 @@ static int reinit(pthread_mutex_t *mu)
     return pthread_mutex_init(mu, NULL);
 }
 
-void zkl__guard_fork_prepare(void)
+static void fork_prepare(void)
 {
     pthread_mutex_lock(&g_mu);
     each_object_mutex(pthread_mutex_lock);
 }
 
-void zkl__guard_fork_parent(void)
+static void fork_parent(void)
 {
     each_object_mutex(pthread_mutex_unlock);
     pthread_mutex_unlock(&g_mu);
 }
 
-void zkl__guard_fork_child(void)
+static void fork_child(void)
 {
     each_object_mutex(reinit);
     pthread_mutex_init(&g_mu, NULL);

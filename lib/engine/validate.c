@@ -8,7 +8,7 @@
 #include <string.h>
 #include <zookeeper/proto.h>
 
-#include "internal.h"
+#include "engine.h"
 
 /* Bytes we count for everything of a request but its strings and data: a
  * multi-op's header (8), each op's header (9) and fixed fields (at most 16)
@@ -46,7 +46,7 @@ static int path_ok(const char *path, int i, bool sequential)
     return err;
 }
 
-int zkl__ops_check(zkl_client *c, const char *guard, int count, const zoo_op_t *ops)
+int zkl__validate_ops(zkl_client *c, const char *guard, int count, const zoo_op_t *ops)
 {
     long total = REQ_OVERHEAD + OP_OVERHEAD + 4 + (long)strlen(guard);
     for (int i = 0; i < count; i++) {

@@ -1,0 +1,452 @@
+/* The core of one client: the session as its nodes see it, the lists that
+ * route a watch event to the nodes it may be for, the interned lock paths,
+ * and the one way out to the shell (the sink). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "machine.h"
+
+/* ---- random uuids: xoshiro256**, seeded by the shell ---------------------- */
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t next_random(uint64_t s[4])
+{
+    uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return r;
+}
+
+void zkl__core_new_uuid(zkl__cnode *n)
+{
+    uint64_t a = next_random(n->core->rng), b = next_random(n->core->rng);
+    for (int i = 0; i < 8; i++) {
+        n->uuid[i] = (uint8_t)(a >> (8 * i));
+        n->uuid[8 + i] = (uint8_t)(b >> (8 * i));
+    }
+    n->uuid[6] = (uint8_t)((n->uuid[6] & 0x0f) | 0x40); /* version 4 */
+    n->uuid[8] = (uint8_t)((n->uuid[8] & 0x3f) | 0x80); /* variant */
+}
+
+/* ---- memory: every allocation of the core's goes through these, so that a
+ * test can make any one of them fail ------------------------------------- */
+
+void zkl__core_set_fail(struct zkl__core *k, bool (*fail)(void *ctx), void *ctx)
+{
+    k->fail = fail;
+    k->fail_ctx = ctx;
+}
+
+static bool refused(struct zkl__core *k)
+{
+    return k->fail != NULL && k->fail(k->fail_ctx);
+}
+
+void *zkl__core_malloc(struct zkl__core *k, size_t size)
+{
+    return refused(k) ? NULL : malloc(size);
+}
+
+void *zkl__core_calloc(struct zkl__core *k, size_t n, size_t size)
+{
+    return refused(k) ? NULL : calloc(n, size);
+}
+
+void *zkl__core_realloc(struct zkl__core *k, void *p, size_t size)
+{
+    return refused(k) ? NULL : realloc(p, size);
+}
+
+char *zkl__core_strdup(struct zkl__core *k, const char *s)
+{
+    return refused(k) ? NULL : strdup(s);
+}
+
+/* ---- the core ---------------------------------------------------------------- */
+
+struct zkl__core *zkl__core_new(zkl__sink_fn sink, void *ctx, const uint64_t seed[4])
+{
+    struct zkl__core *k = calloc(1, sizeof *k);
+    if (k == NULL)
+        return NULL;
+    k->sink = sink;
+    k->ctx = ctx;
+    memcpy(k->rng, seed, sizeof k->rng);
+    if ((k->rng[0] | k->rng[1] | k->rng[2] | k->rng[3]) == 0)
+        k->rng[0] = 1; /* the generator's one forbidden state */
+    k->gen = 1;
+    k->max_request = 0xfffff;
+    k->ident = "";
+    return k;
+}
+
+void zkl__core_free(struct zkl__core *k)
+{
+    if (k == NULL)
+        return;
+    zkl__alone_forget(k);
+    zkl__joint_drop_all(k);
+    for (size_t i = 0; i < k->dir_buckets; i++)
+        for (struct zkl__dir *d = k->dirs[i], *next; d; d = next) {
+            next = d->hnext;
+            free(d);
+        }
+    free(k->dirs);
+    free(k->held);
+    free(k);
+}
+
+void zkl__core_set_max_request(struct zkl__core *k, int bytes)
+{
+    k->max_request = bytes;
+}
+
+void zkl__core_set_ident(struct zkl__core *k, const char *ident)
+{
+    k->ident = ident;
+}
+
+const zkl__core_stats *zkl__core_stats_of(const struct zkl__core *k)
+{
+    return &k->stats;
+}
+
+uint64_t zkl__core_gen(const struct zkl__core *k)
+{
+    return k->gen;
+}
+
+bool zkl__core_connected(const struct zkl__core *k)
+{
+    return k->connected && !k->closing;
+}
+
+uint32_t zkl__core_queued(const struct zkl__core *k)
+{
+    return k->queued;
+}
+
+uint32_t zkl__core_moves(const struct zkl__core *k, int from, int to)
+{
+    return k->moves[from][to];
+}
+
+uint32_t zkl__core_rmoves(const struct zkl__core *k, int from, int to)
+{
+    return k->rmoves[from][to];
+}
+
+void zkl__core_session(struct zkl__core *k, uint64_t gen, int64_t sid, bool closing, int64_t now)
+{
+    bool ended = gen != k->gen || (closing && !k->closing);
+    k->now = now;
+    k->gen = gen;
+    k->sid = sid;
+    k->closing = closing;
+    if (closing)
+        k->connected = false;
+    if (!ended)
+        return;
+    /* Every node of the old session went with it: tell each. */
+    zkl__alone_forget(k);
+    for (zkl__cnode *n = k->live, *next; n; n = next) {
+        next = n->next;
+        zkl__step_session_end(n);
+    }
+}
+
+void zkl__core_connection(struct zkl__core *k, bool up, int64_t now)
+{
+    k->now = now;
+    k->connected = up && !k->closing;
+    if (!k->connected)
+        return;
+    /* Events may have been missed while disconnected: what the client
+     * knew of its lock paths is no proof any more; and what a lost
+     * connection stalled is done again. */
+    zkl__alone_invalidate(k, NULL);
+    for (zkl__cnode *n = k->live, *next; n; n = next) {
+        next = n->next;
+        zkl__cnode_on(n, &(zkl__event){.type = ZKL__E_CONNECTED, .now = now});
+    }
+}
+
+void zkl__core_cancel(struct zkl__core *k)
+{
+    k->cancelled = true;
+}
+
+bool zkl__core_pending(const struct zkl__core *k)
+{
+    for (const zkl__cnode *n = k->live; n; n = n->next)
+        if (n->refs > 0)
+            return true;
+    return false;
+}
+
+void zkl__core_each(struct zkl__core *k, void (*fn)(zkl__cnode *n, void *arg), void *arg)
+{
+    for (zkl__cnode *n = k->live, *next; n; n = next) {
+        next = n->next;
+        fn(n, arg);
+    }
+}
+
+int64_t zkl__core_tick(struct zkl__core *k, int64_t now)
+{
+    int64_t next = 0;
+    k->now = now;
+    for (zkl__cnode *n = k->backoff, *after; n; n = after) {
+        after = n->rnext; /* n may leave the list (a delete sent) */
+        zkl__step_retry(n, now);
+        if (n->st == ZKL__N_BACKOFF && (next == 0 || n->retry_at < next))
+            next = n->retry_at;
+    }
+    return next;
+}
+
+void zkl__core_drop_nodes(struct zkl__core *k)
+{
+    while (k->live) {
+        zkl__cnode *n = k->live;
+        n->refs = 0;
+        n->caller = ZKL__C_GONE;
+        n->gen = 0; /* of no session: nothing of it is left to delete */
+        zkl__cnode_maybe_free(n);
+    }
+}
+
+/* ---- sending ------------------------------------------------------------- */
+
+int zkl__core_send(zkl__cnode *n, zkl__act *a)
+{
+    a->n = n;
+    int rc = n->core->sink(n->core->ctx, a);
+    if (rc == ZOK)
+        n->refs++;
+    return rc;
+}
+
+void zkl__core_tell(zkl__cnode *n, enum zkl__act_type type)
+{
+    zkl__act a = {.type = type, .n = n};
+    (void)n->core->sink(n->core->ctx, &a);
+}
+
+const char *zkl__core_full(const zkl__cnode *n, const char *name, char *buf)
+{
+    size_t dl = n->dir->len, nl = strlen(name);
+    if (dl + 1 + nl >= ZKL__MAX_PATH + 96)
+        nl = ZKL__MAX_PATH + 96 - dl - 2; /* never: names are bounded */
+    memcpy(buf, n->dir->path, dl);
+    buf[dl] = '/';
+    memcpy(buf + dl + 1, name, nl);
+    buf[dl + 1 + nl] = '\0';
+    return buf;
+}
+
+char *zkl__cnode_path(const zkl__cnode *n, const char *name, char *buf, size_t size)
+{
+    if (size < ZKL__MAX_PATH + 96)
+        return NULL;
+    const char *nm = name ? name : n->name;
+    if (nm == NULL)
+        return NULL;
+    return (char *)zkl__core_full(n, nm, buf);
+}
+
+const char *zkl__cnode_dir(const zkl__cnode *n)
+{
+    return n->dir->path;
+}
+
+bool zkl__core_is_child(const zkl__cnode *n, const char *path, const char *name)
+{
+    return name != NULL && strncmp(path, n->dir->path, n->dir->len) == 0 &&
+           path[n->dir->len] == '/' && strcmp(path + n->dir->len + 1, name) == 0;
+}
+
+/* ---- interned lock paths ------------------------------------------------ */
+
+static size_t hash_str(size_t h, const char *p)
+{
+    for (; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211u;
+    return h;
+}
+
+#define FNV 1469598103934665603u
+
+struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path)
+{
+    if (k->dir_count >= k->dir_buckets) {
+        size_t nb = k->dir_buckets ? 2 * k->dir_buckets : 16;
+        struct zkl__dir **t = zkl__core_calloc(k, nb, sizeof *t);
+        if (t != NULL) {
+            for (size_t i = 0; i < k->dir_buckets; i++)
+                for (struct zkl__dir *d = k->dirs[i], *next; d; d = next) {
+                    next = d->hnext;
+                    struct zkl__dir **b = &t[hash_str(FNV, d->path) & (nb - 1)];
+                    d->hnext = *b;
+                    *b = d;
+                }
+            free(k->dirs);
+            k->dirs = t;
+            k->dir_buckets = nb;
+        } else if (k->dir_buckets == 0) {
+            return NULL;
+        }
+    }
+    struct zkl__dir **b = &k->dirs[hash_str(FNV, path) & (k->dir_buckets - 1)];
+    for (struct zkl__dir *d = *b; d; d = d->hnext)
+        if (strcmp(d->path, path) == 0) {
+            d->refs++;
+            return d;
+        }
+    size_t len = strlen(path);
+    struct zkl__dir *d = zkl__core_malloc(k, sizeof *d + len + 1);
+    if (d == NULL)
+        return NULL;
+    memcpy(d->path, path, len + 1);
+    d->len = (uint32_t)len;
+    d->refs = 1;
+    d->hnext = *b;
+    *b = d;
+    k->dir_count++;
+    return d;
+}
+
+void zkl__core_dir_put(struct zkl__core *k, struct zkl__dir *d)
+{
+    if (d == NULL || --d->refs > 0)
+        return;
+    struct zkl__dir **p = &k->dirs[hash_str(FNV, d->path) & (k->dir_buckets - 1)];
+    while (*p != d)
+        p = &(*p)->hnext;
+    *p = d->hnext;
+    k->dir_count--;
+    free(d);
+}
+
+struct zkl__cside *zkl__core_side(zkl__cnode *n)
+{
+    if (n->side == NULL)
+        n->side = zkl__core_calloc(n->core, 1, sizeof *n->side);
+    return n->side;
+}
+
+/* ---- routing: which nodes a watch event may be for ---------------------- */
+
+/* A held node's full path, hashed as the event's path is. */
+static size_t node_hash(const zkl__cnode *n)
+{
+    size_t h = hash_str(FNV, n->dir->path);
+    h = (h ^ (unsigned char)'/') * 1099511628211u;
+    return hash_str(h, n->name);
+}
+
+static void held_grow(struct zkl__core *k)
+{
+    size_t nb = k->held_buckets ? k->held_buckets * 2 : 64;
+    zkl__cnode **t = zkl__core_calloc(k, nb, sizeof *t);
+    if (t == NULL)
+        return; /* keep the smaller table: only slower */
+    for (size_t i = 0; i < k->held_buckets; i++)
+        for (zkl__cnode *n = k->held[i], *next; n; n = next) {
+            next = n->hnext;
+            zkl__cnode **b = &t[node_hash(n) & (nb - 1)];
+            n->hnext = *b;
+            *b = n;
+        }
+    free(k->held);
+    k->held = t;
+    k->held_buckets = nb;
+}
+
+static void unroute(zkl__cnode *n)
+{
+    struct zkl__core *k = n->core;
+    switch (n->route) {
+    case ZKL__RT_WATCHING:
+        ZKL__DLIST_UNLINK(k->watching, n, rprev, rnext);
+        break;
+    case ZKL__RT_BACKOFF:
+        ZKL__DLIST_UNLINK(k->backoff, n, rprev, rnext);
+        break;
+    case ZKL__RT_HELD: {
+        zkl__cnode **p = &k->held[node_hash(n) & (k->held_buckets - 1)];
+        while (*p != n)
+            p = &(*p)->hnext;
+        *p = n->hnext;
+        n->hnext = NULL;
+        k->held_count--;
+        break;
+    }
+    default:
+        break;
+    }
+    n->route = ZKL__RT_NONE;
+}
+
+/* Put n on the routing list `to`. The held index needs room: without it
+ * the node stays on the watching list, which only routes slower. */
+void zkl__core_route(zkl__cnode *n, enum zkl__core_route to)
+{
+    struct zkl__core *k = n->core;
+    if (n->route == to)
+        return;
+    if (to == ZKL__RT_HELD) {
+        if (k->held_count >= k->held_buckets)
+            held_grow(k);
+        if (k->held_buckets == 0 || n->name == NULL)
+            return;
+    }
+    unroute(n);
+    switch (to) {
+    case ZKL__RT_WATCHING:
+        ZKL__DLIST_PUSH(k->watching, n, rprev, rnext);
+        break;
+    case ZKL__RT_BACKOFF:
+        ZKL__DLIST_PUSH(k->backoff, n, rprev, rnext);
+        break;
+    case ZKL__RT_HELD: {
+        zkl__cnode **b = &k->held[node_hash(n) & (k->held_buckets - 1)];
+        n->hnext = *b;
+        *b = n;
+        k->held_count++;
+        break;
+    }
+    default:
+        break;
+    }
+    n->route = (uint8_t)to;
+}
+
+void zkl__core_watch_event(struct zkl__core *k, int wtype, const char *path, int64_t now)
+{
+    zkl__event ev = {.type = ZKL__E_WATCH, .wtype = wtype, .name = path, .now = now};
+    k->now = now;
+    zkl__alone_event(k, path);
+    /* Nodes that join the watching list meanwhile are not visited: the
+     * event was not for a watch they had. */
+    zkl__cnode *first = k->watching;
+    if (k->held_count > 0) {
+        zkl__cnode *n = k->held[hash_str(FNV, path) & (k->held_buckets - 1)];
+        while (n != NULL && !zkl__core_is_child(n, path, n->name))
+            n = n->hnext;
+        if (n != NULL)
+            zkl__cnode_on(n, &ev);
+    }
+    for (zkl__cnode *n = first, *next; n; n = next) {
+        next = n->rnext;
+        zkl__cnode_on(n, &ev);
+    }
+}

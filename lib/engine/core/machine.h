@@ -1,0 +1,206 @@
+/* What the core's files share and nobody else sees: the core's struct,
+ * the steps a node's machine takes, and the decisions the other files
+ * hand back to it. Only node.c changes a node's state; decide.c, walk.c,
+ * watch.c and alone.c look at what an answer or an event says and return
+ * what to do (a zkl__step), which node.c carries out. */
+#ifndef ZKL_MACHINE_H
+#define ZKL_MACHINE_H
+
+#include "core.h"
+#include "list.h"
+#include "zkl.h"
+
+/* A listing of more than AHEAD_SHORT entries is a long queue: its waiters
+ * keep the nearest AHEAD_LONG nodes ahead only, and walk back through them
+ * rather than list the whole queue when the node they watch goes. */
+#define AHEAD_SHORT 16
+#define AHEAD_LONG 4
+/* What a holder's node holds when someone asks it to give the lock up
+ * (Curator's cooperative revocation, PROTOCOL §6). */
+#define REVOKE_DATA "__REVOKE__"
+#define REVOKE_LEN 10
+
+/* Which of the core's routing lists holds a node. */
+enum zkl__core_route {
+    ZKL__RT_NONE,
+    ZKL__RT_WATCHING, /* core->watching: it armed a watch; events may be for it */
+    ZKL__RT_HELD,     /* core->held index: held, watching only itself, by path */
+    ZKL__RT_BACKOFF   /* core->backoff: in ZKL__N_BACKOFF */
+};
+
+/* A lock path, interned: every node, joint and tracked path on it shares
+ * one copy. */
+struct zkl__dir {
+    struct zkl__dir *hnext;
+    uint32_t refs;
+    uint32_t len;
+    char path[]; /* NUL-terminated */
+};
+
+struct zkl__core {
+    zkl__sink_fn sink;
+    void *ctx;
+    uint64_t rng[4];      /* the uuids' source, seeded by the shell */
+    uint64_t gen;         /* the current session */
+    int64_t sid;          /* ... its id */
+    bool connected;
+    bool closing;
+    bool cancelled;       /* zkl_client_cancel: every acquire ends */
+    bool walk_pays;       /* in a long queue, walking back lately paid */
+    int max_request;      /* the server's jute.maxbuffer */
+    const char *ident;    /* written into contender nodes */
+    zkl__cnode *live;     /* every node, alive or being cleaned up */
+    zkl__cnode *watching; /* nodes that armed a watch */
+    zkl__cnode *backoff;  /* nodes in ZKL__N_BACKOFF */
+    zkl__cnode **held;    /* held nodes watching only themselves, by path */
+    size_t held_buckets, held_count;
+    struct zkl__dir **dirs;
+    size_t dir_buckets, dir_count;
+    struct zkl__joint **joints;
+    size_t joint_buckets, joint_count;
+    struct zkl__track *tracks; /* lock paths acquired alone lately (alone.c) */
+    uint64_t dir_epoch;
+    int64_t now;     /* the time of the event being handled */
+    uint16_t holds;  /* nodes that came to hold, wrapping */
+    uint32_t queued; /* nodes in ZKL__N_QUEUED */
+    zkl__core_stats stats;
+    bool (*fail)(void *ctx); /* a test's: refuse this allocation? */
+    void *fail_ctx;
+    uint32_t moves[ZKL__N_COUNT][ZKL__N_COUNT]; /* nodes' moves taken (tests) */
+    uint32_t rmoves[8][8];                        /* requests' moves taken (tests) */
+};
+
+/* What an answer or an event means for a node: node.c carries it out. */
+enum zkl__step {
+    ZKL__S_NONE,    /* nothing more (watches armed, a listing sent, ...) */
+    ZKL__S_HOLD,    /* the node holds */
+    ZKL__S_LIST,    /* list the lock path again */
+    ZKL__S_REQUEUE, /* our node is gone: queue again with a fresh one */
+    ZKL__S_CREATE,  /* recovery: the lost create never happened: create */
+    ZKL__S_ADOPT,   /* recovery: the node found is ours: queue on it */
+    ZKL__S_DELETE,  /* the caller left: delete our node */
+    ZKL__S_GONE,    /* nothing of the attempt exists (any more) */
+    ZKL__S_FAIL,    /* the attempt failed with `err`; no node to delete */
+    ZKL__S_ABORT,   /* the attempt failed with `err`; delete our node */
+    ZKL__S_STALL,   /* a connection error: redo on reconnect */
+    ZKL__S_OWN_GONE /* our own node is gone and we did not delete it */
+};
+
+typedef struct zkl__decision {
+    enum zkl__step step;
+    int err;          /* ZKL__S_FAIL, ZKL__S_ABORT */
+    int zk_rc;        /* the ZooKeeper code behind a ZKL_EZK */
+    const char *name; /* ZKL__S_DELETE: a name at hand that the node could not keep */
+} zkl__decision;
+
+static inline zkl__decision zkl__do(enum zkl__step s)
+{
+    return (zkl__decision){s, 0, 0, NULL};
+}
+zkl__decision zkl__cnode_do_err(enum zkl__step s, int zk_rc);
+zkl__decision zkl__cnode_do_code(enum zkl__step s, int err);
+
+static inline bool current(const zkl__cnode *n)
+{
+    return n->gen == n->core->gen && !n->core->closing;
+}
+
+/* The attempt is given up (its caller left, or it failed): a node of it
+ * that is found is deleted, never waited on. */
+static inline bool abandoned(const zkl__cnode *n)
+{
+    return n->caller == ZKL__C_LEFT || n->caller == ZKL__C_GONE || n->err != 0;
+}
+
+/* ZooKeeper's codes, classed (lib/util/zkcode.c). */
+int zkl__zk_class(int rc);
+bool zkl__zk_conn_error(int rc);
+bool zkl__zk_session_error(int rc);
+
+/* ---- core.c ---- */
+void *zkl__core_malloc(struct zkl__core *k, size_t size);
+void *zkl__core_calloc(struct zkl__core *k, size_t n, size_t size);
+void *zkl__core_realloc(struct zkl__core *k, void *p, size_t size);
+char *zkl__core_strdup(struct zkl__core *k, const char *s);
+/* Send action a for n: ZOK (an answer is counted on) or the send's code. */
+int zkl__core_send(zkl__cnode *n, zkl__act *a);
+/* Tell the shell something that sends nothing. */
+void zkl__core_tell(zkl__cnode *n, enum zkl__act_type type);
+/* The full path of `name` in n's lock path, in buf (ZKL__MAX_PATH + 96). */
+const char *zkl__core_full(const zkl__cnode *n, const char *name, char *buf);
+/* Whether `path` names `name` in n's lock path. */
+bool zkl__core_is_child(const zkl__cnode *n, const char *path, const char *name);
+void zkl__core_route(zkl__cnode *n, enum zkl__core_route to);
+void zkl__core_new_uuid(zkl__cnode *n);
+struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path);
+void zkl__core_dir_put(struct zkl__core *k, struct zkl__dir *d);
+struct zkl__cside *zkl__core_side(zkl__cnode *n); /* made on first use, or NULL */
+
+/* ---- cnode.c ---- */
+/* The one function that changes a node's state. */
+void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to);
+/* Carry out a decision. */
+void zkl__cnode_apply(zkl__cnode *n, zkl__decision d, int64_t now);
+void zkl__cnode_maybe_free(zkl__cnode *n);
+
+/* ---- steps.c ---- */
+void zkl__step_set_err(zkl__cnode *n, int err, int zk_rc);
+void zkl__step_fail(zkl__cnode *n, int err, int zk_rc);
+/* A send failed with rc (ZOK: it did not): true then. */
+bool zkl__step_unsent(zkl__cnode *n, int rc);
+void zkl__step_list(zkl__cnode *n);
+void zkl__step_create(zkl__cnode *n);
+void zkl__step_recover(zkl__cnode *n);
+void zkl__step_requeue(zkl__cnode *n);
+void zkl__step_delete(zkl__cnode *n, int64_t now);
+void zkl__step_delete_named(zkl__cnode *n, const char *name, int64_t now);
+void zkl__step_abort(zkl__cnode *n, int err, int zk_rc, int64_t now);
+void zkl__step_own_gone(zkl__cnode *n);
+zkl__decision zkl__step_created(zkl__cnode *n, const zkl__event *ev);
+void zkl__step_deleted(zkl__cnode *n, const zkl__event *ev);
+void zkl__step_leave(zkl__cnode *n, int64_t now);
+void zkl__step_release(zkl__cnode *n, int64_t now);
+void zkl__step_reconnect(zkl__cnode *n);
+void zkl__step_session_end(zkl__cnode *n);
+void zkl__step_retry(zkl__cnode *n, int64_t now);
+
+/* ---- decide.c ---- */
+bool zkl__decide_too_big(const zkl__cnode *n, const struct String_vector *kids);
+zkl__decision zkl__decide(zkl__cnode *n, const struct String_vector *kids);
+zkl__decision zkl__decide_listed(zkl__cnode *n, int rc, const struct String_vector *kids);
+zkl__decision zkl__decide_found(zkl__cnode *n, const zkl__event *ev);
+void zkl__decide_gone_clear(zkl__cnode *n);
+void zkl__decide_skip_clear(zkl__cnode *n);
+
+/* ---- walk.c ---- */
+void zkl__walk_set(zkl__cnode *n, const zkl__entry *cs, size_t w, size_t k, size_t older);
+void zkl__walk_clear(zkl__cnode *n);
+/* The node watched in `slot` is gone: walk back (S_NONE), hold (S_HOLD),
+ * or no knowledge to walk on (S_LIST). */
+enum zkl__step zkl__walk_back(zkl__cnode *n, int slot);
+
+/* ---- watch.c ---- */
+void zkl__watch_own(zkl__cnode *n);
+/* Watch `name` in slot (NULL: none). false without memory. */
+bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name);
+void zkl__watch_off(zkl__cnode *n); /* slots and group */
+bool zkl__watch_group(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self);
+void zkl__watch_group_clear(zkl__cnode *n);
+zkl__decision zkl__watch_answer(zkl__cnode *n, const zkl__event *ev);
+zkl__decision zkl__watch_event(zkl__cnode *n, const zkl__event *ev);
+
+/* ---- joint.c ---- */
+int zkl__joint_send(zkl__cnode *n);
+void zkl__joint_drop_all(struct zkl__core *k);
+
+/* ---- alone.c ---- */
+void zkl__alone_event(struct zkl__core *k, const char *path);
+void zkl__alone_forget(struct zkl__core *k);
+void zkl__alone_invalidate(struct zkl__core *k, const struct zkl__dir *dir);
+void zkl__alone_seen(zkl__cnode *n, int64_t seq);
+void zkl__alone_deleted(zkl__cnode *n, bool ok);
+zkl__decision zkl__alone_answer(zkl__cnode *n, int64_t want);
+bool zkl__alone_take(zkl__cnode *n);
+zkl__decision zkl__alone_dir_answer(zkl__cnode *n, int rc);
+
+#endif

@@ -1,0 +1,114 @@
+/* The nodes ahead of ours. For a kind that hands off, the latest listing's
+ * nodes ahead of ours are kept, nearest last, when all were of our kind:
+ * all of them in a short queue, the nearest AHEAD_LONG in a long one (the
+ * memory a waiter keeps stays flat as the queue grows). Nodes ahead of ours
+ * only ever go (every later node sorts after ours), so when the one we
+ * watch goes, the next one ahead that still exists is the new one to
+ * watch: no listing needed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "machine.h"
+
+void zkl__walk_clear(zkl__cnode *n)
+{
+    free(n->ahead); /* one block, names included (zkl__walk_set) */
+    n->ahead = NULL;
+    n->nahead = 0;
+    n->ahead_front = false;
+}
+
+/* Remember the nodes ahead of ours, cs[0..w] (the nearest AHEAD_LONG of
+ * them in a long queue of k entries), if all are of our kind and our kind
+ * hands off. `older` more nodes were ahead of cs[0] in the listing. */
+void zkl__walk_set(zkl__cnode *n, const zkl__entry *cs, size_t w, size_t k, size_t older)
+{
+    zkl__walk_clear(n);
+    n->qlen = k > UINT32_MAX ? UINT32_MAX : (uint32_t)k;
+    n->rank = w + 1 + older > UINT16_MAX ? UINT16_MAX : (uint16_t)(w + 1 + older);
+    n->holds0 = n->core->holds;
+    n->mates = n->core->queued > 1;
+    if (!n->pol->handoff)
+        return;
+    size_t from = k > AHEAD_SHORT && w + 1 > AHEAD_LONG ? w + 1 - AHEAD_LONG : 0;
+    for (size_t i = from; i <= w; i++)
+        if (!zkl__entry_is(&cs[i], n->kind))
+            return;
+    /* One block: the pointers, then the names they point to (a waiter in
+     * a long queue keeps a few names, and a block each cost as much again
+     * in allocator overhead). Without memory: nothing kept, it lists. */
+    size_t bytes = (w + 1 - from) * sizeof *n->ahead;
+    for (size_t i = from; i <= w; i++)
+        bytes += strlen(cs[i].name) + 1;
+    if ((n->ahead = zkl__core_malloc(n->core, bytes)) == NULL)
+        return;
+    char *at = (char *)(n->ahead + (w + 1 - from));
+    for (size_t i = from; i <= w; i++) {
+        size_t len = strlen(cs[i].name) + 1;
+        n->ahead[i - from] = memcpy(at, cs[i].name, len);
+        at += len;
+    }
+    n->nahead = (uint8_t)(w + 1 - from);
+    n->ahead_front = from == 0 && older == 0;
+}
+
+/* Whether the node watched in slot 0 going should list rather than walk
+ * back through `ahead`. In a short queue, with more than one node still
+ * ahead of the next one to watch, many of them may have gone at once (fast
+ * turnover): one small listing sees all that, where walking would cost a
+ * request per node. In a long queue a listing costs the whole queue: walk
+ * when the node ahead of a vanished one lately still existed (a waiter
+ * gave up), list when all ahead were gone (handed off in order: walking
+ * would ask node by node what one listing tells). Listings and walks
+ * both teach it (core->walk_pays). */
+static bool list_instead(zkl__cnode *n)
+{
+    if (n->nahead <= 2)
+        return false;
+    if (n->qlen <= AHEAD_SHORT)
+        return true;
+    /* Far back in the queue, other nodes of this client waited too, and
+     * none of them has held since we listed: the queue has hardly moved, so
+     * the node we watched gave up rather than handed off. (A client with
+     * one waiter cannot tell: it goes by what walking lately taught.) */
+    bool still = n->rank > AHEAD_SHORT && n->mates && n->core->holds == n->holds0;
+    if (n->core->walk_pays || still)
+        return false;
+    n->walk = ZKL__W_LISTED;
+    return true;
+}
+
+enum zkl__step zkl__walk_back(zkl__cnode *n, int slot)
+{
+    if (n->nahead == 0 || n->own != ZKL__OWN_SET || !n->pol->handoff || n->watch[slot] == NULL)
+        return ZKL__S_LIST;
+    const char *name = n->watch[slot];
+    size_t i = n->nahead;
+    while (i > 0 && strcmp(n->ahead[i - 1], name) != 0)
+        i--;
+    /* The prefetch watch (slot 1) is there to learn, before the node ahead
+     * goes, that it is first. When its node goes and older nodes remain
+     * unknown, they went too, most likely (the queue moves in order): one
+     * listing tells, where walking would ask node by node and, in a long
+     * queue where only the nearest few were kept, list after all. Unless
+     * walking lately found waiters that gave up (walk_pays). */
+    if (i == 0 || (slot == 0 && list_instead(n)) ||
+        (slot == 1 && i > 1 && (n->qlen <= AHEAD_SHORT || !n->core->walk_pays)))
+        return ZKL__S_LIST;
+    /* the name stays in the block; only its pointer goes */
+    memmove(n->ahead + i - 1, n->ahead + i, (n->nahead - i) * sizeof *n->ahead);
+    n->nahead--;
+    if (n->nahead == 0)
+        /* Every node ahead is gone, and none was before them; our own
+         * node still exists (its watch would have told first). */
+        return n->ahead_front ? ZKL__S_HOLD : ZKL__S_LIST;
+    n->pred = n->ahead_front && n->nahead == 1 ? ZKL__PRED_FIRST : ZKL__PRED_NONE;
+    /* In a long queue the next one may be gone as well: its watch's
+     * answer tells (watch.c). */
+    n->walk = slot == 0 && n->qlen > AHEAD_SHORT ? ZKL__W_PROBE : ZKL__W_NONE;
+    /* Watch the nearest node ahead, and with prefetch the one before it. */
+    if (!zkl__watch_arm(n, 0, n->ahead[n->nahead - 1]) ||
+        !zkl__watch_arm(n, 1, n->prefetch && n->nahead >= 2 ? n->ahead[n->nahead - 2] : NULL))
+        return ZKL__S_ABORT;
+    return ZKL__S_NONE;
+}

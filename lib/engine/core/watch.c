@@ -1,0 +1,401 @@
+/* Watches: on the node ahead (and the one before it, prefetch), on a
+ * policy's watch group, on the lock path's children for a node we may not
+ * read, and on our own node (someone else deleting it, a revocation request
+ * written into it); their answers, and the watch events routed to a node. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "machine.h"
+
+static void own_changed(zkl__cnode *n);
+
+/* A watch request of n's: sent, or why not (a lost connection stalls n). */
+static bool watch_send(zkl__cnode *n, zkl__act *a)
+{
+    zkl__core_route(n, ZKL__RT_WATCHING);
+    int rc = zkl__core_send(n, a);
+    if (rc == ZOK)
+        return true;
+    if (zkl__zk_conn_error(rc))
+        n->stalled = true;
+    return false;
+}
+
+/* ---- our own node ---------------------------------------------------------- */
+
+/* An existence watch: it needs no READ permission, fires on deletion and on
+ * a change of the node's data. Without it the node only lists more. */
+void zkl__watch_own(zkl__cnode *n)
+{
+    if (n->own != ZKL__OWN_OFF || n->name == NULL)
+        return;
+    char buf[ZKL__MAX_PATH + 96];
+    zkl__act a = {.type = ZKL__A_WATCH_OWN, .path = zkl__core_full(n, n->name, buf)};
+    n->own = ZKL__OWN_ASKED;
+    if (!watch_send(n, &a))
+        n->own = ZKL__OWN_OFF;
+}
+
+/* Our node's data changed: read it, watching on. Someone wrote the
+ * revocation request into it: the owner's revoke hook hears of it. */
+static void own_changed(zkl__cnode *n)
+{
+    char buf[ZKL__MAX_PATH + 96];
+    zkl__act a = {.type = ZKL__A_READ_OWN, .path = zkl__core_full(n, n->name, buf)};
+    n->own = ZKL__OWN_ASKED; /* not watched until this answers: no handoff on trust */
+    if (!watch_send(n, &a))
+        n->own = ZKL__OWN_OFF;
+}
+
+/* The answer rc to a request that watches our own node (a read if
+ * `reading`): *ok if it is a success about the node's current path.
+ * Otherwise the node is gone, or the watch is not set: a lost connection
+ * stalls n, and a read refused watches on without reading. */
+static zkl__decision own_answer(zkl__cnode *n, int rc, bool reading, bool *ok)
+{
+    *ok = false;
+    /* Answers to one session's requests come in order: while the node is
+     * queued or held, this answer is about its current path. */
+    if (!current(n) || n->own == ZKL__OWN_OFF ||
+        (n->st != ZKL__N_QUEUED && n->st != ZKL__N_HELD))
+        return zkl__do(ZKL__S_NONE);
+    if (rc == ZOK) {
+        n->own = ZKL__OWN_SET;
+        *ok = true;
+        return zkl__do(ZKL__S_NONE);
+    }
+    n->own = ZKL__OWN_OFF;
+    if (rc == ZNONODE)
+        return zkl__do(ZKL__S_OWN_GONE);
+    if (zkl__zk_conn_error(rc))
+        return zkl__do(ZKL__S_STALL);
+    if (reading)
+        zkl__watch_own(n); /* not allowed to read it: watch on without */
+    return zkl__do(ZKL__S_NONE);
+}
+
+static zkl__decision own_data(zkl__cnode *n, const zkl__event *ev)
+{
+    bool ok;
+    zkl__decision d = own_answer(n, ev->rc, true, &ok);
+    if (ok) {
+        bool fresh = ev->version > n->own_version;
+        if (fresh)
+            n->own_version = ev->version;
+        if (fresh && n->st == ZKL__N_HELD && ev->len == REVOKE_LEN && ev->data != NULL &&
+            memcmp(ev->data, REVOKE_DATA, REVOKE_LEN) == 0)
+            zkl__core_tell(n, ZKL__A_REVOKE);
+    }
+    return d;
+}
+
+/* ---- the nodes ahead, the group, the children ------------------------------- */
+
+static void send_kids(zkl__cnode *n)
+{
+    if (n->reading == ZKL__R_KIDS_SET)
+        return; /* one is set: its event lists again */
+    zkl__act a = {.type = ZKL__A_WATCH_KIDS, .path = n->dir->path};
+    n->reading = ZKL__R_KIDS_SET;
+    n->core->stats.listings++;
+    if (!watch_send(n, &a))
+        n->reading = ZKL__R_KIDS_OFF;
+}
+
+bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
+{
+    if (name == NULL) {
+        free(n->watch[slot]);
+        n->watch[slot] = NULL;
+        n->armed[slot] = false;
+        return true;
+    }
+    if (n->armed[slot] && n->watch[slot] && strcmp(n->watch[slot], name) == 0)
+        return true; /* already watching it */
+    char *copy = zkl__core_strdup(n->core, name); /* before the old one goes: name may be it */
+    if (copy == NULL)
+        return false;
+    free(n->watch[slot]);
+    n->watch[slot] = copy;
+    n->armed[slot] = true;
+    zkl__core_route(n, ZKL__RT_WATCHING);
+    if (n->reading != ZKL__R_NODES) {
+        send_kids(n); /* the lock path's children tell */
+        return true;
+    }
+    char buf[ZKL__MAX_PATH + 96];
+    /* A data watch, not an existence watch: none is left behind on a node
+     * that is already gone (PROTOCOL §4). */
+    zkl__act a = {.type = ZKL__A_WATCH_AHEAD, .path = zkl__core_full(n, copy, buf), .slot = slot};
+    n->wsent[slot]++;
+    int rc = zkl__core_send(n, &a);
+    if (rc != ZOK) {
+        n->wsent[slot]--;
+        n->armed[slot] = false;
+        (void)zkl__step_unsent(n, rc);
+    }
+    return true;
+}
+
+void zkl__watch_group_clear(zkl__cnode *n)
+{
+    if (n->side == NULL)
+        return;
+    for (size_t i = 0; i < n->side->ngroup; i++)
+        free(n->side->group[i].name);
+    free(n->side->group);
+    n->side->group = NULL;
+    n->side->ngroup = 0;
+}
+
+void zkl__watch_off(zkl__cnode *n)
+{
+    zkl__watch_arm(n, 0, NULL);
+    zkl__watch_arm(n, 1, NULL);
+    zkl__watch_group_clear(n);
+}
+
+static void arm_member(zkl__cnode *n, struct zkl__gwatch *g)
+{
+    g->armed = true;
+    zkl__core_route(n, ZKL__RT_WATCHING);
+    if (n->reading != ZKL__R_NODES) {
+        send_kids(n); /* no request for this member: the children tell */
+        return;
+    }
+    char buf[ZKL__MAX_PATH + 96];
+    zkl__act a = {.type = ZKL__A_WATCH_MEMBER, .path = zkl__core_full(n, g->name, buf)};
+    int rc = zkl__core_send(n, &a);
+    if (rc != ZOK) {
+        g->armed = false;
+        (void)zkl__step_unsent(n, rc);
+    }
+}
+
+/* Watch every member of the policy's watch group in this listing: the
+ * watches still armed from an earlier listing stay, new members get one.
+ * Any member going lists again, so the node waits for the first of them.
+ * false without memory. */
+bool zkl__watch_group(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self)
+{
+    struct zkl__cside *s = zkl__core_side(n);
+    struct zkl__gwatch *g = s ? zkl__core_calloc(n->core, k ? k : 1, sizeof *g) : NULL;
+    if (g == NULL)
+        return false;
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (i == self || !n->pol->watch_group(&cs[i], n->arg))
+            continue;
+        if ((g[m].name = zkl__core_strdup(n->core, cs[i].name)) == NULL) {
+            while (m > 0)
+                free(g[--m].name);
+            free(g);
+            return false;
+        }
+        for (size_t j = 0; j < s->ngroup; j++)
+            if (strcmp(s->group[j].name, g[m].name) == 0) {
+                g[m].armed = s->group[j].armed;
+                break;
+            }
+        m++;
+    }
+    zkl__watch_group_clear(n);
+    s->group = g;
+    s->ngroup = m;
+    for (size_t i = 0; i < m && n->st == ZKL__N_QUEUED; i++)
+        if (!g[i].armed)
+            arm_member(n, &g[i]);
+    return true;
+}
+
+/* ---- answers -------------------------------------------------------------------- */
+
+static zkl__decision ahead_answer(zkl__cnode *n, int slot, int rc)
+{
+    bool latest = ++n->wdone[slot] == n->wsent[slot];
+    /* A walk-back's watch in a long queue: did the next node ahead still
+     * exist? (walk.c learns from it) */
+    bool probe = latest && slot == 0 && n->walk == ZKL__W_PROBE;
+    if (probe) {
+        n->walk = ZKL__W_NONE;
+        if (rc == ZOK || rc == ZNONODE)
+            n->core->walk_pays = rc == ZOK;
+    }
+    if (!current(n) || n->st != ZKL__N_QUEUED || rc == ZOK)
+        return zkl__do(ZKL__S_NONE);
+    if (rc == ZNOAUTH) {
+        /* Not allowed to read it (another identity's node): no watch on it
+         * is allowed either (the server does not report a node the watcher
+         * may not read). Wait on the lock path's children instead, quietly,
+         * rather than listing in a loop until the deadline. */
+        n->reading = ZKL__R_KIDS_OFF;
+        send_kids(n);
+        return zkl__do(ZKL__S_NONE);
+    }
+    n->armed[slot] = false;
+    if (rc == ZNONODE) {
+        /* Already gone before the watch was set: the next one ahead, or
+         * list again, nothing more (PITFALLS: ZNONODE on the predecessor is
+         * no failure). In a long queue, list: a walk back that found the
+         * next one gone too, or a listing stale on arrival, says that more
+         * may have gone. */
+        if (probe || (slot == 0 && n->qlen > AHEAD_SHORT) || !latest)
+            return zkl__do(ZKL__S_LIST);
+        enum zkl__step s = zkl__walk_back(n, slot);
+        return s == ZKL__S_ABORT ? zkl__cnode_do_code(s, ZKL_ENOMEM) : zkl__do(s);
+    }
+    if (zkl__zk_conn_error(rc))
+        return zkl__do(ZKL__S_STALL);
+    return zkl__cnode_do_err(ZKL__S_ABORT, rc); /* retrying cannot cure it */
+}
+
+static zkl__decision member_answer(zkl__cnode *n, int rc)
+{
+    if (!current(n) || n->st != ZKL__N_QUEUED || rc == ZOK)
+        return zkl__do(ZKL__S_NONE);
+    if (zkl__zk_conn_error(rc))
+        return zkl__do(ZKL__S_STALL);
+    if (rc == ZNONODE)
+        return zkl__do(ZKL__S_LIST); /* gone before the watch was set */
+    if (rc == ZNOAUTH) {
+        n->reading = ZKL__R_KIDS_OFF; /* not allowed to read a member: the children */
+        send_kids(n);
+        return zkl__do(ZKL__S_NONE);
+    }
+    return zkl__cnode_do_err(ZKL__S_ABORT, rc);
+}
+
+/* The answer to a listing that also set a child watch on the lock path:
+ * decided on as any listing (the watched node may be gone already). */
+static zkl__decision kids_answer(zkl__cnode *n, int rc, const struct String_vector *kids)
+{
+    if (!current(n) || n->st != ZKL__N_QUEUED)
+        return zkl__do(ZKL__S_NONE);
+    if (rc == ZOK && !zkl__decide_too_big(n, kids))
+        return zkl__decide(n, kids);
+    n->reading = ZKL__R_KIDS_OFF;
+    if (rc == ZOK)
+        return zkl__cnode_do_code(ZKL__S_ABORT, ZKL_EQUEUE);
+    if (zkl__zk_conn_error(rc))
+        return zkl__do(ZKL__S_STALL);
+    if (rc == ZNONODE)
+        return zkl__do(ZKL__S_REQUEUE);
+    return zkl__cnode_do_err(ZKL__S_ABORT, rc);
+}
+
+zkl__decision zkl__watch_answer(zkl__cnode *n, const zkl__event *ev)
+{
+    bool ok;
+    switch (ev->type) {
+    case ZKL__E_AHEAD:
+        return ahead_answer(n, ev->slot, ev->rc);
+    case ZKL__E_MEMBER:
+        return member_answer(n, ev->rc);
+    case ZKL__E_KIDS:
+        return kids_answer(n, ev->rc, ev->kids);
+    case ZKL__E_OWN: {
+        zkl__decision d = own_answer(n, ev->rc, false, &ok);
+        /* Written to before this watch was set (another client's request
+         * can overtake it): read it as if the watch had fired. */
+        if (ok && ev->version > n->own_version)
+            own_changed(n);
+        return d;
+    }
+    case ZKL__E_OWN_DATA:
+        return own_data(n, ev);
+    default:
+        return zkl__do(ZKL__S_NONE);
+    }
+}
+
+/* ---- watch events ---------------------------------------------------------------- */
+
+/* An event on our own node: deleted while we did not delete it, someone
+ * else did (or the lock path went); changed, someone wrote into it. */
+static zkl__decision own_event(zkl__cnode *n, int type)
+{
+    n->own = ZKL__OWN_OFF;
+    bool live = n->st == ZKL__N_QUEUED || n->st == ZKL__N_HELD;
+    if (live)
+        n->core->stats.watch_events++; /* our own delete's event is no wake-up */
+    if (type == ZKL__WT_DELETED)
+        return zkl__do(ZKL__S_OWN_GONE);
+    if (type == ZKL__WT_CHANGED && live)
+        own_changed(n);
+    return zkl__do(ZKL__S_NONE);
+}
+
+/* Whether the watched node `name` is of the node's own kind. */
+static bool same_kind(const zkl__cnode *n, const char *name)
+{
+    zkl__entry e;
+    return zkl__entry_parse(name, &e) == 0 && zkl__entry_is(&e, n->kind);
+}
+
+static zkl__decision ahead_event(zkl__cnode *n, int slot, int type)
+{
+    n->armed[slot] = false;
+    n->core->stats.watch_events++;
+    if (type == ZKL__WT_CHANGED) /* data changed: watch on */
+        return zkl__watch_arm(n, slot, n->watch[slot]) ? zkl__do(ZKL__S_NONE)
+                                                       : zkl__cnode_do_code(ZKL__S_ABORT, ZKL_ENOMEM);
+    if (type != ZKL__WT_DELETED)
+        return zkl__do(ZKL__S_LIST);
+    if (slot == 0 && n->pred == ZKL__PRED_FIRST && n->pol->handoff && n->own == ZKL__OWN_SET)
+        /* The node we watch was first in our latest listing, and every
+         * node created since sorts after ours: we are first now, without
+         * listing again (PROTOCOL §4). Our own node still exists: its
+         * watch was set before the one on the node ahead, so its deletion
+         * would have been told first. */
+        return zkl__do(ZKL__S_HOLD);
+    if (n->listing == ZKL__L_IDLE) {
+        enum zkl__step s = zkl__walk_back(n, slot); /* the next one ahead, or hold */
+        return s == ZKL__S_ABORT ? zkl__cnode_do_code(s, ZKL_ENOMEM) : zkl__do(s);
+    }
+    if (n->pol->handoff && same_kind(n, n->watch[slot])) {
+        /* A listing is already in flight. Sent before this deletion, it
+         * may still show the node: the decision skips it then, so that
+         * answer serves and no second listing is needed (the node's name,
+         * with its sequence, never comes back). */
+        free(n->gone[slot]);
+        n->gone[slot] = n->watch[slot];
+        n->watch[slot] = NULL;
+        return zkl__do(ZKL__S_NONE);
+    }
+    return zkl__do(ZKL__S_LIST);
+}
+
+zkl__decision zkl__watch_event(zkl__cnode *n, const zkl__event *ev)
+{
+    const char *path = ev->name;
+    if (!current(n))
+        return zkl__do(ZKL__S_NONE);
+    if (n->own != ZKL__OWN_OFF && zkl__core_is_child(n, path, n->name))
+        return own_event(n, ev->wtype);
+    if (n->st != ZKL__N_QUEUED)
+        return zkl__do(ZKL__S_NONE); /* done, or held watching only itself */
+    if (n->reading == ZKL__R_KIDS_SET && ev->wtype == ZKL__WT_CHILD &&
+        strcmp(n->dir->path, path) == 0) {
+        /* A waiter that may not read the node ahead: a child came or went;
+         * list again, watching on. */
+        n->reading = ZKL__R_KIDS_OFF;
+        n->core->stats.watch_events++;
+        send_kids(n);
+        return zkl__do(ZKL__S_NONE);
+    }
+    for (int slot = 0; slot < 2; slot++)
+        if (n->watch[slot] && zkl__core_is_child(n, path, n->watch[slot]))
+            return ahead_event(n, slot, ev->wtype);
+    for (size_t i = 0; n->side && i < n->side->ngroup; i++) {
+        struct zkl__gwatch *g = &n->side->group[i];
+        if (!zkl__core_is_child(n, path, g->name))
+            continue;
+        g->armed = false;
+        n->core->stats.watch_events++;
+        if (ev->wtype != ZKL__WT_CHANGED)
+            return zkl__do(ZKL__S_LIST);
+        arm_member(n, g); /* data changed: watch on */
+        return zkl__do(ZKL__S_NONE);
+    }
+    return zkl__do(ZKL__S_NONE);
+}

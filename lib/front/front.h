@@ -1,0 +1,115 @@
+/* The front ends over the engine: the blocking calls, which wait with one
+ * deadline (lib/front/wait.c), the asynchronous requests (lib/front/async.c,
+ * lib/front/request.c), cancel handles (lib/front/cancel.c), lock objects'
+ * lifetimes (lib/front/objects.c) and the public metrics calls
+ * (lib/front/stats.c). Their users are the kit and, through it, the
+ * recipes. */
+#ifndef ZKL_FRONT_H
+#define ZKL_FRONT_H
+
+#include "engine.h"
+
+/* ---- lock objects' lifetimes (lib/front/objects.c) ---------------------------- */
+
+/* A lock object (or request) came to be: it keeps its client's memory (not
+ * its session) alive until zkl__obj_done. `c` may be NULL. 0, ZKL_ENOMEM,
+ * or ZKL_EFORK (c was inherited across fork()). */
+int zkl__obj_open(zkl_client *c, const void *obj);
+/* The object's own mutex (its zkl__owner's), held across a fork() so that
+ * a child finds it unlocked and the fields it guards whole. */
+void zkl__obj_set_mutex(const void *obj, pthread_mutex_t *mu);
+/* A call through the object starts / ends (`fn` names it in a message). A
+ * call through an object that is not open aborts the process. */
+void zkl__obj_enter(const void *obj, const char *fn);
+void zkl__obj_leave(const void *obj);
+/* A recipe's acquire, as its public call: ZKL_EINVAL for a NULL obj, else
+ * `acquire` between zkl__obj_enter(obj, fn) and zkl__obj_leave. */
+int zkl__obj_acquire(void *obj, const char *fn, int (*acquire)(void *obj, long timeout_ms),
+                     long timeout_ms);
+/* The object's free starts: aborts the process, with a message naming
+ * `fn`, if a call through it is still in progress or it is not open; from
+ * now on, a call through it aborts. */
+void zkl__obj_close(const void *obj, const char *fn);
+/* The object's free is done with its client `c` (NULL: none): the last
+ * object of a closed client frees it. */
+void zkl__obj_done(zkl_client *c);
+
+/* ---- cancel handles of blocking calls (lib/front/cancel.c) ------------------- */
+
+/* A waiter registered with a handle: firing it broadcasts cv under c->mu. */
+struct zkl__cancel_reg {
+    zkl_client *c;
+    pthread_cond_t *cv;
+    struct zkl__cancel_reg *next;
+};
+/* Register / unregister (no zkl lock held). */
+void zkl__cancel_watch(zkl_cancel *h, struct zkl__cancel_reg *reg, zkl_client *c,
+                       pthread_cond_t *cv);
+void zkl__cancel_unwatch(zkl_cancel *h, struct zkl__cancel_reg *reg);
+bool zkl__cancel_fired(const zkl_cancel *h);
+
+/* ---- the blocking calls (lib/front/wait.c); no lock held ---------------------- */
+
+/* Enqueue on lock path `dir` and wait until the policy says the node holds,
+ * or the deadline. Returns 0 and the held node in *out, or a ZKL_E... code;
+ * on failure no node of this attempt remains on the server (or it is being
+ * deleted and goes at the latest with the session). */
+int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, const zkl__qopts *o,
+                      int64_t deadline, zkl__node **out);
+/* Delete a held node and free it. Returns 0 once the server confirmed,
+ * ZKL_ELOST if the session ended first or someone else had deleted the
+ * node (it is gone), ZKL_ECLOSED, ZKL_EFORK (in a child of fork(): nothing
+ * sent, the node left to the client's local free). Any other code
+ * (ZKL_ENOAUTH: the server refused the delete) means the node stays and is
+ * still held, not freed: zkl__release_kept() tells. */
+int zkl__wait_release(zkl__node *n);
+static inline bool zkl__release_kept(int rc)
+{
+    return rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED && rc != ZKL_EFORK;
+}
+/* Give a node up (held or not) and hand it to the engine, which frees it:
+ * its delete is sent, and the call waits for the server's confirmation only
+ * if `wait`, and only while connected. Otherwise the engine finishes the
+ * delete on reconnect, or the session's end takes the node. */
+void zkl__wait_leave(zkl__node *n, bool wait);
+/* The attempt node n stood for failed with rc after n was held (a gate
+ * whose semaphore turned out wrong): counted in the metrics as such. */
+void zkl__wait_failed(zkl__node *n, int rc);
+
+/* ---- asynchronous acquires (lib/front/async.c) ------------------------------- */
+
+/* Start an asynchronous acquire on `dir`: 0 with the request in *out, whose
+ * callback `fn` runs once; or a ZKL_E... code, no request and no callback.
+ * o's hooks are not used. */
+int zkl__async_start(zkl_client *c, const char *dir, const zkl__policy *pol, const zkl__qopts *o,
+                     long timeout_ms, zkl_request_fn fn, void *arg, zkl_request **out);
+
+/* An asynchronous acquire in steps (a semaphore: its gate node, then its
+ * lease node). `held` runs when the request's node holds, c->mu held and
+ * sending allowed (the keeper thread, or the closing one): it returns 0 to
+ * deliver the request held; 0 with *next set to a node it enqueued
+ * (zkl__async_enqueue) for the request to wait on instead, the held one
+ * kept until the request is delivered (then left) or fails (then deleted
+ * with it); 1 to wait for zkl__async_poke; or a ZKL_E... code to fail,
+ * setting *counted if the metrics have the attempt's outcome already.
+ * `drop` frees ctx once the request is freed. */
+typedef struct zkl__async_step {
+    int (*held)(void *ctx, zkl_request *r, zkl__node *n, zkl__node **next, bool *counted);
+    void (*drop)(void *ctx);
+    /* The kept nodes are part of the hold (a multi-lock's members): they
+     * stay until the request is released, and each counts as a hold. */
+    bool keep_held;
+} zkl__async_step;
+/* zkl__async_start with steps, `nodes` nodes in all at most: ctx is the
+ * request's once this returns 0 (else still the caller's). */
+int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *pol,
+                           const zkl__qopts *o, long timeout_ms, const zkl__async_step *step,
+                           void *ctx, size_t nodes, zkl_request_fn fn, void *arg,
+                           zkl_request **out);
+/* A step's next node, for request r (c->mu held, sending allowed). */
+int zkl__async_enqueue(zkl_request *r, const char *dir, const zkl__policy *pol,
+                       const zkl__qopts *o, zkl__node **out);
+/* Judge the request again (c->mu held): a step's answer came in. */
+void zkl__async_poke(zkl_request *r);
+
+#endif

@@ -1,0 +1,147 @@
+/* The public calls on an asynchronous request (cancel, release, free and
+ * what it holds) and delivery by file descriptor; the requests' life is
+ * the core's machine (lib/engine/core/areq.c), carried out by
+ * lib/front/async.c. */
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "async.h"
+
+int zkl_request_cancel(zkl_request *r)
+{
+    if (r == NULL)
+        return ZKL_EINVAL;
+    zkl_client *c = r->c;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
+    pthread_mutex_lock(&c->mu);
+    int rc = zkl__async_on(r, ZKL__RE_CANCEL);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int zkl_request_release(zkl_request *r)
+{
+    if (r == NULL)
+        return ZKL_EINVAL;
+    zkl_client *c = r->c;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
+    pthread_mutex_lock(&c->mu);
+    int rc = zkl__async_on(r, ZKL__RE_RELEASE);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+void zkl_request_free(zkl_request *r)
+{
+    if (r == NULL)
+        return;
+    zkl_client *c = r->c;
+    if (zkl__forked(c)) { /* memory only: its node is the client's to free */
+        zkl__async_free_now(r);
+        zkl__obj_done(c);
+        return;
+    }
+    bool self = false;
+    pthread_mutex_lock(&c->mu);
+    while (r->cb != ZKL__CB_IDLE && !(self = pthread_equal(r->runner, pthread_self())))
+        pthread_cond_wait(&c->cv, &c->mu);
+    zkl__async_on(r, ZKL__RE_FREE);
+    zkl__async_unlist(r);
+    if (r->step != NULL)
+        r->step->drop(r->step_ctx); /* under c->mu: its answers take it */
+    r->step = NULL;
+    if (self)
+        r->cb = ZKL__CB_FREED; /* its dispatcher frees it once the callback returns */
+    pthread_mutex_unlock(&c->mu);
+    if (!self) {
+        zkl__async_free_now(r);
+        zkl__obj_done(c);
+    }
+}
+
+int zkl_request_is_held(zkl_request *r)
+{
+    if (r == NULL || zkl__forked(r->c))
+        return 0;
+    pthread_mutex_lock(&r->c->mu);
+    int held = zkl__areq_holds(&r->m) && r->c->state != ZKL_STATE_LOST;
+    pthread_mutex_unlock(&r->c->mu);
+    return held;
+}
+
+int zkl_request_token(zkl_request *r, int64_t *out)
+{
+    if (r == NULL || out == NULL)
+        return ZKL_EINVAL;
+    if (zkl__forked(r->c))
+        return ZKL_EFORK;
+    int rc = zkl_request_is_held(r) ? 0 : ZKL_ELOST;
+    pthread_mutex_lock(&r->c->mu);
+    if (r->m.st != ZKL__R_HELD && r->m.st != ZKL__R_LOSING && r->m.st != ZKL__R_LOST)
+        rc = ZKL_ENOTHELD;
+    else if (rc == 0)
+        *out = r->token;
+    pthread_mutex_unlock(&r->c->mu);
+    return rc;
+}
+
+const char *zkl_request_node(zkl_request *r)
+{
+    if (r == NULL || zkl__forked(r->c))
+        return NULL;
+    pthread_mutex_lock(&r->c->mu);
+    const char *p = r->m.st == ZKL__R_HELD && r->m.n ? zkl__node_path((zkl__node *)r->m.n) : NULL;
+    pthread_mutex_unlock(&r->c->mu);
+    return p;
+}
+
+int zkl_client_event_fd(zkl_client *c, int *fd)
+{
+    if (c == NULL || fd == NULL)
+        return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
+    pthread_mutex_lock(&c->mu);
+    struct zkl__async *a = c->closing ? NULL : zkl__async_of(c);
+    int rc = c->closing ? ZKL_ECLOSED : a == NULL ? ZKL_ENOMEM : 0;
+    if (rc == 0 && a->fd < 0) {
+        a->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (a->fd < 0)
+            rc = ZKL_ESYS;
+        else if (a->ready != NULL) {
+            uint64_t one = 1;
+            ssize_t w = write(a->fd, &one, sizeof one);
+            (void)w;
+        }
+    }
+    if (rc == 0)
+        *fd = a->fd;
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int zkl_client_dispatch(zkl_client *c)
+{
+    if (c == NULL)
+        return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
+    pthread_mutex_lock(&c->mu);
+    struct zkl__engine *e = zkl__engine_of(c);
+    struct zkl__async *a = e ? e->front_ctx : NULL;
+    if (a == NULL || a->fd < 0 || a->dispatching) {
+        pthread_mutex_unlock(&c->mu);
+        return a != NULL && a->dispatching ? ZKL_EBUSY : ZKL_EINVAL;
+    }
+    uint64_t v;
+    ssize_t got = read(a->fd, &v, sizeof v); /* empty now: written again on the next result */
+    (void)got;
+    a->dispatching = true;
+    int ran = zkl__async_deliver(a, c);
+    a->dispatching = false;
+    pthread_mutex_unlock(&c->mu);
+    return ran;
+}

@@ -1,0 +1,28 @@
+/* Lock options: what a lock object is made with (zkl_lock_opts). */
+#include <stdlib.h>
+
+#include "kit.h"
+
+int zkl_lock_opts_new(zkl_lock_opts **out)
+{
+    if (out == NULL)
+        return ZKL_EINVAL;
+    zkl_lock_opts *o = calloc(1, sizeof *o);
+    if (o == NULL)
+        return ZKL_ENOMEM;
+    *out = o;
+    return 0;
+}
+
+void zkl_lock_opts_free(zkl_lock_opts *o)
+{
+    free(o);
+}
+
+int zkl_lock_opts_set_prefetch(zkl_lock_opts *o, int on)
+{
+    if (o == NULL || (on != 0 && on != 1))
+        return ZKL_EINVAL;
+    o->prefetch = on == 1;
+    return 0;
+}

@@ -1,0 +1,24 @@
+/* Contender node names (lib/util/names.c): Curator's protected names,
+ * `_c_<uuid>-<kind><seq>`. Pure. */
+#ifndef ZKL_NAMES_H
+#define ZKL_NAMES_H
+
+#include <stdint.h>
+
+/* One child of a lock path, parsed. */
+typedef struct zkl__entry {
+    const char *name; /* borrowed from the listing */
+    const char *kind; /* points into name: start of the kind */
+    int64_t seq;      /* the trailing 10 digits */
+} zkl__entry;
+
+/* Parse `name`: 0 and e filled if it ends in a 10-digit sequence, else -1. */
+int zkl__entry_parse(const char *name, zkl__entry *e);
+/* 1 if entry e is of kind `kind` (e.g. "lock-"). */
+int zkl__entry_is(const zkl__entry *e, const char *kind);
+/* 1 if the child `name` carries `uuid` (36 characters) in its protection prefix. */
+int zkl__name_has_uuid(const char *name, const char *uuid);
+/* The text of a 16-byte uuid: 36 characters and a NUL. */
+void zkl__uuid_text(const uint8_t uuid[16], char out[37]);
+
+#endif

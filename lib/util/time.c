@@ -1,0 +1,45 @@
+/* The monotonic clock, deadlines and waits on them. */
+#include <errno.h>
+#include <time.h>
+
+#include "util.h"
+
+int64_t zkl__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t zkl__deadline(long timeout_ms)
+{
+    int64_t now = zkl__now_ns();
+    /* A timeout too large to add (LONG_MAX, say) means forever, not a
+     * deadline that wrapped into the past. */
+    if (timeout_ms < 0 || (int64_t)timeout_ms > (ZKL__NO_DEADLINE - now) / 1000000)
+        return ZKL__NO_DEADLINE;
+    return now + (int64_t)timeout_ms * 1000000;
+}
+
+int zkl__cond_init(pthread_cond_t *cv)
+{
+    pthread_condattr_t a;
+    if (pthread_condattr_init(&a) != 0)
+        return ZKL_ESYS;
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(cv, &a);
+    pthread_condattr_destroy(&a);
+    return rc == 0 ? 0 : ZKL_ESYS;
+}
+
+int zkl__cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline)
+{
+    if (deadline == ZKL__NO_DEADLINE) {
+        pthread_cond_wait(cv, mu);
+        return 0;
+    }
+    if (zkl__now_ns() >= deadline)
+        return ETIMEDOUT;
+    struct timespec ts = {.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000};
+    return pthread_cond_timedwait(cv, mu, &ts) == ETIMEDOUT ? ETIMEDOUT : 0;
+}

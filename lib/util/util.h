@@ -1,0 +1,73 @@
+/* The bottom layer: time and deadlines, ZooKeeper's codes, paths and node
+ * names, the calling thread's error details, randomness, intrusive lists.
+ * Depends on nothing else of the library. */
+#ifndef ZKL_UTIL_H
+#define ZKL_UTIL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "list.h"
+#include "names.h"
+#include "zkl.h"
+
+#define ZKL__HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- time (time.c) ---------------------------------------------------------- */
+
+#define ZKL__NO_DEADLINE INT64_MAX
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t zkl__now_ns(void);
+/* One absolute deadline for a call: forever for timeout < 0, now for 0. */
+int64_t zkl__deadline(long timeout_ms);
+/* Wait on cv (created by zkl__cond_init) until signalled or the deadline;
+ * returns 0, or ETIMEDOUT once the deadline has passed. */
+int zkl__cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline);
+int zkl__cond_init(pthread_cond_t *cv);
+
+/* ---- ZooKeeper's codes (zkcode.c: pure; detail.c) ------------------------------ */
+
+/* The ZKL_E... class of a ZooKeeper return code (0 for ZOK). */
+int zkl__zk_class(int rc);
+/* The request's outcome is unknown, but the session may live on: what
+ * maps to ZKL_ECONNLOSS. */
+bool zkl__zk_conn_error(int rc);
+/* The session is gone (or the handle closing): what maps to ZKL_ELOST. */
+bool zkl__zk_session_error(int rc);
+/* zkl__zk_class, noting the code for the calling thread (ZKL_EZK notes it
+ * for zkl_last_zk_error()). */
+int zkl__err_from_zk(int rc);
+
+/* ---- paths (path.c) ----------------------------------------------------------- */
+
+#define ZKL__MAX_PATH 1024
+/* 0 if `path` is an absolute, normalised ZooKeeper path that zkl accepts
+ * as a lock path; else ZKL_EINVAL with the reason as the thread's detail. */
+int zkl__path_check(const char *path);
+/* What the server refuses in any path it is sent (not only lock paths):
+ * 0, or ZKL_EINVAL with the reason in why (if not NULL). */
+int zkl__path_check_server(const char *path, char *why, size_t whylen);
+/* New string "dir/name" (malloc), or NULL. */
+char *zkl__path_join(const char *dir, const char *name);
+
+/* ---- randomness (random.c) ------------------------------------------------------ */
+
+/* `size` bytes from the kernel (or, without it, from the clock and pid). */
+void zkl__random(void *buf, size_t size);
+/* A fresh random lowercase uuid, 36 chars + NUL. */
+void zkl__random_uuid(char out[37]);
+
+/* ---- details of the calling thread's failure (detail.c) -------------------------- */
+
+/* Set the text zkl_last_error_text() returns. */
+void zkl__detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Record `rc` as the ZooKeeper code behind a ZKL_EZK the thread returns. */
+void zkl__detail_zk(int rc);
+/* zkl__err_from_zk notes every code it maps, in the thread that maps it:
+ * the engine keeps the one behind a failure for its caller's thread. */
+void zkl__note_mapped(int rc);
+int zkl__last_mapped(void);
+
+#endif

@@ -1,0 +1,545 @@
+/* The engine core's node machine, without ZooKeeper: each row of the table
+ * is a script of events and the actions they must bring (tests/core_script.h
+ * tells its language). The last test checks that the rows together take
+ * every move of the machine's table. */
+#include <check.h>
+#include <stdio.h>
+
+#include "core_script.h"
+
+static const core_case cases[] = {
+    {"an acquire alone takes three requests and holds on the listing's answer",
+     "node A lock\n"
+     "start A\n"
+     "expect A:create A:list\n"
+     "create A ok 1\n"
+     "expect A:own\n"
+     "list A ok A1\n"
+     "expect A:wake\n"
+     "state A HELD\n"
+     "verdict A 0\n"
+     "own A ok\n"
+     "expect -\n"
+     "pending A 0\n"},
+    {"a release deletes the node and ends when the server confirms",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "own A ok\n"
+     "list A ok A1\n"
+     "taken A\n"
+     "expect A:create A:list A:own A:wake\n"
+     "release A\n"
+     "expect A:delete\n"
+     "state A RELEASING\n"
+     "delete A ok\n"
+     "expect A:wake\n"
+     "state A GONE\n"
+     "err A 0\n"
+     "detach A\n"
+     "expect A:free\n"
+     "freed A\n"},
+    {"a waiter whose predecessor was first holds when it goes, without a listing",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 2\n"
+     "list A ok x:lock-1 A2\n"
+     "expect A:create A:list A:own A:ahead0:x:lock-1\n"
+     "state A QUEUED\n"
+     "verdict A 1\n"
+     "own A ok\n"
+     "ahead A 0 ok\n"
+     "expect -\n"
+     "deleted x:lock-1\n"
+     "expect A:wake\n"
+     "state A HELD\n"},
+    {"without its own node's watch confirmed a waiter lists when its predecessor goes",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 2\n"
+     "list A ok x:lock-1 A2\n"
+     "expect A:create A:list A:own A:ahead0:x:lock-1\n"
+     "ahead A 0 ok\n"
+     "deleted x:lock-1\n"
+     "expect A:list\n"
+     "state A QUEUED\n"
+     "list A ok A2\n"
+     "expect A:wake\n"
+     "state A HELD\n"},
+    {"a waiter walks back to the next node ahead when the one it watches goes",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 3\n"
+     "own A ok\n"
+     "list A ok x:lock-1 x:lock-2 A3\n"
+     "expect A:create A:list A:own A:ahead0:x:lock-2\n"
+     "ahead A 0 ok\n"
+     "deleted x:lock-2\n"
+     "expect A:ahead0:x:lock-1\n"
+     "ahead A 0 ok\n"
+     "deleted x:lock-1\n"
+     "expect A:wake\n"
+     "state A HELD\n"},
+    {"a predecessor gone before its watch was set is walked past",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 3\n"
+     "own A ok\n"
+     "list A ok x:lock-1 x:lock-2 A3\n"
+     "expect A:create A:list A:own A:ahead0:x:lock-2\n"
+     "ahead A 0 NONODE\n"
+     "expect A:ahead0:x:lock-1\n"
+     "ahead A 0 NONODE\n"
+     "expect A:wake\n"
+     "state A HELD\n"},
+    {"a waiter's own node deleted by someone else queues again with a fresh node",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 2\n"
+     "own A ok\n"
+     "list A ok x:lock-1 A2\n"
+     "ahead A 0 ok\n"
+     "expect A:create A:list A:own A:ahead0:x:lock-1\n"
+     "deleted A2\n"
+     "expect A:create A:list\n"
+     "state A CREATING\n"
+     "create A ok 3\n"
+     "expect A:own\n"
+     "list A ok x:lock-1 A3\n"
+     "expect A:ahead0:x:lock-1\n"},
+    {"a held node deleted by someone else is lost, and told once",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "own A ok\n"
+     "list A ok A1\n"
+     "taken A\n"
+     "expect A:create A:list A:own A:wake\n"
+     "deleted A1\n"
+     "expect A:lost A:wake\n"
+     "state A LOST\n"
+     "verdict A ELOST\n"
+     "release A\n"
+     "expect -\n"
+     "detach A\n"
+     "expect A:free\n"},
+    {"a node held but not yet taken queues again when someone deletes it",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "own A ok\n"
+     "list A ok A1\n"
+     "expect A:create A:list A:own A:wake\n"
+     "deleted A1\n"
+     "expect A:create A:list\n"
+     "state A CREATING\n"},
+    {"a session's end takes its held node: lost",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "list A ok A1\n"
+     "taken A\n"
+     "expect A:create A:list A:own A:wake\n"
+     "expire\n"
+     "expect A:lost A:wake A:wake\n"
+     "state A LOST\n"
+     "verdict A ELOST\n"
+     "detach A\n"
+     "expect -\n"
+     "pending A 1\n"
+     "own A EXPIRED\n"
+     "expect A:free\n"},
+    {"a session's end ends a waiting attempt with ELOST",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 2\n"
+     "list A ok x:lock-1 A2\n"
+     "expect A:create A:list A:own A:ahead0:x:lock-1\n"
+     "expire\n"
+     "expect A:wake A:wake\n"
+     "state A GONE\n"
+     "err A ELOST\n"
+     "verdict A ELOST\n"
+     "own A EXPIRED\n"
+     "ahead A 0 EXPIRED\n"
+     "expect -\n"
+     "detach A\n"
+     "expect A:free\n"},
+    {"the client closing ends a waiting attempt with ECLOSED",
+     "node A lock\n"
+     "start A\n"
+     "expect A:create A:list\n"
+     "close\n"
+     "expect A:wake A:wake\n"
+     "err A ECLOSED\n"
+     "verdict A ECLOSED\n"
+     "create A CLOSING\n"
+     "list A CLOSING\n"
+     "detach A\n"
+     "expect A:free\n"},
+    {"a create whose answer was lost is found by its uuid and adopted",
+     "node A lock\n"
+     "start A\n"
+     "expect A:create A:list\n"
+     "down\n"
+     "create A CONNLOSS\n"
+     "list A CONNLOSS\n"
+     "state A RECOVER\n"
+     "expect -\n"
+     "up\n"
+     "expect A:sync A:list\n"
+     "sync A\n"
+     "list A ok A1\n"
+     "expect A:find:A1\n"
+     "found A ok self\n"
+     "expect A:list\n"
+     "state A QUEUED\n"
+     "list A ok A1\n"
+     "expect A:wake\n"
+     "state A HELD\n"},
+    {"a lost create that never happened is made again",
+     "node A lock\n"
+     "start A\n"
+     "down\n"
+     "create A CONNLOSS\n"
+     "list A CONNLOSS\n"
+     "up\n"
+     "expect A:create A:list A:sync A:list\n"
+     "list A ok x:lock-1\n"
+     "expect A:create A:list\n"
+     "state A CREATING\n"},
+    {"a node with our uuid that another session owns is neither adopted nor deleted",
+     "node A lock\n"
+     "start A\n"
+     "down\n"
+     "create A CONNLOSS\n"
+     "list A CONNLOSS\n"
+     "up\n"
+     "list A ok A1\n"
+     "expect A:create A:list A:sync A:list A:find:A1\n"
+     "found A ok other\n"
+     "expect A:list\n"
+     "list A ok A1\n"
+     "expect A:create A:list\n"},
+    {"a caller that gives up while its create is out has the node deleted when it answers",
+     "node A lock\n"
+     "start A\n"
+     "expect A:create A:list\n"
+     "leave A\n"
+     "expect -\n"
+     "create A ok 1\n"
+     "expect A:delete\n"
+     "state A DELETING\n"
+     "list A ok A1\n"
+     "delete A ok\n"
+     "expect A:wake\n"
+     "state A GONE\n"
+     "detach A\n"
+     "expect A:free\n"},
+    {"a waiter that gives up deletes its node",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 2\n"
+     "list A ok x:lock-1 A2\n"
+     "expect A:create A:list A:own A:ahead0:x:lock-1\n"
+     "verdict A ETIMEDOUT past\n"
+     "leave A\n"
+     "expect A:delete\n"
+     "delete A ok\n"
+     "expect A:wake\n"
+     "detach A\n"
+     "own A ok\n"
+     "ahead A 0 ok\n"
+     "expect A:free\n"},
+    {"a cancelled waiter's verdict is ECANCELED, its own or the client's",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 2\n"
+     "list A ok x:lock-1 A2\n"
+     "expect A:create A:list A:own A:ahead0:x:lock-1\n"
+     "verdict A ECANCELED cancelled\n"
+     "verdict A ECANCELED client\n"
+     "verdict A 1\n"
+     "cancel\n"
+     "verdict A ECANCELED\n"},
+    {"a refused release keeps the node and the hold",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "list A ok A1\n"
+     "taken A\n"
+     "release A\n"
+     "expect A:create A:list A:own A:wake A:delete\n"
+     "delete A NOAUTH\n"
+     "expect A:wake\n"
+     "state A HELD\n"
+     "err A ENOAUTH\n"},
+    {"a release whose node someone else deleted first says ELOST",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "list A ok A1\n"
+     "taken A\n"
+     "release A\n"
+     "expect A:create A:list A:own A:wake A:delete\n"
+     "delete A NONODE\n"
+     "expect A:wake\n"
+     "state A GONE\n"
+     "err A ELOST\n"},
+    {"a release whose answer is lost deletes again on reconnect",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "list A ok A1\n"
+     "taken A\n"
+     "release A\n"
+     "expect A:create A:list A:own A:wake A:delete\n"
+     "down\n"
+     "delete A CONNLOSS\n"
+     "state A DELETING\n"
+     "expect -\n"
+     "up\n"
+     "expect A:delete\n"
+     "delete A ok\n"
+     "expect A:wake\n"
+     "state A GONE\n"},
+    {"a refused delete of a node nobody holds is sent again with backoff",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 2\n"
+     "list A ok x:lock-1 A2\n"
+     "own A ok\n"
+     "ahead A 0 ok\n"
+     "leave A\n"
+     "expect A:create A:list A:own A:ahead0:x:lock-1 A:delete\n"
+     "delete A NOAUTH\n"
+     "expect A:wake A:kick\n"
+     "state A BACKOFF\n"
+     "verdict A ENOAUTH\n"
+     "wait 50\n"
+     "expect -\n"
+     "wait 60\n"
+     "expect A:delete\n"
+     "state A DELETING\n"
+     "delete A ok\n"
+     "expect A:wake\n"
+     "state A GONE\n"},
+    {"a backoff due while disconnected is sent on reconnect",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 2\n"
+     "list A ok x:lock-1 A2\n"
+     "leave A\n"
+     "delete A NOAUTH\n"
+     "expect A:create A:list A:own A:ahead0:x:lock-1 A:delete A:wake A:kick\n"
+     "down\n"
+     "wait 200\n"
+     "state A DELETING\n"
+     "expect -\n"
+     "up\n"
+     "expect A:delete\n"},
+    {"a backoff ends with the session",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 2\n"
+     "list A ok x:lock-1 A2\n"
+     "leave A\n"
+     "delete A NOAUTH\n"
+     "detach A\n"
+     "expect A:create A:list A:own A:ahead0:x:lock-1 A:delete A:wake A:kick\n"
+     "expire\n"
+     "expect A:wake A:wake\n"
+     "own A EXPIRED\n"
+     "ahead A 0 EXPIRED\n"
+     "expect A:free\n"
+     "freed A\n"},
+    {"a missing lock path is created, then its parents, then the node",
+     "node A lock\n"
+     "start A\n"
+     "expect A:create A:list\n"
+     "create A NONODE\n"
+     "expect A:parent:/locks/t A:create\n"
+     "list A NONODE\n"
+     "expect A:list\n"
+     "parent A NONODE\n"
+     "create A NONODE\n"
+     "expect A:parent:/locks A:parent:/locks/t A:create\n"
+     "list A NONODE\n"
+     "expect A:list\n"
+     "parent A ok\n"
+     "parent A ok\n"
+     "create A ok 1\n"
+     "expect A:own\n"
+     "list A ok A1\n"
+     "expect A:wake\n"
+     "state A HELD\n"},
+    {"a lock parent the server refuses ends the attempt with ENOAUTH",
+     "node A lock\n"
+     "start A\n"
+     "create A NONODE\n"
+     "expect A:create A:list A:parent:/locks/t A:create\n"
+     "parent A NOAUTH\n"
+     "create A NONODE\n"
+     "expect A:wake\n"
+     "state A GONE\n"
+     "err A ENOAUTH\n"},
+    {"a listing larger than a request may be ends the attempt with EQUEUE",
+     "maxreq 4096\n"
+     "node A lock\n"
+     "start A\n"
+     "create A ok 9\n"
+     "list A ok x:lock-1 x:lock-2 x:lock-3 x:lock-4 x:lock-5 x:lock-6 x:lock-7 x:lock-8 "
+     "x:lock-10 x:lock-11 x:lock-12 x:lock-13 x:lock-14 x:lock-15 x:lock-16 x:lock-17 x:lock-18 "
+     "x:lock-19 x:lock-20 x:lock-21 x:lock-22 x:lock-23 x:lock-24 x:lock-25 x:lock-26 x:lock-27 "
+     "x:lock-28 x:lock-29 x:lock-30 x:lock-31 x:lock-32 x:lock-33 x:lock-34 x:lock-35 x:lock-36 "
+     "x:lock-37 x:lock-38 x:lock-39 x:lock-40 x:lock-41 x:lock-42 x:lock-43 x:lock-44 x:lock-45 "
+     "x:lock-46 x:lock-47 x:lock-48 x:lock-49 x:lock-50 x:lock-51 x:lock-52 x:lock-53 x:lock-54 "
+     "x:lock-55 x:lock-56 x:lock-57 x:lock-58 x:lock-59 x:lock-60 x:lock-61 x:lock-62 x:lock-63 "
+     "x:lock-64 x:lock-65 x:lock-66 x:lock-67 x:lock-68 x:lock-69 x:lock-70 x:lock-71 x:lock-72 "
+     "x:lock-73 x:lock-74 x:lock-75 x:lock-76 x:lock-77 x:lock-78 x:lock-79 x:lock-80 A9\n"
+     "expect A:create A:list A:own A:delete A:wake\n"
+     "err A EQUEUE\n"},
+    {"a lock path removed under a waiter queues it again",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 2\n"
+     "expect A:create A:list A:own\n"
+     "list A NONODE\n"
+     "expect A:create A:list\n"},
+    {"a listing the server refuses ends the attempt and deletes the node",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 2\n"
+     "expect A:create A:list A:own\n"
+     "list A NOAUTH\n"
+     "expect A:delete A:wake\n"
+     "err A ENOAUTH\n"},
+    {"a try once returns on the policy's first answer",
+     "node A lock once\n"
+     "start A\n"
+     "create A ok 2\n"
+     "verdict A 1\n"
+     "list A ok x:lock-1 A2\n"
+     "expect A:create A:list A:own A:wake A:ahead0:x:lock-1\n"
+     "verdict A ETIMEDOUT\n"},
+    {"a try once does not wait for a reconnection",
+     "node A lock once\n"
+     "start A\n"
+     "expect A:create A:list\n"
+     "down\n"
+     "verdict A ECONNLOSS\n"},
+    {"a recovery that finds the node of a caller who left deletes it",
+     "node A lock\n"
+     "start A\n"
+     "down\n"
+     "create A CONNLOSS\n"
+     "list A CONNLOSS\n"
+     "leave A\n"
+     "up\n"
+     "list A ok A1 x:lock-2\n"
+     "expect A:create A:list A:sync A:list A:find:A1\n"
+     "found A ok self\n"
+     "expect A:delete\n"
+     "state A DELETING\n"
+     "delete A ok\n"
+     "expect A:wake\n"},
+    {"a recovery for a caller who left that finds nothing is done",
+     "node A lock\n"
+     "start A\n"
+     "down\n"
+     "create A CONNLOSS\n"
+     "list A CONNLOSS\n"
+     "leave A\n"
+     "up\n"
+     "list A ok x:lock-2\n"
+     "expect A:create A:list A:sync A:list A:wake\n"
+     "state A GONE\n"},
+    {"a held node given up by its caller is deleted",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "list A ok A1\n"
+     "taken A\n"
+     "expect A:create A:list A:own A:wake\n"
+     "leave A\n"
+     "expect A:delete\n"
+     "state A DELETING\n"},
+    {"a downgrade node taken away before its caller took it is lost, not made anew",
+     "node A read down=3\n"
+     "start A\n"
+     "expect A:create A:list\n"
+     "create A ok\n"
+     "list A ok x:__WRIT__3 A3\n"
+     "expect A:own A:wake\n"
+     "state A HELD\n"
+     "deleted A3\n"
+     "expect A:wake\n"
+     "state A GONE\n"
+     "err A ELOST\n"},
+    {"a create's answer with no memory to keep the name deletes the node by it",
+     "node A lock\n"
+     "start A\n"
+     "expect A:create A:list\n"
+     "nomem 1\n"
+     "create A ok 1\n"
+     "expect A:delete A:wake\n"
+     "state A DELETING\n"
+     "err A ENOMEM\n"
+     "verdict A ENOMEM\n"
+     "list A ok A1\n"
+     "down\n"
+     "delete A CONNLOSS\n"
+     "up\n"
+     "expect A:sync A:list\n"
+     "state A RECOVER\n"
+     "list A ok A1\n"
+     "expect A:find:A1\n"
+     "found A ok self\n"
+     "expect A:delete\n"
+     "delete A ok\n"
+     "expect A:wake\n"
+     "state A GONE\n"},
+};
+
+START_TEST(test_script)
+{
+    char why[512];
+    bool ok = core_script_run(cases[_i].script, why, sizeof why);
+    ck_assert_msg(ok, "%s: %s", cases[_i].name, why);
+}
+END_TEST
+
+/* Every move of the node's table was taken by some row above. */
+START_TEST(test_every_move_of_the_table_is_taken)
+{
+    static const char *const names[ZKL__N_COUNT] = {
+        "NEW", "CREATING", "RECOVER", "QUEUED", "HELD", "RELEASING", "DELETING", "BACKOFF",
+        "LOST", "GONE"};
+    char missing[2048] = "";
+    size_t len = 0;
+    for (int from = 0; from < ZKL__N_COUNT; from++)
+        for (int to = 0; to < ZKL__N_COUNT; to++)
+            if (zkl__cnode_legal(from, to) && core_script_moves(from, to) == 0)
+                len += (size_t)snprintf(missing + len, sizeof missing - len, " %s->%s",
+                                        names[from], names[to]);
+    ck_assert_msg(len == 0, "moves never taken:%s", missing);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("core_node");
+    TCase *tc = tcase_create("scripts");
+    tcase_add_loop_test(tc, test_script, 0, (int)(sizeof cases / sizeof cases[0]));
+    suite_add_tcase(s, tc);
+    TCase *cov = tcase_create("coverage");
+    tcase_add_test(cov, test_every_move_of_the_table_is_taken);
+    suite_add_tcase(s, cov);
+    SRunner *sr = srunner_create(s);
+    /* One process: the coverage test reads what the scripts counted. */
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,87 @@
+/* A stand-in for the engine's shell, for the core's table tests: it records
+ * the actions the core asks for, answers them as a script says, and checks
+ * what came out. No ZooKeeper, no thread, no clock: the script is the world.
+ *
+ * A script is text, one command a line (tests/check_core*.c hold them in
+ * tables). Nodes are named by a capital letter; a node's own names by its
+ * letter and a sequence (A7 is node A's node with sequence 7, of its kind);
+ * other clients' nodes by `x:` and a kind and sequence (x:lock-5, x:__READ__3,
+ * x:__WRIT__2, x:zkl-lease-4, x:zkl-wait-6). Commands:
+ *
+ *   node A lock|read|write|gate|lease [prefetch] [once] [down=7] [max=N need=N]
+ *   start A              its create goes out
+ *   create A ok 7        the create's answer: ok and the sequence, or a code
+ *   create A CONNLOSS
+ *   list A ok A7 x:lock-3  a listing's answer for A (its own, or its joint's)
+ *   list A NONODE
+ *   ahead A 0 ok|NONODE|NOAUTH|CONNLOSS   the data watch of slot 0 / 1
+ *   member A rc          a watch group member's watch
+ *   kids A ok names...   the child watch's listing
+ *   own A ok [version]   the own node's existence watch
+ *   owndata A ok <data> <version>
+ *   found A ok self|other   a node found by uuid: whose session owns it
+ *   found A NONODE
+ *   delete A ok|NONODE|NOAUTH|CONNLOSS
+ *   parent A ok|NOAUTH   a lock parent's create
+ *   sync A               the recovery's sync
+ *   dir A ok             the alone-path watch
+ *   deleted x:lock-3     a watch event (deleted, changed, child <dir>)
+ *   changed A7
+ *   child
+ *   down / up            the connection
+ *   expire               the session ends (a new one follows)
+ *   close                the client closes
+ *   cancel               zkl_client_cancel
+ *   leave A / release A / taken A / detach A
+ *   wait 500             time passes (ms); the core's backoffs tick
+ *   nomem 2              the core's second allocation from now fails
+ *   maxreq 4096          the largest answer the server gives (jute.maxbuffer)
+ *   fail CONNLOSS        the next request sent fails at once with this code
+ *   expect A:create A:list ...   exactly these actions since the last expect
+ *   expect -             none
+ *   state A HELD         the node's state
+ *   err A ENOQUEUE       the node's error (0 for none)
+ *   verdict A 1|0|ETIMEDOUT|... [cancelled] [past]
+ *   freed A              the node was freed
+ *   pending A n          the node's answers still to come
+ *
+ * Asynchronous requests (areq.h) are named R, S, T, U:
+ *
+ *   request R on A [deadline=ms] [steps] [keep] [tell]   a request waiting on A
+ *   step R next=B | deliver | wait | EMISMATCH   what its recipe's step answers
+ *   rlook R / rdeliver R 1 / rcancel R 0 / rrelease R ELOST / rfree R
+ *                        an event, and what the call returns
+ *   rstate R HELD / rresult R ELOST
+ *
+ * A request's actions print as R:take:A, R:count:A:0, R:leave:A, R:ready, ...
+ *
+ * Actions print as NODE:kind[:detail]: create, parent:<path>, list, sync,
+ * ahead0:<name>, ahead1:<name>, member:<name>, kids, own, readown,
+ * find:<name>, dir, delete, wake, lost, revoke, kick, free. */
+#ifndef ZKL_CORE_SCRIPT_H
+#define ZKL_CORE_SCRIPT_H
+
+#include <stdbool.h>
+
+#include "core.h"
+
+/* One row of a table: a name for the failure message and its script. */
+typedef struct core_case {
+    const char *name;
+    const char *script;
+} core_case;
+
+/* Run one script; on a failed command, returns false with a message in
+ * why (the line and what differed). */
+bool core_script_run(const char *script, char *why, size_t whylen);
+
+/* Moves taken over every script run so far in this process, to check that
+ * every legal move of the node's table was taken. */
+unsigned core_script_moves(int from, int to);
+/* Actions seen so far in this process, by type. */
+unsigned core_script_actions(int type);
+/* The same for asynchronous requests' moves and actions. */
+unsigned core_script_rmoves(int from, int to);
+unsigned core_script_ractions(int type);
+
+#endif
