@@ -2,7 +2,6 @@
  * session state, route every ZooKeeper callback to the session listener,
  * re-open after expiry, and tell listeners — on a thread of our own. */
 #include <errno.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,111 +9,6 @@
 
 #include "session.h"
 #include "zkl/zookeeper.h"
-
-
-
-/* ---- the registry ------------------------------------------------------
- * Node watches outlive the objects that armed them, and a wrapped handle
- * outlives its client, so ZooKeeper callbacks never carry a client pointer:
- * they carry a client id (node watches) or the handle (session events) and
- * look the client up here. Lock order: registry, then c->mu. */
-
-static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static zkl_client **reg;
-static size_t reg_n, reg_cap;
-static uint64_t reg_next_id = 1;
-
-static int reg_add(zkl_client *c)
-{
-    if (reg_n == reg_cap) {
-        size_t cap = reg_cap ? reg_cap * 2 : 8;
-        zkl_client **r = realloc(reg, cap * sizeof *r);
-        if (r == NULL)
-            return ZKL_ENOMEM;
-        reg = r;
-        reg_cap = cap;
-    }
-    c->id = reg_next_id++;
-    reg[reg_n++] = c;
-    return 0;
-}
-
-static void reg_remove(zkl_client *c)
-{
-    pthread_mutex_lock(&reg_mu);
-    for (size_t i = 0; i < reg_n; i++) {
-        if (reg[i] == c) {
-            reg[i] = reg[--reg_n];
-            break;
-        }
-    }
-    if (reg_n == 0) {
-        free(reg);
-        reg = NULL;
-        reg_cap = 0;
-    }
-    pthread_mutex_unlock(&reg_mu);
-}
-
-void zkl__registry_lock(void)
-{
-    pthread_mutex_lock(&reg_mu);
-}
-
-void zkl__registry_unlock(void)
-{
-    pthread_mutex_unlock(&reg_mu);
-}
-
-/* The client for a handle or an id, returned with c->mu held, or NULL. */
-static zkl_client *reg_lock_client(zhandle_t *zh, uint64_t id)
-{
-    zkl_client *found = NULL;
-    pthread_mutex_lock(&reg_mu);
-    for (size_t i = 0; i < reg_n; i++) {
-        if ((zh != NULL && reg[i]->zh == zh) || (id != 0 && reg[i]->id == id)) {
-            found = reg[i];
-            pthread_mutex_lock(&found->mu);
-            break;
-        }
-    }
-    pthread_mutex_unlock(&reg_mu);
-    return found;
-}
-
-zkl_client *zkl__client_lock_id(uint64_t id)
-{
-    return reg_lock_client(NULL, id);
-}
-
-/* fork() (lib/session/fork.c): the forking thread holds the registry, the
- * lock objects' mutexes and every client's c->mu, in the lock order, so
- * that the child finds each of them unlocked and what they guard whole. */
-static pthread_mutex_t users_mu = PTHREAD_MUTEX_INITIALIZER;
-
-void zkl__registry_fork_prepare(void)
-{
-    pthread_mutex_lock(&reg_mu);
-    for (size_t i = 0; i < reg_n; i++)
-        pthread_mutex_lock(&reg[i]->mu);
-    pthread_mutex_lock(&users_mu);
-}
-
-void zkl__registry_fork_parent(void)
-{
-    pthread_mutex_unlock(&users_mu);
-    for (size_t i = reg_n; i-- > 0;)
-        pthread_mutex_unlock(&reg[i]->mu);
-    pthread_mutex_unlock(&reg_mu);
-}
-
-void zkl__registry_fork_child(void)
-{
-    pthread_mutex_init(&users_mu, NULL);
-    for (size_t i = 0; i < reg_n; i++)
-        pthread_mutex_init(&reg[i]->mu, NULL);
-    pthread_mutex_init(&reg_mu, NULL);
-}
 
 /* ---- the listener ------------------------------------------------------
  * The one party that keeps state across the session (the lock-queue
@@ -166,7 +60,7 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
     (void)ctx;
     if (type != ZOO_SESSION_EVENT)
         return;
-    zkl_client *c = reg_lock_client(zh, 0);
+    zkl_client *c = zkl__registry_lock_client(zh, 0);
     if (c == NULL)
         return;
     if (c->closing) {
@@ -225,7 +119,7 @@ static void node_watcher(zhandle_t *zh, int type, int state, const char *path, v
     /* A session event is not a handoff: the client's watcher handles it. */
     if (type == ZOO_SESSION_EVENT || path == NULL)
         return;
-    zkl_client *c = reg_lock_client(NULL, (uint64_t)(uintptr_t)ctx);
+    zkl_client *c = zkl__registry_lock_client(NULL, (uint64_t)(uintptr_t)ctx);
     if (c == NULL)
         return;
     if (!c->closing && c->sl)
@@ -238,40 +132,18 @@ watcher_fn zkl__client_watcher_fn(void)
     return node_watcher;
 }
 
-/* What zookeeper_init's failure with errno `e` means. Its own checks of
- * the host list (EINVAL, ENOENT: a name it could not look up) come after
- * zkl__hosts_check's, so they are left to the caller to explain. */
-static int start_failed(int e)
-{
-    switch (e) {
-    case ENOMEM:
-        return ZKL_ENOMEM;
-    case EINVAL:
-    case ENOENT:
-        return ZKL_EINVAL;
-    case EMFILE:
-    case ENFILE:
-        zkl__detail("cannot start a ZooKeeper session: out of file descriptors (%s)",
-                    strerror(e));
-        return ZKL_ESYS;
-    default:
-        zkl__detail("cannot start a ZooKeeper session: %s", e ? strerror(e) : "unknown error");
-        return ZKL_ESYS;
-    }
-}
-
 /* Start a session on a new handle. Registry lock held across init so the
  * first session event finds the client. */
 int zkl__client_start_handle(zkl_client *c)
 {
     int64_t started = zkl__now_ns();
-    pthread_mutex_lock(&reg_mu);
+    zkl__registry_lock();
     errno = 0;
     zhandle_t *zh = zookeeper_init(c->hosts, session_watcher, c->timeout_ms, NULL, NULL, 0);
     if (zh == NULL) {
         int e = errno;
-        pthread_mutex_unlock(&reg_mu);
-        return start_failed(e);
+        zkl__registry_unlock();
+        return zkl__hosts_init_failed(e);
     }
     /* Resolve host names once per window, not on every poll: measurable on
      * every round trip otherwise. */
@@ -282,13 +154,11 @@ int zkl__client_start_handle(zkl_client *c)
     c->zh = zh;
     c->handle_started_ns = started;
     pthread_mutex_unlock(&c->mu);
-    pthread_mutex_unlock(&reg_mu);
+    zkl__registry_unlock();
     return 0;
 }
 
 /* ---- open / close ----------------------------------------------------- */
-
-static int mark_closed(zkl_client *c);
 
 static zkl_client *client_alloc(const zkl_client_opts *o)
 {
@@ -330,9 +200,8 @@ fail_mu:
 
 static void client_destroy(zkl_client *c)
 {
-    /* In a child of fork(), the parent's threads may still be waiting on
-     * c->cv and holding c->hlock there: destroying them would wait for
-     * threads this process does not have. The handle is the parent's. */
+    /* In a child of fork(), the parent's threads may still wait on c->cv or
+     * hold c->hlock: no destroy may wait for them. The handle is theirs. */
     bool inherited = zkl__forked(c);
     if (inherited && c->owns_zh && c->zh != NULL)
         zkl__fork_keep_handle(c->zh);
@@ -352,15 +221,6 @@ static void client_destroy(zkl_client *c)
     }
     pthread_mutex_destroy(&c->mu);
     free(c);
-}
-
-static int client_register(zkl_client *c)
-{
-    zkl__fork_watch();
-    pthread_mutex_lock(&reg_mu);
-    int rc = reg_add(c);
-    pthread_mutex_unlock(&reg_mu);
-    return rc;
 }
 
 static int start_keeper(zkl_client *c)
@@ -396,40 +256,6 @@ static int check_chroot(zkl_client *c)
     return err;
 }
 
-/* ZKL_ERESOLVE if a host name of `hosts` does not resolve, else 0 (other
- * problems are libzookeeper_mt's to report). libzookeeper_mt would fail
- * with EINVAL, as for a malformed list. */
-static int hosts_resolve(const char *hosts)
-{
-    char *list = strdup(hosts);
-    if (list == NULL)
-        return ZKL_ENOMEM;
-    char *slash = strchr(list, '/');
-    if (slash != NULL)
-        *slash = '\0'; /* the chroot */
-    int rc = 0;
-    char *save = NULL;
-    for (char *h = strtok_r(list, ",", &save); h != NULL && rc == 0;
-         h = strtok_r(NULL, ",", &save)) {
-        char *colon = strrchr(h, ':');
-        if (colon == NULL || h[0] == '[')
-            continue; /* malformed, or an IPv6 literal: nothing to resolve */
-        *colon = '\0';
-        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
-        int g = getaddrinfo(h, NULL, &hints, &res);
-        if (g == 0)
-            freeaddrinfo(res);
-        else if (g == EAI_NONAME || g == EAI_AGAIN || g == EAI_FAIL
-#ifdef EAI_NODATA
-                 || g == EAI_NODATA
-#endif
-        )
-            rc = ZKL_ERESOLVE;
-    }
-    free(list);
-    return rc;
-}
-
 int zkl_client_open(const char *hosts, int session_timeout_ms, zkl_client **out)
 {
     return zkl_client_open_opts(hosts, session_timeout_ms, NULL, out);
@@ -438,19 +264,11 @@ int zkl_client_open(const char *hosts, int session_timeout_ms, zkl_client **out)
 int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_client_opts *opts,
                          zkl_client **out)
 {
-    if (hosts == NULL || hosts[0] == '\0' || out == NULL) {
-        zkl__detail("zkl_client_open: %s", out == NULL ? "out is NULL" : "no hosts given");
+    if (out == NULL) {
+        zkl__detail("zkl_client_open: out is NULL");
         return ZKL_EINVAL;
     }
-    /* libzookeeper_mt doubles the timeout in an int while it connects: from
-     * 2^30 on, that overflows and it retries for ever. */
-    if (session_timeout_ms <= 0 || session_timeout_ms > ZKL_SESSION_TIMEOUT_MAX) {
-        zkl__detail("zkl_client_open: session timeout %d ms: it must be 1 to %d ms "
-                    "(the server grants at most its maxSessionTimeout, 40 s by default)",
-                    session_timeout_ms, ZKL_SESSION_TIMEOUT_MAX);
-        return ZKL_EINVAL;
-    }
-    int rc = zkl__hosts_check(hosts);
+    int rc = zkl__hosts_check(hosts, session_timeout_ms);
     if (rc != 0)
         return rc;
     /* The creator-only ACL names the authenticated identity: without one
@@ -470,19 +288,10 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
     rc = ZKL_ENOMEM;
     if ((c->hosts = strdup(hosts)) == NULL)
         goto fail;
-    if ((rc = client_register(c)) != 0)
+    if ((rc = zkl__registry_add(c)) != 0)
         goto fail;
     if ((rc = zkl__client_start_handle(c)) != 0) {
-        if (rc == ZKL_EINVAL && hosts_resolve(hosts) == ZKL_ERESOLVE)
-            rc = ZKL_ERESOLVE;
-        if (rc == ZKL_EINVAL)
-            zkl__detail("zkl_client_open: libzookeeper_mt refused the server list '%.150s'",
-                        hosts);
-        else if (rc == ZKL_ESYS) {
-            char why[200];
-            snprintf(why, sizeof why, "%s", zkl_last_error_text());
-            zkl__detail("zkl_client_open: %s", why);
-        }
+        rc = zkl__hosts_start_failed(hosts, rc);
         goto fail_reg;
     }
     /* Wait for the first session: the connect timeout, by default about
@@ -515,12 +324,12 @@ fail_zh:
     pthread_mutex_lock(&c->mu);
     c->closing = 1;
     pthread_mutex_unlock(&c->mu);
-    reg_remove(c);
+    zkl__registry_remove(c);
     zookeeper_close(c->zh);
     client_destroy(c);
     return rc;
 fail_reg:
-    reg_remove(c);
+    zkl__registry_remove(c);
 fail:
     client_destroy(c);
     return rc;
@@ -538,12 +347,12 @@ int zkl_client_wrap(zhandle_t *zh, zkl_client **out)
         return ZKL_ENOMEM;
     c->reopen = 0; /* the handle is the caller's: we never replace it */
     c->timeout_ms = zoo_recv_timeout(zh);
-    int rc = client_register(c);
+    int rc = zkl__registry_add(c);
     if (rc != 0) {
         client_destroy(c);
         return rc;
     }
-    pthread_mutex_lock(&reg_mu);
+    zkl__registry_lock();
     pthread_mutex_lock(&c->mu);
     c->zh = zh;
     c->wrapped_prev = zoo_set_watcher(zh, session_watcher);
@@ -554,10 +363,10 @@ int zkl_client_wrap(zhandle_t *zh, zkl_client **out)
         c->stats.sessions = 1;
     }
     pthread_mutex_unlock(&c->mu);
-    pthread_mutex_unlock(&reg_mu);
+    zkl__registry_unlock();
     if ((rc = start_keeper(c)) != 0) {
         zoo_set_watcher(zh, c->wrapped_prev);
-        reg_remove(c);
+        zkl__registry_remove(c);
         client_destroy(c);
         return rc;
     }
@@ -608,7 +417,7 @@ void zkl_client_close(zkl_client *c)
     pthread_mutex_unlock(&c->mu);
     if (c->keeper_started)
         pthread_join(c->keeper, NULL);
-    reg_remove(c);
+    zkl__registry_remove(c);
     pthread_rwlock_wrlock(&c->hlock);
     if (c->owns_zh) {
         /* Completions still pending are called with ZCLOSING, and free
@@ -627,45 +436,8 @@ void zkl_client_close(zkl_client *c)
     pthread_rwlock_unlock(&c->hlock);
     /* Lock objects still open keep their nodes and the client's memory
      * until the last of them is freed (their calls return ZKL_ECLOSED). */
-    if (mark_closed(c))
+    if (zkl__client_mark_closed(c))
         return;
-    zkl__client_free(c);
-}
-
-/* ---- lock objects keep a closed client's memory (users_mu) ----------------- */
-
-void zkl__client_ref(zkl_client *c)
-{
-    pthread_mutex_lock(&users_mu);
-    c->objects++;
-    pthread_mutex_unlock(&users_mu);
-}
-
-void zkl__client_unref(zkl_client *c)
-{
-    pthread_mutex_lock(&users_mu);
-    bool last = --c->objects == 0 && c->closed;
-    pthread_mutex_unlock(&users_mu);
-    if (last)
-        zkl__client_free(c);
-}
-
-/* zkl_client_close ran: 1 if lock objects are still open (the last one to
- * go frees the client), else 0. */
-static int mark_closed(zkl_client *c)
-{
-    pthread_mutex_lock(&users_mu);
-    c->closed = 1;
-    int left = c->objects > 0;
-    pthread_mutex_unlock(&users_mu);
-    return left;
-}
-
-void zkl__client_forget(zkl_client *c)
-{
-    reg_remove(c);
-    if (mark_closed(c))
-        return; /* lock objects still open: the last one to go frees it */
     zkl__client_free(c);
 }
 

@@ -1,8 +1,12 @@
-/* The connect string, checked before libzookeeper_mt sees it: it refuses
- * some malformed lists without saying why, and takes others that can only
- * end in a wait (port 99999 becomes 34463), so every refusal here names
- * the part that is wrong. */
+/* Why an open fails. The connect string and the session timeout are
+ * checked before libzookeeper_mt sees them: it refuses some malformed
+ * lists without saying why, and takes others that can only end in a wait
+ * (port 99999 becomes 34463, a timeout from 2^30 ms on overflows as it
+ * connects), so every refusal here names the part that is wrong; and what
+ * it refuses itself is explained after. */
 #include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,8 +56,20 @@ static int entry_check(const char *entry, size_t len, char *why, size_t whylen)
     return 0;
 }
 
-int zkl__hosts_check(const char *hosts)
+int zkl__hosts_check(const char *hosts, int session_timeout_ms)
 {
+    if (hosts == NULL || hosts[0] == '\0') {
+        zkl__detail("zkl_client_open: no hosts given");
+        return ZKL_EINVAL;
+    }
+    /* libzookeeper_mt doubles the timeout in an int while it connects: from
+     * 2^30 on, that overflows and it retries for ever. */
+    if (session_timeout_ms <= 0 || session_timeout_ms > ZKL_SESSION_TIMEOUT_MAX) {
+        zkl__detail("zkl_client_open: session timeout %d ms: it must be 1 to %d ms "
+                    "(the server grants at most its maxSessionTimeout, 40 s by default)",
+                    session_timeout_ms, ZKL_SESSION_TIMEOUT_MAX);
+        return ZKL_EINVAL;
+    }
     char why[240];
     const char *chroot = strchr(hosts, '/');
     size_t list = chroot ? (size_t)(chroot - hosts) : strlen(hosts);
@@ -78,4 +94,74 @@ int zkl__hosts_check(const char *hosts)
         return ZKL_EINVAL;
     }
     return 0;
+}
+
+/* What zookeeper_init's failure with errno `e` means. Its own checks of
+ * the host list (EINVAL, ENOENT: a name it could not look up) come after
+ * zkl__hosts_check's, so they are left to zkl__hosts_start_failed. */
+int zkl__hosts_init_failed(int e)
+{
+    switch (e) {
+    case ENOMEM:
+        return ZKL_ENOMEM;
+    case EINVAL:
+    case ENOENT:
+        return ZKL_EINVAL;
+    case EMFILE:
+    case ENFILE:
+        zkl__detail("cannot start a ZooKeeper session: out of file descriptors (%s)",
+                    strerror(e));
+        return ZKL_ESYS;
+    default:
+        zkl__detail("cannot start a ZooKeeper session: %s", e ? strerror(e) : "unknown error");
+        return ZKL_ESYS;
+    }
+}
+
+/* ZKL_ERESOLVE if a host name of `hosts` does not resolve, else 0 (other
+ * problems are libzookeeper_mt's to report). libzookeeper_mt would fail
+ * with EINVAL, as for a malformed list. */
+static int hosts_resolve(const char *hosts)
+{
+    char *list = strdup(hosts);
+    if (list == NULL)
+        return ZKL_ENOMEM;
+    char *slash = strchr(list, '/');
+    if (slash != NULL)
+        *slash = '\0'; /* the chroot */
+    int rc = 0;
+    char *save = NULL;
+    for (char *h = strtok_r(list, ",", &save); h != NULL && rc == 0;
+         h = strtok_r(NULL, ",", &save)) {
+        char *colon = strrchr(h, ':');
+        if (colon == NULL || h[0] == '[')
+            continue; /* malformed, or an IPv6 literal: nothing to resolve */
+        *colon = '\0';
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
+        int g = getaddrinfo(h, NULL, &hints, &res);
+        if (g == 0)
+            freeaddrinfo(res);
+        else if (g == EAI_NONAME || g == EAI_AGAIN || g == EAI_FAIL
+#ifdef EAI_NODATA
+                 || g == EAI_NODATA
+#endif
+        )
+            rc = ZKL_ERESOLVE;
+    }
+    free(list);
+    return rc;
+}
+
+int zkl__hosts_start_failed(const char *hosts, int rc)
+{
+    if (rc == ZKL_EINVAL && hosts_resolve(hosts) == ZKL_ERESOLVE)
+        rc = ZKL_ERESOLVE;
+    if (rc == ZKL_EINVAL)
+        zkl__detail("zkl_client_open: libzookeeper_mt refused the server list '%.150s'", hosts);
+    else if (rc == ZKL_ESYS) {
+        char why[200];
+        snprintf(why, sizeof why, "%s", zkl_last_error_text());
+        zkl__detail("zkl_client_open: %s", why);
+    }
+    return rc;
 }

@@ -145,10 +145,14 @@ struct zkl__listener {
     struct zkl__listener *next;
 };
 
-/* The registry of clients (lock order: registry, then c->mu). */
+/* The registry of clients (lib/session/registry.c; lock order: registry,
+ * then c->mu). Add gives c its id: 0 or ZKL_ENOMEM. */
+int zkl__registry_add(zkl_client *c);
+void zkl__registry_remove(zkl_client *c);
 void zkl__registry_lock(void);
 void zkl__registry_unlock(void);
-/* The client with this id, returned with c->mu held, or NULL. */
+/* The client of a handle or an id, returned with c->mu held, or NULL. */
+zkl_client *zkl__registry_lock_client(zhandle_t *zh, uint64_t id);
 zkl_client *zkl__client_lock_id(uint64_t id);
 /* Record a new state and queue it for the listeners (c->mu held). */
 void zkl__client_push_event(zkl_client *c, int state);
@@ -156,11 +160,17 @@ void zkl__client_push_event(zkl_client *c, int state);
 void zkl__client_session_end(zkl_client *c);
 /* Start a session on a new handle (c->hlock held for writing). */
 int zkl__client_start_handle(zkl_client *c);
-/* 0 if `hosts` is a connect string libzookeeper_mt can use, else
- * ZKL_EINVAL with the reason (lib/session/hosts.c). */
-int zkl__hosts_check(const char *hosts);
+/* Why an open fails (lib/session/hosts.c). Before the session starts:
+ * 0, or ZKL_EINVAL with the reason if `hosts` is no connect string
+ * libzookeeper_mt can use or the timeout none it can count with. */
+int zkl__hosts_check(const char *hosts, int session_timeout_ms);
+/* zookeeper_init failed with errno `e`: the code, with a text for ZKL_ESYS. */
+int zkl__hosts_init_failed(int e);
+/* zkl__client_start_handle failed with rc: the code the open returns
+ * (ZKL_ERESOLVE for a name that does not resolve), with its text. */
+int zkl__hosts_start_failed(const char *hosts, int rc);
 /* fork() (lib/session/fork.c): register the handlers once; the registry's
- * part of them (lib/session/client.c); keep an inherited handle's memory
+ * part of them (lib/session/registry.c); keep an inherited handle's memory
  * reachable in the child, which may not free it. A layer above (the lock
  * objects, lib/front/objects.c) adds its own part: its prepare runs before
  * the session's (its mutexes come first in the lock order), its parent
@@ -178,6 +188,9 @@ void *zkl__keeper_main(void *arg);
  * counts them): the last one to go frees it. */
 void zkl__client_ref(zkl_client *c);
 void zkl__client_unref(zkl_client *c);
+/* zkl_client_close ran: 1 if lock objects are still open (the last one to
+ * go frees the client), else 0. */
+int zkl__client_mark_closed(zkl_client *c);
 /* The client's memory goes (its listener's first). */
 void zkl__client_free(zkl_client *c);
 /* The client's end in a child of fork(): its memory only, without a word
