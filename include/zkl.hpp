@@ -108,6 +108,7 @@ enum class errc {
     out_of_range = ZKL_ERANGE,
     no_entry = ZKL_ENOENT,
     queue_too_long = ZKL_EQUEUE,
+    not_supported = ZKL_ENOTSUP,
     forked = ZKL_EFORK,
 };
 
@@ -121,7 +122,7 @@ constexpr errc all_errc[] = {
     errc::not_authorized,   errc::mismatch,      errc::busy,
     errc::system,           errc::canceled,      errc::no_chroot,
     errc::unresolved_host,  errc::out_of_range,  errc::no_entry,
-    errc::queue_too_long,   errc::forked,
+    errc::queue_too_long,   errc::not_supported, errc::forked,
 };
 #define ZKL_HPP_ONE_(name, code, msg) +1
 static_assert(sizeof all_errc / sizeof all_errc[0] == 0 ZKL_ERRNO_MAP(ZKL_HPP_ONE_),

@@ -133,6 +133,24 @@ static const core_case cases[] = {
      "deleted A1\n"
      "expect A:create A:list\n"
      "state A CREATING\n"},
+    {"a held node routed by its name queues again when someone deletes it, and leaves the index first",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "own A ok\n"
+     "list A ok A1\n"
+     "expect A:create A:list A:own A:wake\n"
+     "changed A1\n"
+     "expect A:readown\n"
+     "owndata A ok - 1\n"
+     "deleted A1\n"
+     "expect A:create A:list\n"
+     "state A CREATING\n"
+     "create A ok 2\n"
+     "list A ok A2\n"
+     "expect A:own A:dir A:wake\n"
+     "deleted A2\n"
+     "expect A:create A:list\n"},
     {"a session's end takes its held node: lost",
      "node A lock\n"
      "start A\n"
@@ -476,16 +494,15 @@ static const core_case cases[] = {
      "expect A:wake\n"
      "state A GONE\n"
      "err A ELOST\n"},
-    {"a create's answer with no memory to keep the name deletes the node by it",
+    {"a create answered with a name not of ours deletes the node by that name",
      "node A lock\n"
      "start A\n"
      "expect A:create A:list\n"
-     "nomem 1\n"
-     "create A ok 1\n"
+     "create A ok raw\n"
      "expect A:delete A:wake\n"
      "state A DELETING\n"
-     "err A ENOMEM\n"
-     "verdict A ENOMEM\n"
+     "err A EZK\n"
+     "verdict A EZK\n"
      "list A ok A1\n"
      "down\n"
      "delete A CONNLOSS\n"

@@ -393,12 +393,11 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("fork");
-    TCase *tc = tu_tcase("fork", 120);
-    tu_add_fixture(tc, "fork");
-    tcase_add_test(tc, test_child_gets_efork_and_the_parent_keeps_its_locks);
-    tcase_add_test(tc, test_child_frees_objects_a_parent_thread_waits_on);
-    tcase_add_test(tc, test_close_in_the_child_leaves_the_parents_session);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_child_gets_efork_and_the_parent_keeps_its_locks,
+        test_child_frees_objects_a_parent_thread_waits_on,
+        test_close_in_the_child_leaves_the_parents_session,
+        NULL,
+    };
+    return tu_run_zk_case("fork", 120, tests);
 }

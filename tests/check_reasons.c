@@ -185,15 +185,14 @@ int main(int argc, char **argv)
     tu_main_init(argc, argv);
     if (argc == 4 && strcmp(argv[1], "--worker") == 0 && strcmp(argv[2], "no-fds") == 0)
         return no_fds_worker(argv[3]);
-    Suite *s = suite_create("reasons");
-    TCase *tc = tu_tcase("reasons", 60);
-    tu_add_fixture(tc, "reasons");
-    tcase_add_test(tc, test_session_timeouts_libzookeeper_cannot_count_are_refused_at_once);
-    tcase_add_test(tc, test_malformed_host_lists_are_refused_at_once_with_a_reason);
-    tcase_add_test(tc, test_no_server_at_all_says_no_server_answered);
-    tcase_add_test(tc, test_connect_timeout_bounds_the_open_apart_from_the_session_timeout);
-    tcase_add_test(tc, test_out_of_descriptors_is_esys_and_says_so);
-    tcase_add_test(tc, test_guarded_set_of_a_missing_node_is_enoent);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_session_timeouts_libzookeeper_cannot_count_are_refused_at_once,
+        test_malformed_host_lists_are_refused_at_once_with_a_reason,
+        test_no_server_at_all_says_no_server_answered,
+        test_connect_timeout_bounds_the_open_apart_from_the_session_timeout,
+        test_out_of_descriptors_is_esys_and_says_so,
+        test_guarded_set_of_a_missing_node_is_enoent,
+        NULL,
+    };
+    return tu_run_zk_case("reasons", 60, tests);
 }

@@ -102,12 +102,12 @@ int main(int argc, char **argv)
     tu_main_init(argc, argv);
     if (argc == 4 && strcmp(argv[1], "--worker") == 0 && strcmp(argv[2], "closed-std") == 0)
         return closed_std_worker(argv[3]);
-    Suite *s = suite_create("zklog");
-    TCase *tc = tu_tcase("zklog", 60);
-    tcase_add_test(tc, test_opt_out_leaves_the_programs_log_alone);
-    tcase_add_test(tc, test_default_silences_the_log);
-    tcase_add_test(tc, test_option_needs_an_object);
-    tcase_add_test(tc, test_log_stream_never_takes_a_standard_descriptor);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_opt_out_leaves_the_programs_log_alone,
+        test_default_silences_the_log,
+        test_option_needs_an_object,
+        test_log_stream_never_takes_a_standard_descriptor,
+        NULL,
+    };
+    return tu_run_case("zklog", 60, NULL, NULL, tests);
 }

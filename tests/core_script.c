@@ -115,7 +115,7 @@ static bool make_name(struct world *w, const char *s, char *out, size_t size)
             return false;
         char uuid[37];
         zkl__uuid_text(t->cn.uuid, uuid);
-        snprintf(out, size, "_c_%s-%s%010ld", uuid, t->cn.kind, atol(s + 1));
+        snprintf(out, size, "_c_%s-%s%010ld", uuid, zkl__cnode_kind(&t->cn), atol(s + 1));
         return true;
     }
     if (strncmp(s, "x:", 2) == 0 || strncmp(s, "y:", 2) == 0) {
@@ -408,7 +408,9 @@ static bool answer(struct world *w, char **tok, int nt)
         long seq = nt > at ? atol(tok[at]) : 0;
         /* the name the create asked for, with the server's sequence */
         const char *base = strrchr(p.path, '/') + 1;
-        if (t->cn.side && t->cn.side->fixed_seq[0])
+        if (nt > at && strcmp(tok[at], "raw") == 0)
+            snprintf(created, sizeof created, "%snot-a-sequence", base);
+        else if (t->cn.side && t->cn.side->fixed_seq[0])
             snprintf(created, sizeof created, "%s", base);
         else
             snprintf(created, sizeof created, "%s%010ld", base, seq);

@@ -21,32 +21,32 @@ void zkl__engine_set_front(struct zkl__engine *e, const zkl__front_ops *ops, voi
 
 void zkl__engine_notify(zkl__node *n, unsigned what)
 {
-    struct zkl__engine *e = n->e;
-    if ((what == ZKL__NOTIFY_LOST && n->on_lost == NULL) ||
-        (what == ZKL__NOTIFY_REVOKE && n->on_revoke == NULL))
+    struct zkl__hooks *h = n->hooks;
+    struct zkl__engine *e = ZKL__NODE_ENGINE(n);
+    if (h == NULL || (what == ZKL__NOTIFY_LOST && h->on_lost == NULL) ||
+        (what == ZKL__NOTIFY_REVOKE && h->on_revoke == NULL))
         return;
-    n->notify |= (uint8_t)what;
-    if (!n->in_notify) {
-        n->in_notify = true;
-        n->nnext = NULL;
+    h->notify |= (uint8_t)what;
+    if (!h->queued) {
+        h->queued = true;
+        h->next = NULL;
         if (e->notify_tail)
-            e->notify_tail->nnext = n;
+            e->notify_tail->next = h;
         else
-            e->notify_head = n;
-        e->notify_tail = n;
+            e->notify_head = h;
+        e->notify_tail = h;
     }
-    pthread_cond_broadcast(&n->c->cv); /* the keeper */
+    pthread_cond_broadcast(&ZKL__NODE_CLIENT(n)->cv); /* the keeper */
 }
 
-static void unnotify(zkl__node *n)
+static void unnotify(struct zkl__engine *e, struct zkl__hooks *h)
 {
-    struct zkl__engine *e = n->e;
-    n->notify = 0;
-    if (!n->in_notify)
+    h->notify = 0;
+    if (!h->queued)
         return;
-    ZKL__SLIST_REMOVE(zkl__node, e->notify_head, e->notify_tail, n, nnext);
-    n->in_notify = false;
-    n->nnext = NULL;
+    ZKL__SLIST_REMOVE(struct zkl__hooks, e->notify_head, e->notify_tail, h, next);
+    h->queued = false;
+    h->next = NULL;
 }
 
 /* The owner is done with the node: no hook may run for it from now on.
@@ -54,18 +54,21 @@ static void unnotify(zkl__node *n)
  * releases) does not wait for itself. */
 void zkl__engine_hooks_off(zkl__node *n)
 {
-    zkl_client *c = n->c;
-    struct zkl__engine *e = n->e;
+    zkl_client *c = ZKL__NODE_CLIENT(n);
+    struct zkl__hooks *h = n->hooks;
+    if (h == NULL)
+        return;
+    struct zkl__engine *e = ZKL__NODE_ENGINE(n);
     bool keeper = c->keeper_started && pthread_equal(pthread_self(), c->keeper);
     /* A loss already queued for the owner is still told, once: a holder
      * that saw is_held turn 0 and released at once would otherwise never
      * hear it. The keeper delivers it soon; it may not wait for itself. */
-    while ((n->notify & ZKL__NOTIFY_LOST) && n->in_notify && c->keeper_started && !keeper &&
+    while ((h->notify & ZKL__NOTIFY_LOST) && h->queued && c->keeper_started && !keeper &&
            !c->closing)
         pthread_cond_wait(&c->cv, &c->mu);
-    unnotify(n);
-    n->on_lost = n->on_revoke = NULL;
-    while (e->notifying == n && !keeper)
+    unnotify(e, h);
+    h->on_lost = h->on_revoke = NULL;
+    while (e->notifying == h && !keeper)
         pthread_cond_wait(&c->cv, &c->mu);
 }
 
@@ -122,20 +125,21 @@ static int64_t on_tick(void *ctx)
     struct zkl__engine *e = ctx;
     zkl_client *c = e->c;
     /* Tell the owners, one hook at a time, with c->mu released. */
-    zkl__node *n;
-    while ((n = e->notify_head) != NULL && !c->closing) {
-        e->notify_head = n->nnext;
+    struct zkl__hooks *h;
+    while ((h = e->notify_head) != NULL && !c->closing) {
+        e->notify_head = h->next;
         if (e->notify_head == NULL)
             e->notify_tail = NULL;
-        n->in_notify = false;
-        n->nnext = NULL;
-        unsigned what = n->notify;
-        n->notify = 0;
-        zkl__node_fn fns[2] = {what & ZKL__NOTIFY_LOST ? n->on_lost : NULL,
-                               what & ZKL__NOTIFY_REVOKE ? n->on_revoke : NULL};
-        void *arg = n->hook_arg;
+        h->queued = false;
+        h->next = NULL;
+        unsigned what = h->notify;
+        h->notify = 0;
+        zkl__node_fn fns[2] = {what & ZKL__NOTIFY_LOST ? h->on_lost : NULL,
+                               what & ZKL__NOTIFY_REVOKE ? h->on_revoke : NULL};
+        void *arg = h->arg;
+        zkl__node *n = h->n;
         int64_t token = n->cn.token;
-        e->notifying = n; /* zkl__engine_hooks_off waits for this call */
+        e->notifying = h; /* zkl__engine_hooks_off waits for this call */
         c->delivering = 1;
         pthread_mutex_unlock(&c->mu);
         for (int i = 0; i < 2; i++)

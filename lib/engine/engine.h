@@ -31,22 +31,34 @@ typedef void (*zkl__node_fn)(zkl__node *n, int64_t token, void *arg);
  * c->mu held): it must only take note and wake whoever judges. */
 typedef void (*zkl__wake_fn)(zkl__node *n, void *arg);
 
+/* The owner's hooks of a node (zkl__qopts), apart: only a lock object's
+ * holds have them. Called on the keeper thread with no zkl lock held. */
+struct zkl__hooks {
+    zkl__node_fn on_lost, on_revoke;
+    void *arg;
+    zkl__node *n;
+    struct zkl__hooks *next; /* e->notify queue */
+    uint8_t notify;          /* what is still to be told */
+    bool queued;             /* on e->notify */
+};
+
 /* One contender: the core's node, and what the shell keeps beside it. */
 struct zkl__node {
     zkl__cnode cn;           /* first: the core's part */
-    zkl_client *c;
-    struct zkl__engine *e;
-    pthread_cond_t *cv;      /* the blocked caller's condition variable, or NULL */
-    zkl__wake_fn wake;       /* ... or the asynchronous waiter's wake-up */
-    void *wake_arg;
-    zkl__node_fn on_lost, on_revoke; /* the owner's hooks, on the keeper thread */
-    void *hook_arg;
-    zkl__node *nnext;        /* e->notify queue */
-    uint8_t notify;          /* what the owner's hooks are still to be told */
-    bool in_notify;
+    zkl__wake_fn wake;       /* an asynchronous waiter's wake-up, or NULL ... */
+    union {
+        void *wake_arg;      /* ... its argument */
+        pthread_cond_t *cv;  /* ... else the blocked caller's condition variable, or NULL */
+    };
+    struct zkl__hooks *hooks; /* or NULL */
     char *path;              /* its full path, once the caller took the hold */
     zkl__meter meter;
 };
+
+/* The engine of a node's client (the core's sink context), and the client:
+ * a node knows them once started. */
+#define ZKL__NODE_ENGINE(n) ((struct zkl__engine *)zkl__core_ctx((n)->cn.core))
+#define ZKL__NODE_CLIENT(n) (ZKL__NODE_ENGINE(n)->c)
 
 /* What an acquire asks of its node (lib/front/, lib/kit/). */
 typedef struct zkl__qopts {
@@ -86,8 +98,8 @@ struct zkl__engine {
     zkl_client *c;
     struct zkl__core *core;
     struct zkl__metrics *metrics; /* made on first use; never when off */
-    zkl__node *notify_head, *notify_tail; /* nodes whose owner's hooks are due */
-    const zkl__node *notifying;   /* the one whose hook is running */
+    struct zkl__hooks *notify_head, *notify_tail; /* owners' hooks that are due */
+    const struct zkl__hooks *notifying; /* the one running */
     int inside;                   /* caller threads inside a blocking engine call */
     const zkl__front_ops *front;
     void *front_ctx;
@@ -119,15 +131,14 @@ int zkl__shell_act(void *ctx, const zkl__act *a);
 void zkl__shell_wake(zkl__node *n);
 
 /* ---- lib/engine/node.c: a node as its caller sees it ---- */
-/* Make a node for an acquire on `dir` (no lock held): 0 and *out, or
- * ZKL_ENOMEM with nothing made. */
-int zkl__node_make(zkl_client *c, const char *dir, const zkl__policy *pol, const zkl__qopts *o,
-                   bool try_once, zkl__node **out);
-/* Link it and send its create on `dir` (c->mu held): 0, or a ZKL_E... code
- * with the node counted and freed. `inside`: count the caller as blocked
- * in the engine; `cv`: the waiting caller's condition variable. */
-int zkl__node_start(zkl__node *n, const char *dir, const zkl__qopts *o, bool inside,
-                    pthread_cond_t *cv);
+/* Make a node for an acquire (no lock held): 0 and *out, or ZKL_ENOMEM
+ * with nothing made. */
+int zkl__node_make(const zkl__policy *pol, const zkl__qopts *o, bool try_once, zkl__node **out);
+/* Link it to c's engine and send its create on `dir` (c->mu held): 0, or a
+ * ZKL_E... code with the node counted and freed. `inside`: count the caller
+ * as blocked in the engine; `cv`: the waiting caller's condition variable. */
+int zkl__node_start(zkl_client *c, zkl__node *n, const char *dir, const zkl__qopts *o,
+                    bool inside, pthread_cond_t *cv);
 /* zkl__node_make + zkl__node_start from a caller thread (takes the locks). */
 int zkl__node_enqueue(zkl_client *c, const char *dir, const zkl__policy *pol,
                       const zkl__qopts *o, bool try_once, bool inside, pthread_cond_t *cv,

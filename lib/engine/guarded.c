@@ -8,7 +8,7 @@
 int zkl__guarded_multi(zkl__node *n, int count, const zoo_op_t *ops,
                             zoo_op_result_t *results)
 {
-    zkl_client *c = n->c;
+    zkl_client *c = ZKL__NODE_CLIENT(n);
     if (count < 1 || ops == NULL)
         return ZKL_EINVAL;
     int bad = zkl__validate_ops(c, n->path, count, ops); /* nothing the server refuses */
@@ -33,7 +33,7 @@ int zkl__guarded_multi(zkl__node *n, int count, const zoo_op_t *ops,
     zhandle_t *zh = c->zh;
     if (ok) {
         c->stats.requests++;
-        zkl__metrics_sent(n->e->metrics, &n->meter);
+        zkl__metrics_sent(ZKL__NODE_ENGINE(n)->metrics, &n->meter);
     }
     pthread_mutex_unlock(&c->mu);
     int err;

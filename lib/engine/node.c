@@ -6,22 +6,27 @@
 
 #include "engine.h"
 
-int zkl__node_make(zkl_client *c, const char *dir, const zkl__policy *pol, const zkl__qopts *o,
-                   bool try_once, zkl__node **out)
+int zkl__node_make(const zkl__policy *pol, const zkl__qopts *o, bool try_once, zkl__node **out)
 {
     zkl__node *n = calloc(1, sizeof *n);
     if (n == NULL)
         return ZKL_ENOMEM;
-    n->c = c;
     n->cn.pol = pol;
     n->cn.arg = o ? o->arg : NULL;
     n->cn.prefetch = o && o->prefetch;
     n->cn.patience = try_once ? ZKL__P_ONCE : ZKL__P_DEADLINE;
     n->meter.gate = (pol->flags & ZKL__POL_GATE) != 0;
-    if (o) {
-        n->on_lost = o->on_lost;
-        n->on_revoke = o->on_revoke;
-        n->hook_arg = o->hook_arg;
+    if (o && (o->on_lost || o->on_revoke)) {
+        if ((n->hooks = calloc(1, sizeof *n->hooks)) == NULL) {
+            free(n);
+            return ZKL_ENOMEM;
+        }
+        n->hooks->on_lost = o->on_lost;
+        n->hooks->on_revoke = o->on_revoke;
+        n->hooks->arg = o->hook_arg;
+        n->hooks->n = n;
+    }
+    if (o && o->wake) {
         n->wake = o->wake;
         n->wake_arg = o->wake_arg;
     }
@@ -40,7 +45,6 @@ static int link_node(struct zkl__engine *e, zkl__node *n, const char *dir, const
                           .fixed_seq = o ? o->fixed_seq : NULL,
                           .prefetch = n->cn.prefetch,
                           .try_once = n->cn.patience == ZKL__P_ONCE};
-    n->e = e;
     return zkl__cnode_init(e->core, &n->cn, &co);
 }
 
@@ -55,10 +59,9 @@ static int state_err(zkl_client *c)
     return 0;
 }
 
-int zkl__node_start(zkl__node *n, const char *dir, const zkl__qopts *o, bool inside,
-                       pthread_cond_t *cv)
+int zkl__node_start(zkl_client *c, zkl__node *n, const char *dir, const zkl__qopts *o,
+                    bool inside, pthread_cond_t *cv)
 {
-    zkl_client *c = n->c;
     int64_t now = zkl__now_ns();
     /* A semaphore's lease continues the attempt its gate began. */
     if (o && o->within) {
@@ -80,12 +83,14 @@ int zkl__node_start(zkl__node *n, const char *dir, const zkl__qopts *o, bool ins
             zkl__metrics_acquire_begin(&e->metrics, &n->meter, dir, (size_t)c->metric_paths, now);
             zkl__metrics_acquire_end(e->metrics, &n->meter, err, now);
         }
+        free(n->hooks);
         free(n);
         return err;
     }
     if (!c->metrics_off)
         zkl__metrics_acquire_begin(&e->metrics, &n->meter, dir, (size_t)c->metric_paths, now);
-    n->cv = cv;
+    if (n->wake == NULL)
+        n->cv = cv;
     if (inside)
         e->inside++;
     zkl__cnode_start(&n->cn, now);
@@ -97,11 +102,11 @@ int zkl__node_enqueue(zkl_client *c, const char *dir, const zkl__policy *pol,
                       zkl__node **out)
 {
     zkl__node *n;
-    int err = zkl__node_make(c, dir, pol, o, try_once, &n);
+    int err = zkl__node_make(pol, o, try_once, &n);
     if (err != 0)
         return err;
     pthread_mutex_lock(&c->mu);
-    err = zkl__node_start(n, dir, o, inside, cv);
+    err = zkl__node_start(c, n, dir, o, inside, cv);
     pthread_mutex_unlock(&c->mu);
     if (err == 0)
         *out = n;
@@ -139,7 +144,7 @@ bool zkl__node_releasing(const zkl__node *n)
 int zkl__node_released(const zkl__node *n)
 {
     if (n->cn.st != ZKL__N_GONE)
-        return n->c->closing ? ZKL_ECLOSED : ZKL_ELOST;
+        return ZKL__NODE_CLIENT(n)->closing ? ZKL_ECLOSED : ZKL_ELOST;
     return n->cn.err;
 }
 
@@ -151,15 +156,15 @@ void zkl__node_release(zkl__node *n)
 /* The caller is done with n: it may be freed by this call. */
 void zkl__node_detach(zkl__node *n)
 {
-    n->cv = NULL;
     n->wake = NULL;
+    n->cv = NULL;
     event(n, ZKL__E_DETACH);
 }
 
 int zkl__node_verdict(const zkl__node *n, bool cancelled, bool deadline_past)
 {
     zkl__wait_view w = {.cancelled = cancelled,
-                        .client_cancel = n->c->cancelled != 0,
+                        .client_cancel = ZKL__NODE_CLIENT(n)->cancelled != 0,
                         .deadline_past = deadline_past};
     return zkl__verdict(&n->cn, &w);
 }
@@ -189,19 +194,19 @@ bool zkl__node_refused(const zkl__node *n, int *err)
 
 void zkl__node_count_end(zkl__node *n, int rc)
 {
-    if (n->e != NULL)
-        zkl__metrics_acquire_end(n->e->metrics, &n->meter, rc, zkl__now_ns());
+    if (n->cn.core != NULL)
+        zkl__metrics_acquire_end(ZKL__NODE_ENGINE(n)->metrics, &n->meter, rc, zkl__now_ns());
 }
 
 void zkl__node_count_released(zkl__node *n)
 {
-    if (n->e != NULL)
-        zkl__metrics_released(n->e->metrics, &n->meter, zkl__now_ns());
+    if (n->cn.core != NULL)
+        zkl__metrics_released(ZKL__NODE_ENGINE(n)->metrics, &n->meter, zkl__now_ns());
 }
 
 int zkl__node_held(const zkl__node *n)
 {
-    zkl_client *c = n->c;
+    zkl_client *c = ZKL__NODE_CLIENT(n);
     if (zkl__forked(c))
         return 0; /* a child of fork(): the parent's */
     pthread_mutex_lock(&c->mu);
@@ -212,7 +217,7 @@ int zkl__node_held(const zkl__node *n)
 
 int zkl__node_sure(const zkl__node *n)
 {
-    zkl_client *c = n->c;
+    zkl_client *c = ZKL__NODE_CLIENT(n);
     if (zkl__forked(c))
         return 0;
     pthread_mutex_lock(&c->mu);
@@ -233,5 +238,5 @@ const char *zkl__node_path(const zkl__node *n)
 
 zkl_client *zkl__node_client(const zkl__node *n)
 {
-    return n->c;
+    return ZKL__NODE_CLIENT(n);
 }

@@ -31,7 +31,7 @@ void zkl__shell_wake(zkl__node *n)
 static void answer(const void *data, zkl__event *ev)
 {
     zkl__node *n = (zkl__node *)data;
-    zkl_client *c = n->c;
+    zkl_client *c = ZKL__NODE_CLIENT(n);
     pthread_mutex_lock(&c->mu);
     ev->now = zkl__now_ns();
     zkl__cnode_on(&n->cn, ev);
@@ -63,7 +63,7 @@ static void joint_done(int rc, const struct String_vector *kids, const void *dat
 {
     struct zkl__joint *j = (struct zkl__joint *)data;
     zkl__node *first = (zkl__node *)zkl__joint_first(j);
-    zkl_client *c = first->c; /* a joint serves one node at least */
+    zkl_client *c = ZKL__NODE_CLIENT(first); /* a joint serves one node at least */
     pthread_mutex_lock(&c->mu);
     zkl__joint_on(j, rc, kids, zkl__now_ns());
     pthread_mutex_unlock(&c->mu);
@@ -159,8 +159,9 @@ static int tell(struct zkl__engine *e, const zkl__act *a)
         pthread_cond_broadcast(&e->c->cv); /* the keeper ticks the core */
         break;
     case ZKL__A_FREE: {
-        zkl_client *c = n->c;
+        zkl_client *c = ZKL__NODE_CLIENT(n);
         free(n->path);
+        free(n->hooks);
         free(n);
         /* Only a closing client waits for nodes to go; otherwise this would
          * wake the keeper thread on every release, for nothing. */

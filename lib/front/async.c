@@ -41,10 +41,10 @@ static void ready_push(struct zkl__async *a, zkl_request *r)
     if (r->in_ready)
         return;
     r->in_ready = true;
-    r->rnext = NULL;
+    r->lnext = NULL;
     bool was_empty = a->ready == NULL;
     if (a->ready_tail)
-        a->ready_tail->rnext = r;
+        a->ready_tail->lnext = r;
     else
         a->ready = r;
     a->ready_tail = r;
@@ -53,14 +53,14 @@ static void ready_push(struct zkl__async *a, zkl_request *r)
         ssize_t w = write(a->fd, &one, sizeof one);
         (void)w; /* a full counter is readable already */
     }
-    pthread_cond_broadcast(&r->c->cv); /* the keeper delivers */
+    pthread_cond_broadcast(&r->a->c->cv); /* the keeper delivers */
 }
 
 static void ready_remove(struct zkl__async *a, zkl_request *r)
 {
     if (!r->in_ready)
         return;
-    ZKL__SLIST_REMOVE(zkl_request, a->ready, a->ready_tail, r, rnext);
+    ZKL__SLIST_REMOVE(zkl_request, a->ready, a->ready_tail, r, lnext);
     r->in_ready = false;
 }
 
@@ -132,7 +132,7 @@ static int act(void *ctx, const zkl__ract *x)
         break;
     case ZKL__RA_LOOK:
         look_push(r->a, r);
-        pthread_cond_broadcast(&r->c->cv);
+        pthread_cond_broadcast(&r->a->c->cv);
         break;
     }
     return 0;
@@ -149,13 +149,13 @@ static void wake(zkl__node *n, void *arg)
 {
     zkl_request *r = arg;
     look_push(r->a, r); /* a held one is looked at for a loss */
-    pthread_cond_broadcast(&n->c->cv);
+    pthread_cond_broadcast(&ZKL__NODE_CLIENT(n)->cv);
 }
 
 void zkl__async_poke(zkl_request *r)
 {
     look_push(r->a, r);
-    pthread_cond_broadcast(&r->c->cv);
+    pthread_cond_broadcast(&r->a->c->cv);
 }
 
 /* Judge every woken request, and those whose time came. */
@@ -168,7 +168,7 @@ static void judge_all(struct zkl__async *a)
             next = r->anext;
             (void)zkl__areq_on(&r->m, ZKL__RE_LOOK, now, act, r);
             if (r->in_timed) {
-                int64_t at = r->m.st == ZKL__R_CLEANING ? r->m.grace : r->m.deadline;
+                int64_t at = r->m.deadline;
                 if (at != ZKL__NO_DEADLINE && (a->due == 0 || at < a->due))
                     a->due = at;
             }
@@ -196,11 +196,9 @@ int zkl__async_deliver(struct zkl__async *a, zkl_client *c)
         ready_remove(a, r);
         if (zkl__async_on(r, ZKL__RE_DELIVER) == 0)
             continue; /* not to be told (yet): the machine said why */
-        if (r->m.st == ZKL__R_HELD)
-            r->token = zkl__node_token((zkl__node *)r->m.n);
         int result = r->m.result;
         r->cb = ZKL__CB_RUNNING;
-        r->runner = pthread_self();
+        a->runner = pthread_self();
         pthread_mutex_unlock(&c->mu);
         r->fn(r, result, r->arg);
         pthread_mutex_lock(&c->mu);
@@ -280,9 +278,9 @@ static int enqueue(zkl_request *r, const char *dir, const zkl__policy *pol, cons
     q.wake_arg = r;
     q.on_lost = q.on_revoke = NULL;
     zkl__node *n;
-    int err = zkl__node_make(r->c, dir, pol, &q, try_once, &n);
+    int err = zkl__node_make(pol, &q, try_once, &n);
     if (err == 0)
-        err = zkl__node_start(n, dir, &q, false, NULL);
+        err = zkl__node_start(r->a->c, n, dir, &q, false, NULL);
     if (err == 0)
         *out = n;
     return err;
@@ -320,7 +318,6 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
         free(r);
         return rc;
     }
-    r->c = c;
     r->fn = fn;
     r->step = step;
     r->step_ctx = ctx;

@@ -13,18 +13,14 @@ enum zkl__callback { ZKL__CB_IDLE, ZKL__CB_RUNNING, ZKL__CB_FREED };
 
 struct zkl_request {
     zkl__areq m;             /* the core's machine: first */
-    zkl_client *c;
-    struct zkl__async *a;
+    struct zkl__async *a;    /* the client's asynchronous front (a->c: the client) */
     const zkl__async_step *step; /* or NULL: one node, no steps */
     void *step_ctx;
     zkl_request_fn fn;
     void *arg;
-    int64_t token;           /* its node's, once delivered held */
     uint8_t cb;              /* enum zkl__callback: FREED, freed by its own callback */
     bool in_look, in_ready, in_timed; /* which of the client's lists hold it */
-    pthread_t runner;        /* the thread running its callback */
-    zkl_request *lnext;      /* a->look */
-    zkl_request *rnext;      /* a->ready */
+    zkl_request *lnext;      /* a->look or a->ready, never both at once */
     zkl_request *aprev, *anext; /* a->timed */
 };
 
@@ -36,6 +32,7 @@ struct zkl__async {
     int64_t due;                      /* the earliest of those, 0: none */
     int fd;                           /* -1 until zkl_client_event_fd */
     bool dispatching;                 /* zkl_client_dispatch runs */
+    pthread_t runner;                 /* the thread running a callback (one at a time) */
 };
 
 /* One event for the request's machine, carried out here. */

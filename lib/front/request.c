@@ -12,7 +12,7 @@ int zkl_request_cancel(zkl_request *r)
 {
     if (r == NULL)
         return ZKL_EINVAL;
-    zkl_client *c = r->c;
+    zkl_client *c = r->a->c;
     if (zkl__forked(c))
         return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
@@ -25,11 +25,19 @@ int zkl_request_release(zkl_request *r)
 {
     if (r == NULL)
         return ZKL_EINVAL;
-    zkl_client *c = r->c;
+    zkl_client *c = r->a->c;
     if (zkl__forked(c))
         return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
+    /* Why a hold was lost, for zkl_last_error_text: its session ended, or
+     * someone else deleted its node while the session lived on. */
+    zkl__node *n = (zkl__node *)r->m.n;
+    bool session = n == NULL || !zkl__node_current(n);
     int rc = zkl__async_on(r, ZKL__RE_RELEASE);
+    if (rc == ZKL_ELOST)
+        zkl__detail(session ? "the hold was lost: its ZooKeeper session ended"
+                            : "the hold was lost: its node was deleted by someone else, the "
+                              "session lives on");
     pthread_mutex_unlock(&c->mu);
     return rc;
 }
@@ -38,7 +46,7 @@ void zkl_request_free(zkl_request *r)
 {
     if (r == NULL)
         return;
-    zkl_client *c = r->c;
+    zkl_client *c = r->a->c;
     if (zkl__forked(c)) { /* memory only: its node is the client's to free */
         zkl__async_free_now(r);
         zkl__obj_done(c);
@@ -46,7 +54,7 @@ void zkl_request_free(zkl_request *r)
     }
     bool self = false;
     pthread_mutex_lock(&c->mu);
-    while (r->cb != ZKL__CB_IDLE && !(self = pthread_equal(r->runner, pthread_self())))
+    while (r->cb != ZKL__CB_IDLE && !(self = pthread_equal(r->a->runner, pthread_self())))
         pthread_cond_wait(&c->cv, &c->mu);
     zkl__async_on(r, ZKL__RE_FREE);
     zkl__async_unlist(r);
@@ -64,11 +72,11 @@ void zkl_request_free(zkl_request *r)
 
 int zkl_request_is_held(zkl_request *r)
 {
-    if (r == NULL || zkl__forked(r->c))
+    if (r == NULL || zkl__forked(r->a->c))
         return 0;
-    pthread_mutex_lock(&r->c->mu);
-    int held = zkl__areq_holds(&r->m) && r->c->state != ZKL_STATE_LOST;
-    pthread_mutex_unlock(&r->c->mu);
+    pthread_mutex_lock(&r->a->c->mu);
+    int held = zkl__areq_holds(&r->m) && r->a->c->state != ZKL_STATE_LOST;
+    pthread_mutex_unlock(&r->a->c->mu);
     return held;
 }
 
@@ -76,25 +84,25 @@ int zkl_request_token(zkl_request *r, int64_t *out)
 {
     if (r == NULL || out == NULL)
         return ZKL_EINVAL;
-    if (zkl__forked(r->c))
+    if (zkl__forked(r->a->c))
         return ZKL_EFORK;
     int rc = zkl_request_is_held(r) ? 0 : ZKL_ELOST;
-    pthread_mutex_lock(&r->c->mu);
+    pthread_mutex_lock(&r->a->c->mu);
     if (r->m.st != ZKL__R_HELD && r->m.st != ZKL__R_LOSING && r->m.st != ZKL__R_LOST)
         rc = ZKL_ENOTHELD;
     else if (rc == 0)
-        *out = r->token;
-    pthread_mutex_unlock(&r->c->mu);
+        *out = zkl__node_token((zkl__node *)r->m.n);
+    pthread_mutex_unlock(&r->a->c->mu);
     return rc;
 }
 
 const char *zkl_request_node(zkl_request *r)
 {
-    if (r == NULL || zkl__forked(r->c))
+    if (r == NULL || zkl__forked(r->a->c))
         return NULL;
-    pthread_mutex_lock(&r->c->mu);
+    pthread_mutex_lock(&r->a->c->mu);
     const char *p = r->m.st == ZKL__R_HELD && r->m.n ? zkl__node_path((zkl__node *)r->m.n) : NULL;
-    pthread_mutex_unlock(&r->c->mu);
+    pthread_mutex_unlock(&r->a->c->mu);
     return p;
 }
 

@@ -47,7 +47,7 @@ static bool fired(const zkl__qopts *o)
  * engine deletes the node when the answer comes. */
 static void wait_settled(zkl__node *n, pthread_cond_t *cv)
 {
-    zkl_client *c = n->c;
+    zkl_client *c = ZKL__NODE_CLIENT(n);
     int64_t grace = zkl__now_ns() + CLEANUP_GRACE_NS;
     n->cv = cv;
     while (zkl__node_current(n) && !zkl__node_settled(n) && zkl__engine_connected(c) &&
@@ -77,7 +77,7 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
         pthread_cond_destroy(&cv);
         return err;
     }
-    struct zkl__engine *e = n->e;
+    struct zkl__engine *e = ZKL__NODE_ENGINE(n);
     struct zkl__cancel_reg reg;
     if (o != NULL && o->cancel != NULL)
         zkl__cancel_watch(o->cancel, &reg, c, &cv);
@@ -118,11 +118,11 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
 
 void zkl__wait_leave(zkl__node *n, bool wait)
 {
-    zkl_client *c = n->c;
+    zkl_client *c = ZKL__NODE_CLIENT(n);
     if (zkl__forked(c))
         return; /* the client's local free takes the node */
     pthread_mutex_lock(&c->mu);
-    struct zkl__engine *e = n->e;
+    struct zkl__engine *e = ZKL__NODE_ENGINE(n);
     e->inside++;
     zkl__node_leave(n);
     pthread_cond_t cv;
@@ -139,18 +139,18 @@ void zkl__wait_leave(zkl__node *n, bool wait)
 
 void zkl__wait_failed(zkl__node *n, int rc)
 {
-    pthread_mutex_lock(&n->c->mu);
+    pthread_mutex_lock(&ZKL__NODE_CLIENT(n)->mu);
     zkl__node_count_end(n, rc);
-    pthread_mutex_unlock(&n->c->mu);
+    pthread_mutex_unlock(&ZKL__NODE_CLIENT(n)->mu);
 }
 
 int zkl__wait_release(zkl__node *n)
 {
-    zkl_client *c = n->c;
+    zkl_client *c = ZKL__NODE_CLIENT(n);
     if (zkl__forked(c))
         return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
-    struct zkl__engine *e = n->e;
+    struct zkl__engine *e = ZKL__NODE_ENGINE(n);
     e->inside++;
     int err = 0;
     if (!zkl__node_is_held(n))

@@ -139,7 +139,9 @@ int zkl__client_start_handle(zkl_client *c)
     int64_t started = zkl__now_ns();
     zkl__registry_lock();
     errno = 0;
-    zhandle_t *zh = zookeeper_init(c->hosts, session_watcher, c->timeout_ms, NULL, NULL, 0);
+    /* With the client's TLS or SASL settings, the same for a re-opened
+     * session as for the first. */
+    zhandle_t *zh = zkl__secure_handle(c->secure, c->hosts, session_watcher, c->timeout_ms);
     if (zh == NULL) {
         int e = errno;
         zkl__registry_unlock();
@@ -177,8 +179,15 @@ static zkl_client *client_alloc(const zkl_client_opts *o)
     c->max_request = o ? o->max_request : ZKL__MAX_REQUEST_DEFAULT;
     c->metrics_off = o ? !o->metrics : 0;
     c->metric_paths = o ? o->metric_paths : ZKL__METRIC_PATHS_DEFAULT;
-    if (o && o->digest && (c->digest = strdup(o->digest)) == NULL)
+    c->lost_requests = o ? o->lost_requests : 0;
+    if (o && zkl__options_copy(c, o) != 0) {
+        zkl__options_drop(c);
         goto fail_dg;
+    }
+    if (o && o->digest && (c->digest = strdup(o->digest)) == NULL) {
+        zkl__options_drop(c);
+        goto fail_dg;
+    }
     char host[64] = "?";
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
@@ -214,6 +223,7 @@ static void client_destroy(zkl_client *c)
         memset(c->digest, 0, strlen(c->digest));
         free(c->digest);
     }
+    zkl__options_drop(c);
     free(c->hosts);
     if (!inherited) {
         pthread_rwlock_destroy(&c->hlock);
@@ -269,12 +279,10 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
         return ZKL_EINVAL;
     }
     int rc = zkl__hosts_check(hosts, session_timeout_ms);
+    if (rc == 0 && opts != NULL)
+        rc = zkl__options_check(opts);
     if (rc != 0)
         return rc;
-    /* The creator-only ACL names the authenticated identity: without one
-     * the server would refuse every create (ZINVALIDACL). */
-    if (opts != NULL && opts->acl == ZKL_ACL_CREATOR && opts->digest == NULL)
-        return ZKL_EINVAL;
     /* The log is the process's: silence it once, unless this client's
      * program asked to keep its own settings. */
     static pthread_once_t quiet = PTHREAD_ONCE_INIT;
@@ -295,23 +303,17 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
         goto fail_reg;
     }
     /* Wait for the first session: the connect timeout, by default about
-     * one session timeout, as libzookeeper_mt tries the servers in turn. */
+     * one session timeout, as libzookeeper_mt tries the servers in turn,
+     * unless the servers say sooner why none can come (lib/session/probe.c). */
     int connect_ms = opts != NULL && opts->connect_ms > 0 ? opts->connect_ms : session_timeout_ms;
     int64_t deadline = zkl__now_ns() + (int64_t)connect_ms * 1000000;
+    zkl_last_error_clear(); /* the probe's reasons, if it finds one */
     pthread_mutex_lock(&c->mu);
-    while (c->state == ZKL_STATE_CONNECTING && !c->auth_failed &&
-           zkl__cond_wait(&c->cv, &c->mu, deadline) == 0)
-        ;
-    int ok = c->state == ZKL_STATE_CONNECTED && !c->auth_failed;
-    rc = c->auth_failed ? ZKL_ENOAUTH : ZKL_ECONNLOSS;
+    rc = zkl__probe_first_session(c, deadline);
     c->ev_head = c->ev_tail; /* listeners come later: nothing to deliver */
     pthread_mutex_unlock(&c->mu);
-    if (!ok) {
-        if (rc == ZKL_ECONNLOSS)
-            zkl__detail("zkl_client_open: no server answered at %.150s within %d ms", hosts,
-                        connect_ms);
-        else
-            zkl__detail("zkl_client_open: the server refused the credentials");
+    if (rc != 0) {
+        zkl__hosts_wait_failed(hosts, rc, connect_ms);
         goto fail_zh;
     }
     if ((rc = check_chroot(c)) != 0)

@@ -165,3 +165,14 @@ int zkl__hosts_start_failed(const char *hosts, int rc)
     }
     return rc;
 }
+
+void zkl__hosts_wait_failed(const char *hosts, int rc, int connect_ms)
+{
+    if (zkl_last_error_text()[0] != '\0')
+        return; /* the probe found the reason (lib/session/probe.c) */
+    if (rc == ZKL_ECONNLOSS)
+        zkl__detail("zkl_client_open: no server answered at %.150s within %d ms", hosts,
+                    connect_ms);
+    else if (rc == ZKL_ENOAUTH)
+        zkl__detail("zkl_client_open: the server refused the credentials");
+}

@@ -21,6 +21,31 @@ void zkl__uuid_text(const uint8_t uuid[16], char out[37])
     out[o] = '\0';
 }
 
+int zkl__uuid_parse(const char *text, uint8_t out[16])
+{
+    size_t k = 0;
+    for (size_t i = 0; i < 36; i++) {
+        char c = text[i];
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (c != '-')
+                return -1;
+            continue;
+        }
+        unsigned v;
+        if (c >= '0' && c <= '9')
+            v = (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v = (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v = (unsigned)(c - 'A' + 10);
+        else
+            return -1;
+        out[k / 2] = (uint8_t)(k % 2 ? (out[k / 2] | v) : (v << 4));
+        k++;
+    }
+    return 0;
+}
+
 int zkl__entry_parse(const char *name, zkl__entry *e)
 {
     size_t len = strlen(name);

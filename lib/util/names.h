@@ -20,5 +20,8 @@ int zkl__entry_is(const zkl__entry *e, const char *kind);
 int zkl__name_has_uuid(const char *name, const char *uuid);
 /* The text of a 16-byte uuid: 36 characters and a NUL. */
 void zkl__uuid_text(const uint8_t uuid[16], char out[37]);
+/* The 16 bytes of the 36 characters at text (hex digits in 8-4-4-4-12
+ * form, either case): 0, or -1 if they are not that. */
+int zkl__uuid_parse(const char *text, uint8_t out[16]);
 
 #endif

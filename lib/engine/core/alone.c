@@ -127,10 +127,9 @@ void zkl__alone_deleted(zkl__cnode *n, bool ok)
 
 zkl__decision zkl__alone_answer(zkl__cnode *n, int64_t want)
 {
-    zkl__entry e;
-    if (n->core->dir_epoch == n->fast_epoch && zkl__entry_parse(n->name, &e) == 0 &&
-        e.seq == want) {
-        char *one[1] = {n->name};
+    char own[ZKL__NAME_BUF];
+    if ((uint32_t)n->core->dir_epoch == n->fast_epoch && n->seq == want) {
+        char *one[1] = {(char *)zkl__core_own(n, own)};
         struct String_vector kids = {1, one};
         return zkl__decide(n, &kids);
     }
@@ -146,8 +145,10 @@ bool zkl__alone_take(zkl__cnode *n)
     if (t == NULL || !t->ready || !t->watched)
         return false;
     t->ready = false; /* one acquire per confirmed delete */
-    n->fast_expect = t->expect;
-    n->fast_epoch = k->dir_epoch;
+    if (t->expect > INT32_MAX)
+        return false;
+    n->fast_expect = (int32_t)t->expect;
+    n->fast_epoch = (uint32_t)k->dir_epoch;
     return true;
 }
 

@@ -120,8 +120,8 @@ static void fail(struct run *x, int v)
     zkl__areq *r = x->r;
     r->result = v;
     move(x, R(CLEANING));
-    r->grace = x->now + GRACE_NS;
-    act(x, ZKL__RA_TIMER, NULL, 0, r->grace);
+    r->deadline = x->now + GRACE_NS;
+    act(x, ZKL__RA_TIMER, NULL, 0, r->deadline);
     act(x, ZKL__RA_LEAVE, r->n, 0, 0);
     for (size_t i = 0; i < r->nkept; i++)
         act(x, ZKL__RA_RELEASED, r->kept[i], 0, 0); /* members taken: released */
@@ -181,7 +181,7 @@ static void judge_cleaning(struct run *x)
     for (size_t i = 0; i < r->nkept && !unsettled; i++)
         unsettled = zkl__cnode_current(r->kept[i]) && !zkl__cnode_settled(r->kept[i]);
     const struct zkl__core *k = r->n ? r->n->core : r->nkept ? r->kept[0]->core : NULL;
-    if (unsettled && k != NULL && zkl__core_connected(k) && x->now < r->grace)
+    if (unsettled && k != NULL && zkl__core_connected(k) && x->now < r->deadline)
         return;
     detach_all(x);
     move(x, R(READY));

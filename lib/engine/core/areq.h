@@ -32,10 +32,9 @@ typedef struct zkl__areq {
     struct zkl__core *core;
     zkl__cnode *n;      /* the node it waits on, NULL once given back */
     zkl__cnode **kept;  /* the steps' held nodes, oldest first */
-    size_t nkept;
-    int64_t deadline;
-    int64_t grace;      /* CLEANING: how long it waits for its deletes */
+    int64_t deadline;   /* its deadline; CLEANING: how long it waits for its deletes */
     int result;
+    uint8_t nkept;
     uint8_t st;         /* enum zkl__rstate: only areq.c's move writes it */
     uint8_t end;        /* enum zkl__rend */
     bool counted;       /* the attempt's outcome went to the metrics */

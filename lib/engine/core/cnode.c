@@ -83,7 +83,7 @@ void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to)
     case N(BACKOFF): {
         wake(n); /* nothing left to wait for: the keeper retries */
         zkl__core_route(n, ZKL__RT_BACKOFF);
-        zkl__act a = {.type = ZKL__A_KICK, .n = n, .at = n->retry_at};
+        zkl__act a = {.type = ZKL__A_KICK, .n = n, .at = n->side->retry_at};
         (void)k->sink(k->ctx, &a);
         break;
     }
@@ -156,6 +156,11 @@ void zkl__cnode_apply(zkl__cnode *n, zkl__decision d, int64_t now)
 
 /* ---- the node's life ------------------------------------------------------- */
 
+const char *zkl__cnode_kind(const zkl__cnode *n)
+{
+    return n->side && n->side->kind_copy ? n->side->kind_copy : n->pol->kind;
+}
+
 bool zkl__cnode_current(const zkl__cnode *n)
 {
     return current(n);
@@ -176,14 +181,15 @@ int zkl__cnode_init(struct zkl__core *k, zkl__cnode *n, const zkl__cnode_opts *o
     n->core = k;
     n->pol = o->pol;
     n->arg = o->arg;
-    n->kind = o->kind ? o->kind : o->pol->kind;
     n->prefetch = o->prefetch;
     n->patience = o->try_once ? ZKL__P_ONCE : ZKL__P_DEADLINE;
     n->fast_expect = -1;
+    n->seq = -1;
+    n->wpeer.seq = -1;
     n->gen = k->gen;
     if ((o->kind || o->fixed_seq) && zkl__core_side(n) == NULL)
         return ZKL_ENOMEM;
-    if (o->kind && (n->kind = n->side->kind_copy = zkl__core_strdup(k, o->kind)) == NULL) {
+    if (o->kind && (n->side->kind_copy = zkl__core_strdup(k, o->kind)) == NULL) {
         free(n->side);
         return ZKL_ENOMEM;
     }
@@ -231,8 +237,7 @@ void zkl__cnode_maybe_free(zkl__cnode *n)
         free(n->side);
         n->side = NULL;
     }
-    free(n->name);
-    n->name = NULL;
+    n->seq = -1;
     zkl__core_dir_put(k, n->dir);
     n->dir = NULL;
     zkl__core_tell(n, ZKL__A_FREE); /* the last thing done with n */
@@ -266,7 +271,7 @@ void zkl__cnode_on(zkl__cnode *n, const zkl__event *ev)
     case ZKL__E_PARENT:
         n->refs--;
         if (ev->rc == ZNOAUTH || ev->rc == ZINVALIDACL)
-            n->parent_rc = (int16_t)ev->rc; /* the create that fails for want of it says why */
+            n->parent_rc = (int8_t)ev->rc; /* the create that fails for want of it says why */
         break;
     case ZKL__E_LISTED:
         n->refs--;

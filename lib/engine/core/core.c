@@ -1,6 +1,8 @@
 /* The core of one client: the session as its nodes see it, the lists that
  * route a watch event to the nodes it may be for, the interned lock paths,
  * and the one way out to the shell (the sink). */
+#include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,7 @@ static uint64_t next_random(uint64_t s[4])
 
 void zkl__core_new_uuid(zkl__cnode *n)
 {
+    zkl__core_unname(n);
     uint64_t a = next_random(n->core->rng), b = next_random(n->core->rng);
     for (int i = 0; i < 8; i++) {
         n->uuid[i] = (uint8_t)(a >> (8 * i));
@@ -86,6 +89,11 @@ struct zkl__core *zkl__core_new(zkl__sink_fn sink, void *ctx, const uint64_t see
     k->max_request = 0xfffff;
     k->ident = "";
     return k;
+}
+
+void *zkl__core_ctx(const struct zkl__core *k)
+{
+    return k->ctx;
 }
 
 void zkl__core_free(struct zkl__core *k)
@@ -207,8 +215,8 @@ int64_t zkl__core_tick(struct zkl__core *k, int64_t now)
     for (zkl__cnode *n = k->backoff, *after; n; n = after) {
         after = n->rnext; /* n may leave the list (a delete sent) */
         zkl__step_retry(n, now);
-        if (n->st == ZKL__N_BACKOFF && (next == 0 || n->retry_at < next))
-            next = n->retry_at;
+        if (n->st == ZKL__N_BACKOFF && (next == 0 || n->side->retry_at < next))
+            next = n->side->retry_at;
     }
     return next;
 }
@@ -241,6 +249,40 @@ void zkl__core_tell(zkl__cnode *n, enum zkl__act_type type)
     (void)n->core->sink(n->core->ctx, &a);
 }
 
+const char *zkl__core_own(const zkl__cnode *n, char buf[ZKL__NAME_BUF])
+{
+    if (n->seq < 0)
+        return NULL;
+    char uuid[37];
+    zkl__uuid_text(n->uuid, uuid);
+    snprintf(buf, ZKL__NAME_BUF, "_c_%s-%s%010lld", uuid, zkl__cnode_kind(n), (long long)n->seq);
+    return buf;
+}
+
+const char *zkl__core_peer_name(const zkl__cnode *n, const zkl__peer *p, char buf[ZKL__NAME_BUF])
+{
+    char uuid[37];
+    zkl__uuid_text(p->uuid, uuid);
+    snprintf(buf, ZKL__NAME_BUF, "_c_%s-%s%010lld", uuid, zkl__cnode_kind(n), (long long)p->seq);
+    return buf;
+}
+
+bool zkl__core_peer(const zkl__cnode *n, const char *name, zkl__peer *p)
+{
+    char back[ZKL__NAME_BUF];
+    if (strlen(name) >= ZKL__NAME_BUF || strncmp(name, "_c_", 3) != 0 ||
+        zkl__uuid_parse(name + 3, p->uuid) != 0 || (p->seq = zkl__core_seq(name)) < 0)
+        return false;
+    /* exactly the name it stands for: our kind, lowercase, nothing more */
+    return strcmp(zkl__core_peer_name(n, p, back), name) == 0;
+}
+
+int32_t zkl__core_seq(const char *name)
+{
+    zkl__entry e;
+    return zkl__entry_parse(name, &e) == 0 && e.seq <= INT32_MAX ? (int32_t)e.seq : -1;
+}
+
 const char *zkl__core_full(const zkl__cnode *n, const char *name, char *buf)
 {
     size_t dl = n->dir->len, nl = strlen(name);
@@ -257,7 +299,8 @@ char *zkl__cnode_path(const zkl__cnode *n, const char *name, char *buf, size_t s
 {
     if (size < ZKL__MAX_PATH + 96)
         return NULL;
-    const char *nm = name ? name : n->name;
+    char own[ZKL__NAME_BUF];
+    const char *nm = name ? name : zkl__core_own(n, own);
     if (nm == NULL)
         return NULL;
     return (char *)zkl__core_full(n, nm, buf);
@@ -268,10 +311,49 @@ const char *zkl__cnode_dir(const zkl__cnode *n)
     return n->dir->path;
 }
 
-bool zkl__core_is_child(const zkl__cnode *n, const char *path, const char *name)
+
+/* The target's kind is n's. */
+static bool kind_is(const zkl__cnode *n, const struct zkl__target *t)
 {
-    return name != NULL && strncmp(path, n->dir->path, n->dir->len) == 0 &&
-           path[n->dir->len] == '/' && strcmp(path + n->dir->len + 1, name) == 0;
+    const char *k = zkl__cnode_kind(n);
+    return strncmp(t->kind, k, t->kindlen) == 0 && k[t->kindlen] == '\0';
+}
+
+bool zkl__core_is_peer(const zkl__cnode *n, const struct zkl__target *t, const zkl__peer *p)
+{
+    return t->dir == n->dir && p->seq >= 0 && t->peer.seq == p->seq &&
+           memcmp(t->peer.uuid, p->uuid, sizeof p->uuid) == 0 && kind_is(n, t);
+}
+
+bool zkl__core_is_own(const zkl__cnode *n, const struct zkl__target *t)
+{
+    return t->dir == n->dir && n->seq >= 0 && t->peer.seq == n->seq &&
+           memcmp(t->peer.uuid, n->uuid, sizeof n->uuid) == 0 && kind_is(n, t);
+}
+
+bool zkl__core_is_named(const zkl__cnode *n, const struct zkl__target *t, const char *name)
+{
+    return name != NULL && t->dir == n->dir && strcmp(t->name, name) == 0;
+}
+
+/* Take a watch event's path apart (see struct zkl__target). */
+static void target_of(struct zkl__core *k, const char *path, struct zkl__target *t)
+{
+    *t = (struct zkl__target){.path = path, .name = path, .peer.seq = -1};
+    const char *slash = strrchr(path, '/');
+    if (slash != NULL) {
+        t->name = slash + 1;
+        t->dir = zkl__core_dir_find(k, path, (size_t)(slash - path));
+    }
+    t->self = zkl__core_dir_find(k, path, strlen(path));
+    zkl__entry e;
+    if (strncmp(t->name, "_c_", 3) == 0 && strlen(t->name) > 40 &&
+        zkl__uuid_parse(t->name + 3, t->peer.uuid) == 0 && t->name[39] == '-' &&
+        zkl__entry_parse(t->name, &e) == 0 && e.seq <= INT32_MAX) {
+        t->peer.seq = (int32_t)e.seq;
+        t->kind = e.kind;
+        t->kindlen = strlen(e.kind) - 10;
+    }
 }
 
 /* ---- interned lock paths ------------------------------------------------ */
@@ -284,6 +366,19 @@ static size_t hash_str(size_t h, const char *p)
 }
 
 #define FNV 1469598103934665603u
+
+const struct zkl__dir *zkl__core_dir_find(const struct zkl__core *k, const char *path, size_t len)
+{
+    if (k->dir_buckets == 0)
+        return NULL;
+    size_t h = FNV;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)path[i]) * 1099511628211u;
+    for (struct zkl__dir *d = k->dirs[h & (k->dir_buckets - 1)]; d; d = d->hnext)
+        if (d->len == len && memcmp(d->path, path, len) == 0)
+            return d;
+    return NULL;
+}
 
 struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path)
 {
@@ -350,7 +445,8 @@ static size_t node_hash(const zkl__cnode *n)
 {
     size_t h = hash_str(FNV, n->dir->path);
     h = (h ^ (unsigned char)'/') * 1099511628211u;
-    return hash_str(h, n->name);
+    char own[ZKL__NAME_BUF];
+    return hash_str(h, zkl__core_own(n, own));
 }
 
 static void held_grow(struct zkl__core *k)
@@ -361,9 +457,9 @@ static void held_grow(struct zkl__core *k)
         return; /* keep the smaller table: only slower */
     for (size_t i = 0; i < k->held_buckets; i++)
         for (zkl__cnode *n = k->held[i], *next; n; n = next) {
-            next = n->hnext;
+            next = n->rnext;
             zkl__cnode **b = &t[node_hash(n) & (nb - 1)];
-            n->hnext = *b;
+            n->rnext = *b;
             *b = n;
         }
     free(k->held);
@@ -382,11 +478,12 @@ static void unroute(zkl__cnode *n)
         ZKL__DLIST_UNLINK(k->backoff, n, rprev, rnext);
         break;
     case ZKL__RT_HELD: {
+        assert(n->seq >= 0 && n->dir != NULL); /* zkl__core_unname before a name changes */
         zkl__cnode **p = &k->held[node_hash(n) & (k->held_buckets - 1)];
         while (*p != n)
-            p = &(*p)->hnext;
-        *p = n->hnext;
-        n->hnext = NULL;
+            p = &(*p)->rnext;
+        *p = n->rnext;
+        n->rnext = NULL;
         k->held_count--;
         break;
     }
@@ -394,6 +491,15 @@ static void unroute(zkl__cnode *n)
         break;
     }
     n->route = ZKL__RT_NONE;
+}
+
+/* The held index finds a node by its name: a node leaves it before its
+ * name changes (a new node or a new uuid), or it could not be found again. */
+void zkl__core_unname(zkl__cnode *n)
+{
+    if (n->route == ZKL__RT_HELD)
+        unroute(n);
+    n->seq = -1;
 }
 
 /* Put n on the routing list `to`. The held index needs room: without it
@@ -406,7 +512,7 @@ void zkl__core_route(zkl__cnode *n, enum zkl__core_route to)
     if (to == ZKL__RT_HELD) {
         if (k->held_count >= k->held_buckets)
             held_grow(k);
-        if (k->held_buckets == 0 || n->name == NULL)
+        if (k->held_buckets == 0 || n->seq < 0)
             return;
     }
     unroute(n);
@@ -419,7 +525,7 @@ void zkl__core_route(zkl__cnode *n, enum zkl__core_route to)
         break;
     case ZKL__RT_HELD: {
         zkl__cnode **b = &k->held[node_hash(n) & (k->held_buckets - 1)];
-        n->hnext = *b;
+        n->rnext = *b;
         *b = n;
         k->held_count++;
         break;
@@ -432,7 +538,9 @@ void zkl__core_route(zkl__cnode *n, enum zkl__core_route to)
 
 void zkl__core_watch_event(struct zkl__core *k, int wtype, const char *path, int64_t now)
 {
-    zkl__event ev = {.type = ZKL__E_WATCH, .wtype = wtype, .name = path, .now = now};
+    struct zkl__target t;
+    target_of(k, path, &t);
+    zkl__event ev = {.type = ZKL__E_WATCH, .wtype = wtype, .name = path, .target = &t, .now = now};
     k->now = now;
     zkl__alone_event(k, path);
     /* Nodes that join the watching list meanwhile are not visited: the
@@ -440,8 +548,8 @@ void zkl__core_watch_event(struct zkl__core *k, int wtype, const char *path, int
     zkl__cnode *first = k->watching;
     if (k->held_count > 0) {
         zkl__cnode *n = k->held[hash_str(FNV, path) & (k->held_buckets - 1)];
-        while (n != NULL && !zkl__core_is_child(n, path, n->name))
-            n = n->hnext;
+        while (n != NULL && !zkl__core_is_own(n, &t))
+            n = n->rnext;
         if (n != NULL)
             zkl__cnode_on(n, &ev);
     }

@@ -115,6 +115,8 @@ enum zkl__ev_type {
     ZKL__E_COUNT
 };
 
+struct zkl__target;
+
 typedef struct zkl__event {
     enum zkl__ev_type type;
     int rc;
@@ -127,6 +129,7 @@ typedef struct zkl__event {
     int64_t czxid;     /* E_CREATED, E_FOUND */
     int64_t owner;     /* E_FOUND: the node's ephemeral owner */
     const struct String_vector *kids;
+    const struct zkl__target *target; /* E_WATCH: its path taken apart (core.c) */
     int64_t now;       /* monotonic ns */
 } zkl__event;
 
@@ -200,6 +203,14 @@ enum zkl__pred {
     ZKL__PRED_FIRST  /* first in it, and of our kind */
 };
 
+/* Another node of our kind with a protected name (`_c_<uuid>-<kind><seq>`),
+ * kept as its uuid and sequence: 24 bytes rather than its 50-odd characters
+ * (a waiter in a long queue keeps a few). seq -1: none. */
+typedef struct zkl__peer {
+    uint8_t uuid[16];
+    int32_t seq; /* the server's counter is a 32-bit int */
+} zkl__peer;
+
 /* The rare parts of a node, apart: a watch group, planted nodes skipped in
  * recovery, a kind of its own, a fixed sequence. */
 struct zkl__gwatch {
@@ -212,8 +223,10 @@ struct zkl__cside {
     size_t ngroup;
     char **skip; /* recovery: nodes with our uuid another session owns */
     size_t nskip;
-    char *kind_copy;
+    char *gone[2]; /* watched names seen deleted while a listing was out */
+    char *kind_copy; /* a kind of its own, instead of the policy's */
     char fixed_seq[11];
+    int64_t retry_at; /* ZKL__N_BACKOFF: when the delete is sent again */
 };
 
 /* One contender, as the core sees it. Facts, each on its own line; every
@@ -221,32 +234,31 @@ struct zkl__cside {
 typedef struct zkl__cnode {
     struct zkl__core *core;
     struct zkl__cnode *prev, *next;   /* core->live */
-    struct zkl__cnode *rprev, *rnext; /* core->watching or core->backoff (route) */
-    struct zkl__cnode *hnext;         /* core->held index chain */
+    struct zkl__cnode *rprev, *rnext; /* core->watching or core->backoff, or (rnext
+                                         alone) a chain of the held index: its route */
     const zkl__policy *pol;
     const void *arg;
     struct zkl__dir *dir;  /* the lock path, interned */
-    const char *kind;      /* the kind it is created with: the policy's, or side->kind_copy */
-    char *name;            /* our node's name once known, else NULL */
+    int32_t seq;           /* our node's sequence once known, else -1: its name is
+                              made of its uuid, kind and sequence (zkl__core_own) */
+    int32_t own_version;   /* our node's data version last read */
     char *watch[2];        /* watched names: the node ahead, and (prefetch) the one before */
-    char *gone[2];         /* watched names seen deleted while a listing was out */
-    char **ahead;          /* nodes ahead of ours, nearest last (see walk.c): one block */
+    zkl__peer wpeer;       /* the node ahead, when of our kind, instead of watch[0] */
+    int32_t fast_expect;   /* >= 0: created without a listing (alone.c) */
+    zkl__peer *ahead;      /* nodes ahead of ours, nearest last (see walk.c) */
     struct zkl__cside *side; /* NULL until a rare part is needed */
     uint64_t gen;          /* the session it belongs to */
     int64_t token;         /* our node's czxid */
-    int64_t fast_expect;   /* >= 0: created without a listing (alone.c) */
-    uint64_t fast_epoch;
-    int64_t retry_at;      /* ZKL__N_BACKOFF: when the delete is sent again */
+    uint32_t fast_epoch;
     uint32_t qlen;         /* entries of the latest listing */
     uint32_t refs;         /* answers still to come, and the caller's reference */
     uint16_t rank;         /* nodes ahead of ours in it (at most UINT16_MAX) */
     uint16_t holds0;       /* core->holds at that listing */
-    uint16_t wsent[2], wdone[2]; /* data watches sent / answered per slot */
-    int32_t own_version;   /* our node's data version last read */
+    uint8_t wsent[2], wdone[2]; /* data watches sent / answered per slot (wrapping) */
     int16_t err;           /* why the attempt failed, for the caller */
     int16_t zk_rc;         /* ... and the ZooKeeper code behind a ZKL_EZK */
-    int16_t creates;       /* create attempts, to bound a container race */
-    int16_t parent_rc;     /* a lock parent the server refused to create */
+    uint8_t creates;       /* create attempts, to bound a container race */
+    int8_t parent_rc;      /* a lock parent the server refused to create */
     uint8_t retries;       /* refused deletes so far: the backoff grows with it */
     uint8_t uuid[16];
     uint8_t nahead;
@@ -276,6 +288,8 @@ typedef struct zkl__core_stats {
  * generator seeded with `seed` (the shell's randomness); NULL without
  * memory. */
 struct zkl__core *zkl__core_new(zkl__sink_fn sink, void *ctx, const uint64_t seed[4]);
+/* The context the sink is called with. */
+void *zkl__core_ctx(const struct zkl__core *k);
 /* Free it; every node must be freed already (zkl__core_drop_nodes). */
 void zkl__core_free(struct zkl__core *k);
 /* For tests: fail(ctx) is asked before each of the core's allocations,
@@ -348,6 +362,8 @@ zkl__cnode *zkl__joint_first(const struct zkl__joint *j);
 
 /* Questions about a node (pure). */
 bool zkl__cnode_current(const zkl__cnode *n);
+/* The kind its node is created with: the policy's, or one of its own. */
+const char *zkl__cnode_kind(const zkl__cnode *n);
 bool zkl__cnode_settled(const zkl__cnode *n); /* nothing left to wait for */
 bool zkl__cnode_exists(const zkl__cnode *n);  /* a node of the attempt may exist */
 /* The node's full path into buf (size >= ZKL__MAX_PATH + 96): its own

@@ -49,11 +49,11 @@ zkl__decision zkl__decide_listed(zkl__cnode *n, int rc, const struct String_vect
  * else's. Only the owner's check (zkl__decide_found) makes it ours. */
 static bool recoverable(const zkl__cnode *n, const char *name)
 {
-    size_t kl = strlen(n->kind);
+    size_t kl = strlen(zkl__cnode_kind(n));
     char uuid[37];
     zkl__uuid_text(n->uuid, uuid);
     if (!zkl__name_has_uuid(name, uuid) || strlen(name) != 40 + kl + 10 ||
-        memcmp(name + 40, n->kind, kl) != 0)
+        memcmp(name + 40, zkl__cnode_kind(n), kl) != 0)
         return false;
     for (size_t i = 40 + kl; name[i]; i++)
         if (name[i] < '0' || name[i] > '9')
@@ -81,11 +81,7 @@ void zkl__decide_skip_clear(zkl__cnode *n)
  * watches it, as our own node is watched. */
 static zkl__decision recover_found(zkl__cnode *n, const char *name)
 {
-    if ((n->name = zkl__core_strdup(n->core, name)) == NULL) {
-        /* Without memory to keep the name, delete it by the name at hand. */
-        n->err = ZKL_ENOMEM;
-        return (zkl__decision){ZKL__S_DELETE, 0, 0, name};
-    }
+    n->seq = zkl__core_seq(name); /* recoverable(): one of our names */
     char buf[ZKL__MAX_PATH + 96];
     zkl__act a = {.type = ZKL__A_FIND, .path = zkl__core_full(n, name, buf)};
     int rc = zkl__core_send(n, &a);
@@ -107,15 +103,16 @@ zkl__decision zkl__decide_found(zkl__cnode *n, const zkl__event *ev)
          * attempt lives in one session). Neither adopt it nor delete it
          * (PITFALLS: adopting a doomed node); look on for the real one. */
         struct zkl__cside *s = zkl__core_side(n);
+        char own[ZKL__NAME_BUF];
+        const char *name = zkl__core_own(n, own);
         char **sk = s ? zkl__core_realloc(n->core, s->skip, (s->nskip + 1) * sizeof *sk) : NULL;
         if (sk != NULL)
             s->skip = sk;
-        bool kept = sk != NULL && n->name != NULL;
+        bool kept = sk != NULL && name != NULL &&
+                    (sk[s->nskip] = zkl__core_strdup(n->core, name)) != NULL;
         if (kept)
-            sk[s->nskip++] = n->name; /* the skip list keeps the name */
-        else
-            free(n->name);
-        n->name = NULL;
+            s->nskip++;
+        zkl__core_unname(n);
         return kept ? zkl__do(ZKL__S_LIST) : zkl__cnode_do_code(ZKL__S_FAIL, ZKL_ENOMEM);
     }
     if (ev->rc == ZOK) {
@@ -129,8 +126,7 @@ zkl__decision zkl__decide_found(zkl__cnode *n, const zkl__event *ev)
         return zkl__do(ZKL__S_ADOPT);
     }
     if (ev->rc == ZNONODE) {
-        free(n->name);
-        n->name = NULL;
+        zkl__core_unname(n);
         return zkl__do(abandoned(n) ? ZKL__S_GONE : ZKL__S_CREATE);
     }
     if (zkl__zk_conn_error(ev->rc))
@@ -152,17 +148,17 @@ static int entry_cmp(const void *a, const void *b)
  * before that deletion may still show it, and it never comes back. */
 static bool seen_gone(const zkl__cnode *n, const char *name)
 {
-    for (int i = 0; i < 2; i++)
-        if (n->gone[i] && strcmp(n->gone[i], name) == 0)
+    for (int i = 0; n->side && i < 2; i++)
+        if (n->side->gone[i] && strcmp(n->side->gone[i], name) == 0)
             return true;
     return false;
 }
 
 void zkl__decide_gone_clear(zkl__cnode *n)
 {
-    for (int i = 0; i < 2; i++) {
-        free(n->gone[i]);
-        n->gone[i] = NULL;
+    for (int i = 0; n->side && i < 2; i++) {
+        free(n->side->gone[i]);
+        n->side->gone[i] = NULL;
     }
 }
 
@@ -178,7 +174,7 @@ void zkl__decide_gone_clear(zkl__cnode *n)
 static bool nearest_only(const zkl__cnode *n, size_t cnt)
 {
     return cnt > 4 * AHEAD_SHORT && n->pol->handoff && n->pol->watch_group == NULL &&
-           n->st == ZKL__N_QUEUED && n->name != NULL && !(n->side && n->side->fixed_seq[0]);
+           n->st == ZKL__N_QUEUED && n->seq >= 0 && !(n->side && n->side->fixed_seq[0]);
 }
 
 size_t zkl__decide_nearest(const struct String_vector *kids, const zkl__entry *me, size_t m,
@@ -233,7 +229,7 @@ static size_t contenders(const zkl__cnode *n, const struct String_vector *kids,
                          size_t *total)
 {
     size_t cnt = kids ? (size_t)kids->count : 0, k = 0;
-    bool gone = n->gone[0] || n->gone[1];
+    bool gone = n->side && (n->side->gone[0] || n->side->gone[1]);
     *older = 0;
     if (me != NULL)
         return zkl__decide_nearest(kids, me, NEAREST, gone ? skip_gone : NULL, n, cs, self, older,
@@ -243,8 +239,10 @@ static size_t contenders(const zkl__cnode *n, const struct String_vector *kids,
             k++;
     qsort(cs, k, sizeof *cs, entry_cmp);
     *self = k;
+    char own[ZKL__NAME_BUF];
+    const char *name = zkl__core_own(n, own);
     for (size_t i = 0; i < k; i++) {
-        if (n->name ? strcmp(cs[i].name, n->name) == 0 : recoverable(n, cs[i].name)) {
+        if (name ? strcmp(cs[i].name, name) == 0 : recoverable(n, cs[i].name)) {
             *self = i;
             break;
         }
@@ -293,7 +291,7 @@ static zkl__decision decide_on(zkl__cnode *n, const zkl__entry *cs, size_t k, si
             return zkl__cnode_do_code(ZKL__S_ABORT, ZKL_ENOMEM);
         return zkl__do(ZKL__S_NONE);
     }
-    n->pred = w == 0 && zkl__entry_is(&cs[w], n->kind) ? ZKL__PRED_FIRST : ZKL__PRED_NONE;
+    n->pred = w == 0 && zkl__entry_is(&cs[w], zkl__cnode_kind(n)) ? ZKL__PRED_FIRST : ZKL__PRED_NONE;
     n->walk = ZKL__W_NONE;
     zkl__walk_set(n, cs, w, total, older);
     zkl__watch_group_clear(n);
@@ -308,7 +306,8 @@ zkl__decision zkl__decide(zkl__cnode *n, const struct String_vector *kids)
     size_t cnt = kids ? (size_t)kids->count : 0;
     zkl__entry stackbuf[64], *cs = stackbuf, me;
     size_t self = 0, older = 0, total = 0;
-    bool near = nearest_only(n, cnt) && zkl__entry_parse(n->name, &me) == 0;
+    char own[ZKL__NAME_BUF];
+    bool near = nearest_only(n, cnt) && zkl__entry_parse(zkl__core_own(n, own), &me) == 0;
     if (!near && cnt > 64 && (cs = zkl__core_malloc(n->core, cnt * sizeof *cs)) == NULL)
         return zkl__cnode_do_code(n->st == ZKL__N_QUEUED ? ZKL__S_ABORT : ZKL__S_FAIL, ZKL_ENOMEM);
     size_t k = contenders(n, kids, near ? &me : NULL, cs, &self, &older, &total);

@@ -41,7 +41,7 @@ static void unsent(zkl__cnode *n, int rc)
     if (zkl__zk_conn_error(rc))
         n->stalled = true;
     else
-        zkl__cnode_apply(n, zkl__cnode_do_err(n->name && n->st == N(QUEUED) ? ZKL__S_ABORT : ZKL__S_FAIL, rc),
+        zkl__cnode_apply(n, zkl__cnode_do_err(n->seq >= 0 && n->st == N(QUEUED) ? ZKL__S_ABORT : ZKL__S_FAIL, rc),
                         n->core->now);
 }
 
@@ -61,7 +61,14 @@ static void schedule_retry(zkl__cnode *n, int64_t now)
     if (n->retries < 100)
         n->retries++;
     int64_t wait = (int64_t)100000000 << shift;
-    n->retry_at = now + (wait > (int64_t)10000000000 ? (int64_t)10000000000 : wait);
+    struct zkl__cside *s = zkl__core_side(n);
+    if (s == NULL) {
+        /* No memory for its time: sent again on the next reconnection. */
+        zkl__cnode_move(n, N(DELETING));
+        n->stalled = true;
+        return;
+    }
+    s->retry_at = now + (wait > (int64_t)10000000000 ? (int64_t)10000000000 : wait);
     zkl__cnode_move(n, N(BACKOFF));
 }
 
@@ -90,8 +97,9 @@ void zkl__step_delete_named(zkl__cnode *n, const char *name, int64_t now)
 
 void zkl__step_delete(zkl__cnode *n, int64_t now)
 {
-    if (n->name != NULL) {
-        zkl__step_delete_named(n, n->name, now);
+    char own[ZKL__NAME_BUF];
+    if (n->seq >= 0) {
+        zkl__step_delete_named(n, zkl__core_own(n, own), now);
     } else {
         /* Its name could not be kept: find it by its uuid, as after a
          * create whose answer was lost, and delete what is found. */
@@ -142,11 +150,11 @@ void zkl__step_create(zkl__cnode *n)
     if (n->side && n->side->fixed_seq[0]) {
         /* A plain ephemeral node that sorts with a given sequence (read-lock
          * downgrade, PROTOCOL §4). */
-        snprintf(path, sizeof path, "%s/_c_%s-%s%s", n->dir->path, uuid, n->kind,
+        snprintf(path, sizeof path, "%s/_c_%s-%s%s", n->dir->path, uuid, zkl__cnode_kind(n),
                  n->side->fixed_seq);
         mode = ZKL__MODE_EPHEMERAL;
     } else {
-        snprintf(path, sizeof path, "%s/_c_%s-%s", n->dir->path, uuid, n->kind);
+        snprintf(path, sizeof path, "%s/_c_%s-%s", n->dir->path, uuid, zkl__cnode_kind(n));
     }
     zkl__cnode_move(n, N(CREATING));
     zkl__act a = {.type = ZKL__A_CREATE, .path = path, .mode = mode};
@@ -189,8 +197,7 @@ void zkl__step_requeue(zkl__cnode *n)
         zkl__step_fail(n, ZKL_ELOST, 0);
         return;
     }
-    free(n->name);
-    n->name = NULL;
+    zkl__core_unname(n);
     zkl__watch_off(n);
     n->reading = ZKL__R_NODES;
     zkl__walk_clear(n);
@@ -210,7 +217,7 @@ void zkl__step_requeue(zkl__cnode *n)
 void zkl__step_abort(zkl__cnode *n, int err, int zk_rc, int64_t now)
 {
     zkl__step_set_err(n, err, zk_rc);
-    if (n->name != NULL && n->st == N(QUEUED)) {
+    if (n->seq >= 0 && n->st == N(QUEUED)) {
         zkl__watch_off(n);
         zkl__step_delete(n, now);
     } else if (n->st != N(DELETING) && n->st != N(RELEASING) && n->st != N(BACKOFF)) {
@@ -241,17 +248,17 @@ void zkl__step_own_gone(zkl__cnode *n)
 
 zkl__decision zkl__step_created(zkl__cnode *n, const zkl__event *ev)
 {
-    int64_t fast = n->fast_expect;
+    int32_t fast = n->fast_expect;
     n->fast_expect = -1; /* a retry lists as usual */
     if (!current(n) || n->st != N(CREATING))
         return zkl__do(ZKL__S_NONE); /* session gone: the node, if any, went with it */
     if (ev->rc == ZOK) {
         n->core->stats.creates++;
         n->token = ev->czxid;
-        if ((n->name = zkl__core_strdup(n->core, ev->name)) == NULL) {
-            /* No memory to keep its name; the name is at hand: delete by
-             * it now, rather than leave it to the session's end. */
-            zkl__step_set_err(n, ZKL_ENOMEM, 0);
+        if ((n->seq = zkl__core_seq(ev->name)) < 0) {
+            /* Not a name of ours (never from a server that keeps the
+             * protocol): delete it by the name at hand, and fail. */
+            zkl__step_set_err(n, ZKL_EZK, ZAPIERROR);
             return (zkl__decision){ZKL__S_DELETE, 0, 0, ev->name};
         }
         if (abandoned(n))
@@ -325,7 +332,7 @@ void zkl__step_leave(zkl__cnode *n, int64_t now)
         n->caller = ZKL__C_LEFT;
     /* While CREATING or RECOVER the pending answer, or the recovery on
      * reconnect, sees that it was left and deletes the node. */
-    if (current(n) && n->name != NULL && (n->st == N(QUEUED) || n->st == N(HELD)))
+    if (current(n) && n->seq >= 0 && (n->st == N(QUEUED) || n->st == N(HELD)))
         zkl__step_delete(n, now);
 }
 
@@ -345,7 +352,7 @@ void zkl__step_reconnect(zkl__cnode *n)
         return;
     /* A watch on our own node that could not be set: set it now (one that
      * was set survives the reconnection). */
-    if (n->own == ZKL__OWN_OFF && n->name != NULL &&
+    if (n->own == ZKL__OWN_OFF && n->seq >= 0 &&
         (n->st == N(HELD) || (n->st == N(QUEUED) && n->stalled)))
         zkl__watch_own(n);
     if (!n->stalled)
@@ -356,8 +363,7 @@ void zkl__step_reconnect(zkl__cnode *n)
     case N(RECOVER):
         /* Did the create happen? Only a listing can tell. */
         zkl__cnode_move(n, N(RECOVER));
-        free(n->name);
-        n->name = NULL;
+        zkl__core_unname(n);
         n->listing = ZKL__L_IDLE;
         zkl__step_recover(n);
         break;
@@ -398,14 +404,14 @@ void zkl__step_session_end(zkl__cnode *n)
 void zkl__step_retry(zkl__cnode *n, int64_t now)
 {
     struct zkl__core *k = n->core;
-    if (!current(n) || n->st != N(BACKOFF) || n->retry_at > now)
+    if (!current(n) || n->st != N(BACKOFF) || n->side->retry_at > now)
         return;
     if (!k->connected) {
         zkl__cnode_move(n, N(DELETING));
         n->stalled = true; /* sent on reconnect */
     } else if (n->refs > 0) {
-        n->retry_at = now + 100000000; /* an answer is still due: later */
-        zkl__act a = {.type = ZKL__A_KICK, .n = n, .at = n->retry_at};
+        n->side->retry_at = now + 100000000; /* an answer is still due: later */
+        zkl__act a = {.type = ZKL__A_KICK, .n = n, .at = n->side->retry_at};
         (void)k->sink(k->ctx, &a);
     } else {
         zkl__step_delete(n, now);

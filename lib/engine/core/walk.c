@@ -12,7 +12,7 @@
 
 void zkl__walk_clear(zkl__cnode *n)
 {
-    free(n->ahead); /* one block, names included (zkl__walk_set) */
+    free(n->ahead);
     n->ahead = NULL;
     n->nahead = 0;
     n->ahead_front = false;
@@ -31,22 +31,15 @@ void zkl__walk_set(zkl__cnode *n, const zkl__entry *cs, size_t w, size_t k, size
     if (!n->pol->handoff)
         return;
     size_t from = k > AHEAD_SHORT && w + 1 > AHEAD_LONG ? w + 1 - AHEAD_LONG : 0;
-    for (size_t i = from; i <= w; i++)
-        if (!zkl__entry_is(&cs[i], n->kind))
-            return;
-    /* One block: the pointers, then the names they point to (a waiter in
-     * a long queue keeps a few names, and a block each cost as much again
-     * in allocator overhead). Without memory: nothing kept, it lists. */
-    size_t bytes = (w + 1 - from) * sizeof *n->ahead;
-    for (size_t i = from; i <= w; i++)
-        bytes += strlen(cs[i].name) + 1;
-    if ((n->ahead = zkl__core_malloc(n->core, bytes)) == NULL)
+    /* Only nodes of our kind with protected names, kept as peers. Without
+     * memory, or for another name: nothing kept, the waiter lists. */
+    if ((n->ahead = zkl__core_malloc(n->core, (w + 1 - from) * sizeof *n->ahead)) == NULL)
         return;
-    char *at = (char *)(n->ahead + (w + 1 - from));
     for (size_t i = from; i <= w; i++) {
-        size_t len = strlen(cs[i].name) + 1;
-        n->ahead[i - from] = memcpy(at, cs[i].name, len);
-        at += len;
+        if (!zkl__core_peer(n, cs[i].name, &n->ahead[i - from])) {
+            zkl__walk_clear(n);
+            return;
+        }
     }
     n->nahead = (uint8_t)(w + 1 - from);
     n->ahead_front = from == 0 && older == 0;
@@ -80,11 +73,12 @@ static bool list_instead(zkl__cnode *n)
 
 enum zkl__step zkl__walk_back(zkl__cnode *n, int slot)
 {
-    if (n->nahead == 0 || n->own != ZKL__OWN_SET || !n->pol->handoff || n->watch[slot] == NULL)
+    char nm[ZKL__NAME_BUF], pn[ZKL__NAME_BUF];
+    const char *name = zkl__watch_name(n, slot, nm);
+    if (n->nahead == 0 || n->own != ZKL__OWN_SET || !n->pol->handoff || name == NULL)
         return ZKL__S_LIST;
-    const char *name = n->watch[slot];
     size_t i = n->nahead;
-    while (i > 0 && strcmp(n->ahead[i - 1], name) != 0)
+    while (i > 0 && strcmp(zkl__core_peer_name(n, &n->ahead[i - 1], pn), name) != 0)
         i--;
     /* The prefetch watch (slot 1) is there to learn, before the node ahead
      * goes, that it is first. When its node goes and older nodes remain
@@ -95,7 +89,6 @@ enum zkl__step zkl__walk_back(zkl__cnode *n, int slot)
     if (i == 0 || (slot == 0 && list_instead(n)) ||
         (slot == 1 && i > 1 && (n->qlen <= AHEAD_SHORT || !n->core->walk_pays)))
         return ZKL__S_LIST;
-    /* the name stays in the block; only its pointer goes */
     memmove(n->ahead + i - 1, n->ahead + i, (n->nahead - i) * sizeof *n->ahead);
     n->nahead--;
     if (n->nahead == 0)
@@ -107,8 +100,11 @@ enum zkl__step zkl__walk_back(zkl__cnode *n, int slot)
      * answer tells (watch.c). */
     n->walk = slot == 0 && n->qlen > AHEAD_SHORT ? ZKL__W_PROBE : ZKL__W_NONE;
     /* Watch the nearest node ahead, and with prefetch the one before it. */
-    if (!zkl__watch_arm(n, 0, n->ahead[n->nahead - 1]) ||
-        !zkl__watch_arm(n, 1, n->prefetch && n->nahead >= 2 ? n->ahead[n->nahead - 2] : NULL))
+    char a[ZKL__NAME_BUF], b[ZKL__NAME_BUF];
+    const char *first = zkl__core_peer_name(n, &n->ahead[n->nahead - 1], a);
+    const char *second =
+        n->prefetch && n->nahead >= 2 ? zkl__core_peer_name(n, &n->ahead[n->nahead - 2], b) : NULL;
+    if (!zkl__watch_arm(n, 0, first) || !zkl__watch_arm(n, 1, second))
         return ZKL__S_ABORT;
     return ZKL__S_NONE;
 }

@@ -27,10 +27,10 @@ static bool watch_send(zkl__cnode *n, zkl__act *a)
  * a change of the node's data. Without it the node only lists more. */
 void zkl__watch_own(zkl__cnode *n)
 {
-    if (n->own != ZKL__OWN_OFF || n->name == NULL)
+    char own[ZKL__NAME_BUF], buf[ZKL__MAX_PATH + 96];
+    if (n->own != ZKL__OWN_OFF || zkl__core_own(n, own) == NULL)
         return;
-    char buf[ZKL__MAX_PATH + 96];
-    zkl__act a = {.type = ZKL__A_WATCH_OWN, .path = zkl__core_full(n, n->name, buf)};
+    zkl__act a = {.type = ZKL__A_WATCH_OWN, .path = zkl__core_full(n, own, buf)};
     n->own = ZKL__OWN_ASKED;
     if (!watch_send(n, &a))
         n->own = ZKL__OWN_OFF;
@@ -40,8 +40,8 @@ void zkl__watch_own(zkl__cnode *n)
  * revocation request into it: the owner's revoke hook hears of it. */
 static void own_changed(zkl__cnode *n)
 {
-    char buf[ZKL__MAX_PATH + 96];
-    zkl__act a = {.type = ZKL__A_READ_OWN, .path = zkl__core_full(n, n->name, buf)};
+    char own[ZKL__NAME_BUF], buf[ZKL__MAX_PATH + 96];
+    zkl__act a = {.type = ZKL__A_READ_OWN, .path = zkl__core_full(n, zkl__core_own(n, own), buf)};
     n->own = ZKL__OWN_ASKED; /* not watched until this answers: no handoff on trust */
     if (!watch_send(n, &a))
         n->own = ZKL__OWN_OFF;
@@ -102,31 +102,56 @@ static void send_kids(zkl__cnode *n)
         n->reading = ZKL__R_KIDS_OFF;
 }
 
+const char *zkl__watch_name(const zkl__cnode *n, int slot, char buf[ZKL__NAME_BUF])
+{
+    if (n->watch[slot] != NULL)
+        return n->watch[slot];
+    return slot == 0 && n->wpeer.seq >= 0 ? zkl__core_peer_name(n, &n->wpeer, buf) : NULL;
+}
+
+static void unwatch(zkl__cnode *n, int slot)
+{
+    free(n->watch[slot]);
+    n->watch[slot] = NULL;
+    if (slot == 0)
+        n->wpeer.seq = -1;
+    n->armed[slot] = false;
+}
+
 bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
 {
     if (name == NULL) {
-        free(n->watch[slot]);
-        n->watch[slot] = NULL;
-        n->armed[slot] = false;
+        unwatch(n, slot);
         return true;
     }
-    if (n->armed[slot] && n->watch[slot] && strcmp(n->watch[slot], name) == 0)
+    char was[ZKL__NAME_BUF];
+    const char *now = zkl__watch_name(n, slot, was);
+    if (n->armed[slot] && now != NULL && strcmp(now, name) == 0)
         return true; /* already watching it */
-    char *copy = zkl__core_strdup(n->core, name); /* before the old one goes: name may be it */
-    if (copy == NULL)
+    /* The node ahead, of our kind, is kept as a peer, any other by its
+     * name (made before the old one goes: name may be it). */
+    zkl__peer p;
+    char *copy = NULL;
+    bool peer = slot == 0 && zkl__core_peer(n, name, &p);
+    if (!peer && (copy = zkl__core_strdup(n->core, name)) == NULL)
         return false;
-    free(n->watch[slot]);
-    n->watch[slot] = copy;
+    unwatch(n, slot);
+    if (peer)
+        n->wpeer = p;
+    else
+        n->watch[slot] = copy;
     n->armed[slot] = true;
     zkl__core_route(n, ZKL__RT_WATCHING);
     if (n->reading != ZKL__R_NODES) {
         send_kids(n); /* the lock path's children tell */
         return true;
     }
-    char buf[ZKL__MAX_PATH + 96];
+    char buf[ZKL__MAX_PATH + 96], nm[ZKL__NAME_BUF];
     /* A data watch, not an existence watch: none is left behind on a node
      * that is already gone (PROTOCOL §4). */
-    zkl__act a = {.type = ZKL__A_WATCH_AHEAD, .path = zkl__core_full(n, copy, buf), .slot = slot};
+    zkl__act a = {.type = ZKL__A_WATCH_AHEAD,
+                  .path = zkl__core_full(n, zkl__watch_name(n, slot, nm), buf),
+                  .slot = slot};
     n->wsent[slot]++;
     int rc = zkl__core_send(n, &a);
     if (rc != ZOK) {
@@ -150,8 +175,8 @@ void zkl__watch_group_clear(zkl__cnode *n)
 
 void zkl__watch_off(zkl__cnode *n)
 {
-    zkl__watch_arm(n, 0, NULL);
-    zkl__watch_arm(n, 1, NULL);
+    unwatch(n, 0);
+    unwatch(n, 1);
     zkl__watch_group_clear(n);
 }
 
@@ -329,16 +354,18 @@ static zkl__decision own_event(zkl__cnode *n, int type)
 static bool same_kind(const zkl__cnode *n, const char *name)
 {
     zkl__entry e;
-    return zkl__entry_parse(name, &e) == 0 && zkl__entry_is(&e, n->kind);
+    return zkl__entry_parse(name, &e) == 0 && zkl__entry_is(&e, zkl__cnode_kind(n));
 }
 
 static zkl__decision ahead_event(zkl__cnode *n, int slot, int type)
 {
     n->armed[slot] = false;
     n->core->stats.watch_events++;
+    char nm[ZKL__NAME_BUF];
+    const char *name = zkl__watch_name(n, slot, nm);
     if (type == ZKL__WT_CHANGED) /* data changed: watch on */
-        return zkl__watch_arm(n, slot, n->watch[slot]) ? zkl__do(ZKL__S_NONE)
-                                                       : zkl__cnode_do_code(ZKL__S_ABORT, ZKL_ENOMEM);
+        return zkl__watch_arm(n, slot, name) ? zkl__do(ZKL__S_NONE)
+                                             : zkl__cnode_do_code(ZKL__S_ABORT, ZKL_ENOMEM);
     if (type != ZKL__WT_DELETED)
         return zkl__do(ZKL__S_LIST);
     if (slot == 0 && n->pred == ZKL__PRED_FIRST && n->pol->handoff && n->own == ZKL__OWN_SET)
@@ -352,14 +379,17 @@ static zkl__decision ahead_event(zkl__cnode *n, int slot, int type)
         enum zkl__step s = zkl__walk_back(n, slot); /* the next one ahead, or hold */
         return s == ZKL__S_ABORT ? zkl__cnode_do_code(s, ZKL_ENOMEM) : zkl__do(s);
     }
-    if (n->pol->handoff && same_kind(n, n->watch[slot])) {
+    struct zkl__cside *s;
+    char *copy;
+    if (n->pol->handoff && same_kind(n, name) && (s = zkl__core_side(n)) != NULL &&
+        (copy = zkl__core_strdup(n->core, name)) != NULL) {
         /* A listing is already in flight. Sent before this deletion, it
          * may still show the node: the decision skips it then, so that
          * answer serves and no second listing is needed (the node's name,
          * with its sequence, never comes back). */
-        free(n->gone[slot]);
-        n->gone[slot] = n->watch[slot];
-        n->watch[slot] = NULL;
+        free(s->gone[slot]);
+        s->gone[slot] = copy;
+        unwatch(n, slot);
         return zkl__do(ZKL__S_NONE);
     }
     return zkl__do(ZKL__S_LIST);
@@ -367,15 +397,14 @@ static zkl__decision ahead_event(zkl__cnode *n, int slot, int type)
 
 zkl__decision zkl__watch_event(zkl__cnode *n, const zkl__event *ev)
 {
-    const char *path = ev->name;
     if (!current(n))
         return zkl__do(ZKL__S_NONE);
-    if (n->own != ZKL__OWN_OFF && zkl__core_is_child(n, path, n->name))
+    const struct zkl__target *t = ev->target;
+    if (n->own != ZKL__OWN_OFF && zkl__core_is_own(n, t))
         return own_event(n, ev->wtype);
     if (n->st != ZKL__N_QUEUED)
         return zkl__do(ZKL__S_NONE); /* done, or held watching only itself */
-    if (n->reading == ZKL__R_KIDS_SET && ev->wtype == ZKL__WT_CHILD &&
-        strcmp(n->dir->path, path) == 0) {
+    if (n->reading == ZKL__R_KIDS_SET && ev->wtype == ZKL__WT_CHILD && t->self == n->dir) {
         /* A waiter that may not read the node ahead: a child came or went;
          * list again, watching on. */
         n->reading = ZKL__R_KIDS_OFF;
@@ -383,12 +412,16 @@ zkl__decision zkl__watch_event(zkl__cnode *n, const zkl__event *ev)
         send_kids(n);
         return zkl__do(ZKL__S_NONE);
     }
-    for (int slot = 0; slot < 2; slot++)
-        if (n->watch[slot] && zkl__core_is_child(n, path, n->watch[slot]))
+    if (t->dir != n->dir)
+        return zkl__do(ZKL__S_NONE); /* not under our lock path */
+    for (int slot = 0; slot < 2; slot++) {
+        if (slot == 0 && n->wpeer.seq >= 0 ? zkl__core_is_peer(n, t, &n->wpeer)
+                                           : zkl__core_is_named(n, t, n->watch[slot]))
             return ahead_event(n, slot, ev->wtype);
+    }
     for (size_t i = 0; n->side && i < n->side->ngroup; i++) {
         struct zkl__gwatch *g = &n->side->group[i];
-        if (!zkl__core_is_child(n, path, g->name))
+        if (!zkl__core_is_named(n, t, g->name))
             continue;
         g->armed = false;
         n->core->stats.watch_events++;
