@@ -10,40 +10,6 @@
 #include "session.h"
 #include "zkl/zookeeper.h"
 
-/* ---- the listener ------------------------------------------------------
- * The one party that keeps state across the session (the lock-queue
- * engine) registers here; every call below is made with c->mu held, and is
- * a no-op until something registered. */
-
-void zkl__client_listen(zkl_client *c, const zkl__session_listener *l, void *ctx)
-{
-    c->sl = l;
-    c->sl_ctx = ctx;
-}
-
-void *zkl__client_listener(zkl_client *c, const zkl__session_listener *l)
-{
-    return c->sl == l ? c->sl_ctx : NULL;
-}
-
-static void tell_connected(zkl_client *c, zhandle_t *zh)
-{
-    if (c->sl)
-        c->sl->on_connected(c->sl_ctx, zh);
-}
-
-void zkl__client_session_end(zkl_client *c)
-{
-    if (c->sl)
-        c->sl->on_session_end(c->sl_ctx);
-}
-
-static void tell_wake_all(zkl_client *c)
-{
-    if (c->sl)
-        c->sl->wake_all(c->sl_ctx);
-}
-
 /* ---- state ------------------------------------------------------------ */
 
 void zkl__client_push_event(zkl_client *c, int state)
@@ -60,7 +26,7 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
     (void)ctx;
     if (type != ZOO_SESSION_EVENT)
         return;
-    zkl_client *c = zkl__registry_lock_client(zh, 0);
+    zkl_client *c = zkl__registry_find(zh, 0);
     if (c == NULL)
         return;
     if (c->closing) {
@@ -87,14 +53,14 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
         }
         c->ka_next_ns = 0; /* a keepalive at once: its answer renews last_ok_ns */
         pthread_cond_broadcast(&c->cv);
-        tell_connected(c, zh);
+        zkl__client_tell_connected(c, zh);
     } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE ||
                state == ZOO_NOTCONNECTED_STATE) {
         if (c->state != ZKL_STATE_SUSPENDED && c->state != ZKL_STATE_CONNECTING &&
             c->state != ZKL_STATE_LOST) {
             c->suspended_ns = zkl__now_ns(); /* the keeper's give-up clock */
             zkl__client_push_event(c, ZKL_STATE_SUSPENDED);
-            tell_wake_all(c); /* a try once stops waiting */
+            zkl__client_wake_all(c); /* a try once stops waiting */
         }
     } else if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) {
         if (state == ZOO_AUTH_FAILED_STATE)
@@ -119,7 +85,7 @@ static void node_watcher(zhandle_t *zh, int type, int state, const char *path, v
     /* A session event is not a handoff: the client's watcher handles it. */
     if (type == ZOO_SESSION_EVENT || path == NULL)
         return;
-    zkl_client *c = zkl__registry_lock_client(NULL, (uint64_t)(uintptr_t)ctx);
+    zkl_client *c = zkl__registry_find(NULL, (uint64_t)(uintptr_t)ctx);
     if (c == NULL)
         return;
     if (!c->closing && c->sl)
@@ -384,7 +350,7 @@ int zkl_client_cancel(zkl_client *c)
         return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     c->cancelled = 1;
-    tell_wake_all(c); /* each waiter sees the flag and leaves */
+    zkl__client_wake_all(c); /* each waiter sees the flag and leaves */
     pthread_mutex_unlock(&c->mu);
     return 0;
 }
@@ -451,52 +417,4 @@ void zkl__client_free(zkl_client *c)
     c->sl = NULL;
     pthread_mutex_unlock(&c->mu);
     client_destroy(c);
-}
-
-enum zkl_state zkl_client_state(zkl_client *c)
-{
-    if (c == NULL || zkl__forked(c))
-        return ZKL_STATE_CLOSED;
-    pthread_mutex_lock(&c->mu);
-    enum zkl_state st = (enum zkl_state)c->state;
-    pthread_mutex_unlock(&c->mu);
-    return st;
-}
-
-int zkl_client_session_id(zkl_client *c, int64_t *out)
-{
-    if (c == NULL || out == NULL)
-        return ZKL_EINVAL;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
-    *out = c->sid;
-    pthread_mutex_unlock(&c->mu);
-    return 0;
-}
-
-int zkl_client_session_timeout(zkl_client *c)
-{
-    if (c == NULL)
-        return ZKL_EINVAL;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
-    int ms = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
-    pthread_mutex_unlock(&c->mu);
-    return ms;
-}
-
-int zkl_client_get_stats(zkl_client *c, zkl_client_stats *out)
-{
-    if (c == NULL || out == NULL)
-        return ZKL_EINVAL;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
-    *out = c->stats;
-    if (c->sl)
-        c->sl->add_stats(c->sl_ctx, out);
-    pthread_mutex_unlock(&c->mu);
-    return 0;
 }

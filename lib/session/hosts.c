@@ -90,7 +90,7 @@ int zkl__hosts_check(const char *hosts, int session_timeout_ms)
     /* "/" alone is no chroot; any other must be a path the server takes. */
     if (chroot != NULL && chroot[1] != '\0' &&
         zkl__path_check_server(chroot, why, sizeof why) != 0) {
-        zkl__detail("zkl_client_open: bad chroot '%.100s': %s", chroot, why);
+        zkl__detail("zkl_client_open: bad chroot '%.100s' in '%.150s': %s", chroot, hosts, why);
         return ZKL_EINVAL;
     }
     return 0;

@@ -1,7 +1,7 @@
-/* Which clients this process has, and who still uses a closed one's
- * memory: the registry that ZooKeeper callbacks find their client in, the
- * count of lock objects that keep a client's memory, and the part of both
- * that fork() must leave whole. */
+/* Which client a ZooKeeper callback is for, the one party that listens to
+ * a client's session (the lock-queue engine), who still uses a closed
+ * client's memory (its lock objects), and the part of these that fork()
+ * must leave whole. */
 #include <stdlib.h>
 
 #include "session.h"
@@ -17,24 +17,26 @@ static zkl_client **reg;
 static size_t reg_n, reg_cap;
 static uint64_t reg_next_id = 1;
 
-int zkl__registry_add(zkl_client *c)
+static int reg_add(zkl_client *c)
 {
-    zkl__fork_watch();
-    int rc = 0;
-    pthread_mutex_lock(&reg_mu);
     if (reg_n == reg_cap) {
         size_t cap = reg_cap ? reg_cap * 2 : 8;
         zkl_client **r = realloc(reg, cap * sizeof *r);
-        if (r == NULL) {
-            rc = ZKL_ENOMEM;
-            goto out;
-        }
+        if (r == NULL)
+            return ZKL_ENOMEM;
         reg = r;
         reg_cap = cap;
     }
     c->id = reg_next_id++;
     reg[reg_n++] = c;
-out:
+    return 0;
+}
+
+int zkl__registry_add(zkl_client *c)
+{
+    zkl__fork_watch();
+    pthread_mutex_lock(&reg_mu);
+    int rc = reg_add(c);
     pthread_mutex_unlock(&reg_mu);
     return rc;
 }
@@ -66,7 +68,7 @@ void zkl__registry_unlock(void)
     pthread_mutex_unlock(&reg_mu);
 }
 
-zkl_client *zkl__registry_lock_client(zhandle_t *zh, uint64_t id)
+zkl_client *zkl__registry_find(zhandle_t *zh, uint64_t id)
 {
     zkl_client *found = NULL;
     pthread_mutex_lock(&reg_mu);
@@ -83,7 +85,41 @@ zkl_client *zkl__registry_lock_client(zhandle_t *zh, uint64_t id)
 
 zkl_client *zkl__client_lock_id(uint64_t id)
 {
-    return zkl__registry_lock_client(NULL, id);
+    return zkl__registry_find(NULL, id);
+}
+
+/* ---- the listener ------------------------------------------------------
+ * The one party that keeps state across the session (the lock-queue
+ * engine) registers here; every call below is made with c->mu held, and is
+ * a no-op until something registered. */
+
+void zkl__client_listen(zkl_client *c, const zkl__session_listener *l, void *ctx)
+{
+    c->sl = l;
+    c->sl_ctx = ctx;
+}
+
+void *zkl__client_listener(zkl_client *c, const zkl__session_listener *l)
+{
+    return c->sl == l ? c->sl_ctx : NULL;
+}
+
+void zkl__client_tell_connected(zkl_client *c, zhandle_t *zh)
+{
+    if (c->sl)
+        c->sl->on_connected(c->sl_ctx, zh);
+}
+
+void zkl__client_session_end(zkl_client *c)
+{
+    if (c->sl)
+        c->sl->on_session_end(c->sl_ctx);
+}
+
+void zkl__client_wake_all(zkl_client *c)
+{
+    if (c->sl)
+        c->sl->wake_all(c->sl_ctx);
 }
 
 /* ---- lock objects keep a closed client's memory ------------------------- */

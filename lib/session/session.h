@@ -158,13 +158,18 @@ struct zkl__listener {
 
 /* The registry of clients (lib/session/registry.c; lock order: registry,
  * then c->mu). Add gives c its id: 0 or ZKL_ENOMEM. */
-int zkl__registry_add(zkl_client *c);
-void zkl__registry_remove(zkl_client *c);
 void zkl__registry_lock(void);
 void zkl__registry_unlock(void);
+int zkl__registry_add(zkl_client *c);
+void zkl__registry_remove(zkl_client *c);
 /* The client of a handle or an id, returned with c->mu held, or NULL. */
-zkl_client *zkl__registry_lock_client(zhandle_t *zh, uint64_t id);
+zkl_client *zkl__registry_find(zhandle_t *zh, uint64_t id);
+/* The client with this id, returned with c->mu held, or NULL. */
 zkl_client *zkl__client_lock_id(uint64_t id);
+/* Tell the session listener of a new session, or to wake every waiter
+ * (c->mu held). */
+void zkl__client_tell_connected(zkl_client *c, zhandle_t *zh);
+void zkl__client_wake_all(zkl_client *c);
 /* Record a new state and queue it for the listeners (c->mu held). */
 void zkl__client_push_event(zkl_client *c, int state);
 /* Tell the session listener the session ended (c->mu held). */

@@ -152,6 +152,8 @@ struct zkl__target {
 bool zkl__core_is_own(const zkl__cnode *n, const struct zkl__target *t);
 bool zkl__core_is_peer(const zkl__cnode *n, const struct zkl__target *t, const zkl__peer *p);
 bool zkl__core_is_named(const zkl__cnode *n, const struct zkl__target *t, const char *name);
+/* Take a watch event's path apart (lib/engine/core/names.c). */
+void zkl__core_target(const struct zkl__core *k, const char *path, struct zkl__target *t);
 /* The full path of `name` in n's lock path, in buf (ZKL__MAX_PATH + 96). */
 const char *zkl__core_full(const zkl__cnode *n, const char *name, char *buf);
 void zkl__core_route(zkl__cnode *n, enum zkl__core_route to);
