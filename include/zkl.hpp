@@ -379,6 +379,16 @@ public:
                       "zkl::client_options::connect_timeout");
         return *this;
     }
+    /* A held asynchronous request whose hold is lost (its node deleted, its
+     * session ended) has its `done` run once more, with lost (default
+     * false, as zkl 1.0; see zkl_client_opts_set_lost_requests). */
+    client_options &lost_requests(bool on)
+    {
+        detail::check(
+            detail::run([&] { return zkl_client_opts_set_lost_requests(o_.get(), on ? 1 : 0); }),
+            "zkl::client_options::lost_requests");
+        return *this;
+    }
     const zkl_client_opts *native_handle() const noexcept { return o_.get(); }
 
 private:
@@ -469,7 +479,9 @@ inline constexpr std::chrono::milliseconds forever = std::chrono::milliseconds::
  * lock_shared_async() or acquire_async(), whose `done(code)` runs exactly
  * once, on the client's own thread or, after client::event_fd(), on the
  * thread that calls client::dispatch(): with no error when held, else
- * canceled, timed_out, lost, closed, ... with nothing of the attempt left.
+ * canceled, timed_out, lost, closed, ... with nothing of the attempt left;
+ * and, with client_options::lost_requests(true), once more with lost when
+ * a hold it was told of is lost.
  * The hold belongs to the request (any thread may release it).
  * Move-only; destroying it cancels a pending request (its `done` then does
  * not run) or releases a held one without waiting for the server, and
@@ -554,7 +566,8 @@ public:
     {
         request q;
         q.c_ = std::move(keep); /* what the request uses: its client, at least */
-        q.done_ = std::make_unique<done_fn>(std::move(done));
+        q.done_ = std::make_unique<std::shared_ptr<done_fn>>(
+            std::make_shared<done_fn>(std::move(done)));
         zkl_request *r = nullptr;
         detail::check(detail::run([&] { return start(&request::call, q.done_.get(), &r); }), what);
         q.r_ = r;
@@ -564,18 +577,18 @@ public:
 private:
     static void call(zkl_request *, int result, void *arg) noexcept
     {
-        /* Moved out first: `done` may destroy its request, and with it the
+        /* A share first: `done` may destroy its request, and with it the
          * function's home. */
-        done_fn fn = std::move(*static_cast<done_fn *>(arg));
+        std::shared_ptr<done_fn> fn = *static_cast<std::shared_ptr<done_fn> *>(arg);
         try {
-            if (fn)
-                fn(std::error_code(result, category()));
+            if (*fn)
+                (*fn)(std::error_code(result, category()));
         } catch (...) {
         }
     }
     std::shared_ptr<void> c_;
     zkl_request *r_ = nullptr;
-    std::unique_ptr<done_fn> done_;
+    std::unique_ptr<std::shared_ptr<done_fn>> done_;
 };
 
 /* One contender of a lock path (zkl_participant), as client::participants

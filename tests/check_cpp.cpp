@@ -1028,6 +1028,35 @@ START_TEST(test_asynchronous_requests_of_every_recipe)
 }
 END_TEST
 
+// With lost_requests(true), a held request whose node someone else deletes
+// hears it through the same `done`, which runs a second time.
+START_TEST(test_a_lost_asynchronous_hold_is_told_when_asked)
+{
+    zkl::client c(tu_hosts(), 10000ms, zkl::client_options().lost_requests(true));
+    zkl::mutex m(c, P("al/m"));
+    outcome o;
+    zkl::request r = m.lock_async(5s, o.fn());
+    std::optional<std::error_code> held = o.wait();
+    ck_assert(held.has_value() && !*held); // held: its node is there to delete
+    const std::string node = r.node();
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, node.c_str(), -1), ZOK);
+    auto lost = o.wait(2);
+    ck_assert_msg(lost.has_value(), "no second call of done");
+    ck_assert(*lost == zkl::errc::lost);
+    ck_assert(!r.is_held());
+    bool threw_lost = false;
+    try {
+        r.release();
+    } catch (const zkl::error &e) {
+        threw_lost = e.code() == zkl::errc::lost;
+    }
+    ck_assert(threw_lost);
+    ck_assert_int_eq(children(c, P("al/m")), 0);
+    std::lock_guard<std::mutex> g(o.mu);
+    ck_assert_int_eq(o.codes.size(), 2);
+}
+END_TEST
+
 START_TEST(test_a_cancel_handle_ends_one_wait)
 {
     zkl::client c = make_client(), other = make_client();
@@ -1152,6 +1181,7 @@ int main()
     tcase_add_test(tc, test_a_state_listener_hears_the_session_and_stops_with_its_handle);
     tcase_add_test(tc, test_metrics_as_structs_and_prometheus_text);
     tcase_add_test(tc, test_asynchronous_requests_of_every_recipe);
+    tcase_add_test(tc, test_a_lost_asynchronous_hold_is_told_when_asked);
     tcase_add_test(tc, test_a_cancel_handle_ends_one_wait);
     tcase_add_test(tc, test_guarded_multi_writes_only_while_held);
     tcase_add_test(tc, test_participants_and_the_semaphore_limit);
