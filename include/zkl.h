@@ -69,6 +69,15 @@
  *     zkl_client_dispatch (one dispatch at a time); callbacks still
  *     pending when the client closes run on the closing thread.
  *   - zkl_last_zk_error / zkl_last_error_text: per calling thread.
+ *
+ * fork(). A client and its objects belong to the process that made them.
+ * In a child of fork(), every call on an inherited client, lock object,
+ * lease or request fails at once with ZKL_EFORK (is_held: 0; a state:
+ * ZKL_STATE_CLOSED; zkl_client_handle: NULL), and freeing one (close,
+ * free, zkl_lease_release) frees the child's copy of its memory only:
+ * nothing is sent, the parent's session and locks are untouched, and no
+ * thread of the parent's is waited for. The parent goes on as before; a
+ * child opens clients of its own.
  */
 #ifndef ZKL_H
 #define ZKL_H
@@ -125,7 +134,8 @@ ZKL_EXPORT const char *zkl_version_string(void);
     X(ERANGE, -17, "the buffer is too small for the result")                  \
     X(ENOENT, -18, "no such entry")                                           \
     X(EQUEUE, -19, "the lock's queue is too long: its listing exceeds the server's limit (jute.maxbuffer)") \
-    X(ENOTSUP, -20, "not supported by this build of zkl or its ZooKeeper client")
+    X(ENOTSUP, -20, "not supported by this build of zkl or its ZooKeeper client") \
+    X(EFORK, -21, "the object was made before fork(): use it only in the process that made it")
 
 enum {
     ZKL_OK = 0,
@@ -158,6 +168,11 @@ ZKL_EXPORT const char *zkl_err_name(int err);
  * this thread until its next zkl call. */
 ZKL_EXPORT int zkl_last_zk_error(void);
 ZKL_EXPORT const char *zkl_last_error_text(void);
+/* Forget the calling thread's details: zkl_last_zk_error() is 0 and
+ * zkl_last_error_text() "" until a failure sets them again. Call it before
+ * a call whose failure must not be reported with an older failure's
+ * details (one without details of its own leaves them in place). */
+ZKL_EXPORT void zkl_last_error_clear(void);
 
 #define ZKL_WAIT_FOREVER (-1L)
 
@@ -268,7 +283,9 @@ ZKL_EXPORT int zkl_client_opts_set_acl(zkl_client_opts *o, enum zkl_acl acl);
  * zoo_set_log_callback) is process-wide, and at its default level it
  * writes every connect and disconnect to stderr. With 1 (the default), the
  * first client of the process opened this way silences it, once: level
- * ERROR, written to /dev/null; or, if the environment variable ZKL_ZK_LOG
+ * ERROR, written to /dev/null (on a descriptor above 2, so that it never
+ * takes the number of a standard descriptor the program runs without);
+ * or, if the environment variable ZKL_ZK_LOG
  * is "1" at that moment, level INFO on stderr, for debugging. With 0,
  * opening this client leaves the log as the program set it: use it in a
  * program that configures libzookeeper_mt's log itself (a client opened
@@ -278,6 +295,24 @@ ZKL_EXPORT int zkl_client_opts_set_quiet_zk_log(zkl_client_opts *o, int on);
  * they stay 0, and acquires skip even their clock reads). Returns 0,
  * ZKL_EINVAL (NULL). */
 ZKL_EXPORT int zkl_client_opts_set_metrics(zkl_client_opts *o, int on);
+/* The most lock paths the client keeps metrics of their own for
+ * (zkl_client_path_metrics, the labelled Prometheus series), default 100:
+ * the first paths it acquires on, for the client's life. Acquisitions on
+ * any other path count in the client's totals only (zkl_client_metrics,
+ * the zkl_client_lock_* series), so a program that locks a new path per
+ * job or entity does not grow without bound (about 600 bytes and 69 lines
+ * of Prometheus text a path). 0 keeps totals only. Returns 0, ZKL_EINVAL
+ * (NULL, max_paths < 0). */
+ZKL_EXPORT int zkl_client_opts_set_max_metric_paths(zkl_client_opts *o, int max_paths);
+/* How long zkl_client_open_opts waits for the first session, in
+ * milliseconds, apart from the session timeout it asks for (as Curator's
+ * connectionTimeoutMs): a long session timeout need not mean a long wait
+ * when no server answers. 0 (the default) waits about one session
+ * timeout, as zkl_client_open does. Only the open waits for it: a
+ * connection lost later is judged by the session timeout (the loss rule).
+ * Returns 0, ZKL_EINVAL (NULL, ms < 0). */
+ZKL_EXPORT int zkl_client_opts_set_connect_timeout(zkl_client_opts *o, int ms);
+
 /* Tell a held asynchronous request's loss through its callback (1), or
  * not (0, the default, as in 1.0): with 1, a request delivered held (its
  * callback called with 0) whose hold is lost before it is released (the
@@ -356,16 +391,27 @@ ZKL_EXPORT int zkl_client_opts_set_sasl(zkl_client_opts *o, const char *mechanis
 ZKL_EXPORT int zkl_client_opts_add_acl(zkl_client_opts *o, const char *scheme, const char *id,
                                        int perms);
 
-/* Open a session to `hosts` ("host:port[,host:port...][/chroot]") and wait
- * until it is connected, for at most about `session_timeout_ms`.
- * Returns 0 and a new client in *out (free with zkl_client_close), or
- * ZKL_EINVAL (NULL/empty hosts, timeout <= 0, a malformed host list),
- * ZKL_ERESOLVE (a host name does not resolve), ZKL_ENOMEM, ZKL_ECONNLOSS (no
- * server answered in time), ZKL_ENOAUTH (credentials refused),
- * ZKL_ENOCHROOT (the connect string names a chroot that does not exist on
- * the server: one request checks it), ZKL_ESYS. zkl_last_error_text() then
- * says more (e.g. which chroot or host). `opts` may be NULL for the
- * defaults. Thread-safe.
+/* The largest session timeout zkl_client_open takes, 2^30 - 1 ms (about
+ * 12 days): libzookeeper_mt cannot count a larger one. A server grants at
+ * most its maxSessionTimeout (20 ticks, 40 s, by default) whatever is
+ * asked. */
+#define ZKL_SESSION_TIMEOUT_MAX 1073741823
+
+/* Open a session to `hosts` ("host:port[,host:port...][/chroot]"; an IPv6
+ * address without brackets: "::1:2181") and wait until it is connected,
+ * for at most about `session_timeout_ms` (1 to ZKL_SESSION_TIMEOUT_MAX;
+ * zkl_client_opts_set_connect_timeout bounds the wait apart). Returns 0
+ * and a new client in *out (free with zkl_client_close), or ZKL_EINVAL
+ * (NULL/empty hosts, a timeout out of range, a malformed host list: an
+ * entry without host or port, a port not from 1 to 65535, brackets, a
+ * chroot the server would refuse; nothing is sent), ZKL_ERESOLVE (a host
+ * name does not resolve), ZKL_ENOMEM, ZKL_ECONNLOSS (no server answered
+ * in time), ZKL_ENOAUTH (credentials refused), ZKL_ENOCHROOT (the connect
+ * string names a chroot that does not exist on the server: one request
+ * checks it), ZKL_ESYS (out of file descriptors, no thread).
+ * zkl_last_error_text() then says why, naming the entry, chroot or host
+ * (for ZKL_ECONNLOSS: "no server answered at HOSTS within N ms"). `opts`
+ * may be NULL for the defaults. Thread-safe.
  * With TLS or SASL options (zkl_client_opts_set_tls, _set_sasl), or
  * without TLS against a server that answers in TLS: files that cannot be
  * loaded are ZKL_EINVAL before anything is sent; TLS and SASL together
@@ -375,8 +421,8 @@ ZKL_EXPORT int zkl_client_opts_add_acl(zkl_client_opts *o, const char *scheme, c
  * does not verify, or a client certificate the server refuses, is
  * ZKL_ENOAUTH, and a server that does not speak TLS (with TLS options) or
  * speaks only TLS (without) is ZKL_ECONNLOSS, each at once and with the
- * server and the reason in zkl_last_error_text(), instead of a wait for
- * the session timeout. */
+ * server and the reason in zkl_last_error_text(), instead of a wait to
+ * the end of the connect timeout. */
 ZKL_EXPORT int zkl_client_open(const char *hosts, int session_timeout_ms,
                                zkl_client **out) ZKL_WARN_UNUSED;
 ZKL_EXPORT int zkl_client_open_opts(const char *hosts, int session_timeout_ms,
@@ -480,10 +526,13 @@ ZKL_EXPORT int zkl_lock_opts_set_prefetch(zkl_lock_opts *o, int on);
  * member of a multi-lock) is one attempt on its lock path; a reentrant
  * acquire that only counts up is none. An attempt ends once, as one of:
  * acquired, timeouts, cancels (ZKL_ECANCELED), failures (any other code).
- * Kept in memory for the client's life (one small entry per lock path
- * used); updated under the lock the client takes anyway, no allocation
- * but a path's first use. zkl_client_opts_set_metrics(o, 0) turns them
- * off: then every counter stays 0 (zkl_client_stats still counts).
+ * Kept in memory for the client's life: the totals, and one small entry
+ * per lock path for the first 100 paths used (zkl_client_opts_set_max_
+ * metric_paths): other paths count in the totals only. Updated under the
+ * lock the client takes anyway, no allocation but a tracked path's first
+ * use. zkl_client_opts_set_metrics(o, 0) turns them off: then every
+ * counter stays 0 (zkl_client_stats still counts). In a child of fork(),
+ * every function here returns ZKL_EFORK for an inherited client.
  * Every function here is thread-safe and reads one consistent snapshot.
  * ---------------------------------------------------------------------- */
 
@@ -531,10 +580,12 @@ ZKL_EXPORT int zkl_client_metrics(zkl_client *c, zkl_metrics *out);
 
 /* The counters of lock path `path` (as given to the recipe) in *out.
  * Returns 0, ZKL_EINVAL (as above), ZKL_ENOENT (no acquire of this client
- * ever used the path, or metrics are off). */
+ * ever used the path, the path came after the client's limit of tracked
+ * paths was reached, or metrics are off). */
 ZKL_EXPORT int zkl_client_path_metrics(zkl_client *c, const char *path, zkl_metrics *out);
 
-/* The lock paths with counters, in byte order: a new array of *n new
+/* The lock paths with counters of their own (at most the limit of
+ * zkl_client_opts_set_max_metric_paths), in byte order: a new array of *n new
  * strings in *out (NULL and 0 for none); free with
  * zkl_client_metrics_paths_free. Returns 0, ZKL_EINVAL, ZKL_ENOMEM. */
 ZKL_EXPORT int zkl_client_metrics_paths(zkl_client *c, char ***out, size_t *n);
@@ -542,8 +593,11 @@ ZKL_EXPORT void zkl_client_metrics_paths_free(char **paths, size_t n);
 
 /* Every metric in the Prometheus text exposition format (version 0.0.4):
  * # HELP and # TYPE lines, lock counters and histograms with a label
- * path="..." per lock path (escaped as the format requires), client-wide
- * counters without labels. Into buf[0..len-1], NUL-terminated; *needed
+ * path="..." per tracked lock path (escaped as the format requires), then
+ * the client-wide lock counters and histograms over every path, tracked
+ * or not, as families of their own without labels (zkl_client_lock_...,
+ * and the gauge zkl_client_lock_paths: how many paths are tracked), and
+ * the other client-wide counters. Into buf[0..len-1], NUL-terminated; *needed
  * (if not NULL) gets the length without the NUL. Returns 0, ZKL_ERANGE
  * (len <= the length: buf holds a truncated, NUL-terminated start if len
  * > 0; ask again with *needed + 1 or more, as counters may grow between
@@ -636,7 +690,11 @@ typedef void (*zkl_mutex_revoke_fn)(zkl_mutex *m, int64_t token, void *arg);
 ZKL_EXPORT int zkl_mutex_set_revoke_fn(zkl_mutex *m, zkl_mutex_revoke_fn fn, void *arg);
 
 /* The fencing token of the calling thread's hold (the czxid of its node)
- * into *out: successive holders of one path get strictly increasing tokens.
+ * into *out: successive holders of one path get strictly increasing tokens,
+ * within one ensemble history: servers that lose their data count from
+ * the start again, so a fenced resource that must survive that also keeps
+ * the history's identity (docs/failures.md, "When the ensemble loses its
+ * data").
  * Returns 0, ZKL_ENOTHELD (the thread holds nothing), ZKL_ELOST (its hold
  * was lost), ZKL_EINVAL (NULL); *out is unchanged on failure. Thread-safe. */
 ZKL_EXPORT int zkl_mutex_token(zkl_mutex *m, int64_t *out);
@@ -651,8 +709,9 @@ ZKL_EXPORT const char *zkl_mutex_node(zkl_mutex *m);
  * nothing was written), ZKL_EINVAL (NULL, a path the server refuses, or a
  * request over the limit of zkl_client_opts_set_max_request: nothing is
  * sent, zkl_last_error_text() says why), ZKL_ECONNLOSS (outcome unknown),
- * ZKL_EZK (e.g. `path` does not exist: zkl_last_zk_error() says
- * ZNONODE). The other recipes' guarded writes check the same.
+ * ZKL_ENOENT (`path` does not exist: nothing was written, the lock is
+ * still held), ZKL_EZK (another error of ZooKeeper's: zkl_last_zk_error()
+ * says which). The other recipes' guarded writes check the same.
  * Thread-safe. */
 ZKL_EXPORT int zkl_mutex_guarded_set(zkl_mutex *m, const char *path,
                                      const void *data, int len);

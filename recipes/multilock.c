@@ -205,6 +205,9 @@ static int member_acquire(zkl_lock *l, long timeout_ms, zkl_cancel *h)
 
 static int acquire_with(zkl_multilock *ml, long timeout_ms, zkl_cancel *ch)
 {
+    for (size_t i = 0; i < ml->n; i++) /* a child of fork(): as its members */
+        if (ml->m[i]->c != NULL && zkl__forked(ml->m[i]->c))
+            return ZKL_EFORK;
     int64_t deadline = zkl__deadline(timeout_ms);
     zkl__hold *h = zkl__holds_find(&ml->holds);
     if (h != NULL) {

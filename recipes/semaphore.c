@@ -344,7 +344,10 @@ int zkl_lease_token(zkl_lease *l, int64_t *out)
 {
     if (l == NULL)
         return ZKL_EINVAL;
-    return zkl__token_out(zkl__node_held(l->node) ? zkl__node_token(l->node) : ZKL_ELOST, out);
+    return zkl__token_out(zkl__forked(zkl__node_client(l->node)) ? ZKL_EFORK
+                          : zkl__node_held(l->node)            ? zkl__node_token(l->node)
+                                                               : ZKL_ELOST,
+                          out);
 }
 
 int zkl_lease_count(zkl_lease *l)

@@ -130,6 +130,7 @@ int zkl_semmutex_token(zkl_semmutex *s, int64_t *out)
         return ZKL_EINVAL;
     pthread_mutex_lock(&s->own.mu);
     int64_t t = s->node == NULL           ? ZKL_ENOTHELD
+                : zkl__forked(s->own.c)   ? ZKL_EFORK
                 : zkl__node_held(s->node) ? zkl__node_token(s->node)
                                           : ZKL_ELOST;
     pthread_mutex_unlock(&s->own.mu);
@@ -222,7 +223,8 @@ void zkl_semmutex_free(zkl_semmutex *s)
      * delete the server refuses is the engine's to retry. */
     if (s->node != NULL && zkl__release_kept(zkl__wait_release(s->node)))
         zkl__wait_leave(s->node, false);
-    pthread_cond_destroy(&s->idle);
+    if (!zkl__forked(s->own.c)) /* a parent's thread may still wait on it */
+        pthread_cond_destroy(&s->idle);
     zkl__owner_done(&s->own);
     free(s);
 }

@@ -14,11 +14,25 @@
 #      with pkg-config, run against ZooKeeper;
 #   6. make distcheck.
 # Every ZooKeeper it starts is stopped, also on failure or Ctrl-C.
-#   scripts/test.sh [--quick]     --quick: steps 1-2 only
+#   scripts/test.sh [--quick] [--no-install]
+#     --quick: steps 1-2 only; --no-install: install nothing (skip
+#     scripts/deps.sh), for a machine whose packages are managed elsewhere.
+# The ZooKeeper servers take their ports from ZKL_ZK_PORTS (LO-HI) when set
+# (tests/zk-harness.sh).
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 quick=no
-[ "${1:-}" = --quick ] && quick=yes
+install=yes
+for arg in "$@"; do
+    case $arg in
+    --quick) quick=yes ;;
+    --no-install) install=no ;;
+    *)
+        echo "usage: scripts/test.sh [--quick] [--no-install]" >&2
+        exit 64
+        ;;
+    esac
+done
 
 # Each step says when it starts, in seconds from the start of the run.
 step() { printf '\n==== %s [%d s]\n' "$*" "$SECONDS"; }
@@ -44,7 +58,9 @@ run_checks() {
     "$@" || { show_failures "$dir"; return 1; }
 }
 
-"$top/scripts/deps.sh"
+if [ "$install" = yes ]; then
+    "$top/scripts/deps.sh"
+fi
 
 step "build (-Werror)"
 "$top/scripts/build.sh" "$top/build" --enable-werror

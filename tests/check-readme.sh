@@ -1,6 +1,7 @@
 #!/bin/sh
 # The README's code compiles against the headers: its complete C program
-# (which must match what a user copies), and its C++ example.
+# (which must match what a user copies), and its C++ example as shown (its
+# statements inside a main(), its own #includes and nothing more).
 set -eu
 src="${top_srcdir:-.}"
 # zkl/version.h is written by configure, into the build tree
@@ -27,7 +28,7 @@ fi
 block cpp "## C++" >"$tmp/snippet.cpp"
 {
     grep '^#include' "$tmp/snippet.cpp" || true
-    printf '#include <mutex>\n#include <shared_mutex>\nint main() {\n'
+    printf 'int main() {\n'
     grep -v '^#include' "$tmp/snippet.cpp" || true
     printf '}\n'
 } >"$tmp/app.cpp"

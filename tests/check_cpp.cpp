@@ -16,6 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include <poll.h>
+#include <unistd.h>
+
 extern "C" {
 #include "testutil.h"
 #include "zkl/zookeeper.h"
@@ -749,21 +752,34 @@ START_TEST(test_revoke_hooks_hear_a_request_and_the_holder_lets_go)
 END_TEST
 
 // Writes that the server applies only while the writer holds.
+// A node `leaf` under the test's root, made with its ancestors, for
+// guarded writes; read() gives its data.
+struct data_node {
+    std::string path;
+    explicit data_node(const char *leaf) : path(P(leaf))
+    {
+        for (const std::string &p :
+             {std::string("/zkl-test"), std::string(tu_fixture_root), path}) {
+            int rc =
+                zoo_create(tu_fixture_zk, p.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
+            ck_assert(rc == ZOK || rc == ZNODEEXISTS);
+        }
+    }
+    std::string read() const
+    {
+        char buf[32] = {0};
+        int len = sizeof buf - 1;
+        ck_assert_int_eq(zoo_get(tu_fixture_zk, path.c_str(), 0, buf, &len, nullptr), ZOK);
+        return std::string(buf, len > 0 ? static_cast<size_t>(len) : 0);
+    }
+};
+
 START_TEST(test_guarded_set_writes_only_while_held)
 {
     zkl::client c = make_client();
-    zhandle_t *zh = tu_fixture_zk;
-    std::string data = P("data");
-    for (const std::string &p : {std::string("/zkl-test"), std::string(tu_fixture_root), data}) {
-        int rc = zoo_create(zh, p.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
-        ck_assert(rc == ZOK || rc == ZNODEEXISTS);
-    }
-    auto read = [&] {
-        char buf[32] = {0};
-        int len = sizeof buf - 1;
-        ck_assert_int_eq(zoo_get(zh, data.c_str(), 0, buf, &len, nullptr), ZOK);
-        return std::string(buf, len > 0 ? static_cast<size_t>(len) : 0);
-    };
+    data_node node("data");
+    const std::string &data = node.path;
+    auto read = [&] { return node.read(); };
     auto code_of = [](auto &&fn) -> int {
         try {
             fn();
@@ -808,6 +824,340 @@ START_TEST(test_guarded_set_writes_only_while_held)
 }
 END_TEST
 
+// ---- what the C++ API adds over the blocking core ------------------------------
+
+int code_of_call(const std::function<void()> &fn, std::string *what = nullptr,
+                 std::string *detail = nullptr)
+{
+    try {
+        fn();
+    } catch (const zkl::error &err) {
+        if (what)
+            *what = err.what();
+        if (detail)
+            *detail = err.detail();
+        return err.code().value();
+    }
+    return 0;
+}
+
+START_TEST(test_errc_names_every_code_and_what_carries_the_detail)
+{
+    // Every code of the C list has a zkl::errc name.
+    auto named = [](int code) {
+        for (zkl::errc e : zkl::detail::all_errc)
+            if (static_cast<int>(e) == code)
+                return true;
+        return false;
+    };
+#define CHECK_NAMED(name, code, msg) ck_assert_msg(named(code), "no zkl::errc for ZKL_" #name);
+    ZKL_ERRNO_MAP(CHECK_NAMED)
+#undef CHECK_NAMED
+    ck_assert_int_eq(static_cast<int>(zkl::errc::queue_too_long), ZKL_EQUEUE);
+    ck_assert_int_eq(static_cast<int>(zkl::errc::forked), ZKL_EFORK);
+
+    // what() carries the failure's detail ...
+    std::string what, detail;
+    ck_assert_int_eq(
+        code_of_call([] { zkl::client bad("127.0.0.1:99999", 1000ms); }, &what, &detail),
+        ZKL_EINVAL);
+    ck_assert_msg(what.find("port 99999") != std::string::npos, "what(): %s", what.c_str());
+    ck_assert_msg(what.find("zkl::client") != std::string::npos, "what(): %s", what.c_str());
+    ck_assert_msg(detail.find("port 99999") != std::string::npos, "detail(): %s", detail.c_str());
+    // ... and a failure without one shows none, not an older failure's:
+    // neither the C++ one above nor one of a C call made since.
+    zkl::client c = make_client();
+    zkl::mutex m(c, P("d/m"));
+    zkl_client *raw = nullptr;
+    ck_assert_int_eq(zkl_client_open("127.0.0.1:0", 1000, &raw), ZKL_EINVAL);
+    ck_assert(std::strlen(zkl_last_error_text()) > 0);
+    ck_assert_int_eq(code_of_call([&] { m.unlock(); }, &what, &detail), ZKL_ENOTHELD);
+    ck_assert_msg(detail.empty(), "detail(): %s", detail.c_str());
+    ck_assert_msg(what.find("port") == std::string::npos, "what(): %s", what.c_str());
+    ck_assert(what.find(zkl_strerror(ZKL_ENOTHELD)) != std::string::npos);
+    // An error copies without throwing.
+    static_assert(std::is_nothrow_copy_constructible_v<zkl::error>);
+}
+END_TEST
+
+START_TEST(test_a_state_listener_hears_the_session_and_stops_with_its_handle)
+{
+    zkl::client c = make_client();
+    std::mutex mu;
+    std::vector<zkl::state> seen;
+    auto has = [&](zkl::state st) {
+        std::lock_guard<std::mutex> g(mu);
+        for (zkl::state x : seen)
+            if (x == st)
+                return true;
+        return false;
+    };
+    {
+        zkl::listener l = c.listen([&](zkl::state st) {
+            std::lock_guard<std::mutex> g(mu);
+            seen.push_back(st);
+        });
+        tu_expire_session(c.native_handle());
+        ck_assert(wait_for([&] { return has(zkl::state::lost) && has(zkl::state::connected); }));
+    }
+    std::size_t heard;
+    {
+        std::lock_guard<std::mutex> g(mu);
+        heard = seen.size();
+    }
+    // Gone with its handle: the next session change is not heard.
+    tu_expire_session(c.native_handle());
+    ck_assert(wait_for([&] { return c.state() == zkl::state::connected; }));
+    std::lock_guard<std::mutex> g(mu);
+    ck_assert_uint_eq(seen.size(), heard);
+}
+END_TEST
+
+START_TEST(test_metrics_as_structs_and_prometheus_text)
+{
+    zkl::client c(tu_hosts(), 10000ms, zkl::client_options().max_metric_paths(1));
+    zkl::mutex m(c, P("mx/a")), other(c, P("mx/b"));
+    for (int i = 0; i < 2; i++) {
+        std::lock_guard<zkl::mutex> g(m);
+    }
+    {
+        std::lock_guard<zkl::mutex> g(other); // beyond the limit: totals only
+    }
+    zkl_metrics t = c.metrics();
+    ck_assert_uint_eq(t.acquired, 3);
+    std::optional<zkl_metrics> pa = c.path_metrics(P("mx/a"));
+    ck_assert(pa.has_value());
+    ck_assert_uint_eq(pa->releases, 2);
+    ck_assert(!c.path_metrics(P("mx/b")).has_value());
+    std::vector<std::string> paths = c.metrics_paths();
+    ck_assert_uint_eq(paths.size(), 1);
+    ck_assert(paths[0] == P("mx/a"));
+    std::string text = c.metrics_text();
+    ck_assert(text.find("zkl_lock_acquired_total{path=\"" + P("mx/a") + "\"} 2\n") !=
+              std::string::npos);
+    ck_assert(text.find("\nzkl_client_lock_acquired_total 3\n") != std::string::npos);
+}
+END_TEST
+
+struct outcome {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::error_code> codes;
+    std::thread::id thread;
+    std::function<void(std::error_code)> fn()
+    {
+        return [this](std::error_code ec) {
+            std::lock_guard<std::mutex> g(mu);
+            codes.push_back(ec);
+            thread = std::this_thread::get_id();
+            cv.notify_all();
+        };
+    }
+    std::optional<std::error_code> wait(std::size_t n = 1)
+    {
+        std::unique_lock<std::mutex> g(mu);
+        if (!cv.wait_for(g, 15s, [&] { return codes.size() >= n; }))
+            return std::nullopt;
+        return codes[n - 1];
+    }
+};
+
+START_TEST(test_asynchronous_requests_of_every_recipe)
+{
+    zkl::client c = make_client(), other = make_client();
+    // A mutex: held, its token and node, released.
+    zkl::mutex m(c, P("as/m"));
+    outcome o;
+    zkl::request r = m.lock_async(5s, o.fn());
+    auto ec = o.wait();
+    ck_assert(ec && !*ec);
+    ck_assert(r.is_held());
+    ck_assert_int_gt(r.token(), 0);
+    ck_assert(r.node().compare(0, P("as/m/").size(), P("as/m/")) == 0);
+    r.release();
+    ck_assert(!r.is_held());
+    ck_assert_int_eq(children(c, P("as/m")), 0);
+    // Cancelled while it waits: the callback hears canceled, no node stays.
+    zkl::mutex held(other, P("as/m"));
+    held.lock();
+    outcome oc;
+    zkl::request rc = m.lock_async(zkl::forever, oc.fn());
+    ck_assert(wait_for([&] { return children(c, P("as/m")) == 2; }));
+    ck_assert(rc.cancel());
+    auto ecc = oc.wait();
+    ck_assert(ecc && *ecc == zkl::errc::canceled);
+    ck_assert(wait_for([&] { return children(c, P("as/m")) == 1; }));
+    ck_assert(!rc.cancel()); // its callback ran: too late
+    held.unlock();
+    // The other recipes.
+    zkl::shared_mutex rw(c, P("as/rw"));
+    zkl::semaphore_mutex sm(c, P("as/sm"));
+    zkl::semaphore sem(c, P("as/sem"), 3);
+    zkl::multi_lock ml(c, {P("as/ml1"), P("as/ml2")});
+    outcome o2;
+    std::vector<zkl::request> rs;
+    rs.push_back(rw.lock_shared_async(5s, o2.fn()));
+    rs.push_back(rw.lock_async(5s, o2.fn())); // after the reader: waits for it
+    rs.push_back(sm.lock_async(5s, o2.fn()));
+    rs.push_back(sem.acquire_async(5s, o2.fn(), 2));
+    rs.push_back(ml.lock_async(5s, o2.fn()));
+    ck_assert(o2.wait(4).has_value()); // all but the writer
+    ck_assert(rs[0].is_held() && !rs[1].is_held() && rs[2].is_held() && rs[3].is_held() &&
+              rs[4].is_held());
+    rs[0].release(); // the writer gets in
+    ck_assert(o2.wait(5).has_value());
+    ck_assert(rs[1].is_held());
+    for (std::size_t i = 1; i < rs.size(); i++)
+        rs[i].release();
+    for (const char *leaf : {"as/rw", "as/sm", "as/sem", "as/ml1", "as/ml2"})
+        ck_assert(wait_for([&] { return children(c, P(leaf)) == 0; }));
+    // From an event loop: the callback runs on the thread that dispatches.
+    zkl::client loop = make_client();
+    int fd = loop.event_fd();
+    zkl::mutex lm(loop, P("as/loop"));
+    outcome ol;
+    zkl::request lr = lm.lock_async(5s, ol.fn());
+    auto end = clk::now() + 15s;
+    while (ol.codes.empty() && clk::now() < end) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        if (poll(&pfd, 1, 100) == 1)
+            loop.dispatch();
+    }
+    ck_assert(!ol.codes.empty() && !ol.codes[0]);
+    ck_assert(ol.thread == std::this_thread::get_id());
+}
+END_TEST
+
+// With lost_requests(true), a held request whose node someone else deletes
+// hears it through the same `done`, which runs a second time.
+START_TEST(test_a_lost_asynchronous_hold_is_told_when_asked)
+{
+    zkl::client c(tu_hosts(), 10000ms, zkl::client_options().lost_requests(true));
+    zkl::mutex m(c, P("al/m"));
+    outcome o;
+    zkl::request r = m.lock_async(5s, o.fn());
+    std::optional<std::error_code> held = o.wait();
+    ck_assert(held.has_value() && !*held); // held: its node is there to delete
+    const std::string node = r.node();
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, node.c_str(), -1), ZOK);
+    auto lost = o.wait(2);
+    ck_assert_msg(lost.has_value(), "no second call of done");
+    ck_assert(*lost == zkl::errc::lost);
+    ck_assert(!r.is_held());
+    bool threw_lost = false;
+    try {
+        r.release();
+    } catch (const zkl::error &e) {
+        threw_lost = e.code() == zkl::errc::lost;
+    }
+    ck_assert(threw_lost);
+    ck_assert_int_eq(children(c, P("al/m")), 0);
+    std::lock_guard<std::mutex> g(o.mu);
+    ck_assert_int_eq(o.codes.size(), 2);
+}
+END_TEST
+
+START_TEST(test_a_cancel_handle_ends_one_wait)
+{
+    zkl::client c = make_client(), other = make_client();
+    zkl::mutex held(other, P("ch/m"));
+    held.lock();
+    zkl::mutex m(c, P("ch/m"));
+    zkl::cancel_handle h;
+    ck_assert(!h.is_fired());
+    int got = 1;
+    std::thread t([&] { got = code_of_call([&] { m.lock(h); }); });
+    ck_assert(wait_for([&] { return children(c, P("ch/m")) == 2; }));
+    h.fire();
+    t.join();
+    ck_assert_int_eq(got, ZKL_ECANCELED);
+    ck_assert(h.is_fired());
+    ck_assert_int_eq(children(c, P("ch/m")), 1);
+    // A fired handle: at once; another handle: the usual wait.
+    ck_assert_int_eq(code_of_call([&] { (void)m.try_lock_for(5s, h); }), ZKL_ECANCELED);
+    zkl::cancel_handle fresh;
+    ck_assert(!m.try_lock_for(100ms, fresh));
+    held.unlock();
+    ck_assert(m.try_lock_for(5s, fresh));
+    m.unlock();
+}
+END_TEST
+
+START_TEST(test_guarded_multi_writes_only_while_held)
+{
+    zkl::client c = make_client();
+    data_node node("gm-data");
+    const std::string &data = node.path;
+    auto read = [&] { return node.read(); };
+    auto set = [&](const char *v) {
+        zoo_op_t op;
+        zoo_set_op_init(&op, data.c_str(), v, static_cast<int>(std::strlen(v)), -1, nullptr);
+        return op;
+    };
+    zkl::mutex m(c, P("gm/m"));
+    zoo_op_t no = set("no");
+    ck_assert_int_eq(code_of_call([&] { m.guarded_multi(&no, 1); }), ZKL_ENOTHELD);
+    {
+        std::lock_guard<zkl::mutex> g(m);
+        zoo_op_t op = set("mutex");
+        zoo_op_result_t res;
+        m.guarded_multi(&op, 1, &res);
+        ck_assert_int_eq(res.err, ZOK);
+    }
+    ck_assert(read() == "mutex");
+    zkl::shared_mutex rw(c, P("gm/rw"));
+    {
+        std::lock_guard<zkl::shared_mutex> w(rw);
+        zoo_op_t op = set("writer");
+        rw.guarded_multi(&op, 1);
+    }
+    ck_assert(read() == "writer");
+    zkl::semaphore_mutex sm(c, P("gm/sm"));
+    {
+        std::lock_guard<zkl::semaphore_mutex> g(sm);
+        zoo_op_t op = set("semmutex");
+        sm.guarded_multi(&op, 1);
+    }
+    ck_assert(read() == "semmutex");
+    zkl::semaphore s(c, P("gm/s"), 1);
+    {
+        zkl::lease l = s.acquire();
+        zoo_op_t op = set("lease");
+        l.guarded_multi(&op, 1);
+    }
+    ck_assert(read() == "lease");
+}
+END_TEST
+
+START_TEST(test_participants_and_the_semaphore_limit)
+{
+    zkl::client c = make_client(), other = make_client();
+    zkl::mutex a(c, P("pt/m")), b(other, P("pt/m"));
+    a.lock();
+    std::thread t([&] { std::lock_guard<zkl::mutex> g(b); });
+    ck_assert(wait_for([&] { return children(c, P("pt/m")) == 2; }));
+    std::vector<zkl::participant> ps = c.participants(P("pt/m"));
+    ck_assert_uint_eq(ps.size(), 2);
+    ck_assert(ps[0].holds && !ps[1].holds);
+    ck_assert(ps[0].kind == "lock-" && ps[0].readable);
+    ck_assert_int_eq(ps[0].token, a.token());
+    ck_assert(a.node() == P("pt/m") + "/" + ps[0].node);
+    ck_assert(ps[0].owner.find(" " + std::to_string(getpid())) != std::string::npos);
+    ck_assert_int_lt(ps[0].seq, ps[1].seq);
+    a.unlock();
+    t.join();
+    ck_assert(c.participants(P("pt/none")).empty());
+    ck_assert_int_eq(c.semaphore_limit(P("pt/m")), 0);
+    zkl::semaphore s(c, P("pt/s"), 4);
+    {
+        zkl::lease l = s.acquire();
+        ck_assert_int_eq(c.semaphore_limit(P("pt/s")), 4);
+        std::vector<zkl::participant> sp = c.participants(P("pt/s"));
+        ck_assert(sp.size() == 1 && sp[0].holds && sp[0].leases == 1);
+    }
+}
+END_TEST
+
 int main()
 {
     Suite *s = suite_create("cpp");
@@ -827,6 +1177,14 @@ int main()
     tcase_add_test(tc, test_lost_hold_calls_the_hook_and_unlock_does_not_throw);
     tcase_add_test(tc, test_guarded_set_writes_only_while_held);
     tcase_add_test(tc, test_revoke_hooks_hear_a_request_and_the_holder_lets_go);
+    tcase_add_test(tc, test_errc_names_every_code_and_what_carries_the_detail);
+    tcase_add_test(tc, test_a_state_listener_hears_the_session_and_stops_with_its_handle);
+    tcase_add_test(tc, test_metrics_as_structs_and_prometheus_text);
+    tcase_add_test(tc, test_asynchronous_requests_of_every_recipe);
+    tcase_add_test(tc, test_a_lost_asynchronous_hold_is_told_when_asked);
+    tcase_add_test(tc, test_a_cancel_handle_ends_one_wait);
+    tcase_add_test(tc, test_guarded_multi_writes_only_while_held);
+    tcase_add_test(tc, test_participants_and_the_semaphore_limit);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

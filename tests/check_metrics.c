@@ -557,6 +557,97 @@ START_TEST(test_metrics_off_count_nothing)
 }
 END_TEST
 
+/* Lines of `text` that start with `prefix`. */
+static int lines_with(const char *text, const char *prefix)
+{
+    int n = 0;
+    size_t pl = strlen(prefix);
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        n += strncmp(line, prefix, pl) == 0;
+        line = end ? end + 1 : line + strlen(line);
+    }
+    return n;
+}
+
+/* Acquire and release once on each of `n` lock paths leaf<i> of root. */
+static void lock_paths(zkl_client *c, const char *leaf, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%d", leaf, i);
+        char *p = tu_path(name);
+        zkl_mutex *m;
+        ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+        ck_assert_int_eq(zkl_mutex_acquire(m, PROMPT_MS), 0);
+        ck_assert_int_eq(zkl_mutex_release(m), 0);
+        zkl_mutex_free(m);
+        free(p);
+    }
+}
+
+START_TEST(test_paths_beyond_the_cap_count_in_the_totals_only)
+{
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    ck_assert_int_eq(zkl_client_opts_set_max_metric_paths(o, -1), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_client_opts_set_max_metric_paths(NULL, 3), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_client_opts_set_max_metric_paths(o, 3), 0);
+    zkl_client *c;
+    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, o, &c), 0);
+    zkl_client_opts_free(o);
+    lock_paths(c, "capped", 5);
+    lock_paths(c, "capped", 5); /* again: the first three stay tracked */
+
+    char **paths;
+    size_t n;
+    ck_assert_int_eq(zkl_client_metrics_paths(c, &paths, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    zkl_client_metrics_paths_free(paths, n);
+    char *first = tu_path("capped0"), *last = tu_path("capped4");
+    zkl_metrics m = get_path(c, first);
+    expect(&m, 2, 0, 0, 0, 0, 2);
+    m = (zkl_metrics){.version = ZKL_METRICS_VERSION};
+    ck_assert_int_eq(zkl_client_path_metrics(c, last, &m), ZKL_ENOENT);
+    zkl_metrics t = get(c);
+    expect(&t, 10, 0, 0, 0, 0, 10); /* every path, tracked or not */
+
+    /* The text: three paths with labels, the client's totals without. */
+    char *text = render(c);
+    ck_assert_int_eq(lines_with(text, "zkl_lock_acquired_total{path="), 3);
+    ck_assert_double_eq(sample(text, "zkl_client_lock_acquired_total", NULL, NULL), 10.0);
+    ck_assert_double_eq(sample(text, "zkl_client_lock_releases_total", NULL, NULL), 10.0);
+    ck_assert_double_eq(sample(text, "zkl_client_lock_timeouts_total", NULL, NULL), 0.0);
+    ck_assert_double_eq(sample(text, "zkl_client_lock_wait_seconds_count", NULL, NULL), 10.0);
+    ck_assert_double_eq(sample(text, "zkl_client_lock_hold_seconds_count", NULL, NULL), 10.0);
+    ck_assert_ptr_nonnull(strstr(text, "\nzkl_client_lock_wait_seconds_bucket{le=\"+Inf\"} 10\n"));
+    ck_assert_ptr_nonnull(strstr(text, "# TYPE zkl_client_lock_hold_seconds histogram\n"));
+    ck_assert_double_eq(sample(text, "zkl_client_lock_paths", NULL, NULL), 3.0);
+    free(text);
+    zkl_client_close(c);
+    free(first);
+    free(last);
+}
+END_TEST
+
+START_TEST(test_the_default_cap_bounds_the_paths_tracked)
+{
+    zkl_client *c = tu_client(10000);
+    lock_paths(c, "many", 130);
+    char **paths;
+    size_t n;
+    ck_assert_int_eq(zkl_client_metrics_paths(c, &paths, &n), 0);
+    ck_assert_uint_eq(n, 100);
+    zkl_client_metrics_paths_free(paths, n);
+    zkl_metrics t = get(c);
+    ck_assert_uint_eq(t.acquired, 130);
+    char *text = render(c);
+    ck_assert_int_eq(lines_with(text, "zkl_lock_acquired_total{path="), 100);
+    free(text);
+    zkl_client_close(c);
+}
+END_TEST
+
 int main(void)
 {
     const TTest *tests[] = {
@@ -571,6 +662,8 @@ int main(void)
         test_a_small_buffer_gets_the_needed_size,
         test_null_arguments_and_versions_are_refused,
         test_metrics_off_count_nothing,
+        test_paths_beyond_the_cap_count_in_the_totals_only,
+        test_the_default_cap_bounds_the_paths_tracked,
         NULL,
     };
     return tu_run_zk_case("metrics", 120, tests);

@@ -212,7 +212,7 @@ static int data_length(const char *path)
 
 /* The largest data zkl lets through to `missing` (a path as long as the
  * real target), found by bisection: what it lets through reaches the
- * server, which answers ZNONODE (a ZKL_EZK). */
+ * server, which answers ZNONODE (ZKL_ENOENT). */
 static int largest_accepted(zkl_mutex *m, const char *missing, const char *buf, int hi)
 {
     int lo = 0;
@@ -222,8 +222,7 @@ static int largest_accepted(zkl_mutex *m, const char *missing, const char *buf, 
         if (rc == ZKL_EINVAL) {
             hi = mid - 1;
         } else {
-            ck_assert_int_eq(rc, ZKL_EZK);
-            ck_assert_int_eq(zkl_last_zk_error(), ZNONODE);
+            ck_assert_int_eq(rc, ZKL_ENOENT);
             lo = mid;
         }
     }
@@ -393,12 +392,17 @@ START_TEST(test_zookeeper_error_is_readable_after_ezk)
 {
     zkl_client *c = tu_test_client(10000);
     make_node(tu_fixture_root, 0);
-    /* A guarded write to a node that does not exist. */
+    /* A guarded multi-op on a node that does not exist (a guarded set says
+     * ZKL_ENOENT instead). */
     char *lp = tu_path("lock"), *missing = tu_path("missing");
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, lp, &m), 0);
     ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
-    ck_assert_int_eq(zkl_mutex_guarded_set(m, missing, "x", 1), ZKL_EZK);
+    zoo_op_t op;
+    zoo_set_op_init(&op, missing, "x", 1, -1, NULL);
+    zoo_op_result_t res;
+    ck_assert_int_eq(zkl_mutex_guarded_multi(m, 1, &op, &res), ZKL_EZK);
+    ck_assert_int_eq(res.err, ZNONODE);
     ck_assert_int_eq(zkl_last_zk_error(), ZNONODE);
     char want[64];
     snprintf(want, sizeof want, "ZooKeeper error %d", ZNONODE);

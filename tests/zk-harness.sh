@@ -46,6 +46,8 @@
 #   ZKL_ZK_START_TIMEOUT   seconds to wait for the servers in start/start-node (60)
 #   ZKL_ZK_PORT_DIR        directory of the cross-instance port reservations
 #                          (default /tmp/zkl-zk-harness-ports.UID)
+#   ZKL_ZK_PORTS           LO-HI: draw every port from LO..HI (1024..65535);
+#                          default: 10000 up to the kernel's ephemeral range
 
 set -euo pipefail
 
@@ -355,8 +357,8 @@ print_log_tails() {
 }
 
 # ---------------------------------------------------------------------------
-# Port selection.  Ports are drawn at random below the kernel's ephemeral
-# range, skipping ports that appear in /proc/net/tcp{,6} in any state and
+# Port selection.  Ports are drawn at random from ZKL_ZK_PORTS, or below the
+# kernel's ephemeral range, skipping ports that appear in /proc/net/tcp{,6} in any state and
 # ports reserved by other harness directories.  Reservations live in
 # PORT_DIR (one file per port naming its owner DIR) and are taken under
 # flock, so parallel starts do not pick the same ports; they stay valid
@@ -365,6 +367,15 @@ print_log_tails() {
 
 port_range() { # -> "LO HI"
     local elo=32768 ehi=60999
+    if [[ -n ${ZKL_ZK_PORTS:-} ]]; then
+        if [[ $ZKL_ZK_PORTS =~ ^([0-9]{1,5})-([0-9]{1,5})$ ]] &&
+            ((10#${BASH_REMATCH[1]} >= 1024 && 10#${BASH_REMATCH[1]} < 10#${BASH_REMATCH[2]} &&
+                10#${BASH_REMATCH[2]} <= 65535)); then
+            printf '%d %d' "$((10#${BASH_REMATCH[1]}))" "$((10#${BASH_REMATCH[2]}))"
+            return 0
+        fi
+        die "ZKL_ZK_PORTS='$ZKL_ZK_PORTS' is not a range LO-HI of ports with 1024 <= LO < HI <= 65535"
+    fi
     if [[ -r /proc/sys/net/ipv4/ip_local_port_range ]]; then
         read -r elo ehi </proc/sys/net/ipv4/ip_local_port_range || true
     fi
@@ -786,6 +797,7 @@ cmd_start() {
         die "--tick must be an integer >= 10 (ms), got '$tick'"
     fi
     [[ -z $owner ]] || is_uint "$owner" || die "--owner must be a pid, got '$owner'"
+    port_range >/dev/null # a bad ZKL_ZK_PORTS is refused before anything starts
     set_dir "$dirarg" create
 
     if [[ -n $(pids_with_arg "-Dzkl.harness.dir=$DIR") ]]; then

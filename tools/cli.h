@@ -26,6 +26,9 @@ enum {
 /* "zkl", for messages. */
 extern const char *cli_prog;
 
+/* Flush stdout: 0, or EX_IOERR after "zkl: write error: REASON". */
+int cli_flush_stdout(void);
+
 /* "zkl: <message>\n" on stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: the message, a pointer to --help, and EX_USAGE. */
@@ -93,20 +96,28 @@ int cli_report(const char *path, int err);
 /* `in` with control characters as '?', into out[sz]. */
 void cli_printable(const char *in, char *out, size_t sz);
 /* s[0..n-1] as a JSON string: valid UTF-8 passes through; control
- * characters, DEL and every byte that is not part of valid UTF-8 become
- * \u00XX (of the byte). */
-void cli_json_str(FILE *f, const char *s, size_t n);
+ * characters and DEL become \u00XX; each byte that is not part of valid
+ * UTF-8 becomes \ufffd, the replacement character, never a character of
+ * its own. Returns true if any byte was replaced (the caller then gives
+ * the bytes another way). */
+bool cli_json_str(FILE *f, const char *s, size_t n);
+
+/* The data a revocation request (zkl revoke, Curator's Revoker) writes
+ * into a holder's node, in place of its owner, and whether x holds it. */
+#define CLI_REVOKE_DATA "__REVOKE__"
+bool cli_revocation_requested(const zkl_participant *x);
 
 /* The arguments of break and revoke: [-S HOSTS] [--session-timeout MS]
- * PATH [NODE]. cli_parse_target returns -1 when parsed, else an exit code
- * after saying why (0 after --help). */
+ * [-w SECONDS (revoke only: wait)] PATH [NODE]. cli_parse_target returns -1
+ * when parsed, else an exit code after saying why (0 after --help). */
 struct cli_target {
     const char *servers;
     long session_ms;
     const char *path;
     const char *node; /* NULL if not given */
+    long wait_ms;     /* -w, if `wait` was asked for */
 };
-int cli_parse_target(int argc, char **argv, struct cli_target *t);
+int cli_parse_target(int argc, char **argv, struct cli_target *t, bool wait, long wait_ms);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 int64_t cli_now_ms(void);

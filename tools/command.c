@@ -1,11 +1,16 @@
-/* COMMAND's life under a lock: its environment, its start, the signals zkl
- * passes on, and its end when the lock is lost. */
+/* COMMAND's life under a lock: its environment, its start in a process
+ * group of its own, the terminal it may use, the signals zkl passes on,
+ * and its end when the lock is lost. */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "lockrun.h"
@@ -64,6 +69,88 @@ static void free_env(char **env)
     free(env);
 }
 
+/* COMMAND as zkl signals it: its process group, or (--foreground) its
+ * process alone. */
+struct job {
+    pid_t pid;
+    bool group;
+    int tty; /* the terminal COMMAND's group was given, or -1 */
+};
+
+/* Send sig to COMMAND (its whole group), then SIGCONT, as timeout(1) does:
+ * a stopped process acts on nothing else. */
+static void job_signal(const struct job *j, int sig)
+{
+    kill(j->group ? -j->pid : j->pid, sig);
+    if (sig != SIGKILL && sig != SIGCONT)
+        kill(j->group ? -j->pid : j->pid, SIGCONT);
+}
+
+/* Make `pgid` the terminal's foreground process group. From a background
+ * group that takes SIGTTOU blocked, or the call stops zkl. */
+static void tty_give(int tty, pid_t pgid)
+{
+    sigset_t ttou, old;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    pthread_sigmask(SIG_BLOCK, &ttou, &old);
+    (void)tcsetpgrp(tty, pgid);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The terminal, if zkl leads its foreground job (run from a shell prompt):
+ * COMMAND's group gets it while it runs, so that it reads the terminal and
+ * gets its signals (Ctrl-C) as if run from the prompt itself. In a script,
+ * zkl leads no group, and the terminal stays the script's. */
+static int tty_to_hand_over(void)
+{
+    if (getpgrp() != getpid())
+        return -1;
+    int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (fd >= 0 && tcgetpgrp(fd) != getpgrp()) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* COMMAND stopped. With the terminal (Ctrl-Z), zkl takes the terminal
+ * back and stops too, so that the shell sees its job stopped; when
+ * continued (fg, bg), it gives the terminal back if its job is in the
+ * foreground again, and continues COMMAND. Without it, COMMAND stopped to
+ * use the terminal (zkl runs in a script): if zkl's group has the
+ * terminal, COMMAND's group gets it from now on; else COMMAND stays
+ * stopped, as a background job that reads the terminal does. */
+static void job_stopped(struct job *j, int status)
+{
+    int sig = WSTOPSIG(status);
+    if (j->tty < 0) {
+        int fd = sig == SIGTTIN || sig == SIGTTOU ? open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+                                                  : -1;
+        if (fd >= 0 && tcgetpgrp(fd) == getpgrp()) {
+            cli_err("COMMAND (pid %ld) uses the terminal: it has it until it ends", (long)j->pid);
+            j->tty = fd;
+            tty_give(fd, j->pid);
+            kill(-j->pid, SIGCONT);
+        } else {
+            if (fd >= 0)
+                close(fd);
+            cli_err("COMMAND (pid %ld) is stopped (signal %d)%s", (long)j->pid, sig,
+                    sig == SIGTTIN || sig == SIGTTOU
+                        ? ": it uses the terminal, which is not zkl's; --foreground runs it in "
+                          "zkl's process group"
+                        : "");
+        }
+        return;
+    }
+    tty_give(j->tty, getpgrp());
+    kill(getpid(), sig == SIGTTIN || sig == SIGTTOU ? SIGTSTP : sig);
+    /* Continued. */
+    if (tcgetpgrp(j->tty) == getpgrp())
+        tty_give(j->tty, j->pid);
+    kill(-j->pid, SIGCONT);
+}
+
 /* Start COMMAND. Returns 0, or an exit code after saying why not. */
 static int spawn(const struct command *cmd, const struct loop *l, pid_t *pid)
 {
@@ -77,8 +164,10 @@ static int spawn(const struct command *cmd, const struct loop *l, pid_t *pid)
     }
     /* COMMAND gets the signal mask zkl started with, not the one zkl reads
      * its signals through. */
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+                                      (cmd->foreground ? 0 : POSIX_SPAWN_SETPGROUP));
     posix_spawnattr_setsigmask(&at, &l->orig);
+    posix_spawnattr_setpgroup(&at, 0); /* a group of its own, led by COMMAND */
     cli_fds_close_on_exec_new();
     int rc = posix_spawnp(pid, cmd->argv[0], NULL, &at, cmd->argv, env);
     posix_spawnattr_destroy(&at);
@@ -100,10 +189,16 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
         *lost = true;
         return 0;
     }
-    pid_t pid;
-    int rc = spawn(cmd, l, &pid);
-    if (rc != 0)
+    struct job j = {.group = !cmd->foreground, .tty = cmd->foreground ? -1 : tty_to_hand_over()};
+    int rc = spawn(cmd, l, &j.pid);
+    if (rc != 0) {
+        if (j.tty >= 0)
+            close(j.tty);
         return rc;
+    }
+    pid_t pid = j.pid;
+    if (j.tty >= 0)
+        tty_give(j.tty, pid);
 
     /* The library says when the session is lost: at its expiry, or when
      * by the loss rule (zkl.h) the server may expire it soon, connected or
@@ -118,14 +213,14 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
                     "expire any moment with no answer in time): terminating COMMAND (pid %ld)",
                     cmd->path, (long)pid);
             if (!ending) {
-                kill(pid, cmd->kill_after_ms == 0 ? SIGKILL : SIGTERM);
+                job_signal(&j, cmd->kill_after_ms == 0 ? SIGKILL : SIGTERM);
                 kill_at = cmd->kill_after_ms == 0 ? -1 : cli_now_ms() + cmd->kill_after_ms;
             }
             ending = true;
         }
         if (kill_at >= 0 && cli_now_ms() >= kill_at) {
             cli_err("COMMAND (pid %ld) still runs: SIGKILL", (long)pid);
-            kill(pid, SIGKILL);
+            job_signal(&j, SIGKILL);
             kill_at = -1;
         }
         struct event ev;
@@ -140,18 +235,27 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
              * loss; the lock is released once it has. */
             cli_err("lock %s: release requested (revocation): terminating COMMAND (pid %ld)",
                     cmd->path, (long)pid);
-            kill(pid, cmd->kill_after_ms == 0 ? SIGKILL : SIGTERM);
+            job_signal(&j, cmd->kill_after_ms == 0 ? SIGKILL : SIGTERM);
             kill_at = cmd->kill_after_ms == 0 ? -1 : cli_now_ms() + cmd->kill_after_ms;
             ending = true;
         } else if (ev.type == EV_SIGNAL && ev.sig == SIGCHLD) {
-            pid_t r = waitpid(pid, &status, WNOHANG);
-            if (r == pid)
+            pid_t r = waitpid(pid, &status, WNOHANG | (j.group ? WUNTRACED : 0));
+            if (r == pid && WIFSTOPPED(status))
+                job_stopped(&j, status);
+            else if (r == pid)
                 break;
-        } else if (ev.type == EV_SIGNAL && ev.code != SI_KERNEL) {
-            /* A terminal's signal reached COMMAND already, as it went to
-             * the whole foreground process group: pass on only the others. */
-            kill(pid, ev.sig);
+        } else if (ev.type == EV_SIGNAL && (j.group || ev.code != SI_KERNEL)) {
+            /* In zkl's group (--foreground), a terminal's signal reached
+             * COMMAND already, as it went to the whole foreground process
+             * group: pass on only the others. A group of COMMAND's own gets
+             * every one, from zkl (unless it has the terminal, whose
+             * signals then go to it and not to zkl). */
+            job_signal(&j, ev.sig);
         }
+    }
+    if (j.tty >= 0) {
+        tty_give(j.tty, getpgrp()); /* the terminal is zkl's job's again */
+        close(j.tty);
     }
     /* The session's end may be known only now. */
     if (!*lost && zkl_client_state(c) == ZKL_STATE_LOST) {

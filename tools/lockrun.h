@@ -68,13 +68,18 @@ struct command {
     const char *node;  /* our node */
     int64_t token;     /* its fencing token */
     long kill_after_ms; /* from SIGTERM to SIGKILL once the lock is lost */
+    bool foreground;    /* --foreground: in zkl's process group, signalled alone */
 };
 
 /* Run COMMAND while the lock is held and wait for its end, passing signals
  * on, and ending COMMAND if the lock is lost (*lost is then set) or its
- * release is asked for (EV_REVOKE, only with --revocable). Returns
- * COMMAND's exit code (128+N for signal N), or an exit code of zkl's when
- * it could not be started. */
+ * release is asked for (EV_REVOKE, only with --revocable). COMMAND runs in
+ * a process group of its own, which every signal goes to, so that the
+ * processes it starts end with it (as timeout(1) does); at a terminal
+ * whose foreground job zkl leads, the group gets the terminal while it
+ * runs. With cmd->foreground it stays in zkl's group and is signalled
+ * alone. Returns COMMAND's exit code (128+N for signal N), or an exit code
+ * of zkl's when it could not be started. */
 int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *lost);
 
 #endif

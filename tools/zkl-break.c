@@ -35,7 +35,7 @@ static int delete_one(zkl_client *c, const char *path, const zkl_participant *x)
 int cli_break(int argc, char **argv)
 {
     struct cli_target t;
-    int rc = cli_parse_target(argc, argv, &t);
+    int rc = cli_parse_target(argc, argv, &t, false, 0);
     if (rc >= 0)
         return rc;
     zkl_client *c;
@@ -75,9 +75,5 @@ int cli_break(int argc, char **argv)
             cli_err("nothing to break: nobody holds %s", t.path);
         return 1;
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_err("write error");
-        return EX_IOERR;
-    }
-    return 0;
+    return cli_flush_stdout();
 }

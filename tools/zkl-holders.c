@@ -68,6 +68,8 @@ static void print_table(const char *path, const zkl_participant *cs, size_t n, i
         char owner[300], age[32];
         if (!x->readable) {
             snprintf(owner, sizeof owner, "(unreadable: the node's ACL refuses its data)");
+        } else if (cli_revocation_requested(x)) {
+            snprintf(owner, sizeof owner, "(asked to let go: __REVOKE__ replaced its owner)");
         } else {
             long pid;
             char host[256];
@@ -111,7 +113,15 @@ static void print_json(const char *path, const zkl_participant *cs, size_t n, in
         long pid;
         owner_parts(x, host, sizeof host, &pid);
         printf(", \"owner\": ");
-        cli_json_str(stdout, x->owner, x->owner_len);
+        if (cli_json_str(stdout, x->owner, x->owner_len)) {
+            /* Bytes that are not UTF-8 were replaced: here is each one. */
+            printf(", \"owner_hex\": \"");
+            for (size_t k = 0; k < x->owner_len; k++)
+                printf("%02x", (unsigned char)x->owner[k]);
+            printf("\"");
+        }
+        if (cli_revocation_requested(x))
+            printf(", \"revocation_requested\": true");
         printf(", \"host\": ");
         cli_json_str(stdout, host, strlen(host));
         if (pid >= 0)
@@ -184,9 +194,5 @@ int cli_holders(int argc, char **argv)
     else
         print_table(path, cs, n, max_leases);
     zkl_participants_free(cs, n);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_err("write error");
-        return EX_IOERR;
-    }
-    return 0;
+    return cli_flush_stdout();
 }

@@ -12,10 +12,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -38,6 +40,8 @@ struct lockopts {
     long permits;
     bool verbose;
     bool revocable; /* --revocable: let go when asked (zkl revoke, Curator) */
+    bool until_signal; /* hold mode: stdin's end does not release */
+    bool foreground;   /* --foreground: COMMAND in zkl's process group, signalled alone */
     const char *metrics; /* --metrics FILE: the session's metrics, at the end */
     const char *path;
     char **cmd; /* NULL-terminated */
@@ -126,7 +130,16 @@ static void attempt_release(struct attempt *a)
 
 static int parse(int argc, char **argv, struct lockopts *o)
 {
-    enum { OPT_SEM = 256, OPT_SESSION, OPT_KILL_AFTER, OPT_LOST_CODE, OPT_REVOCABLE, OPT_METRICS };
+    enum {
+        OPT_SEM = 256,
+        OPT_SESSION,
+        OPT_KILL_AFTER,
+        OPT_LOST_CODE,
+        OPT_REVOCABLE,
+        OPT_METRICS,
+        OPT_UNTIL_SIGNAL,
+        OPT_FOREGROUND
+    };
     static const struct option longopts[] = {
         {"wait", required_argument, NULL, 'w'},
         {"timeout", required_argument, NULL, 'w'},
@@ -142,6 +155,8 @@ static int parse(int argc, char **argv, struct lockopts *o)
         {"lost-exit-code", required_argument, NULL, OPT_LOST_CODE},
         {"revocable", no_argument, NULL, OPT_REVOCABLE},
         {"metrics", required_argument, NULL, OPT_METRICS},
+        {"until-signal", no_argument, NULL, OPT_UNTIL_SIGNAL},
+        {"foreground", no_argument, NULL, OPT_FOREGROUND},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         CLI_SECURE_LONGOPTS,
@@ -211,6 +226,12 @@ static int parse(int argc, char **argv, struct lockopts *o)
         case OPT_METRICS:
             o->metrics = optarg;
             break;
+        case OPT_UNTIL_SIGNAL:
+            o->until_signal = true;
+            break;
+        case OPT_FOREGROUND:
+            o->foreground = true;
+            break;
         case 'c':
             shell = optarg;
             break;
@@ -261,6 +282,8 @@ static int parse(int argc, char **argv, struct lockopts *o)
     } else {
         o->cmd = NULL; /* hold mode */
     }
+    if (o->until_signal && o->cmd != NULL)
+        return cli_usage_error("lock: --until-signal is for hold mode, without COMMAND");
     o->servers = cli_servers(servers);
     return -1;
 }
@@ -369,22 +392,47 @@ static void *stdin_main(void *arg)
     return NULL;
 }
 
-/* Hold until SIGTERM, SIGINT, SIGHUP, SIGQUIT or the end of stdin (0), or
- * until the lock is lost (*lost set). */
+/* Whether stdin is at its end before anything was read: /dev/null (as a
+ * script's background job gets it, or a closed stdin, which zkl holds with
+ * /dev/null), a file, or a pipe whose writer is gone. Hold mode would then
+ * release at once. */
+static bool stdin_at_end(void)
+{
+    struct stat st, null;
+    if (fstat(STDIN_FILENO, &st) != 0)
+        return true;
+    if (S_ISREG(st.st_mode))
+        return true;
+    if (S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 && st.st_rdev == null.st_rdev)
+        return true;
+    struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) && !(p.revents & POLLIN);
+}
+
+/* Hold until SIGTERM, SIGINT, SIGHUP, SIGQUIT or the end of stdin (0; not
+ * with --until-signal), or until the lock is lost (*lost set). */
 static int hold(const struct lockopts *o, struct loop *l, zkl_client *c, const char *node,
                 int64_t token, bool *lost)
 {
     printf("%s %lld\n", node, (long long)token);
+    errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_err("cannot write the node and token: releasing %s", o->path);
+        cli_err("write error: %s: cannot write the node and token: releasing %s",
+                strerror(errno ? errno : EIO), o->path);
         return EX_IOERR;
     }
+    if (!o->until_signal && stdin_at_end())
+        cli_err("standard input is at its end (/dev/null, a file, or a closed pipe): releasing %s "
+                "at once, as at the end of stdin; --until-signal holds until a signal instead",
+                o->path);
     pthread_t th;
-    if (pthread_create(&th, NULL, stdin_main, &l->wfd) != 0) {
-        cli_err("cannot start a thread");
-        return EX_OSERR;
+    if (!o->until_signal) {
+        if (pthread_create(&th, NULL, stdin_main, &l->wfd) != 0) {
+            cli_err("cannot start a thread");
+            return EX_OSERR;
+        }
+        pthread_detach(th); /* it may block in read until zkl exits */
     }
-    pthread_detach(th); /* it may block in read until zkl exits */
     int st = zkl_client_state(c);
     for (;;) {
         if (st == ZKL_STATE_LOST || st == ZKL_STATE_CLOSED) {
@@ -423,6 +471,17 @@ static int limit_mismatch(zkl_client *c, const struct lockopts *o)
         cli_err("%s: --semaphore %ld disagrees with the limit on the server", o->path,
                 o->permits);
     return cli_exit_for(ZKL_EMISMATCH);
+}
+
+/* --semaphore N, and the server records another limit: the library would
+ * say so only once zkl's waiter is first in the semaphore's gate, after
+ * every waiter ahead of it (or time out first): ask at once, and again
+ * after a time-out, as the semaphore may have come meanwhile. */
+static bool limit_disagrees(zkl_client *c, const struct lockopts *o)
+{
+    int limit = 0;
+    return o->kind == &lockkind_semaphore && zkl_participants_limit(c, o->path, &limit) == 0 &&
+           limit > 0 && limit != o->permits;
 }
 
 /* -v on a conflict: who holds, from the participants' listing. */
@@ -511,6 +570,7 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
         a.obj = NULL;
         if ((rc = zkl_client_add_listener(c, loop_on_state, (void *)&l->wfd)) != 0 ||
             (rc = o->kind->create(c, o->path, o->permits, &a.obj)) != 0 ||
+            (limit_disagrees(c, o) && (rc = ZKL_EMISMATCH) != 0) ||
             (rc = o->kind->on_lost(a.obj, &l->wfd)) != 0 ||
             (o->revocable && (rc = o->kind->on_revoke(a.obj, &l->wfd)) != 0)) {
             if (a.obj != NULL)
@@ -550,13 +610,16 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
                                       .path = o->path,
                                       .node = a.node != NULL ? a.node : "",
                                       .token = a.token,
-                                      .kill_after_ms = o->kill_after_ms};
+                                      .kill_after_ms = o->kill_after_ms,
+                                      .foreground = o->foreground};
                 code = command_run(&cmd, l, c, &lost);
             }
             if (lost)
                 code = (int)o->lost_code;
         } else if (interrupted) {
             code = 128 + interrupted;
+        } else if (rc == ZKL_ETIMEDOUT && limit_disagrees(c, o)) {
+            code = limit_mismatch(c, o);
         } else if (rc == ZKL_ETIMEDOUT) {
             if (o->verbose) {
                 cli_err("%s not acquired after %.3f s", o->path,

@@ -1,13 +1,16 @@
 /* zkl — ZooKeeper locks from the shell: the command's entry point, its help
  * and the helpers its commands share. Public API only. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -21,7 +24,7 @@ void cli_help(void)
         "       zkl lock [OPTIONS] PATH\n"
         "       zkl holders [OPTIONS] PATH\n"
         "       zkl break [-S HOSTS] [SECURITY OPTIONS] PATH [NODE]\n"
-        "       zkl revoke [-S HOSTS] [SECURITY OPTIONS] PATH [NODE]\n"
+        "       zkl revoke [-S HOSTS] [SECURITY OPTIONS] [-w SECONDS] PATH [NODE]\n"
         "       zkl --help | --version\n"
         "\n"
         "zkl lock waits for the ZooKeeper lock at PATH, runs COMMAND while it\n"
@@ -31,7 +34,9 @@ void cli_help(void)
         "SIGTERM, SIGINT, SIGHUP or the end of its stdin, then releases (exit 0).\n"
         "zkl break deletes the holder's node (or NODE) and says what it deleted;\n"
         "zkl revoke asks the holder (or NODE) to let go, as Curator's revocation\n"
-        "does. Both exit 1 when nobody holds.\n"
+        "does, and waits up to -w SECONDS (default 10; 0: do not wait) for it:\n"
+        "it says which let go, and exits 2 if one did not (its owner is put back\n"
+        "in its node). Both exit 1 when nobody holds.\n"
         "\n"
         "Lock options:\n"
         "  -w, --wait, --timeout SECONDS  give up after SECONDS (fractions allowed;\n"
@@ -51,6 +56,11 @@ void cli_help(void)
         "                        COMMAND ran (default 75)\n"
         "      --revocable       let go when asked (zkl revoke, Curator's\n"
         "                        Revoker): COMMAND gets SIGTERM, then release\n"
+        "      --foreground      run COMMAND in zkl's process group and signal its\n"
+        "                        pid alone (default: a group of its own, all of\n"
+        "                        which is signalled)\n"
+        "      --until-signal    hold mode: hold until a signal, whatever stdin\n"
+        "                        does (stdin at its end releases at once)\n"
         "  -v, --verbose         say on stderr how long zkl waited and which\n"
         "                        fencing token it got\n"
         "      --metrics FILE    at the end, write the lock metrics in Prometheus\n"
@@ -79,8 +89,9 @@ void cli_help(void)
         "\n"
         "COMMAND's environment adds ZKL_LOCK_PATH (PATH), ZKL_LOCK_NODE (zkl's\n"
         "node) and ZKL_FENCING_TOKEN (that node's czxid: later holders get larger\n"
-        "tokens). SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to zkl go on to COMMAND;\n"
-        "the lock is released once COMMAND has ended. While zkl waits, they make it\n"
+        "tokens). COMMAND runs in a process group of its own: SIGINT, SIGTERM, SIGHUP\n"
+        "and SIGQUIT sent to zkl go on to the whole group, as does the SIGTERM when\n"
+        "the lock is lost; the lock is released once COMMAND has ended. While zkl waits, they make it\n"
         "stop waiting, leaving no node behind; while connecting, they end zkl at\n"
         "once. If the session expires, or may expire any moment (no answer from\n"
         "ZooKeeper for 9/20 of the session timeout), zkl counts the lock as lost\n"
@@ -96,6 +107,7 @@ void cli_help(void)
         "  COMMAND's status, or 128+N if signal N ended COMMAND\n"
         "  1    lock not acquired within -w, or at once with -n (see -E);\n"
         "       break/revoke: nobody holds\n"
+        "  2    revoke: a holder did not let go within -w; or a semaphore\n"
         "  64   bad usage\n"
         "  69   ZooKeeper unavailable (no server answered; a host name does not\n"
         "       resolve; session ended while waiting and could not be renewed;\n"
@@ -103,7 +115,7 @@ void cli_help(void)
         "       no TLS or SASL (built on a ZooKeeper client without them)\n"
         "  70   internal or unexpected ZooKeeper error\n"
         "  71   system error (out of memory, cannot start a process, ...)\n"
-        "  74   holders: cannot write the output\n"
+        "  74   cannot write to stdout (\"write error\")\n"
         "  75   lock lost while COMMAND ran: COMMAND was terminated (see\n"
         "       --lost-exit-code)\n"
         "  77   not authorized (ZooKeeper ACL or credentials, a refused TLS\n"
@@ -247,6 +259,10 @@ int cli_connect(const char *servers, int session_ms, zkl_client **out)
         rc = zkl_client_open_opts(servers, session_ms, o, out);
     }
     zkl_client_opts_free(o);
+    /* The library's reason, without the name of its call. */
+    const char *why = zkl_last_error_text();
+    if (strncmp(why, "zkl_client_open: ", 17) == 0)
+        why += 17;
     char host[256];
     /* What the library found out (which file, which server, why), if
      * anything, is said as it is. */
@@ -265,6 +281,8 @@ int cli_connect(const char *servers, int session_ms, zkl_client **out)
             cli_err("a ZooKeeper host in '%s' does not resolve", servers);
         return EX_UNAVAILABLE;
     case ZKL_EINVAL:
+        if (*why != '\0')
+            return cli_usage_error("%s (in '%s')", why, servers);
         return cli_usage_error("bad server list '%s': expected host:port[,host:port...][/chroot]",
                                servers);
     case ZKL_ECONNLOSS:
@@ -275,7 +293,7 @@ int cli_connect(const char *servers, int session_ms, zkl_client **out)
                 getenv("ZKL_AUTH") != NULL ? " in ZKL_AUTH" : "");
         return EX_NOPERM;
     default:
-        cli_err("cannot connect to %s: %s", servers, zkl_strerror(rc));
+        cli_err("cannot connect to %s: %s", servers, *why != '\0' ? why : zkl_strerror(rc));
         return cli_exit_for(rc);
     }
 }
@@ -353,8 +371,9 @@ static size_t utf8_len(const unsigned char *s, size_t n)
     return need;
 }
 
-void cli_json_str(FILE *f, const char *s, size_t n)
+bool cli_json_str(FILE *f, const char *s, size_t n)
 {
+    bool replaced = false;
     const unsigned char *u = (const unsigned char *)s;
     fputc('"', f);
     for (size_t i = 0; i < n;) {
@@ -369,33 +388,53 @@ void cli_json_str(FILE *f, const char *s, size_t n)
         } else if (ch >= 0x80 && (k = utf8_len(u + i, n - i)) > 0) {
             fwrite(u + i, 1, k, f); /* valid UTF-8 passes through */
             i += k;
+        } else if (ch < 0x80) {
+            fprintf(f, "\\u%04x", ch); /* control characters, DEL */
+            i++;
         } else {
-            /* Control characters, DEL, and each byte that is not part of
-             * valid UTF-8: \u00XX of the byte. */
-            fprintf(f, "\\u%04x", ch);
+            /* Not part of valid UTF-8: \u00XX would read as U+00XX, a
+             * character the data does not hold. */
+            fputs("\\ufffd", f);
+            replaced = true;
             i++;
         }
     }
     fputc('"', f);
+    return replaced;
 }
 
-int cli_parse_target(int argc, char **argv, struct cli_target *t)
+bool cli_revocation_requested(const zkl_participant *x)
+{
+    return x->readable && x->owner_len == strlen(CLI_REVOKE_DATA) &&
+           memcmp(x->owner, CLI_REVOKE_DATA, x->owner_len) == 0;
+}
+
+int cli_parse_target(int argc, char **argv, struct cli_target *t, bool wait, long wait_ms)
 {
     enum { OPT_SESSION = 256 };
     static const struct option longopts[] = {
         {"servers", required_argument, NULL, 'S'},
         {"session-timeout", required_argument, NULL, OPT_SESSION},
+        {"wait", required_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},
         CLI_SECURE_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     const char *servers = NULL;
-    *t = (struct cli_target){.session_ms = CLI_DEFAULT_SESSION_MS};
+    *t = (struct cli_target){.session_ms = CLI_DEFAULT_SESSION_MS, .wait_ms = wait_ms};
+    double secs;
     int c;
-    while ((c = getopt_long(argc, argv, "S:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, wait ? "S:w:h" : "S:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'S':
             servers = optarg;
+            break;
+        case 'w':
+            if (!wait)
+                return cli_usage_error("%s: no -w (--wait)", argv[0]);
+            if (cli_parse_seconds("-w", optarg, &secs) != 0)
+                return EX_USAGE;
+            t->wait_ms = (long)ceil(secs * 1000);
             break;
         case OPT_SESSION:
             if (cli_parse_long("--session-timeout", optarg, 1, 3600000, &t->session_ms) != 0)
@@ -431,7 +470,42 @@ int64_t cli_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int main(int argc, char **argv)
+/* A standard descriptor zkl was started without is held by a /dev/null
+ * opened the other way round: writes to stdout and stderr, and reads from
+ * stdin, fail with EBADF as on the closed descriptor, and no descriptor
+ * the ZooKeeper client opens (its socket, its pipes) can take the number
+ * and receive what zkl prints. Close-on-exec: COMMAND gets them closed,
+ * as zkl did. */
+static void hold_closed_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        int got = open("/dev/null", (fd == 0 ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+        if (got >= 0 && got != fd) /* fd was not the lowest free one: never here */
+            close(got);
+    }
+}
+
+int cli_flush_stdout(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_err("write error: %s", strerror(errno ? errno : EIO));
+        return EX_IOERR;
+    }
+    return 0;
+}
+
+/* What the command printed must have reached stdout, as coreutils
+ * require: a write error turns an exit code of 0 into 74. */
+static int finish(int rc)
+{
+    errno = 0;
+    int out = cli_flush_stdout();
+    return rc == 0 ? out : rc;
+}
+
+static int run(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"help", no_argument, NULL, 'h'},
@@ -472,4 +546,10 @@ int main(int argc, char **argv)
         return 0;
     }
     return cli_usage_error("unknown command '%s': 'lock', 'holders', 'break' or 'revoke'", cmd);
+}
+
+int main(int argc, char **argv)
+{
+    hold_closed_std_fds();
+    return finish(run(argc, argv));
 }

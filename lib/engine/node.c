@@ -80,7 +80,7 @@ int zkl__node_start(zkl_client *c, zkl__node *n, const char *dir, const zkl__qop
         err = link_node(e, n, dir, o);
     if (err != 0) {
         if (!c->metrics_off && e != NULL) {
-            zkl__metrics_acquire_begin(&e->metrics, &n->meter, dir, now);
+            zkl__metrics_acquire_begin(&e->metrics, &n->meter, dir, (size_t)c->metric_paths, now);
             zkl__metrics_acquire_end(e->metrics, &n->meter, err, now);
         }
         free(n->hooks);
@@ -88,7 +88,7 @@ int zkl__node_start(zkl_client *c, zkl__node *n, const char *dir, const zkl__qop
         return err;
     }
     if (!c->metrics_off)
-        zkl__metrics_acquire_begin(&e->metrics, &n->meter, dir, now);
+        zkl__metrics_acquire_begin(&e->metrics, &n->meter, dir, (size_t)c->metric_paths, now);
     if (n->wake == NULL)
         n->cv = cv;
     if (inside)
@@ -207,6 +207,8 @@ void zkl__node_count_released(zkl__node *n)
 int zkl__node_held(const zkl__node *n)
 {
     zkl_client *c = ZKL__NODE_CLIENT(n);
+    if (zkl__forked(c))
+        return 0; /* a child of fork(): the parent's */
     pthread_mutex_lock(&c->mu);
     int held = zkl__node_is_held(n) && c->state != ZKL_STATE_LOST;
     pthread_mutex_unlock(&c->mu);
@@ -216,6 +218,8 @@ int zkl__node_held(const zkl__node *n)
 int zkl__node_sure(const zkl__node *n)
 {
     zkl_client *c = ZKL__NODE_CLIENT(n);
+    if (zkl__forked(c))
+        return 0;
     pthread_mutex_lock(&c->mu);
     int sure = zkl__node_is_held(n) && zkl__engine_connected(c);
     pthread_mutex_unlock(&c->mu);

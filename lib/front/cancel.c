@@ -39,6 +39,8 @@ int zkl_cancel_fire(zkl_cancel *h)
     /* Under c->mu: a waiter checks the flag under it before it sleeps, so
      * the broadcast cannot fall between its check and its wait. */
     for (struct zkl__cancel_reg *r = h->regs; r; r = r->next) {
+        if (zkl__forked(r->c))
+            continue; /* a waiter of the parent's: not in this process */
         pthread_mutex_lock(&r->c->mu);
         pthread_cond_broadcast(r->cv);
         pthread_mutex_unlock(&r->c->mu);

@@ -12,9 +12,12 @@
 /* ---- lock objects' lifetimes (lib/front/objects.c) ---------------------------- */
 
 /* A lock object (or request) came to be: it keeps its client's memory (not
- * its session) alive until zkl__obj_done. `c` may be NULL. 0 or
- * ZKL_ENOMEM. */
+ * its session) alive until zkl__obj_done. `c` may be NULL. 0, ZKL_ENOMEM,
+ * or ZKL_EFORK (c was inherited across fork()). */
 int zkl__obj_open(zkl_client *c, const void *obj);
+/* The object's own mutex (its zkl__owner's), held across a fork() so that
+ * a child finds it unlocked and the fields it guards whole. */
+void zkl__obj_set_mutex(const void *obj, pthread_mutex_t *mu);
 /* A call through the object starts / ends (`fn` names it in a message). A
  * call through an object that is not open aborts the process. */
 void zkl__obj_enter(const void *obj, const char *fn);
@@ -55,13 +58,14 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
                       int64_t deadline, zkl__node **out);
 /* Delete a held node and free it. Returns 0 once the server confirmed,
  * ZKL_ELOST if the session ended first or someone else had deleted the
- * node (it is gone), ZKL_ECLOSED. Any other code (ZKL_ENOAUTH: the server
- * refused the delete) means the node stays and is still held, not freed:
- * zkl__release_kept() tells. */
+ * node (it is gone), ZKL_ECLOSED, ZKL_EFORK (in a child of fork(): nothing
+ * sent, the node left to the client's local free). Any other code
+ * (ZKL_ENOAUTH: the server refused the delete) means the node stays and is
+ * still held, not freed: zkl__release_kept() tells. */
 int zkl__wait_release(zkl__node *n);
 static inline bool zkl__release_kept(int rc)
 {
-    return rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED;
+    return rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED && rc != ZKL_EFORK;
 }
 /* Give a node up (held or not) and hand it to the engine, which frees it:
  * its delete is sent, and the call waits for the server's confirmation only

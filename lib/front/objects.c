@@ -13,6 +13,8 @@
 struct entry {
     const void *obj;
     int users; /* calls in progress through obj */
+    zkl_client *c;          /* the object's client, or NULL */
+    pthread_mutex_t *mu;    /* the object's own mutex, or NULL */
     struct entry *next;
 };
 
@@ -89,13 +91,28 @@ static void die_in_use(const char *fn, int users)
     die(fn, msg);
 }
 
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
+static void fork_hooks(void)
+{
+    zkl__fork_set_hooks(fork_prepare, fork_parent, fork_child);
+}
+
 int zkl__obj_open(zkl_client *c, const void *obj)
 {
+    if (c != NULL && zkl__forked(c))
+        return ZKL_EFORK;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fork_hooks); /* before the first object is in the table */
     struct entry *e = malloc(sizeof *e);
     if (e == NULL)
         return ZKL_ENOMEM;
     e->obj = obj;
     e->users = 0;
+    e->c = c;
+    e->mu = NULL;
     pthread_mutex_lock(&g_mu);
     grow();
     if (table == NULL) {
@@ -111,6 +128,15 @@ int zkl__obj_open(zkl_client *c, const void *obj)
     if (c != NULL)
         zkl__client_ref(c);
     return 0;
+}
+
+void zkl__obj_set_mutex(const void *obj, pthread_mutex_t *mu)
+{
+    pthread_mutex_lock(&g_mu);
+    struct entry *e = find(obj);
+    if (e != NULL)
+        e->mu = mu;
+    pthread_mutex_unlock(&g_mu);
 }
 
 void zkl__obj_enter(const void *obj, const char *fn)
@@ -137,6 +163,12 @@ int zkl__obj_acquire(void *obj, const char *fn, int (*acquire)(void *obj, long t
 {
     if (obj == NULL)
         return ZKL_EINVAL;
+    pthread_mutex_lock(&g_mu);
+    struct entry *e = find(obj);
+    bool inherited = e != NULL && e->c != NULL && zkl__forked(e->c);
+    pthread_mutex_unlock(&g_mu);
+    if (inherited)
+        return ZKL_EFORK;
     zkl__obj_enter(obj, fn); /* a free meanwhile aborts, naming fn */
     int rc = acquire(obj, timeout_ms);
     zkl__obj_leave(obj);
@@ -161,7 +193,9 @@ void zkl__obj_close(const void *obj, const char *fn)
     struct entry **p = slot(obj);
     if (p == NULL || *p == NULL)
         die(fn, "not an open lock object (freed twice?)");
-    if ((*p)->users > 0)
+    /* In a child of fork(), the calls in progress are the parent's threads',
+     * which the child does not have. */
+    if ((*p)->users > 0 && !((*p)->c != NULL && zkl__forked((*p)->c)))
         die_in_use(fn, (*p)->users);
     drop(p);
     pthread_mutex_unlock(&g_mu);
@@ -171,4 +205,43 @@ void zkl__obj_done(zkl_client *c)
 {
     if (c != NULL)
         zkl__client_unref(c);
+}
+
+/* ---- fork() ---------------------------------------------------------------------
+ * The forking thread takes the table's mutex and every object's, in the
+ * order of the code that nests them (the table's alone; an object's before
+ * its client's, which lib/session/fork.c takes after these: it calls these
+ * hooks). The child, the
+ * only thread then, starts them afresh rather than unlock what its parent's
+ * thread locked. */
+
+static void each_object_mutex(int (*op)(pthread_mutex_t *mu))
+{
+    for (size_t i = 0; i < nbuckets; i++)
+        for (struct entry *e = table[i]; e; e = e->next)
+            if (e->mu != NULL)
+                op(e->mu);
+}
+
+static int reinit(pthread_mutex_t *mu)
+{
+    return pthread_mutex_init(mu, NULL);
+}
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&g_mu);
+    each_object_mutex(pthread_mutex_lock);
+}
+
+static void fork_parent(void)
+{
+    each_object_mutex(pthread_mutex_unlock);
+    pthread_mutex_unlock(&g_mu);
+}
+
+static void fork_child(void)
+{
+    each_object_mutex(reinit);
+    pthread_mutex_init(&g_mu, NULL);
 }

@@ -13,6 +13,8 @@ int zkl_request_cancel(zkl_request *r)
     if (r == NULL)
         return ZKL_EINVAL;
     zkl_client *c = r->a->c;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     int rc = zkl__async_on(r, ZKL__RE_CANCEL);
     pthread_mutex_unlock(&c->mu);
@@ -24,6 +26,8 @@ int zkl_request_release(zkl_request *r)
     if (r == NULL)
         return ZKL_EINVAL;
     zkl_client *c = r->a->c;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     /* Why a hold was lost, for zkl_last_error_text: its session ended, or
      * someone else deleted its node while the session lived on. */
@@ -43,6 +47,11 @@ void zkl_request_free(zkl_request *r)
     if (r == NULL)
         return;
     zkl_client *c = r->a->c;
+    if (zkl__forked(c)) { /* memory only: its node is the client's to free */
+        zkl__async_free_now(r);
+        zkl__obj_done(c);
+        return;
+    }
     bool self = false;
     pthread_mutex_lock(&c->mu);
     while (r->cb != ZKL__CB_IDLE && !(self = pthread_equal(r->a->runner, pthread_self())))
@@ -63,7 +72,7 @@ void zkl_request_free(zkl_request *r)
 
 int zkl_request_is_held(zkl_request *r)
 {
-    if (r == NULL)
+    if (r == NULL || zkl__forked(r->a->c))
         return 0;
     pthread_mutex_lock(&r->a->c->mu);
     int held = zkl__areq_holds(&r->m) && r->a->c->state != ZKL_STATE_LOST;
@@ -75,6 +84,8 @@ int zkl_request_token(zkl_request *r, int64_t *out)
 {
     if (r == NULL || out == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(r->a->c))
+        return ZKL_EFORK;
     int rc = zkl_request_is_held(r) ? 0 : ZKL_ELOST;
     pthread_mutex_lock(&r->a->c->mu);
     if (r->m.st != ZKL__R_HELD && r->m.st != ZKL__R_LOSING && r->m.st != ZKL__R_LOST)
@@ -87,7 +98,7 @@ int zkl_request_token(zkl_request *r, int64_t *out)
 
 const char *zkl_request_node(zkl_request *r)
 {
-    if (r == NULL)
+    if (r == NULL || zkl__forked(r->a->c))
         return NULL;
     pthread_mutex_lock(&r->a->c->mu);
     const char *p = r->m.st == ZKL__R_HELD && r->m.n ? zkl__node_path((zkl__node *)r->m.n) : NULL;
@@ -99,6 +110,8 @@ int zkl_client_event_fd(zkl_client *c, int *fd)
 {
     if (c == NULL || fd == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     struct zkl__async *a = c->closing ? NULL : zkl__async_of(c);
     int rc = c->closing ? ZKL_ECLOSED : a == NULL ? ZKL_ENOMEM : 0;
@@ -122,6 +135,8 @@ int zkl_client_dispatch(zkl_client *c)
 {
     if (c == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     struct zkl__engine *e = zkl__engine_of(c);
     struct zkl__async *a = e ? e->front_ctx : NULL;

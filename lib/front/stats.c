@@ -66,6 +66,8 @@ int zkl_client_metrics(zkl_client *c, zkl_metrics *out)
 {
     if (c == NULL || out == NULL || !version_ok(out))
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     zkl_client_stats st;
     struct zkl__lockm k;
@@ -79,6 +81,8 @@ int zkl_client_path_metrics(zkl_client *c, const char *path, zkl_metrics *out)
 {
     if (c == NULL || path == NULL || out == NULL || !version_ok(out))
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     struct zkl__lockm k;
     bool found = zkl__metrics_path(metrics_of(c), path, &k);
@@ -88,12 +92,18 @@ int zkl_client_path_metrics(zkl_client *c, const char *path, zkl_metrics *out)
     return found ? 0 : ZKL_ENOENT;
 }
 
-/* The client's counters and every lock path's, copied at one moment. */
-static int snapshot(zkl_client *c, zkl_client_stats *st, struct zkl__path_snap **v, size_t *n)
+/* The client's counters (its totals: `total` may be NULL; false in *has
+ * without any yet) and every lock path's, copied at one moment. */
+static int snapshot(zkl_client *c, zkl_client_stats *st, struct zkl__lockm *total, bool *has,
+                    struct zkl__path_snap **v, size_t *n)
 {
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     if (st)
         stats_of(c, st);
+    if (total)
+        *has = zkl__metrics_total(metrics_of(c), total);
     int err = zkl__metrics_snapshot(metrics_of(c), v, n);
     pthread_mutex_unlock(&c->mu);
     return err;
@@ -105,7 +115,7 @@ int zkl_client_metrics_paths(zkl_client *c, char ***out, size_t *n)
         return ZKL_EINVAL;
     struct zkl__path_snap *v;
     size_t k;
-    int err = snapshot(c, NULL, &v, &k);
+    int err = snapshot(c, NULL, NULL, NULL, &v, &k);
     if (err != 0)
         return err;
     char **r = k ? calloc(k, sizeof *r) : NULL;
@@ -134,12 +144,14 @@ void zkl_client_metrics_paths_free(char **paths, size_t n)
 static int text(zkl_client *c, char *buf, size_t len, size_t *pos, FILE *f)
 {
     zkl_client_stats st;
+    struct zkl__lockm total;
+    bool has = false;
     struct zkl__path_snap *v;
     size_t n;
-    int err = snapshot(c, &st, &v, &n);
+    int err = snapshot(c, &st, &total, &has, &v, &n);
     if (err != 0)
         return err;
-    err = zkl__metrics_text(&st, v, n, buf, len, pos, f);
+    err = zkl__metrics_text(&st, has ? &total : NULL, v, n, buf, len, pos, f);
     zkl__metrics_snapshot_free(v, n);
     return err;
 }

@@ -59,6 +59,8 @@ static void wait_settled(zkl__node *n, pthread_cond_t *cv)
 int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, const zkl__qopts *o,
                       int64_t deadline, zkl__node **out)
 {
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     if (fired(o))
         return ZKL_ECANCELED;
     wait_reopened(c, deadline);
@@ -117,6 +119,8 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
 void zkl__wait_leave(zkl__node *n, bool wait)
 {
     zkl_client *c = ZKL__NODE_CLIENT(n);
+    if (zkl__forked(c))
+        return; /* the client's local free takes the node */
     pthread_mutex_lock(&c->mu);
     struct zkl__engine *e = ZKL__NODE_ENGINE(n);
     e->inside++;
@@ -143,6 +147,8 @@ void zkl__wait_failed(zkl__node *n, int rc)
 int zkl__wait_release(zkl__node *n)
 {
     zkl_client *c = ZKL__NODE_CLIENT(n);
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     struct zkl__engine *e = ZKL__NODE_ENGINE(n);
     e->inside++;

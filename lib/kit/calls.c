@@ -106,6 +106,8 @@ static void stat_done(int rc, const struct Stat *st, const void *data)
  * replacing it meanwhile. Returns 0 with the lock held, or why not. */
 int zkl__send_begin(zkl_client *c, zhandle_t **zh)
 {
+    if (zkl__forked(c))
+        return ZKL_EFORK; /* the handle is the parent's */
     pthread_rwlock_rdlock(&c->hlock);
     pthread_mutex_lock(&c->mu);
     int err = c->closing                                    ? ZKL_ECLOSED

@@ -14,6 +14,8 @@
 int zkl__owner_open(zkl__owner *o, zkl_client *c, void *obj, const char *path,
                     zkl__tell_fn tell, bool revocable)
 {
+    if (c != NULL && zkl__forked(c))
+        return ZKL_EFORK;
     o->c = c;
     o->obj = obj;
     o->tell = tell;
@@ -24,9 +26,9 @@ int zkl__owner_open(zkl__owner *o, zkl_client *c, void *obj, const char *path,
     int rc = ZKL_ESYS;
     if (pthread_mutex_init(&o->mu, NULL) != 0)
         goto fail;
-    rc = ZKL_ENOMEM;
-    if (zkl__obj_open(c, obj) != 0)
+    if ((rc = zkl__obj_open(c, obj)) != 0)
         goto fail_mu;
+    zkl__obj_set_mutex(obj, &o->mu);
     return 0;
 fail_mu:
     pthread_mutex_destroy(&o->mu);
@@ -123,6 +125,13 @@ void zkl__holds_init(zkl__holds *h, zkl__owner *own, int side)
     h->head = NULL;
 }
 
+/* In a child of fork(), the holds of an object made in the parent: every
+ * call on them fails with ZKL_EFORK (or says "not held"). */
+static bool inherited(const zkl__holds *h)
+{
+    return h->own->c != NULL && zkl__forked(h->own->c);
+}
+
 /* The calling thread's record, or NULL. With own->mu held. */
 static zkl__hold *mine(zkl__holds *h)
 {
@@ -199,6 +208,8 @@ int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
                        const zkl__qopts *o, int64_t deadline)
 {
     zkl__owner *own = h->own;
+    if (inherited(h))
+        return ZKL_EFORK;
     pthread_mutex_lock(&own->mu);
     zkl__hold *r = mine(h);
     if (r != NULL) {
@@ -226,6 +237,8 @@ int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
 
 int zkl__holds_release(zkl__holds *h)
 {
+    if (inherited(h))
+        return ZKL_EFORK; /* the thread's record stays until the object is freed */
     pthread_mutex_t *mu = &h->own->mu;
     pthread_mutex_lock(mu);
     zkl__hold *r = mine(h);
@@ -262,6 +275,8 @@ int zkl__holds_is_held(zkl__holds *h)
 
 int64_t zkl__holds_token(zkl__holds *h)
 {
+    if (inherited(h))
+        return ZKL_EFORK;
     zkl__node *n = zkl__holds_node(h);
     if (n == NULL)
         return ZKL_ENOTHELD;
@@ -270,6 +285,8 @@ int64_t zkl__holds_token(zkl__holds *h)
 
 const char *zkl__holds_path(zkl__holds *h)
 {
+    if (inherited(h))
+        return NULL;
     zkl__node *n = zkl__holds_node(h);
     return n ? zkl__node_path(n) : NULL;
 }

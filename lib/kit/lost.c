@@ -19,6 +19,13 @@ static void quiesce(zkl_client *c)
 
 int zkl__lost_set(zkl__lost *l, pthread_mutex_t *mu, zkl_client *c, zkl__any_fn fn, void *arg)
 {
+    if (c != NULL && zkl__forked(c)) {
+        /* A child of fork(): the keeper that would call it is the parent's.
+         * A free still clears it (nothing to wait for). */
+        if (fn == NULL)
+            l->fn = NULL;
+        return ZKL_EFORK;
+    }
     pthread_mutex_lock(mu);
     bool had = l->fn != NULL;
     l->fn = fn;

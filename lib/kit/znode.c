@@ -211,6 +211,8 @@ int zkl__znode_guarded_ops(zkl__node *n, int count, const zoo_op_t *ops, zoo_op_
         return ZKL_EINVAL;
     if (n == NULL)
         return ZKL_ENOTHELD;
+    if (zkl__forked(zkl__node_client(n)))
+        return ZKL_EFORK;
     return zkl__guarded_multi(n, count, ops, results);
 }
 
@@ -220,6 +222,11 @@ int zkl__znode_guarded_set(zkl__node *n, const char *path, const void *data, int
         return ZKL_EINVAL;
     zoo_op_t op;
     zoo_set_op_init(&op, path, data, len, -1, NULL);
-    zoo_op_result_t res;
-    return zkl__znode_guarded_ops(n, 1, &op, &res);
+    zoo_op_result_t res = {.err = ZOK};
+    int rc = zkl__znode_guarded_ops(n, 1, &op, &res);
+    if (rc == ZKL_EZK && res.err == ZNONODE) {
+        zkl__detail("guarded set: no node %.200s (nothing written)", path);
+        return ZKL_ENOENT;
+    }
+    return rc;
 }

@@ -3,9 +3,11 @@
  *
  * Updated with the client's lock held, which the engine holds anyway at
  * each point it counts. A lock path's entry is made on its first acquire
- * and kept for the client's life; a node's meter keeps a pointer to it, so
- * each acquire looks its path up once (one hash of the path) and allocates
- * nothing. */
+ * and kept for the client's life, for the first paths up to the client's
+ * limit: the others count in the totals only, so a program that locks a
+ * new path per job does not grow for ever. A node's meter keeps a pointer
+ * to its path's entry, so each acquire looks its path up once (one hash of
+ * the path) and allocates nothing. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,12 +64,12 @@ static void table_grow(struct zkl__metrics *m)
     m->nbuckets = nb;
 }
 
-static struct pathm *path_get(struct zkl__metrics *m, const char *path)
+static struct pathm *path_get(struct zkl__metrics *m, const char *path, size_t max)
 {
     size_t h = path_hash(path);
     struct pathm *p = path_find(m, path, h);
-    if (p != NULL)
-        return p;
+    if (p != NULL || m->npaths >= max)
+        return p; /* beyond the cap: counted in the client's totals only */
     if (m->npaths >= m->nbuckets)
         table_grow(m);
     if (m->nbuckets == 0)
@@ -96,14 +98,14 @@ static void observe(zkl_histogram *hg, int64_t ns)
 }
 
 void zkl__metrics_acquire_begin(struct zkl__metrics **m, zkl__meter *mt, const char *dir,
-                                int64_t now)
+                                size_t max_paths, int64_t now)
 {
     mt->pm = NULL;
     if (*m == NULL && (*m = calloc(1, sizeof **m)) == NULL)
         return;
     if (mt->at == 0)
         mt->at = now;
-    struct pathm *p = path_get(*m, dir);
+    struct pathm *p = path_get(*m, dir, max_paths);
     mt->pm = p ? &p->k : NULL;
     mt->on = true;
 }

@@ -33,9 +33,11 @@ typedef struct zkl__meter {
 } zkl__meter;
 
 /* An attempt begins on lock path `dir` at `now` (unless mt->at is set
- * already): find or make the path's counters; *m is made on first use. */
+ * already): find or make the path's counters, if fewer than `max_paths`
+ * paths have theirs (else the attempt counts in the totals only); *m is
+ * made on first use. */
 void zkl__metrics_acquire_begin(struct zkl__metrics **m, zkl__meter *mt, const char *dir,
-                                int64_t now);
+                                size_t max_paths, int64_t now);
 /* The attempt ended with rc (0: held, handed to the caller). */
 void zkl__metrics_acquire_end(struct zkl__metrics *m, zkl__meter *mt, int rc, int64_t now);
 /* A hold the caller had ends (released, lost and released, given up). */
@@ -58,9 +60,11 @@ struct zkl__path_snap {
 int zkl__metrics_snapshot(const struct zkl__metrics *m, struct zkl__path_snap **out, size_t *n);
 void zkl__metrics_snapshot_free(struct zkl__path_snap *v, size_t n);
 
-/* Prometheus text of a snapshot and the client's stats: into buf (counting
- * what does not fit in *pos) or into f. 0, or ZKL_ENOMEM / ZKL_ESYS. */
-int zkl__metrics_text(const zkl_client_stats *st, const struct zkl__path_snap *v, size_t n,
-                      char *buf, size_t len, size_t *pos, FILE *f);
+/* Prometheus text of a snapshot, the client's lock totals (NULL: none yet)
+ * and its stats: into buf (counting what does not fit in *pos) or into f.
+ * 0, or ZKL_ENOMEM / ZKL_ESYS. */
+int zkl__metrics_text(const zkl_client_stats *st, const struct zkl__lockm *total,
+                      const struct zkl__path_snap *v, size_t n, char *buf, size_t len,
+                      size_t *pos, FILE *f);
 
 #endif

@@ -95,35 +95,75 @@ static uint64_t at(const void *base, size_t off)
     return v;
 }
 
+/* One histogram's samples: with a path label, or without (path NULL). */
+static void histogram_samples(struct sink *s, const char *name, const char *path,
+                              const zkl_histogram *h)
+{
+    uint64_t cum = 0;
+    for (unsigned b = 0; b < ZKL_HISTOGRAM_BUCKETS; b++) {
+        cum += h->buckets[b];
+        put(s, "%s_bucket{", name);
+        if (path) {
+            put(s, "path=\"");
+            put_label(s, path);
+            put(s, "\",");
+        }
+        if (b + 1 < ZKL_HISTOGRAM_BUCKETS)
+            put(s, "le=\"%.9g\"} %llu\n", (double)((uint64_t)1 << b) / 1e6,
+                (unsigned long long)cum);
+        else
+            put(s, "le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+    }
+    if (path) {
+        put(s, "%s_sum{path=\"", name);
+        put_label(s, path);
+        put(s, "\"} %.6f\n", (double)h->sum_us / 1e6);
+        put(s, "%s_count{path=\"", name);
+        put_label(s, path);
+        put(s, "\"} %llu\n", (unsigned long long)h->count);
+    } else {
+        put(s, "%s_sum %.6f\n", name, (double)h->sum_us / 1e6);
+        put(s, "%s_count %llu\n", name, (unsigned long long)h->count);
+    }
+}
+
 static void histogram(struct sink *s, const char *name, const char *help,
                       const struct zkl__path_snap *v, size_t n, bool hold)
 {
     head(s, name, "histogram", help);
-    for (size_t i = 0; i < n; i++) {
-        const zkl_histogram *h = hold ? &v[i].k.hold : &v[i].k.wait;
-        uint64_t cum = 0;
-        for (unsigned b = 0; b < ZKL_HISTOGRAM_BUCKETS; b++) {
-            cum += h->buckets[b];
-            put(s, "%s_bucket{path=\"", name);
-            put_label(s, v[i].path);
-            if (b + 1 < ZKL_HISTOGRAM_BUCKETS)
-                put(s, "\",le=\"%.9g\"} %llu\n", (double)((uint64_t)1 << b) / 1e6,
-                    (unsigned long long)cum);
-            else
-                put(s, "\",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
-        }
-        put(s, "%s_sum{path=\"", name);
-        put_label(s, v[i].path);
-        put(s, "\"} %.6f\n", (double)h->sum_us / 1e6);
-        put(s, "%s_count{path=\"", name);
-        put_label(s, v[i].path);
-        put(s, "\"} %llu\n", (unsigned long long)h->count);
-    }
+    for (size_t i = 0; i < n; i++)
+        histogram_samples(s, name, v[i].path, hold ? &v[i].k.hold : &v[i].k.wait);
 }
 
-int zkl__metrics_text(const zkl_client_stats *st, const struct zkl__path_snap *v, size_t n,
-                      char *buf, size_t len, size_t *pos, FILE *f)
+/* The client's lock counters over every path, tracked or not: families of
+ * their own ("zkl_client_lock_..."), without labels, so that summing a
+ * per-path family never counts a total twice. */
+static void totals(struct sink *s, const struct zkl__lockm *t, size_t tracked)
 {
+    char name[96], help[192];
+    for (size_t j = 0; j < sizeof lock_counters / sizeof lock_counters[0]; j++) {
+        const struct counter *k = &lock_counters[j];
+        snprintf(name, sizeof name, "zkl_client_%s", k->name + 4); /* after "zkl_" */
+        snprintf(help, sizeof help, "Over every lock path: %s", k->help);
+        head(s, name, "counter", help);
+        put(s, "%s %llu\n", name, (unsigned long long)at(t, k->off));
+    }
+    head(s, "zkl_client_lock_wait_seconds", "histogram",
+         "Over every lock path: time from an acquire call to the lock held.");
+    histogram_samples(s, "zkl_client_lock_wait_seconds", NULL, &t->wait);
+    head(s, "zkl_client_lock_hold_seconds", "histogram",
+         "Over every lock path: time from the lock held to its release.");
+    histogram_samples(s, "zkl_client_lock_hold_seconds", NULL, &t->hold);
+    head(s, "zkl_client_lock_paths", "gauge",
+         "Lock paths with metrics of their own (at most the client's limit).");
+    put(s, "zkl_client_lock_paths %zu\n", tracked);
+}
+
+int zkl__metrics_text(const zkl_client_stats *st, const struct zkl__lockm *total,
+                      const struct zkl__path_snap *v, size_t n, char *buf, size_t len,
+                      size_t *pos, FILE *f)
+{
+    static const struct zkl__lockm none;
     struct sink sk = {.buf = buf, .len = len, .f = f}, *s = &sk;
     for (size_t j = 0; j < sizeof lock_counters / sizeof lock_counters[0]; j++) {
         const struct counter *k = &lock_counters[j];
@@ -137,6 +177,7 @@ int zkl__metrics_text(const zkl_client_stats *st, const struct zkl__path_snap *v
     histogram(s, "zkl_lock_wait_seconds", "Time from an acquire call to the lock held.", v, n,
               false);
     histogram(s, "zkl_lock_hold_seconds", "Time from the lock held to its release.", v, n, true);
+    totals(s, total ? total : &none, n);
     for (size_t j = 0; j < sizeof client_counters / sizeof client_counters[0]; j++) {
         const struct counter *k = &client_counters[j];
         head(s, k->name, "counter", k->help);

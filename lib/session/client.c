@@ -2,7 +2,6 @@
  * session state, route every ZooKeeper callback to the session listener,
  * re-open after expiry, and tell listeners — on a thread of our own. */
 #include <errno.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,12 +104,14 @@ int zkl__client_start_handle(zkl_client *c)
 {
     int64_t started = zkl__now_ns();
     zkl__registry_lock();
+    errno = 0;
     /* With the client's TLS or SASL settings, the same for a re-opened
      * session as for the first. */
     zhandle_t *zh = zkl__secure_handle(c->secure, c->hosts, session_watcher, c->timeout_ms);
     if (zh == NULL) {
+        int e = errno;
         zkl__registry_unlock();
-        return errno == ENOMEM ? ZKL_ENOMEM : ZKL_EINVAL;
+        return zkl__hosts_init_failed(e);
     }
     /* Resolve host names once per window, not on every poll: measurable on
      * every round trip otherwise. */
@@ -126,8 +127,6 @@ int zkl__client_start_handle(zkl_client *c)
 }
 
 /* ---- open / close ----------------------------------------------------- */
-
-static int mark_closed(zkl_client *c);
 
 static zkl_client *client_alloc(const zkl_client_opts *o)
 {
@@ -145,6 +144,7 @@ static zkl_client *client_alloc(const zkl_client_opts *o)
     c->acl = o ? o->acl : ZKL_ACL_OPEN;
     c->max_request = o ? o->max_request : ZKL__MAX_REQUEST_DEFAULT;
     c->metrics_off = o ? !o->metrics : 0;
+    c->metric_paths = o ? o->metric_paths : ZKL__METRIC_PATHS_DEFAULT;
     c->lost_requests = o ? o->lost_requests : 0;
     if (o && zkl__options_copy(c, o) != 0) {
         zkl__options_drop(c);
@@ -158,6 +158,7 @@ static zkl_client *client_alloc(const zkl_client_opts *o)
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
     snprintf(c->ident, sizeof c->ident, "%s %ld", host, (long)getpid());
+    c->fork_gen = zkl__fork_gen;
     c->state = ZKL_STATE_CONNECTING;
     c->gen = 1;
     return c;
@@ -174,6 +175,11 @@ fail_mu:
 
 static void client_destroy(zkl_client *c)
 {
+    /* In a child of fork(), the parent's threads may still wait on c->cv or
+     * hold c->hlock: no destroy may wait for them. The handle is theirs. */
+    bool inherited = zkl__forked(c);
+    if (inherited && c->owns_zh && c->zh != NULL)
+        zkl__fork_keep_handle(c->zh);
     while (c->listeners) {
         struct zkl__listener *l = c->listeners;
         c->listeners = l->next;
@@ -185,12 +191,13 @@ static void client_destroy(zkl_client *c)
     }
     zkl__options_drop(c);
     free(c->hosts);
-    pthread_rwlock_destroy(&c->hlock);
-    pthread_cond_destroy(&c->cv);
+    if (!inherited) {
+        pthread_rwlock_destroy(&c->hlock);
+        pthread_cond_destroy(&c->cv);
+    }
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
-
 
 static int start_keeper(zkl_client *c)
 {
@@ -225,40 +232,6 @@ static int check_chroot(zkl_client *c)
     return err;
 }
 
-/* ZKL_ERESOLVE if a host name of `hosts` does not resolve, else 0 (other
- * problems are libzookeeper_mt's to report). libzookeeper_mt would fail
- * with EINVAL, as for a malformed list. */
-static int hosts_resolve(const char *hosts)
-{
-    char *list = strdup(hosts);
-    if (list == NULL)
-        return ZKL_ENOMEM;
-    char *slash = strchr(list, '/');
-    if (slash != NULL)
-        *slash = '\0'; /* the chroot */
-    int rc = 0;
-    char *save = NULL;
-    for (char *h = strtok_r(list, ",", &save); h != NULL && rc == 0;
-         h = strtok_r(NULL, ",", &save)) {
-        char *colon = strrchr(h, ':');
-        if (colon == NULL || h[0] == '[')
-            continue; /* malformed, or an IPv6 literal: nothing to resolve */
-        *colon = '\0';
-        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
-        int g = getaddrinfo(h, NULL, &hints, &res);
-        if (g == 0)
-            freeaddrinfo(res);
-        else if (g == EAI_NONAME || g == EAI_AGAIN || g == EAI_FAIL
-#ifdef EAI_NODATA
-                 || g == EAI_NODATA
-#endif
-        )
-            rc = ZKL_ERESOLVE;
-    }
-    free(list);
-    return rc;
-}
-
 int zkl_client_open(const char *hosts, int session_timeout_ms, zkl_client **out)
 {
     return zkl_client_open_opts(hosts, session_timeout_ms, NULL, out);
@@ -267,9 +240,13 @@ int zkl_client_open(const char *hosts, int session_timeout_ms, zkl_client **out)
 int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_client_opts *opts,
                          zkl_client **out)
 {
-    if (hosts == NULL || hosts[0] == '\0' || session_timeout_ms <= 0 || out == NULL)
+    if (out == NULL) {
+        zkl__detail("zkl_client_open: out is NULL");
         return ZKL_EINVAL;
-    int rc = opts != NULL ? zkl__options_check(opts) : 0;
+    }
+    int rc = zkl__hosts_check(hosts, session_timeout_ms);
+    if (rc == 0 && opts != NULL)
+        rc = zkl__options_check(opts);
     if (rc != 0)
         return rc;
     /* The log is the process's: silence it once, unless this client's
@@ -288,20 +265,23 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
     if ((rc = zkl__registry_add(c)) != 0)
         goto fail;
     if ((rc = zkl__client_start_handle(c)) != 0) {
-        if (rc == ZKL_EINVAL && hosts_resolve(hosts) == ZKL_ERESOLVE)
-            rc = ZKL_ERESOLVE;
+        rc = zkl__hosts_start_failed(hosts, rc);
         goto fail_reg;
     }
-    /* Wait for the first session; about one session timeout, as
-     * libzookeeper_mt tries the servers in turn, unless the servers say
-     * sooner why none can come (lib/session/probe.c). */
-    int64_t deadline = zkl__now_ns() + (int64_t)session_timeout_ms * 1000000;
+    /* Wait for the first session: the connect timeout, by default about
+     * one session timeout, as libzookeeper_mt tries the servers in turn,
+     * unless the servers say sooner why none can come (lib/session/probe.c). */
+    int connect_ms = opts != NULL && opts->connect_ms > 0 ? opts->connect_ms : session_timeout_ms;
+    int64_t deadline = zkl__now_ns() + (int64_t)connect_ms * 1000000;
+    zkl_last_error_clear(); /* the probe's reasons, if it finds one */
     pthread_mutex_lock(&c->mu);
     rc = zkl__probe_first_session(c, deadline);
     c->ev_head = c->ev_tail; /* listeners come later: nothing to deliver */
     pthread_mutex_unlock(&c->mu);
-    if (rc != 0)
+    if (rc != 0) {
+        zkl__hosts_wait_failed(hosts, rc, connect_ms);
         goto fail_zh;
+    }
     if ((rc = check_chroot(c)) != 0)
         goto fail_zh;
     if ((rc = start_keeper(c)) != 0)
@@ -366,6 +346,8 @@ int zkl_client_cancel(zkl_client *c)
 {
     if (c == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     c->cancelled = 1;
     zkl__client_wake_all(c); /* each waiter sees the flag and leaves */
@@ -375,7 +357,7 @@ int zkl_client_cancel(zkl_client *c)
 
 zhandle_t *zkl_client_handle(zkl_client *c)
 {
-    if (c == NULL)
+    if (c == NULL || zkl__forked(c))
         return NULL;
     pthread_mutex_lock(&c->mu);
     zhandle_t *zh = c->zh;
@@ -387,6 +369,10 @@ void zkl_client_close(zkl_client *c)
 {
     if (c == NULL)
         return;
+    if (zkl__forked(c)) {
+        zkl__client_forget(c);
+        return;
+    }
     pthread_mutex_lock(&c->mu);
     c->closing = 1;
     c->state = ZKL_STATE_CLOSED;
@@ -418,40 +404,9 @@ void zkl_client_close(zkl_client *c)
     pthread_rwlock_unlock(&c->hlock);
     /* Lock objects still open keep their nodes and the client's memory
      * until the last of them is freed (their calls return ZKL_ECLOSED). */
-    if (mark_closed(c))
+    if (zkl__client_mark_closed(c))
         return;
     zkl__client_free(c);
-}
-
-/* ---- lock objects keep a closed client's memory --------------------------- */
-
-static pthread_mutex_t users_mu = PTHREAD_MUTEX_INITIALIZER;
-
-void zkl__client_ref(zkl_client *c)
-{
-    pthread_mutex_lock(&users_mu);
-    c->objects++;
-    pthread_mutex_unlock(&users_mu);
-}
-
-void zkl__client_unref(zkl_client *c)
-{
-    pthread_mutex_lock(&users_mu);
-    bool last = --c->objects == 0 && c->closed;
-    pthread_mutex_unlock(&users_mu);
-    if (last)
-        zkl__client_free(c);
-}
-
-/* zkl_client_close ran: 1 if lock objects are still open (the last one to
- * go frees the client), else 0. */
-static int mark_closed(zkl_client *c)
-{
-    pthread_mutex_lock(&users_mu);
-    c->closed = 1;
-    int left = c->objects > 0;
-    pthread_mutex_unlock(&users_mu);
-    return left;
 }
 
 void zkl__client_free(zkl_client *c)

@@ -3,7 +3,7 @@
 
 enum zkl_state zkl_client_state(zkl_client *c)
 {
-    if (c == NULL)
+    if (c == NULL || zkl__forked(c))
         return ZKL_STATE_CLOSED;
     pthread_mutex_lock(&c->mu);
     enum zkl_state st = (enum zkl_state)c->state;
@@ -15,6 +15,8 @@ int zkl_client_session_id(zkl_client *c, int64_t *out)
 {
     if (c == NULL || out == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     *out = c->sid;
     pthread_mutex_unlock(&c->mu);
@@ -25,6 +27,8 @@ int zkl_client_session_timeout(zkl_client *c)
 {
     if (c == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     int ms = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
     pthread_mutex_unlock(&c->mu);
@@ -35,6 +39,8 @@ int zkl_client_get_stats(zkl_client *c, zkl_client_stats *out)
 {
     if (c == NULL || out == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     *out = c->stats;
     if (c->sl)

@@ -229,6 +229,8 @@ int zkl_client_add_listener(zkl_client *c, zkl_state_fn fn, void *arg)
 {
     if (c == NULL || fn == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     struct zkl__listener *l = malloc(sizeof *l);
     if (l == NULL)
         return ZKL_ENOMEM;
@@ -245,6 +247,8 @@ int zkl_client_remove_listener(zkl_client *c, zkl_state_fn fn, void *arg)
 {
     if (c == NULL || fn == NULL)
         return ZKL_EINVAL;
+    if (zkl__forked(c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
     for (struct zkl__listener **p = &c->listeners; *p; p = &(*p)->next) {
         if ((*p)->fn == fn && (*p)->arg == arg) {

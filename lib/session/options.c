@@ -2,9 +2,11 @@
  * libzookeeper_mt log. */
 #include "config.h" /* HAVE_ZOOKEEPER_INIT_SSL, HAVE_ZOOKEEPER_INIT_SASL */
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "session.h"
 
@@ -23,6 +25,7 @@ int zkl_client_opts_new(zkl_client_opts **out)
     o->max_request = ZKL__MAX_REQUEST_DEFAULT;
     o->quiet_zk_log = 1;
     o->metrics = 1;
+    o->metric_paths = ZKL__METRIC_PATHS_DEFAULT;
     *out = o;
     return 0;
 }
@@ -101,6 +104,22 @@ int zkl_client_opts_set_metrics(zkl_client_opts *o, int on)
     if (o == NULL)
         return ZKL_EINVAL;
     o->metrics = on != 0;
+    return 0;
+}
+
+int zkl_client_opts_set_max_metric_paths(zkl_client_opts *o, int max_paths)
+{
+    if (o == NULL || max_paths < 0)
+        return ZKL_EINVAL;
+    o->metric_paths = max_paths;
+    return 0;
+}
+
+int zkl_client_opts_set_connect_timeout(zkl_client_opts *o, int ms)
+{
+    if (o == NULL || ms < 0)
+        return ZKL_EINVAL;
+    o->connect_ms = ms;
     return 0;
 }
 
@@ -358,7 +377,16 @@ void zkl__options_log_init(void)
         return;
     }
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-    FILE *devnull = fopen("/dev/null", "we");
+    /* Above descriptor 2: in a program started with stdout closed, the
+     * lowest free descriptor is 1, and /dev/null there would swallow the
+     * program's own output without an error. */
+    int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    int high = fd >= 0 && fd <= 2 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : fd;
+    if (high != fd && fd >= 0)
+        close(fd);
+    FILE *devnull = high >= 0 ? fdopen(high, "w") : NULL;
     if (devnull)
         zoo_set_log_stream(devnull); /* kept open for the process's life */
+    else if (high >= 0)
+        close(high);
 }

@@ -1,5 +1,7 @@
-/* Which client a ZooKeeper callback is for, and the one party that listens
- * to a client's session (the lock-queue engine). */
+/* Which client a ZooKeeper callback is for, the one party that listens to
+ * a client's session (the lock-queue engine), who still uses a closed
+ * client's memory (its lock objects), and the part of these that fork()
+ * must leave whole. */
 #include <stdlib.h>
 
 #include "session.h"
@@ -32,6 +34,7 @@ static int reg_add(zkl_client *c)
 
 int zkl__registry_add(zkl_client *c)
 {
+    zkl__fork_watch();
     pthread_mutex_lock(&reg_mu);
     int rc = reg_add(c);
     pthread_mutex_unlock(&reg_mu);
@@ -117,4 +120,70 @@ void zkl__client_wake_all(zkl_client *c)
 {
     if (c->sl)
         c->sl->wake_all(c->sl_ctx);
+}
+
+/* ---- lock objects keep a closed client's memory ------------------------- */
+
+static pthread_mutex_t users_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void zkl__client_ref(zkl_client *c)
+{
+    pthread_mutex_lock(&users_mu);
+    c->objects++;
+    pthread_mutex_unlock(&users_mu);
+}
+
+void zkl__client_unref(zkl_client *c)
+{
+    pthread_mutex_lock(&users_mu);
+    bool last = --c->objects == 0 && c->closed;
+    pthread_mutex_unlock(&users_mu);
+    if (last)
+        zkl__client_free(c);
+}
+
+int zkl__client_mark_closed(zkl_client *c)
+{
+    pthread_mutex_lock(&users_mu);
+    c->closed = 1;
+    int left = c->objects > 0;
+    pthread_mutex_unlock(&users_mu);
+    return left;
+}
+
+void zkl__client_forget(zkl_client *c)
+{
+    zkl__registry_remove(c);
+    if (zkl__client_mark_closed(c))
+        return; /* lock objects still open: the last one to go frees it */
+    zkl__client_free(c);
+}
+
+/* ---- fork() (lib/session/fork.c) ------------------------------------------
+ * The forking thread holds the registry, every client's c->mu and the
+ * references' mutex, in the lock order, so that the child finds each of
+ * them unlocked and what they guard whole. */
+
+void zkl__registry_fork_prepare(void)
+{
+    pthread_mutex_lock(&reg_mu);
+    for (size_t i = 0; i < reg_n; i++)
+        pthread_mutex_lock(&reg[i]->mu);
+    pthread_mutex_lock(&users_mu);
+}
+
+void zkl__registry_fork_parent(void)
+{
+    pthread_mutex_unlock(&users_mu);
+    for (size_t i = reg_n; i-- > 0;)
+        pthread_mutex_unlock(&reg[i]->mu);
+    pthread_mutex_unlock(&reg_mu);
+}
+
+void zkl__registry_fork_child(void)
+{
+    pthread_mutex_init(&users_mu, NULL);
+    for (size_t i = 0; i < reg_n; i++)
+        pthread_mutex_init(&reg[i]->mu, NULL);
+    pthread_mutex_init(&reg_mu, NULL);
 }

@@ -12,6 +12,8 @@
 /* The default of zkl_client_opts_set_max_request: jute.maxbuffer's. */
 #define ZKL__MAX_REQUEST_DEFAULT 0xfffff
 #define ZKL__MAX_REQUEST_MIN 8192
+/* The default of zkl_client_opts_set_max_metric_paths. */
+#define ZKL__METRIC_PATHS_DEFAULT 100
 
 struct zkl_client {
     pthread_mutex_t mu;    /* guards everything below and every node's state */
@@ -70,8 +72,24 @@ struct zkl_client {
     int keeper_started;
     zkl_client_stats stats; /* the session's counters; the listener adds its own */
     int metrics_off;       /* the listener keeps no lock metrics */
+    int metric_paths;      /* ... and for at most this many lock paths its own */
     int lost_requests;     /* a held asynchronous request's loss is told to its callback */
+    unsigned fork_gen;     /* zkl__fork_gen when the client was made */
 };
+
+/* How many fork()s this process is from the one that started (counted by
+ * a pthread_atfork child handler, lib/session/fork.c): a client made before
+ * the last fork belongs to the parent, and every call on it, or on an
+ * object of it, returns ZKL_EFORK in the child. Written only in a child
+ * that is still single-threaded. */
+extern unsigned zkl__fork_gen;
+
+/* True if c (not NULL) was made in a parent of this process: its session,
+ * threads and nodes are the parent's (lib/session/fork.c). */
+static inline bool zkl__forked(const zkl_client *c)
+{
+    return c->fork_gen != zkl__fork_gen;
+}
 
 /* What the session tells the one listener that keeps state across it (the
  * lock-queue engine): the client knows no locks, only these calls. Every
@@ -125,6 +143,8 @@ struct zkl_client_opts {
     int max_request;
     int quiet_zk_log;
     int metrics;
+    int connect_ms; /* zkl_client_open's wait for the first session; 0: the session timeout */
+    int metric_paths; /* lock paths with metrics of their own, at most */
     int lost_requests;
     struct ACL_vector acls; /* zkl_client_opts_add_acl's entries */
     struct zkl__secure_opts sec;
@@ -137,7 +157,7 @@ struct zkl__listener {
 };
 
 /* The registry of clients (lib/session/registry.c; lock order: registry,
- * then c->mu). Add gives c its id. */
+ * then c->mu). Add gives c its id: 0 or ZKL_ENOMEM. */
 void zkl__registry_lock(void);
 void zkl__registry_unlock(void);
 int zkl__registry_add(zkl_client *c);
@@ -156,6 +176,30 @@ void zkl__client_push_event(zkl_client *c, int state);
 void zkl__client_session_end(zkl_client *c);
 /* Start a session on a new handle (c->hlock held for writing). */
 int zkl__client_start_handle(zkl_client *c);
+/* Why an open fails (lib/session/hosts.c). Before the session starts:
+ * 0, or ZKL_EINVAL with the reason if `hosts` is no connect string
+ * libzookeeper_mt can use or the timeout none it can count with. */
+int zkl__hosts_check(const char *hosts, int session_timeout_ms);
+/* zookeeper_init failed with errno `e`: the code, with a text for ZKL_ESYS. */
+int zkl__hosts_init_failed(int e);
+/* zkl__client_start_handle failed with rc: the code the open returns
+ * (ZKL_ERESOLVE for a name that does not resolve), with its text. */
+int zkl__hosts_start_failed(const char *hosts, int rc);
+/* No first session within connect_ms (rc: ZKL_ECONNLOSS, ZKL_ENOAUTH): its
+ * text, unless the servers were asked and one said why. */
+void zkl__hosts_wait_failed(const char *hosts, int rc, int connect_ms);
+/* fork() (lib/session/fork.c): register the handlers once; the registry's
+ * part of them (lib/session/registry.c); keep an inherited handle's memory
+ * reachable in the child, which may not free it. A layer above (the lock
+ * objects, lib/front/objects.c) adds its own part: its prepare runs before
+ * the session's (its mutexes come first in the lock order), its parent
+ * and child after. */
+void zkl__fork_watch(void);
+void zkl__fork_set_hooks(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+void zkl__registry_fork_prepare(void);
+void zkl__registry_fork_parent(void);
+void zkl__registry_fork_child(void);
+void zkl__fork_keep_handle(zhandle_t *zh);
 /* The keeper thread's body (lib/session/keeper.c); its argument is the client. */
 void *zkl__keeper_main(void *arg);
 
@@ -163,8 +207,14 @@ void *zkl__keeper_main(void *arg);
  * counts them): the last one to go frees it. */
 void zkl__client_ref(zkl_client *c);
 void zkl__client_unref(zkl_client *c);
+/* zkl_client_close ran: 1 if lock objects are still open (the last one to
+ * go frees the client), else 0. */
+int zkl__client_mark_closed(zkl_client *c);
 /* The client's memory goes (its listener's first). */
 void zkl__client_free(zkl_client *c);
+/* The client's end in a child of fork(): its memory only, without a word
+ * to the server, a signal to the parent's threads or a wait for them. */
+void zkl__client_forget(zkl_client *c);
 /* The watcher for node watches: it hands their events to the listener's
  * on_watch_event. Its context is (void *)c->id. */
 watcher_fn zkl__client_watcher_fn(void);

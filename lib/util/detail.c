@@ -47,6 +47,12 @@ const char *zkl_last_error_text(void)
     return tl_text;
 }
 
+void zkl_last_error_clear(void)
+{
+    tl_text[0] = '\0';
+    tl_zk = 0;
+}
+
 int zkl__err_from_zk(int rc)
 {
     zkl__note_mapped(rc);

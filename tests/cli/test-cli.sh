@@ -564,6 +564,57 @@ test_bad_usage_gives_64_and_a_short_message() {
     "$ZKL" --version | grep -Eq "^zkl [0-9]+\.[0-9]+\.[0-9]+" || fail "--version"
 }
 
+# ---- COMMAND's process group ---------------------------------------------------
+
+# start_family NAME ARGS...: `zkl lock ARGS... sh -c` whose shell starts a
+# grandchild (sleep), writes its pid to $tmp/NAME.gc and waits for it, as
+# a wrapper script does. The zkl's pid is in $bg, the grandchild's in $gc.
+gc=
+start_family() {
+    local name=$1
+    shift
+    # shellcheck disable=SC2016 # expanded by the command's shell
+    start_zkl lock "$@" sh -c 'sleep 1000 & echo $! >"$0"; wait' "$tmp/$name.gc"
+    wait_for 20 test -s "$tmp/$name.gc" || fail "$name: the grandchild never started"
+    read -r gc <"$tmp/$name.gc"
+    pids+=("$gc")
+}
+alive() { kill -0 "$1" 2>/dev/null; }
+dead() { ! alive "$1"; }
+
+test_loss_revocation_and_signals_reach_commands_children() {
+    local p=$root/family
+    start_family lost "$p"
+    local z=$bg
+    "$ZKL" break "$p" >/dev/null || fail "break gave $?"
+    wait_exit 20 "$z" || fail "zkl did not end after the break"
+    [[ $status == 75 ]] || fail "zkl gave $status after the break, not 75"
+    wait_for 10 dead "$gc" || fail "the grandchild outlived the lost lock"
+
+    start_family term "$p"
+    z=$bg
+    kill -TERM "$z"
+    wait_exit 20 "$z" || fail "zkl did not end after SIGTERM"
+    wait_for 10 dead "$gc" || fail "the grandchild outlived a SIGTERM sent to zkl"
+
+    start_family revoked --revocable "$p"
+    z=$bg
+    "$ZKL" revoke "$p" >/dev/null || fail "revoke gave $?"
+    wait_exit 20 "$z" || fail "zkl did not end after the revocation"
+    wait_for 10 dead "$gc" || fail "the grandchild outlived the revocation"
+    contenders_are "$p" 0 || fail "a node was left behind"
+
+    # --foreground: COMMAND stays in zkl's process group, and only its own
+    # process is signalled.
+    start_family fg --foreground "$p"
+    z=$bg
+    "$ZKL" break "$p" >/dev/null || fail "break gave $?"
+    wait_exit 20 "$z" || fail "zkl --foreground did not end after the break"
+    [[ $status == 75 ]] || fail "zkl --foreground gave $status, not 75"
+    alive "$gc" || fail "--foreground signalled the grandchild too"
+    kill -KILL "$gc" 2>/dev/null
+}
+
 # ---- hold mode -------------------------------------------------------------
 
 # Start `zkl lock ARGS` in hold mode with stdin from fifo $tmp/$1.in (fd 7
@@ -602,6 +653,45 @@ PY
     wait_exit 20 "$z" || fail "zkl did not end at the end of its stdin"
     [[ $status == 0 ]] || fail "hold mode gave $status at the end of stdin"
     contenders_are "$p" 0 || fail "the node was left behind"
+}
+
+# Hold mode with stdin at its end from the start (/dev/null, as for `zkl
+# lock PATH &` in a script) releases at once, as before, but says so; with
+# --until-signal it holds until a signal whatever stdin does.
+test_hold_mode_with_stdin_at_its_end_warns_and_until_signal_holds() {
+    local p=$root/holdnull rc
+    "$ZKL" lock "$p" </dev/null >"$tmp/hn.out" 2>"$tmp/hn.err"
+    rc=$?
+    [[ $rc == 0 ]] || fail "hold mode on /dev/null gave $rc"
+    grep -q "standard input is at its end" "$tmp/hn.err" && grep -q -- "--until-signal" "$tmp/hn.err" ||
+        fail "no warning: $(cat "$tmp/hn.err")"
+    contenders_are "$p" 0 || fail "the node was left behind"
+    # The background job of a script gets /dev/null as its stdin too.
+    bash -c '"$1" lock "$2" & wait' sh "$ZKL" "$p" >/dev/null 2>"$tmp/hn.err"
+    grep -q "standard input is at its end" "$tmp/hn.err" || fail "background job: $(cat "$tmp/hn.err")"
+    # A pipe a coprocess writes into is no warning.
+    echo | "$ZKL" lock "$p" >/dev/null 2>"$tmp/hn.err"
+    [[ ! -s $tmp/hn.err ]] || fail "a pipe was warned about: $(cat "$tmp/hn.err")"
+
+    env --default-signal=INT "$ZKL" lock --until-signal "$p" </dev/null >"$tmp/hn.out" 2>"$tmp/hn.err" &
+    local z=$!
+    pids+=("$z")
+    wait_for 20 test -s "$tmp/hn.out" || fail "--until-signal printed nothing"
+    local end=$(($(now_ms) + 500))
+    while (($(now_ms) < end)); do
+        kill -0 "$z" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -0 "$z" 2>/dev/null || fail "--until-signal on /dev/null did not hold"
+    contenders_are "$p" 1 || fail "--until-signal holds no node"
+    [[ ! -s $tmp/hn.err ]] || fail "--until-signal warned: $(cat "$tmp/hn.err")"
+    kill -TERM "$z"
+    wait_exit 20 "$z" || fail "--until-signal did not end on SIGTERM"
+    [[ $status == 0 ]] || fail "--until-signal gave $status on SIGTERM"
+    contenders_are "$p" 0 || fail "--until-signal left its node"
+    "$ZKL" lock --until-signal "$p" true 2>/dev/null
+    rc=$?
+    [[ $rc == 64 ]] || fail "--until-signal with a COMMAND gave $rc, not 64"
 }
 
 test_hold_mode_releases_on_term_int_and_hup() {
@@ -711,7 +801,7 @@ test_break_of_a_named_node() {
     wait_exit 20 "$z" || fail "the broken holder did not end"
 }
 
-test_revoke_writes_the_request_into_the_holders_node() {
+test_revoke_says_whether_the_holder_let_go_and_keeps_the_owner() {
     local p=$root/revoke rc node token
     "$ZKL" revoke "$p" 2>"$tmp/rv.err"
     rc=$?
@@ -723,22 +813,59 @@ test_revoke_writes_the_request_into_the_holders_node() {
     start_zkl lock "$p" true
     local waiter=$bg
     wait_for 20 contenders_are "$p" 2 || fail "the waiter never queued"
-    "$ZKL" revoke "$p" >"$tmp/rv.out2" || fail "revoke gave $?"
+    # A holder that does not listen: told so, and its owner stays visible.
+    "$ZKL" revoke -w 1 "$p" >"$tmp/rv.out2" 2>"$tmp/rv.err"
+    rc=$?
+    [[ $rc == 2 ]] || fail "revoke of a holder that did not let go gave $rc, not 2"
+    grep -q "did not let go within 1 s: $node" "$tmp/rv.err" || fail "revoke said: $(cat "$tmp/rv.err")"
     "$ZKL" holders --json "$p" >"$tmp/rv.json"
-    python3 - "$tmp/rv.json" <<'PY' || fail "holders: $(cat "$tmp/rv.json")"
+    python3 - "$tmp/rv.json" "$z" <<'PY' || fail "holders after revoke: $(cat "$tmp/rv.json")"
 import json, sys
 cs = json.load(open(sys.argv[1]))["contenders"]
 assert [c["holds"] for c in cs] == [True, False], cs
-assert cs[0]["owner"] == "__REVOKE__", cs      # the holder is asked ...
-assert cs[1]["owner"] != "__REVOKE__", cs      # ... the waiter is not
+assert cs[0]["pid"] == int(sys.argv[2]), cs              # the owner, restored
+assert not cs[0].get("revocation_requested"), cs
 PY
-    "$ZKL" revoke "$p" "$node" || fail "revoke of the named node gave $?"
+    # -w 0: ask and go; the request stays in the node, and holders says so.
+    "$ZKL" revoke -w 0 "$p" "$node" >"$tmp/rv.out3" || fail "revoke -w 0 gave $?"
+    grep -q "asked" "$tmp/rv.out3" || fail "revoke -w 0 said: $(cat "$tmp/rv.out3")"
+    "$ZKL" holders --json "$p" >"$tmp/rv.json"
+    python3 - "$tmp/rv.json" <<'PY' || fail "holders after revoke -w 0: $(cat "$tmp/rv.json")"
+import json, sys
+cs = json.load(open(sys.argv[1]))["contenders"]
+assert cs[0]["revocation_requested"] is True and cs[0]["owner"] == "__REVOKE__", cs
+assert not cs[1].get("revocation_requested"), cs     # the waiter is not asked
+PY
+    "$ZKL" holders "$p" | sed -n 2p | grep -q "asked to let go" || fail "table: $("$ZKL" holders "$p")"
     "$ZKL" revoke "$p" "other/x" 2>/dev/null
     rc=$?
     [[ $rc == 64 ]] || fail "revoke of a node not under PATH gave $rc"
     exec 7>&-
     wait_exit 20 "$z" || fail "the holder did not end"
     wait_exit 20 "$waiter" || fail "the waiter did not end"
+
+    # A holder that listens lets go, and revoke says so.
+    start_zkl lock --revocable "$p" sleep 60
+    local r=$bg
+    wait_for 20 contenders_are "$p" 1 || fail "the revocable holder never held"
+    "$ZKL" revoke "$p" >"$tmp/rv.out4" 2>"$tmp/rv.err"
+    rc=$?
+    [[ $rc == 0 ]] || fail "revoke of a revocable holder gave $rc: $(cat "$tmp/rv.err")"
+    grep -q "^let go: $p/" "$tmp/rv.out4" || fail "revoke said: $(cat "$tmp/rv.out4")"
+    wait_exit 20 "$r" || fail "the revocable holder did not end"
+
+    # A semaphore's leases cannot be revoked: said at once, nothing written.
+    local sp=$root/revoke-sem
+    start_holder rs "$sp" --semaphore 2
+    local h=$bg
+    "$ZKL" revoke "$sp" 2>"$tmp/rv.err"
+    rc=$?
+    [[ $rc == 2 ]] || fail "revoke of a semaphore gave $rc, not 2"
+    grep -q "semaphore" "$tmp/rv.err" || fail "revoke of a semaphore said: $(cat "$tmp/rv.err")"
+    "$ZKL" holders --json "$sp" | python3 -c 'import json,sys; cs=json.load(sys.stdin)["contenders"]; assert cs[0]["owner"] != "__REVOKE__", cs' ||
+        fail "the lease's owner was overwritten"
+    touch "$tmp/rs.stop"
+    wait_exit 20 "$h" || fail "the lease holder did not end"
 }
 
 # ---- messages ------------------------------------------------------------------
@@ -796,13 +923,17 @@ test_holders_json_passes_utf8_and_marks_unreadable_nodes() {
         fail "cannot create $b"
     "$ZKL" holders --json "$p" >"$tmp/u.json" || fail "holders --json gave $?"
     python3 -m json.tool "$tmp/u.json" >/dev/null || fail "not JSON: $(cat "$tmp/u.json")"
-    grep -q 'héllo ✓ \\u00ff\\u0001 42' "$tmp/u.json" || fail "UTF-8 not passed through: $(cat "$tmp/u.json")"
+    grep -q 'héllo ✓ \\ufffd\\u0001 42' "$tmp/u.json" || fail "UTF-8 not passed through: $(cat "$tmp/u.json")"
     python3 - "$tmp/u.json" <<'PY' || fail "json: $(cat "$tmp/u.json")"
 import json, sys
 cs = json.load(open(sys.argv[1], encoding="utf-8"))["contenders"]
 assert [c["holds"] for c in cs] == [True, False], cs
-assert cs[0]["owner"] == "h\u00e9llo \u2713 \u00ff\u0001 42" and cs[0]["readable"], cs
-assert cs[0]["pid"] == 42 and cs[0]["host"] == "h\u00e9llo \u2713 \u00ff\u0001", cs
+# The byte that is not UTF-8 shows as U+FFFD, never as a character it is
+# not, and owner_hex gives every byte as it is.
+assert cs[0]["owner"] == "h\u00e9llo \u2713 \ufffd\u0001 42" and cs[0]["readable"], cs
+assert cs[0]["owner_hex"] == "68c3a96c6c6f20e29c9320ff01203432", cs
+assert cs[0]["pid"] == 42 and cs[0]["host"] == "h\u00e9llo \u2713 \ufffd\u0001", cs
+assert "owner_hex" not in cs[1], cs
 assert cs[1]["readable"] is False and cs[1]["owner"] is None and cs[1]["token"] > 0, cs
 PY
     "$ZKL" holders "$p" >"$tmp/u.txt" || fail "holders gave $?"
@@ -810,6 +941,76 @@ PY
     python3 "$zk" "$ZKL_TEST_HOSTS" delete "$p/$a"
     python3 "$zk" "$ZKL_TEST_HOSTS" delete "$p/$b"
     python3 "$zk" "$ZKL_TEST_HOSTS" delete "$p"
+}
+
+# A --semaphore N that disagrees with the limit on the server is 78 at
+# once, however zkl waits and whoever waits in the semaphore's gate.
+test_semaphore_limit_mismatch_is_78_with_waiters_too() {
+    local p=$root/semgate rc args t0
+    start_holder g1 "$p" --semaphore 2
+    local g1=$bg
+    start_holder g2 "$p" --semaphore 2
+    local g2=$bg
+    start_zkl lock --semaphore 2 "$p" true
+    local g3=$bg
+    wait_for 20 contenders_are "$p" 3 || fail "the third never queued"
+    for args in "-n" "-w 5" ""; do
+        t0=$(now_ms)
+        # shellcheck disable=SC2086 # word splitting is wanted here
+        timeout 20 "$ZKL" lock --semaphore 3 $args "$p" touch "$tmp/gate.ran" 2>"$tmp/gate.err"
+        rc=$?
+        [[ $rc == 78 ]] || fail "--semaphore 3 ${args:-(blocking)} with a waiter in the gate gave $rc"
+        (($(now_ms) - t0 < 4000)) || fail "--semaphore 3 ${args:-(blocking)} took $(($(now_ms) - t0)) ms"
+        grep -q "limit on the server is 2" "$tmp/gate.err" || fail "said: $(cat "$tmp/gate.err")"
+    done
+    [[ ! -e $tmp/gate.ran ]] || fail "a command ran with the wrong limit"
+    contenders_are "$p" 3 || fail "the refused attempts left nodes"
+    touch "$tmp/g1.stop" "$tmp/g2.stop"
+    for rc in "$g1" "$g2" "$g3"; do
+        wait_exit 30 "$rc" || fail "a process did not end"
+    done
+}
+
+# A server list zkl cannot use is refused at once, naming what is wrong.
+test_bad_server_lists_say_what_is_wrong() {
+    local hosts rc t0
+    for hosts in 127.0.0.1:99999 127.0.0.1:0 '[::1]:2181' 127.0.0.1 127.0.0.1:2181//x; do
+        t0=$(now_ms)
+        "$ZKL" lock -S "$hosts" /x true 2>"$tmp/bs.err"
+        rc=$?
+        [[ $rc == 64 ]] || fail "-S $hosts gave $rc, not 64"
+        (($(now_ms) - t0 < 2000)) || fail "-S $hosts was refused only after $(($(now_ms) - t0)) ms"
+        grep -qF "'$hosts'" "$tmp/bs.err" || fail "-S $hosts: $(cat "$tmp/bs.err")"
+    done
+    grep -q "port 2181//x\|chroot '//x'" "$tmp/bs.err" || fail "chroot: $(cat "$tmp/bs.err")"
+}
+
+# With stdout closed, output that cannot be written is an error (74, "write
+# error"), as in coreutils; a command that writes nothing of its own (lock
+# with COMMAND) is not disturbed.
+test_output_to_a_closed_stdout_is_an_error() {
+    local p=$root/closedout rc
+    "$ZKL" holders "$p" >&- 2>"$tmp/co.err"
+    rc=$?
+    [[ $rc == 74 ]] || fail "holders >&- gave $rc, not 74"
+    grep -q "^zkl: write error" "$tmp/co.err" || fail "holders >&- said: $(cat "$tmp/co.err")"
+    "$ZKL" --version >&- 2>/dev/null
+    rc=$?
+    [[ $rc == 74 ]] || fail "--version >&- gave $rc, not 74"
+    "$ZKL" lock "$p" </dev/null >&- 2>"$tmp/co.err"
+    rc=$?
+    [[ $rc == 74 ]] || fail "hold mode >&- gave $rc, not 74: $(cat "$tmp/co.err")"
+    contenders_are "$p" 0 || fail "hold mode with stdout closed left its node"
+    "$ZKL" lock "$p" sh -c 'exit 3' >&-
+    rc=$?
+    [[ $rc == 3 ]] || fail "lock COMMAND >&- gave $rc, not COMMAND's 3"
+    start_holder co "$p"
+    local h=$bg
+    "$ZKL" break "$p" >&- 2>"$tmp/co.err"
+    rc=$?
+    [[ $rc == 74 ]] || fail "break >&- gave $rc, not 74: $(cat "$tmp/co.err")"
+    touch "$tmp/co.stop"
+    wait_exit 20 "$h" || fail "holder did not end"
 }
 
 # Arguments: the tests to run (default: all).

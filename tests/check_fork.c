@@ -1,0 +1,403 @@
+/* fork(): in a child, every call on a client or lock object inherited from
+ * the parent fails at once with ZKL_EFORK, is_held says 0, and freeing them
+ * (zkl_client_close included) is a local free that touches neither the
+ * parent's session nor its nodes: no crash, no hang, and the parent still
+ * holds and releases as if nothing happened. The child can open clients
+ * of its own. Against a real ZooKeeper. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "zkl/zookeeper.h"
+
+/* ---- the child's checks ------------------------------------------------------
+ * A failed check is written to the pipe (its line and expression), and the
+ * child goes on, so that one run reports every call that misbehaves. */
+static int report_fd = -1;
+static int child_failures;
+
+static void child_failed(int line, const char *what)
+{
+    char msg[256];
+    int n = snprintf(msg, sizeof msg, "line %d: %s\n", line, what);
+    if (write(report_fd, msg, (size_t)n) < 0)
+        _exit(99);
+    child_failures++;
+}
+#define CHILD_CHECK(cond)                                                                \
+    do {                                                                                 \
+        if (!(cond))                                                                     \
+            child_failed(__LINE__, #cond);                                               \
+    } while (0)
+
+/* Run `child` in a fork, with a pipe for its report; wait for it within
+ * `timeout_ms`. Fails the test on a failed check, a crash or a hang. */
+static void in_child(void (*child)(void *), void *arg, int timeout_ms)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(p[0]);
+        report_fd = p[1];
+        child(arg);
+        _exit(child_failures == 0 ? 0 : 1);
+    }
+    close(p[1]);
+    int st = tu_wait_exit(pid, timeout_ms);
+    if (st == -1) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    char report[4096] = "";
+    ssize_t k = read(p[0], report, sizeof report - 1);
+    report[k > 0 ? k : 0] = '\0';
+    close(p[0]);
+    ck_assert_msg(st == 0, "the child %s%s",
+                  st == -1   ? "hung (killed after the deadline)\n"
+                  : st > 128 ? "died of a signal\n"
+                             : "failed:\n",
+                  report);
+}
+
+/* ---- a parent that holds one of every kind ---------------------------------- */
+
+struct held {
+    zkl_client *c;
+    char *pm, *prw, *psm, *psem, *preq, *pml[2];
+    zkl_mutex *m;
+    zkl_rwlock *rw;
+    zkl_semmutex *sm;
+    zkl_semaphore *sem;
+    zkl_lease *lease;
+    zkl_request *req;
+    zkl_multilock *ml;
+    zkl_cancel *h;
+    int req_result;
+    int64_t sid, tm, trw, tsm, tl, treq;
+};
+
+static void req_done(zkl_request *r, int result, void *arg)
+{
+    (void)r;
+    __atomic_store_n((int *)arg, result == 0 ? 1 : result, __ATOMIC_SEQ_CST);
+}
+
+static bool req_told(void *arg)
+{
+    return __atomic_load_n((int *)arg, __ATOMIC_SEQ_CST) != 0;
+}
+
+static void hold_everything(struct held *x)
+{
+    x->c = tu_client(10000);
+    x->pm = tu_path("mutex");
+    x->prw = tu_path("rw");
+    x->psm = tu_path("semmutex");
+    x->psem = tu_path("sem");
+    x->preq = tu_path("req");
+    x->pml[0] = tu_path("ml-a");
+    x->pml[1] = tu_path("ml-b");
+    ck_assert_int_eq(zkl_mutex_new(x->c, x->pm, &x->m), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(x->m, 10000), 0);
+    ck_assert_int_eq(zkl_rwlock_new(x->c, x->prw, &x->rw), 0);
+    ck_assert_int_eq(zkl_rwlock_read_acquire(x->rw, 10000), 0);
+    ck_assert_int_eq(zkl_semmutex_new(x->c, x->psm, &x->sm), 0);
+    ck_assert_int_eq(zkl_semmutex_acquire(x->sm, 10000), 0);
+    ck_assert_int_eq(zkl_semaphore_new(x->c, x->psem, 2, &x->sem), 0);
+    ck_assert_int_eq(zkl_semaphore_acquire(x->sem, 10000, &x->lease), 0);
+    zkl_mutex *rm;
+    ck_assert_int_eq(zkl_mutex_new(x->c, x->preq, &rm), 0);
+    ck_assert_int_eq(zkl_mutex_acquire_async(rm, 10000, req_done, &x->req_result, &x->req), 0);
+    zkl_mutex_free(rm); /* the request is independent of it */
+    ck_assert(tu_wait_until(req_told, &x->req_result, 10000));
+    ck_assert_int_eq(x->req_result, 1);
+    ck_assert_int_eq(zkl_multilock_new(x->c, (const char *const *)x->pml, 2, &x->ml), 0);
+    ck_assert_int_eq(zkl_multilock_acquire(x->ml, 10000), 0);
+    ck_assert_int_eq(zkl_cancel_new(&x->h), 0);
+    ck_assert_int_eq(zkl_client_session_id(x->c, &x->sid), 0);
+    ck_assert_int_eq(zkl_mutex_token(x->m, &x->tm), 0);
+    ck_assert_int_eq(zkl_rwlock_read_token(x->rw, &x->trw), 0);
+    ck_assert_int_eq(zkl_semmutex_token(x->sm, &x->tsm), 0);
+    ck_assert_int_eq(zkl_lease_token(x->lease, &x->tl), 0);
+    ck_assert_int_eq(zkl_request_token(x->req, &x->treq), 0);
+}
+
+static int nodes_of(const struct held *x)
+{
+    int n = 0;
+    const char *paths[] = {x->pm, x->prw, x->psm, x->psem, x->preq, x->pml[0], x->pml[1]};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+        n += tu_children(tu_fixture_zk, paths[i]);
+    return n;
+}
+
+static void unused_lost(zkl_mutex *m, int64_t token, void *arg)
+{
+    (void)m, (void)token, (void)arg;
+}
+
+static void unused_state(zkl_client *c, enum zkl_state st, void *arg)
+{
+    (void)c, (void)st, (void)arg;
+}
+
+/* In the child: every kind of call, on every inherited object. */
+static void child_calls_everything(void *arg)
+{
+    struct held *x = arg;
+    int64_t t = -7;
+    zkl_request *r = NULL;
+    zkl_lease *l2 = NULL;
+    const char *data = tu_fixture_root;
+    zoo_op_t op;
+    zoo_set_op_init(&op, data, "x", 1, -1, NULL);
+    zoo_op_result_t res;
+
+    /* mutex */
+    CHILD_CHECK(zkl_mutex_is_held(x->m) == 0);
+    CHILD_CHECK(zkl_mutex_token(x->m, &t) == ZKL_EFORK && t == -7);
+    CHILD_CHECK(zkl_mutex_acquire(x->m, 1000) == ZKL_EFORK);
+    CHILD_CHECK(zkl_mutex_acquire_cancellable(x->m, 1000, x->h) == ZKL_EFORK);
+    CHILD_CHECK(zkl_mutex_acquire_async(x->m, 1000, req_done, &x->req_result, &r) == ZKL_EFORK &&
+                r == NULL);
+    CHILD_CHECK(zkl_mutex_guarded_set(x->m, data, "x", 1) == ZKL_EFORK);
+    CHILD_CHECK(zkl_mutex_guarded_multi(x->m, 1, &op, &res) == ZKL_EFORK);
+    CHILD_CHECK(zkl_mutex_set_lost_fn(x->m, unused_lost, NULL) == ZKL_EFORK);
+    CHILD_CHECK(zkl_mutex_release(x->m) == ZKL_EFORK);
+    zkl_mutex *m2 = NULL;
+    CHILD_CHECK(zkl_mutex_new(x->c, x->pm, &m2) == ZKL_EFORK && m2 == NULL);
+    /* read-write lock */
+    CHILD_CHECK(zkl_rwlock_read_is_held(x->rw) == 0);
+    CHILD_CHECK(zkl_rwlock_read_token(x->rw, &t) == ZKL_EFORK);
+    CHILD_CHECK(zkl_rwlock_read_acquire(x->rw, 1000) == ZKL_EFORK);
+    CHILD_CHECK(zkl_rwlock_write_acquire(x->rw, 0) == ZKL_EFORK);
+    CHILD_CHECK(zkl_rwlock_read_release(x->rw) == ZKL_EFORK);
+    /* semaphore-mutex */
+    CHILD_CHECK(zkl_semmutex_is_held(x->sm) == 0);
+    CHILD_CHECK(zkl_semmutex_token(x->sm, &t) == ZKL_EFORK);
+    CHILD_CHECK(zkl_semmutex_acquire(x->sm, 1000) == ZKL_EFORK);
+    CHILD_CHECK(zkl_semmutex_guarded_set(x->sm, data, "x", 1) == ZKL_EFORK);
+    CHILD_CHECK(zkl_semmutex_release(x->sm) == ZKL_EFORK);
+    /* semaphore and lease */
+    CHILD_CHECK(zkl_lease_is_held(x->lease) == 0);
+    CHILD_CHECK(zkl_lease_token(x->lease, &t) == ZKL_EFORK);
+    CHILD_CHECK(zkl_lease_guarded_set(x->lease, data, "x", 1) == ZKL_EFORK);
+    CHILD_CHECK(zkl_semaphore_acquire(x->sem, 1000, &l2) == ZKL_EFORK && l2 == NULL);
+    zkl_lease_info *info = NULL;
+    int count = -1;
+    CHILD_CHECK(zkl_semaphore_holders(x->sem, 1000, &info, &count) == ZKL_EFORK);
+    CHILD_CHECK(zkl_lease_release(x->lease) == ZKL_EFORK); /* and freed, here only */
+    /* asynchronous request */
+    CHILD_CHECK(zkl_request_is_held(x->req) == 0);
+    CHILD_CHECK(zkl_request_token(x->req, &t) == ZKL_EFORK);
+    CHILD_CHECK(zkl_request_node(x->req) == NULL);
+    CHILD_CHECK(zkl_request_cancel(x->req) == ZKL_EFORK);
+    CHILD_CHECK(zkl_request_release(x->req) == ZKL_EFORK);
+    /* multi-lock */
+    CHILD_CHECK(zkl_multilock_is_held(x->ml) == 0);
+    CHILD_CHECK(zkl_multilock_acquire(x->ml, 1000) == ZKL_EFORK);
+    CHILD_CHECK(zkl_multilock_release(x->ml) == ZKL_EFORK);
+    /* the client */
+    int64_t sid = -7;
+    zkl_client_stats st;
+    zkl_metrics mx = {.version = ZKL_METRICS_VERSION};
+    zkl_participant *ps = NULL;
+    size_t n = 0;
+    int fd = -1, limit = -1;
+    char buf[64];
+    CHILD_CHECK(zkl_client_state(x->c) == ZKL_STATE_CLOSED);
+    CHILD_CHECK(zkl_client_session_id(x->c, &sid) == ZKL_EFORK && sid == -7);
+    CHILD_CHECK(zkl_client_session_timeout(x->c) == ZKL_EFORK);
+    CHILD_CHECK(zkl_client_get_stats(x->c, &st) == ZKL_EFORK);
+    CHILD_CHECK(zkl_client_handle(x->c) == NULL);
+    CHILD_CHECK(zkl_client_add_listener(x->c, unused_state, NULL) == ZKL_EFORK);
+    CHILD_CHECK(zkl_client_remove_listener(x->c, unused_state, NULL) == ZKL_EFORK);
+    CHILD_CHECK(zkl_client_metrics(x->c, &mx) == ZKL_EFORK);
+    CHILD_CHECK(zkl_client_path_metrics(x->c, x->pm, &mx) == ZKL_EFORK);
+    CHILD_CHECK(zkl_client_metrics_write(x->c, buf, sizeof buf, NULL) == ZKL_EFORK);
+    CHILD_CHECK(zkl_participants_list(x->c, x->pm, &ps, &n) == ZKL_EFORK);
+    CHILD_CHECK(zkl_participants_limit(x->c, x->psem, &limit) == ZKL_EFORK);
+    CHILD_CHECK(zkl_revoke(x->c, x->pm, NULL) == ZKL_EFORK);
+    CHILD_CHECK(zkl_client_event_fd(x->c, &fd) == ZKL_EFORK && fd == -1);
+    CHILD_CHECK(zkl_client_dispatch(x->c) == ZKL_EFORK);
+    CHILD_CHECK(zkl_client_cancel(x->c) == ZKL_EFORK);
+    /* cancel handles registered by the parent's waiters: nothing to wake */
+    CHILD_CHECK(zkl_cancel_fire(x->h) == 0);
+    /* Frees: local, in any order, the client before its objects. */
+    zkl_request_free(x->req);
+    zkl_client_close(x->c);
+    zkl_multilock_free(x->ml);
+    zkl_mutex_free(x->m);
+    zkl_rwlock_free(x->rw);
+    zkl_semmutex_free(x->sm);
+    zkl_semaphore_free(x->sem);
+    zkl_cancel_free(x->h);
+
+    /* A client of the child's own works. */
+    zkl_client *c = NULL;
+    CHILD_CHECK(zkl_client_open(tu_hosts(), 10000, &c) == 0);
+    zkl_mutex *own = NULL;
+    char *p = tu_path("child");
+    CHILD_CHECK(c != NULL && zkl_mutex_new(c, p, &own) == 0);
+    CHILD_CHECK(own != NULL && zkl_mutex_acquire(own, 10000) == 0);
+    CHILD_CHECK(zkl_mutex_is_held(own) == 1);
+    CHILD_CHECK(zkl_mutex_release(own) == 0);
+    /* The parent's locks are still held: the child cannot take them. */
+    zkl_mutex *theirs = NULL;
+    CHILD_CHECK(zkl_mutex_new(c, x->pm, &theirs) == 0);
+    CHILD_CHECK(zkl_mutex_acquire(theirs, 0) == ZKL_ETIMEDOUT);
+    zkl_mutex_free(theirs);
+    zkl_mutex_free(own);
+    zkl_client_close(c);
+    free(p);
+}
+
+START_TEST(test_child_gets_efork_and_the_parent_keeps_its_locks)
+{
+    struct held x = {0};
+    hold_everything(&x);
+    int before = nodes_of(&x);
+    ck_assert_int_eq(before, 7);
+
+    in_child(child_calls_everything, &x, 30000);
+
+    /* The parent: the same session, every hold still there. */
+    int64_t sid = 0, t = 0;
+    ck_assert_int_eq(zkl_client_session_id(x.c, &sid), 0);
+    ck_assert_int_eq(sid, x.sid);
+    ck_assert_int_eq(zkl_client_state(x.c), ZKL_STATE_CONNECTED);
+    ck_assert_int_eq(nodes_of(&x), before);
+    ck_assert_int_eq(zkl_mutex_is_held(x.m), 1);
+    ck_assert_int_eq(zkl_mutex_token(x.m, &t), 0);
+    ck_assert_int_eq(t, x.tm);
+    ck_assert_int_eq(zkl_rwlock_read_is_held(x.rw), 1);
+    ck_assert_int_eq(zkl_semmutex_is_held(x.sm), 1);
+    ck_assert_int_eq(zkl_lease_is_held(x.lease), 1);
+    ck_assert_int_eq(zkl_request_is_held(x.req), 1);
+    ck_assert_int_eq(zkl_multilock_is_held(x.ml), 1);
+    /* ... and it releases them as usual. */
+    ck_assert_int_eq(zkl_mutex_release(x.m), 0);
+    ck_assert_int_eq(zkl_rwlock_read_release(x.rw), 0);
+    ck_assert_int_eq(zkl_semmutex_release(x.sm), 0);
+    ck_assert_int_eq(zkl_lease_release(x.lease), 0);
+    ck_assert_int_eq(zkl_request_release(x.req), 0);
+    ck_assert_int_eq(zkl_multilock_release(x.ml), 0);
+    zkl_request_free(x.req);
+    zkl_multilock_free(x.ml);
+    zkl_mutex_free(x.m);
+    zkl_rwlock_free(x.rw);
+    zkl_semmutex_free(x.sm);
+    zkl_semaphore_free(x.sem);
+    zkl_cancel_free(x.h);
+    zkl_client_close(x.c);
+    ck_assert(tu_wait_children(tu_fixture_zk, x.pm, 0, 5000));
+    ck_assert_int_eq(nodes_of(&x), 0);
+    free(x.pm), free(x.prw), free(x.psm), free(x.psem), free(x.preq);
+    free(x.pml[0]), free(x.pml[1]);
+}
+END_TEST
+
+/* ---- a fork while another thread waits in an acquire ------------------------ */
+
+struct waiting {
+    zkl_mutex *m;
+    zkl_cancel *h;
+    int rc;
+};
+
+static void *wait_in_acquire(void *arg)
+{
+    struct waiting *w = arg;
+    w->rc = zkl_mutex_acquire_cancellable(w->m, 30000, w->h);
+    if (w->rc == 0)
+        w->rc = zkl_mutex_release(w->m);
+    return NULL;
+}
+
+/* The object is in use by a thread that does not exist in the child: its
+ * free there must neither abort (the in-use check) nor wait for it. */
+static void child_frees_an_object_in_use(void *arg)
+{
+    struct waiting *w = arg;
+    CHILD_CHECK(zkl_mutex_acquire(w->m, 0) == ZKL_EFORK);
+    CHILD_CHECK(zkl_cancel_fire(w->h) == 0); /* the waiter is the parent's */
+    zkl_mutex_free(w->m);
+    zkl_cancel_free(w->h);
+}
+
+START_TEST(test_child_frees_objects_a_parent_thread_waits_on)
+{
+    zkl_client *holder = tu_client(10000), *c = tu_client(10000);
+    char *p = tu_path("busy");
+    zkl_mutex *hm;
+    ck_assert_int_eq(zkl_mutex_new(holder, p, &hm), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
+    struct waiting w = {0};
+    ck_assert_int_eq(zkl_mutex_new(c, p, &w.m), 0);
+    ck_assert_int_eq(zkl_cancel_new(&w.h), 0);
+    pthread_t th;
+    pthread_create(&th, NULL, wait_in_acquire, &w);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
+
+    in_child(child_frees_an_object_in_use, &w, 30000);
+
+    /* The parent's waiter waits on, and gets the lock once it is free. */
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
+    ck_assert_int_eq(zkl_mutex_release(hm), 0);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(w.rc, 0);
+    zkl_mutex_free(w.m);
+    zkl_cancel_free(w.h);
+    zkl_mutex_free(hm);
+    zkl_client_close(c);
+    zkl_client_close(holder);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    free(p);
+}
+END_TEST
+
+/* ---- a client closed in the child while the parent goes on ------------------ */
+
+static void child_closes_the_client(void *arg)
+{
+    zkl_client_close(arg);
+}
+
+START_TEST(test_close_in_the_child_leaves_the_parents_session)
+{
+    zkl_client *c = tu_client(10000);
+    int64_t sid = 0, after = 0;
+    ck_assert_int_eq(zkl_client_session_id(c, &sid), 0);
+    in_child(child_closes_the_client, c, 30000);
+    /* Still the same session, still connected, still working. */
+    char *p = tu_path("after");
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
+    ck_assert_int_eq(zkl_client_session_id(c, &after), 0);
+    ck_assert_int_eq(after, sid);
+    ck_assert_int_eq(zkl_client_state(c), ZKL_STATE_CONNECTED);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+int main(void)
+{
+    const TTest *tests[] = {
+        test_child_gets_efork_and_the_parent_keeps_its_locks,
+        test_child_frees_objects_a_parent_thread_waits_on,
+        test_close_in_the_child_leaves_the_parents_session,
+        NULL,
+    };
+    return tu_run_zk_case("fork", 120, tests);
+}
