@@ -377,6 +377,11 @@ static char *four_letters(const char *host, size_t hlen, const char *cmd)
     return out;
 }
 
+char *tu_four_letters(const char *host, const char *cmd)
+{
+    return four_letters(host, strlen(host), cmd);
+}
+
 bool tu_session_watches(const char *path, int64_t session)
 {
     char sid[32];

@@ -66,6 +66,9 @@ bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms)
  * tu_hosts() (the four-letter command wchp): a waiter is known to wait
  * once its watch is set, which a listing of the lock path cannot show. */
 bool tu_session_watches(const char *path, int64_t session);
+/* A server's ("host:port") answer to a four-letter command ("conf",
+ * "wchp"), malloc'd; NULL if none. */
+char *tu_four_letters(const char *host, const char *cmd);
 /* Wait until it does; false if not within `timeout_ms`. */
 bool tu_wait_session_watches(const char *path, int64_t session, int timeout_ms);
 /* For interop runs whose workers log "ACQ|REL kind id realtime-ns token":
