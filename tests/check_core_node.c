@@ -303,6 +303,27 @@ static const core_case cases[] = {
      "delete A ok\n"
      "expect A:wake\n"
      "state A GONE\n"},
+    {"a release whose answer is lost, then refused, says 0 once the delete is done",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "list A ok A1\n"
+     "own A ok\n"
+     "taken A\n"
+     "release A\n"
+     "down\n"
+     "delete A CONNLOSS\n"
+     "up\n"
+     "expect A:create A:list A:own A:wake A:delete A:delete\n"
+     "delete A NOAUTH\n"
+     "state A BACKOFF\n"
+     "err A 0\n"
+     "wait 110\n"
+     "expect A:wake A:kick A:delete\n"
+     "delete A ok\n"
+     "expect A:wake\n"
+     "state A GONE\n"
+     "err A 0\n"},
     {"a refused delete of a node nobody holds is sent again with backoff",
      "node A lock\n"
      "start A\n"

@@ -270,6 +270,8 @@ static void rel_check(struct dwk *w)
                       "hold, but the node is gone (state %d): the caller keeps a node the engine "
                       "frees",
                       c->ix, w->id, n->uid, zkl_err_name(err), n->cn.st);
+    if (zkl__release_kept(err))
+        err = ZKL_ELOST; /* the run stops at this step: on as if lost, with no hold kept */
     if (w->prim == PR_HOLDS_REL) {
         w->count[w->obj] = 0;
         w->held[w->obj] = NULL;

@@ -318,8 +318,11 @@ void zkl__step_deleted(zkl__cnode *n, const zkl__event *ev)
         zkl__cnode_move(n, N(HELD));
     } else {
         /* Refused, and nobody holds the node: keep trying, with backoff,
-         * until the session ends or the client closes. */
-        zkl__step_set_err(n, zkl__zk_class(rc), rc);
+         * until the session ends or the client closes. A release whose
+         * answer was lost waits for this delete: a refusal is no result of
+         * it (the node is no longer held; it ends as the delete does). */
+        if (n->caller != ZKL__C_TAKEN)
+            zkl__step_set_err(n, zkl__zk_class(rc), rc);
         schedule_retry(n, ev->now);
     }
 }
