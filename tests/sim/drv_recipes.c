@@ -538,8 +538,11 @@ static void multilock(struct dwk *w)
         holds_release(w, members[w->ml_got - 1]);
         break;
     case 5:
-        if (zkl__release_kept(w->rc) && w->op_rc == 0) {
-            /* refused: a member's hold stays; try it again */
+        if (zkl__release_kept(w->rc)) {
+            /* Refused: a member's hold stays, also when undoing a failed
+             * acquire (recipes/multilock.c returns the acquire's error and
+             * leaves the member held by the thread): the caller releases
+             * it again, as one who checks each member's is_held would. */
             grant(w, w->held[members[w->ml_got - 1]], HK_EXCL, 0);
             w->pc = 4;
             wk_sleep(w, 100 * MS);
