@@ -324,6 +324,22 @@ static const core_case cases[] = {
      "expect A:wake\n"
      "state A GONE\n"
      "err A 0\n"},
+    /* A listing sent as the connection broke, before the client said so,
+     * goes out on the next connection, ahead of the recovery's sync: the
+     * server it reaches may not have the lost create yet. */
+    {"a lost create is judged by the listing after the recovery's sync, not one sent before",
+     "node A lock\n"
+     "start A\n"
+     "down\n"
+     "create A CONNLOSS\n"
+     "up\n"
+     "expect A:create A:list A:sync\n"
+     "list A NONODE\n"
+     "expect A:list\n"
+     "state A RECOVER\n"
+     "sync A\n"
+     "list A ok x:lock-3 A4\n"
+     "expect A:find:A4\n"},
     {"a refused delete of a node nobody holds is sent again with backoff",
      "node A lock\n"
      "start A\n"
