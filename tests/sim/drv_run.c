@@ -366,6 +366,19 @@ static void settle(struct drv *d)
         struct tape_step ts = {.seed = drv_mix(d->tape->seed ^ drv_mix(0xc105eULL + (uint64_t)k))};
         step(d, &ts);
     }
+    /* A session given up without a goodbye (its close had no connection)
+     * lives on the leader until it expires: a timeout (at most 20 ticks of
+     * 2 s) and a tick later. */
+    int64_t closed = zsim_now(d->w);
+    for (int64_t k = 0; !d->violated && zsim_now(d->w) - closed < 90 * SEC; k++) {
+        bool alive = false;
+        for (size_t i = 0; i < d->nsess && !alive; i++)
+            alive = d->sess[i].s != NULL && zsim_session_alive(d->sess[i].s);
+        if (!alive)
+            break;
+        struct tape_step ts = {.seed = drv_mix(d->tape->seed ^ drv_mix(0xe4d5ULL + (uint64_t)k))};
+        step(d, &ts);
+    }
     for (size_t i = 0; i < d->nsess && !d->violated; i++)
         if (d->sess[i].s != NULL && zsim_session_alive(d->sess[i].s))
             drv_violation(d, V_LEFT, "session %zu of client serial is still alive after its "
