@@ -12,7 +12,8 @@
 # requests), then runs tools/zkl-bench, bench/run-curator.sh and
 # bench/kazoo_bench.py through the same command line for every case below,
 # PASSES times, with the order of the implementations rotated from one pass
-# to the next. bench/summarize.py then writes, in DIR (default
+# to the next, and zkl against its protocol in alternating pairs.
+# bench/summarize.py then writes, in DIR (default
 # bench/results, or bench/results/Nnode for an ensemble of N):
 #   latest.md       medians over the passes, ratios zkl/Curator and
 #                   zkl/kazoo, and which targets are met
@@ -127,7 +128,7 @@ run() {
     shift 4
     local -a cmd
     case $impl in
-    zkl | zkl-prefetch | zkl-async) cmd=("$zkl_bench") ;;
+    zkl | zkl-prefetch | zkl-async | protocol) cmd=("$zkl_bench") ;;
     curator) cmd=("$here/run-curator.sh") ;;
     kazoo) cmd=("$python" "$here/kazoo_bench.py") ;;
     esac
@@ -212,6 +213,30 @@ for ((p = 1; p <= passes; p++)); do
         done
     done
 done
+
+# zkl against its own protocol written on the bare client (the protocol
+# workload: the same requests, none of the library), at 8 and 32 clients:
+# back-to-back pairs, which one goes first alternating from pair to pair, so
+# that a machine whose load drifts disturbs both alike. The report gives
+# zkl's share of the protocol (medians, and the median of the pairs' ratios)
+# and the protocol's share of the chain floor.
+if [[ " ${impls[*]} " == *" zkl "* ]]; then
+    pairs=$passes
+    [[ $quick == yes ]] && pairs=3
+    for n in 8 32; do
+        note "zkl against its protocol, $n clients, $pairs pairs"
+        for ((p = 1; p <= pairs; p++)); do
+            order=(zkl protocol)
+            ((p % 2 == 0)) && order=(protocol zkl)
+            for i in "${order[@]}"; do
+                w=contended
+                [[ $i == protocol ]] && w=protocol
+                run "$i" "versus-$n" "$p" 300 --workload "$w" --clients "$n" --ops "$n_con" \
+                    --warmup 500
+            done
+        done
+    done
+fi
 
 # Once: the herd (wake-ups per handoff behind 100 waiters), and zkl's memory
 # with 10,000 locks held by one client.

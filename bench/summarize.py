@@ -26,7 +26,7 @@ import tempfile
 
 IMPLS = ["zkl", "zkl-prefetch", "curator", "kazoo"]
 LABEL = {"zkl": "zkl", "zkl-prefetch": "zkl prefetch", "curator": "Curator 5.4",
-         "kazoo": "kazoo 2.8", "zkl-async": "zkl async"}
+         "kazoo": "kazoo 2.8", "zkl-async": "zkl async", "protocol": "protocol on the bare client"}
 MAIN_CASES = ["uncontended", "contended-8", "contended-32", "many"]
 POINTS = [1, 2, 4, 8, 16, 32]
 
@@ -59,6 +59,15 @@ class Medians:
         if x is None or not y:
             return None
         return x / y
+
+    def paired(self, case, a, b, key="ops_per_sec"):
+        """The median over the passes of a's figure over b's in that pass."""
+        by = {}
+        for impl in (a, b):
+            for r in self.runs.get((case, impl), []):
+                by.setdefault(r["pass"], {})[impl] = r.get(key)
+        rs = [d[a] / d[b] for d in by.values() if d.get(a) and d.get(b)]
+        return statistics.median(rs) if rs else None
 
 
 def fmt(v, digits=0, suffix=""):
@@ -137,13 +146,41 @@ def report(m, args):
           "`lock-<seq-1>` (no listing) and deletes its node; 3 requests and 2 writes per "
           "acquisition. A handoff chain cannot run faster on this server.")
         w("")
-        w("| case | chain ops/s | zkl | zkl prefetch | Curator | kazoo |")
-        w("|---|---:|---:|---:|---:|---:|")
+        w("| case | chain ops/s | protocol | zkl | zkl prefetch | Curator | kazoo |")
+        w("|---|---:|---:|---:|---:|---:|---:|")
         for n in (8, 32):
             case, chain = "contended-%d" % n, "chain-%d" % n
-            w("| %s | %s | %s |" % (case, fmt(m.get(chain, "zkl", "ops_per_sec")), " | ".join(
-                fmt_ratio(m.ratio(case, i, "zkl", case_b=chain))
-                for i in ("zkl", "zkl-prefetch", "curator", "kazoo"))))
+            w("| %s | %s | %s | %s |" % (
+                case, fmt(m.get(chain, "zkl", "ops_per_sec")),
+                fmt_ratio(m.ratio("versus-%d" % n, "protocol", "zkl", case_b=chain)),
+                " | ".join(fmt_ratio(m.ratio(case, i, "zkl", case_b=chain))
+                           for i in ("zkl", "zkl-prefetch", "curator", "kazoo"))))
+        w("")
+        w("protocol: zkl's own requests (Curator's names, the listing, the "
+          "watch on the own node and on the one ahead) written directly on the bare client; "
+          "its share of the chain is what the protocol costs, zkl's share of it (below) "
+          "what the library costs.")
+        w("")
+
+    # ---- the library against its protocol
+    if any(m.count("versus-%d" % n, "protocol") for n in (8, 32)):
+        w("## What the library costs over its protocol")
+        w("")
+        w("zkl's contended mutex and the same protocol on the bare ZooKeeper C client "
+          "(`zkl-bench --workload protocol`), run in back-to-back pairs that alternate "
+          "which goes first, medians over the pairs.")
+        w("")
+        w("| clients | protocol ops/s | zkl ops/s | zkl / protocol (medians) | zkl / protocol "
+          "(median of the pairs) | handoff µs protocol / zkl | requests/op protocol / zkl |")
+        w("|---:|---:|---:|---:|---:|---:|---:|")
+        for n in (8, 32):
+            c = "versus-%d" % n
+            w("| %d | %s | %s | %s | %s | %s / %s | %s / %s |" % (
+                n, fmt(m.get(c, "protocol", "ops_per_sec")), fmt(m.get(c, "zkl", "ops_per_sec")),
+                fmt_ratio(m.ratio(c, "zkl", "protocol")), fmt_ratio(m.paired(c, "zkl", "protocol")),
+                fmt(m.get(c, "protocol", "handoff_us")), fmt(m.get(c, "zkl", "handoff_us")),
+                fmt(m.get(c, "protocol", "zk_requests_per_op"), 2),
+                fmt(m.get(c, "zkl", "zk_requests_per_op"), 2)))
         w("")
 
     # ---- where a handoff's time goes
@@ -159,6 +196,7 @@ def report(m, args):
         for n in (8, 32):
             chain = m.get("chain-%d" % n, "zkl", "handoff_us")
             for label, case, impl in (("chain", "chain-%d" % n, "zkl"),
+                                      ("protocol", "versus-%d" % n, "protocol"),
                                       ("zkl", "contended-%d" % n, "zkl"),
                                       ("zkl prefetch", "contended-%d" % n, "zkl-prefetch")):
                 h = m.get(case, impl, "handoff_us")
@@ -363,6 +401,12 @@ def report(m, args):
             if r is not None:
                 row("contended %d %s: ≥ %.1f× the chain floor" % (n, LABEL[i], goal), fmt_ratio(r),
                     check(r, lambda v, g=goal: v >= g))
+    for n in (8, 32):
+        r = m.ratio("versus-%d" % n, "zkl", "protocol")
+        if r is not None:
+            row("contended %d: zkl ≥ 0.95× its protocol on the bare client (alternating pairs)" % n,
+                "%s (pairs: %s)" % (fmt_ratio(r), fmt_ratio(m.paired("versus-%d" % n, "zkl", "protocol"))),
+                check(r, lambda v: v >= 0.95))
     qs = sorted({int(c.split("-")[1]) for (c, i) in m.runs if c.startswith("queue-")})
     if len(qs) > 1:
         for i in ("zkl", "zkl-async"):
@@ -470,6 +514,8 @@ def extra_charts(m, outdir):
     queue's length. Returns the Markdown lines that show them."""
     out = []
     share = []
+    pts = [(n, m.ratio("versus-%d" % n, "protocol", "zkl", case_b="chain-%d" % n)) for n in (8, 32)]
+    share.append((LABEL["protocol"], [(n, v) for n, v in pts if v is not None]))
     for i in IMPLS:
         pts = [(n, m.ratio("contended-%d" % n, i, "zkl", case_b="chain-%d" % n)) for n in (8, 32)]
         share.append((LABEL[i], [(n, v) for n, v in pts if v is not None]))

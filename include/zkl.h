@@ -110,7 +110,7 @@ ZKL_EXPORT const char *zkl_version_string(void);
     X(ENOMEM, -2, "out of memory")                                            \
     X(ETIMEDOUT, -3, "timed out")                                             \
     X(ENOTHELD, -4, "lock not held by the caller")                            \
-    X(ELOST, -5, "ZooKeeper session ended: the lock is lost")                 \
+    X(ELOST, -5, "the lock is lost: its session ended or its node was deleted") \
     X(ECONNLOSS, -6, "connection to ZooKeeper lost")                          \
     X(EDEADLK, -7, "the call would deadlock")                                 \
     X(ECLOSED, -8, "client is closed")                                        \
@@ -124,7 +124,8 @@ ZKL_EXPORT const char *zkl_version_string(void);
     X(ERESOLVE, -16, "a ZooKeeper server's host name does not resolve")      \
     X(ERANGE, -17, "the buffer is too small for the result")                  \
     X(ENOENT, -18, "no such entry")                                           \
-    X(EQUEUE, -19, "the lock's queue is too long: its listing exceeds the server's limit (jute.maxbuffer)")
+    X(EQUEUE, -19, "the lock's queue is too long: its listing exceeds the server's limit (jute.maxbuffer)") \
+    X(ENOTSUP, -20, "not supported by this build of zkl or its ZooKeeper client")
 
 enum {
     ZKL_OK = 0,
@@ -257,9 +258,10 @@ ZKL_EXPORT int zkl_client_opts_set_digest_auth(zkl_client_opts *o,
  * ZKL_ACL_OPEN (world:anyone all, the default) or ZKL_ACL_CREATOR (only the
  * authenticated creator: a client without the same digest credentials can
  * neither list, enqueue under nor delete in a lock path it created; its
- * calls fail with ZKL_ENOAUTH). ZKL_ACL_CREATOR needs digest auth:
- * zkl_client_open_opts refuses it without (ZKL_EINVAL). Parents that exist
- * already keep their ACL. */
+ * calls fail with ZKL_ENOAUTH). ZKL_ACL_CREATOR needs digest auth (or TLS
+ * or SASL credentials): zkl_client_open_opts refuses it without
+ * (ZKL_EINVAL). Parents that exist already keep their ACL. ACL entries
+ * (zkl_client_opts_add_acl) take the place of this choice. */
 enum zkl_acl { ZKL_ACL_OPEN = 0, ZKL_ACL_CREATOR = 1 };
 ZKL_EXPORT int zkl_client_opts_set_acl(zkl_client_opts *o, enum zkl_acl acl);
 /* libzookeeper_mt's own log (zoo_set_debug_level, zoo_set_log_stream,
@@ -276,6 +278,83 @@ ZKL_EXPORT int zkl_client_opts_set_quiet_zk_log(zkl_client_opts *o, int on);
  * they stay 0, and acquires skip even their clock reads). Returns 0,
  * ZKL_EINVAL (NULL). */
 ZKL_EXPORT int zkl_client_opts_set_metrics(zkl_client_opts *o, int on);
+/* Tell a held asynchronous request's loss through its callback (1), or
+ * not (0, the default, as in 1.0): with 1, a request delivered held (its
+ * callback called with 0) whose hold is lost before it is released (the
+ * session ended, someone deleted its node) has its callback called once
+ * more, with ZKL_ELOST, through the same path (the client's thread, or
+ * zkl_client_dispatch). zkl_request_is_held is 0 from the loss on, and the
+ * request is released and freed as before (release says ZKL_ELOST). Not
+ * for a client that closes: a close is no loss. Returns 0, ZKL_EINVAL
+ * (NULL, or on not 0 or 1). */
+ZKL_EXPORT int zkl_client_opts_set_lost_requests(zkl_client_opts *o, int on);
+/* Talk to the servers over TLS, and authenticate with a client certificate
+ * (mutual TLS): every session the client opens, a re-opened one too,
+ * verifies the server's certificate against the CA certificates in
+ * `ca_file` and presents the certificate chain in `cert_file` with the
+ * private key in `key_file` (PEM files; the key may be encrypted, with
+ * `key_password`, else NULL). The servers' address is their
+ * secureClientPort. The server knows the session as the certificate's
+ * subject (ACL scheme "x509", id e.g. "CN=orders,O=example").
+ * The names and the password are copied (the password is wiped when freed)
+ * and may hold no ',' (libzookeeper_mt separates them with commas); the
+ * files are read when a session is opened, each time, so files replaced on
+ * disk count from the next connection. zkl_client_open_opts first loads
+ * them and refuses what it cannot use (ZKL_EINVAL, with the file and the
+ * reason in zkl_last_error_text()), and a handshake the server or the
+ * client refuses ends it within about a second (see zkl_client_open_opts).
+ * Returns 0, ZKL_EINVAL (NULL o, a missing or empty file name, a ','),
+ * ZKL_ENOMEM, ZKL_ENOTSUP (this zkl was built on a libzookeeper_mt without
+ * TLS, as Debian's is: build one with scripts/build-zookeeper-client.sh
+ * and configure zkl --with-zookeeper=PREFIX; zkl_last_error_text() says
+ * so). A client cannot use TLS and SASL at once (libzookeeper_mt 3.8 has
+ * no call for both): zkl_client_open_opts returns ZKL_ENOTSUP then. */
+ZKL_EXPORT int zkl_client_opts_set_tls(zkl_client_opts *o, const char *ca_file,
+                                       const char *cert_file, const char *key_file,
+                                       const char *key_password);
+/* Authenticate every session the client opens, a re-opened one too, with
+ * SASL: `mechanism` "DIGEST-MD5" (a user of the servers' JAAS
+ * configuration: `user` and `password_file` are needed) or "GSSAPI"
+ * (Kerberos: the ticket in the credential cache of KRB5CCNAME, for the
+ * service principal zookeeper/<the first host name of the connect string>;
+ * `user` and `password_file` may be NULL), or another mechanism Cyrus SASL has a
+ * plugin for. The password is the first line of `password_file`, read at
+ * each authentication, so a changed file counts from the next connection;
+ * it is never logged. The server knows the session by its SASL identity
+ * (ACL scheme "sasl", id e.g. "orders"). Credentials the server refuses end
+ * zkl_client_open_opts with ZKL_ENOAUTH at once. Returns 0, ZKL_EINVAL
+ * (NULL o, a mechanism that is no SASL mechanism name, DIGEST-MD5 without
+ * a user or a password file), ZKL_ENOMEM, ZKL_ENOTSUP (this zkl was built
+ * on a libzookeeper_mt without SASL, as Debian's is: build one with
+ * scripts/build-zookeeper-client.sh and configure zkl
+ * --with-zookeeper=PREFIX; zkl_last_error_text() says so). */
+ZKL_EXPORT int zkl_client_opts_set_sasl(zkl_client_opts *o, const char *mechanism,
+                                        const char *user, const char *password_file);
+/* Permissions of an ACL entry, ZooKeeper's own bits. */
+#define ZKL_PERM_READ 1   /* list a lock path, read a node's data */
+#define ZKL_PERM_WRITE 2  /* write a node's data (zkl_revoke writes the holder's) */
+#define ZKL_PERM_CREATE 4 /* create children: contend on a lock path */
+#define ZKL_PERM_DELETE 8 /* delete children: release, give up, break */
+#define ZKL_PERM_ADMIN 16 /* change the ACL */
+#define ZKL_PERM_ALL 31
+/* Add an entry to the ACL of every node the client creates: lock parents,
+ * contender nodes and a semaphore's node. Once one entry is added, these
+ * entries are that ACL, in the order added, and zkl_client_opts_set_acl
+ * no longer counts. `scheme` is "world" (id "anyone"), "auth" (id "": every
+ * identity the session authenticated as), "digest" (id "user:hash", the
+ * hash being base64(sha1("user:password")), as ZooKeeper's
+ * DigestAuthenticationProvider makes it), "sasl" (id: the SASL identity),
+ * "x509" (id: the client certificate's subject) or "ip" (id: an address or
+ * a network, "10.0.0.0/8"); `perms` a nonzero combination of ZKL_PERM_*.
+ * Like Curator's ACLProvider, one list serves every node; see
+ * docs/production.md for several identities sharing one lock tree. A node
+ * that exists already keeps its ACL. Entries that leave the client itself
+ * without READ, CREATE and DELETE on its lock paths make its acquires fail
+ * with ZKL_ENOAUTH. Returns 0, ZKL_EINVAL (NULL, an unknown scheme, an id
+ * the scheme cannot hold, perms 0 or out of range; zkl_last_error_text()
+ * says which), ZKL_ENOMEM. */
+ZKL_EXPORT int zkl_client_opts_add_acl(zkl_client_opts *o, const char *scheme, const char *id,
+                                       int perms);
 
 /* Open a session to `hosts` ("host:port[,host:port...][/chroot]") and wait
  * until it is connected, for at most about `session_timeout_ms`.
@@ -286,7 +365,18 @@ ZKL_EXPORT int zkl_client_opts_set_metrics(zkl_client_opts *o, int on);
  * ZKL_ENOCHROOT (the connect string names a chroot that does not exist on
  * the server: one request checks it), ZKL_ESYS. zkl_last_error_text() then
  * says more (e.g. which chroot or host). `opts` may be NULL for the
- * defaults. Thread-safe. */
+ * defaults. Thread-safe.
+ * With TLS or SASL options (zkl_client_opts_set_tls, _set_sasl), or
+ * without TLS against a server that answers in TLS: files that cannot be
+ * loaded are ZKL_EINVAL before anything is sent; TLS and SASL together
+ * ZKL_ENOTSUP; credentials the server refuses (SASL) ZKL_ENOAUTH at once.
+ * When no session comes within about a second, the client tries one TLS
+ * handshake of its own with each server: a server certificate the CA file
+ * does not verify, or a client certificate the server refuses, is
+ * ZKL_ENOAUTH, and a server that does not speak TLS (with TLS options) or
+ * speaks only TLS (without) is ZKL_ECONNLOSS, each at once and with the
+ * server and the reason in zkl_last_error_text(), instead of a wait for
+ * the session timeout. */
 ZKL_EXPORT int zkl_client_open(const char *hosts, int session_timeout_ms,
                                zkl_client **out) ZKL_WARN_UNUSED;
 ZKL_EXPORT int zkl_client_open_opts(const char *hosts, int session_timeout_ms,
@@ -597,8 +687,11 @@ ZKL_EXPORT void zkl_mutex_free(zkl_mutex *m);
  * Timeouts are kept by the client's own thread; timeout 0 is a try once
  * (the policy's first answer), below 0 waits for ever.
  * A hold lost later (the session ended, someone deleted the node) is no
- * second callback: zkl_request_is_held turns 0 and the client's state
- * listeners hear ZKL_STATE_LOST; release (ZKL_ELOST) and free it then.
+ * second callback by default: zkl_request_is_held turns 0 and the client's
+ * state listeners hear ZKL_STATE_LOST; release (ZKL_ELOST) and free it
+ * then. A client opened with zkl_client_opts_set_lost_requests(o, 1) calls
+ * the callback of such a request once more, with ZKL_ELOST, on the same
+ * thread as results (and through the event descriptor).
  *
  * Where callbacks run: by default on the client's own thread, the one that
  * calls the state listeners (never a ZooKeeper thread, never with a zkl

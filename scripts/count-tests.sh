@@ -21,6 +21,8 @@ count() {
         fi
     elif grep -q '^PASS' "$log"; then
         passed=$((passed + 1))
+    elif grep -q '^SKIP' "$log"; then
+        skipped=$((skipped + 1)) # a test that could not run here (exit 77)
     else
         failed=$((failed + 1))
     fi

@@ -14,6 +14,11 @@ PACKAGES=(
     valgrind gnuplot-nox procps iproute2 git               # memcheck, charts, tools
     nftables clang libclang-rt-14-dev                      # the nemesis, the fuzzers
     libuv1-dev                                             # the event-loop example
+    libssl-dev libsasl2-dev libsasl2-modules dpkg-dev      # a TLS and SASL ZooKeeper client
+    libzookeeper-java libnetty-java                        # (scripts/build-zookeeper-client.sh)
+                                                           # and the servers' TLS (Netty)
+    krb5-kdc krb5-admin-server krb5-user                   # a Kerberos KDC for SASL GSSAPI
+    libsasl2-modules-gssapi-mit
 )
 
 missing=()

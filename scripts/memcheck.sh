@@ -2,17 +2,25 @@
 # Run Check suites under valgrind memcheck: any memory error (in the suite's
 # process or a child it forks) or any definite/indirect leak of the suite's
 # process fails. Runs inside tests/with-zk.sh (needs ZKL_TEST_HOSTS).
-#   scripts/memcheck.sh BUILD_DIR [SUITE...]   (default: every ZooKeeper suite)
+#   scripts/memcheck.sh BUILD_DIR [SUITE...]   (default: every ZooKeeper suite and the core's)
 set -euo pipefail
 build=$1
 shift
 suites=("$@")
 if ((${#suites[@]} == 0)); then
-    read -r -a suites <<<"$(make -s -C "$build" print-zk-suites)"
+    read -r -a suites <<<"$(make -s -C "$build" print-memcheck-suites)"
 fi
 supp="$(cd "$(dirname "$0")" && pwd -P)/valgrind.supp"
-fail=0
-for s in "${suites[@]}"; do
+# MEMCHECK_JOBS suites at a time (default: twice the cores): most of a
+# suite's time is waiting for the server.
+jobs=${MEMCHECK_JOBS:-$(($(nproc) * 2))}
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+
+# check_one SUITE: run it under valgrind; its report goes to stdout, and
+# $results/<n>.failed marks a failure.
+check_one() {
+    local s=$1 logs pid rc main leaks
     logs=$(mktemp -d)
     echo "memcheck: $s"
     # CK_FORK=no: every test of the suite in one process, so a leak of any
@@ -34,11 +42,27 @@ for s in "${suites[@]}"; do
         cat "$main"
         grep -l 'ERROR SUMMARY: [1-9]' "$logs"/vg.* 2>/dev/null | xargs -r cat || true
         echo "memcheck: $s FAILED (exit $rc)"
-        fail=1
+        : >"$results/${s//\//_}.failed"
     else
         grep -E '^[0-9]+%: Checks' "$logs/out" || true
         grep -E 'definitely lost|All heap blocks were freed' "$main" || true
     fi
     rm -rf "$logs"
+}
+
+# Side by side; each suite's report printed whole once it is done.
+n=0
+for s in "${suites[@]}"; do
+    n=$((n + 1))
+    check_one "$s" >"$results/$n.out" 2>&1 &
+    while (($(jobs -rp | wc -l) >= jobs)); do
+        wait -n || true
+    done
 done
+wait
+for ((i = 1; i <= n; i++)); do
+    cat "$results/$i.out"
+done
+fail=0
+compgen -G "$results/*.failed" >/dev/null && fail=1
 exit $fail

@@ -3,7 +3,9 @@
 #   1. install what is missing (apt-get), build with -Werror;
 #   2. every Check suite and script test against a real ZooKeeper
 #      (make check under tests/with-zk.sh);
-#   3. the fault tests (make check-faults, their own 3-node ensemble); the
+#   3. the fault tests (make check-faults, their own 3-node ensemble); TLS
+#      and SASL (make check-secure, in build-tls: zkl on a libzookeeper_mt that
+#      scripts/build-zookeeper-client.sh builds with both); the
 #      nemesis (make check-nemesis: random faults in a network namespace of
 #      its own, skipped without root); the libFuzzer targets (tests/fuzz);
 #      the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer;
@@ -18,7 +20,8 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 quick=no
 [ "${1:-}" = --quick ] && quick=yes
 
-step() { printf '\n==== %s\n' "$*"; }
+# Each step says when it starts, in seconds from the start of the run.
+step() { printf '\n==== %s [%d s]\n' "$*" "$SECONDS"; }
 
 # What failed, at the end of the output, where a CI log shows it: for each
 # failing test under build tree $1, its failure lines and the end of its log.
@@ -46,8 +49,12 @@ run_checks() {
 step "build (-Werror)"
 "$top/scripts/build.sh" "$top/build" --enable-werror
 
-step "make check"
-run_checks "$top/build" "$top/tests/with-zk.sh" -- make -C "$top/build" -s check
+# The suites side by side (Makefile.am: TESTS), twice as many as there are
+# cores: most of their time is waiting for the server.
+jobs=$(($(nproc) * 2))
+
+step "make check ($jobs at a time)"
+run_checks "$top/build" "$top/tests/with-zk.sh" -- make -C "$top/build" -s -j"$jobs" check
 if [ "$quick" = yes ]; then
     "$top/scripts/count-tests.sh" "$top/build"
     exit 0
@@ -70,6 +77,36 @@ stage_result() {
     grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$1" || echo "0 passed, 1 failed" >>"$1"
     return 1
 }
+
+step "TLS and SASL (libzookeeper_mt built with OpenSSL and Cyrus SASL from Debian's source; a server with a TLS port and SASL users, one with TLS only, Curator over TLS; Kerberos with a local KDC)"
+# scripts/build-zookeeper-client.sh builds the client once per build tree
+# (about a minute); zkl is built on it in build-tls. Skipped, and said so,
+# only when that client cannot be built here.
+out=$top/build/check-secure.out
+zkc=$top/build-tls/zookeeper
+rc=0
+if "$top/scripts/build-zookeeper-client.sh" "$zkc" >"$out" 2>&1; then
+    cat "$out"
+    # Configured for this client (again, if for another), and only what
+    # check-secure runs is built.
+    mkdir -p "$top/build-tls"
+    if ! grep -q -- "--with-zookeeper=$zkc" "$top/build-tls/config.status" 2>/dev/null; then
+        (cd "$top/build-tls" && "$top/configure" -q --enable-werror --with-zookeeper="$zkc")
+    fi
+    make -C "$top/build-tls" -s -j"$(nproc)" check-secure || rc=$?
+else
+    cat "$out"
+    echo "secure: SKIP: the ZooKeeper C client with TLS and SASL could not be built (see above)" |
+        tee -a "$out"
+fi
+if grep -q '^secure: SKIP' "$out"; then
+    stage_result "$out" 0
+    secure_logs=("$out")
+else
+    secure_logs=("$top/build-tls/tests/check_secure.log" "$top/build-tls/tests/cli/test-secure.log"
+        "$top/build-tls/tests/cli/test-gssapi.log")
+    ((rc == 0)) || { show_failures "$top/build-tls"; false; }
+fi
 
 step "nemesis (private network namespace, 3-node ensemble: a follower cut from the leader under a holder; two seeded schedules of random partitions, one-way drops, delay and loss, pauses, kills, ${NEMESIS_SECONDS:-75} s each)"
 rc=0
@@ -107,12 +144,12 @@ step "make check with AddressSanitizer + UndefinedBehaviorSanitizer"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0 \
     LSAN_OPTIONS="suppressions=$top/scripts/lsan.supp:print_suppressions=0" \
     UBSAN_OPTIONS=print_stacktrace=1 \
-    run_checks "$top/build-asan" "$top/tests/with-zk.sh" -- make -C "$top/build-asan" -s check
+    run_checks "$top/build-asan" "$top/tests/with-zk.sh" -- make -C "$top/build-asan" -s -j"$jobs" check
 
 step "ThreadSanitizer on the lock suites"
 "$top/scripts/build.sh" "$top/build-tsan" --enable-tsan
 TSAN_OPTIONS="suppressions=$top/scripts/tsan.supp:die_after_fork=0:halt_on_error=0:exitcode=66" \
-    run_checks "$top/build-tsan" "$top/tests/with-zk.sh" -- make -C "$top/build-tsan" -s check \
+    run_checks "$top/build-tsan" "$top/tests/with-zk.sh" -- make -C "$top/build-tsan" -s -j"$jobs" check \
     TESTS="$(make -s -C "$top/build-tsan" print-tsan-suites)"
 
 step "valgrind memcheck"
@@ -122,11 +159,11 @@ step "install and build a program with pkg-config"
 "$top/tests/with-zk.sh" -- "$top/scripts/install-check.sh" "$top/build"
 
 step "make distcheck"
-"$top/tests/with-zk.sh" -- make -C "$top/build" -s distcheck \
+"$top/tests/with-zk.sh" -- make -C "$top/build" -s -j"$jobs" distcheck \
     DISTCHECK_CONFIGURE_FLAGS=--enable-werror
 
 step "all passed"
 # The Check suites and script tests of make check and check-faults (the
 # sanitizer, valgrind and distcheck stages ran the same tests again).
 "$top/scripts/count-tests.sh" "$top/build" "$top/build/check-faults.out" \
-    "$top/build/check-nemesis.out" "$top/build/check-fuzz.out"
+    "$top/build/check-nemesis.out" "$top/build/check-fuzz.out" "${secure_logs[@]}"

@@ -36,54 +36,72 @@ comm -23 "$tmp/declared" "$tmp/exported" >"$tmp/x"
 sort -u "$tmp/declared" "$tmp/exported" >"$tmp/api"
 
 # A page's NAME entries; a link page (".so man3/X.3") gives its target's.
+# (Shell builtins where a loop runs once per page or function: a process
+# each would be some thousand of them.)
 names() {
     sed -n '/^\.SH NAME/{n;p;q;}' "$1" | sed 's/ \\-.*//' | tr ',' ' '
 }
-target() {
-    sed -n '1s/^\.so man3\///p' "$1"
-}
+api=" $(tr '\n' ' ' <"$tmp/api")"
 
-# Each page: a link page names an API function (or the overview's alias)
-# and points at a page that exists; a family page names existing functions.
+# Each family page names existing functions ($fam_PAGE: its NAME entries);
+# each link page names an API function (or the overview's alias) and points
+# at a page that exists, which lists it.
 : >"$tmp/documented"
+families=
 for page in "$mandir"/man3/*.3; do
-    base=$(basename "$page" .3)
-    t=$(target "$page")
-    if [ -n "$t" ]; then
-        if [ "$(wc -l <"$page")" -ne 1 ]; then
-            bad "$base.3: a link page holds its .so line only"
-        elif [ ! -f "$mandir/man3/$t" ]; then
-            bad "$base.3 links to a missing page man3/$t"
-            continue
-        fi
-        if [ "$base" != libzkl ] && ! grep -qx "$base" "$tmp/api"; then
-            bad "$base.3 is a link page for a function libzkl does not have"
-        fi
-        if [ "$base" != libzkl ] && ! names "$mandir/man3/$t" | tr ' ' '\n' | grep -qx "$base"; then
-            bad "$base.3 links to $t, whose NAME does not list $base"
-        fi
-        continue
-    fi
+    base=${page##*/}
+    base=${base%.3}
+    IFS= read -r first <"$page" || true
+    case $first in .so*) continue ;; esac
+    families="$families $base"
     n=$(names "$page")
     [ -n "$n" ] || bad "$base.3 has no NAME entries"
+    eval "fam_$base=\" \$n \""
     for f in $n; do
         case $f in
         zkl_*)
-            if grep -qx "$f" "$tmp/api"; then
-                echo "$f $base" >>"$tmp/documented"
-            else
-                bad "$base.3 documents $f, which libzkl does not have"
-            fi
+            case "$api " in
+            *" $f "*) echo "$f $base" >>"$tmp/documented" ;;
+            *) bad "$base.3 documents $f, which libzkl does not have" ;;
+            esac
             ;;
         esac
     done
 done
+for page in "$mandir"/man3/*.3; do
+    base=${page##*/}
+    base=${base%.3}
+    IFS= read -r first <"$page" || true
+    case $first in .so\ man3/*) t=${first#.so man3/} ;; *) continue ;; esac
+    lines=0
+    while IFS= read -r line || [ -n "$line" ]; do lines=$((lines + 1)); done <"$page"
+    if [ "$lines" -ne 1 ]; then
+        bad "$base.3: a link page holds its .so line only"
+    elif [ ! -f "$mandir/man3/$t" ]; then
+        bad "$base.3 links to a missing page man3/$t"
+        continue
+    fi
+    [ "$base" != libzkl ] || continue
+    case "$api " in
+    *" $base "*) ;;
+    *) bad "$base.3 is a link page for a function libzkl does not have" ;;
+    esac
+    eval "listed=\${fam_${t%.3}:-}"
+    case "$listed" in
+    *" $base "*) ;;
+    *) bad "$base.3 links to $t, whose NAME does not list $base" ;;
+    esac
+done
 
 # Each function: a page of its own name (so that `man FUNCTION` finds it),
 # and a family page that lists it.
+documented=" $(cut -d' ' -f1 "$tmp/documented" | tr '\n' ' ')"
 while read -r f; do
     [ -f "$mandir/man3/$f.3" ] || bad "no man page $f.3 (a link page: .so man3/FAMILY.3)"
-    grep -q "^$f " "$tmp/documented" || bad "$f is in no page's NAME section"
+    case "$documented " in
+    *" $f "*) ;;
+    *) bad "$f is in no page's NAME section" ;;
+    esac
 done <"$tmp/api"
 
 # Makefile.am installs every page, and names none that is missing.
@@ -98,9 +116,8 @@ comm -23 "$tmp/listed" "$tmp/present" >"$tmp/x"
 # target, checked above), and each function's SYNOPSIS shows its prototype
 # exactly as the header declares it.
 if command -v groff >/dev/null 2>&1; then
-    for page in "$mandir"/man3/*.3; do
-        [ -z "$(target "$page")" ] || continue
-        rel=man3/$(basename "$page")
+    for fam in $families; do
+        rel=man3/$fam.3
         w=$(cd "$mandir" && groff -t -man -Tutf8 -ww -z "$rel" 2>&1) || true
         [ -z "$w" ] || bad "groff warns about $rel: $w"
         if command -v man >/dev/null 2>&1; then
@@ -108,20 +125,38 @@ if command -v groff >/dev/null 2>&1; then
             [ -z "$w" ] || bad "man warns about $rel: $w"
         fi
     done
-    checked=0
-    while read -r f fam; do
-        syn="$tmp/syn-$fam"
-        if [ ! -f "$syn" ]; then
-            (cd "$mandir" && groff -t -man -Tascii -P-c -P-b -P-o -P-u "man3/$fam.3" 2>/dev/null) |
-                sed -n '/^SYNOPSIS/,/^[A-Z]/p' | tr '\n' ' ' |
-                sed -e 's/[[:space:]][[:space:]]*/ /g' -e 's/( /(/g' -e 's/ )/)/g' >"$syn"
-        fi
-        proto=$(grep "[ *]$f(" "$tmp/protos" | head -n 1)
-        if [ -n "$proto" ] && ! grep -qF -e "$proto" "$syn"; then
-            bad "$fam.3's SYNOPSIS does not show: $proto"
-        fi
-        checked=$((checked + 1))
-    done <"$tmp/documented"
+    for fam in $families; do
+        (cd "$mandir" && groff -t -man -Tascii -P-c -P-b -P-o -P-u "man3/$fam.3" 2>/dev/null) |
+            sed -n '/^SYNOPSIS/,/^[A-Z]/p' | tr '\n' ' ' |
+            sed -e 's/[[:space:]][[:space:]]*/ /g' -e 's/( /(/g' -e 's/ )/)/g' >"$tmp/syn-$fam"
+    done
+    # Each documented function's prototype (its first, as the header
+    # declares it) in its family page's SYNOPSIS.
+    checked=$(awk -v dir="$tmp" '
+        FNR == NR {
+            name = $0
+            sub(/\(.*/, "", name)
+            sub(/.*[ *]/, "", name)
+            if (!(name in proto))
+                proto[name] = $0
+            next
+        }
+        {
+            f = $1; fam = $2
+            if (!(fam in syn)) {
+                syn[fam] = ""
+                while ((getline line < (dir "/syn-" fam)) > 0)
+                    syn[fam] = syn[fam] line
+                close(dir "/syn-" fam)
+            }
+            if ((f in proto) && index(syn[fam], proto[f]) == 0)
+                printf "%s.3'"'"'s SYNOPSIS does not show: %s\n", fam, proto[f] > (dir "/nosyn")
+            n++
+        }
+        END { print n + 0 }' "$tmp/protos" "$tmp/documented")
+    if [ -s "$tmp/nosyn" ]; then
+        while IFS= read -r line; do bad "$line"; done <"$tmp/nosyn"
+    fi
 else
     echo "check-man: groff not found: rendering and SYNOPSIS not checked"
     checked=0

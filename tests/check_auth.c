@@ -64,10 +64,9 @@ static zkl_client *client_with(const char *digest, enum zkl_acl acl)
 
 START_TEST(test_client_without_credentials_gets_enoauth_on_a_protected_lock)
 {
-    char *p = tu_path("protected/lock");
+    char *p = tu_test_path("protected/lock");
     zkl_client *owner = client_with(SECRET, ZKL_ACL_CREATOR);
-    zkl_mutex *mo;
-    ck_assert_int_eq(zkl_mutex_new(owner, p, &mo), 0);
+    zkl_mutex *mo = tu_test_mutex(owner, p);
     ck_assert_int_eq(zkl_mutex_acquire(mo, 5000), 0);
     const char *node = zkl_mutex_node(mo);
     ck_assert_ptr_nonnull(node);
@@ -96,8 +95,7 @@ START_TEST(test_client_without_credentials_gets_enoauth_on_a_protected_lock)
 
     /* The same identity on another client works, and queues normally. */
     zkl_client *friend = client_with(SECRET, ZKL_ACL_CREATOR);
-    zkl_mutex *mf;
-    ck_assert_int_eq(zkl_mutex_new(friend, p, &mf), 0);
+    zkl_mutex *mf = tu_test_mutex(friend, p);
     ck_assert_int_eq(zkl_mutex_acquire(mf, 0), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_mutex_is_held(mo), 1);
     ck_assert_int_eq(zkl_mutex_release(mo), 0);
@@ -105,11 +103,8 @@ START_TEST(test_client_without_credentials_gets_enoauth_on_a_protected_lock)
     ck_assert_int_eq(zkl_mutex_release(mf), 0);
     zoo_add_auth(tu_fixture_zk, "digest", SECRET, (int)strlen(SECRET), NULL, NULL);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_mutex_free(mf);
     zkl_client_close(friend);
-    zkl_mutex_free(mo);
     zkl_client_close(owner);
-    free(p);
 }
 END_TEST
 
@@ -123,18 +118,14 @@ START_TEST(test_missing_lock_path_under_a_protected_parent_is_enoauth)
                                 NULL, 0),
                      ZOK);
     zkl_client *x = client_with(NULL, ZKL_ACL_OPEN);
-    zkl_mutex *mx;
-    ck_assert_int_eq(zkl_mutex_new(x, p, &mx), 0);
+    zkl_mutex *mx = tu_test_mutex(x, p);
     int64_t t0 = tu_now_ms();
     ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), ZKL_ENOAUTH);
     ck_assert_int_lt(tu_now_ms() - t0, 3000);
     /* The owner's own lock below it works. */
-    zkl_mutex *mo;
-    ck_assert_int_eq(zkl_mutex_new(owner, p, &mo), 0);
+    zkl_mutex *mo = tu_test_mutex(owner, p);
     ck_assert_int_eq(zkl_mutex_acquire(mo, 5000), 0);
     ck_assert_int_eq(zkl_mutex_release(mo), 0);
-    zkl_mutex_free(mo);
-    zkl_mutex_free(mx);
     zkl_client_close(x);
     zkl_client_close(owner);
     free(parent);
@@ -144,7 +135,7 @@ END_TEST
 
 START_TEST(test_open_acl_lock_works_for_everyone_with_or_without_auth)
 {
-    char *p = tu_path("open");
+    char *p = tu_test_path("open");
     zkl_client *a = client_with(SECRET, ZKL_ACL_OPEN), *b = client_with(NULL, ZKL_ACL_OPEN);
     zkl_mutex *ma, *mb;
     ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
@@ -158,7 +149,6 @@ START_TEST(test_open_acl_lock_works_for_everyone_with_or_without_auth)
     zkl_mutex_free(mb);
     zkl_client_close(a);
     zkl_client_close(b);
-    free(p);
 }
 END_TEST
 
@@ -229,7 +219,7 @@ static int secret_child(const char *hosts, const char *p)
 
 START_TEST(test_credentials_never_show_in_nodes_messages_or_logs)
 {
-    char *p = tu_path("secret/lock");
+    char *p = tu_test_path("secret/lock");
     char logpath[] = "/tmp/zkl-auth-log.XXXXXX";
     int fd = mkstemp(logpath);
     ck_assert_int_ge(fd, 0);
@@ -251,8 +241,7 @@ START_TEST(test_credentials_never_show_in_nodes_messages_or_logs)
     unlink(logpath);
     /* The data of the lock's nodes carry host and pid only. */
     zkl_client *c = client_with(SECRET, ZKL_ACL_CREATOR);
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    zkl_mutex *m = tu_test_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     char data[256];
     int len = sizeof data - 1;
@@ -261,9 +250,7 @@ START_TEST(test_credentials_never_show_in_nodes_messages_or_logs)
     ck_assert_ptr_null(strstr(data, PASSWORD));
     ck_assert_ptr_null(strstr(data, "alice"));
     ck_assert_int_eq(zkl_mutex_release(m), 0);
-    zkl_mutex_free(m);
     zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -272,14 +259,13 @@ int main(int argc, char **argv)
     if (argc == 4 && strcmp(argv[1], "--secret-child") == 0)
         return secret_child(argv[2], argv[3]);
     self_path = argv[0];
-    Suite *s = suite_create("auth");
-    TCase *tc = tu_tcase("auth", 60);
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_client_without_credentials_gets_enoauth_on_a_protected_lock);
-    tcase_add_test(tc, test_missing_lock_path_under_a_protected_parent_is_enoauth);
-    tcase_add_test(tc, test_open_acl_lock_works_for_everyone_with_or_without_auth);
-    tcase_add_test(tc, test_bad_auth_options_are_einval);
-    tcase_add_test(tc, test_credentials_never_show_in_nodes_messages_or_logs);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_client_without_credentials_gets_enoauth_on_a_protected_lock,
+        test_missing_lock_path_under_a_protected_parent_is_enoauth,
+        test_open_acl_lock_works_for_everyone_with_or_without_auth,
+        test_bad_auth_options_are_einval,
+        test_credentials_never_show_in_nodes_messages_or_logs,
+        NULL,
+    };
+    return tu_run_case("auth", 60, setup, teardown, tests);
 }

@@ -107,7 +107,7 @@ START_TEST(test_cancel_wakes_waiters_of_every_recipe_at_once)
 {
     char *pm = tu_path("mutex"), *ps = tu_path("sem"), *pr = tu_path("rw-read"),
          *pw = tu_path("rw-write"), *m1 = tu_path("multi-1"), *m2 = tu_path("multi-2");
-    zkl_client *a = tu_client(10000), *b = tu_client(WAITER_SESSION_MS);
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(WAITER_SESSION_MS);
 
     /* a holds everything the waiters want. */
     zkl_mutex *hm, *hm2;
@@ -170,8 +170,6 @@ START_TEST(test_cancel_wakes_waiters_of_every_recipe_at_once)
     zkl_semaphore_free(hs);
     zkl_rwlock_free(hr);
     zkl_rwlock_free(hw);
-    zkl_client_close(a);
-    zkl_client_close(b);
     free(pm), free(ps), free(pr), free(pw), free(m1), free(m2);
 }
 END_TEST
@@ -179,7 +177,7 @@ END_TEST
 START_TEST(test_cancel_leaves_holds_in_place_and_they_release)
 {
     char *p = tu_path("held"), *q = tu_path("rw");
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     zkl_mutex *m;
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
@@ -208,7 +206,6 @@ START_TEST(test_cancel_leaves_holds_in_place_and_they_release)
     ck_assert_int_eq(zkl_mutex_release(m), ZKL_ENOTHELD);
     zkl_mutex_free(m);
     zkl_rwlock_free(rw);
-    zkl_client_close(c);
     free(p), free(q);
 }
 END_TEST
@@ -222,12 +219,11 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("cancel");
-    TCase *tc = tu_tcase("cancel", 90);
-    tu_add_fixture(tc, "cancel");
-    tcase_add_test(tc, test_cancel_wakes_waiters_of_every_recipe_at_once);
-    tcase_add_test(tc, test_cancel_leaves_holds_in_place_and_they_release);
-    tcase_add_test(tc, test_cancel_of_null_is_einval);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_cancel_wakes_waiters_of_every_recipe_at_once,
+        test_cancel_leaves_holds_in_place_and_they_release,
+        test_cancel_of_null_is_einval,
+        NULL,
+    };
+    return tu_run_zk_case("cancel", 90, tests);
 }

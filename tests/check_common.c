@@ -18,84 +18,7 @@
 #define WAITER_SESSION_MS 30000
 #define PROMPT_MS 10000
 
-/* ---- looking at the server ------------------------------------------------ */
-
-/* Ephemeral nodes at or below `path`: contenders, whatever the recipe's
- * layout (a semaphore's node and a multi-lock's member paths are
- * persistent). */
-static int contenders(const char *path)
-{
-    struct String_vector kids = {0};
-    if (zoo_get_children(tu_fixture_zk, path, 0, &kids) != ZOK)
-        return 0;
-    int n = 0;
-    for (int i = 0; i < kids.count; i++) {
-        char sub[2048];
-        snprintf(sub, sizeof sub, "%s/%s", path, kids.data[i]);
-        struct Stat st;
-        if (zoo_exists(tu_fixture_zk, sub, 0, &st) != ZOK)
-            continue;
-        n += st.ephemeralOwner != 0 ? 1 : contenders(sub);
-    }
-    deallocate_String_vector(&kids);
-    return n;
-}
-
-/* Delete every contender below `path`: someone else deleted the holder's
- * nodes. Returns how many went. */
-static int delete_contenders(const char *path)
-{
-    struct String_vector kids = {0};
-    if (zoo_get_children(tu_fixture_zk, path, 0, &kids) != ZOK)
-        return 0;
-    int n = 0;
-    for (int i = 0; i < kids.count; i++) {
-        char sub[2048];
-        snprintf(sub, sizeof sub, "%s/%s", path, kids.data[i]);
-        struct Stat st;
-        if (zoo_exists(tu_fixture_zk, sub, 0, &st) != ZOK)
-            continue;
-        if (st.ephemeralOwner == 0)
-            n += delete_contenders(sub);
-        else if (zoo_delete(tu_fixture_zk, sub, -1) == ZOK)
-            n++;
-    }
-    deallocate_String_vector(&kids);
-    return n;
-}
-
-struct count_wait {
-    const char *path;
-    int want;
-};
-
-static bool contenders_are(void *arg)
-{
-    struct count_wait *w = arg;
-    return contenders(w->path) == w->want;
-}
-
-static bool contenders_above(void *arg)
-{
-    struct count_wait *w = arg;
-    return contenders(w->path) > w->want;
-}
-
-/* Wait for `want` contenders: a semaphore's gate node goes a moment after
- * its acquire returns. */
-static void expect_contenders(const char *path, int want)
-{
-    struct count_wait w = {path, want};
-    ck_assert_msg(tu_wait_until(contenders_are, &w, PROMPT_MS), "%s: %d contenders, want %d",
-                  path, contenders(path), want);
-}
-
-static void wait_queued(const char *path, int base)
-{
-    struct count_wait w = {path, base};
-    ck_assert_msg(tu_wait_until(contenders_above, &w, PROMPT_MS), "no waiter queued under %s",
-                  path);
-}
+/* ---- data ------------------------------------------------------------------ */
 
 /* A data node for guarded writes, "0" to begin with. */
 static char *make_data_node(void)
@@ -123,12 +46,6 @@ static char data_byte(const char *data)
 static bool not_held(void *arg)
 {
     return zkl_lock_is_held(((struct obj *)arg)->lock) == 0;
-}
-
-static bool client_connected(void *arg)
-{
-    int st = zkl_client_state(arg);
-    return st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED;
 }
 
 static void wait_lost_calls(struct lost_log *l, int n)
@@ -183,7 +100,7 @@ static void contest_open(struct contest *t, int row, const char *leaf, int b_ses
     obj_open(&t->h, recipes[row].blocker, t->a, t->p);
     ck_assert_int_eq(zkl_lock_acquire(t->h.lock, 5000), 0);
     t->base = t->h.r->hold_nodes;
-    expect_contenders(t->p, t->base);
+    tu_expect_contenders(t->p, t->base);
     t->token = t->h.r->token ? t->h.r->token(&t->h) : 0;
     obj_open(&t->w, row, t->b, t->p);
 }
@@ -192,13 +109,13 @@ static void contest_open(struct contest *t, int row, const char *leaf, int b_ses
 static void contest_wait(struct contest *t, long timeout_ms)
 {
     start_waiter(&t->wt, &t->w, timeout_ms);
-    wait_queued(t->p, t->base);
+    tu_wait_contenders_above(t->p, t->base);
 }
 
 /* The holder was not disturbed: it holds with its token and nodes. */
 static void contest_holder_untouched(struct contest *t)
 {
-    ck_assert_int_eq(contenders(t->p), t->base);
+    ck_assert_int_eq(tu_contenders(t->p), t->base);
     ck_assert_int_eq(zkl_lock_is_held(t->h.lock), 1);
     if (t->h.r->token)
         ck_assert_int_eq(t->h.r->token(&t->h), t->token);
@@ -208,7 +125,7 @@ static void contest_holder_untouched(struct contest *t)
  * already, marked by NULL), and check that nothing stays on the server. */
 static void contest_close(struct contest *t)
 {
-    expect_contenders(t->p, 0);
+    tu_expect_contenders(t->p, 0);
     if (t->w.lock != NULL)
         obj_close(&t->w);
     obj_close(&t->h);
@@ -228,14 +145,14 @@ START_TEST(test_try_and_timeout_when_held_elsewhere_leave_no_node)
     int64_t t0 = tu_now_ms();
     ck_assert_int_eq(zkl_lock_acquire(t.w.lock, 0), ZKL_ETIMEDOUT);
     ck_assert_int_lt(tu_now_ms() - t0, 2000);
-    ck_assert_int_eq(contenders(t.p), t.base);
+    ck_assert_int_eq(tu_contenders(t.p), t.base);
     /* a timeout bounds the call, and its node is gone when it returns */
     t0 = tu_now_ms();
     ck_assert_int_eq(zkl_lock_acquire(t.w.lock, 300), ZKL_ETIMEDOUT);
     int64_t took = tu_now_ms() - t0;
     ck_assert_int_ge(took, 290);
     ck_assert_int_lt(took, 3000);
-    ck_assert_int_eq(contenders(t.p), t.base);
+    ck_assert_int_eq(tu_contenders(t.p), t.base);
     ck_assert_int_eq(zkl_lock_is_held(t.w.lock), 0);
     if (r->object_survives_release)
         ck_assert_int_eq(zkl_lock_release(t.w.lock), ZKL_ENOTHELD);
@@ -253,9 +170,9 @@ END_TEST
 START_TEST(test_session_expiry_loses_the_hold_and_tells_once)
 {
     const struct recipe *r = &recipes[_i];
-    char *p = tu_path("expired");
+    char *p = tu_test_path("expired");
     char *data = make_data_node();
-    zkl_client *c = tu_client(4000);
+    zkl_client *c = tu_test_client(4000);
     struct obj o;
     obj_open(&o, _i, c, p);
     struct lost_log l = {.mu = PTHREAD_MUTEX_INITIALIZER, .expect = o.self};
@@ -291,19 +208,17 @@ START_TEST(test_session_expiry_loses_the_hold_and_tells_once)
     if (r->object_survives_release)
         ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ENOTHELD);
     /* The client opens a new session by itself; new work goes on. */
-    ck_assert(tu_wait_until(client_connected, c, 15000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 15000));
     ck_assert_int_ne(tu_client_session_id(c), old_sid);
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
     ck_assert_int_eq(zkl_lock_release(o.lock), 0);
-    expect_contenders(p, 0);
+    tu_expect_contenders(p, 0);
     if (r->set_lost) {
         ck_assert_int_eq(lost_calls(&l), 1);
         ck_assert_int_eq(r->set_lost(&o, NULL), 0);
     }
     obj_close(&o);
-    zkl_client_close(c);
     free(data);
-    free(p);
 }
 END_TEST
 
@@ -327,8 +242,8 @@ END_TEST
 START_TEST(test_lost_callback_is_told_once_per_lost_hold_until_removed)
 {
     const struct recipe *r = &recipes[_i];
-    char *p = tu_path("lostcb");
-    zkl_client *c = tu_client(4000);
+    char *p = tu_test_path("lostcb");
+    zkl_client *c = tu_test_client(4000);
     struct obj o;
     obj_open(&o, _i, c, p);
     struct lost_log l = {.mu = PTHREAD_MUTEX_INITIALIZER, .expect = o.self};
@@ -343,7 +258,7 @@ START_TEST(test_lost_callback_is_told_once_per_lost_hold_until_removed)
     ck_assert_int_eq(lost_token(&l), t1);
     ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ELOST);
     /* A hold of the client's next session, lost again: told once more. */
-    ck_assert(tu_wait_until(client_connected, c, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 30000));
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
     int64_t t2 = r->token(&o);
     ck_assert_int_gt(t2, t1);
@@ -356,16 +271,14 @@ START_TEST(test_lost_callback_is_told_once_per_lost_hold_until_removed)
     ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ELOST);
     /* Removed, the callback is not called any more. */
     ck_assert_int_eq(r->set_lost(&o, NULL), 0);
-    ck_assert(tu_wait_until(client_connected, c, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 30000));
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
     tu_expire_session(c);
     ck_assert(tu_wait_until(not_held, &o, 30000));
     ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ELOST);
-    ck_assert(tu_wait_until(client_connected, c, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 30000));
     ck_assert_int_eq(lost_calls(&l), 2);
     obj_close(&o);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -374,9 +287,9 @@ END_TEST
 START_TEST(test_guarded_write_only_while_held)
 {
     const struct recipe *r = &recipes[_i];
-    char *p = tu_path("guarded");
+    char *p = tu_test_path("guarded");
     char *data = make_data_node();
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     struct obj o;
     obj_open(&o, _i, c, p);
     /* Before a hold (a lease only exists once granted). */
@@ -387,7 +300,7 @@ START_TEST(test_guarded_write_only_while_held)
     ck_assert_int_eq(data_byte(data), '1');
     /* Someone else deletes the hold's node: the hold is lost, and the
      * server refuses the write. */
-    ck_assert_int_eq(delete_contenders(p), r->hold_nodes);
+    ck_assert_int_eq(tu_delete_contenders(p), r->hold_nodes);
     ck_assert(tu_wait_until(not_held, &o, 15000));
     ck_assert_int_eq(r->guarded_set(&o, data, "2", 1), ZKL_ELOST);
     ck_assert_int_eq(data_byte(data), '1');
@@ -396,9 +309,7 @@ START_TEST(test_guarded_write_only_while_held)
         ck_assert_int_eq(r->guarded_set(&o, data, "3", 1), ZKL_ENOTHELD);
     ck_assert_int_eq(data_byte(data), '1');
     obj_close(&o);
-    zkl_client_close(c);
     free(data);
-    free(p);
 }
 END_TEST
 
@@ -428,9 +339,9 @@ static void *other_main(void *arg)
 START_TEST(test_another_thread_sees_the_hold_as_documented)
 {
     const struct recipe *r = &recipes[_i];
-    char *p = tu_path("wrongthread");
+    char *p = tu_test_path("wrongthread");
     char *data = make_data_node();
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     struct obj o;
     obj_open(&o, _i, c, p);
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
@@ -460,13 +371,11 @@ START_TEST(test_another_thread_sees_the_hold_as_documented)
         ck_assert_int_eq(data_byte(data), 't');
     }
     ck_assert_int_eq(zkl_lock_is_held(o.lock), 1);
-    ck_assert_int_eq(contenders(p), r->hold_nodes);
+    ck_assert_int_eq(tu_contenders(p), r->hold_nodes);
     ck_assert_int_eq(zkl_lock_release(o.lock), 0);
-    expect_contenders(p, 0);
+    tu_expect_contenders(p, 0);
     obj_close(&o);
-    zkl_client_close(c);
     free(data);
-    free(p);
 }
 END_TEST
 
@@ -488,7 +397,7 @@ START_TEST(test_cancel_wakes_a_waiter_and_later_acquires_send_nothing)
     /* Later acquires on b fail at once and send nothing, also on a free
      * lock and with no timeout. */
     ck_assert_int_eq(zkl_lock_release(t.h.lock), 0);
-    expect_contenders(t.p, 0);
+    tu_expect_contenders(t.p, 0);
     zkl_client_stats before, after;
     ck_assert_int_eq(zkl_client_get_stats(t.b, &before), 0);
     ck_assert_int_eq(zkl_lock_acquire(t.w.lock, 0), ZKL_ECANCELED);
@@ -499,7 +408,7 @@ START_TEST(test_cancel_wakes_a_waiter_and_later_acquires_send_nothing)
     ck_assert_int_eq(zkl_client_get_stats(t.b, &after), 0);
     ck_assert_uint_eq(after.creates, before.creates);
     ck_assert_uint_eq(after.requests, before.requests);
-    ck_assert_int_eq(contenders(t.p), 0);
+    ck_assert_int_eq(tu_contenders(t.p), 0);
     /* Another client is not affected. */
     ck_assert_int_eq(zkl_lock_acquire(t.h.lock, 0), 0);
     ck_assert_int_eq(zkl_lock_release(t.h.lock), 0);
@@ -520,7 +429,7 @@ START_TEST(test_closing_the_client_wakes_a_waiter_with_eclosed)
     pthread_join(t.wt.th, NULL);
     ck_assert_int_eq(t.wt.rc, ZKL_ECLOSED);
     ck_assert_int_lt(t.wt.returned_ms - t0, PROMPT_MS);
-    ck_assert_int_eq(contenders(t.p), t.base);
+    ck_assert_int_eq(tu_contenders(t.p), t.base);
     /* The object outlives its client: its calls say so, and it may be
      * freed. */
     ck_assert_int_eq(zkl_lock_acquire(t.w.lock, 0), ZKL_ECLOSED);
@@ -536,14 +445,14 @@ END_TEST
 START_TEST(test_closing_the_client_ends_its_holds)
 {
     const struct recipe *r = &recipes[_i];
-    char *p = tu_path("closedhold");
+    char *p = tu_test_path("closedhold");
     zkl_client *c = tu_client(10000);
     struct obj o;
     obj_open(&o, _i, c, p);
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
     zkl_client_close(c);
     /* The session's nodes went with it. */
-    expect_contenders(p, 0);
+    tu_expect_contenders(p, 0);
     ck_assert_int_eq(zkl_lock_is_held(o.lock), 0);
     if (r->token)
         ck_assert_int_eq(r->token(&o), ZKL_ELOST);
@@ -551,7 +460,6 @@ START_TEST(test_closing_the_client_ends_its_holds)
         ck_assert_int_eq(zkl_lock_acquire(o.lock, 1000), ZKL_ELOST); /* release it first */
     ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ECLOSED);
     obj_close(&o); /* the last object frees the client */
-    free(p);
 }
 END_TEST
 
@@ -560,7 +468,7 @@ END_TEST
 START_TEST(test_bad_input_is_einval_and_creates_nothing)
 {
     const struct recipe *r = &recipes[_i];
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     const char *bad[] = {NULL,     "",        "relative",     "/ends/",    "/a//b",
                          "/a/./b", "/a/../b", "/zookeeper/x", "/zookeeper"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -571,7 +479,7 @@ START_TEST(test_bad_input_is_einval_and_creates_nothing)
     memset(longp + 1, 'a', sizeof longp - 2);
     longp[sizeof longp - 1] = '\0';
     ck_assert_int_eq(r->try_new(c, longp, false), ZKL_EINVAL);
-    char *p = tu_path("bad");
+    char *p = tu_test_path("bad");
     ck_assert_int_eq(r->try_new(NULL, p, false), ZKL_EINVAL);
     ck_assert_int_eq(r->try_new(c, p, true), ZKL_EINVAL);
     r->null_calls();
@@ -594,16 +502,14 @@ START_TEST(test_bad_input_is_einval_and_creates_nothing)
     r->bad_args(&o);
     ck_assert_int_eq(zkl_client_get_stats(c, &after), 0);
     ck_assert_uint_eq(after.requests, before.requests);
-    ck_assert_int_eq(contenders(p), 0);
+    ck_assert_int_eq(tu_contenders(p), 0);
     /* A second release is refused and changes nothing. */
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
     ck_assert_int_eq(zkl_lock_release(o.lock), 0);
     if (r->object_survives_release)
         ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ENOTHELD);
-    expect_contenders(p, 0);
+    tu_expect_contenders(p, 0);
     obj_close(&o);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -619,13 +525,6 @@ START_TEST(test_client_bad_input_is_einval)
 }
 END_TEST
 
-/* Adds `test` to `tc` for row i alone, so its result carries the row's
- * name. */
-static void add_row(TCase *tc, const TTest *test, int i)
-{
-    tcase_add_loop_test(tc, test, i, i + 1);
-}
-
 int main(void)
 {
     Suite *s = suite_create("common");
@@ -637,19 +536,19 @@ int main(void)
         const struct recipe *r = &recipes[i];
         tc = tu_tcase(r->name, 120);
         tu_add_fixture(tc, "common");
-        add_row(tc, test_try_and_timeout_when_held_elsewhere_leave_no_node, i);
-        add_row(tc, test_session_expiry_loses_the_hold_and_tells_once, i);
-        add_row(tc, test_waiter_gets_elost_on_expiry_and_leaves_no_node, i);
+        tu_add_row(tc, test_try_and_timeout_when_held_elsewhere_leave_no_node, i);
+        tu_add_row(tc, test_session_expiry_loses_the_hold_and_tells_once, i);
+        tu_add_row(tc, test_waiter_gets_elost_on_expiry_and_leaves_no_node, i);
         if (r->set_lost) /* a multi-lock has none: its members have theirs */
-            add_row(tc, test_lost_callback_is_told_once_per_lost_hold_until_removed, i);
+            tu_add_row(tc, test_lost_callback_is_told_once_per_lost_hold_until_removed, i);
         if (r->guarded_set) /* a reader's guarded writes are the writer's */
-            add_row(tc, test_guarded_write_only_while_held, i);
-        add_row(tc, test_another_thread_sees_the_hold_as_documented, i);
-        add_row(tc, test_cancel_wakes_a_waiter_and_later_acquires_send_nothing, i);
-        add_row(tc, test_closing_the_client_wakes_a_waiter_with_eclosed, i);
+            tu_add_row(tc, test_guarded_write_only_while_held, i);
+        tu_add_row(tc, test_another_thread_sees_the_hold_as_documented, i);
+        tu_add_row(tc, test_cancel_wakes_a_waiter_and_later_acquires_send_nothing, i);
+        tu_add_row(tc, test_closing_the_client_wakes_a_waiter_with_eclosed, i);
         if (i != R_LEASE) /* leases are released before their client closes */
-            add_row(tc, test_closing_the_client_ends_its_holds, i);
-        add_row(tc, test_bad_input_is_einval_and_creates_nothing, i);
+            tu_add_row(tc, test_closing_the_client_ends_its_holds, i);
+        tu_add_row(tc, test_bad_input_is_einval_and_creates_nothing, i);
         suite_add_tcase(s, tc);
     }
     return tu_run(s);

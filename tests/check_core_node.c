@@ -133,6 +133,24 @@ static const core_case cases[] = {
      "deleted A1\n"
      "expect A:create A:list\n"
      "state A CREATING\n"},
+    {"a held node routed by its name queues again when someone deletes it, and leaves the index first",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "own A ok\n"
+     "list A ok A1\n"
+     "expect A:create A:list A:own A:wake\n"
+     "changed A1\n"
+     "expect A:readown\n"
+     "owndata A ok - 1\n"
+     "deleted A1\n"
+     "expect A:create A:list\n"
+     "state A CREATING\n"
+     "create A ok 2\n"
+     "list A ok A2\n"
+     "expect A:own A:dir A:wake\n"
+     "deleted A2\n"
+     "expect A:create A:list\n"},
     {"a session's end takes its held node: lost",
      "node A lock\n"
      "start A\n"

@@ -57,10 +57,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("errors");
-    TCase *tc = tu_tcase("errors", 10);
-    tcase_add_test(tc, test_every_code_has_a_message_and_a_name);
-    tcase_add_test(tc, test_every_code_is_documented);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_every_code_has_a_message_and_a_name,
+        test_every_code_is_documented,
+        NULL,
+    };
+    return tu_run_case("errors", 10, NULL, NULL, tests);
 }

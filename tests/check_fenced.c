@@ -137,12 +137,11 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("fenced");
-    TCase *tc = tu_tcase("fenced", 60);
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_store_refuses_lower_tokens_and_accepts_equal_or_higher);
-    tcase_add_test(tc, test_store_journal_tokens_never_decrease_under_concurrent_writers);
-    tcase_add_test(tc, test_example_program_writes_with_increasing_tokens);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_store_refuses_lower_tokens_and_accepts_equal_or_higher,
+        test_store_journal_tokens_never_decrease_under_concurrent_writers,
+        test_example_program_writes_with_increasing_tokens,
+        NULL,
+    };
+    return tu_run_case("fenced", 60, setup, teardown, tests);
 }

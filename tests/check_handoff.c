@@ -85,17 +85,15 @@ static void run_contenders(const char *p, unsigned flags, int n, int iters)
 
 START_TEST(test_prefetch_mutex_excludes_eight_sessions_releasing_at_once)
 {
-    char *p = tu_path("prefetch8");
+    char *p = tu_test_path("prefetch8");
     run_contenders(p, true, 8, 40);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_default_mutex_excludes_eight_sessions_releasing_at_once)
 {
-    char *p = tu_path("default8");
+    char *p = tu_test_path("default8");
     run_contenders(p, 0, 8, 40);
-    free(p);
 }
 END_TEST
 
@@ -241,7 +239,7 @@ static void *sharer_main(void *arg)
 START_TEST(test_client_holding_many_locks_still_routes_each_handoff)
 {
     enum { HELD = 300, W = 3 };
-    zkl_client *busy = tu_client(10000);
+    zkl_client *busy = tu_test_client(10000);
     zkl_mutex *held[HELD];
     char leaf[64];
     for (int i = 0; i < HELD; i++) {
@@ -251,10 +249,9 @@ START_TEST(test_client_holding_many_locks_still_routes_each_handoff)
         ck_assert_int_eq(zkl_mutex_acquire(held[i], 10000), 0);
         free(hp);
     }
-    char *p = tu_path("shared");
-    zkl_client *hc = tu_client(10000);
-    zkl_mutex *hm;
-    ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
+    char *p = tu_test_path("shared");
+    zkl_client *hc = tu_test_client(10000);
+    zkl_mutex *hm = tu_test_mutex(hc, p);
     ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
     struct sharer w[W];
     for (int i = 0; i < W; i++) {
@@ -281,10 +278,6 @@ START_TEST(test_client_holding_many_locks_still_routes_each_handoff)
         ck_assert_int_eq(zkl_mutex_release(held[i]), 0);
         zkl_mutex_free(held[i]);
     }
-    zkl_mutex_free(hm);
-    zkl_client_close(hc);
-    zkl_client_close(busy);
-    free(p);
 }
 END_TEST
 
@@ -329,8 +322,8 @@ static void *try_lock_main(void *arg)
 
 START_TEST(test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thread)
 {
-    char *p = tu_path("alone-threads");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("alone-threads");
+    zkl_client *c = tu_test_client(10000);
     zkl_mutex *m, *m2;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
     ck_assert_int_eq(zkl_mutex_new(c, p, &m2), 0);
@@ -356,15 +349,13 @@ START_TEST(test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thr
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_mutex_free(m);
     zkl_mutex_free(m2);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_acquires_alone_wait_once_another_client_holds)
 {
-    char *p = tu_path("alone-clients");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    char *p = tu_test_path("alone-clients");
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
     zkl_mutex *ma, *mb;
     ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
     ck_assert_int_eq(zkl_mutex_new(b, p, &mb), 0);
@@ -388,9 +379,6 @@ START_TEST(test_acquires_alone_wait_once_another_client_holds)
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_mutex_free(ma);
     zkl_mutex_free(mb);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    free(p);
 }
 END_TEST
 
@@ -399,10 +387,9 @@ END_TEST
  * client must notice (its watch on the path) and wait for that holder. */
 START_TEST(test_lock_path_made_anew_with_the_expected_numbers_is_not_trusted)
 {
-    char *p = tu_path("alone-remade");
-    zkl_client *a = tu_client(10000);
-    zkl_mutex *ma;
-    ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
+    char *p = tu_test_path("alone-remade");
+    zkl_client *a = tu_test_client(10000);
+    zkl_mutex *ma = tu_test_mutex(a, p);
     int64_t last = cycle_alone(ma, 10);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     ck_assert_int_eq(zoo_delete(tu_fixture_zk, p, -1), ZOK);
@@ -423,9 +410,6 @@ START_TEST(test_lock_path_made_anew_with_the_expected_numbers_is_not_trusted)
     ck_assert_int_eq(zoo_delete(tu_fixture_zk, made, -1), ZOK);
     ck_assert_int_eq(zkl_mutex_acquire(ma, 10000), 0);
     ck_assert_int_eq(zkl_mutex_release(ma), 0);
-    zkl_mutex_free(ma);
-    zkl_client_close(a);
-    free(p);
 }
 END_TEST
 
@@ -446,40 +430,35 @@ static void acquire_release_on(zkl_client *c, const char *p)
 
 START_TEST(test_lock_path_is_created_whether_its_parent_exists_or_not)
 {
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     /* Nothing of the path exists: every ancestor is created. */
-    char *deep = tu_path("a/b/c/lock");
+    char *deep = tu_test_path("a/b/c/lock");
     acquire_release_on(c, deep);
     /* Only the lock path itself is missing. */
-    char *leaf = tu_path("a/b/c/other");
+    char *leaf = tu_test_path("a/b/c/other");
     acquire_release_on(c, leaf);
     /* Two levels missing under an existing node. */
-    char *two = tu_path("a/b/x/y");
+    char *two = tu_test_path("a/b/x/y");
     acquire_release_on(c, two);
     /* And every one of them still works once it exists. */
     acquire_release_on(c, deep);
     acquire_release_on(c, two);
-    zkl_client_close(c);
-    free(deep);
-    free(leaf);
-    free(two);
 }
 END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("handoff");
-    TCase *tc = tu_tcase("handoff", 180);
-    tu_add_fixture(tc, "handoff");
-    tcase_add_test(tc, test_prefetch_mutex_excludes_eight_sessions_releasing_at_once);
-    tcase_add_test(tc, test_default_mutex_excludes_eight_sessions_releasing_at_once);
-    tcase_add_test(tc, test_prefetch_waiters_behind_quitters_wait_for_the_holder);
-    tcase_add_test(tc, test_default_waiters_behind_quitters_wait_for_the_holder);
-    tcase_add_test(tc, test_client_holding_many_locks_still_routes_each_handoff);
-    tcase_add_test(tc, test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thread);
-    tcase_add_test(tc, test_acquires_alone_wait_once_another_client_holds);
-    tcase_add_test(tc, test_lock_path_made_anew_with_the_expected_numbers_is_not_trusted);
-    tcase_add_test(tc, test_lock_path_is_created_whether_its_parent_exists_or_not);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_prefetch_mutex_excludes_eight_sessions_releasing_at_once,
+        test_default_mutex_excludes_eight_sessions_releasing_at_once,
+        test_prefetch_waiters_behind_quitters_wait_for_the_holder,
+        test_default_waiters_behind_quitters_wait_for_the_holder,
+        test_client_holding_many_locks_still_routes_each_handoff,
+        test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thread,
+        test_acquires_alone_wait_once_another_client_holds,
+        test_lock_path_made_anew_with_the_expected_numbers_is_not_trusted,
+        test_lock_path_is_created_whether_its_parent_exists_or_not,
+        NULL,
+    };
+    return tu_run_zk_case("handoff", 180, tests);
 }

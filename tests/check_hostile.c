@@ -404,8 +404,8 @@ END_TEST
 
 START_TEST(test_lease_whose_node_is_deleted_is_lost)
 {
-    char *p = tu_path("sem");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("sem");
+    zkl_client *c = tu_test_client(10000);
     zkl_semaphore *s;
     ck_assert_int_eq(zkl_semaphore_new(c, p, 1, &s), 0);
     zkl_lease *l;
@@ -422,8 +422,6 @@ START_TEST(test_lease_whose_node_is_deleted_is_lost)
     ck_assert_int_eq(zkl_semaphore_acquire(s, 5000, &l), 0);
     ck_assert_int_eq(zkl_lease_release(l), 0);
     zkl_semaphore_free(s);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -467,8 +465,8 @@ static char *child_with(const char *dir, const char *part)
 
 START_TEST(test_semaphore_waiter_whose_node_is_deleted_queues_again)
 {
-    char *p = tu_path("sem");
-    zkl_client *ca = tu_client(10000), *cb = tu_client(10000), *cc = tu_client(10000);
+    char *p = tu_test_path("sem");
+    zkl_client *ca = tu_test_client(10000), *cb = tu_test_client(10000), *cc = tu_test_client(10000);
     zkl_semaphore *sa, *sb, *sc;
     ck_assert_int_eq(zkl_semaphore_new(ca, p, 1, &sa), 0);
     ck_assert_int_eq(zkl_semaphore_new(cb, p, 1, &sb), 0);
@@ -510,8 +508,7 @@ START_TEST(test_semaphore_waiter_whose_node_is_deleted_queues_again)
     zkl_semaphore_free(sa);
     zkl_semaphore_free(sb);
     zkl_semaphore_free(sc);
-    zkl_client_close(ca), zkl_client_close(cb), zkl_client_close(cc);
-    free(gate), free(again), free(p);
+    free(gate), free(again);
 }
 END_TEST
 
@@ -554,7 +551,7 @@ START_TEST(test_expiry_tells_each_of_40_mutexes_once)
     enum { N = 40 };
     memset(&tally_mx, 0, sizeof tally_mx);
     pthread_mutex_init(&tally_mx.mu, NULL);
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     int64_t tokens[N];
     for (int i = 0; i < N; i++) {
         char leaf[32];
@@ -583,7 +580,6 @@ START_TEST(test_expiry_tells_each_of_40_mutexes_once)
         zkl_mutex_free(tally_objs[i]);
         tally_objs[i] = NULL;
     }
-    zkl_client_close(c);
 }
 END_TEST
 
@@ -605,8 +601,8 @@ START_TEST(test_expiry_reports_all_40_leases_of_a_semaphore)
     enum { N = 40 };
     memset(&tally_sem, 0, sizeof tally_sem);
     pthread_mutex_init(&tally_sem.mu, NULL);
-    char *p = tu_path("sem");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("sem");
+    zkl_client *c = tu_test_client(10000);
     zkl_semaphore *s;
     ck_assert_int_eq(zkl_semaphore_new(c, p, N, &s), 0);
     ck_assert_int_eq(zkl_semaphore_set_lost_fn(s, on_tally_lease, NULL), 0);
@@ -630,8 +626,6 @@ START_TEST(test_expiry_reports_all_40_leases_of_a_semaphore)
         ck_assert_int_eq(zkl_lease_release(l[i]), ZKL_ELOST);
     }
     zkl_semaphore_free(s);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -686,11 +680,10 @@ static void open_path(const char *p)
 
 START_TEST(test_acquire_whose_listing_is_refused_leaves_no_node)
 {
-    char *p = tu_path("noread");
+    char *p = tu_test_path("noread");
     make_guarded_path(p, ZOO_PERM_CREATE | ZOO_PERM_DELETE);
-    zkl_client *c = tu_client(10000);
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    zkl_client *c = tu_test_client(10000);
+    zkl_mutex *m = tu_test_mutex(c, p);
     uint64_t before = requests_of(c);
     ck_assert_int_eq(zkl_mutex_acquire(m, 2000), ZKL_ENOAUTH);
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 5000));
@@ -723,19 +716,15 @@ START_TEST(test_acquire_whose_listing_is_refused_leaves_no_node)
     free(q);
     zkl_rwlock_free(rw);
     zkl_semmutex_free(sm);
-    zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_release_whose_delete_is_refused_keeps_the_hold)
 {
-    char *p = tu_path("nodelete");
+    char *p = tu_test_path("nodelete");
     make_guarded_path(p, ZOO_PERM_CREATE | ZOO_PERM_READ);
-    zkl_client *c = tu_client(10000);
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    zkl_client *c = tu_test_client(10000);
+    zkl_mutex *m = tu_test_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0); /* count 2 */
     ck_assert_int_eq(zkl_mutex_release(m), 0);       /* count 1 */
@@ -784,15 +773,12 @@ START_TEST(test_release_whose_delete_is_refused_keeps_the_hold)
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(rw);
     zkl_semmutex_free(sm);
-    zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_waiter_that_may_not_read_its_predecessor_waits_quietly)
 {
-    char *p = tu_path("creator");
+    char *p = tu_test_path("creator");
     ck_assert_int_eq(zoo_create(tu_fixture_zk, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     zkl_client *ca = client_with(SECRET, ZKL_ACL_CREATOR);
     zkl_client *cb = client_with(BOB, ZKL_ACL_CREATOR);
@@ -823,7 +809,6 @@ START_TEST(test_waiter_that_may_not_read_its_predecessor_waits_quietly)
     zkl_mutex_free(b);
     zkl_client_close(ca);
     zkl_client_close(cb);
-    free(p);
 }
 END_TEST
 
@@ -833,7 +818,7 @@ END_TEST
  * is left unanswered). */
 START_TEST(test_semaphore_waiter_that_may_not_read_the_holders_waits_quietly)
 {
-    char *p = tu_path("semcreator");
+    char *p = tu_test_path("semcreator");
     ck_assert_int_eq(zoo_create(tu_fixture_zk, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     zkl_client *ca = client_with(SECRET, ZKL_ACL_CREATOR);
     zkl_client *cb = client_with(BOB, ZKL_ACL_CREATOR);
@@ -858,7 +843,6 @@ START_TEST(test_semaphore_waiter_that_may_not_read_the_holders_waits_quietly)
     zkl_client_close(cb);
     ck_assert_int_lt(tu_now_ms() - t0, 2000);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    free(p);
 }
 END_TEST
 
@@ -959,9 +943,11 @@ static void lock_path_deleted(enum kind k)
     struct history h = {.n = 0};
     pthread_mutex_init(&h.mu, NULL);
     for (int round = 0; round < 2; round++) {
-        /* Until one that was not looked at yet is done. */
+        /* Until one that was not looked at yet is done (none left, as
+         * when both were done in the first round: on at once). */
         int64_t end = tu_now_ms() + 15000;
         while (tu_now_ms() < end &&
+               (atomic_load(&w[0].release) == 0 || atomic_load(&w[1].release) == 0) &&
                !(waiter_done(&w[0]) && atomic_load(&w[0].release) == 0) &&
                !(waiter_done(&w[1]) && atomic_load(&w[1].release) == 0))
             usleep(2000);
@@ -1152,7 +1138,7 @@ static bool child_appeared(void *arg)
  * behind any contender. */
 START_TEST(test_recovery_adopts_only_its_own_node_not_a_planted_one)
 {
-    char *p = tu_path("planted");
+    char *p = tu_test_path("planted");
     ck_assert_int_eq(zoo_create(tu_fixture_zk, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     /* Push the path's counter on, so that a node can be planted ahead. */
     char bump[1100], made[1100];
@@ -1208,7 +1194,6 @@ START_TEST(test_recovery_adopts_only_its_own_node_not_a_planted_one)
     zkl_client_close(c);
     proxy_stop(&px);
     free(real);
-    free(p);
 }
 END_TEST
 

@@ -116,12 +116,11 @@ static void wait_watching(zkl_client *c, const char *path)
 
 START_TEST(test_acquire_and_release_count_once_each)
 {
-    char *p = tu_path("plain");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("plain");
+    zkl_client *c = tu_test_client(10000);
     zkl_metrics m = {.version = ZKL_METRICS_VERSION};
     ck_assert_int_eq(zkl_client_path_metrics(c, p, &m), ZKL_ENOENT);
-    zkl_mutex *mx;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &mx), 0);
+    zkl_mutex *mx = tu_test_mutex(c, p);
     for (int i = 0; i < 3; i++) {
         ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), 0);
         ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), 0); /* reentry: no attempt */
@@ -145,16 +144,13 @@ START_TEST(test_acquire_and_release_count_once_each)
     ck_assert_int_eq(zkl_client_get_stats(c, &st), 0);
     ck_assert_uint_eq(st.requests, t.requests_all);
     ck_assert_uint_eq(st.creates, t.creates);
-    zkl_mutex_free(mx);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_timeouts_and_a_handoff)
 {
-    char *p = tu_path("contended");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    char *p = tu_test_path("contended");
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
     zkl_mutex *ha, *hb;
     ck_assert_int_eq(zkl_mutex_new(a, p, &ha), 0);
     ck_assert_int_eq(zkl_mutex_new(b, p, &hb), 0);
@@ -180,18 +176,14 @@ START_TEST(test_timeouts_and_a_handoff)
     expect(&ma, 1, 0, 0, 0, 0, 1);
     zkl_mutex_free(ha);
     zkl_mutex_free(hb);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_cancel_counts_waiting_and_later_attempts)
 {
-    char *p = tu_path("cancel");
-    zkl_client *a = tu_client(10000), *b = tu_client(30000);
-    zkl_mutex *ha;
-    ck_assert_int_eq(zkl_mutex_new(a, p, &ha), 0);
+    char *p = tu_test_path("cancel");
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(30000);
+    zkl_mutex *ha = tu_test_mutex(a, p);
     ck_assert_int_eq(zkl_mutex_acquire(ha, 5000), 0);
     struct waiter w = {.c = b, .path = p, .timeout_ms = ZKL_WAIT_FOREVER, .rc = 1};
     ck_assert_int_eq(pthread_create(&w.th, NULL, waiter_main, &w), 0);
@@ -210,10 +202,6 @@ START_TEST(test_cancel_counts_waiting_and_later_attempts)
     zkl_metrics pb = get_path(b, p);
     expect(&pb, 0, 0, 2, 0, 0, 0);
     ck_assert_int_eq(zkl_mutex_release(ha), 0);
-    zkl_mutex_free(ha);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    free(p);
 }
 END_TEST
 
@@ -225,10 +213,9 @@ static bool lost_one(void *arg)
 
 START_TEST(test_a_hold_lost_with_its_session_counts_once)
 {
-    char *p = tu_path("lost");
-    zkl_client *c = tu_client(10000);
-    zkl_mutex *mx;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &mx), 0);
+    char *p = tu_test_path("lost");
+    zkl_client *c = tu_test_client(10000);
+    zkl_mutex *mx = tu_test_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), 0);
     tu_expire_session(c);
     ck_assert(tu_wait_until(lost_one, c, 20000));
@@ -237,16 +224,13 @@ START_TEST(test_a_hold_lost_with_its_session_counts_once)
     expect(&m, 1, 0, 0, 1, 0, 1);
     zkl_metrics pm = get_path(c, p);
     expect(&pm, 1, 0, 0, 1, 0, 1);
-    zkl_mutex_free(mx);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_lock_paths_are_counted_apart)
 {
     char *p1 = tu_path("one"), *p2 = tu_path("two"), *p3 = tu_path("sem");
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     zkl_mutex *m1, *m2;
     ck_assert_int_eq(zkl_mutex_new(c, p1, &m1), 0);
     ck_assert_int_eq(zkl_mutex_new(c, p2, &m2), 0);
@@ -284,7 +268,6 @@ START_TEST(test_lock_paths_are_counted_apart)
     zkl_client_metrics_paths_free(paths, n);
     zkl_mutex_free(m1);
     zkl_mutex_free(m2);
-    zkl_client_close(c);
     free(p1), free(p2), free(p3);
 }
 END_TEST
@@ -307,8 +290,8 @@ static void *sem_waiter_main(void *arg)
 
 START_TEST(test_semaphore_handoff_and_a_wrong_limit)
 {
-    char *p = tu_path("sem");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    char *p = tu_test_path("sem");
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
     zkl_semaphore *sa, *sb;
     zkl_lease *la;
     ck_assert_int_eq(zkl_semaphore_new(a, p, 1, &sa), 0);
@@ -337,16 +320,13 @@ START_TEST(test_semaphore_handoff_and_a_wrong_limit)
     ck_assert_uint_eq(mb.wait.count, 1);
     zkl_semaphore_free(sa);
     zkl_semaphore_free(sb);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_multilock_members_and_rwlock_sides_count_per_path)
 {
     char *p1 = tu_path("m1"), *p2 = tu_path("m2"), *rp = tu_path("rw");
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     const char *paths[] = {p1, p2};
     zkl_multilock *ml;
     ck_assert_int_eq(zkl_multilock_new(c, paths, 2, &ml), 0);
@@ -367,7 +347,6 @@ START_TEST(test_multilock_members_and_rwlock_sides_count_per_path)
     expect(&b, 1, 0, 0, 0, 0, 1);
     expect(&r, 2, 0, 0, 0, 0, 2);
     expect(&t, 4, 0, 0, 0, 0, 4);
-    zkl_client_close(c);
     free(p1), free(p2), free(rp);
 }
 END_TEST
@@ -410,7 +389,7 @@ START_TEST(test_prometheus_text_says_what_the_structs_say)
 {
     /* A quote and a backslash in the path: the label escapes them. */
     char *p = tu_path("we\"ird\\one"), *q = tu_path("other");
-    zkl_client *c = tu_client(10000), *a = tu_client(10000);
+    zkl_client *c = tu_test_client(10000), *a = tu_test_client(10000);
     zkl_mutex *mx, *mq, *ma;
     ck_assert_int_eq(zkl_mutex_new(c, p, &mx), 0);
     ck_assert_int_eq(zkl_mutex_new(c, q, &mq), 0);
@@ -490,18 +469,15 @@ START_TEST(test_prometheus_text_says_what_the_structs_say)
     zkl_mutex_free(mx);
     zkl_mutex_free(mq);
     zkl_mutex_free(ma);
-    zkl_client_close(c);
-    zkl_client_close(a);
     free(p), free(q);
 }
 END_TEST
 
 START_TEST(test_a_small_buffer_gets_the_needed_size)
 {
-    char *p = tu_path("small");
-    zkl_client *c = tu_client(10000);
-    zkl_mutex *mx;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &mx), 0);
+    char *p = tu_test_path("small");
+    zkl_client *c = tu_test_client(10000);
+    zkl_mutex *mx = tu_test_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), 0);
     ck_assert_int_eq(zkl_mutex_release(mx), 0);
     char small[16];
@@ -518,15 +494,12 @@ START_TEST(test_a_small_buffer_gets_the_needed_size)
     ck_assert_int_eq(zkl_client_metrics_write(c, buf, need + 1, &got), 0);
     ck_assert_uint_eq(strlen(buf), need);
     free(buf);
-    zkl_mutex_free(mx);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_null_arguments_and_versions_are_refused)
 {
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     zkl_metrics m = {.version = ZKL_METRICS_VERSION};
     char buf[8];
     char **paths;
@@ -555,21 +528,19 @@ START_TEST(test_null_arguments_and_versions_are_refused)
     ck_assert_uint_eq(m.acquired, 77);
     ck_assert_str_eq(zkl_err_name(ZKL_ERANGE), "ERANGE");
     ck_assert_str_eq(zkl_err_name(ZKL_ENOENT), "ENOENT");
-    zkl_client_close(c);
 }
 END_TEST
 
 START_TEST(test_metrics_off_count_nothing)
 {
-    char *p = tu_path("off");
+    char *p = tu_test_path("off");
     zkl_client_opts *o;
     ck_assert_int_eq(zkl_client_opts_new(&o), 0);
     ck_assert_int_eq(zkl_client_opts_set_metrics(o, 0), 0);
     zkl_client *c;
     ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, o, &c), 0);
     zkl_client_opts_free(o);
-    zkl_mutex *mx;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &mx), 0);
+    zkl_mutex *mx = tu_test_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), 0);
     ck_assert_int_eq(zkl_mutex_release(mx), 0);
     zkl_metrics m = get(c);
@@ -582,28 +553,25 @@ START_TEST(test_metrics_off_count_nothing)
     ck_assert_int_eq(zkl_client_metrics_paths(c, &paths, &n), 0);
     ck_assert_uint_eq(n, 0);
     ck_assert_ptr_null(paths);
-    zkl_mutex_free(mx);
     zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("metrics");
-    TCase *tc = tu_tcase("metrics", 120);
-    tu_add_fixture(tc, "metrics");
-    tcase_add_test(tc, test_acquire_and_release_count_once_each);
-    tcase_add_test(tc, test_timeouts_and_a_handoff);
-    tcase_add_test(tc, test_cancel_counts_waiting_and_later_attempts);
-    tcase_add_test(tc, test_a_hold_lost_with_its_session_counts_once);
-    tcase_add_test(tc, test_lock_paths_are_counted_apart);
-    tcase_add_test(tc, test_semaphore_handoff_and_a_wrong_limit);
-    tcase_add_test(tc, test_multilock_members_and_rwlock_sides_count_per_path);
-    tcase_add_test(tc, test_prometheus_text_says_what_the_structs_say);
-    tcase_add_test(tc, test_a_small_buffer_gets_the_needed_size);
-    tcase_add_test(tc, test_null_arguments_and_versions_are_refused);
-    tcase_add_test(tc, test_metrics_off_count_nothing);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_acquire_and_release_count_once_each,
+        test_timeouts_and_a_handoff,
+        test_cancel_counts_waiting_and_later_attempts,
+        test_a_hold_lost_with_its_session_counts_once,
+        test_lock_paths_are_counted_apart,
+        test_semaphore_handoff_and_a_wrong_limit,
+        test_multilock_members_and_rwlock_sides_count_per_path,
+        test_prometheus_text_says_what_the_structs_say,
+        test_a_small_buffer_gets_the_needed_size,
+        test_null_arguments_and_versions_are_refused,
+        test_metrics_off_count_nothing,
+        NULL,
+    };
+    return tu_run_zk_case("metrics", 120, tests);
 }

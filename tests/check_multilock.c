@@ -274,9 +274,8 @@ END_TEST
 START_TEST(test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere)
 {
     char *m1 = tu_path("m1"), *m2 = tu_path("m2"), *m3 = tu_path("m3");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
-    zkl_mutex *bm;
-    ck_assert_int_eq(zkl_mutex_new(b, m2, &bm), 0);
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
+    zkl_mutex *bm = tu_test_mutex(b, m2);
     ck_assert_int_eq(zkl_mutex_acquire(bm, 5000), 0);
     const char *paths[] = {m3, m1, m2};
     zkl_multilock *ml;
@@ -318,19 +317,15 @@ START_TEST(test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere)
     zkl_multilock_free(ml);
     zkl_mutex_free(o1);
     zkl_mutex_free(o3);
-    zkl_mutex_free(bm);
-    zkl_client_close(a);
-    zkl_client_close(b);
     free(m1), free(m2), free(m3);
 }
 END_TEST
 
 START_TEST(test_multilock_member_failure_releases_what_the_call_took)
 {
-    char *p = tu_path("a-mutex");
-    zkl_client *c = tu_client(10000);
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    char *p = tu_test_path("a-mutex");
+    zkl_client *c = tu_test_client(10000);
+    zkl_mutex *m = tu_test_mutex(c, p);
     struct ulock bad, later;
     ulock_init(&bad, 2, "b-fails");
     ulock_init(&later, 3, "c-never");
@@ -357,9 +352,6 @@ START_TEST(test_multilock_member_failure_releases_what_the_call_took)
         zkl_lock_free(l[i]);
     ulock_destroy(&bad);
     ulock_destroy(&later);
-    zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -368,9 +360,8 @@ END_TEST
 START_TEST(test_multilock_timeout_bounds_the_whole_call)
 {
     char *m1 = tu_path("t1"), *m2 = tu_path("t2"), *m3 = tu_path("t3");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
-    zkl_mutex *bm;
-    ck_assert_int_eq(zkl_mutex_new(b, m3, &bm), 0);
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
+    zkl_mutex *bm = tu_test_mutex(b, m3);
     ck_assert_int_eq(zkl_mutex_acquire(bm, 5000), 0);
     /* Three mutexes, the last held elsewhere. */
     const char *paths[] = {m1, m2, m3};
@@ -421,9 +412,6 @@ START_TEST(test_multilock_timeout_bounds_the_whole_call)
     ulock_destroy(&s2);
     zkl_mutex_free(am);
     zkl_multilock_free(ml);
-    zkl_mutex_free(bm);
-    zkl_client_close(a);
-    zkl_client_close(b);
     free(m1), free(m2), free(m3);
 }
 END_TEST
@@ -445,9 +433,8 @@ static void *bg_acquire_main(void *arg)
 START_TEST(test_multilock_huge_timeout_waits_instead_of_failing_at_once)
 {
     char *p1 = tu_path("h1"), *p2 = tu_path("h2");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
-    zkl_mutex *bm;
-    ck_assert_int_eq(zkl_mutex_new(b, p2, &bm), 0);
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
+    zkl_mutex *bm = tu_test_mutex(b, p2);
     ck_assert_int_eq(zkl_mutex_acquire(bm, 5000), 0);
     const char *paths[] = {p1, p2};
     zkl_multilock *ml;
@@ -466,9 +453,6 @@ START_TEST(test_multilock_huge_timeout_waits_instead_of_failing_at_once)
     ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p2), 0);
     zkl_multilock_free(ml);
-    zkl_mutex_free(bm);
-    zkl_client_close(a);
-    zkl_client_close(b);
     free(p1), free(p2);
 }
 END_TEST
@@ -478,9 +462,8 @@ END_TEST
 START_TEST(test_multilock_mixes_mutexes_user_locks_and_multilocks)
 {
     char *x1 = tu_path("x1"), *x3 = tu_path("x3"), *x5 = tu_path("x5");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
-    zkl_mutex *m1;
-    ck_assert_int_eq(zkl_mutex_new(a, x1, &m1), 0);
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
+    zkl_mutex *m1 = tu_test_mutex(a, x1);
     struct ulock u;
     ulock_init(&u, 2, "x2-user");
     const char *inner_paths[] = {x5, x3};
@@ -522,11 +505,8 @@ START_TEST(test_multilock_mixes_mutexes_user_locks_and_multilocks)
     zkl_lock_free(il);
     zkl_multilock_free(inner);
     ulock_destroy(&u);
-    zkl_mutex_free(m1);
     zkl_mutex_free(o1);
     zkl_mutex_free(o5);
-    zkl_client_close(a);
-    zkl_client_close(b);
     free(x1), free(x3), free(x5);
 }
 END_TEST
@@ -548,7 +528,7 @@ static void *second_thread_main(void *arg)
 START_TEST(test_multilock_holds_a_semmutex_member_for_its_object)
 {
     char *s1 = tu_path("s1"), *s2 = tu_path("s2");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
     zkl_semmutex *sm;
     zkl_mutex *m;
     ck_assert_int_eq(zkl_semmutex_new(a, s1, &sm), 0);
@@ -604,8 +584,6 @@ START_TEST(test_multilock_holds_a_semmutex_member_for_its_object)
     zkl_semmutex_free(osm);
     zkl_mutex_free(m);
     zkl_mutex_free(om);
-    zkl_client_close(a);
-    zkl_client_close(b);
     free(s1), free(s2);
 }
 END_TEST
@@ -613,7 +591,7 @@ END_TEST
 START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
 {
     char *w1 = tu_path("w1"), *w2 = tu_path("w2"), *w3 = tu_path("w3"), *w4 = tu_path("w4");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
     zkl_rwlock *r1, *r2;
     zkl_mutex *m3;
     ck_assert_int_eq(zkl_rwlock_new(a, w1, &r1), 0);
@@ -701,8 +679,6 @@ START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
     zkl_rwlock_free(o1);
     zkl_rwlock_free(o2);
     zkl_mutex_free(m3);
-    zkl_client_close(a);
-    zkl_client_close(b);
     free(w1), free(w2), free(w3), free(w4);
 }
 END_TEST
@@ -740,7 +716,7 @@ static void *nest_main(void *arg)
 START_TEST(test_nested_multilocks_with_interleaved_paths_never_deadlock)
 {
     char *a = tu_path("a"), *b = tu_path("b"), *c = tu_path("c");
-    zkl_client *c1 = tu_client(10000), *c2 = tu_client(10000);
+    zkl_client *c1 = tu_test_client(10000), *c2 = tu_test_client(10000);
     /* {{a, c}, b} against {c, b}. Ordering the inner multi-lock as one unit,
      * by its smallest path, would take a, c, then b against b, then c: each
      * could hold what the other waits for. Member by member, both take b
@@ -748,8 +724,7 @@ START_TEST(test_nested_multilocks_with_interleaved_paths_never_deadlock)
     const char *ip[] = {a, c};
     zkl_multilock *inner;
     ck_assert_int_eq(zkl_multilock_new(c1, ip, 2, &inner), 0);
-    zkl_mutex *mb;
-    ck_assert_int_eq(zkl_mutex_new(c1, b, &mb), 0);
+    zkl_mutex *mb = tu_test_mutex(c1, b);
     zkl_lock *il, *bl;
     ck_assert_int_eq(zkl_multilock_as_lock(inner, &il), 0);
     bl = mutex_handle(mb);
@@ -761,8 +736,7 @@ START_TEST(test_nested_multilocks_with_interleaved_paths_never_deadlock)
     ck_assert_int_eq(zkl_multilock_new(c2, p2, 2, &outer2), 0);
 
     /* The same lock twice, through nesting, is refused. */
-    zkl_mutex *mc;
-    ck_assert_int_eq(zkl_mutex_new(c1, c, &mc), 0);
+    zkl_mutex *mc = tu_test_mutex(c1, c);
     zkl_lock *cl = mutex_handle(mc);
     zkl_lock *dup[2] = {il, cl};
     zkl_multilock *bad = NULL;
@@ -805,10 +779,6 @@ START_TEST(test_nested_multilocks_with_interleaved_paths_never_deadlock)
     zkl_lock_free(bl);
     zkl_lock_free(il);
     zkl_multilock_free(inner);
-    zkl_mutex_free(mc);
-    zkl_mutex_free(mb);
-    zkl_client_close(c1);
-    zkl_client_close(c2);
     free(a), free(b), free(c);
 }
 END_TEST
@@ -832,7 +802,7 @@ static void *other_main(void *arg)
 START_TEST(test_multilock_is_reentrant_and_held_per_thread)
 {
     char *p1 = tu_path("r1"), *p2 = tu_path("r2");
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     const char *paths[] = {p1, p2};
     zkl_multilock *ml;
     ck_assert_int_eq(zkl_multilock_new(c, paths, 2, &ml), 0);
@@ -867,7 +837,6 @@ START_TEST(test_multilock_is_reentrant_and_held_per_thread)
     zkl_multilock_free(ml);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p2), 0);
-    zkl_client_close(c);
     free(p1), free(p2);
 }
 END_TEST
@@ -882,7 +851,7 @@ static bool mutex_not_held(void *arg)
 START_TEST(test_multilock_release_keeps_going_past_a_lost_member)
 {
     char *pa = tu_path("a"), *pb = tu_path("b"), *pz = tu_path("z");
-    zkl_client *good = tu_client(10000), *doomed = tu_client(4000);
+    zkl_client *good = tu_test_client(10000), *doomed = tu_test_client(4000);
     zkl_mutex *ma, *mb, *mz;
     ck_assert_int_eq(zkl_mutex_new(good, pa, &ma), 0);
     ck_assert_int_eq(zkl_mutex_new(good, pb, &mb), 0);
@@ -934,8 +903,6 @@ START_TEST(test_multilock_release_keeps_going_past_a_lost_member)
     zkl_mutex_free(ma);
     zkl_mutex_free(mb);
     zkl_mutex_free(mz);
-    zkl_client_close(good);
-    zkl_client_close(doomed);
     free(pa), free(pb), free(pz);
 }
 END_TEST
@@ -956,7 +923,7 @@ static const char *empty_path(void *self)
 
 START_TEST(test_multilock_bad_input_is_einval_and_creates_nothing)
 {
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     char *a = tu_path("a"), *b = tu_path("b");
     zkl_multilock *ml = NULL;
     const char *good[] = {a, b};
@@ -1042,29 +1009,27 @@ START_TEST(test_multilock_bad_input_is_einval_and_creates_nothing)
     zkl_lock_free(la2);
     zkl_mutex_free(ma);
     zkl_mutex_free(ma2);
-    zkl_client_close(c);
     free(a), free(b);
 }
 END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("multilock");
-    TCase *tc = tu_tcase("multilock", 120);
-    tu_add_fixture(tc, "multilock");
-    tcase_add_test(tc, test_multilock_acquires_in_path_order_and_releases_in_reverse);
-    tcase_add_test(tc, test_multilock_two_processes_with_opposite_orders_never_deadlock);
-    tcase_add_test(tc, test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere);
-    tcase_add_test(tc, test_multilock_member_failure_releases_what_the_call_took);
-    tcase_add_test(tc, test_multilock_timeout_bounds_the_whole_call);
-    tcase_add_test(tc, test_multilock_huge_timeout_waits_instead_of_failing_at_once);
-    tcase_add_test(tc, test_multilock_mixes_mutexes_user_locks_and_multilocks);
-    tcase_add_test(tc, test_multilock_holds_a_semmutex_member_for_its_object);
-    tcase_add_test(tc, test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock);
-    tcase_add_test(tc, test_nested_multilocks_with_interleaved_paths_never_deadlock);
-    tcase_add_test(tc, test_multilock_is_reentrant_and_held_per_thread);
-    tcase_add_test(tc, test_multilock_release_keeps_going_past_a_lost_member);
-    tcase_add_test(tc, test_multilock_bad_input_is_einval_and_creates_nothing);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_multilock_acquires_in_path_order_and_releases_in_reverse,
+        test_multilock_two_processes_with_opposite_orders_never_deadlock,
+        test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere,
+        test_multilock_member_failure_releases_what_the_call_took,
+        test_multilock_timeout_bounds_the_whole_call,
+        test_multilock_huge_timeout_waits_instead_of_failing_at_once,
+        test_multilock_mixes_mutexes_user_locks_and_multilocks,
+        test_multilock_holds_a_semmutex_member_for_its_object,
+        test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock,
+        test_nested_multilocks_with_interleaved_paths_never_deadlock,
+        test_multilock_is_reentrant_and_held_per_thread,
+        test_multilock_release_keeps_going_past_a_lost_member,
+        test_multilock_bad_input_is_einval_and_creates_nothing,
+        NULL,
+    };
+    return tu_run_zk_case("multilock", 120, tests);
 }

@@ -40,8 +40,8 @@ static void *counter_thread(void *arg)
 
 START_TEST(test_mutex_excludes_eight_threads_sharing_one_object)
 {
-    zkl_client *c = tu_client(10000);
-    char *p = tu_path("threads");
+    zkl_client *c = tu_test_client(10000);
+    char *p = tu_test_path("threads");
     struct shared_counter s = {.per_thread = 25};
     ck_assert_int_eq(zkl_mutex_new(c, p, &s.m), 0);
     pthread_t t[8];
@@ -53,8 +53,6 @@ START_TEST(test_mutex_excludes_eight_threads_sharing_one_object)
     ck_assert_int_eq(s.violations, 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_mutex_free(s.m);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -105,7 +103,7 @@ static int counter_worker(const char *path, const char *shm)
 
 START_TEST(test_mutex_excludes_four_processes_with_increasing_tokens)
 {
-    char *p = tu_path("procs");
+    char *p = tu_test_path("procs");
     char shm[64];
     snprintf(shm, sizeof shm, "/dev/shm/zkl-test-%ld", (long)getpid());
     struct proc_shared *sh = tu_map_shared(shm, sizeof *sh, 1);
@@ -124,7 +122,6 @@ START_TEST(test_mutex_excludes_four_processes_with_increasing_tokens)
     ck_assert_int_eq(sh->token_errors, 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     munmap(sh, sizeof *sh);
-    free(p);
 }
 END_TEST
 
@@ -132,10 +129,9 @@ END_TEST
 
 START_TEST(test_mutex_reentrancy_counts_without_new_nodes)
 {
-    zkl_client *c = tu_client(10000);
-    char *p = tu_path("reentrant");
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    zkl_client *c = tu_test_client(10000);
+    char *p = tu_test_path("reentrant");
+    zkl_mutex *m = tu_test_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_is_held(m), 0);
     ck_assert_int_eq(tu_mutex_token(m), ZKL_ENOTHELD);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
@@ -158,9 +154,6 @@ START_TEST(test_mutex_reentrancy_counts_without_new_nodes)
     ck_assert_int_eq(zkl_mutex_is_held(m), 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     ck_assert_int_eq(zkl_mutex_release(m), ZKL_ENOTHELD); /* double release */
-    zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -207,10 +200,9 @@ static bool all_armed(void *arg)
 
 START_TEST(test_mutex_release_wakes_exactly_one_of_twenty_waiters)
 {
-    char *p = tu_path("herd");
-    zkl_client *hc = tu_client(10000);
-    zkl_mutex *hm;
-    ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
+    char *p = tu_test_path("herd");
+    zkl_client *hc = tu_test_client(10000);
+    zkl_mutex *hm = tu_test_mutex(hc, p);
     ck_assert_int_eq(zkl_mutex_acquire(hm, 5000), 0);
     struct waiter w[WAITERS];
     for (int i = 0; i < WAITERS; i++) {
@@ -238,9 +230,6 @@ START_TEST(test_mutex_release_wakes_exactly_one_of_twenty_waiters)
         zkl_mutex_free(w[i].m);
         zkl_client_close(w[i].c);
     }
-    zkl_mutex_free(hm);
-    zkl_client_close(hc);
-    free(p);
 }
 END_TEST
 
@@ -267,8 +256,8 @@ static void *handoff_main(void *arg)
 
 START_TEST(test_mutex_tokens_strictly_increase_across_100_handoffs)
 {
-    char *p = tu_path("tokens");
-    zkl_client *c1 = tu_client(10000), *c2 = tu_client(10000);
+    char *p = tu_test_path("tokens");
+    zkl_client *c1 = tu_test_client(10000), *c2 = tu_test_client(10000);
     zkl_mutex *m1, *m2;
     ck_assert_int_eq(zkl_mutex_new(c1, p, &m1), 0);
     ck_assert_int_eq(zkl_mutex_new(c2, p, &m2), 0);
@@ -286,9 +275,6 @@ START_TEST(test_mutex_tokens_strictly_increase_across_100_handoffs)
                       (long long)tokens[i], (long long)tokens[i - 1]);
     zkl_mutex_free(m1);
     zkl_mutex_free(m2);
-    zkl_client_close(c1);
-    zkl_client_close(c2);
-    free(p);
 }
 END_TEST
 
@@ -313,7 +299,7 @@ static int holder_worker(const char *path, const char *unused)
 
 START_TEST(test_mutex_sigkilled_holder_frees_lock_after_session_timeout)
 {
-    char *p = tu_path("killed");
+    char *p = tu_test_path("killed");
     int fds[2];
     ck_assert_int_eq(pipe(fds), 0);
     pid_t pid = tu_spawn_worker((const char *[]){"holder", p, "-", NULL}, fds[1]);
@@ -334,7 +320,6 @@ START_TEST(test_mutex_sigkilled_holder_frees_lock_after_session_timeout)
     zkl_mutex_free(m);
     zkl_client_close(c);
     close(fds[0]);
-    free(p);
 }
 END_TEST
 
@@ -352,10 +337,9 @@ END_TEST
 
 START_TEST(test_mutex_creates_missing_parents_as_containers)
 {
-    char *p = tu_path("deep/er/lock");
-    zkl_client *c = tu_client(10000);
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    char *p = tu_test_path("deep/er/lock");
+    zkl_client *c = tu_test_client(10000);
+    zkl_mutex *m = tu_test_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     const char *node = zkl_mutex_node(m);
     ck_assert_ptr_nonnull(node);
@@ -373,9 +357,6 @@ START_TEST(test_mutex_creates_missing_parents_as_containers)
     snprintf(want, sizeof want, " %ld", (long)getpid());
     ck_assert_msg(strstr(data, want) != NULL, "owner data '%s'", data);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
-    zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -389,17 +370,16 @@ int main(int argc, char **argv)
             return holder_worker(argv[3], argv[4]);
         return 64;
     }
-    Suite *s = suite_create("mutex");
-    TCase *tc = tu_tcase("mutex", 120);
-    tu_add_fixture(tc, "mutex");
-    tcase_add_test(tc, test_mutex_excludes_eight_threads_sharing_one_object);
-    tcase_add_test(tc, test_mutex_excludes_four_processes_with_increasing_tokens);
-    tcase_add_test(tc, test_mutex_reentrancy_counts_without_new_nodes);
-    tcase_add_test(tc, test_mutex_release_wakes_exactly_one_of_twenty_waiters);
-    tcase_add_test(tc, test_mutex_tokens_strictly_increase_across_100_handoffs);
-    tcase_add_test(tc, test_mutex_sigkilled_holder_frees_lock_after_session_timeout);
-    tcase_add_test(tc, test_client_open_fails_when_no_server_answers);
-    tcase_add_test(tc, test_mutex_creates_missing_parents_as_containers);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_mutex_excludes_eight_threads_sharing_one_object,
+        test_mutex_excludes_four_processes_with_increasing_tokens,
+        test_mutex_reentrancy_counts_without_new_nodes,
+        test_mutex_release_wakes_exactly_one_of_twenty_waiters,
+        test_mutex_tokens_strictly_increase_across_100_handoffs,
+        test_mutex_sigkilled_holder_frees_lock_after_session_timeout,
+        test_client_open_fails_when_no_server_answers,
+        test_mutex_creates_missing_parents_as_containers,
+        NULL,
+    };
+    return tu_run_zk_case("mutex", 120, tests);
 }

@@ -110,8 +110,8 @@ static void check_owners(zkl_client *c, const char *path, size_t want)
 
 START_TEST(test_mutex_holder_then_waiters)
 {
-    char *p = tu_path("mutex");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("mutex");
+    zkl_client *c = tu_test_client(10000);
     zkl_mutex *m, *w1, *w2;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
     ck_assert_int_eq(zkl_mutex_new(c, p, &w1), 0);
@@ -142,15 +142,13 @@ START_TEST(test_mutex_holder_then_waiters)
     zkl_mutex_free(w2);
     zkl_mutex_free(w1);
     zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_semmutex_holder_then_waiter)
 {
-    char *p = tu_path("semmutex");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("semmutex");
+    zkl_client *c = tu_test_client(10000);
     zkl_semmutex *m, *w1;
     ck_assert_int_eq(zkl_semmutex_new(c, p, &m), 0);
     ck_assert_int_eq(zkl_semmutex_new(c, p, &w1), 0);
@@ -166,15 +164,13 @@ START_TEST(test_semmutex_holder_then_waiter)
     join_waiter(&a);
     zkl_semmutex_free(w1);
     zkl_semmutex_free(m);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_rwlock_readers_share_and_queue_behind_a_writer)
 {
-    char *p = tu_path("rwlock");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("rwlock");
+    zkl_client *c = tu_test_client(10000);
     zkl_rwlock *r1, *r2, *w, *r3;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &r1), 0);
     ck_assert_int_eq(zkl_rwlock_new(c, p, &r2), 0);
@@ -201,15 +197,13 @@ START_TEST(test_rwlock_readers_share_and_queue_behind_a_writer)
     zkl_rwlock_free(w);
     zkl_rwlock_free(r2);
     zkl_rwlock_free(r1);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_rwlock_downgrade_holds_both)
 {
-    char *p = tu_path("downgrade");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("downgrade");
+    zkl_client *c = tu_test_client(10000);
     zkl_rwlock *rw, *other;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
     ck_assert_int_eq(zkl_rwlock_new(c, p, &other), 0);
@@ -228,15 +222,13 @@ START_TEST(test_rwlock_downgrade_holds_both)
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
     zkl_rwlock_free(other);
     zkl_rwlock_free(rw);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_mutex_and_reader_on_one_path)
 {
-    char *p = tu_path("mixed");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("mixed");
+    zkl_client *c = tu_test_client(10000);
     zkl_mutex *m;
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
@@ -252,15 +244,13 @@ START_TEST(test_mutex_and_reader_on_one_path)
     join_waiter(&a);
     zkl_rwlock_free(rw);
     zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_semaphore_leases_hold_and_waiters_wait)
 {
-    char *p = tu_path("sem");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("sem");
+    zkl_client *c = tu_test_client(10000);
     zkl_semaphore *s1, *s2;
     ck_assert_int_eq(zkl_semaphore_new(c, p, 2, &s1), 0);
     ck_assert_int_eq(zkl_semaphore_new(c, p, 2, &s2), 0);
@@ -296,19 +286,16 @@ START_TEST(test_semaphore_leases_hold_and_waiters_wait)
     zkl_semaphore_free(s2);
     zkl_semaphore_free(s1);
     /* Not a semaphore: no limit. */
-    char *q = tu_path("nosem");
+    char *q = tu_test_path("nosem");
     ck_assert_int_eq(zkl_participants_limit(c, q, &lim), 0);
     ck_assert_int_eq(lim, 0);
-    zkl_client_close(c);
-    free(q);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_revoke_writes_into_the_holders_node_only)
 {
-    char *p = tu_path("revoke");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("revoke");
+    zkl_client *c = tu_test_client(10000);
     ck_assert_int_eq(zkl_revoke(c, p, NULL), ZKL_ENOTHELD);
     zkl_mutex *m, *w1;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
@@ -338,8 +325,6 @@ START_TEST(test_revoke_writes_into_the_holders_node_only)
     join_waiter(&a);
     zkl_mutex_free(w1);
     zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -397,8 +382,8 @@ static bool revoked_once(void *arg)
  * callback is not disturbed. */
 START_TEST(test_revoke_reaches_the_holders_callback)
 {
-    char *p = tu_path("revoked");
-    zkl_client *c = tu_client(10000), *other = tu_client(10000);
+    char *p = tu_test_path("revoked");
+    zkl_client *c = tu_test_client(10000), *other = tu_test_client(10000);
     struct revoked r = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
     zkl_mutex *m;
@@ -455,15 +440,12 @@ START_TEST(test_revoke_reaches_the_holders_callback)
     ck_assert_int_eq(zkl_semmutex_set_revoke_fn(NULL, on_semmutex_revoke, &r), ZKL_EINVAL);
     zkl_rwlock_free(rw);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_client_close(other);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_bad_input_is_einval)
 {
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     zkl_participant *ps;
     size_t n;
     int lim;
@@ -474,24 +456,22 @@ START_TEST(test_bad_input_is_einval)
     ck_assert_int_eq(zkl_participants_limit(c, "/x", NULL), ZKL_EINVAL);
     ck_assert_int_eq(zkl_participants_limit(c, "//", &lim), ZKL_EINVAL);
     zkl_participants_free(NULL, 0);
-    zkl_client_close(c);
 }
 END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("participants");
-    TCase *tc = tu_tcase("participants", 120);
-    tu_add_fixture(tc, "participants");
-    tcase_add_test(tc, test_mutex_holder_then_waiters);
-    tcase_add_test(tc, test_semmutex_holder_then_waiter);
-    tcase_add_test(tc, test_rwlock_readers_share_and_queue_behind_a_writer);
-    tcase_add_test(tc, test_rwlock_downgrade_holds_both);
-    tcase_add_test(tc, test_mutex_and_reader_on_one_path);
-    tcase_add_test(tc, test_semaphore_leases_hold_and_waiters_wait);
-    tcase_add_test(tc, test_revoke_writes_into_the_holders_node_only);
-    tcase_add_test(tc, test_revoke_reaches_the_holders_callback);
-    tcase_add_test(tc, test_bad_input_is_einval);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_mutex_holder_then_waiters,
+        test_semmutex_holder_then_waiter,
+        test_rwlock_readers_share_and_queue_behind_a_writer,
+        test_rwlock_downgrade_holds_both,
+        test_mutex_and_reader_on_one_path,
+        test_semaphore_leases_hold_and_waiters_wait,
+        test_revoke_writes_into_the_holders_node_only,
+        test_revoke_reaches_the_holders_callback,
+        test_bad_input_is_einval,
+        NULL,
+    };
+    return tu_run_zk_case("participants", 120, tests);
 }

@@ -97,13 +97,13 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("path");
-    TCase *tc = tu_tcase("path", 10);
-    tcase_add_test(tc, test_good_paths_are_accepted);
-    tcase_add_test(tc, test_bad_paths_are_refused);
-    tcase_add_test(tc, test_characters_the_server_refuses_are_refused);
-    tcase_add_test(tc, test_node_names_parse_kind_and_sequence);
-    tcase_add_test(tc, test_uuids_are_fresh_and_well_formed);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_good_paths_are_accepted,
+        test_bad_paths_are_refused,
+        test_characters_the_server_refuses_are_refused,
+        test_node_names_parse_kind_and_sequence,
+        test_uuids_are_fresh_and_well_formed,
+        NULL,
+    };
+    return tu_run_case("path", 10, NULL, NULL, tests);
 }

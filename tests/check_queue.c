@@ -130,8 +130,8 @@ static char *random_waiter_node(const char *dir, const char *holder_name, unsign
 START_TEST(test_long_queue_walks_back_past_waiters_that_give_up)
 {
     enum { N = 240, DELETED = 20 };
-    char *p = tu_path("walk");
-    zkl_client *hc = tu_client(20000);
+    char *p = tu_test_path("walk");
+    zkl_client *hc = tu_test_client(20000);
     zkl_mutex *hm;
     ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
     ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
@@ -207,8 +207,6 @@ START_TEST(test_long_queue_walks_back_past_waiters_that_give_up)
         zkl_client_close(stay[i]);
         zkl_client_close(quit[i]);
     }
-    zkl_client_close(hc);
-    free(p);
 }
 END_TEST
 
@@ -235,11 +233,11 @@ static bool all_queued_or_done(void *arg)
 START_TEST(test_queue_with_random_quitters_keeps_one_holder)
 {
     enum { N = 200 };
-    char *p = tu_path("random");
+    char *p = tu_test_path("random");
     zkl_client *cs[CLIENTS];
     for (int i = 0; i < CLIENTS; i++)
         cs[i] = tu_client(20000);
-    zkl_client *hc = tu_client(20000);
+    zkl_client *hc = tu_test_client(20000);
     zkl_mutex *hm;
     ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
     ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
@@ -280,8 +278,6 @@ START_TEST(test_queue_with_random_quitters_keeps_one_holder)
     zkl_mutex_free(hm);
     for (int i = 0; i < CLIENTS; i++)
         zkl_client_close(cs[i]);
-    zkl_client_close(hc);
-    free(p);
 }
 END_TEST
 
@@ -448,14 +444,25 @@ static bool joiners_at(void *arg)
     return atomic_load(&t->j->done) >= t->n;
 }
 
+struct listed {
+    zkl_client *c;
+    uint64_t want;
+};
+
+static bool listed_at_least(void *arg)
+{
+    struct listed *l = arg;
+    return listings(&l->c, 1) >= l->want;
+}
+
 /* Waiters of one session on one lock path share their listings: while one
  * is in flight, those who ask wait for the next. Joined while the server is
  * paused (no answer can come in between), JOINERS waiters take two
  * listings, not one each, and then hold one at a time. */
 START_TEST(test_waiters_of_one_session_share_their_listings)
 {
-    char *p = tu_path("shared");
-    zkl_client *hc = tu_client(20000), *c = tu_client(20000);
+    char *p = tu_test_path("shared");
+    zkl_client *hc = tu_test_client(20000), *c = tu_test_client(20000);
     zkl_mutex *hm, *m;
     ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
@@ -469,6 +476,12 @@ START_TEST(test_waiters_of_one_session_share_their_listings)
         ck_assert_int_eq(zkl_mutex_acquire_async(m, 60000, joiner_cb, &j, &rs[i]), 0);
     harness_node("resume-node");
     ck_assert(tu_wait_children(tu_fixture_zk, p, JOINERS + 1, 30000));
+    /* The second listing is sent once the first answers, a moment after
+     * the nodes show: wait for it, then let anything that would follow it
+     * be sent too before counting. */
+    struct listed two = {c, s0.listings + 2};
+    ck_assert(tu_wait_until(listed_at_least, &two, 30000));
+    drain(&c, 1);
     ck_assert_int_eq(zkl_client_get_stats(c, &s1), 0);
     ck_assert_uint_eq(s1.listings - s0.listings, 2);
     ck_assert_int_eq(atomic_load(&j.done), 0);
@@ -484,9 +497,6 @@ START_TEST(test_waiters_of_one_session_share_their_listings)
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
     zkl_mutex_free(hm);
     zkl_mutex_free(m);
-    zkl_client_close(hc);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -497,8 +507,8 @@ END_TEST
  * hold all the same, not wait behind the stale listing. */
 START_TEST(test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_stale_wait)
 {
-    char *p = tu_path("stale");
-    zkl_client *c = tu_client(4000);
+    char *p = tu_test_path("stale");
+    zkl_client *c = tu_test_client(4000);
     zkl_mutex *m1, *m2;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m1), 0);
     ck_assert_int_eq(zkl_mutex_new(c, p, &m2), 0);
@@ -548,8 +558,6 @@ START_TEST(test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_sta
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 15000));
     zkl_mutex_free(m1);
     zkl_mutex_free(m2);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -678,16 +686,15 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("queue");
-    TCase *tc = tu_tcase("queue", 240);
-    tu_add_fixture(tc, "queue");
-    tcase_add_test(tc, test_long_queue_walks_back_past_waiters_that_give_up);
-    tcase_add_test(tc, test_queue_with_random_quitters_keeps_one_holder);
-    tcase_add_test(tc, test_waiters_of_one_session_share_their_listings);
-    tcase_add_test(tc, test_one_waiter_clients_in_a_long_queue_list_once_per_handoff);
-    tcase_add_test(tc, test_prefetch_waiters_list_once_instead_of_walking_back);
-    tcase_add_test(tc, test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_stale_wait);
-    tcase_add_test(tc, test_queue_over_the_servers_limit_fails_clearly_and_leaves_no_node);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_long_queue_walks_back_past_waiters_that_give_up,
+        test_queue_with_random_quitters_keeps_one_holder,
+        test_waiters_of_one_session_share_their_listings,
+        test_one_waiter_clients_in_a_long_queue_list_once_per_handoff,
+        test_prefetch_waiters_list_once_instead_of_walking_back,
+        test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_stale_wait,
+        test_queue_over_the_servers_limit_fails_clearly_and_leaves_no_node,
+        NULL,
+    };
+    return tu_run_zk_case("queue", 240, tests);
 }

@@ -219,10 +219,24 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* What the readers and writers saw: all readers inside at once, never a
+ * writer beside anyone, every write counted, tokens increasing; and no
+ * node left. */
+static void shared_and_excluded(const struct rw_shared *s, int readers, long writes,
+                                const char *p)
+{
+    ck_assert_int_eq(s->rendezvous_failed, 0);
+    ck_assert_int_eq(s->max_readers, readers); /* all readers were inside at once */
+    ck_assert_int_eq(s->violations, 0);
+    ck_assert_int_eq(s->counter, writes);
+    ck_assert_int_eq(s->token_errors, 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+}
+
 START_TEST(test_rwlock_threads_share_reads_and_writers_exclude_everyone)
 {
-    zkl_client *c = tu_client(10000);
-    char *p = tu_path("threads");
+    zkl_client *c = tu_test_client(10000);
+    char *p = tu_test_path("threads");
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
     struct rw_shared s = {0};
@@ -236,15 +250,8 @@ START_TEST(test_rwlock_threads_share_reads_and_writers_exclude_everyone)
         pthread_join(t[i], NULL);
         ck_assert_msg(w[i].rc == 0, "worker %d failed", i);
     }
-    ck_assert_int_eq(s.rendezvous_failed, 0);
-    ck_assert_int_eq(s.max_readers, T_READERS); /* all readers were inside at once */
-    ck_assert_int_eq(s.violations, 0);
-    ck_assert_int_eq(s.counter, T_WRITERS * T_ITER);
-    ck_assert_int_eq(s.token_errors, 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    shared_and_excluded(&s, T_READERS, T_WRITERS * T_ITER, p);
     zkl_rwlock_free(rw);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -276,7 +283,7 @@ static int procs_worker(char **args)
 
 START_TEST(test_rwlock_processes_share_reads_and_writers_exclude_everyone)
 {
-    char *p = tu_path("procs");
+    char *p = tu_test_path("procs");
     char file[64];
     struct rw_shared *s = new_shared(file, sizeof *s);
     pid_t pids[P_READERS + P_WRITERS];
@@ -292,15 +299,9 @@ START_TEST(test_rwlock_processes_share_reads_and_writers_exclude_everyone)
         ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
         ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d failed: %d", i, st);
     }
-    ck_assert_int_eq(s->rendezvous_failed, 0);
-    ck_assert_int_eq(s->max_readers, P_READERS);
-    ck_assert_int_eq(s->violations, 0);
-    ck_assert_int_eq(s->counter, P_WRITERS * P_ITER);
-    ck_assert_int_eq(s->token_errors, 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    shared_and_excluded(s, P_READERS, P_WRITERS * P_ITER, p);
     munmap(s, sizeof *s);
     unlink(file);
-    free(p);
 }
 END_TEST
 
@@ -309,11 +310,10 @@ END_TEST
 
 START_TEST(test_rwlock_reader_shares_at_once_and_writer_times_out_leaving_no_node)
 {
-    char *p = tu_path("timeouts");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
-    zkl_rwlock *ra, *rb;
-    ck_assert_int_eq(zkl_rwlock_new(a, p, &ra), 0);
-    ck_assert_int_eq(zkl_rwlock_new(b, p, &rb), 0);
+    struct rwset t;
+    rwset_open(&t, "timeouts", 2, 10000);
+    const char *p = t.p;
+    zkl_rwlock *ra = t.rw[0], *rb = t.rw[1];
 
     /* A writer holds: either side times out (check_common). A reader
      * holds: another reader gets in at once, a writer times out. */
@@ -330,12 +330,7 @@ START_TEST(test_rwlock_reader_shares_at_once_and_writer_times_out_leaving_no_nod
     ck_assert_int_eq(zkl_rwlock_read_release(ra), 0);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rb, 0), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rb), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_rwlock_free(ra);
-    zkl_rwlock_free(rb);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    free(p);
+    rwset_close(&t);
 }
 END_TEST
 
@@ -345,7 +340,7 @@ END_TEST
 START_TEST(test_rwlock_sides_work_as_generic_locks_and_in_a_multilock)
 {
     char *p = tu_path("generic"), *q = tu_path("generic-other");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
     zkl_rwlock *rw, *other;
     zkl_mutex *m;
     ck_assert_int_eq(zkl_rwlock_new(a, p, &rw), 0);
@@ -395,8 +390,6 @@ START_TEST(test_rwlock_sides_work_as_generic_locks_and_in_a_multilock)
     zkl_mutex_free(m);
     zkl_rwlock_free(rw);
     zkl_rwlock_free(other);
-    zkl_client_close(a);
-    zkl_client_close(b);
     free(p);
     free(q);
 }
@@ -406,8 +399,8 @@ END_TEST
 
 START_TEST(test_rwlock_mutex_and_reader_on_one_path_exclude_each_other)
 {
-    char *p = tu_path("mixed");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    char *p = tu_test_path("mixed");
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
     zkl_mutex *m;
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_mutex_new(a, p, &m), 0);
@@ -435,9 +428,6 @@ START_TEST(test_rwlock_mutex_and_reader_on_one_path_exclude_each_other)
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_mutex_free(m);
     zkl_rwlock_free(rw);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    free(p);
 }
 END_TEST
 

@@ -176,9 +176,9 @@ static void log_line(int fd, const char *ev, const char *kind, int64_t ns, int64
 
 START_TEST(test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wait)
 {
-    char *p = tu_path("curator-share");
+    char *p = tu_test_path("curator-share");
     char *log = tmpfile_path("share.log"), *cnt = tmpfile_path("counter");
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
@@ -215,18 +215,16 @@ START_TEST(test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wa
     ck_assert_int_eq(tu_counter_read(cnt), 2);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(rw);
-    zkl_client_close(c);
     free(log);
     free(cnt);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_rwlock_downgrade_keeps_a_queued_curator_writer_out)
 {
-    char *p = tu_path("curator-downgrade");
+    char *p = tu_test_path("curator-downgrade");
     char *log = tmpfile_path("downgrade.log"), *cnt = tmpfile_path("counter");
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     zkl_rwlock *rw;
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
@@ -256,10 +254,8 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_curator_writer_out)
     ck_assert_int_gt(ivs[1].acq, ivs[0].rel);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_rwlock_free(rw);
-    zkl_client_close(c);
     free(log);
     free(cnt);
-    free(p);
 }
 END_TEST
 
@@ -319,7 +315,7 @@ static int iv_cmp(const void *a, const void *b)
 
 START_TEST(test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer)
 {
-    char *p = tu_path("curator-mixed");
+    char *p = tu_test_path("curator-mixed");
     char *log = tmpfile_path("mixed.log"), *cnt = tmpfile_path("counter");
     char *stopfile = tmpfile_path("stop");
     int *stop = tu_map_shared(stopfile, sizeof *stop, 1);
@@ -393,7 +389,6 @@ START_TEST(test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer)
     free(stopfile);
     free(log);
     free(cnt);
-    free(p);
 }
 END_TEST
 
@@ -403,12 +398,11 @@ int main(int argc, char **argv)
     tu_main_init(argc, argv);
     if (argc == 9 && strcmp(argv[1], "--worker") == 0 && strcmp(argv[2], "mixed") == 0)
         return mixed_worker(argv + 3);
-    Suite *s = suite_create("rwlock_interop");
-    TCase *ti = tu_tcase("curator", 150);
-    tcase_add_checked_fixture(ti, interop_setup, interop_teardown);
-    tcase_add_test(ti, test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wait);
-    tcase_add_test(ti, test_rwlock_downgrade_keeps_a_queued_curator_writer_out);
-    tcase_add_test(ti, test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer);
-    suite_add_tcase(s, ti);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wait,
+        test_rwlock_downgrade_keeps_a_queued_curator_writer_out,
+        test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer,
+        NULL,
+    };
+    return tu_run_case("rwlock_interop", 150, interop_setup, interop_teardown, tests);
 }

@@ -2,18 +2,8 @@
  * ZooKeeper: a thread that downgraded loses both sides, each told once,
  * and its lost write cannot be downgraded from; guarded writes, the multi
  * form included, only while the write lock is held. */
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "rwlock_util.h"
 #include "zkl/zookeeper.h"
@@ -25,18 +15,12 @@ static bool neither_held(void *arg)
     return zkl_rwlock_read_is_held(arg) == 0 && zkl_rwlock_write_is_held(arg) == 0;
 }
 
-static bool client_connected(void *arg)
-{
-    int st = zkl_client_state(arg);
-    return st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED;
-}
-
 START_TEST(test_rwlock_session_expiry_is_reported_as_lost_on_both_sides)
 {
-    char *p = tu_path("expired");
-    zkl_client *c = tu_client(4000);
-    zkl_rwlock *rw;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    struct rwset t;
+    rwset_open(&t, "expired", 1, 4000);
+    zkl_client *c = t.c[0];
+    zkl_rwlock *rw = t.rw[0];
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0); /* read depth 2 */
@@ -51,10 +35,10 @@ START_TEST(test_rwlock_session_expiry_is_reported_as_lost_on_both_sides)
     ck_assert_int_eq(zkl_rwlock_read_release(rw), ZKL_ENOTHELD);
     /* Only the lost write remains: a downgrade from it is refused, since a
      * read node with its old sequence would jump the queue. */
-    ck_assert(tu_wait_until(client_connected, c, 15000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 15000));
     ck_assert_int_ne(tu_client_session_id(c), old_sid);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 1000), ZKL_ELOST);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, t.p), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), ZKL_ELOST);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), ZKL_ENOTHELD);
     /* New work goes on in the new session. */
@@ -62,10 +46,7 @@ START_TEST(test_rwlock_session_expiry_is_reported_as_lost_on_both_sides)
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_rwlock_free(rw);
-    zkl_client_close(c);
-    free(p);
+    rwset_close(&t);
 }
 END_TEST
 
@@ -103,10 +84,10 @@ static bool two_calls(void *arg)
 
 START_TEST(test_rwlock_lost_fn_reports_each_lost_hold_once)
 {
-    char *p = tu_path("lostfn");
-    zkl_client *c = tu_client(4000);
-    zkl_rwlock *rw;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    struct rwset t;
+    rwset_open(&t, "lostfn", 1, 4000);
+    zkl_client *c = t.c[0];
+    zkl_rwlock *rw = t.rw[0];
     struct lost_log l = {.mu = PTHREAD_MUTEX_INITIALIZER, .rw = rw};
     ck_assert_int_eq(zkl_rwlock_set_lost_fn(NULL, on_lost, &l), ZKL_EINVAL);
     ck_assert_int_eq(zkl_rwlock_set_lost_fn(rw, on_lost, &l), 0);
@@ -115,7 +96,7 @@ START_TEST(test_rwlock_lost_fn_reports_each_lost_hold_once)
     int64_t wtok = tu_rwlock_write_token(rw), rtok = tu_rwlock_read_token(rw);
     tu_expire_session(c);
     ck_assert(tu_wait_until(two_calls, &l, 15000));
-    ck_assert(tu_wait_until(client_connected, c, 15000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 15000));
     pthread_mutex_lock(&l.mu);
     ck_assert_int_eq(l.calls, 2);
     ck_assert_int_eq(l.writes, 1);
@@ -130,19 +111,17 @@ START_TEST(test_rwlock_lost_fn_reports_each_lost_hold_once)
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
     tu_expire_session(c);
-    ck_assert(tu_wait_until(client_connected, c, 15000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 15000));
     /* Removed, the callback is not called any more. */
     ck_assert_int_eq(zkl_rwlock_set_lost_fn(rw, NULL, NULL), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
     tu_expire_session(c);
-    ck_assert(tu_wait_until(client_connected, c, 15000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 15000));
     ck_assert_int_eq(zkl_rwlock_read_release(rw), ZKL_ELOST);
     pthread_mutex_lock(&l.mu);
     ck_assert_int_eq(l.calls, 2);
     pthread_mutex_unlock(&l.mu);
-    zkl_rwlock_free(rw);
-    zkl_client_close(c);
-    free(p);
+    rwset_close(&t);
 }
 END_TEST
 
@@ -203,12 +182,11 @@ END_TEST
 int main(int argc, char **argv)
 {
     tu_main_init(argc, argv);
-    Suite *s = suite_create("rwlock_loss");
-    TCase *ts = tu_tcase("sessions", 120);
-    tu_add_fixture(ts, "rwlock");
-    tcase_add_test(ts, test_rwlock_session_expiry_is_reported_as_lost_on_both_sides);
-    tcase_add_test(ts, test_rwlock_guarded_set_only_while_the_write_lock_is_held);
-    tcase_add_test(ts, test_rwlock_lost_fn_reports_each_lost_hold_once);
-    suite_add_tcase(s, ts);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_rwlock_session_expiry_is_reported_as_lost_on_both_sides,
+        test_rwlock_guarded_set_only_while_the_write_lock_is_held,
+        test_rwlock_lost_fn_reports_each_lost_hold_once,
+        NULL,
+    };
+    return tu_run_zk_case("rwlock_loss", 120, tests);
 }

@@ -1,17 +1,9 @@
 /* The read-write lock's queue against a real ZooKeeper: a stream of
  * readers cannot starve a writer, and a waiting reader wakes once per
  * writer ahead of it, watching the right node. */
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "rwlock_util.h"
@@ -119,14 +111,18 @@ END_TEST
 
 /* ---- wake-ups -------------------------------------------------------------- */
 
-START_TEST(test_rwlock_reader_behind_two_writers_wakes_once)
+/* A writer W1 holds; a writer W2 queues, then a reader R behind it, which
+ * watches W2, the nearest writer ahead. Then one of the writers goes. */
+enum { WAKE_HOLDER_GOES, WAKE_QUEUED_WRITER_GOES, WAKE_CASES };
+static const char *const wake_case[WAKE_CASES] = {"holder-goes", "queued-writer-goes"};
+
+START_TEST(test_rwlock_reader_wakes_once_per_writer_ahead_that_goes)
 {
-    char *p = tu_path("wake1");
-    zkl_client *c1 = tu_client(10000), *c2 = tu_client(10000), *c3 = tu_client(10000);
-    zkl_rwlock *w1, *w2, *r;
-    ck_assert_int_eq(zkl_rwlock_new(c1, p, &w1), 0);
-    ck_assert_int_eq(zkl_rwlock_new(c2, p, &w2), 0);
-    ck_assert_int_eq(zkl_rwlock_new(c3, p, &r), 0);
+    struct rwset t;
+    rwset_open(&t, wake_case[_i], 3, 10000);
+    const char *p = t.p;
+    zkl_client *c2 = t.c[1], *c3 = t.c[2];
+    zkl_rwlock *w1 = t.rw[0], *w2 = t.rw[1], *r = t.rw[2];
     ck_assert_int_eq(zkl_rwlock_write_acquire(w1, 5000), 0);
     struct bg b2, b3;
     bg_start(&b2, w2, 1, 60000);
@@ -135,70 +131,41 @@ START_TEST(test_rwlock_reader_behind_two_writers_wakes_once)
     bg_start(&b3, r, 0, 60000);
     wait_children(p, 3);
     wait_requests(c3, 3);
-    /* W1 goes: W2 holds; the reader, watching W2, sleeps on. */
-    ck_assert_int_eq(zkl_rwlock_write_release(w1), 0);
-    ck_assert(tu_wait_until(bg_got, &b2, 30000));
-    ck_assert_int_eq(__atomic_load_n(&b3.got, __ATOMIC_SEQ_CST), 0);
-    /* W2 goes: the reader wakes once and holds. */
-    bg_finish(&b2);
-    ck_assert(tu_wait_until(bg_got, &b3, 30000));
-    bg_finish(&b3);
-    ck_assert_int_eq(b2.rc, 0);
-    ck_assert_int_eq(b3.rc, 0);
-    ck_assert_int_eq(stats_of(c3).watch_events, 1);
-    ck_assert_int_eq(stats_of(c2).watch_events, 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_rwlock_free(w1);
-    zkl_rwlock_free(w2);
-    zkl_rwlock_free(r);
-    zkl_client_close(c1);
-    zkl_client_close(c2);
-    zkl_client_close(c3);
-    free(p);
+    if (_i == WAKE_HOLDER_GOES) {
+        /* W1 goes: W2 holds; the reader, watching W2, sleeps on. */
+        ck_assert_int_eq(zkl_rwlock_write_release(w1), 0);
+        ck_assert(tu_wait_until(bg_got, &b2, 30000));
+        ck_assert_int_eq(__atomic_load_n(&b3.got, __ATOMIC_SEQ_CST), 0);
+        /* W2 goes: the reader wakes once and holds. */
+        bg_finish(&b2);
+        ck_assert(tu_wait_until(bg_got, &b3, 30000));
+        bg_finish(&b3);
+        ck_assert_int_eq(b2.rc, 0);
+        ck_assert_int_eq(b3.rc, 0);
+        ck_assert_int_eq(stats_of(c3).watch_events, 1);
+        ck_assert_int_eq(stats_of(c2).watch_events, 1);
+    } else {
+        /* The queued writer gives up (its client closes): the reader
+         * wakes, and watches W1 now. */
+        zkl_client_close(c2);
+        pthread_join(b2.t, NULL);
+        ck_assert_int_eq(b2.rc, ZKL_ECLOSED);
+        zkl_rwlock_free(w2);
+        t.c[1] = NULL, t.rw[1] = NULL;
+        wait_children(p, 2);
+        wait_requests(c3, 5); /* listing, new watch */
+        ck_assert_int_eq(__atomic_load_n(&b3.got, __ATOMIC_SEQ_CST), 0);
+        ck_assert_int_eq(stats_of(c3).watch_events, 1);
+        /* W1 goes: the second and last wake-up. */
+        ck_assert_int_eq(zkl_rwlock_write_release(w1), 0);
+        ck_assert(tu_wait_until(bg_got, &b3, 30000));
+        bg_finish(&b3);
+        ck_assert_int_eq(b3.rc, 0);
+        ck_assert_int_eq(stats_of(c3).watch_events, 2);
+    }
+    rwset_close(&t);
 }
 END_TEST
-
-START_TEST(test_rwlock_reader_wakes_to_watch_the_next_writer_when_its_writer_leaves)
-{
-    char *p = tu_path("wake2");
-    zkl_client *c1 = tu_client(10000), *c2 = tu_client(10000), *c3 = tu_client(10000);
-    zkl_rwlock *w1, *w2, *r;
-    ck_assert_int_eq(zkl_rwlock_new(c1, p, &w1), 0);
-    ck_assert_int_eq(zkl_rwlock_new(c2, p, &w2), 0);
-    ck_assert_int_eq(zkl_rwlock_new(c3, p, &r), 0);
-    ck_assert_int_eq(zkl_rwlock_write_acquire(w1, 5000), 0);
-    struct bg b2, b3;
-    bg_start(&b2, w2, 1, 60000);
-    wait_children(p, 2);
-    wait_requests(c2, 3);
-    bg_start(&b3, r, 0, 60000);
-    wait_children(p, 3);
-    wait_requests(c3, 3);
-    /* The queued writer gives up (its client closes): the reader wakes,
-     * and watches W1 now. */
-    zkl_client_close(c2);
-    pthread_join(b2.t, NULL);
-    ck_assert_int_eq(b2.rc, ZKL_ECLOSED);
-    zkl_rwlock_free(w2);
-    wait_children(p, 2);
-    wait_requests(c3, 5); /* listing, new watch */
-    ck_assert_int_eq(__atomic_load_n(&b3.got, __ATOMIC_SEQ_CST), 0);
-    ck_assert_int_eq(stats_of(c3).watch_events, 1);
-    /* W1 goes: the second and last wake-up. */
-    ck_assert_int_eq(zkl_rwlock_write_release(w1), 0);
-    ck_assert(tu_wait_until(bg_got, &b3, 30000));
-    bg_finish(&b3);
-    ck_assert_int_eq(b3.rc, 0);
-    ck_assert_int_eq(stats_of(c3).watch_events, 2);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_rwlock_free(w1);
-    zkl_rwlock_free(r);
-    zkl_client_close(c1);
-    zkl_client_close(c3);
-    free(p);
-}
-END_TEST
-
 
 int main(int argc, char **argv)
 {
@@ -208,11 +175,11 @@ int main(int argc, char **argv)
     tu_add_fixture(tc, "rwlock");
     tcase_add_test(tc, test_rwlock_writer_is_not_starved_by_a_stream_of_readers);
     suite_add_tcase(s, tc);
-
-    TCase *tw = tu_tcase("wakeups", 60);
-    tu_add_fixture(tw, "rwlock");
-    tcase_add_test(tw, test_rwlock_reader_behind_two_writers_wakes_once);
-    tcase_add_test(tw, test_rwlock_reader_wakes_to_watch_the_next_writer_when_its_writer_leaves);
-    suite_add_tcase(s, tw);
+    for (int i = 0; i < WAKE_CASES; i++) { /* a test case per case, named after it */
+        tc = tu_tcase(wake_case[i], 60);
+        tu_add_fixture(tc, "rwlock");
+        tu_add_row(tc, test_rwlock_reader_wakes_once_per_writer_ahead_that_goes, i);
+        suite_add_tcase(s, tc);
+    }
     return tu_run(s);
 }

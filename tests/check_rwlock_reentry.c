@@ -1,18 +1,8 @@
 /* The read-write lock's reentrancy against a real ZooKeeper: each side
  * counts a thread's repeated acquires, a writer may downgrade to a read
  * with no writer getting in between, an upgrade is refused at once. */
-#include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "rwlock_util.h"
 #include "zkl/zookeeper.h"
@@ -21,11 +11,11 @@
 
 START_TEST(test_rwlock_downgrade_keeps_a_queued_writer_out)
 {
-    char *p = tu_path("downgrade");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
-    zkl_rwlock *ra, *rb;
-    ck_assert_int_eq(zkl_rwlock_new(a, p, &ra), 0);
-    ck_assert_int_eq(zkl_rwlock_new(b, p, &rb), 0);
+    struct rwset t;
+    rwset_open(&t, "downgrade", 2, 10000);
+    const char *p = t.p;
+    zkl_client *a = t.c[0], *b = t.c[1];
+    zkl_rwlock *ra = t.rw[0], *rb = t.rw[1];
     ck_assert_int_eq(zkl_rwlock_write_acquire(ra, 5000), 0);
     char wnode[512];
     snprintf(wnode, sizeof wnode, "%s", zkl_rwlock_write_node(ra));
@@ -68,21 +58,16 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_writer_out)
     bg_finish(&wb);
     ck_assert_int_eq(wb.rc, 0);
     ck_assert_int_eq(wb.released_rc, 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_rwlock_free(ra);
-    zkl_rwlock_free(rb);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    free(p);
+    rwset_close(&t);
 }
 END_TEST
 
 START_TEST(test_rwlock_downgrade_then_write_reentry_and_release_in_any_order)
 {
-    char *p = tu_path("downgrade2");
-    zkl_client *c = tu_client(10000);
-    zkl_rwlock *rw;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    struct rwset t;
+    rwset_open(&t, "downgrade2", 1, 10000);
+    const char *p = t.p;
+    zkl_rwlock *rw = t.rw[0];
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
     /* Holding both, the write side is still reentrant. */
@@ -102,19 +87,17 @@ START_TEST(test_rwlock_downgrade_then_write_reentry_and_release_in_any_order)
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), ZKL_EDEADLK);
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_rwlock_free(rw);
-    zkl_client_close(c);
-    free(p);
+    rwset_close(&t);
 }
 END_TEST
 
 START_TEST(test_rwlock_upgrade_is_edeadlk_at_once_and_creates_nothing)
 {
-    char *p = tu_path("upgrade");
-    zkl_client *c = tu_client(10000);
-    zkl_rwlock *rw;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    struct rwset t;
+    rwset_open(&t, "upgrade", 1, 10000);
+    const char *p = t.p;
+    zkl_client *c = t.c[0];
+    zkl_rwlock *rw = t.rw[0];
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0); /* depth 2 */
     zkl_client_stats s0 = stats_of(c);
@@ -133,58 +116,47 @@ START_TEST(test_rwlock_upgrade_is_edeadlk_at_once_and_creates_nothing)
     /* Read released: writing is allowed again. */
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_rwlock_free(rw);
-    zkl_client_close(c);
-    free(p);
+    rwset_close(&t);
 }
 END_TEST
 
 
 START_TEST(test_rwlock_each_side_is_reentrant_without_new_nodes)
 {
-    char *p = tu_path("reentrant");
-    zkl_client *c = tu_client(10000);
-    zkl_rwlock *rw;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
-    for (int write = 0; write < 2; write++) {
-        int (*acq)(zkl_rwlock *, long) = write ? zkl_rwlock_write_acquire
-                                               : zkl_rwlock_read_acquire;
-        int (*rel)(zkl_rwlock *) = write ? zkl_rwlock_write_release : zkl_rwlock_read_release;
-        int (*held)(zkl_rwlock *) = write ? zkl_rwlock_write_is_held : zkl_rwlock_read_is_held;
-        int64_t (*token)(zkl_rwlock *) = write ? tu_rwlock_write_token : tu_rwlock_read_token;
-        const char *(*node)(zkl_rwlock *) = write ? zkl_rwlock_write_node : zkl_rwlock_read_node;
-        ck_assert_int_eq(held(rw), 0);
-        ck_assert_int_eq(token(rw), ZKL_ENOTHELD);
-        ck_assert_ptr_null(node(rw));
-        ck_assert_int_eq(acq(rw, 5000), 0);
-        int64_t tok = token(rw);
-        ck_assert_int_gt(tok, 0);
-        const char *n = node(rw);
-        ck_assert_ptr_nonnull(n);
-        ck_assert(strstr(n, write ? "-__WRIT__" : "-__READ__") != NULL);
-        struct Stat st;
-        ck_assert_int_eq(zoo_exists(tu_fixture_zk, n, 0, &st), ZOK);
-        ck_assert_int_eq(st.czxid, tok);
-        zkl_client_stats s0 = stats_of(c);
-        for (int i = 0; i < 3; i++)
-            ck_assert_int_eq(acq(rw, 5000), 0);
-        ck_assert_int_eq(stats_of(c).requests, s0.requests); /* no server traffic */
+    const struct side *sd = &sides[_i];
+    struct rwset t;
+    rwset_open(&t, sd->name, 1, 10000);
+    const char *p = t.p;
+    zkl_client *c = t.c[0];
+    zkl_rwlock *rw = t.rw[0];
+    ck_assert_int_eq(sd->is_held(rw), 0);
+    ck_assert_int_eq(sd->token(rw), ZKL_ENOTHELD);
+    ck_assert_ptr_null(sd->node(rw));
+    ck_assert_int_eq(sd->acquire(rw, 5000), 0);
+    int64_t tok = sd->token(rw);
+    ck_assert_int_gt(tok, 0);
+    const char *n = sd->node(rw);
+    ck_assert_ptr_nonnull(n);
+    ck_assert(strstr(n, sd->kind) != NULL);
+    struct Stat st;
+    ck_assert_int_eq(zoo_exists(tu_fixture_zk, n, 0, &st), ZOK);
+    ck_assert_int_eq(st.czxid, tok);
+    zkl_client_stats s0 = stats_of(c);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(sd->acquire(rw, 5000), 0);
+    ck_assert_int_eq(stats_of(c).requests, s0.requests); /* no server traffic */
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
+    ck_assert_int_eq(sd->token(rw), tok);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(sd->release(rw), 0);
+        ck_assert_int_eq(sd->is_held(rw), 1);
         ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
-        ck_assert_int_eq(token(rw), tok);
-        for (int i = 0; i < 3; i++) {
-            ck_assert_int_eq(rel(rw), 0);
-            ck_assert_int_eq(held(rw), 1);
-            ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
-        }
-        ck_assert_int_eq(rel(rw), 0);
-        ck_assert_int_eq(held(rw), 0);
-        ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-        ck_assert_int_eq(rel(rw), ZKL_ENOTHELD);
     }
-    zkl_rwlock_free(rw);
-    zkl_client_close(c);
-    free(p);
+    ck_assert_int_eq(sd->release(rw), 0);
+    ck_assert_int_eq(sd->is_held(rw), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    ck_assert_int_eq(sd->release(rw), ZKL_ENOTHELD);
+    rwset_close(&t);
 }
 END_TEST
 
@@ -193,9 +165,14 @@ int main(int argc, char **argv)
 {
     tu_main_init(argc, argv);
     Suite *s = suite_create("rwlock_reentry");
-    TCase *tc = tu_tcase("reentry", 120);
+    for (int i = 0; i < 2; i++) { /* each side, a test case named after it */
+        TCase *tc = tu_tcase(sides[i].name, 60);
+        tu_add_fixture(tc, "rwlock");
+        tu_add_row(tc, test_rwlock_each_side_is_reentrant_without_new_nodes, i);
+        suite_add_tcase(s, tc);
+    }
+    TCase *tc = tu_tcase("downgrade", 120);
     tu_add_fixture(tc, "rwlock");
-    tcase_add_test(tc, test_rwlock_each_side_is_reentrant_without_new_nodes);
     tcase_add_test(tc, test_rwlock_downgrade_keeps_a_queued_writer_out);
     tcase_add_test(tc, test_rwlock_downgrade_then_write_reentry_and_release_in_any_order);
     tcase_add_test(tc, test_rwlock_upgrade_is_edeadlk_at_once_and_creates_nothing);

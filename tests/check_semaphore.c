@@ -119,7 +119,7 @@ static int use_worker(const char *p, const char *shm)
 
 START_TEST(test_semaphore_never_admits_more_than_n_across_processes_and_threads)
 {
-    char *p = tu_path("limit3");
+    char *p = tu_test_path("limit3");
     char shm[64];
     snprintf(shm, sizeof shm, "/dev/shm/zkl-test-sem-%ld", (long)getpid());
     struct shared_use *sh = tu_map_shared(shm, sizeof *sh, 1);
@@ -139,7 +139,6 @@ START_TEST(test_semaphore_never_admits_more_than_n_across_processes_and_threads)
     ck_assert_int_eq(sh->max_seen, LIMIT); /* concurrency really happened */
     ck_assert_int_eq(count_kind(p, "zkl-"), 0);
     munmap(sh, sizeof *sh);
-    free(p);
 }
 END_TEST
 
@@ -169,8 +168,8 @@ static void *fair_main(void *arg)
 START_TEST(test_semaphore_serves_waiters_in_arrival_order)
 {
     enum { W = 8 };
-    char *p = tu_path("fair");
-    zkl_client *hc = tu_client(10000);
+    char *p = tu_test_path("fair");
+    zkl_client *hc = tu_test_client(10000);
     zkl_semaphore *hs;
     ck_assert_int_eq(zkl_semaphore_new(hc, p, 2, &hs), 0);
     zkl_lease *a, *b;
@@ -206,8 +205,6 @@ START_TEST(test_semaphore_serves_waiters_in_arrival_order)
         zkl_client_close(w[i].c);
     }
     zkl_semaphore_free(hs);
-    zkl_client_close(hc);
-    free(p);
 }
 END_TEST
 
@@ -270,8 +267,8 @@ static uint64_t events_of(zkl_client *c)
 
 START_TEST(test_semaphore_release_wakes_one_of_twenty_waiters)
 {
-    char *p = tu_path("herd");
-    zkl_client *hc = tu_client(10000);
+    char *p = tu_test_path("herd");
+    zkl_client *hc = tu_test_client(10000);
     zkl_semaphore *hs;
     ck_assert_int_eq(zkl_semaphore_new(hc, p, 3, &hs), 0);
     zkl_lease *mine[3];
@@ -342,8 +339,6 @@ START_TEST(test_semaphore_release_wakes_one_of_twenty_waiters)
     }
     wait_children(p, 0);
     zkl_semaphore_free(hs);
-    zkl_client_close(hc);
-    free(p);
 }
 END_TEST
 
@@ -383,7 +378,7 @@ static void *many_main(void *arg)
 START_TEST(test_semaphore_acquire_many_callers_never_deadlock)
 {
     enum { M = 6 };
-    char *p = tu_path("many");
+    char *p = tu_test_path("many");
     int inuse = 0, violations = 0;
     struct many m[M];
     for (int i = 0; i < M; i++) {
@@ -406,14 +401,13 @@ START_TEST(test_semaphore_acquire_many_callers_never_deadlock)
         zkl_semaphore_free(m[i].s);
         zkl_client_close(m[i].c);
     }
-    free(p);
 }
 END_TEST
 
 START_TEST(test_semaphore_many_lease_is_one_node_with_one_token)
 {
-    char *p = tu_path("onenode");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("onenode");
+    zkl_client *c = tu_test_client(10000);
     zkl_semaphore *s;
     ck_assert_int_eq(zkl_semaphore_new(c, p, 5, &s), 0);
     zkl_lease *three, *one;
@@ -437,8 +431,6 @@ START_TEST(test_semaphore_many_lease_is_one_node_with_one_token)
     ck_assert_int_eq(zkl_lease_release(x), 0);
     wait_children(p, 0);
     zkl_semaphore_free(s);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -446,8 +438,8 @@ END_TEST
 
 START_TEST(test_semaphore_limit_mismatch_is_refused)
 {
-    char *p = tu_path("mismatch");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("mismatch");
+    zkl_client *c = tu_test_client(10000);
     zkl_semaphore *s3, *s4 = NULL;
     /* Making a semaphore sends nothing; its first acquire records the
      * limit. */
@@ -480,7 +472,7 @@ START_TEST(test_semaphore_limit_mismatch_is_refused)
     zkl_semaphore_free(s3);
 
     /* A node that holds something else is no semaphore. */
-    char *q = tu_path("foreign");
+    char *q = tu_test_path("foreign");
     ck_assert_int_eq(
         zoo_create(tu_fixture_zk, q, "{\"x\":1}", 7, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     zkl_semaphore *sf = NULL;
@@ -489,7 +481,7 @@ START_TEST(test_semaphore_limit_mismatch_is_refused)
     ck_assert_int_eq(tu_children(tu_fixture_zk, q), 0);
     zkl_semaphore_free(sf);
     /* An empty node is filled in. */
-    char *e = tu_path("empty");
+    char *e = tu_test_path("empty");
     ck_assert_int_eq(zoo_create(tu_fixture_zk, e, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     ck_assert_int_eq(zkl_semaphore_new(c, e, 2, &sf), 0);
     ck_assert_int_eq(zkl_semaphore_acquire(sf, 5000, &l), 0);
@@ -500,10 +492,6 @@ START_TEST(test_semaphore_limit_mismatch_is_refused)
     ck_assert_str_eq(buf, "max_leases=2");
     ck_assert_int_eq(zkl_semaphore_max_leases(sf), 2);
     zkl_semaphore_free(sf);
-    zkl_client_close(c);
-    free(e);
-    free(q);
-    free(p);
 }
 END_TEST
 
@@ -526,8 +514,8 @@ static void *blocked_main(void *arg)
 
 START_TEST(test_semaphore_timeouts_leave_no_node)
 {
-    char *p = tu_path("timeout");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000), *c = tu_client(10000);
+    char *p = tu_test_path("timeout");
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000), *c = tu_test_client(10000);
     zkl_semaphore *sa, *sb, *sc;
     ck_assert_int_eq(zkl_semaphore_new(a, p, 2, &sa), 0);
     ck_assert_int_eq(zkl_semaphore_new(b, p, 2, &sb), 0);
@@ -557,10 +545,6 @@ START_TEST(test_semaphore_timeouts_leave_no_node)
     zkl_semaphore_free(sa);
     zkl_semaphore_free(sb);
     zkl_semaphore_free(sc);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -585,7 +569,7 @@ static int holder_worker(const char *p)
 
 START_TEST(test_semaphore_killed_holders_lease_is_freed_after_its_session_ends)
 {
-    char *p = tu_path("killed");
+    char *p = tu_test_path("killed");
     int fds[2];
     ck_assert_int_eq(pipe(fds), 0);
     const char *args[] = {"holder", p, NULL};
@@ -610,7 +594,6 @@ START_TEST(test_semaphore_killed_holders_lease_is_freed_after_its_session_ends)
     zkl_semaphore_free(s);
     zkl_client_close(c);
     close(fds[0]);
-    free(p);
 }
 END_TEST
 
@@ -619,17 +602,11 @@ static bool lease_not_held(void *arg)
     return zkl_lease_is_held(arg) == 0;
 }
 
-static bool client_connected(void *arg)
-{
-    int st = zkl_client_state(arg);
-    return st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED;
-}
-
 START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
 {
-    char *p = tu_path("expired");
-    char *data = tu_path("data");
-    zkl_client *a = tu_client(4000), *b = tu_client(4000);
+    char *p = tu_test_path("expired");
+    char *data = tu_test_path("data");
+    zkl_client *a = tu_test_client(4000), *b = tu_test_client(4000);
     zkl_semaphore *sa, *sb;
     ck_assert_int_eq(zkl_semaphore_new(a, p, 1, &sa), 0);
     ck_assert_int_eq(zkl_semaphore_new(b, p, 1, &sb), 0);
@@ -660,7 +637,7 @@ START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
     ck_assert_int_eq(zoo_get(tu_fixture_zk, data, 0, buf, &len, NULL), ZOK);
     ck_assert_int_eq(buf[0], '1');
     /* a waiter whose own session expires gets ZKL_ELOST and leaves nothing */
-    ck_assert(tu_wait_until(client_connected, a, 15000));
+    ck_assert(tu_wait_until(tu_client_connected, a, 15000));
     struct blocked w2 = {.s = sa, .need = 1, .timeout = 60000};
     pthread_create(&t, NULL, blocked_main, &w2);
     ck_assert(tu_wait_until(kind_count_is, &waiting, 10000));
@@ -671,10 +648,6 @@ START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
     ck_assert_int_eq(zkl_lease_release(w.l), 0);
     zkl_semaphore_free(sa);
     zkl_semaphore_free(sb);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    free(data);
-    free(p);
 }
 END_TEST
 
@@ -695,8 +668,8 @@ static void *lease_release_main(void *arg)
 
 START_TEST(test_semaphore_holders_show_owner_token_and_count)
 {
-    char *p = tu_path("holders");
-    zkl_client *c = tu_client(10000);
+    char *p = tu_test_path("holders");
+    zkl_client *c = tu_test_client(10000);
     zkl_semaphore *s;
     ck_assert_int_eq(zkl_semaphore_new(c, p, 4, &s), 0);
     zkl_lease_info *info = NULL;
@@ -730,8 +703,6 @@ START_TEST(test_semaphore_holders_show_owner_token_and_count)
     ck_assert_int_eq(zkl_lease_release(one), 0);
     wait_children(p, 0);
     zkl_semaphore_free(s);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -745,19 +716,18 @@ int main(int argc, char **argv)
         return use_worker(argv[3], argv[4]);
     if (argc >= 4 && strcmp(argv[1], "--worker") == 0 && strcmp(argv[2], "holder") == 0)
         return holder_worker(argv[3]);
-    Suite *s = suite_create("semaphore");
-    TCase *tc = tu_tcase("semaphore", 180);
-    tu_add_fixture(tc, "semaphore");
-    tcase_add_test(tc, test_semaphore_never_admits_more_than_n_across_processes_and_threads);
-    tcase_add_test(tc, test_semaphore_serves_waiters_in_arrival_order);
-    tcase_add_test(tc, test_semaphore_release_wakes_one_of_twenty_waiters);
-    tcase_add_test(tc, test_semaphore_acquire_many_callers_never_deadlock);
-    tcase_add_test(tc, test_semaphore_many_lease_is_one_node_with_one_token);
-    tcase_add_test(tc, test_semaphore_limit_mismatch_is_refused);
-    tcase_add_test(tc, test_semaphore_timeouts_leave_no_node);
-    tcase_add_test(tc, test_semaphore_killed_holders_lease_is_freed_after_its_session_ends);
-    tcase_add_test(tc, test_semaphore_session_expiry_is_reported_as_lost);
-    tcase_add_test(tc, test_semaphore_holders_show_owner_token_and_count);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_semaphore_never_admits_more_than_n_across_processes_and_threads,
+        test_semaphore_serves_waiters_in_arrival_order,
+        test_semaphore_release_wakes_one_of_twenty_waiters,
+        test_semaphore_acquire_many_callers_never_deadlock,
+        test_semaphore_many_lease_is_one_node_with_one_token,
+        test_semaphore_limit_mismatch_is_refused,
+        test_semaphore_timeouts_leave_no_node,
+        test_semaphore_killed_holders_lease_is_freed_after_its_session_ends,
+        test_semaphore_session_expiry_is_reported_as_lost,
+        test_semaphore_holders_show_owner_token_and_count,
+        NULL,
+    };
+    return tu_run_zk_case("semaphore", 180, tests);
 }

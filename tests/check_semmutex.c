@@ -32,8 +32,8 @@ static void *releaser_main(void *arg)
 
 START_TEST(test_semmutex_is_released_by_another_thread)
 {
-    zkl_client *c = tu_client(10000);
-    char *p = tu_path("otherthread");
+    zkl_client *c = tu_test_client(10000);
+    char *p = tu_test_path("otherthread");
     zkl_semmutex *s;
     ck_assert_int_eq(zkl_semmutex_new(c, p, &s), 0);
     ck_assert_int_eq(zkl_semmutex_acquire(s, 5000), 0);
@@ -55,8 +55,6 @@ START_TEST(test_semmutex_is_released_by_another_thread)
     ck_assert_int_gt(tu_semmutex_token(s), tok);
     ck_assert_int_eq(zkl_semmutex_release(s), 0);
     zkl_semmutex_free(s);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -78,8 +76,8 @@ static void *acquirer_main(void *arg)
 
 START_TEST(test_semmutex_second_acquire_is_edeadlk_at_once)
 {
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
-    char *p = tu_path("deadlk");
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
+    char *p = tu_test_path("deadlk");
     zkl_semmutex *sa, *sb;
     ck_assert_int_eq(zkl_semmutex_new(a, p, &sa), 0);
     ck_assert_int_eq(zkl_semmutex_new(b, p, &sb), 0);
@@ -115,9 +113,6 @@ START_TEST(test_semmutex_second_acquire_is_edeadlk_at_once)
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_semmutex_free(sa);
     zkl_semmutex_free(sb);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    free(p);
 }
 END_TEST
 
@@ -161,8 +156,8 @@ static void *mutex_side(void *arg)
 
 START_TEST(test_semmutex_and_mutex_on_one_path_exclude_each_other)
 {
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
-    char *p = tu_path("mixed");
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
+    char *p = tu_test_path("mixed");
     struct excl e = {.iters = 25};
     ck_assert_int_eq(zkl_semmutex_new(a, p, &e.s), 0);
     ck_assert_int_eq(zkl_mutex_new(b, p, &e.m), 0);
@@ -183,16 +178,13 @@ START_TEST(test_semmutex_and_mutex_on_one_path_exclude_each_other)
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_semmutex_free(e.s);
     zkl_mutex_free(e.m);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_semmutex_node_is_a_lock_node)
 {
-    zkl_client *c = tu_client(10000);
-    char *p = tu_path("protocol");
+    zkl_client *c = tu_test_client(10000);
+    char *p = tu_test_path("protocol");
     zkl_semmutex *s;
     ck_assert_int_eq(zkl_semmutex_new(c, p, &s), 0);
     ck_assert_int_eq(zkl_semmutex_acquire(s, 5000), 0);
@@ -209,8 +201,6 @@ START_TEST(test_semmutex_node_is_a_lock_node)
     deallocate_String_vector(&kids);
     ck_assert_int_eq(zkl_semmutex_release(s), 0);
     zkl_semmutex_free(s);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -218,7 +208,7 @@ END_TEST
 
 START_TEST(test_semmutex_as_lock_joins_a_multilock)
 {
-    zkl_client *c = tu_client(10000), *o = tu_client(10000);
+    zkl_client *c = tu_test_client(10000), *o = tu_test_client(10000);
     char *p1 = tu_path("ml-a"), *p2 = tu_path("ml-b");
     zkl_semmutex *s, *other;
     zkl_mutex *m;
@@ -246,8 +236,6 @@ START_TEST(test_semmutex_as_lock_joins_a_multilock)
     zkl_mutex_free(m);
     zkl_semmutex_free(s);
     zkl_semmutex_free(other);
-    zkl_client_close(c);
-    zkl_client_close(o);
     free(p1);
     free(p2);
 }
@@ -404,7 +392,7 @@ static int history_check(const char *log, char *summary, size_t len)
 
 START_TEST(test_semmutex_excludes_curator_interprocessmutex_on_one_path)
 {
-    char *p = tu_path("curator");
+    char *p = tu_test_path("curator");
     struct zkl_side z[CUR_THREADS];
     for (int i = 0; i < CUR_THREADS; i++) {
         z[i] = (struct zkl_side){.c = tu_client(10000), .no = i};
@@ -499,21 +487,19 @@ START_TEST(test_semmutex_excludes_curator_interprocessmutex_on_one_path)
     /* The sides really took turns, not one after the other. */
     ck_assert_int_ge(m.switches, 4);
     ck_assert(no_node);
-    free(p);
 }
 END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("semmutex");
-    TCase *tc = tu_tcase("semmutex", 120);
-    tu_add_fixture(tc, "semmutex");
-    tcase_add_test(tc, test_semmutex_is_released_by_another_thread);
-    tcase_add_test(tc, test_semmutex_second_acquire_is_edeadlk_at_once);
-    tcase_add_test(tc, test_semmutex_and_mutex_on_one_path_exclude_each_other);
-    tcase_add_test(tc, test_semmutex_node_is_a_lock_node);
-    tcase_add_test(tc, test_semmutex_as_lock_joins_a_multilock);
-    tcase_add_test(tc, test_semmutex_excludes_curator_interprocessmutex_on_one_path);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_semmutex_is_released_by_another_thread,
+        test_semmutex_second_acquire_is_edeadlk_at_once,
+        test_semmutex_and_mutex_on_one_path_exclude_each_other,
+        test_semmutex_node_is_a_lock_node,
+        test_semmutex_as_lock_joins_a_multilock,
+        test_semmutex_excludes_curator_interprocessmutex_on_one_path,
+        NULL,
+    };
+    return tu_run_zk_case("semmutex", 120, tests);
 }

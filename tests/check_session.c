@@ -146,7 +146,7 @@ static bool reconnected_new(void *arg)
 
 START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
 {
-    char *p = tu_path("giveup");
+    char *p = tu_test_path("giveup");
     char hosts[256];
     private_start(hosts, sizeof hosts);
     zkl_client *c;
@@ -202,7 +202,6 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     zkl_mutex_free(m);
     zkl_client_close(c);
     private_stop();
-    free(p);
 }
 END_TEST
 
@@ -233,12 +232,6 @@ static bool suspended(void *arg)
 {
     int st = zkl_client_state(arg);
     return st == ZKL_STATE_SUSPENDED || st == ZKL_STATE_LOST;
-}
-
-static bool connected_any(void *arg)
-{
-    int st = zkl_client_state(arg);
-    return st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED;
 }
 
 struct kids {
@@ -285,7 +278,7 @@ START_TEST(test_try_once_without_a_connection_is_econnloss_at_once)
     ck_assert_int_lt(tu_now_ms() - ta, negotiated * 9 / 20 + 1500);
     ck_assert(suspended(c));
     server("resume");
-    ck_assert(tu_wait_until(connected_any, c, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 30000));
 
     /* (b) Known to be disconnected (the server is gone and the client saw
      * the connection drop; its session may live): every recipe's try once
@@ -305,8 +298,8 @@ START_TEST(test_try_once_without_a_connection_is_econnloss_at_once)
 
     /* Back on line (the same session, or a new one): nothing of the failed
      * tries stays, and a try once works again. */
-    ck_assert(tu_wait_until(connected_any, c, 30000));
-    ck_assert(tu_wait_until(connected_any, look, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, c, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, look, 30000));
     struct kids kp = {look, p}, kq = {look, q};
     ck_assert(tu_wait_until(no_kids, &kp, 15000));
     ck_assert(tu_wait_until(no_kids, &kq, 15000));
@@ -345,8 +338,8 @@ static bool connected_again(void *arg)
 
 START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
 {
-    char *p = tu_path("lostsem");
-    zkl_client *c = tu_client(4000);
+    char *p = tu_test_path("lostsem");
+    zkl_client *c = tu_test_client(4000);
     struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
     zkl_semaphore *sem;
     zkl_lease *one, *two, *kept;
@@ -384,8 +377,6 @@ START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
     ck_assert_int_eq(zkl_semaphore_set_lost_fn(sem, NULL, NULL), 0);
     ck_assert_int_eq(zkl_semaphore_set_lost_fn(NULL, on_lease_lost, &s), ZKL_EINVAL);
     zkl_semaphore_free(sem);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -393,7 +384,7 @@ END_TEST
  * session id comes through an out parameter, left alone on failure. */
 START_TEST(test_client_getters_take_out_parameters)
 {
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     ck_assert_int_eq(zkl_client_state(c), ZKL_STATE_CONNECTED);
     ck_assert_int_eq(zkl_client_state(NULL), ZKL_STATE_CLOSED);
     int64_t id = 42;
@@ -406,13 +397,12 @@ START_TEST(test_client_getters_take_out_parameters)
     zkl_client_stats st;
     ck_assert_int_eq(zkl_client_get_stats(NULL, &st), ZKL_EINVAL);
     ck_assert_int_eq(zkl_client_get_stats(c, NULL), ZKL_EINVAL);
-    zkl_client_close(c);
 }
 END_TEST
 
 START_TEST(test_listener_removal_waits_for_a_running_delivery)
 {
-    zkl_client *c = tu_client(4000);
+    zkl_client *c = tu_test_client(4000);
     struct slow *s = calloc(1, sizeof *s);
     ck_assert_int_eq(zkl_client_add_listener(c, slow_listener, s), 0);
     tu_expire_session(c); /* lost, then a new session: events to deliver */
@@ -426,20 +416,18 @@ START_TEST(test_listener_removal_waits_for_a_running_delivery)
     ck_assert_int_eq(__atomic_load_n(&s->started, __ATOMIC_SEQ_CST), started);
     ck_assert_int_eq(zkl_client_remove_listener(c, slow_listener, s), ZKL_EINVAL);
     free(s);
-    zkl_client_close(c);
 }
 END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("session");
-    TCase *tc = tu_tcase("session", 90);
-    tu_add_fixture(tc, "session");
-    tcase_add_test(tc, test_suspended_client_gives_its_session_up_and_goes_on);
-    tcase_add_test(tc, test_semaphore_lost_callback_fires_once_per_lost_lease);
-    tcase_add_test(tc, test_try_once_without_a_connection_is_econnloss_at_once);
-    tcase_add_test(tc, test_listener_removal_waits_for_a_running_delivery);
-    tcase_add_test(tc, test_client_getters_take_out_parameters);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_suspended_client_gives_its_session_up_and_goes_on,
+        test_semaphore_lost_callback_fires_once_per_lost_lease,
+        test_try_once_without_a_connection_is_econnloss_at_once,
+        test_listener_removal_waits_for_a_running_delivery,
+        test_client_getters_take_out_parameters,
+        NULL,
+    };
+    return tu_run_zk_case("session", 90, tests);
 }

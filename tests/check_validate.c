@@ -91,7 +91,7 @@ static const char *accepted[] = {
 START_TEST(test_refused_paths_never_reach_the_server)
 {
     make_node(tu_fixture_root, 0);
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         char *p = join(tu_fixture_root, refused[i].leaf);
         /* The server (or the C client before it) refuses to create it. */
@@ -122,13 +122,12 @@ START_TEST(test_refused_paths_never_reach_the_server)
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), ZKL_EINVAL);
     ck_assert_ptr_nonnull(strstr(zkl_last_error_text(), "U+0085"));
     free(p);
-    zkl_client_close(c);
 }
 END_TEST
 
 START_TEST(test_neighbouring_characters_are_accepted_and_work)
 {
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
         char *p = join(tu_fixture_root, accepted[i]);
         zkl_mutex *m;
@@ -140,17 +139,15 @@ START_TEST(test_neighbouring_characters_are_accepted_and_work)
         zkl_mutex_free(m);
         free(p);
     }
-    zkl_client_close(c);
 }
 END_TEST
 
 /* A guarded write's target path and the paths of its ops: checked too. */
 START_TEST(test_guarded_write_to_a_refused_path_sends_nothing)
 {
-    zkl_client *c = tu_client(10000);
-    char *lp = tu_path("lock");
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, lp, &m), 0);
+    zkl_client *c = tu_test_client(10000);
+    char *lp = tu_test_path("lock");
+    zkl_mutex *m = tu_test_mutex(c, lp);
     ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
     uint64_t before = stats_of(c).requests;
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
@@ -163,9 +160,6 @@ START_TEST(test_guarded_write_to_a_refused_path_sends_nothing)
     }
     ck_assert_int_eq(stats_of(c).requests, before);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
-    zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(lp);
 }
 END_TEST
 
@@ -191,12 +185,11 @@ START_TEST(test_missing_chroot_fails_the_open_and_names_it)
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, "/inside", &m), 0);
     ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
-    char *in = tu_path("inside");
+    char *in = tu_test_path("inside");
     ck_assert_int_eq(tu_children(tu_fixture_zk, in), 1);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     zkl_mutex_free(m);
     zkl_client_close(c);
-    free(in);
 }
 END_TEST
 
@@ -240,13 +233,12 @@ static int largest_accepted(zkl_mutex *m, const char *missing, const char *buf, 
 START_TEST(test_oversized_guarded_write_is_refused_before_sending)
 {
     __atomic_store_n(&suspended, 0, __ATOMIC_SEQ_CST);
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     ck_assert_int_eq(zkl_client_add_listener(c, count_suspended, NULL), 0);
     char *lp = tu_path("lock"), *target = tu_path("data"), *missing = tu_path("datx");
     make_node(tu_fixture_root, 0);
     make_node(target, 0);
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, lp, &m), 0);
+    zkl_mutex *m = tu_test_mutex(c, lp);
     ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
     char *buf = calloc(1, 2 * DEFAULT_LIMIT);
 
@@ -280,8 +272,6 @@ START_TEST(test_oversized_guarded_write_is_refused_before_sending)
     ck_assert_int_eq(data_length(target), 2);
 
     ck_assert_int_eq(zkl_mutex_release(m), 0);
-    zkl_mutex_free(m);
-    zkl_client_close(c);
     free(buf);
     free(lp), free(target), free(missing);
 }
@@ -300,8 +290,7 @@ START_TEST(test_the_limit_is_an_option)
     char *lp = tu_path("lock"), *target = tu_path("data");
     make_node(tu_fixture_root, 0);
     make_node(target, 0);
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, lp, &m), 0);
+    zkl_mutex *m = tu_test_mutex(c, lp);
     ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
     char buf[16384] = {0};
     uint64_t before = stats_of(c).requests;
@@ -310,7 +299,6 @@ START_TEST(test_the_limit_is_an_option)
     ck_assert_int_eq(zkl_mutex_guarded_set(m, target, buf, 15000), 0);
     ck_assert_int_eq(data_length(target), 15000);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
-    zkl_mutex_free(m);
     zkl_client_close(c);
     free(lp), free(target);
 }
@@ -403,7 +391,7 @@ static void *other_thread_zk_error(void *arg)
 
 START_TEST(test_zookeeper_error_is_readable_after_ezk)
 {
-    zkl_client *c = tu_client(10000);
+    zkl_client *c = tu_test_client(10000);
     make_node(tu_fixture_root, 0);
     /* A guarded write to a node that does not exist. */
     char *lp = tu_path("lock"), *missing = tu_path("missing");
@@ -426,15 +414,12 @@ START_TEST(test_zookeeper_error_is_readable_after_ezk)
 
     /* An acquire whose lock path is an ephemeral node: the engine's
      * failure, in ZooKeeper's completion thread, reaches the caller's. */
-    char *eph = tu_path("ephemeral");
+    char *eph = tu_test_path("ephemeral");
     make_node(eph, ZOO_EPHEMERAL);
-    zkl_mutex *e;
-    ck_assert_int_eq(zkl_mutex_new(c, eph, &e), 0);
+    zkl_mutex *e = tu_test_mutex(c, eph);
     ck_assert_int_eq(zkl_mutex_acquire(e, 10000), ZKL_EZK);
     ck_assert_int_eq(zkl_last_zk_error(), ZNOCHILDRENFOREPHEMERALS);
-    zkl_mutex_free(e);
-    zkl_client_close(c);
-    free(lp), free(missing), free(eph);
+    free(lp), free(missing);
 }
 END_TEST
 
@@ -601,8 +586,8 @@ END_TEST
  * sees that nothing stays). */
 START_TEST(test_semaphore_freed_with_leases_out_keeps_them)
 {
-    char *p = tu_path("sem");
-    zkl_client *a = tu_client(10000), *b = tu_client(10000);
+    char *p = tu_test_path("sem");
+    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
     zkl_semaphore *sa, *sb;
     ck_assert_int_eq(zkl_semaphore_new(a, p, 2, &sa), 0);
     ck_assert_int_eq(zkl_semaphore_new(b, p, 2, &sb), 0);
@@ -624,9 +609,6 @@ START_TEST(test_semaphore_freed_with_leases_out_keeps_them)
     ck_assert_int_eq(zkl_lease_release(l2), 0); /* the last: sa goes */
     ck_assert_int_eq(zkl_lease_release(w.lease), 0);
     zkl_semaphore_free(sb);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    free(p);
 }
 END_TEST
 

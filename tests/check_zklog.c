@@ -57,11 +57,11 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("zklog");
-    TCase *tc = tu_tcase("zklog", 60);
-    tcase_add_test(tc, test_opt_out_leaves_the_programs_log_alone);
-    tcase_add_test(tc, test_default_silences_the_log);
-    tcase_add_test(tc, test_option_needs_an_object);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_opt_out_leaves_the_programs_log_alone,
+        test_default_silences_the_log,
+        test_option_needs_an_object,
+        NULL,
+    };
+    return tu_run_case("zklog", 60, NULL, NULL, tests);
 }

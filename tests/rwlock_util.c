@@ -104,3 +104,33 @@ void wait_requests(zkl_client *c, uint64_t n)
     struct Stat st;
     ck_assert_int_eq(zoo_exists(zkl_client_handle(c), "/", 0, &st), ZOK);
 }
+
+/* ---- the sides, and clients on one path ------------------------------------- */
+
+const struct side sides[2] = {
+    {"read", "-__READ__", zkl_rwlock_read_acquire, zkl_rwlock_read_release,
+     zkl_rwlock_read_is_held, tu_rwlock_read_token, zkl_rwlock_read_node},
+    {"write", "-__WRIT__", zkl_rwlock_write_acquire, zkl_rwlock_write_release,
+     zkl_rwlock_write_is_held, tu_rwlock_write_token, zkl_rwlock_write_node},
+};
+
+void rwset_open(struct rwset *s, const char *leaf, int n, int session_ms)
+{
+    memset(s, 0, sizeof *s);
+    s->p = tu_path(leaf);
+    s->n = n;
+    for (int i = 0; i < n; i++) {
+        s->c[i] = tu_client(session_ms);
+        ck_assert_int_eq(zkl_rwlock_new(s->c[i], s->p, &s->rw[i]), 0);
+    }
+}
+
+void rwset_close(struct rwset *s)
+{
+    ck_assert_int_eq(tu_children(tu_fixture_zk, s->p), 0);
+    for (int i = 0; i < s->n; i++) {
+        zkl_rwlock_free(s->rw[i]);
+        zkl_client_close(s->c[i]);
+    }
+    free(s->p);
+}

@@ -20,6 +20,33 @@ void *new_shared(char file[64], size_t size);
 /* Wait until client c has sent n requests and the server answered them. */
 void wait_requests(zkl_client *c, uint64_t n);
 
+/* The lock's two sides, as the suites' tables see them: [0] read, [1]
+ * write. */
+struct side {
+    const char *name;
+    const char *kind; /* in its nodes' names */
+    int (*acquire)(zkl_rwlock *rw, long timeout_ms);
+    int (*release)(zkl_rwlock *rw);
+    int (*is_held)(zkl_rwlock *rw);
+    int64_t (*token)(zkl_rwlock *rw); /* tu_rwlock_*_token */
+    const char *(*node)(zkl_rwlock *rw);
+};
+extern const struct side sides[2];
+
+/* Clients that contend for one lock path (under the fixture's root), a
+ * read-write lock each, sessions of session_ms. */
+struct rwset {
+    char *p;
+    int n;
+    zkl_client *c[3];
+    zkl_rwlock *rw[3];
+};
+
+void rwset_open(struct rwset *s, const char *leaf, int n, int session_ms);
+/* Check that no node is left under the path, and free it all (a client
+ * already closed and its lock freed are NULL). */
+void rwset_close(struct rwset *s);
+
 /* An acquire in a thread of its own that holds until bg_finish(). */
 struct bg {
     zkl_rwlock *rw;

@@ -124,6 +124,12 @@ bool tu_wait_until(bool (*cond)(void *), void *arg, int timeout_ms)
     }
 }
 
+bool tu_client_connected(void *c)
+{
+    int st = zkl_client_state(c);
+    return st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED;
+}
+
 /* Counts the session events delivered to a handle (ctx: an int). */
 static void counting_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 {
@@ -132,48 +138,49 @@ static void counting_watcher(zhandle_t *zh, int type, int state, const char *pat
         __atomic_add_fetch((int *)ctx, 1, __ATOMIC_SEQ_CST);
 }
 
-static void expire_once(zkl_client *c)
+/* A second handle on the session `id`: true if the server said the session
+ * is gone; else it attached, and closing it closed the session (unless the
+ * first handle took the session back in between). */
+static bool attach_finds_it_gone(const clientid_t *id, int timeout_ms)
 {
-    zhandle_t *zh = zkl_client_handle(c);
-    ck_assert_ptr_nonnull(zh);
-    const clientid_t *cid = zoo_client_id(zh);
-    ck_assert_ptr_nonnull(cid);
-    clientid_t id = *cid;
-    if (id.client_id == 0)
-        return;
     int events = 0;
-    zhandle_t *other = zookeeper_init(tu_hosts(), counting_watcher, zoo_recv_timeout(zh), &id,
-                                      &events, 0);
+    zhandle_t *other = zookeeper_init(tu_hosts(), counting_watcher, timeout_ms, id, &events, 0);
     ck_assert_ptr_nonnull(other);
     int64_t end = tu_now_ms() + 15000;
-    /* Wait for the connected event to be delivered, not only for the state:
+    int st = zoo_state(other);
+    /* Wait for the event to be delivered, not only for the state:
      * libzookeeper_mt leaks an event still queued when the handle closes. */
-    while ((zoo_state(other) != ZOO_CONNECTED_STATE || !__atomic_load_n(&events, __ATOMIC_SEQ_CST)) &&
-           tu_now_ms() < end)
+    while ((st != ZOO_CONNECTED_STATE && st != ZOO_EXPIRED_SESSION_STATE) ||
+           !__atomic_load_n(&events, __ATOMIC_SEQ_CST)) {
+        ck_assert_msg(tu_now_ms() < end, "a second handle on the session got no answer");
         usleep(1000);
-    /* Closing the second handle closes the session on the server. */
+        st = zoo_state(other);
+    }
     zookeeper_close(other);
+    return st == ZOO_EXPIRED_SESSION_STATE;
 }
 
 void tu_expire_session(zkl_client *c)
 {
     int64_t old = tu_client_session_id(c);
     ck_assert_int_ne(old, 0);
-    /* The first handle may take its session back between the second one's
-     * attach and close (then the close is refused): try again until the
-     * client saw its session end. */
-    for (int attempt = 0; attempt < 10; attempt++) {
-        int st = zkl_client_state(c);
-        if (tu_client_session_id(c) != old || st == ZKL_STATE_LOST)
-            return;
-        if (st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED)
-            expire_once(c);
-        int64_t end = tu_now_ms() + 3000;
-        while (tu_now_ms() < end && tu_client_session_id(c) == old &&
-               zkl_client_state(c) != ZKL_STATE_LOST)
-            usleep(2000);
+    zhandle_t *zh = zkl_client_handle(c);
+    ck_assert_ptr_nonnull(zh);
+    clientid_t id = *zoo_client_id(zh);
+    ck_assert_int_eq(id.client_id, old);
+    /* Close the session from a second handle until another one that
+     * attaches is told that it is gone: the first handle may take its
+     * session back between a second one's attach and close (then that
+     * close closes nothing). */
+    int64_t end = tu_now_ms() + 30000;
+    while (!attach_finds_it_gone(&id, zoo_recv_timeout(zh)))
+        ck_assert_msg(tu_now_ms() < end, "could not expire the session");
+    /* Gone on the server: the client hears of it when it reconnects. */
+    end = tu_now_ms() + 15000;
+    while (tu_client_session_id(c) == old && zkl_client_state(c) != ZKL_STATE_LOST) {
+        ck_assert_msg(tu_now_ms() < end, "the client did not see its session expire");
+        usleep(2000);
     }
-    ck_abort_msg("could not expire the session");
 }
 
 TCase *tu_tcase(const char *name, int timeout_s)
@@ -181,6 +188,37 @@ TCase *tu_tcase(const char *name, int timeout_s)
     TCase *tc = tcase_create(name);
     tcase_set_timeout(tc, timeout_s);
     return tc;
+}
+
+void tu_add_row(TCase *tc, const TTest *test, int i)
+{
+    tcase_add_loop_test(tc, test, i, i + 1);
+}
+
+static int run_case(const char *suite, int timeout_s, bool zk, void (*setup)(void),
+                    void (*teardown)(void), const TTest *const *tests)
+{
+    Suite *s = suite_create(suite);
+    TCase *tc = tu_tcase(suite, timeout_s);
+    if (zk)
+        tu_add_fixture(tc, suite);
+    else if (setup != NULL || teardown != NULL)
+        tcase_add_checked_fixture(tc, setup, teardown);
+    for (size_t i = 0; tests[i] != NULL; i++)
+        tcase_add_test(tc, tests[i]);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
+
+int tu_run_zk_case(const char *suite, int timeout_s, const TTest *const *tests)
+{
+    return run_case(suite, timeout_s, true, NULL, NULL, tests);
+}
+
+int tu_run_case(const char *suite, int timeout_s, void (*setup)(void), void (*teardown)(void),
+                const TTest *const *tests)
+{
+    return run_case(suite, timeout_s, false, setup, teardown, tests);
 }
 
 int tu_run(Suite *s)
@@ -243,8 +281,59 @@ void tu_fixture_setup_named(const char *suite)
     tu_fixture_root = tu_root(suite);
 }
 
+/* What tu_defer was given, run by tu_fixture_teardown. */
+static struct {
+    void (*fn)(void *);
+    void *arg;
+} deferred[64];
+static size_t ndeferred;
+
+void tu_defer(void (*fn)(void *), void *arg)
+{
+    ck_assert_msg(ndeferred < sizeof deferred / sizeof *deferred, "too many deferred releases");
+    deferred[ndeferred].fn = fn;
+    deferred[ndeferred].arg = arg;
+    ndeferred++;
+}
+
+static void client_close(void *c)
+{
+    zkl_client_close(c);
+}
+
+static void mutex_free(void *m)
+{
+    zkl_mutex_free(m);
+}
+
+char *tu_test_path(const char *leaf)
+{
+    char *p = tu_path(leaf);
+    tu_defer(free, p);
+    return p;
+}
+
+zkl_client *tu_test_client(int session_timeout_ms)
+{
+    zkl_client *c = tu_client(session_timeout_ms);
+    tu_defer(client_close, c);
+    return c;
+}
+
+zkl_mutex *tu_test_mutex(zkl_client *c, const char *path)
+{
+    zkl_mutex *m = NULL;
+    ck_assert_int_eq(zkl_mutex_new(c, path, &m), 0);
+    tu_defer(mutex_free, m);
+    return m;
+}
+
 void tu_fixture_teardown(void)
 {
+    while (ndeferred > 0) {
+        ndeferred--;
+        deferred[ndeferred].fn(deferred[ndeferred].arg);
+    }
     tu_rmr(tu_fixture_zk, tu_fixture_root);
     zookeeper_close(tu_fixture_zk);
     free(tu_fixture_root);
@@ -287,6 +376,65 @@ bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms)
 {
     struct children_wait w = {zh, path, want};
     return tu_wait_until(children_are, &w, timeout_ms);
+}
+
+/* Count the contenders below `path`, deleting them if `del`. */
+static int contenders_walk(const char *path, bool del)
+{
+    struct String_vector kids = {0};
+    if (zoo_get_children(tu_fixture_zk, path, 0, &kids) != ZOK)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < kids.count; i++) {
+        char sub[2048];
+        snprintf(sub, sizeof sub, "%s/%s", path, kids.data[i]);
+        struct Stat st;
+        if (zoo_exists(tu_fixture_zk, sub, 0, &st) != ZOK)
+            continue;
+        if (st.ephemeralOwner == 0)
+            n += contenders_walk(sub, del);
+        else if (!del || zoo_delete(tu_fixture_zk, sub, -1) == ZOK)
+            n++;
+    }
+    deallocate_String_vector(&kids);
+    return n;
+}
+
+int tu_contenders(const char *path)
+{
+    return contenders_walk(path, false);
+}
+
+int tu_delete_contenders(const char *path)
+{
+    return contenders_walk(path, true);
+}
+
+struct contenders_wait {
+    const char *path;
+    int want;
+    bool above;
+};
+
+static bool contenders_reached(void *arg)
+{
+    struct contenders_wait *w = arg;
+    int n = tu_contenders(w->path);
+    return w->above ? n > w->want : n == w->want;
+}
+
+void tu_expect_contenders(const char *path, int want)
+{
+    struct contenders_wait w = {path, want, false};
+    ck_assert_msg(tu_wait_until(contenders_reached, &w, 10000), "%s: %d contenders, want %d",
+                  path, tu_contenders(path), want);
+}
+
+void tu_wait_contenders_above(const char *path, int base)
+{
+    struct contenders_wait w = {path, base, true};
+    ck_assert_msg(tu_wait_until(contenders_reached, &w, 10000), "no contender came under %s",
+                  path);
 }
 
 int64_t tu_realtime_ns(void)

@@ -29,6 +29,9 @@ int tu_children(zhandle_t *zh, const char *path);
 int tu_exists(zhandle_t *zh, const char *path);
 /* Poll `cond` until true or `timeout_ms` passed; returns the last value. */
 bool tu_wait_until(bool (*cond)(void *), void *arg, int timeout_ms);
+/* A condition for it: the client (arg) is connected, with a new session or
+ * its old one. */
+bool tu_client_connected(void *c);
 /* Make the server expire the session of `c` (another handle joins the
  * session with its id and password, then closes it). */
 void tu_expire_session(zkl_client *c);
@@ -59,9 +62,30 @@ void tu_fixture_teardown(void);
 void tu_add_fixture(TCase *tc, const char *suite);
 /* "<tu_fixture_root>/<leaf>", malloc'd. */
 char *tu_path(const char *leaf);
+/* What one test makes and needs no more at its end: released after it by
+ * the fixture's teardown, in the reverse order of their making (a failed
+ * test's process ends at once; its session goes with it). */
+void tu_defer(void (*fn)(void *), void *arg);
+/* tu_path, freed after the test. */
+char *tu_test_path(const char *leaf);
+/* tu_client, closed after the test. */
+zkl_client *tu_test_client(int session_timeout_ms);
+/* A mutex on c and path (made, or the test fails), freed after the test. */
+zkl_mutex *tu_test_mutex(zkl_client *c, const char *path);
 /* Wait until `path` has exactly `want` children; false if it has not
  * within `timeout_ms`. */
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms);
+/* Ephemeral nodes at or below `path` (tu_fixture_zk): contenders, whatever
+ * a recipe's layout (a semaphore's node and a multi-lock's member paths are
+ * persistent). */
+int tu_contenders(const char *path);
+/* Delete them, as someone else would; returns how many went. */
+int tu_delete_contenders(const char *path);
+/* Wait until there are `want` of them (a semaphore's gate node goes a
+ * moment after its acquire returns), or more than `base`; or fail the
+ * test. */
+void tu_expect_contenders(const char *path, int want);
+void tu_wait_contenders_above(const char *path, int base);
 /* Whether session `session` has a watch on `path` at any server of
  * tu_hosts() (the four-letter command wchp): a waiter is known to wait
  * once its watch is set, which a listing of the lock path cannot show. */
@@ -85,6 +109,16 @@ int tu_wait_exit(pid_t pid, int timeout_ms);
 int tu_run(Suite *s);
 /* A test case with a timeout large enough for ZooKeeper work. */
 TCase *tu_tcase(const char *name, int timeout_s);
+/* The main() of a suite of one test case, both named `suite`: the tests of
+ * the NULL-terminated list in it, each with the ZooKeeper fixture
+ * (tu_add_fixture under the suite's name); run as tu_run does. */
+int tu_run_zk_case(const char *suite, int timeout_s, const TTest *const *tests);
+/* The same with the suite's own checked fixture, or none (NULL). */
+int tu_run_case(const char *suite, int timeout_s, void (*setup)(void), void (*teardown)(void),
+                const TTest *const *tests);
+/* Adds `test` to `tc` for row i of a suite's table alone (_i in the test),
+ * so that its result carries the row's test case name. */
+void tu_add_row(TCase *tc, const TTest *test, int i);
 
 
 /* The public token and session-id calls give a value through an out

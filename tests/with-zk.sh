@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # with-zk.sh - run a command against a throwaway ZooKeeper.
 #
-# Usage: with-zk.sh [--nodes N] [--tick MS] -- COMMAND [ARGS...]
+# Usage: with-zk.sh [--nodes N] [--tick MS] [--tls | --tls-only] [--sasl] -- COMMAND [ARGS...]
 #
 # Starts ZooKeeper (standalone, or an ensemble of N nodes) in a fresh
 # temporary directory with zk-harness.sh, runs COMMAND with
 #   ZKL_TEST_HOSTS   client connect string, e.g. 127.0.0.1:21811,127.0.0.1:21812
 #   ZKL_TEST_ZKDIR   harness directory (for "zk-harness.sh kill-node $ZKL_TEST_ZKDIR 2")
 #   ZKL_HARNESS      absolute path of zk-harness.sh
+# and, with the security modes of zk-harness.sh (--tls: a TLS port beside the
+# plaintext one; --tls-only: TLS only; --sasl: SASL DIGEST-MD5 users):
+#   ZKL_TEST_SECURE_HOSTS  connect string of the TLS ports
+#   ZKL_TEST_TLS_DIR       the test CA, client certificates and keys
+#   ZKL_TEST_SASL_DIR      the users' password files (alice.pw, bob.pw)
+#   ZKL_TEST_SUPER         "super:PASSWORD", the servers' superuser (digest)
 # in its environment, then stops ZooKeeper and removes the directory, also
 # when COMMAND fails or on INT, TERM and HUP.  Exits with COMMAND's status
 # (128+signal when interrupted).  If ZooKeeper cannot be started, exits 99
@@ -23,13 +29,18 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 HARNESS=$HERE/zk-harness.sh
 
 usage() {
-    printf 'Usage: %s [--nodes N] [--tick MS] -- COMMAND [ARGS...]\n' "$PROG"
+    printf 'Usage: %s [--nodes N] [--tick MS] [--tls | --tls-only] [--sasl] -- COMMAND [ARGS...]\n' "$PROG"
 }
 
 nodes=1
 tick=200
+secure=()
 while (($#)); do
     case $1 in
+    --tls | --tls-only | --sasl)
+        secure+=("$1")
+        shift
+        ;;
     --nodes)
         (($# >= 2)) || { usage >&2; exit 2; }
         nodes=$2
@@ -121,7 +132,7 @@ trap 'on_signal HUP 129' HUP
 zkdir=$(mktemp -d "${TMPDIR:-/tmp}/zkl-zk.XXXXXXXX")
 
 # Start in the background so that signals are handled while starting.
-"$HARNESS" start "$zkdir" --nodes "$nodes" --tick "$tick" --owner "$$" >"$zkdir/start.out" &
+"$HARNESS" start "$zkdir" --nodes "$nodes" --tick "$tick" --owner "$$" "${secure[@]}" >"$zkdir/start.out" &
 child=$!
 rc=0
 wait "$child" || rc=$?
@@ -140,6 +151,15 @@ fi
 export ZKL_TEST_HOSTS=$hosts
 export ZKL_TEST_ZKDIR=$zkdir
 export ZKL_HARNESS=$HARNESS
+if [[ -f $zkdir/secure_hosts ]]; then
+    ZKL_TEST_SECURE_HOSTS=$(<"$zkdir/secure_hosts")
+    export ZKL_TEST_SECURE_HOSTS ZKL_TEST_TLS_DIR=$zkdir/tls
+fi
+[[ ! -d $zkdir/sasl ]] || export ZKL_TEST_SASL_DIR=$zkdir/sasl
+if [[ -f $zkdir/super ]]; then
+    ZKL_TEST_SUPER=$(<"$zkdir/super")
+    export ZKL_TEST_SUPER
+fi
 
 # Run COMMAND in the background and wait for it, so that a TERM/HUP sent to
 # this script is acted on at once (and forwarded) instead of after COMMAND

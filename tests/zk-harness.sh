@@ -4,6 +4,7 @@
 #
 # Usage:
 #   zk-harness.sh start DIR [--nodes N] [--tick MS] [--owner PID]
+#                 [--tls | --tls-only] [--sasl]
 #   zk-harness.sh stop DIR
 #   zk-harness.sh stop-node|kill-node|start-node|pause-node|resume-node DIR I
 #   zk-harness.sh leader DIR
@@ -18,11 +19,19 @@
 #
 # Layout of DIR:
 #   DIR/nodes             number of nodes
-#   DIR/hosts             client connect string
+#   DIR/hosts             client connect string (the TLS ports with --tls-only)
+#   DIR/secure            the security modes started with (tls, tls-only, sasl)
+#   DIR/secure_hosts      connect string of the TLS ports (--tls, --tls-only)
+#   DIR/super             "super:PASSWORD": digest credential of the servers'
+#                         superuser (--tls, --tls-only, --sasl)
+#   DIR/tls/              the test CA, the servers' keystores, client certificates
+#                         and keys (see make_tls_files)
+#   DIR/sasl/             the JAAS file of the servers' DIGEST-MD5 users, and a
+#                         password file per user (see make_sasl_files)
 #   DIR/ports.lease       ports reserved for this DIR (released by stop)
 #   DIR/watchdog.pid      pid of the owner watchdog (start --owner)
 #   DIR/nodeI/zoo.cfg     server configuration
-#   DIR/nodeI/ports       "CLIENT QUORUM ELECTION" ports of node I
+#   DIR/nodeI/ports       "CLIENT QUORUM ELECTION SECURE" ports of node I
 #   DIR/nodeI/data/       snapshots, transaction logs, myid
 #   DIR/nodeI/server.log  server log (stdout+stderr of the JVM)
 #   DIR/nodeI/pid         pid of the JVM of node I while it runs
@@ -57,6 +66,7 @@ MAIN_CLASS=org.apache.zookeeper.server.quorum.QuorumPeerMain
 
 DIR=
 NODES=
+SECURE=
 
 die() {
     printf '%s: %s\n' "$PROG" "$*" >&2
@@ -77,6 +87,13 @@ Usage:
         connect string to DIR/hosts and print it.  tickTime defaults to
         200 ms.  With --owner, a watchdog stops the servers when process PID
         exits.  On failure: print the log tails, stop everything, exit 1.
+        --tls: each server also serves TLS on a secureClientPort (Netty,
+        ssl.clientAuth=need, keystores made with openssl and keytool under
+        DIR/tls); DIR/secure_hosts names those ports.  --tls-only: TLS
+        only, no plaintext port (DIR/hosts names the TLS ports).  --sasl:
+        the servers authenticate SASL DIGEST-MD5 users alice and bob (their
+        passwords in DIR/sasl/USER.pw).  Each of them adds a superuser
+        (digest credential in DIR/super) to clean up what tests protect.
   $PROG stop DIR              stop all servers of DIR (idempotent)
   $PROG stop-node DIR I       stop node I (SIGTERM, SIGKILL after 5 s)
   $PROG kill-node DIR I       SIGKILL node I
@@ -103,6 +120,13 @@ is_uint() {
 # Four-letter words over bash's /dev/tcp (no nc needed).  The timeout guards
 # against paused (SIGSTOPped) servers, which accept but never answer.
 fourlw() { # PORT WORD [TIMEOUT]
+    if [[ $SECURE == *tls-only* ]]; then
+        # The only port speaks TLS, with a client certificate.
+        printf '%s' "$2" | timeout "${3:-3}" openssl s_client -quiet -connect "127.0.0.1:$1" \
+            -cert "$DIR/tls/client.pem" -key "$DIR/tls/client.key" \
+            -CAfile "$DIR/tls/ca.pem" 2>/dev/null
+        return
+    fi
     # shellcheck disable=SC2016 # expanded by the inner bash
     timeout "${3:-3}" bash -c '
         exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
@@ -281,6 +305,8 @@ load_dir() {
     [[ -r $DIR/nodes ]] || die "$DIR is not a harness directory (no $DIR/nodes; run start first)"
     read -r NODES <"$DIR/nodes"
     is_uint "$NODES" || die "corrupt $DIR/nodes"
+    SECURE=
+    [[ ! -r $DIR/secure ]] || read -r SECURE <"$DIR/secure" || true
 }
 
 check_index() { # I
@@ -293,6 +319,20 @@ node_port() { # I -> client port
     local c _q _e
     read -r c _q _e <"$DIR/node$1/ports" || die "cannot read $DIR/node$1/ports"
     printf '%s' "$c"
+}
+
+node_secure_port() { # I -> TLS port (0: none)
+    local _c _q _e t
+    read -r _c _q _e t <"$DIR/node$1/ports" || die "cannot read $DIR/node$1/ports"
+    printf '%s' "${t:-0}"
+}
+
+secure_connect_string() {
+    local i s=""
+    for ((i = 1; i <= NODES; i++)); do
+        s+="${s:+,}127.0.0.1:$(node_secure_port "$i")"
+    done
+    printf '%s' "$s"
 }
 
 connect_string() {
@@ -414,8 +454,10 @@ write_configs() { # TICK
     sync_limit=$(((5000 + tick - 1) / tick))
     ((init_limit >= 5)) || init_limit=5
     ((sync_limit >= 2)) || sync_limit=2
-    local -a cports=() qports=() eports=()
-    pick_ports $((NODES == 1 ? 1 : 3 * NODES))
+    local -a cports=() qports=() eports=() sports=()
+    local base=$((NODES == 1 ? 1 : 3 * NODES)) tls=0
+    [[ $SECURE != *tls* ]] || tls=1
+    pick_ports $((base + tls * NODES))
     for ((i = 1; i <= NODES; i++)); do
         cports[i]=${PICKED[i - 1]}
         if ((NODES > 1)); then
@@ -425,13 +467,17 @@ write_configs() { # TICK
             qports[i]=0
             eports[i]=0
         fi
+        sports[i]=0
+        ((!tls)) || sports[i]=${PICKED[base + i - 1]}
+        # TLS only: the one client port is the TLS port.
+        [[ $SECURE != *tls-only* ]] || cports[i]=${sports[i]}
     done
     for ((i = 1; i <= NODES; i++)); do
         nd=$DIR/node$i
         rm -rf -- "$nd/data"
         mkdir -p -- "$nd/data"
         printf '%s\n' "$i" >"$nd/data/myid"
-        printf '%s %s %s\n' "${cports[i]}" "${qports[i]}" "${eports[i]}" >"$nd/ports"
+        printf '%s %s %s %s\n' "${cports[i]}" "${qports[i]}" "${eports[i]}" "${sports[i]}" >"$nd/ports"
         {
             printf '# Generated by %s\n' "$PROG"
             printf 'tickTime=%s\n' "$tick"
@@ -440,8 +486,11 @@ write_configs() { # TICK
             printf 'minSessionTimeout=%s\n' "$((2 * tick))"
             printf 'maxSessionTimeout=60000\n'
             printf 'dataDir=%s\n' "$nd/data"
-            printf 'clientPort=%s\n' "${cports[i]}"
-            printf 'clientPortAddress=127.0.0.1\n'
+            if [[ $SECURE != *tls-only* ]]; then
+                printf 'clientPort=%s\n' "${cports[i]}"
+                printf 'clientPortAddress=127.0.0.1\n'
+            fi
+            secure_config "${sports[i]}"
             printf 'maxClientCnxns=0\n'
             printf '4lw.commands.whitelist=*\n'
             printf 'admin.enableServer=false\n'
@@ -459,15 +508,112 @@ write_configs() { # TICK
     done
 }
 
+# ---------------------------------------------------------------------------
+# TLS and SASL (start --tls, --tls-only, --sasl)
+
+# zoo.cfg lines of the security modes for a node with TLS port SPORT.
+secure_config() { # SPORT
+    if [[ $SECURE == *tls* ]]; then
+        printf 'secureClientPort=%s\n' "$1"
+        printf 'secureClientPortAddress=127.0.0.1\n'
+        printf 'serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n'
+        printf 'ssl.keyStore.location=%s\n' "$DIR/tls/server.p12"
+        printf 'ssl.keyStore.password=zkl-test-store\n'
+        printf 'ssl.trustStore.location=%s\n' "$DIR/tls/trust.p12"
+        printf 'ssl.trustStore.password=zkl-test-store\n'
+        printf 'ssl.clientAuth=need\n'
+        printf 'authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider\n'
+    fi
+    if [[ $SECURE == *sasl* ]]; then
+        printf 'authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n'
+    fi
+}
+
+# A certificate NAME.pem with key NAME.key, for SUBJECT, signed by CA
+# (ca or other-ca), valid for 127.0.0.1 and localhost.
+make_cert() { # NAME SUBJECT CA
+    local t=$DIR/tls
+    openssl req -newkey rsa:2048 -nodes -keyout "$t/$1.key" -out "$t/$1.csr" -subj "$2" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$t/$1.ext"
+    openssl x509 -req -in "$t/$1.csr" -CA "$t/$3.pem" -CAkey "$t/$3.key" -CAcreateserial \
+        -out "$t/$1.pem" -days 7 -extfile "$t/$1.ext" 2>/dev/null
+    rm -f -- "$t/$1.csr" "$t/$1.ext"
+}
+
+# DIR/tls: the test CA (ca.pem) and a second, unrelated one (other-ca.pem);
+# the servers' keystore (server.p12, CN=localhost) and truststore
+# (trust.p12: ca.pem), store password "zkl-test-store"; client
+# certificates of ca.pem: client (CN=zkl-a,O=zkl-test) and client-b
+# (CN=zkl-b,O=zkl-test), client.enc.key (client.key encrypted with the
+# password in key.pw); stranger (CN=mallory) of other-ca.pem; and for Java
+# clients client.p12 (client's key and certificate) with trust.p12.
+make_tls_files() {
+    local t=$DIR/tls ca
+    mkdir -p -- "$t"
+    for ca in ca other-ca; do
+        openssl req -x509 -newkey rsa:2048 -nodes -keyout "$t/$ca.key" -out "$t/$ca.pem" \
+            -days 7 -subj "/O=zkl-test/CN=zkl test $ca" 2>/dev/null ||
+            die "openssl cannot make a CA"
+    done
+    make_cert server "/O=zkl-test/CN=localhost" ca
+    make_cert client "/O=zkl-test/CN=zkl-a" ca
+    make_cert client-b "/O=zkl-test/CN=zkl-b" ca
+    make_cert stranger "/CN=mallory" other-ca
+    printf 'zkl-key-pw\n' >"$t/key.pw"
+    openssl pkey -in "$t/client.key" -aes256 -passout pass:zkl-key-pw -out "$t/client.enc.key"
+    openssl pkcs12 -export -in "$t/server.pem" -inkey "$t/server.key" -certfile "$t/ca.pem" \
+        -name server -out "$t/server.p12" -passout pass:zkl-test-store
+    openssl pkcs12 -export -in "$t/client.pem" -inkey "$t/client.key" -certfile "$t/ca.pem" \
+        -name client -out "$t/client.p12" -passout pass:zkl-test-store
+    keytool -importcert -noprompt -alias ca -file "$t/ca.pem" -keystore "$t/trust.p12" \
+        -storetype PKCS12 -storepass zkl-test-store >/dev/null 2>&1 ||
+        die "keytool cannot make the truststore"
+}
+
+# DIR/sasl: the JAAS file of the servers (DIGEST-MD5 users alice and bob)
+# and USER.pw, the first line of which is USER's password.
+make_sasl_files() {
+    local s=$DIR/sasl
+    mkdir -p -- "$s"
+    printf 'alice-pw\n' >"$s/alice.pw"
+    printf 'bob-pw\n' >"$s/bob.pw"
+    printf 'wrong-pw\n' >"$s/wrong.pw"
+    cat >"$s/jaas.conf" <<'JAAS'
+Server {
+  org.apache.zookeeper.server.auth.DigestLoginModule required
+  user_alice="alice-pw"
+  user_bob="bob-pw";
+};
+JAAS
+}
+
+# DIR/super: a digest credential the servers treat as their superuser.
+make_super() {
+    local pw hash
+    pw=super-$RANDOM$RANDOM
+    hash=$(printf '%s' "super:$pw" | openssl dgst -binary -sha1 | base64)
+    printf 'super:%s\n' "$pw" >"$DIR/super"
+    printf 'super:%s\n' "$hash" >"$DIR/super.digest"
+}
+
 launch_node() { # I
     local i=$1 nd c q e
     local -a jvm_flags extra=()
     nd=$DIR/node$i
-    read -r c q e <"$nd/ports"
+    read -r c q e _s <"$nd/ports"
     read -r -a jvm_flags <<<"${ZKL_ZK_JVM_FLAGS:-$DEFAULT_JVM_FLAGS}"
     if [[ -n ${ZKL_ZK_JVM_EXTRA:-} ]]; then
         read -r -a extra <<<"$ZKL_ZK_JVM_EXTRA"
     fi
+    local cp=$ZK_CLASSPATH super
+    if [[ -n $SECURE ]]; then
+        read -r super <"$DIR/super.digest"
+        extra+=("-Dzookeeper.DigestAuthenticationProvider.superDigest=$super")
+    fi
+    # The TLS port is Netty's: the jars zookeeper.jar's manifest leaves out.
+    [[ $SECURE != *tls* ]] ||
+        cp+=":$JAR_DIR/netty-codec.jar:$JAR_DIR/netty-resolver.jar:$JAR_DIR/netty-transport-native-unix-common.jar"
+    [[ $SECURE != *sasl* ]] || extra+=("-Djava.security.auth.login.config=$DIR/sasl/jaas.conf")
     printf '===== %s: starting node %d (client %s, quorum %s, election %s) at %s\n' \
         "$PROG" "$i" "$c" "$q" "$e" "$(date '+%Y-%m-%d %H:%M:%S')" >>"$nd/server.log"
     # setsid: own session and process group, so terminal signals aimed at
@@ -481,7 +627,7 @@ launch_node() { # I
         -Dorg.slf4j.simpleLogger.showDateTime=true \
         "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd HH:mm:ss,SSS" \
         -Dorg.slf4j.simpleLogger.showShortLogName=true \
-        -cp "$ZK_CLASSPATH" "$MAIN_CLASS" "$nd/zoo.cfg" \
+        -cp "$cp" "$MAIN_CLASS" "$nd/zoo.cfg" \
         </dev/null >>"$nd/server.log" 2>&1 &
     printf '%s\n' "$!" >"$nd/pid"
 }
@@ -594,9 +740,13 @@ stop_all_nodes() {
 # Commands
 
 cmd_start() {
-    local dirarg="" nodes=1 tick=200 owner="" attempt rc i
+    local dirarg="" nodes=1 tick=200 owner="" attempt rc i secure=""
     while (($#)); do
         case $1 in
+        --tls | --tls-only | --sasl)
+            secure+="${secure:+ }${1#--}"
+            shift
+            ;;
         --nodes)
             nodes=${2:?--nodes needs a value}
             shift 2
@@ -653,11 +803,20 @@ cmd_start() {
     trap 'stop_all_nodes; release_ports; exit 143' TERM
     trap 'stop_all_nodes; release_ports; exit 129' HUP
 
+    [[ $secure != *tls*tls* ]] || die "--tls and --tls-only exclude each other"
     release_ports
-    rm -f -- "$DIR/hosts"
+    rm -f -- "$DIR/hosts" "$DIR/secure_hosts" "$DIR/secure" "$DIR/super" "$DIR/super.digest"
     NODES=$nodes
+    SECURE=$secure
     printf '%s\n' "$nodes" >"$DIR/nodes"
-    rm -rf -- "$DIR"/node[0-9]*
+    rm -rf -- "$DIR"/node[0-9]* "$DIR/tls" "$DIR/sasl"
+    if [[ -n $SECURE ]]; then
+        command -v openssl >/dev/null || die "--$SECURE needs openssl"
+        printf '%s\n' "$SECURE" >"$DIR/secure"
+        make_super
+        [[ $SECURE != *tls* ]] || make_tls_files
+        [[ $SECURE != *sasl* ]] || make_sasl_files
+    fi
 
     for ((attempt = 1; attempt <= MAX_START_ATTEMPTS; attempt++)); do
         write_configs "$tick"
@@ -691,6 +850,10 @@ cmd_start() {
 
     connect_string >"$DIR/hosts"
     printf '\n' >>"$DIR/hosts"
+    if [[ $SECURE == *tls* ]]; then
+        secure_connect_string >"$DIR/secure_hosts"
+        printf '\n' >>"$DIR/secure_hosts"
+    fi
 
     if [[ -n $owner ]]; then
         setsid bash "$SELF" __watch "$DIR" "$owner" </dev/null >/dev/null 2>&1 &
@@ -803,9 +966,16 @@ cmd_start_node() {
 
 cmd_pause_node() {
     node_cmd_setup "$@"
-    local pid
+    local pid i
     pid=$(node_pid "$2") || die "node $2 is not running"
     signal_pid STOP "$pid"
+    # Return once it is stopped: a request sent after this must not be
+    # answered (a signal is delivered to a busy process a moment later).
+    for ((i = 0; i < 100; i++)); do
+        [[ $(proc_state "$pid") == [Tt] ]] && return 0
+        sleep 0.02
+    done
+    die "node $2 did not stop"
 }
 
 cmd_resume_node() {

@@ -3,6 +3,7 @@
 #ifndef ZKL_CLI_H
 #define ZKL_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,10 +39,48 @@ int cli_parse_long(const char *opt, const char *s, long min, long max, long *out
 const char *cli_servers(const char *opt);
 
 /* Open a session to `servers`, with digest credentials from $ZKL_AUTH
- * ("user:password") when set. The client never re-opens a session by
+ * ("user:password") when set, and the security options (cli_secure,
+ * tools/secure.c). The client never re-opens a session by
  * itself: the commands decide what an expiry means. Returns 0, or an exit
  * code after printing why (EX_UNAVAILABLE, EX_NOPERM, EX_USAGE, ...). */
 int cli_connect(const char *servers, int session_ms, zkl_client **out);
+
+/* The security options of every command that connects (tools/secure.c):
+ * TLS, SASL and ACL entries; their long options go into each command's
+ * table (CLI_SECURE_LONGOPTS), and the environment (ZKL_TLS_CA, ...,
+ * ZKL_ACL) fills in what the command line leaves out. */
+enum {
+    CLI_OPT_TLS_CA = 512,
+    CLI_OPT_TLS_CERT,
+    CLI_OPT_TLS_KEY,
+    CLI_OPT_TLS_KEY_PW,
+    CLI_OPT_SASL_MECH,
+    CLI_OPT_SASL_USER,
+    CLI_OPT_SASL_PW,
+    CLI_OPT_ACL
+};
+#define CLI_SECURE_LONGOPTS                                                   \
+    {"tls-ca", required_argument, NULL, CLI_OPT_TLS_CA},                      \
+        {"tls-cert", required_argument, NULL, CLI_OPT_TLS_CERT},              \
+        {"tls-key", required_argument, NULL, CLI_OPT_TLS_KEY},                \
+        {"tls-key-password-file", required_argument, NULL, CLI_OPT_TLS_KEY_PW}, \
+        {"sasl-mech", required_argument, NULL, CLI_OPT_SASL_MECH},            \
+        {"sasl-user", required_argument, NULL, CLI_OPT_SASL_USER},            \
+        {"sasl-password-file", required_argument, NULL, CLI_OPT_SASL_PW},     \
+        {"acl", required_argument, NULL, CLI_OPT_ACL}
+struct cli_secure {
+    const char *tls_ca, *tls_cert, *tls_key, *tls_key_password_file;
+    const char *sasl_mech, *sasl_user, *sasl_password_file;
+    const char *acl[32];
+    int nacl;
+};
+extern struct cli_secure cli_secure;
+/* Take option `opt` (getopt_long's value) with `arg`: 1 if it is one of
+ * them, 0 if not, -1 after saying why it is bad. */
+int cli_secure_option(int opt, const char *arg);
+/* Put the options (and the environment's) into `o`: 0, or an exit code
+ * after saying why not. */
+int cli_secure_apply(zkl_client_opts *o);
 
 /* The exit code for a zkl error of zkl's own making or the server's. */
 int cli_exit_for(int err);

@@ -130,6 +130,7 @@ int cli_holders(int argc, char **argv)
         {"servers", required_argument, NULL, 'S'},
         {"session-timeout", required_argument, NULL, OPT_SESSION},
         {"help", no_argument, NULL, 'h'},
+        CLI_SECURE_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     const char *servers = NULL;
@@ -152,6 +153,8 @@ int cli_holders(int argc, char **argv)
             cli_help();
             return 0;
         default:
+            if (cli_secure_option(c, optarg) > 0)
+                break;
             fprintf(stderr, "Try '%s --help' for more information.\n", cli_prog);
             return EX_USAGE;
         }

@@ -144,6 +144,7 @@ static int parse(int argc, char **argv, struct lockopts *o)
         {"metrics", required_argument, NULL, OPT_METRICS},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
+        CLI_SECURE_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     const char *servers = NULL, *shell = NULL;
@@ -220,6 +221,8 @@ static int parse(int argc, char **argv, struct lockopts *o)
             cli_help();
             return 0;
         default:
+            if (cli_secure_option(c, optarg) > 0)
+                break;
             fprintf(stderr, "Try '%s --help' for more information.\n", cli_prog);
             return EX_USAGE;
         }

@@ -20,8 +20,8 @@ void cli_help(void)
         "       zkl lock [OPTIONS] PATH -c SHELL-COMMAND\n"
         "       zkl lock [OPTIONS] PATH\n"
         "       zkl holders [OPTIONS] PATH\n"
-        "       zkl break [-S HOSTS] PATH [NODE]\n"
-        "       zkl revoke [-S HOSTS] PATH [NODE]\n"
+        "       zkl break [-S HOSTS] [SECURITY OPTIONS] PATH [NODE]\n"
+        "       zkl revoke [-S HOSTS] [SECURITY OPTIONS] PATH [NODE]\n"
         "       zkl --help | --version\n"
         "\n"
         "zkl lock waits for the ZooKeeper lock at PATH, runs COMMAND while it\n"
@@ -63,6 +63,17 @@ void cli_help(void)
         "  -S, --servers HOSTS   ZooKeeper connect string, host:port[,...][/chroot]\n"
         "                        (default $ZKL_SERVERS, else " CLI_DEFAULT_SERVERS ")\n"
         "      --session-timeout MS  session timeout (default %d)\n"
+        "      --tls-ca FILE     talk TLS to the servers (their secureClientPort),\n"
+        "                        verifying them with the CA certificates in FILE\n"
+        "      --tls-cert FILE   the client certificate (chain) to present (PEM)\n"
+        "      --tls-key FILE    its private key (PEM)\n"
+        "      --tls-key-password-file FILE  the key's password, FILE's first line\n"
+        "      --sasl-mech MECH  authenticate with SASL: DIGEST-MD5 or GSSAPI\n"
+        "      --sasl-user USER  the SASL user (DIGEST-MD5)\n"
+        "      --sasl-password-file FILE  the SASL password, FILE's first line\n"
+        "      --acl SCHEME:ID:PERMS  an entry of the ACL of the nodes zkl creates\n"
+        "                        (repeat for more; PERMS of rwcda), e.g.\n"
+        "                        --acl x509:CN=orders:rwcda --acl world:anyone:r\n"
         "  -h, --help            this help\n"
         "  -V, --version         zkl's version\n"
         "\n"
@@ -76,7 +87,10 @@ void cli_help(void)
         "and ends COMMAND.\n"
         "\n"
         "Environment: ZKL_SERVERS (connect string), ZKL_AUTH (user:password for\n"
-        "digest authentication).\n"
+        "digest authentication), and for what the options above leave out:\n"
+        "ZKL_TLS_CA, ZKL_TLS_CERT, ZKL_TLS_KEY, ZKL_TLS_KEY_PASSWORD_FILE,\n"
+        "ZKL_SASL_MECH, ZKL_SASL_USER, ZKL_SASL_PASSWORD_FILE, and ZKL_ACL\n"
+        "(entries separated by ';', when no --acl is given).\n"
         "\n"
         "Exit status:\n"
         "  COMMAND's status, or 128+N if signal N ended COMMAND\n"
@@ -84,13 +98,16 @@ void cli_help(void)
         "       break/revoke: nobody holds\n"
         "  64   bad usage\n"
         "  69   ZooKeeper unavailable (no server answered; a host name does not\n"
-        "       resolve; session ended while waiting and could not be renewed)\n"
+        "       resolve; session ended while waiting and could not be renewed;\n"
+        "       TLS to a port without it, or none to a TLS port); this zkl has\n"
+        "       no TLS or SASL (built on a ZooKeeper client without them)\n"
         "  70   internal or unexpected ZooKeeper error\n"
         "  71   system error (out of memory, cannot start a process, ...)\n"
         "  74   holders: cannot write the output\n"
         "  75   lock lost while COMMAND ran: COMMAND was terminated (see\n"
         "       --lost-exit-code)\n"
-        "  77   not authorized (ZooKeeper ACL or credentials)\n"
+        "  77   not authorized (ZooKeeper ACL or credentials, a refused TLS\n"
+        "       certificate or SASL login, a server the TLS CA does not vouch for)\n"
         "  78   --semaphore N disagrees with the limit recorded on the server\n"
         "  126  COMMAND could not be run; 127 COMMAND not found\n"
         "  128+N  zkl itself was stopped by signal N while waiting\n",
@@ -221,10 +238,23 @@ int cli_connect(const char *servers, int session_ms, zkl_client **out)
         /* The credential itself is never printed. */
         return cli_usage_error("ZKL_AUTH must be user:password (a user name, a colon, a password)");
     }
-    if (rc == 0)
+    if (rc == 0) {
+        int code = cli_secure_apply(o);
+        if (code != 0) {
+            zkl_client_opts_free(o);
+            return code;
+        }
         rc = zkl_client_open_opts(servers, session_ms, o, out);
+    }
     zkl_client_opts_free(o);
     char host[256];
+    /* What the library found out (which file, which server, why), if
+     * anything, is said as it is. */
+    const char *detail = zkl_last_error_text();
+    if (rc != 0 && rc != ZKL_ERESOLVE && strncmp(detail, "zkl_client_open: ", 17) == 0) {
+        cli_err("%s", detail + 17);
+        return rc == ZKL_EINVAL ? EX_USAGE : rc == ZKL_ENOTSUP ? EX_UNAVAILABLE : cli_exit_for(rc);
+    }
     switch (rc) {
     case 0:
         return 0;
@@ -241,7 +271,8 @@ int cli_connect(const char *servers, int session_ms, zkl_client **out)
         cli_err("no ZooKeeper server answered at %s", servers);
         return EX_UNAVAILABLE;
     case ZKL_ENOAUTH:
-        cli_err("ZooKeeper refused the credentials in ZKL_AUTH");
+        cli_err("ZooKeeper refused the credentials%s",
+                getenv("ZKL_AUTH") != NULL ? " in ZKL_AUTH" : "");
         return EX_NOPERM;
     default:
         cli_err("cannot connect to %s: %s", servers, zkl_strerror(rc));
@@ -355,6 +386,7 @@ int cli_parse_target(int argc, char **argv, struct cli_target *t)
         {"servers", required_argument, NULL, 'S'},
         {"session-timeout", required_argument, NULL, OPT_SESSION},
         {"help", no_argument, NULL, 'h'},
+        CLI_SECURE_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     const char *servers = NULL;
@@ -373,6 +405,8 @@ int cli_parse_target(int argc, char **argv, struct cli_target *t)
             cli_help();
             return 0;
         default:
+            if (cli_secure_option(c, optarg) > 0)
+                break;
             fprintf(stderr, "Try '%s --help' for more information.\n", cli_prog);
             return EX_USAGE;
         }

@@ -25,7 +25,15 @@ int zkl_request_release(zkl_request *r)
         return ZKL_EINVAL;
     zkl_client *c = r->a->c;
     pthread_mutex_lock(&c->mu);
+    /* Why a hold was lost, for zkl_last_error_text: its session ended, or
+     * someone else deleted its node while the session lived on. */
+    zkl__node *n = (zkl__node *)r->m.n;
+    bool session = n == NULL || !zkl__node_current(n);
     int rc = zkl__async_on(r, ZKL__RE_RELEASE);
+    if (rc == ZKL_ELOST)
+        zkl__detail(session ? "the hold was lost: its ZooKeeper session ended"
+                            : "the hold was lost: its node was deleted by someone else, the "
+                              "session lives on");
     pthread_mutex_unlock(&c->mu);
     return rc;
 }

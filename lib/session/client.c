@@ -11,116 +11,6 @@
 #include "session.h"
 #include "zkl/zookeeper.h"
 
-
-
-/* ---- the registry ------------------------------------------------------
- * Node watches outlive the objects that armed them, and a wrapped handle
- * outlives its client, so ZooKeeper callbacks never carry a client pointer:
- * they carry a client id (node watches) or the handle (session events) and
- * look the client up here. Lock order: registry, then c->mu. */
-
-static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static zkl_client **reg;
-static size_t reg_n, reg_cap;
-static uint64_t reg_next_id = 1;
-
-static int reg_add(zkl_client *c)
-{
-    if (reg_n == reg_cap) {
-        size_t cap = reg_cap ? reg_cap * 2 : 8;
-        zkl_client **r = realloc(reg, cap * sizeof *r);
-        if (r == NULL)
-            return ZKL_ENOMEM;
-        reg = r;
-        reg_cap = cap;
-    }
-    c->id = reg_next_id++;
-    reg[reg_n++] = c;
-    return 0;
-}
-
-static void reg_remove(zkl_client *c)
-{
-    pthread_mutex_lock(&reg_mu);
-    for (size_t i = 0; i < reg_n; i++) {
-        if (reg[i] == c) {
-            reg[i] = reg[--reg_n];
-            break;
-        }
-    }
-    if (reg_n == 0) {
-        free(reg);
-        reg = NULL;
-        reg_cap = 0;
-    }
-    pthread_mutex_unlock(&reg_mu);
-}
-
-void zkl__registry_lock(void)
-{
-    pthread_mutex_lock(&reg_mu);
-}
-
-void zkl__registry_unlock(void)
-{
-    pthread_mutex_unlock(&reg_mu);
-}
-
-/* The client for a handle or an id, returned with c->mu held, or NULL. */
-static zkl_client *reg_lock_client(zhandle_t *zh, uint64_t id)
-{
-    zkl_client *found = NULL;
-    pthread_mutex_lock(&reg_mu);
-    for (size_t i = 0; i < reg_n; i++) {
-        if ((zh != NULL && reg[i]->zh == zh) || (id != 0 && reg[i]->id == id)) {
-            found = reg[i];
-            pthread_mutex_lock(&found->mu);
-            break;
-        }
-    }
-    pthread_mutex_unlock(&reg_mu);
-    return found;
-}
-
-zkl_client *zkl__client_lock_id(uint64_t id)
-{
-    return reg_lock_client(NULL, id);
-}
-
-/* ---- the listener ------------------------------------------------------
- * The one party that keeps state across the session (the lock-queue
- * engine) registers here; every call below is made with c->mu held, and is
- * a no-op until something registered. */
-
-void zkl__client_listen(zkl_client *c, const zkl__session_listener *l, void *ctx)
-{
-    c->sl = l;
-    c->sl_ctx = ctx;
-}
-
-void *zkl__client_listener(zkl_client *c, const zkl__session_listener *l)
-{
-    return c->sl == l ? c->sl_ctx : NULL;
-}
-
-static void tell_connected(zkl_client *c, zhandle_t *zh)
-{
-    if (c->sl)
-        c->sl->on_connected(c->sl_ctx, zh);
-}
-
-void zkl__client_session_end(zkl_client *c)
-{
-    if (c->sl)
-        c->sl->on_session_end(c->sl_ctx);
-}
-
-static void tell_wake_all(zkl_client *c)
-{
-    if (c->sl)
-        c->sl->wake_all(c->sl_ctx);
-}
-
 /* ---- state ------------------------------------------------------------ */
 
 void zkl__client_push_event(zkl_client *c, int state)
@@ -137,7 +27,7 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
     (void)ctx;
     if (type != ZOO_SESSION_EVENT)
         return;
-    zkl_client *c = reg_lock_client(zh, 0);
+    zkl_client *c = zkl__registry_find(zh, 0);
     if (c == NULL)
         return;
     if (c->closing) {
@@ -164,14 +54,14 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
         }
         c->ka_next_ns = 0; /* a keepalive at once: its answer renews last_ok_ns */
         pthread_cond_broadcast(&c->cv);
-        tell_connected(c, zh);
+        zkl__client_tell_connected(c, zh);
     } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE ||
                state == ZOO_NOTCONNECTED_STATE) {
         if (c->state != ZKL_STATE_SUSPENDED && c->state != ZKL_STATE_CONNECTING &&
             c->state != ZKL_STATE_LOST) {
             c->suspended_ns = zkl__now_ns(); /* the keeper's give-up clock */
             zkl__client_push_event(c, ZKL_STATE_SUSPENDED);
-            tell_wake_all(c); /* a try once stops waiting */
+            zkl__client_wake_all(c); /* a try once stops waiting */
         }
     } else if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) {
         if (state == ZOO_AUTH_FAILED_STATE)
@@ -196,7 +86,7 @@ static void node_watcher(zhandle_t *zh, int type, int state, const char *path, v
     /* A session event is not a handoff: the client's watcher handles it. */
     if (type == ZOO_SESSION_EVENT || path == NULL)
         return;
-    zkl_client *c = reg_lock_client(NULL, (uint64_t)(uintptr_t)ctx);
+    zkl_client *c = zkl__registry_find(NULL, (uint64_t)(uintptr_t)ctx);
     if (c == NULL)
         return;
     if (!c->closing && c->sl)
@@ -214,10 +104,12 @@ watcher_fn zkl__client_watcher_fn(void)
 int zkl__client_start_handle(zkl_client *c)
 {
     int64_t started = zkl__now_ns();
-    pthread_mutex_lock(&reg_mu);
-    zhandle_t *zh = zookeeper_init(c->hosts, session_watcher, c->timeout_ms, NULL, NULL, 0);
+    zkl__registry_lock();
+    /* With the client's TLS or SASL settings, the same for a re-opened
+     * session as for the first. */
+    zhandle_t *zh = zkl__secure_handle(c->secure, c->hosts, session_watcher, c->timeout_ms);
     if (zh == NULL) {
-        pthread_mutex_unlock(&reg_mu);
+        zkl__registry_unlock();
         return errno == ENOMEM ? ZKL_ENOMEM : ZKL_EINVAL;
     }
     /* Resolve host names once per window, not on every poll: measurable on
@@ -229,7 +121,7 @@ int zkl__client_start_handle(zkl_client *c)
     c->zh = zh;
     c->handle_started_ns = started;
     pthread_mutex_unlock(&c->mu);
-    pthread_mutex_unlock(&reg_mu);
+    zkl__registry_unlock();
     return 0;
 }
 
@@ -253,8 +145,15 @@ static zkl_client *client_alloc(const zkl_client_opts *o)
     c->acl = o ? o->acl : ZKL_ACL_OPEN;
     c->max_request = o ? o->max_request : ZKL__MAX_REQUEST_DEFAULT;
     c->metrics_off = o ? !o->metrics : 0;
-    if (o && o->digest && (c->digest = strdup(o->digest)) == NULL)
+    c->lost_requests = o ? o->lost_requests : 0;
+    if (o && zkl__options_copy(c, o) != 0) {
+        zkl__options_drop(c);
         goto fail_dg;
+    }
+    if (o && o->digest && (c->digest = strdup(o->digest)) == NULL) {
+        zkl__options_drop(c);
+        goto fail_dg;
+    }
     char host[64] = "?";
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
@@ -284,6 +183,7 @@ static void client_destroy(zkl_client *c)
         memset(c->digest, 0, strlen(c->digest));
         free(c->digest);
     }
+    zkl__options_drop(c);
     free(c->hosts);
     pthread_rwlock_destroy(&c->hlock);
     pthread_cond_destroy(&c->cv);
@@ -291,13 +191,6 @@ static void client_destroy(zkl_client *c)
     free(c);
 }
 
-static int client_register(zkl_client *c)
-{
-    pthread_mutex_lock(&reg_mu);
-    int rc = reg_add(c);
-    pthread_mutex_unlock(&reg_mu);
-    return rc;
-}
 
 static int start_keeper(zkl_client *c)
 {
@@ -376,10 +269,9 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
 {
     if (hosts == NULL || hosts[0] == '\0' || session_timeout_ms <= 0 || out == NULL)
         return ZKL_EINVAL;
-    /* The creator-only ACL names the authenticated identity: without one
-     * the server would refuse every create (ZINVALIDACL). */
-    if (opts != NULL && opts->acl == ZKL_ACL_CREATOR && opts->digest == NULL)
-        return ZKL_EINVAL;
+    int rc = opts != NULL ? zkl__options_check(opts) : 0;
+    if (rc != 0)
+        return rc;
     /* The log is the process's: silence it once, unless this client's
      * program asked to keep its own settings. */
     static pthread_once_t quiet = PTHREAD_ONCE_INIT;
@@ -390,10 +282,10 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
         return ZKL_ENOMEM;
     c->owns_zh = 1;
     c->timeout_ms = session_timeout_ms;
-    int rc = ZKL_ENOMEM;
+    rc = ZKL_ENOMEM;
     if ((c->hosts = strdup(hosts)) == NULL)
         goto fail;
-    if ((rc = client_register(c)) != 0)
+    if ((rc = zkl__registry_add(c)) != 0)
         goto fail;
     if ((rc = zkl__client_start_handle(c)) != 0) {
         if (rc == ZKL_EINVAL && hosts_resolve(hosts) == ZKL_ERESOLVE)
@@ -401,17 +293,14 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
         goto fail_reg;
     }
     /* Wait for the first session; about one session timeout, as
-     * libzookeeper_mt tries the servers in turn. */
+     * libzookeeper_mt tries the servers in turn, unless the servers say
+     * sooner why none can come (lib/session/probe.c). */
     int64_t deadline = zkl__now_ns() + (int64_t)session_timeout_ms * 1000000;
     pthread_mutex_lock(&c->mu);
-    while (c->state == ZKL_STATE_CONNECTING && !c->auth_failed &&
-           zkl__cond_wait(&c->cv, &c->mu, deadline) == 0)
-        ;
-    int ok = c->state == ZKL_STATE_CONNECTED && !c->auth_failed;
-    rc = c->auth_failed ? ZKL_ENOAUTH : ZKL_ECONNLOSS;
+    rc = zkl__probe_first_session(c, deadline);
     c->ev_head = c->ev_tail; /* listeners come later: nothing to deliver */
     pthread_mutex_unlock(&c->mu);
-    if (!ok)
+    if (rc != 0)
         goto fail_zh;
     if ((rc = check_chroot(c)) != 0)
         goto fail_zh;
@@ -423,12 +312,12 @@ fail_zh:
     pthread_mutex_lock(&c->mu);
     c->closing = 1;
     pthread_mutex_unlock(&c->mu);
-    reg_remove(c);
+    zkl__registry_remove(c);
     zookeeper_close(c->zh);
     client_destroy(c);
     return rc;
 fail_reg:
-    reg_remove(c);
+    zkl__registry_remove(c);
 fail:
     client_destroy(c);
     return rc;
@@ -446,12 +335,12 @@ int zkl_client_wrap(zhandle_t *zh, zkl_client **out)
         return ZKL_ENOMEM;
     c->reopen = 0; /* the handle is the caller's: we never replace it */
     c->timeout_ms = zoo_recv_timeout(zh);
-    int rc = client_register(c);
+    int rc = zkl__registry_add(c);
     if (rc != 0) {
         client_destroy(c);
         return rc;
     }
-    pthread_mutex_lock(&reg_mu);
+    zkl__registry_lock();
     pthread_mutex_lock(&c->mu);
     c->zh = zh;
     c->wrapped_prev = zoo_set_watcher(zh, session_watcher);
@@ -462,10 +351,10 @@ int zkl_client_wrap(zhandle_t *zh, zkl_client **out)
         c->stats.sessions = 1;
     }
     pthread_mutex_unlock(&c->mu);
-    pthread_mutex_unlock(&reg_mu);
+    zkl__registry_unlock();
     if ((rc = start_keeper(c)) != 0) {
         zoo_set_watcher(zh, c->wrapped_prev);
-        reg_remove(c);
+        zkl__registry_remove(c);
         client_destroy(c);
         return rc;
     }
@@ -479,7 +368,7 @@ int zkl_client_cancel(zkl_client *c)
         return ZKL_EINVAL;
     pthread_mutex_lock(&c->mu);
     c->cancelled = 1;
-    tell_wake_all(c); /* each waiter sees the flag and leaves */
+    zkl__client_wake_all(c); /* each waiter sees the flag and leaves */
     pthread_mutex_unlock(&c->mu);
     return 0;
 }
@@ -510,7 +399,7 @@ void zkl_client_close(zkl_client *c)
     pthread_mutex_unlock(&c->mu);
     if (c->keeper_started)
         pthread_join(c->keeper, NULL);
-    reg_remove(c);
+    zkl__registry_remove(c);
     pthread_rwlock_wrlock(&c->hlock);
     if (c->owns_zh) {
         /* Completions still pending are called with ZCLOSING, and free
@@ -573,46 +462,4 @@ void zkl__client_free(zkl_client *c)
     c->sl = NULL;
     pthread_mutex_unlock(&c->mu);
     client_destroy(c);
-}
-
-enum zkl_state zkl_client_state(zkl_client *c)
-{
-    if (c == NULL)
-        return ZKL_STATE_CLOSED;
-    pthread_mutex_lock(&c->mu);
-    enum zkl_state st = (enum zkl_state)c->state;
-    pthread_mutex_unlock(&c->mu);
-    return st;
-}
-
-int zkl_client_session_id(zkl_client *c, int64_t *out)
-{
-    if (c == NULL || out == NULL)
-        return ZKL_EINVAL;
-    pthread_mutex_lock(&c->mu);
-    *out = c->sid;
-    pthread_mutex_unlock(&c->mu);
-    return 0;
-}
-
-int zkl_client_session_timeout(zkl_client *c)
-{
-    if (c == NULL)
-        return ZKL_EINVAL;
-    pthread_mutex_lock(&c->mu);
-    int ms = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
-    pthread_mutex_unlock(&c->mu);
-    return ms;
-}
-
-int zkl_client_get_stats(zkl_client *c, zkl_client_stats *out)
-{
-    if (c == NULL || out == NULL)
-        return ZKL_EINVAL;
-    pthread_mutex_lock(&c->mu);
-    *out = c->stats;
-    if (c->sl)
-        c->sl->add_stats(c->sl_ctx, out);
-    pthread_mutex_unlock(&c->mu);
-    return 0;
 }

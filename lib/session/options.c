@@ -1,5 +1,7 @@
 /* Client options (zkl_client_opts_*), the ACL they choose, and the quiet
  * libzookeeper_mt log. */
+#include "config.h" /* HAVE_ZOOKEEPER_INIT_SSL, HAVE_ZOOKEEPER_INIT_SASL */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,8 @@ void zkl_client_opts_free(zkl_client_opts *o)
         memset(o->digest, 0, strlen(o->digest));
         free(o->digest);
     }
+    zkl__options_acl_free(&o->acls);
+    zkl__secure_opts_clear(&o->sec);
     free(o);
 }
 
@@ -100,8 +104,246 @@ int zkl_client_opts_set_metrics(zkl_client_opts *o, int on)
     return 0;
 }
 
+int zkl_client_opts_set_lost_requests(zkl_client_opts *o, int on)
+{
+    if (o == NULL || (on != 0 && on != 1))
+        return ZKL_EINVAL;
+    o->lost_requests = on;
+    return 0;
+}
+
+/* ---- TLS and SASL -------------------------------------------------------- */
+
+#if defined(HAVE_ZOOKEEPER_INIT_SSL) || defined(HAVE_ZOOKEEPER_INIT_SASL)
+/* Replace *dst by a copy of src (NULL for none); wipe the old if secret. */
+static int set_str(char **dst, const char *src, bool secret)
+{
+    char *d = NULL;
+    if (src != NULL && (d = strdup(src)) == NULL)
+        return ZKL_ENOMEM;
+    if (*dst != NULL && secret)
+        memset(*dst, 0, strlen(*dst));
+    free(*dst);
+    *dst = d;
+    return 0;
+}
+#endif
+
+int zkl_client_opts_set_tls(zkl_client_opts *o, const char *ca_file, const char *cert_file,
+                            const char *key_file, const char *key_password)
+{
+#ifndef HAVE_ZOOKEEPER_INIT_SSL
+    (void)o, (void)ca_file, (void)cert_file, (void)key_file, (void)key_password;
+    zkl__detail("zkl_client_opts_set_tls: this zkl was built on a libzookeeper_mt without TLS "
+                "(Debian's is); build one with scripts/build-zookeeper-client.sh PREFIX and "
+                "configure zkl with --with-zookeeper=PREFIX");
+    return ZKL_ENOTSUP;
+#else
+    const char *files[] = {ca_file, cert_file, key_file};
+    const char *what[] = {"CA file", "certificate file", "key file"};
+    if (o == NULL)
+        return ZKL_EINVAL;
+    for (int i = 0; i < 3; i++) {
+        if (files[i] == NULL || files[i][0] == '\0') {
+            zkl__detail("zkl_client_opts_set_tls: no %s (mutual TLS needs a CA file, a "
+                        "client certificate and its key)", what[i]);
+            return ZKL_EINVAL;
+        }
+        if (strchr(files[i], ',') != NULL) {
+            zkl__detail("zkl_client_opts_set_tls: the %s \"%.200s\" has a ',', which "
+                        "libzookeeper_mt cannot take in a file name", what[i], files[i]);
+            return ZKL_EINVAL;
+        }
+    }
+    if (key_password != NULL && strchr(key_password, ',') != NULL) {
+        zkl__detail("zkl_client_opts_set_tls: the key password has a ',', which "
+                    "libzookeeper_mt cannot take");
+        return ZKL_EINVAL;
+    }
+    struct zkl__secure_opts n = {0};
+    if (set_str(&n.tls_ca, ca_file, false) != 0 || set_str(&n.tls_cert, cert_file, false) != 0 ||
+        set_str(&n.tls_key, key_file, false) != 0 ||
+        set_str(&n.tls_password, key_password != NULL && key_password[0] ? key_password : NULL,
+                true) != 0) {
+        zkl__secure_opts_clear(&n);
+        return ZKL_ENOMEM;
+    }
+    /* Swap in the new TLS settings, keep the SASL ones. */
+    struct zkl__secure_opts old = o->sec;
+    o->sec.tls_ca = n.tls_ca, o->sec.tls_cert = n.tls_cert;
+    o->sec.tls_key = n.tls_key, o->sec.tls_password = n.tls_password;
+    old.sasl_mech = old.sasl_user = old.sasl_password_file = NULL;
+    zkl__secure_opts_clear(&old);
+    return 0;
+#endif
+}
+
+int zkl_client_opts_set_sasl(zkl_client_opts *o, const char *mechanism, const char *user,
+                             const char *password_file)
+{
+#ifndef HAVE_ZOOKEEPER_INIT_SASL
+    (void)o, (void)mechanism, (void)user, (void)password_file;
+    zkl__detail("zkl_client_opts_set_sasl: this zkl was built on a libzookeeper_mt without SASL "
+                "(Debian's is); build one with scripts/build-zookeeper-client.sh PREFIX and "
+                "configure zkl with --with-zookeeper=PREFIX");
+    return ZKL_ENOTSUP;
+#else
+    if (o == NULL || mechanism == NULL)
+        return ZKL_EINVAL;
+    /* SASL mechanism names: 1 to 20 of A-Z, 0-9, '-' and '_' (RFC 4422). */
+    size_t n = strlen(mechanism);
+    if (n == 0 || n > 20 || strspn(mechanism, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != n) {
+        zkl__detail("zkl_client_opts_set_sasl: \"%.40s\" is no SASL mechanism name (e.g. "
+                    "DIGEST-MD5, GSSAPI)", mechanism);
+        return ZKL_EINVAL;
+    }
+    if (strcmp(mechanism, "DIGEST-MD5") == 0 &&
+        (user == NULL || user[0] == '\0' || password_file == NULL || password_file[0] == '\0')) {
+        zkl__detail("zkl_client_opts_set_sasl: DIGEST-MD5 needs a user and a password file");
+        return ZKL_EINVAL;
+    }
+    struct zkl__secure_opts s = {0};
+    if (set_str(&s.sasl_mech, mechanism, false) != 0 ||
+        set_str(&s.sasl_user, user != NULL && user[0] ? user : NULL, false) != 0 ||
+        set_str(&s.sasl_password_file, password_file != NULL && password_file[0] ? password_file
+                                                                                : NULL,
+                false) != 0) {
+        zkl__secure_opts_clear(&s);
+        return ZKL_ENOMEM;
+    }
+    struct zkl__secure_opts old = o->sec;
+    o->sec.sasl_mech = s.sasl_mech, o->sec.sasl_user = s.sasl_user;
+    o->sec.sasl_password_file = s.sasl_password_file;
+    old.tls_ca = old.tls_cert = old.tls_key = old.tls_password = NULL;
+    zkl__secure_opts_clear(&old);
+    return 0;
+#endif
+}
+
+/* ---- ACLs ----------------------------------------------------------------- */
+
+/* Whether `id` is one the server takes for `scheme`; why not in *why. */
+static bool acl_id_ok(const char *scheme, const char *id, const char **why)
+{
+    if (strcmp(scheme, "world") == 0) {
+        *why = "the world scheme's only id is \"anyone\"";
+        return strcmp(id, "anyone") == 0;
+    }
+    if (strcmp(scheme, "auth") == 0) {
+        *why = "the auth scheme's id is \"\"";
+        return id[0] == '\0';
+    }
+    if (strcmp(scheme, "digest") == 0) {
+        /* user:base64(sha1(user:password)): 28 characters of base64. */
+        const char *colon = strchr(id, ':');
+        *why = "a digest id is user:hash, the hash base64(sha1(\"user:password\")) of 28 "
+               "characters";
+        return colon != NULL && colon != id && strchr(colon + 1, ':') == NULL &&
+               strlen(colon + 1) == 28 &&
+               strspn(colon + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") ==
+                   28;
+    }
+    if (strcmp(scheme, "sasl") == 0 || strcmp(scheme, "x509") == 0 ||
+        strcmp(scheme, "ip") == 0) {
+        *why = "the id is empty";
+        return id[0] != '\0';
+    }
+    *why = "unknown scheme (world, auth, digest, sasl, x509 or ip)";
+    return false;
+}
+
+int zkl_client_opts_add_acl(zkl_client_opts *o, const char *scheme, const char *id, int perms)
+{
+    if (o == NULL || scheme == NULL || id == NULL)
+        return ZKL_EINVAL;
+    const char *why = NULL;
+    if (!acl_id_ok(scheme, id, &why)) {
+        zkl__detail("zkl_client_opts_add_acl: \"%.40s:%.200s\": %s", scheme, id, why);
+        return ZKL_EINVAL;
+    }
+    if (perms <= 0 || perms > ZKL_PERM_ALL) {
+        zkl__detail("zkl_client_opts_add_acl: permissions %d: a nonzero combination of "
+                    "ZKL_PERM_* (1 to 31)", perms);
+        return ZKL_EINVAL;
+    }
+    struct ACL *d = realloc(o->acls.data, ((size_t)o->acls.count + 1) * sizeof *d);
+    if (d == NULL)
+        return ZKL_ENOMEM;
+    o->acls.data = d;
+    struct ACL *a = &d[o->acls.count];
+    a->perms = perms;
+    a->id.scheme = strdup(scheme);
+    a->id.id = strdup(id);
+    if (a->id.scheme == NULL || a->id.id == NULL) {
+        free(a->id.scheme);
+        free(a->id.id);
+        return ZKL_ENOMEM;
+    }
+    o->acls.count++;
+    return 0;
+}
+
+int zkl__options_acl_copy(struct ACL_vector *dst, const struct ACL_vector *src)
+{
+    *dst = (struct ACL_vector){0};
+    if (src->count == 0)
+        return 0;
+    if ((dst->data = calloc((size_t)src->count, sizeof *dst->data)) == NULL)
+        return ZKL_ENOMEM;
+    for (int32_t i = 0; i < src->count; i++, dst->count++) {
+        struct ACL *a = &dst->data[i];
+        a->perms = src->data[i].perms;
+        a->id.scheme = strdup(src->data[i].id.scheme);
+        a->id.id = strdup(src->data[i].id.id);
+        if (a->id.scheme == NULL || a->id.id == NULL) {
+            dst->count++;
+            zkl__options_acl_free(dst);
+            return ZKL_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+void zkl__options_acl_free(struct ACL_vector *v)
+{
+    for (int32_t i = 0; i < v->count; i++) {
+        free(v->data[i].id.scheme);
+        free(v->data[i].id.id);
+    }
+    free(v->data);
+    *v = (struct ACL_vector){0};
+}
+
+int zkl__options_check(const zkl_client_opts *o)
+{
+    /* The creator-only ACL names the authenticated identity: without one
+     * the server would refuse every create (ZINVALIDACL). */
+    if (o->acl == ZKL_ACL_CREATOR && o->acls.count == 0 && o->digest == NULL &&
+        o->sec.tls_ca == NULL && o->sec.sasl_mech == NULL)
+        return ZKL_EINVAL;
+    /* TLS and SASL files that cannot be used: refused before anything is
+     * sent, not retried by libzookeeper_mt until the session timeout. */
+    return zkl__secure_check(&o->sec);
+}
+
+int zkl__options_copy(zkl_client *c, const zkl_client_opts *o)
+{
+    if (zkl__options_acl_copy(&c->acls, &o->acls) != 0)
+        return ZKL_ENOMEM;
+    return zkl__secure_new(&o->sec, &c->secure);
+}
+
+void zkl__options_drop(zkl_client *c)
+{
+    zkl__options_acl_free(&c->acls);
+    zkl__secure_free(c->secure);
+    c->secure = NULL;
+}
+
 const struct ACL_vector *zkl__options_acl(zkl_client *c)
 {
+    if (c->acls.count > 0)
+        return &c->acls;
     return c->acl == ZKL_ACL_CREATOR ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
 }
 

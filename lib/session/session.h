@@ -53,6 +53,8 @@ struct zkl_client {
     int reopen, container_parents;
     char *digest;          /* "user:password", never logged */
     int acl;
+    struct ACL_vector acls; /* zkl_client_opts_add_acl's entries (count 0: none) */
+    struct zkl__secure *secure; /* TLS and SASL (lib/session/secure.c), or NULL */
     int max_request;       /* bytes: the server's jute.maxbuffer */
     int objects;           /* lock objects open on it (zkl__client_ref) */
     int closed;            /* zkl_client_close ran; the last object frees */
@@ -109,6 +111,12 @@ const struct ACL_vector *zkl__options_acl(zkl_client *c);
  * ns), 0 if not known yet. With c->mu held. */
 int64_t zkl__keeper_loss_at(const zkl_client *c);
 
+/* TLS and SASL settings, as given (lib/session/secure.c). */
+struct zkl__secure_opts {
+    char *tls_ca, *tls_cert, *tls_key, *tls_password;
+    char *sasl_mech, *sasl_user, *sasl_password_file;
+};
+
 struct zkl_client_opts {
     int reopen;
     int container_parents;
@@ -117,6 +125,9 @@ struct zkl_client_opts {
     int max_request;
     int quiet_zk_log;
     int metrics;
+    int lost_requests;
+    struct ACL_vector acls; /* zkl_client_opts_add_acl's entries */
+    struct zkl__secure_opts sec;
 };
 
 struct zkl__listener {
@@ -125,11 +136,20 @@ struct zkl__listener {
     struct zkl__listener *next;
 };
 
-/* The registry of clients (lock order: registry, then c->mu). */
+/* The registry of clients (lib/session/registry.c; lock order: registry,
+ * then c->mu). Add gives c its id. */
 void zkl__registry_lock(void);
 void zkl__registry_unlock(void);
+int zkl__registry_add(zkl_client *c);
+void zkl__registry_remove(zkl_client *c);
+/* The client of a handle or an id, returned with c->mu held, or NULL. */
+zkl_client *zkl__registry_find(zhandle_t *zh, uint64_t id);
 /* The client with this id, returned with c->mu held, or NULL. */
 zkl_client *zkl__client_lock_id(uint64_t id);
+/* Tell the session listener of a new session, or to wake every waiter
+ * (c->mu held). */
+void zkl__client_tell_connected(zkl_client *c, zhandle_t *zh);
+void zkl__client_wake_all(zkl_client *c);
 /* Record a new state and queue it for the listeners (c->mu held). */
 void zkl__client_push_event(zkl_client *c, int state);
 /* Tell the session listener the session ended (c->mu held). */
@@ -150,4 +170,57 @@ void zkl__client_free(zkl_client *c);
 watcher_fn zkl__client_watcher_fn(void);
 /* Quiet libzookeeper_mt's log, once per process (lib/session/options.c). */
 void zkl__options_log_init(void);
+
+/* What zkl_client_open_opts refuses in options before it makes anything
+ * (lib/session/options.c): 0, or a ZKL_E... code (with a detail). */
+int zkl__options_check(const zkl_client_opts *o);
+/* The client's copy of the options' ACL entries and TLS and SASL settings
+ * (0 or ZKL_ENOMEM), and what frees it (also after a failed copy). */
+int zkl__options_copy(zkl_client *c, const zkl_client_opts *o);
+void zkl__options_drop(zkl_client *c);
+/* Copy an ACL list (lib/session/options.c): 0 or ZKL_ENOMEM (dst empty). */
+int zkl__options_acl_copy(struct ACL_vector *dst, const struct ACL_vector *src);
+void zkl__options_acl_free(struct ACL_vector *v);
+
+/* ---- TLS and SASL (lib/session/secure.c) ---------------------------------- */
+
+/* The client's copy of them, and what its handles use. */
+struct zkl__secure {
+    struct zkl__secure_opts o;
+    char *tls_arg;        /* "ca,cert,key[,password]" for zookeeper_init_ssl */
+    pthread_mutex_t mu;   /* guards sasl_secret: the handle's I/O thread asks */
+    void *sasl_secret;    /* sasl_secret_t: the password read last, wiped */
+    void *sasl_callbacks; /* sasl_callback_t[], shared by every handle */
+};
+
+/* Free what the settings hold, wiping the secret. */
+void zkl__secure_opts_clear(struct zkl__secure_opts *s);
+/* Check settings before a client is made: every file can be loaded, the
+ * combination is possible. 0, or ZKL_EINVAL / ZKL_ENOTSUP / ZKL_ENOMEM with
+ * a detail. */
+int zkl__secure_check(const struct zkl__secure_opts *s);
+/* The client's copy (NULL and 0 when neither TLS nor SASL is set), or
+ * ZKL_ENOMEM. */
+int zkl__secure_new(const struct zkl__secure_opts *s, struct zkl__secure **out);
+void zkl__secure_free(struct zkl__secure *sec);
+/* A new handle for c->hosts with the client's TLS or SASL settings (sec
+ * may be NULL: a plain one), as zookeeper_init would make it. */
+zhandle_t *zkl__secure_handle(const struct zkl__secure *sec, const char *hosts, watcher_fn fn,
+                              int timeout_ms);
+#ifdef HAVE_ZOOKEEPER_INIT_SSL
+/* A TLS client context with the settings' CA, certificate and key, which
+ * verifies the server: NULL with the reason in why if a file cannot be
+ * used. */
+struct ssl_ctx_st;
+struct ssl_ctx_st *zkl__secure_tls_ctx(const struct zkl__secure_opts *s, char *why, size_t n);
+#endif
+/* Wait for the first session of a new client (lib/session/probe.c), c->mu
+ * held (released while waiting), until `deadline` (monotonic ns): 0 once
+ * connected, or ZKL_ECONNLOSS (none in time), ZKL_ENOAUTH (credentials
+ * refused), or sooner, with a detail, what the servers say when the session
+ * is late: SASL credentials refused (in the handle's state, which no event
+ * reports), a TLS handshake that cannot succeed (one of our own with each
+ * server), a TLS port for a client without TLS. */
+int zkl__probe_first_session(zkl_client *c, int64_t deadline);
+
 #endif

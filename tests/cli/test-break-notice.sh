@@ -13,12 +13,8 @@ ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
 [[ -x $ZKL ]] || { echo "no zkl binary at $ZKL" >&2; exit 99; }
 export ZKL_SERVERS=$ZKL_TEST_HOSTS
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-break.XXXXXX")
-pids=()
 cleanup() {
-    local p
-    for p in "${pids[@]}"; do
-        kill -KILL "$p" 2>/dev/null
-    done
+    kill_jobs
     rm -rf -- "$tmp"
 }
 trap cleanup EXIT
@@ -35,11 +31,10 @@ fail() {
 p=/zkl-break-notice/$$
 "$ZKL" lock "$p" sh -c "trap 'touch \"$tmp/term\"; exit 0' TERM; touch '$tmp/started'; while :; do sleep 0.05; done" &
 z=$!
-pids+=("$z")
 wait_for 20 test -e "$tmp/started" || fail "the command never started"
 "$ZKL" break "$p" >/dev/null || fail "break gave $?"
 end=$(($(now_ms) + 10000))
-while kill -0 "$z" 2>/dev/null && (($(now_ms) < end)); do sleep 0.05; done
+while kill -0 "$z" 2>/dev/null && (($(now_ms) < end)); do nap 0.05; done
 if kill -0 "$z" 2>/dev/null; then
     fail "the broken holder did not notice within 10 s"
 else
@@ -53,12 +48,11 @@ fi
 mkfifo "$tmp/in"
 "$ZKL" lock "$p" <"$tmp/in" >"$tmp/out" &
 z=$!
-pids+=("$z")
 exec 7>"$tmp/in"
 wait_for 20 test -s "$tmp/out" || fail "hold mode printed nothing"
 "$ZKL" break "$p" >/dev/null || fail "break gave $?"
 end=$(($(now_ms) + 10000))
-while kill -0 "$z" 2>/dev/null && (($(now_ms) < end)); do sleep 0.05; done
+while kill -0 "$z" 2>/dev/null && (($(now_ms) < end)); do nap 0.05; done
 if kill -0 "$z" 2>/dev/null; then
     fail "the broken holder (hold mode) did not notice within 10 s"
 else

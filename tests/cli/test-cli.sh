@@ -19,23 +19,17 @@ ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
 [[ -x $ZKL ]] || { echo "no zkl binary at $ZKL" >&2; exit 99; }
 export ZKL_SERVERS=$ZKL_TEST_HOSTS
 root=/zkl-cli-test/$$
-zkcli=${ZKL_ZKCLI:-/usr/share/zookeeper/bin/zkCli.sh}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-cli.XXXXXX")
-pids=()
+root_cleanup=1
 failures=0
 passes=0
 
 cleanup() {
-    local p
-    for p in "${pids[@]}"; do
-        kill -KILL "$p" 2>/dev/null
-    done
+    kill_jobs
     rm -rf -- "$tmp"
     # Lock parents are containers and go by themselves; a semaphore's node
     # is persistent.
-    if [[ -x $zkcli ]]; then
-        "$zkcli" -server "$ZKL_TEST_HOSTS" deleteall "$root" >/dev/null 2>&1
-    fi
+    [[ -z $root_cleanup ]] || python3 "$here/zknode.py" "$ZKL_TEST_HOSTS" deleteall "$root" >/dev/null 2>&1
 }
 trap cleanup EXIT
 
@@ -45,11 +39,7 @@ trap cleanup EXIT
 # set $status to its exit status; 1 if it still runs after SECONDS.
 status=
 wait_exit() {
-    local end=$(($(now_ms) + $1 * 1000))
-    while kill -0 "$2" 2>/dev/null; do
-        (($(now_ms) < end)) || return 1
-        sleep 0.05
-    done
+    wait_for "$1" gone "$2" || return 1
     wait "$2"
     status=$?
 }
@@ -63,13 +53,8 @@ start_zkl() {
     # must come when the test closes it.
     env --default-signal=INT "$ZKL" "$@" 7>&- &
     bg=$!
-    pids+=("$bg")
 }
 
-# contenders PATH: the number of contenders, from holders --json.
-contenders() {
-    "$ZKL" holders --json "$1" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["contenders"]))'
-}
 contenders_are() { [[ $(contenders "$1") == "$2" ]]; }
 
 fail() {
@@ -320,7 +305,6 @@ test_command_is_terminated_when_the_session_expires() {
     "$ZKL" lock --session-timeout 1000 --kill-after 0 --lost-exit-code 9 "$p" \
         sh -c "touch '$tmp/exp2.started'; while :; do sleep 0.05; done" &
     z=$!
-    pids+=("$z")
     wait_for 20 test -e "$tmp/exp2.started" || fail "second command never ran"
     kill -STOP "$z"
     wait_for 30 contenders_are "$p" 0 || fail "the second session never expired"
@@ -338,7 +322,7 @@ test_command_is_terminated_when_zookeeper_stays_unreachable() {
 
 # Run by the test above, with a server of its own, which it kills.
 private_command_ends_when_servers_are_gone() {
-    zkcli= # the server will be gone: no cleanup there
+    root_cleanup= # the server will be gone: no cleanup there
     start_zkl lock --session-timeout 2000 --kill-after 1 /gone sh -c "trap 'touch \"$tmp/gone.term\"; exit 3' TERM; touch '$tmp/gone.started'; while :; do sleep 0.05; done"
     local z=$bg
     wait_for 20 test -e "$tmp/gone.started" || fail "command never ran"
@@ -510,6 +494,36 @@ test_unavailable_servers_give_69() {
     grep -q "^zkl: " "$tmp/unavail.err" || fail "no message"
 }
 
+# Without TLS and SASL in the build (Debian's libzookeeper_mt), their
+# options are refused with the way to get them (69); with them, files that
+# do not exist are bad usage (64). Nothing is sent either way.
+test_tls_and_sasl_options_need_a_build_with_them() {
+    local rc cmd
+    for cmd in "lock /x true" "holders /x" "break /x" "revoke /x"; do
+        # shellcheck disable=SC2086 # cmd is the command and its arguments
+        "$ZKL" ${cmd%% *} --tls-ca "$tmp/no-ca.pem" --tls-cert "$tmp/no.pem" --tls-key "$tmp/no.key" \
+            ${cmd#* } 2>"$tmp/tls.err"
+        rc=$?
+        if grep -q "without TLS" "$tmp/tls.err"; then
+            [[ $rc == 69 ]] || fail "$cmd with TLS options gave $rc, not 69"
+            grep -q -- "--with-zookeeper" "$tmp/tls.err" || fail "no way out: $(cat "$tmp/tls.err")"
+        else
+            [[ $rc == 64 ]] || fail "$cmd with missing TLS files gave $rc: $(cat "$tmp/tls.err")"
+        fi
+        ZKL_SASL_MECH=DIGEST-MD5 ZKL_SASL_USER=u ZKL_SASL_PASSWORD_FILE=$tmp/no.pw \
+            "$ZKL" ${cmd%% *} ${cmd#* } 2>"$tmp/sasl.err"
+        rc=$?
+        if grep -q "without SASL" "$tmp/sasl.err"; then
+            [[ $rc == 69 ]] || fail "$cmd with ZKL_SASL_* gave $rc, not 69"
+        else
+            [[ $rc == 64 ]] || fail "$cmd with a missing password file gave $rc: $(cat "$tmp/sasl.err")"
+        fi
+    done
+    "$ZKL" lock --acl "sasl:alice:rwxyz" /x true 2>"$tmp/acl.err"
+    rc=$?
+    [[ $rc == 64 ]] && grep -q "rwcda" "$tmp/acl.err" || fail "a bad --acl gave $rc: $(cat "$tmp/acl.err")"
+}
+
 test_bad_usage_gives_64_and_a_short_message() {
     local -a cases=(
         ""
@@ -544,7 +558,9 @@ test_bad_usage_gives_64_and_a_short_message() {
         [[ -s $tmp/usage.err && $(wc -l <"$tmp/usage.err") -le 3 && ! -s $tmp/usage.out ]] ||
             fail "'zkl $args' said: $(cat "$tmp/usage.out" "$tmp/usage.err")"
     done
-    "$ZKL" --help | grep -q "Exit status" || fail "--help"
+    # Into a file: grep -q would stop reading early, and with pipefail
+    # zkl's SIGPIPE on the rest of a help longer than a pipe write fails.
+    "$ZKL" --help >"$tmp/help.txt" && grep -q "Exit status" "$tmp/help.txt" || fail "--help"
     "$ZKL" --version | grep -Eq "^zkl [0-9]+\.[0-9]+\.[0-9]+" || fail "--version"
 }
 
@@ -559,7 +575,6 @@ start_hold() {
     mkfifo "$tmp/$name.in"
     env --default-signal=INT "$ZKL" lock "$@" <"$tmp/$name.in" >"$tmp/$name.out" &
     bg=$!
-    pids+=("$bg")
     exec 7>"$tmp/$name.in"
     wait_for 20 test -s "$tmp/$name.out" || fail "hold mode printed nothing"
 }

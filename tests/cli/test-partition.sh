@@ -24,14 +24,10 @@ D=$ZKL_TEST_ZKDIR
 trials=${TRIALS:-2}
 session_ms=6000
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-partition.XXXXXX")
-pids=()
 paused=
 cleanup() {
-    local p
     [[ -n $paused ]] && "$H" resume-node "$D" "$paused" >/dev/null 2>&1
-    for p in "${pids[@]}"; do
-        kill -KILL "$p" 2>/dev/null
-    done
+    kill_jobs
     rm -rf -- "$tmp"
 }
 trap cleanup EXIT
@@ -42,11 +38,7 @@ packets() { # node index: zk_packets_received of that node
     "$H" mntr "$D" "$1" 2>/dev/null | awk '$1 == "zk_packets_received" {print $2}'
 }
 
-contenders() {
-    "$ZKL" holders -S "$1" --json "$2" 2>/dev/null |
-        python3 -c 'import json,sys; print(len(json.load(sys.stdin)["contenders"]))' 2>/dev/null
-}
-contenders_are() { [[ $(contenders "$1" "$2") == "$3" ]]; }
+contenders_are() { [[ $(contenders -S "$1" "$2" 2>/dev/null) == "$3" ]]; }
 
 failures=0
 for ((t = 1; t <= trials; t++)); do
@@ -68,12 +60,10 @@ for ((t = 1; t <= trials; t++)); do
         date +%s%3N >'$tmp/holder.start'
         while :; do sleep 0.02; done" 2>"$tmp/holder.err" &
     holder=$!
-    pids+=("$holder")
     wait_for 30 test -e "$tmp/holder.start" || { echo "not ok - the holder never started"; exit 1; }
     "$ZKL" lock --session-timeout $session_ms -S "$others" "$p" sh -c "date +%s%3N >'$tmp/waiter.start'" \
         2>"$tmp/waiter.err" &
     waiter=$!
-    pids+=("$waiter")
     wait_for 30 contenders_are "$others" "$p" 2 || { echo "not ok - the waiter never queued"; exit 1; }
     session=$("$ZKL" holders -S "$others" --json "$p" |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["contenders"][0]["session"])')
@@ -90,7 +80,7 @@ for ((t = 1; t <= trials; t++)); do
     paused=$f
     wait_for 60 test -e "$tmp/waiter.start" || { echo "not ok - trial $t: the waiter never ran"; failures=$((failures + 1)); }
     end=$(($(now_ms) + 20000))
-    while kill -0 "$holder" 2>/dev/null && (($(now_ms) < end)); do sleep 0.05; done
+    while kill -0 "$holder" 2>/dev/null && (($(now_ms) < end)); do nap 0.05; done
     wait "$holder"
     hrc=$?
     wait "$waiter"

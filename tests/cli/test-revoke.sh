@@ -14,9 +14,8 @@ ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
 [[ -x $ZKL ]] || { echo "no zkl binary at $ZKL" >&2; exit 99; }
 export ZKL_SERVERS=$ZKL_TEST_HOSTS
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-revoke.XXXXXX")
-pids=()
 cleanup() {
-    for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    kill_jobs
     rm -rf -- "$tmp"
 }
 trap cleanup EXIT
@@ -26,25 +25,22 @@ not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
 
 . "$here/wait.sh"
 held() { "$ZKL" holders "$1" 2>/dev/null | grep -q holds; }
-gone() { ! kill -0 "$1" 2>/dev/null; }
-nodes() { "$ZKL" holders --json "$1" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["contenders"]))'; }
 
 base=/zkl-revoke-test/$$
 
 # 1. COMMAND mode, for a mutex and both sides of a read-write lock.
 for mode in "" -x -s; do
     p=$base/cmd$mode
-    "$ZKL" lock $mode --revocable "$p" sh -c 'echo started >"$0"; sleep 60' "$tmp/started$mode" \
+    "$ZKL" lock $mode --revocable "$p" sh -c 'echo started >"$0"; exec sleep 60' "$tmp/started$mode" \
         2>"$tmp/err$mode" &
     z=$!
-    pids+=("$z")
     if ! wait_for 20 held "$p"; then not_ok "--revocable $mode: never held"; continue; fi
     wait_for 10 test -s "$tmp/started$mode"
     "$ZKL" revoke "$p" >/dev/null || not_ok "zkl revoke $mode gave $?"
     if wait_for 15 gone "$z"; then
         wait "$z"
         rc=$?
-        n=$(nodes "$p")
+        n=$(contenders "$p")
         if [[ $rc == 143 && $n == 0 ]] && grep -q "release requested" "$tmp/err$mode"; then
             ok "zkl lock --revocable ${mode:-(mutex)}: COMMAND ended by SIGTERM (exit $rc), lock released"
         else
@@ -55,17 +51,20 @@ for mode in "" -x -s; do
     fi
 done
 
-# 2. Hold mode: releases and exits 0.
+# 2. Hold mode: releases and exits 0. Its stdin stays open (a FIFO this
+# shell holds): the end of stdin would release too. Not a pipe from a
+# process: `wait` would wait for that one as well.
 p=$base/hold
-sleep 120 | "$ZKL" lock --revocable "$p" >"$tmp/hold.out" 2>"$tmp/hold.err" &
+mkfifo "$tmp/hold.in"
+"$ZKL" lock --revocable "$p" <"$tmp/hold.in" >"$tmp/hold.out" 2>"$tmp/hold.err" &
 z=$!
-pids+=("$z")
+exec 7>"$tmp/hold.in"
 if wait_for 20 held "$p"; then
     "$ZKL" revoke "$p" >/dev/null
     if wait_for 15 gone "$z"; then
         wait "$z"
         rc=$?
-        [[ $rc == 0 && $(nodes "$p") == 0 ]] && ok "hold mode --revocable: released, exit 0" ||
+        [[ $rc == 0 && $(contenders "$p") == 0 ]] && ok "hold mode --revocable: released, exit 0" ||
             not_ok "hold mode --revocable: exit $rc: $(cat "$tmp/hold.err")"
     else
         not_ok "hold mode --revocable: did not let go"
@@ -73,18 +72,18 @@ if wait_for 20 held "$p"; then
 else
     not_ok "hold mode --revocable: never held"
 fi
+exec 7>&-
 
 # 3. Without --revocable the request changes nothing.
 p=$base/stubborn
 "$ZKL" lock "$p" sleep 60 2>/dev/null &
 z=$!
-pids+=("$z")
 if wait_for 20 held "$p"; then
     "$ZKL" revoke "$p" >/dev/null
     # the request is in the node at once; give a holder that would hear it
     # the same time the revocable ones needed, then check it still holds
     sleep_until=$(($(now_ms) + 2000))
-    while (($(now_ms) < sleep_until)); do kill -0 "$z" || break; sleep 0.1; done
+    while (($(now_ms) < sleep_until)); do kill -0 "$z" || break; nap 0.1; done
     if kill -0 "$z" 2>/dev/null && held "$p"; then
         ok "a holder without --revocable keeps the lock"
     else
@@ -108,7 +107,6 @@ if command -v java >/dev/null 2>&1 && "$here/../../bench/build-java.sh" --classp
     p=$base/curator
     "$ZKL" lock --revocable "$p" sleep 60 2>"$tmp/cur.err" &
     z=$!
-    pids+=("$z")
     if wait_for 20 held "$p"; then
         t0=$(now_ms)
         if "$worker" --servers "$ZKL_TEST_HOSTS" --path "$p" --mode revoker --iterations 0 \
@@ -116,7 +114,7 @@ if command -v java >/dev/null 2>&1 && "$here/../../bench/build-java.sh" --classp
             wait_for 15 gone "$z"; then
             wait "$z"
             rc=$?
-            [[ $rc == 143 && $(nodes "$p") == 0 ]] &&
+            [[ $rc == 143 && $(contenders "$p") == 0 ]] &&
                 ok "Curator's Revoker made a zkl holder let go ($(($(now_ms) - t0)) ms, exit $rc)" ||
                 not_ok "after Curator's Revoker: exit $rc: $(cat "$tmp/cur.err")"
         else

@@ -109,4 +109,6 @@ if ! wait_for 10 left; then
     rc=1
 fi
 kill -TERM "$srv" 2>/dev/null
+wait "$srv"
+srv=
 exit $rc

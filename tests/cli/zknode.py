@@ -4,6 +4,7 @@
 Usage: zknode.py HOSTS create PATH HEX [unreadable]
        zknode.py HOSTS set PATH HEX
        zknode.py HOSTS delete PATH
+       zknode.py HOSTS deleteall PATH      (PATH and all below it; gone is fine)
 
 Talks to ZooKeeper through libzookeeper_mt (ctypes), so the data may hold
 any bytes (invalid UTF-8 included). "create" makes a persistent node and
@@ -36,6 +37,31 @@ class ACLVector(ctypes.Structure):
     _fields_ = [("count", ctypes.c_int32), ("data", ctypes.POINTER(ACL))]
 
 
+class StringVector(ctypes.Structure):
+    _fields_ = [("count", ctypes.c_int32), ("data", ctypes.POINTER(ctypes.c_char_p))]
+
+
+lib.deallocate_String_vector.argtypes = [ctypes.POINTER(StringVector)]
+
+
+def delete_all(zh, path):
+    """Delete path and everything below it; a node already gone is fine."""
+    kids = StringVector()
+    rc = lib.zoo_get_children(zh, path.encode(), 0, ctypes.byref(kids))
+    if rc == -101:  # ZNONODE
+        return 0
+    if rc != 0:
+        return rc
+    names = [kids.data[i].decode() for i in range(kids.count)]
+    lib.deallocate_String_vector(ctypes.byref(kids))
+    for name in names:
+        rc = delete_all(zh, path.rstrip("/") + "/" + name)
+        if rc != 0:
+            return rc
+    rc = lib.zoo_delete(zh, path.encode(), -1)
+    return 0 if rc == -101 else rc
+
+
 def main():
     hosts, cmd, path = sys.argv[1], sys.argv[2], sys.argv[3]
     lib.zoo_set_debug_level(1)
@@ -65,6 +91,8 @@ def main():
                 print(buf.value.decode())
     elif cmd == "delete":
         rc = lib.zoo_delete(zh, path.encode(), -1)
+    elif cmd == "deleteall":
+        rc = delete_all(zh, path)
     else:
         sys.exit("zknode: unknown command " + cmd)
     lib.zookeeper_close(zh)

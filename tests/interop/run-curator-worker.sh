@@ -9,7 +9,7 @@
 # top of CuratorWorker.java).  Compilation and the classpath come from
 # bench/build-java.sh: the class is built on first use into a cache directory
 # (set ZKL_JAVA_CACHE to put it under the build tree).  Extra JVM options can
-# be given in ZKL_JAVA_OPTS.
+# be given in ZKL_JAVA_OPTS, extra class path entries in ZKL_JAVA_CP.
 
 set -eu
 
@@ -25,4 +25,4 @@ else
 fi
 
 # shellcheck disable=SC2086  # ZKL_JAVA_OPTS is a list of options
-exec "$java" ${ZKL_JAVA_OPTS:-} -cp "$classes:$cp" CuratorWorker "$@"
+exec "$java" ${ZKL_JAVA_OPTS:-} -cp "$classes:$cp${ZKL_JAVA_CP:+:$ZKL_JAVA_CP}" CuratorWorker "$@"

@@ -188,8 +188,8 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
     def server_cut(self, a, b, oneway=False):
         """Rules cutting servers a and b apart (only a -> b if oneway)."""
         ua, ub = SERVER_UID + a, SERVER_UID + b
-        qa, ea = self.ports[a][1:]
-        qb, eb = self.ports[b][1:]
+        qa, ea = self.ports[a][1:3]
+        qb, eb = self.ports[b][1:3]
         d1 = " ct direction original" if oneway else ""
         d2 = " ct direction reply" if oneway else ""
         return ["meta l4proto tcp ct mark %d ct original proto-dst { %d, %d }%s drop" % (ua, qb, eb, d1),

@@ -1,6 +1,7 @@
 /* The core of one client: the session as its nodes see it, the lists that
  * route a watch event to the nodes it may be for, the interned lock paths,
  * and the one way out to the shell (the sink). */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ static uint64_t next_random(uint64_t s[4])
 
 void zkl__core_new_uuid(zkl__cnode *n)
 {
+    zkl__core_unname(n);
     uint64_t a = next_random(n->core->rng), b = next_random(n->core->rng);
     for (int i = 0; i < 8; i++) {
         n->uuid[i] = (uint8_t)(a >> (8 * i));
@@ -247,74 +249,6 @@ void zkl__core_tell(zkl__cnode *n, enum zkl__act_type type)
     (void)n->core->sink(n->core->ctx, &a);
 }
 
-const char *zkl__core_own(const zkl__cnode *n, char buf[ZKL__NAME_BUF])
-{
-    if (n->seq < 0)
-        return NULL;
-    char uuid[37];
-    zkl__uuid_text(n->uuid, uuid);
-    snprintf(buf, ZKL__NAME_BUF, "_c_%s-%s%010lld", uuid, zkl__cnode_kind(n), (long long)n->seq);
-    return buf;
-}
-
-const char *zkl__core_peer_name(const zkl__cnode *n, const zkl__peer *p, char buf[ZKL__NAME_BUF])
-{
-    char uuid[37];
-    zkl__uuid_text(p->uuid, uuid);
-    snprintf(buf, ZKL__NAME_BUF, "_c_%s-%s%010lld", uuid, zkl__cnode_kind(n), (long long)p->seq);
-    return buf;
-}
-
-bool zkl__core_peer(const zkl__cnode *n, const char *name, zkl__peer *p)
-{
-    char back[ZKL__NAME_BUF];
-    if (strlen(name) >= ZKL__NAME_BUF || strncmp(name, "_c_", 3) != 0 ||
-        zkl__uuid_parse(name + 3, p->uuid) != 0 || (p->seq = zkl__core_seq(name)) < 0)
-        return false;
-    /* exactly the name it stands for: our kind, lowercase, nothing more */
-    return strcmp(zkl__core_peer_name(n, p, back), name) == 0;
-}
-
-int32_t zkl__core_seq(const char *name)
-{
-    zkl__entry e;
-    return zkl__entry_parse(name, &e) == 0 && e.seq <= INT32_MAX ? (int32_t)e.seq : -1;
-}
-
-const char *zkl__core_full(const zkl__cnode *n, const char *name, char *buf)
-{
-    size_t dl = n->dir->len, nl = strlen(name);
-    if (dl + 1 + nl >= ZKL__MAX_PATH + 96)
-        nl = ZKL__MAX_PATH + 96 - dl - 2; /* never: names are bounded */
-    memcpy(buf, n->dir->path, dl);
-    buf[dl] = '/';
-    memcpy(buf + dl + 1, name, nl);
-    buf[dl + 1 + nl] = '\0';
-    return buf;
-}
-
-char *zkl__cnode_path(const zkl__cnode *n, const char *name, char *buf, size_t size)
-{
-    if (size < ZKL__MAX_PATH + 96)
-        return NULL;
-    char own[ZKL__NAME_BUF];
-    const char *nm = name ? name : zkl__core_own(n, own);
-    if (nm == NULL)
-        return NULL;
-    return (char *)zkl__core_full(n, nm, buf);
-}
-
-const char *zkl__cnode_dir(const zkl__cnode *n)
-{
-    return n->dir->path;
-}
-
-bool zkl__core_is_child(const zkl__cnode *n, const char *path, const char *name)
-{
-    return name != NULL && strncmp(path, n->dir->path, n->dir->len) == 0 &&
-           path[n->dir->len] == '/' && strcmp(path + n->dir->len + 1, name) == 0;
-}
-
 /* ---- interned lock paths ------------------------------------------------ */
 
 static size_t hash_str(size_t h, const char *p)
@@ -325,6 +259,19 @@ static size_t hash_str(size_t h, const char *p)
 }
 
 #define FNV 1469598103934665603u
+
+const struct zkl__dir *zkl__core_dir_find(const struct zkl__core *k, const char *path, size_t len)
+{
+    if (k->dir_buckets == 0)
+        return NULL;
+    size_t h = FNV;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)path[i]) * 1099511628211u;
+    for (struct zkl__dir *d = k->dirs[h & (k->dir_buckets - 1)]; d; d = d->hnext)
+        if (d->len == len && memcmp(d->path, path, len) == 0)
+            return d;
+    return NULL;
+}
 
 struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path)
 {
@@ -424,6 +371,7 @@ static void unroute(zkl__cnode *n)
         ZKL__DLIST_UNLINK(k->backoff, n, rprev, rnext);
         break;
     case ZKL__RT_HELD: {
+        assert(n->seq >= 0 && n->dir != NULL); /* zkl__core_unname before a name changes */
         zkl__cnode **p = &k->held[node_hash(n) & (k->held_buckets - 1)];
         while (*p != n)
             p = &(*p)->rnext;
@@ -436,6 +384,15 @@ static void unroute(zkl__cnode *n)
         break;
     }
     n->route = ZKL__RT_NONE;
+}
+
+/* The held index finds a node by its name: a node leaves it before its
+ * name changes (a new node or a new uuid), or it could not be found again. */
+void zkl__core_unname(zkl__cnode *n)
+{
+    if (n->route == ZKL__RT_HELD)
+        unroute(n);
+    n->seq = -1;
 }
 
 /* Put n on the routing list `to`. The held index needs room: without it
@@ -474,7 +431,9 @@ void zkl__core_route(zkl__cnode *n, enum zkl__core_route to)
 
 void zkl__core_watch_event(struct zkl__core *k, int wtype, const char *path, int64_t now)
 {
-    zkl__event ev = {.type = ZKL__E_WATCH, .wtype = wtype, .name = path, .now = now};
+    struct zkl__target t;
+    zkl__core_target(k, path, &t);
+    zkl__event ev = {.type = ZKL__E_WATCH, .wtype = wtype, .name = path, .target = &t, .now = now};
     k->now = now;
     zkl__alone_event(k, path);
     /* Nodes that join the watching list meanwhile are not visited: the
@@ -482,8 +441,7 @@ void zkl__core_watch_event(struct zkl__core *k, int wtype, const char *path, int
     zkl__cnode *first = k->watching;
     if (k->held_count > 0) {
         zkl__cnode *n = k->held[hash_str(FNV, path) & (k->held_buckets - 1)];
-        char own[ZKL__NAME_BUF];
-        while (n != NULL && !zkl__core_is_child(n, path, zkl__core_own(n, own)))
+        while (n != NULL && !zkl__core_is_own(n, &t))
             n = n->rnext;
         if (n != NULL)
             zkl__cnode_on(n, &ev);

@@ -115,6 +115,8 @@ enum zkl__ev_type {
     ZKL__E_COUNT
 };
 
+struct zkl__target;
+
 typedef struct zkl__event {
     enum zkl__ev_type type;
     int rc;
@@ -127,6 +129,7 @@ typedef struct zkl__event {
     int64_t czxid;     /* E_CREATED, E_FOUND */
     int64_t owner;     /* E_FOUND: the node's ephemeral owner */
     const struct String_vector *kids;
+    const struct zkl__target *target; /* E_WATCH: its path taken apart (core.c) */
     int64_t now;       /* monotonic ns */
 } zkl__event;
 

@@ -112,7 +112,7 @@ zkl__decision zkl__decide_found(zkl__cnode *n, const zkl__event *ev)
                     (sk[s->nskip] = zkl__core_strdup(n->core, name)) != NULL;
         if (kept)
             s->nskip++;
-        n->seq = -1;
+        zkl__core_unname(n);
         return kept ? zkl__do(ZKL__S_LIST) : zkl__cnode_do_code(ZKL__S_FAIL, ZKL_ENOMEM);
     }
     if (ev->rc == ZOK) {
@@ -126,7 +126,7 @@ zkl__decision zkl__decide_found(zkl__cnode *n, const zkl__event *ev)
         return zkl__do(ZKL__S_ADOPT);
     }
     if (ev->rc == ZNONODE) {
-        n->seq = -1;
+        zkl__core_unname(n);
         return zkl__do(abandoned(n) ? ZKL__S_GONE : ZKL__S_CREATE);
     }
     if (zkl__zk_conn_error(ev->rc))

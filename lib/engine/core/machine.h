@@ -135,13 +135,34 @@ int32_t zkl__core_seq(const char *name);
 /* `name` as a peer of n's kind, if it is one exactly (true), and back. */
 bool zkl__core_peer(const zkl__cnode *n, const char *name, zkl__peer *p);
 const char *zkl__core_peer_name(const zkl__cnode *n, const zkl__peer *p, char buf[ZKL__NAME_BUF]);
+/* A watch event's path, taken apart once for all the nodes it is held
+ * against: its lock path (if interned: a node of ours may be under it),
+ * and its name as a peer (a protected name: its uuid and sequence). */
+struct zkl__target {
+    const char *path;
+    const struct zkl__dir *dir;  /* the interned parent, or NULL */
+    const struct zkl__dir *self; /* the path itself as an interned lock path, or NULL */
+    const char *name;            /* after the last '/' */
+    zkl__peer peer;              /* seq -1: not a protected name */
+    const char *kind;            /* its kind, within name (peer.seq >= 0) */
+    size_t kindlen;
+};
+/* Whether the target is our own node, or a peer of our kind, or `name`
+ * (any name) in n's lock path. */
+bool zkl__core_is_own(const zkl__cnode *n, const struct zkl__target *t);
+bool zkl__core_is_peer(const zkl__cnode *n, const struct zkl__target *t, const zkl__peer *p);
+bool zkl__core_is_named(const zkl__cnode *n, const struct zkl__target *t, const char *name);
+/* Take a watch event's path apart (lib/engine/core/names.c). */
+void zkl__core_target(const struct zkl__core *k, const char *path, struct zkl__target *t);
 /* The full path of `name` in n's lock path, in buf (ZKL__MAX_PATH + 96). */
 const char *zkl__core_full(const zkl__cnode *n, const char *name, char *buf);
-/* Whether `path` names `name` in n's lock path. */
-bool zkl__core_is_child(const zkl__cnode *n, const char *path, const char *name);
 void zkl__core_route(zkl__cnode *n, enum zkl__core_route to);
 void zkl__core_new_uuid(zkl__cnode *n);
+/* Forget n's node name (its sequence), leaving the held index first. */
+void zkl__core_unname(zkl__cnode *n);
 struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path);
+/* The interned lock path of path's first len bytes, or NULL (not made). */
+const struct zkl__dir *zkl__core_dir_find(const struct zkl__core *k, const char *path, size_t len);
 void zkl__core_dir_put(struct zkl__core *k, struct zkl__dir *d);
 struct zkl__cside *zkl__core_side(zkl__cnode *n); /* made on first use, or NULL */
 

@@ -201,7 +201,7 @@ void zkl__step_requeue(zkl__cnode *n)
         zkl__step_fail(n, ZKL_ELOST, 0);
         return;
     }
-    n->seq = -1;
+    zkl__core_unname(n);
     zkl__watch_off(n);
     n->reading = ZKL__R_NODES;
     zkl__walk_clear(n);
@@ -370,7 +370,7 @@ void zkl__step_reconnect(zkl__cnode *n)
     case N(RECOVER):
         /* Did the create happen? Only a listing can tell. */
         zkl__cnode_move(n, N(RECOVER));
-        n->seq = -1;
+        zkl__core_unname(n);
         n->listing = ZKL__L_IDLE;
         zkl__step_recover(n);
         break;

@@ -404,16 +404,14 @@ static zkl__decision ahead_event(zkl__cnode *n, int slot, int type)
 
 zkl__decision zkl__watch_event(zkl__cnode *n, const zkl__event *ev)
 {
-    const char *path = ev->name;
     if (!current(n))
         return zkl__do(ZKL__S_NONE);
-    char own[ZKL__NAME_BUF];
-    if (n->own != ZKL__OWN_OFF && zkl__core_is_child(n, path, zkl__core_own(n, own)))
+    const struct zkl__target *t = ev->target;
+    if (n->own != ZKL__OWN_OFF && zkl__core_is_own(n, t))
         return own_event(n, ev->wtype);
     if (n->st != ZKL__N_QUEUED)
         return zkl__do(ZKL__S_NONE); /* done, or held watching only itself */
-    if (n->reading == ZKL__R_KIDS_SET && ev->wtype == ZKL__WT_CHILD &&
-        strcmp(n->dir->path, path) == 0) {
+    if (n->reading == ZKL__R_KIDS_SET && ev->wtype == ZKL__WT_CHILD && t->self == n->dir) {
         /* A waiter that may not read the node ahead: a child came or went;
          * list again, watching on. */
         n->reading = ZKL__R_KIDS_OFF;
@@ -421,15 +419,16 @@ zkl__decision zkl__watch_event(zkl__cnode *n, const zkl__event *ev)
         send_kids(n);
         return zkl__do(ZKL__S_NONE);
     }
+    if (t->dir != n->dir)
+        return zkl__do(ZKL__S_NONE); /* not under our lock path */
     for (int slot = 0; slot < 2; slot++) {
-        char nm[ZKL__NAME_BUF];
-        const char *name = zkl__watch_name(n, slot, nm);
-        if (name != NULL && zkl__core_is_child(n, path, name))
+        if (slot == 0 && n->wpeer.seq >= 0 ? zkl__core_is_peer(n, t, &n->wpeer)
+                                           : zkl__core_is_named(n, t, n->watch[slot]))
             return ahead_event(n, slot, ev->wtype);
     }
     for (size_t i = 0; n->side && i < n->side->ngroup; i++) {
         struct zkl__gwatch *g = &n->side->group[i];
-        if (!zkl__core_is_child(n, path, g->name))
+        if (!zkl__core_is_named(n, t, g->name))
             continue;
         g->armed = false;
         n->core->stats.watch_events++;

@@ -1,4 +1,4 @@
-/* zkl-bench's heap meter (tools/heapcount.c). */
+/* zkl-bench's heap meter (tools/bench/heapcount.c). */
 #ifndef ZKL_TOOLS_HEAPCOUNT_H
 #define ZKL_TOOLS_HEAPCOUNT_H
 

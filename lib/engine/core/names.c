@@ -1,0 +1,114 @@
+/* A node's names: its own, its peers' and their full paths, made from a
+ * uuid, a kind and a sequence; and a watch event's path taken apart once, to
+ * be held against each node by comparison. */
+#include <stdio.h>
+#include <string.h>
+
+#include "machine.h"
+
+const char *zkl__core_own(const zkl__cnode *n, char buf[ZKL__NAME_BUF])
+{
+    if (n->seq < 0)
+        return NULL;
+    char uuid[37];
+    zkl__uuid_text(n->uuid, uuid);
+    snprintf(buf, ZKL__NAME_BUF, "_c_%s-%s%010lld", uuid, zkl__cnode_kind(n), (long long)n->seq);
+    return buf;
+}
+
+const char *zkl__core_peer_name(const zkl__cnode *n, const zkl__peer *p, char buf[ZKL__NAME_BUF])
+{
+    char uuid[37];
+    zkl__uuid_text(p->uuid, uuid);
+    snprintf(buf, ZKL__NAME_BUF, "_c_%s-%s%010lld", uuid, zkl__cnode_kind(n), (long long)p->seq);
+    return buf;
+}
+
+bool zkl__core_peer(const zkl__cnode *n, const char *name, zkl__peer *p)
+{
+    char back[ZKL__NAME_BUF];
+    if (strlen(name) >= ZKL__NAME_BUF || strncmp(name, "_c_", 3) != 0 ||
+        zkl__uuid_parse(name + 3, p->uuid) != 0 || (p->seq = zkl__core_seq(name)) < 0)
+        return false;
+    /* exactly the name it stands for: our kind, lowercase, nothing more */
+    return strcmp(zkl__core_peer_name(n, p, back), name) == 0;
+}
+
+int32_t zkl__core_seq(const char *name)
+{
+    zkl__entry e;
+    return zkl__entry_parse(name, &e) == 0 && e.seq <= INT32_MAX ? (int32_t)e.seq : -1;
+}
+
+const char *zkl__core_full(const zkl__cnode *n, const char *name, char *buf)
+{
+    size_t dl = n->dir->len, nl = strlen(name);
+    if (dl + 1 + nl >= ZKL__MAX_PATH + 96)
+        nl = ZKL__MAX_PATH + 96 - dl - 2; /* never: names are bounded */
+    memcpy(buf, n->dir->path, dl);
+    buf[dl] = '/';
+    memcpy(buf + dl + 1, name, nl);
+    buf[dl + 1 + nl] = '\0';
+    return buf;
+}
+
+char *zkl__cnode_path(const zkl__cnode *n, const char *name, char *buf, size_t size)
+{
+    if (size < ZKL__MAX_PATH + 96)
+        return NULL;
+    char own[ZKL__NAME_BUF];
+    const char *nm = name ? name : zkl__core_own(n, own);
+    if (nm == NULL)
+        return NULL;
+    return (char *)zkl__core_full(n, nm, buf);
+}
+
+const char *zkl__cnode_dir(const zkl__cnode *n)
+{
+    return n->dir->path;
+}
+
+
+/* The target's kind is n's. */
+static bool kind_is(const zkl__cnode *n, const struct zkl__target *t)
+{
+    const char *k = zkl__cnode_kind(n);
+    return strncmp(t->kind, k, t->kindlen) == 0 && k[t->kindlen] == '\0';
+}
+
+bool zkl__core_is_peer(const zkl__cnode *n, const struct zkl__target *t, const zkl__peer *p)
+{
+    return t->dir == n->dir && p->seq >= 0 && t->peer.seq == p->seq &&
+           memcmp(t->peer.uuid, p->uuid, sizeof p->uuid) == 0 && kind_is(n, t);
+}
+
+bool zkl__core_is_own(const zkl__cnode *n, const struct zkl__target *t)
+{
+    return t->dir == n->dir && n->seq >= 0 && t->peer.seq == n->seq &&
+           memcmp(t->peer.uuid, n->uuid, sizeof n->uuid) == 0 && kind_is(n, t);
+}
+
+bool zkl__core_is_named(const zkl__cnode *n, const struct zkl__target *t, const char *name)
+{
+    return name != NULL && t->dir == n->dir && strcmp(t->name, name) == 0;
+}
+
+/* Take a watch event's path apart (see struct zkl__target). */
+void zkl__core_target(const struct zkl__core *k, const char *path, struct zkl__target *t)
+{
+    *t = (struct zkl__target){.path = path, .name = path, .peer.seq = -1};
+    const char *slash = strrchr(path, '/');
+    if (slash != NULL) {
+        t->name = slash + 1;
+        t->dir = zkl__core_dir_find(k, path, (size_t)(slash - path));
+    }
+    t->self = zkl__core_dir_find(k, path, strlen(path));
+    zkl__entry e;
+    if (strncmp(t->name, "_c_", 3) == 0 && strlen(t->name) > 40 &&
+        zkl__uuid_parse(t->name + 3, t->peer.uuid) == 0 && t->name[39] == '-' &&
+        zkl__entry_parse(t->name, &e) == 0 && e.seq <= INT32_MAX) {
+        t->peer.seq = (int32_t)e.seq;
+        t->kind = e.kind;
+        t->kindlen = strlen(e.kind) - 10;
+    }
+}

@@ -1,0 +1,44 @@
+/* What a client tells of its session: state, id, timeout, counters. */
+#include "session.h"
+
+enum zkl_state zkl_client_state(zkl_client *c)
+{
+    if (c == NULL)
+        return ZKL_STATE_CLOSED;
+    pthread_mutex_lock(&c->mu);
+    enum zkl_state st = (enum zkl_state)c->state;
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+int zkl_client_session_id(zkl_client *c, int64_t *out)
+{
+    if (c == NULL || out == NULL)
+        return ZKL_EINVAL;
+    pthread_mutex_lock(&c->mu);
+    *out = c->sid;
+    pthread_mutex_unlock(&c->mu);
+    return 0;
+}
+
+int zkl_client_session_timeout(zkl_client *c)
+{
+    if (c == NULL)
+        return ZKL_EINVAL;
+    pthread_mutex_lock(&c->mu);
+    int ms = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
+    pthread_mutex_unlock(&c->mu);
+    return ms;
+}
+
+int zkl_client_get_stats(zkl_client *c, zkl_client_stats *out)
+{
+    if (c == NULL || out == NULL)
+        return ZKL_EINVAL;
+    pthread_mutex_lock(&c->mu);
+    *out = c->stats;
+    if (c->sl)
+        c->sl->add_stats(c->sl_ctx, out);
+    pthread_mutex_unlock(&c->mu);
+    return 0;
+}

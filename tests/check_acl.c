@@ -1,0 +1,217 @@
+/* ACL entries (zkl_client_opts_add_acl) on a real ZooKeeper: the nodes a
+ * client creates carry exactly its entries, two identities share one lock
+ * tree through them while a third is kept out, and bad entries are refused
+ * before anything is sent. Also the TLS and SASL options of a build without
+ * them: ZKL_ENOTSUP with a text that names the configure option. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "zkl/zookeeper.h"
+
+/* base64(sha1("alice:alice-pw")), ZooKeeper's digest of that credential. */
+#define ALICE "alice:alice-pw"
+#define ALICE_ID "alice:SQICbGEP3vUd4FffsXSLZ8/1XtI="
+#define BOB "bob:bob-pw"
+#define BOB_ID "bob:EXcpcQQk6JBIDFnxSqkpDLIhkxw="
+
+static void setup(void)
+{
+    tu_fixture_setup_named("acl");
+    /* Alice may read the entries in full (a server shows digest hashes
+     * only to those with ADMIN), and delete what the tests leave. */
+    zoo_add_auth(tu_fixture_zk, "digest", ALICE, (int)strlen(ALICE), NULL, NULL);
+    int rc = zoo_create(tu_fixture_zk, "/zkl-test", "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+    ck_assert(rc == ZOK || rc == ZNODEEXISTS);
+    rc = zoo_create(tu_fixture_zk, tu_fixture_root, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+    ck_assert_int_eq(rc, ZOK);
+}
+
+static void teardown(void)
+{
+    tu_fixture_teardown();
+}
+
+/* A client authenticated as `digest` whose nodes carry the shared ACL:
+ * alice and bob contend (read, create, delete), anyone may look (read). */
+static zkl_client *shared_client(const char *digest)
+{
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    if (digest != NULL)
+        ck_assert_int_eq(zkl_client_opts_set_digest_auth(o, digest), 0);
+    int contend = ZKL_PERM_READ | ZKL_PERM_CREATE | ZKL_PERM_DELETE | ZKL_PERM_WRITE;
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "digest", ALICE_ID, ZKL_PERM_ALL), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "digest", BOB_ID, contend), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "world", "anyone", ZKL_PERM_READ), 0);
+    zkl_client *c = NULL;
+    int rc = zkl_client_open_opts(tu_hosts(), 10000, o, &c);
+    zkl_client_opts_free(o);
+    ck_assert_msg(rc == 0, "open: %s", zkl_strerror(rc));
+    return c;
+}
+
+/* The ACL of `path` as "scheme:id:perms;..." in out. */
+static void acl_text(const char *path, char *out, size_t n)
+{
+    struct ACL_vector v = {0};
+    struct Stat st;
+    ck_assert_int_eq(zoo_get_acl(tu_fixture_zk, path, &v, &st), ZOK);
+    out[0] = '\0';
+    for (int32_t i = 0; i < v.count; i++) {
+        size_t k = strlen(out);
+        snprintf(out + k, n - k, "%s:%s:%d;", v.data[i].id.scheme, v.data[i].id.id,
+                 v.data[i].perms);
+    }
+    deallocate_ACL_vector(&v);
+}
+
+START_TEST(test_created_parents_and_contenders_carry_the_acl_entries)
+{
+    char *p = tu_path("app/orders");
+    zkl_client *a = shared_client(ALICE);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(a, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    const char *want = "digest:" ALICE_ID ":31;digest:" BOB_ID ":15;world:anyone:1;";
+    char got[512];
+    char *app = tu_path("app");
+    acl_text(app, got, sizeof got);
+    ck_assert_str_eq(got, want);
+    acl_text(p, got, sizeof got);
+    ck_assert_str_eq(got, want);
+    acl_text(zkl_mutex_node(m), got, sizeof got);
+    ck_assert_str_eq(got, want);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    /* A counting semaphore's own node too. */
+    char *sp = tu_path("pool");
+    zkl_semaphore *s;
+    zkl_lease *l;
+    ck_assert_int_eq(zkl_semaphore_new(a, sp, 2, &s), 0);
+    ck_assert_int_eq(zkl_semaphore_acquire(s, 5000, &l), 0);
+    acl_text(sp, got, sizeof got);
+    ck_assert_str_eq(got, want);
+    ck_assert_int_eq(zkl_lease_release(l), 0);
+    zkl_semaphore_free(s);
+    zkl_mutex_free(m);
+    zkl_client_close(a);
+    free(sp);
+    free(app);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_two_identities_share_a_tree_and_a_third_is_kept_out)
+{
+    char *p = tu_path("shared/lock");
+    zkl_client *a = shared_client(ALICE), *b = shared_client(BOB);
+    zkl_mutex *ma, *mb;
+    ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
+    ck_assert_int_eq(zkl_mutex_new(b, p, &mb), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(ma, 5000), 0);
+    int64_t ta = tu_mutex_token(ma);
+    /* bob queues behind alice, and gets the lock when she lets go. */
+    ck_assert_int_eq(zkl_mutex_acquire(mb, 0), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zkl_mutex_release(ma), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(mb, 5000), 0);
+    ck_assert_int_gt(tu_mutex_token(mb), ta);
+    /* Anyone may look: the listing names bob as the holder. */
+    zkl_client *x = tu_client(10000);
+    zkl_participant *ps;
+    size_t n;
+    ck_assert_int_eq(zkl_participants_list(x, p, &ps, &n), 0);
+    ck_assert_int_eq(n, 1);
+    ck_assert(ps[0].holds);
+    zkl_participants_free(ps, n);
+    /* ... but a client without either credential cannot contend, at once,
+     * and leaves nothing. */
+    zkl_mutex *mx;
+    ck_assert_int_eq(zkl_mutex_new(x, p, &mx), 0);
+    int64_t t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), ZKL_ENOAUTH);
+    ck_assert_int_lt(tu_now_ms() - t0, 3000);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
+    /* Alice may break bob's hold (DELETE on the lock path); bob hears of it. */
+    ck_assert_int_eq(zoo_delete(zkl_client_handle(a), zkl_mutex_node(mb), -1), ZOK);
+    ck_assert_int_eq(zkl_mutex_release(mb), ZKL_ELOST);
+    zkl_mutex_free(mx);
+    zkl_client_close(x);
+    zkl_mutex_free(ma);
+    zkl_mutex_free(mb);
+    zkl_client_close(a);
+    zkl_client_close(b);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_bad_acl_entries_are_einval_with_a_reason)
+{
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    struct {
+        const char *scheme, *id;
+        int perms;
+    } bad[] = {
+        {"digest", "alice:alice-pw", ZKL_PERM_ALL}, /* a password, not its hash */
+        {"digest", "SQICbGEP3vUd4FffsXSLZ8/1XtI=", ZKL_PERM_ALL},
+        {"world", "everyone", ZKL_PERM_READ},
+        {"auth", "alice", ZKL_PERM_ALL},
+        {"sasl", "", ZKL_PERM_ALL},
+        {"x509", "", ZKL_PERM_ALL},
+        {"kerberos", "alice", ZKL_PERM_ALL},
+        {"sasl", "alice", 0},
+        {"sasl", "alice", 32},
+        {"sasl", "alice", -1},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(zkl_client_opts_add_acl(o, bad[i].scheme, bad[i].id, bad[i].perms),
+                         ZKL_EINVAL);
+        ck_assert_ptr_nonnull(strstr(zkl_last_error_text(), "zkl_client_opts_add_acl"));
+    }
+    ck_assert_int_eq(zkl_client_opts_add_acl(NULL, "sasl", "a", 1), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, NULL, "a", 1), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "sasl", NULL, 1), ZKL_EINVAL);
+    /* The good ones of each scheme. */
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "sasl", "alice", ZKL_PERM_ALL), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "x509", "CN=alice,O=zkl-test", ZKL_PERM_ALL), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "digest", ALICE_ID, ZKL_PERM_ALL), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "auth", "", ZKL_PERM_ALL), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "ip", "127.0.0.1", ZKL_PERM_READ), 0);
+    zkl_client_opts_free(o);
+}
+END_TEST
+
+START_TEST(test_tls_and_sasl_settings_without_support_are_enotsup)
+{
+#if defined(HAVE_ZOOKEEPER_INIT_SSL) || defined(HAVE_ZOOKEEPER_INIT_SASL)
+    /* A build on a client with TLS and SASL: check_secure tests them. */
+    ck_assert_int_eq(zkl_client_opts_set_tls(NULL, "a", "b", "c", NULL), ZKL_EINVAL);
+#else
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    ck_assert_int_eq(zkl_client_opts_set_tls(o, "ca.pem", "c.pem", "c.key", NULL), ZKL_ENOTSUP);
+    ck_assert_ptr_nonnull(strstr(zkl_last_error_text(), "--with-zookeeper"));
+    ck_assert_int_eq(zkl_client_opts_set_sasl(o, "DIGEST-MD5", "alice", "pw"), ZKL_ENOTSUP);
+    ck_assert_ptr_nonnull(strstr(zkl_last_error_text(), "--with-zookeeper"));
+    /* The options are as before: the client opens without either. */
+    zkl_client *c = NULL;
+    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, o, &c), 0);
+    zkl_client_close(c);
+    zkl_client_opts_free(o);
+#endif
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("acl");
+    TCase *tc = tu_tcase("acl", 60);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_created_parents_and_contenders_carry_the_acl_entries);
+    tcase_add_test(tc, test_two_identities_share_a_tree_and_a_third_is_kept_out);
+    tcase_add_test(tc, test_bad_acl_entries_are_einval_with_a_reason);
+    tcase_add_test(tc, test_tls_and_sasl_settings_without_support_are_enotsup);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}

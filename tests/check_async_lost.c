@@ -1,0 +1,192 @@
+/* A held asynchronous request whose hold is lost, against a real
+ * ZooKeeper: someone deletes its node, or its session expires. A client
+ * opened with zkl_client_opts_set_lost_requests(o, 1) is told through the
+ * request's callback (and event descriptor), once, with ZKL_ELOST; release
+ * then says why. A client opened without it is told nothing, as in 1.0:
+ * delivery by descriptor proves no callback is due. */
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "zkl/zookeeper.h"
+
+#define PROMPT_MS 10000
+
+struct tally {
+    atomic_int calls;
+    atomic_int last;
+};
+
+static void on_result(zkl_request *r, int result, void *arg)
+{
+    (void)r;
+    struct tally *t = arg;
+    atomic_store(&t->last, result);
+    atomic_fetch_add(&t->calls, 1);
+}
+
+/* Deliver what the descriptor says is due, within PROMPT_MS: the number of
+ * callbacks run. */
+static int dispatch(zkl_client *c, int fd, int want)
+{
+    int ran = 0;
+    int64_t end = tu_now_ms() + PROMPT_MS;
+    while (ran < want && tu_now_ms() < end) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 100) > 0)
+            ran += zkl_client_dispatch(c);
+    }
+    return ran;
+}
+
+static zkl_client *open_client(int lost_requests)
+{
+    zkl_client_opts *o;
+    zkl_client *c;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    ck_assert_int_eq(zkl_client_opts_set_lost_requests(o, lost_requests), 0);
+    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 8000, o, &c), 0);
+    zkl_client_opts_free(o);
+    return c;
+}
+
+/* A request of client c held on `path`, delivered by descriptor. */
+static zkl_request *held(zkl_client *c, zkl_mutex *m, int fd, struct tally *t)
+{
+    zkl_request *r;
+    ck_assert_int_eq(zkl_mutex_acquire_async(m, PROMPT_MS, on_result, t, &r), 0);
+    ck_assert_int_eq(dispatch(c, fd, 1), 1);
+    ck_assert_int_eq(atomic_load(&t->last), 0);
+    ck_assert_int_eq(zkl_request_is_held(r), 1);
+    return r;
+}
+
+static bool not_held(void *arg)
+{
+    return zkl_request_is_held(arg) == 0;
+}
+
+START_TEST(test_a_held_request_whose_node_is_deleted_is_told_when_asked_for)
+{
+    char *p = tu_path("deleted");
+    zkl_client *c = open_client(1);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    int fd;
+    ck_assert_int_eq(zkl_client_event_fd(c, &fd), 0);
+    struct tally t = {0};
+    zkl_request *r = held(c, m, fd, &t);
+    /* Someone else deletes the node (as `zkl break` does). */
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, zkl_request_node(r), -1), ZOK);
+    ck_assert_int_eq(dispatch(c, fd, 1), 1);
+    ck_assert_int_eq(atomic_load(&t.calls), 2);
+    ck_assert_int_eq(atomic_load(&t.last), ZKL_ELOST);
+    ck_assert_int_eq(zkl_request_is_held(r), 0);
+    /* Told once: nothing more is due. */
+    ck_assert_int_eq(zkl_client_dispatch(c), 0);
+    ck_assert_int_eq(zkl_request_release(r), ZKL_ELOST);
+    ck_assert_ptr_nonnull(strstr(zkl_last_error_text(), "deleted by someone else"));
+    ck_assert_int_eq(zkl_client_state(c), ZKL_STATE_CONNECTED); /* the session lives on */
+    zkl_request_free(r);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, PROMPT_MS));
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_a_held_request_whose_session_expires_is_told_when_asked_for)
+{
+    char *p = tu_path("expired");
+    zkl_client *c = open_client(1);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    int fd;
+    ck_assert_int_eq(zkl_client_event_fd(c, &fd), 0);
+    struct tally t = {0};
+    zkl_request *r = held(c, m, fd, &t);
+    tu_expire_session(c);
+    ck_assert_int_eq(dispatch(c, fd, 1), 1);
+    ck_assert_int_eq(atomic_load(&t.calls), 2);
+    ck_assert_int_eq(atomic_load(&t.last), ZKL_ELOST);
+    ck_assert_int_eq(zkl_request_release(r), ZKL_ELOST);
+    ck_assert_ptr_nonnull(strstr(zkl_last_error_text(), "session ended"));
+    zkl_request_free(r);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, PROMPT_MS));
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_a_held_request_loss_is_not_told_by_default)
+{
+    char *p = tu_path("quiet");
+    zkl_client *c = open_client(0);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    int fd;
+    ck_assert_int_eq(zkl_client_event_fd(c, &fd), 0);
+    struct tally t = {0};
+    zkl_request *r = held(c, m, fd, &t);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, zkl_request_node(r), -1), ZOK);
+    ck_assert(tu_wait_until(not_held, r, PROMPT_MS));
+    /* The loss is known; no callback is due for it. */
+    ck_assert_int_eq(zkl_client_dispatch(c), 0);
+    ck_assert_int_eq(atomic_load(&t.calls), 1);
+    ck_assert_int_eq(zkl_request_release(r), ZKL_ELOST);
+    zkl_request_free(r);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_a_held_request_of_a_closing_client_is_not_told_a_loss)
+{
+    char *p = tu_path("closing");
+    zkl_client *c = open_client(1);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    int fd;
+    ck_assert_int_eq(zkl_client_event_fd(c, &fd), 0);
+    struct tally t = {0};
+    zkl_request *r = held(c, m, fd, &t);
+    zkl_client_close(c);
+    ck_assert_int_eq(atomic_load(&t.calls), 1);
+    ck_assert_int_eq(zkl_request_release(r), ZKL_ECLOSED);
+    zkl_request_free(r);
+    zkl_mutex_free(m);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, PROMPT_MS));
+    free(p);
+}
+END_TEST
+
+START_TEST(test_lost_requests_option_refuses_bad_arguments)
+{
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_set_lost_requests(NULL, 1), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    ck_assert_int_eq(zkl_client_opts_set_lost_requests(o, 2), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_client_opts_set_lost_requests(o, -1), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_client_opts_set_lost_requests(o, 0), 0);
+    zkl_client_opts_free(o);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("async_lost");
+    TCase *tc = tcase_create("async_lost");
+    tu_add_fixture(tc, "async_lost");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_a_held_request_whose_node_is_deleted_is_told_when_asked_for);
+    tcase_add_test(tc, test_a_held_request_whose_session_expires_is_told_when_asked_for);
+    tcase_add_test(tc, test_a_held_request_loss_is_not_told_by_default);
+    tcase_add_test(tc, test_a_held_request_of_a_closing_client_is_not_told_a_loss);
+    tcase_add_test(tc, test_lost_requests_option_refuses_bad_arguments);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
