@@ -358,6 +358,22 @@ static const core_case cases[] = {
      "sync A\n"
      "list A ok x:lock-3 A4\n"
      "expect A:find:A4\n"},
+    {"a refused release of a node someone else deleted meanwhile tells its loss",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "list A ok A1\n"
+     "own A ok\n"
+     "taken A\n"
+     "release A\n"
+     "expect A:create A:list A:own A:wake A:delete\n"
+     "deleted A1\n"
+     "delete A NOAUTH\n"
+     "state A HELD\n"
+     "expect A:wake A:own\n"
+     "own A NONODE\n"
+     "expect A:lost A:wake\n"
+     "state A LOST\n"},
     {"a refused delete of a node nobody holds is sent again with backoff",
      "node A lock\n"
      "start A\n"

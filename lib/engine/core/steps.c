@@ -320,6 +320,10 @@ void zkl__step_deleted(zkl__cnode *n, const zkl__event *ev)
         n->err = (int16_t)zkl__zk_class(rc);
         n->zk_rc = (int16_t)rc;
         zkl__cnode_move(n, N(HELD));
+        /* The server checks the parent's ACL before the node: the node may
+         * be gone already, its watch spent on that delete, which looked
+         * like ours. Watch it again: if it is gone, its loss is told. */
+        zkl__watch_own(n);
     } else {
         /* Refused, and nobody holds the node: keep trying, with backoff,
          * until the session ends or the client closes. A release whose
