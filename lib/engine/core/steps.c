@@ -148,10 +148,10 @@ void zkl__step_create(zkl__cnode *n)
         send_parents(n);
     int mode = ZKL__MODE_EPHEMERAL_SEQUENTIAL;
 #if defined(ZKL_MUTANT) && ZKL_MUTANT == 5 /* tests/sim/mutants.sh */
-    if (false) {
-#else
-    if (n->side && n->side->fixed_seq[0]) {
+    if (n->side)
+        n->side->fixed_seq[0] = '\0';
 #endif
+    if (n->side && n->side->fixed_seq[0]) {
         /* A plain ephemeral node that sorts with a given sequence (read-lock
          * downgrade, PROTOCOL §4). */
         snprintf(path, sizeof path, "%s/_c_%s-%s%s", n->dir->path, uuid, zkl__cnode_kind(n),
