@@ -168,7 +168,7 @@ static int step_held(struct dreq *r, zkl__cnode *n, zkl__cnode **next)
     if (r->lim != 2)
         return 1;
     dnode *lease;
-    int rc = enqueue(r, P_SEM, &zkl__lease_policy, NULL, r->kind_s, n,
+    int rc = enqueue(r, P_SEM, &zkl__lease_policy, &r->ga, r->kind_s, n,
                      r->m.n->patience != ZKL__P_DEADLINE, &lease);
     if (rc != 0)
         return rc;

@@ -427,6 +427,7 @@ static void semaphore(struct dwk *w)
     case 3:
         zkl__lease_kind(w->kind, sizeof w->kind, w->leases);
         w->ew = (struct ew){.pol = &zkl__lease_policy,
+                            .arg = &w->ga,
                             .kind = w->kind,
                             .within = w->gate,
                             .path = P_SEM,
