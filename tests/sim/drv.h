@@ -391,6 +391,7 @@ uint64_t drv_tag(struct dcl *c, uint32_t slot);
 enum { TM_KEEPER = 1, TM_WORKER, TM_CANCEL, TM_REQ, TM_HEAL_LINK, TM_HEAL_CUT, TM_THAW };
 void drv_run_woken(struct dcl *c);
 void drv_wake(struct dcl *c, struct dwait *w);
+void drv_unwake(struct dcl *c, struct dwait *w);
 dnode *drv_node_new(struct dcl *c, int path);
 void drv_name_node(struct drv *d, dnode *n);
 void drv_unname_node(struct drv *d, dnode *n);

@@ -239,6 +239,7 @@ static void aq_free(struct dreq *r)
     zkl__areq_on(&r->m, ZKL__RE_FREE, now_of(r), act, r);
     r->freed = true;
     unlist(r);
+    drv_unwake(r->cl, &r->wt);
     struct dwk *w = r->wk;
     if (w != NULL) {
         w->nreqs--;
@@ -324,7 +325,11 @@ void aq_timer(struct dreq *r, uint32_t gen)
         drv_run_woken(c);
         return;
     }
+    struct dcl *c = r->cl;
+    int id = r->id;
     run(&r->wt);
+    if (aq_by_id(c, id) != r)
+        return; /* its failure's callback freed it */
     if (r->cancel_at != 0)
         aq_timer_at(r, r->cancel_at);
     if (r->delivered_held)
@@ -394,6 +399,7 @@ struct dreq *aq_start(struct dwk *w, int kind, long timeout_ms, int64_t hold_ns,
                   zkl_err_name(rc));
         d->failures++;
         r->freed = true;
+        drv_unwake(c, &r->wt);
         free(r); /* its limit read's answer, if any, finds no request */
         return NULL;
     }

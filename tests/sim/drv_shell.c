@@ -163,6 +163,25 @@ void drv_wake(struct dcl *c, struct dwait *w)
     c->run_tail = w;
 }
 
+/* Take w off the run list: its owner goes (a request freed while woken). */
+void drv_unwake(struct dcl *c, struct dwait *w)
+{
+    if (!w->queued)
+        return;
+    struct dwait *prev = NULL;
+    for (struct dwait *p = c->run; p != NULL; prev = p, p = p->next)
+        if (p == w) {
+            if (prev)
+                prev->next = w->next;
+            else
+                c->run = w->next;
+            if (c->run_tail == w)
+                c->run_tail = prev;
+            break;
+        }
+    w->queued = false;
+}
+
 /* Run whoever was woken: after the event, as the woken thread would once
  * the completion thread let go of the client's mutex. */
 void drv_run_woken(struct dcl *c)
