@@ -39,7 +39,8 @@ zkl__decision zkl__decide_listed(zkl__cnode *n, int rc, const struct String_vect
             return zkl__do(ZKL__S_GONE);
         return zkl__do(queued ? ZKL__S_REQUEUE : ZKL__S_CREATE);
     }
-    return zkl__cnode_do_err(queued ? ZKL__S_ABORT : ZKL__S_FAIL, rc); /* e.g. READ refused */
+    /* e.g. READ refused; in recovery the lost create may have made a node */
+    return zkl__cnode_do_err(queued || rc == ZNOAUTH ? ZKL__S_ABORT : ZKL__S_FAIL, rc);
 }
 
 /* ---- recovery: the answer to a create was lost ---------------------------- */

@@ -224,6 +224,13 @@ void zkl__step_abort(zkl__cnode *n, int err, int zk_rc, int64_t now)
     if (n->seq >= 0 && n->st == N(QUEUED)) {
         zkl__watch_off(n);
         zkl__step_delete(n, now);
+    } else if (n->st == N(RECOVER)) {
+        /* A lost create whose recovery may not list the lock path (an ACL
+         * without READ): the node it may have made is looked for again
+         * later, with backoff, until the session ends, and deleted if
+         * found. */
+        zkl__cnode_move(n, N(DELETING));
+        schedule_retry(n, now);
     } else if (n->st != N(DELETING) && n->st != N(RELEASING) && n->st != N(BACKOFF)) {
         zkl__cnode_move(n, N(GONE));
     }
