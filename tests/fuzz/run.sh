@@ -35,9 +35,10 @@ if ! command -v "$cc" >/dev/null 2>&1 ||
 fi
 mkdir -p "$out"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-    -I"$build/include" -I"$top/include" -D_GNU_SOURCE -DTHREADED -std=c11)
-lib=("$top"/lib/*/*.c)
-for d in "$top"/lib/*/; do flags+=(-I"$d"); done
+    -I"$build" -I"$build/include" -I"$top/include" -D_GNU_SOURCE -DTHREADED -std=c11)
+# Every source of the library, its folders at any depth (lib/engine/core).
+mapfile -t lib < <(find "$top/lib" -name '*.c' | sort)
+while IFS= read -r d; do flags+=(-I"$d"); done < <(find "$top/lib" -mindepth 1 -type d | sort)
 recipes=("$top"/recipes/*.c)
 
 seed() { # DIR NAME...
