@@ -115,12 +115,29 @@ static bool gate_watch_group(const zkl__entry *e, const void *arg)
 const zkl__policy zkl__gate_policy = {WAIT_KIND, gate_holds, false, gate_watch_group, ZKL__POL_GATE};
 
 /* A lease node is created only by the gate holder once there is room: it
- * holds as soon as it exists. */
+ * holds when the leases up to it, in the order of their sequences, fit the
+ * limit (the gate's arg), which they do unless someone else deleted the
+ * gate node behind its holder's back and the next gate holder counted
+ * without this lease. Then the later lease waits for room; leases only go,
+ * so one that holds never stops fitting. Without an arg, at once. */
 static bool lease_holds(const zkl__entry *cs, size_t n, size_t self, size_t *watch,
                         const void *arg)
 {
-    (void)cs, (void)n, (void)self, (void)watch, (void)arg;
-    return true;
+    const struct zkl__gate_arg *g = arg;
+    if (g == NULL)
+        return true;
+    long used = 0;
+    size_t first = n;
+    for (size_t i = 0; i <= self && i < n; i++) {
+        int k = zkl__lease_count(&cs[i]);
+        used += k > 0 ? k : 0;
+        if (k > 0 && first == n && i < self)
+            first = i;
+    }
+    if (used <= g->max || first == n)
+        return true;
+    *watch = first;
+    return false;
 }
 
 const zkl__policy zkl__lease_policy = {LEASE_KIND, lease_holds, false, NULL};
@@ -250,7 +267,7 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
          * session: after an expiry the gate is someone else's. */
         char kind[32];
         zkl__lease_kind(kind, sizeof kind, n);
-        zkl__qopts lo = {.kind = kind, .within = gate, .cancel = h};
+        zkl__qopts lo = {.kind = kind, .arg = &ga, .within = gate, .cancel = h};
         zkl__owner_arm(&s->own, &lo);
         rc = zkl__wait_acquire(s->own.c, s->own.path, &zkl__lease_policy, &lo, deadline, &l->node);
     }

@@ -77,7 +77,7 @@ static int step_held(void *ctx, zkl_request *r, zkl__node *n, zkl__node **next, 
     }
     if (st->lim != L_OK)
         return 1; /* its answer is still to come */
-    zkl__qopts lo = {.kind = st->kind, .within = n};
+    zkl__qopts lo = {.kind = st->kind, .arg = &st->ga, .within = n};
     zkl__node *lease;
     int rc = zkl__async_enqueue(r, st->path, &zkl__lease_policy, &lo, &lease);
     if (rc != 0) {

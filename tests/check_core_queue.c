@@ -81,6 +81,26 @@ static const core_case cases[] = {
      "list A ok x:__WRIT__5 A7 y:__WRIT__7\n"
      "expect A:own A:wake\n"
      "state A HELD\n"},
+    {"a downgrade reader whose writer's node is gone when it lists is lost, and deleted",
+     "node A read down=7\n"
+     "start A\n"
+     "expect A:create A:list\n"
+     "create A ok\n"
+     "list A ok A7 y:__WRIT__9\n"
+     "expect A:own A:delete A:wake\n"
+     "verdict A ELOST\n"},
+    {"a lease beyond the limit waits for room: the gate it was made under went first",
+     "node A lease max=3\n"
+     "start A\n"
+     "create A ok 6\n"
+     "list A ok x:zkl-lease-2 y:zkl-lease-x2-4 A6\n"
+     "expect A:create A:list A:own A:ahead0:x:zkl-lease-2\n"
+     "state A QUEUED\n"
+     "deleted x:zkl-lease-2\n"
+     "expect A:list\n"
+     "list A ok y:zkl-lease-x2-4 A6\n"
+     "expect A:wake\n"
+     "state A HELD\n"},
     {"a watched node whose data changes is watched again",
      "node A read\n"
      "start A\n"

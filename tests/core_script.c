@@ -301,6 +301,7 @@ static bool cmd_node(struct world *w, char **tok, int nt)
     char kind[40] = "", fixed[11] = "";
     zkl__cnode_opts o = {.pol = pol, .dir = DIR};
     w->gate[i] = (struct zkl__gate_arg){1, 1};
+    bool has_max = false;
     for (int k = 3; k < nt; k++) {
         if (strcmp(tok[k], "prefetch") == 0)
             o.prefetch = true;
@@ -309,11 +310,12 @@ static bool cmd_node(struct world *w, char **tok, int nt)
         else if (strncmp(tok[k], "down=", 5) == 0)
             snprintf(fixed, sizeof fixed, "%010ld", atol(tok[k] + 5));
         else if (strncmp(tok[k], "max=", 4) == 0)
-            w->gate[i].max = atoi(tok[k] + 4);
+            w->gate[i].max = atoi(tok[k] + 4), has_max = true;
         else if (strncmp(tok[k], "need=", 5) == 0)
             w->gate[i].need = atoi(tok[k] + 5);
     }
-    if (pol == &zkl__gate_policy)
+    /* A lease takes the limit only when the script gives one. */
+    if (pol == &zkl__gate_policy || (pol == &zkl__lease_policy && has_max))
         o.arg = &w->gate[i];
     if (pol == &zkl__read_policy && fixed[0]) {
         w->down_arg[i] = true;

@@ -6,22 +6,12 @@
 
 #include "session.h"
 
-/* The loss rule. The server touched the session no earlier than the send
- * time S of the last request whose answer arrived (c->last_ok_ns). The
- * leader expires a session one timeout T after the last touch it knows of;
- * a follower passes its touches on about once a tick, and a tick is at most
- * T/2 (the server grants no less than two ticks), so the leader may count
- * from as early as S - T/2: the earliest expiry is S + T/2. The client
- * presumes the session lost a twentieth of T before that, at S + 9T/20,
- * connected or not: a server that stopped answering (frozen, partitioned
- * without a reset) is not noticed as a disconnection before 2T/3. Only for
- * a handle of our own: we close it, which keeps the session from coming
- * back. Returns 0 when nothing is pending. */
+/* The loss rule (lib/util/loss.c), for a handle of our own: we close it,
+ * which keeps the session from coming back. Returns 0 when nothing is
+ * pending. */
 int64_t zkl__keeper_loss_at(const zkl_client *c)
 {
-    if (c->negotiated_ms <= 0 || c->last_ok_ns == 0)
-        return 0;
-    return c->last_ok_ns + (int64_t)c->negotiated_ms * 9 / 20 * 1000000;
+    return zkl__loss_at(c->last_ok_ns, c->negotiated_ms);
 }
 
 static int64_t give_up_at(zkl_client *c)

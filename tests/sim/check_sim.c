@@ -806,6 +806,96 @@ START_TEST(test_driver_timers_come_due_in_virtual_time)
 }
 END_TEST
 
+/* What the leader applies, as zsim_on_change tells it. */
+struct changes {
+    int n;
+    struct zsim_change c[16];
+    char path[16][64];
+};
+
+static void record_change(void *arg, const struct zsim_change *c)
+{
+    struct changes *r = arg;
+    if (r->n == 16)
+        return;
+    r->c[r->n] = *c;
+    snprintf(r->path[r->n], sizeof r->path[0], "%s", c->path);
+    r->c[r->n].path = r->path[r->n];
+    r->n++;
+}
+
+START_TEST(test_the_leaders_creates_and_deletes_are_told_with_who_asked)
+{
+    zsim_world *w = mkworld(3, 23);
+    struct changes r = {0};
+    zsim_on_change(w, record_change, &r);
+    zsim_session *s = connect_to(w, 1, 10000, 1);
+    char name[64];
+    ck_assert_int_eq(create(w, s, "/e", ZSIM_EPHEMERAL, name), ZSIM_OK);
+    ck_assert_int_eq(zsim_outsider_create(w, "/o", "", 0, &ZSIM_OPEN_ACL_UNSAFE, ZSIM_PERSISTENT,
+                                          NULL, 0),
+                     ZSIM_OK);
+    ck_assert_int_eq(zsim_outsider_delete(w, "/o", -1), ZSIM_OK);
+    zsim_expire(s);
+    ck_assert_int_eq(r.n, 4);
+    ck_assert(r.c[0].created && !r.c[0].closing);
+    ck_assert_str_eq(r.c[0].path, "/e");
+    ck_assert_int_eq(r.c[0].owner, zsim_session_index(s));
+    ck_assert_int_eq(r.c[0].origin, zsim_session_index(s));
+    ck_assert(r.c[1].created && r.c[1].owner == -1 && r.c[1].origin == -1);
+    ck_assert(!r.c[2].created && !r.c[2].closing && r.c[2].origin == -1);
+    ck_assert(!r.c[3].created && r.c[3].closing);
+    ck_assert_str_eq(r.c[3].path, "/e");
+    ck_assert_int_lt(r.c[0].zxid, r.c[3].zxid);
+    zsim_world_free(w);
+}
+END_TEST
+
+START_TEST(test_an_item_carries_the_zxid_behind_it)
+{
+    zsim_world *w = mkworld(1, 29);
+    zsim_session *a = connect_to(w, 0, 10000, 1), *b = connect_to(w, 0, 10000, 2);
+    char name[64];
+    ck_assert_int_eq(create(w, a, "/n", ZSIM_PERSISTENT, name), ZSIM_OK);
+    ck_assert_int_eq(zsim_aexists(b, "/n", 7, 1), ZSIM_OK);
+    const struct zsim_item *it = answer(w, b, 1);
+    int64_t seen = it->zxid;
+    ck_assert_int_eq(seen, it->stat->czxid);
+    ck_assert_int_eq(zsim_adelete(a, "/n", -1, 2), ZSIM_OK);
+    int64_t deleted = answer(w, a, 2)->zxid;
+    ck_assert_int_gt(deleted, seen);
+    it = event(w, b, ZSIM_DELETED_EVENT, "/n");
+    ck_assert_int_eq(it->zxid, deleted);
+    zsim_world_free(w);
+}
+END_TEST
+
+START_TEST(test_outsiders_mend_every_acl_they_changed)
+{
+    zsim_world *w = mkworld(1, 37);
+    zsim_session *s = connect_to(w, 0, 10000, 1);
+    char name[64];
+    ck_assert_int_eq(create(w, s, "/d", ZSIM_PERSISTENT, name), ZSIM_OK);
+    ck_assert_int_eq(zsim_outsider_set_acl(w, "/d", -1, &ZSIM_READ_ACL_UNSAFE), ZSIM_OK);
+    ck_assert_int_eq(create(w, s, "/d/x", ZSIM_PERSISTENT, name), ZSIM_NOAUTH);
+    zsim_outsider_mend(w);
+    ck_assert_int_eq(create(w, s, "/d/x", ZSIM_PERSISTENT, name), ZSIM_OK);
+    zsim_world_free(w);
+}
+END_TEST
+
+START_TEST(test_a_reseeded_world_repeats_its_choices)
+{
+    zsim_world *w = mkworld(1, 31);
+    zsim_reseed(w, 77);
+    uint64_t a = zsim_rand(w), b = zsim_rand(w);
+    zsim_reseed(w, 77);
+    ck_assert_uint_eq(zsim_rand(w), a);
+    ck_assert_uint_eq(zsim_rand(w), b);
+    zsim_world_free(w);
+}
+END_TEST
+
 /* ---- seeded random worlds --------------------------------------------------- */
 
 #define RSESS 10
@@ -1014,6 +1104,10 @@ static Suite *sim_suite(void)
     tcase_add_test(tc, test_requests_pending_at_a_close_without_a_connection_get_closing);
     tcase_add_test(tc, test_outsiders_change_the_tree_under_the_sessions_watches);
     tcase_add_test(tc, test_driver_timers_come_due_in_virtual_time);
+    tcase_add_test(tc, test_the_leaders_creates_and_deletes_are_told_with_who_asked);
+    tcase_add_test(tc, test_an_item_carries_the_zxid_behind_it);
+    tcase_add_test(tc, test_a_reseeded_world_repeats_its_choices);
+    tcase_add_test(tc, test_outsiders_mend_every_acl_they_changed);
     suite_add_tcase(s, tc);
     tc = tcase_create("random");
     tcase_set_timeout(tc, 120);

@@ -240,6 +240,7 @@ const struct zsim_item *zsim_deliver(zsim_session *s)
         return NULL;
     inbox_pop(s);
     w->current = it;
+    it->pub.zxid = it->zxid > 0 && it->pub.kind != ZSIM_SESSION ? it->zxid : 0;
     w->counts.delivered++;
     sess_ready(s);
     if (w->trace_fn) {

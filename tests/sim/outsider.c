@@ -160,6 +160,12 @@ static void acl_mend(zsim_world *w)
     free(path);
 }
 
+void zsim_outsider_mend(zsim_world *w)
+{
+    while (w->nmarred > 0)
+        acl_mend(w);
+}
+
 static bool under_root(const zsim_world *w, const struct znode *z)
 {
     const char *root = w->cfg.outsider_root;

@@ -247,6 +247,7 @@ static void take_setwatches(zsim_world *w, zsim_session *s, struct req *r)
             if (type) {
                 struct item *it = item_new(w, ZSIM_WATCH);
                 it->pub.session = s;
+                it->zxid = x->tree.zxid;
                 it->pub.type = type;
                 it->pub.state = ZSIM_CONNECTED_STATE;
                 item_str(it, ce->path, n, &it->off_path);

@@ -452,6 +452,10 @@ struct zsim_world {
     struct zsim_counts counts;
     void (*trace_fn)(void *, const char *);
     void *trace_arg;
+    void (*change_fn)(void *, const struct zsim_change *);
+    void *change_arg;
+    int32_t change_origin; /* the transaction the leader applies: its origin */
+    bool change_closing;   /* ... a session's end */
     uint64_t fault_gen;
 };
 

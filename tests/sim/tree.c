@@ -198,6 +198,10 @@ static void apply_create(zsim_world *w, int srv, const struct txn *x, int64_t zx
         parent->st.pzxid = zxid;
     }
     kid_add(parent, z);
+    if (srv == 0 && w->change_fn) {
+        struct zsim_change c = {true, false, z->path, zxid, z->owner, w->change_origin};
+        w->change_fn(w->change_arg, &c);
+    }
     if (out) {
         znode_stat(z, &out->stat);
         out->has_stat = true;
@@ -219,6 +223,11 @@ static void apply_delete(zsim_world *w, int srv, const char *path, int64_t zxid)
     if (zxid > parent->st.pzxid)
         parent->st.pzxid = zxid;
     size_t pn = parent->plen;
+    if (srv == 0 && w->change_fn) {
+        struct zsim_change c = {false, w->change_closing, z->path, zxid, z->owner,
+                                w->change_origin};
+        w->change_fn(w->change_arg, &c);
+    }
     node_remove(t, z);
     watch_fire(w, srv, path, n, ZSIM_DELETED_EVENT);
     watch_fire(w, srv, path, pn, ZSIM_CHILD_EVENT);
@@ -271,6 +280,8 @@ void tree_apply(zsim_world *w, int srv, const struct logent *e, struct apply_out
 {
     struct tree *t = &w->srv[srv].tree;
     t->zxid = e->zxid;
+    w->change_origin = e->origin;
+    w->change_closing = e->t.type == T_CLOSE_SESSION;
     if (e->t.type != T_MULTI) {
         apply_one(w, srv, &e->t, e->zxid, e->time_ms, out);
         return;

@@ -91,6 +91,7 @@ void watch_fire(zsim_world *w, int srv, const char *path, size_t n, int type)
             g->kinds &= (uint8_t)~mask;
             struct item *it = item_new(w, ZSIM_WATCH);
             it->pub.session = g->s;
+            it->zxid = w->srv[srv].tree.zxid;
             it->pub.type = type;
             it->pub.state = ZSIM_CONNECTED_STATE;
             item_str(it, path, n, &it->off_path);

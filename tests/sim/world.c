@@ -512,6 +512,17 @@ uint64_t zsim_below(zsim_world *w, uint64_t n)
     return n ? rng_below(&w->rng, n) : 0;
 }
 
+void zsim_reseed(zsim_world *w, uint64_t seed)
+{
+    rng_seed(&w->rng, seed);
+}
+
+void zsim_on_change(zsim_world *w, void (*fn)(void *arg, const struct zsim_change *c), void *arg)
+{
+    w->change_fn = fn;
+    w->change_arg = arg;
+}
+
 /* ---- faults ----------------------------------------------------------------- */
 
 void zsim_drop(zsim_session *s, int applied, int received)

@@ -273,6 +273,12 @@ struct zsim_item {
     const char *path;
     const uint64_t *watchers; /* the tags to call, each once */
     int nwatchers;
+    /* zsim only: the server's zxid behind the item (what it knew when it
+     * answered; the transaction that fired a watch event, or the server's
+     * zxid at a setWatches); 0 for what the client made itself (losses,
+     * session events) and for timers. No C client shows this: it tells a
+     * checker how old the information is that the item carries. */
+    int64_t zxid;
 };
 
 /* ---- the scheduler ------------------------------------------------------- */
@@ -315,6 +321,11 @@ void zsim_timer(zsim_world *w, zsim_session *s, int64_t at, uint64_t tag);
 /* The world's generator, for a driver's own choices (same stream). */
 uint64_t zsim_rand(zsim_world *w);
 uint64_t zsim_below(zsim_world *w, uint64_t n);
+/* Seed the generator anew: a driver that seeds it before each step from a
+ * tape of its own makes each step's choices depend on that step's seed
+ * alone, so that steps can be cut from the tape without shifting the
+ * choices of the others. */
+void zsim_reseed(zsim_world *w, uint64_t seed);
 
 /* ---- faults -------------------------------------------------------------- */
 
@@ -364,6 +375,8 @@ int zsim_outsider_set_acl(zsim_world *w, const char *path, int version,
  * the outsider's session ends, or an ACL it changed is put back. Returns 0,
  * or -1 if there was nothing to act on. */
 int zsim_outsider_random(zsim_world *w);
+/* Every ACL an outsider changed goes back to open (a run's end heals). */
+void zsim_outsider_mend(zsim_world *w);
 
 /* ---- the truth (the leader's tree) --------------------------------------- */
 
@@ -375,6 +388,22 @@ int zsim_truth_children(const zsim_world *w, const char *path,
                         void (*fn)(void *arg, const char *name), void *arg);
 /* The leader's zxid, and a follower's (how far it has applied). */
 int64_t zsim_zxid(const zsim_world *w, int server);
+
+/* Every node the leader creates or deletes, as it applies the transaction:
+ * fn(arg, change) with the node's path (borrowed for the call), the zxid,
+ * its ephemeral owner's session index (-1 for none), and who asked: the
+ * index of the session whose request it was, or -1 (an outsider, the
+ * leader's expiry, a container sweep). A session's end (its close, or its
+ * expiry) deletes its ephemerals with `closing` set. NULL: none. */
+struct zsim_change {
+    bool created; /* else deleted */
+    bool closing;
+    const char *path;
+    int64_t zxid;
+    int owner;
+    int origin;
+};
+void zsim_on_change(zsim_world *w, void (*fn)(void *arg, const struct zsim_change *c), void *arg);
 
 /* ---- accounting and traces ----------------------------------------------- */
 

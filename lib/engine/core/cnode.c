@@ -31,7 +31,9 @@ static const unsigned legal[ZKL__N_COUNT] = {
     [N(RELEASING)] = TO(N(HELD)) | TO(N(DELETING)) | TO(N(GONE)),
     /* to RECOVER: its name could not be kept (no memory): find it by uuid */
     [N(DELETING)] = TO(N(BACKOFF)) | TO(N(GONE)) | TO(N(RECOVER)),
-    [N(BACKOFF)] = TO(N(DELETING)) | TO(N(GONE)),
+    /* to RECOVER: a lost create's node, not found for want of READ, is
+     * looked for again */
+    [N(BACKOFF)] = TO(N(DELETING)) | TO(N(GONE)) | TO(N(RECOVER)),
     [N(LOST)] = 0, /* freed once its caller is done with it */
     [N(GONE)] = 0,
 };

@@ -39,7 +39,8 @@ zkl__decision zkl__decide_listed(zkl__cnode *n, int rc, const struct String_vect
             return zkl__do(ZKL__S_GONE);
         return zkl__do(queued ? ZKL__S_REQUEUE : ZKL__S_CREATE);
     }
-    return zkl__cnode_do_err(queued ? ZKL__S_ABORT : ZKL__S_FAIL, rc); /* e.g. READ refused */
+    /* e.g. READ refused; in recovery the lost create may have made a node */
+    return zkl__cnode_do_err(queued || rc == ZNOAUTH ? ZKL__S_ABORT : ZKL__S_FAIL, rc);
 }
 
 /* ---- recovery: the answer to a create was lost ---------------------------- */
@@ -251,6 +252,18 @@ static size_t contenders(const zkl__cnode *n, const struct String_vector *kids,
     return k;
 }
 
+/* A node with a given sequence (a downgrade) sorts level with its writer,
+ * ahead of every waiter, which is safe only while the writer's node is
+ * there: then the create came before the writer's delete, and whoever
+ * that delete wakes lists after it and sees this node. A listing after
+ * the create without the writer's node (someone else deleted it first)
+ * means a waiter may hold already without knowing of this node. */
+static bool paired(const zkl__entry *cs, size_t k, size_t self)
+{
+    return (self > 0 && cs[self - 1].seq == cs[self].seq) ||
+           (self + 1 < k && cs[self + 1].seq == cs[self].seq);
+}
+
 static zkl__decision decide_on(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self,
                                size_t older, size_t total)
 {
@@ -264,6 +277,8 @@ static zkl__decision decide_on(zkl__cnode *n, const zkl__entry *cs, size_t k, si
         return zkl__do(abandoned(n) ? ZKL__S_GONE : ZKL__S_REQUEUE);
     if (abandoned(n))
         return zkl__do(ZKL__S_DELETE);
+    if (n->side && n->side->fixed_seq[0] && !paired(cs, k, self))
+        return zkl__cnode_do_code(ZKL__S_ABORT, ZKL_ELOST);
     if (n->patience == ZKL__P_ONCE) {
         /* A try-once caller returns on the first answer; any other caller
          * would only wake up to sleep again. */

@@ -103,6 +103,14 @@ static void serve(zkl__cnode *n, int rc, const struct String_vector *kids, int64
     zkl__cnode_maybe_free(n);
 }
 
+static bool asked_again(const struct zkl__joint *j, const zkl__cnode *n)
+{
+    for (size_t i = 0; i < j->nsent; i++)
+        if (j->sent[i] == n)
+            return true;
+    return false;
+}
+
 void zkl__joint_on(struct zkl__joint *j, int rc, const struct String_vector *kids, int64_t now)
 {
     zkl__cnode **ns = j->sent;
@@ -139,8 +147,17 @@ void zkl__joint_on(struct zkl__joint *j, int rc, const struct String_vector *kid
         zkl__cnode_maybe_free(unsent[i]);
     }
     free(unsent);
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
+        if (again && asked_again(j, ns[i])) {
+            /* It listed anew since this one went out (a recovery after a
+             * reconnection, behind its sync): that listing tells, not this
+             * one, which a lagging server may have answered. */
+            ns[i]->refs--;
+            zkl__cnode_maybe_free(ns[i]);
+            continue;
+        }
         serve(ns[i], rc, kids, now);
+    }
     free(ns);
 }
 

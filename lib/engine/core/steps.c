@@ -147,6 +147,10 @@ void zkl__step_create(zkl__cnode *n)
     if (n->creates > 0)
         send_parents(n);
     int mode = ZKL__MODE_EPHEMERAL_SEQUENTIAL;
+#if defined(ZKL_MUTANT) && ZKL_MUTANT == 5 /* tests/sim/mutants.sh */
+    if (n->side)
+        n->side->fixed_seq[0] = '\0';
+#endif
     if (n->side && n->side->fixed_seq[0]) {
         /* A plain ephemeral node that sorts with a given sequence (read-lock
          * downgrade, PROTOCOL §4). */
@@ -220,6 +224,13 @@ void zkl__step_abort(zkl__cnode *n, int err, int zk_rc, int64_t now)
     if (n->seq >= 0 && n->st == N(QUEUED)) {
         zkl__watch_off(n);
         zkl__step_delete(n, now);
+    } else if (n->st == N(RECOVER)) {
+        /* A lost create whose recovery may not list the lock path (an ACL
+         * without READ): the node it may have made is looked for again
+         * later, with backoff, until the session ends, and deleted if
+         * found. */
+        zkl__cnode_move(n, N(DELETING));
+        schedule_retry(n, now);
     } else if (n->st != N(DELETING) && n->st != N(RELEASING) && n->st != N(BACKOFF)) {
         zkl__cnode_move(n, N(GONE));
     }
@@ -316,10 +327,17 @@ void zkl__step_deleted(zkl__cnode *n, const zkl__event *ev)
         n->err = (int16_t)zkl__zk_class(rc);
         n->zk_rc = (int16_t)rc;
         zkl__cnode_move(n, N(HELD));
+        /* The server checks the parent's ACL before the node: the node may
+         * be gone already, its watch spent on that delete, which looked
+         * like ours. Watch it again: if it is gone, its loss is told. */
+        zkl__watch_own(n);
     } else {
         /* Refused, and nobody holds the node: keep trying, with backoff,
-         * until the session ends or the client closes. */
-        zkl__step_set_err(n, zkl__zk_class(rc), rc);
+         * until the session ends or the client closes. A release whose
+         * answer was lost waits for this delete: a refusal is no result of
+         * it (the node is no longer held; it ends as the delete does). */
+        if (n->caller != ZKL__C_TAKEN)
+            zkl__step_set_err(n, zkl__zk_class(rc), rc);
         schedule_retry(n, ev->now);
     }
 }

@@ -1,0 +1,25 @@
+/* The loss rule: when a client presumes its session lost (include/zkl.h,
+ * docs/failures.md). Pure, so that the keeper (lib/session/keeper.c)
+ * applies it to the clock and the simulation (tests/sim) to virtual time,
+ * by the same code.
+ *
+ * The server touched the session no earlier than the send time S of the
+ * last request whose answer arrived (`last_ok_ns`). The leader expires a
+ * session one timeout T after the last touch it knows of; a follower
+ * passes its touches on about once a tick, and a tick is at most T/2 (the
+ * server grants no less than two ticks), so the leader may count from as
+ * early as S - T/2: the earliest expiry is S + T/2. The client presumes
+ * the session lost a twentieth of T before that, at S + 9T/20, connected
+ * or not: a server that stopped answering (frozen, partitioned without a
+ * reset) is not noticed as a disconnection before 2T/3. */
+#include "util.h"
+
+int64_t zkl__loss_at(int64_t last_ok_ns, int timeout_ms)
+{
+    if (timeout_ms <= 0 || last_ok_ns == 0)
+        return 0;
+#if defined(ZKL_MUTANT) && ZKL_MUTANT == 3 /* tests/sim/mutants.sh */
+    return last_ok_ns + (int64_t)timeout_ms * 11 / 10 * 1000000;
+#endif
+    return last_ok_ns + (int64_t)timeout_ms * 9 / 20 * 1000000;
+}

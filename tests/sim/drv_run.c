@@ -1,0 +1,442 @@
+/* One schedule: a world (3 servers), its clients, the steps of the tape
+ * (each: the world's generator seeded from the step, a fault if the tape
+ * has one, one step of the world, every driver timer that came due, the
+ * invariants), then the end: faults healed, outsiders gone, operations
+ * finished, the invariants of a settled world, every client closed. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drv.h"
+
+const char *const drv_paths[NPATHS] = {"/l/a", "/l/b", "/l/rw", "/l/sem", "/l/q"};
+
+#define HEAL_IX 0xff
+#define SETTLE_LIMIT (120 * SEC)
+
+struct sinfo *drv_sinfo(struct drv *d, int ix)
+{
+    if ((size_t)ix >= d->nsess) {
+        size_t n = d->nsess ? d->nsess : 64;
+        while (n <= (size_t)ix)
+            n *= 2;
+        d->sess = realloc(d->sess, n * sizeof *d->sess);
+        if (d->sess == NULL)
+            abort();
+        memset(d->sess + d->nsess, 0, (n - d->nsess) * sizeof *d->sess);
+        d->nsess = n;
+    }
+    return &d->sess[ix];
+}
+
+void drv_trace(struct drv *d, const char *fmt, ...)
+{
+    if (!d->o->trace)
+        return;
+    fprintf(d->o->out, "%10.6f %6lld  ", (double)zsim_now(d->w) / SEC, (long long)d->step);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(d->o->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', d->o->out);
+}
+
+void drv_violation(struct drv *d, int kind, const char *fmt, ...)
+{
+    if (d->violated)
+        return;
+    d->violated = true;
+    d->v.kind = kind;
+    d->v.step = d->step;
+    d->v.settling = d->settling;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->v.text, sizeof d->v.text, fmt, ap);
+    va_end(ap);
+    drv_trace(d, "VIOLATION (%s): %s", violation_names[kind], d->v.text);
+}
+
+static void world_line(void *arg, const char *line)
+{
+    struct drv *d = arg;
+    fprintf(d->o->out, "%10.6f %6lld    . %s\n", (double)zsim_now(d->w) / SEC, (long long)d->step,
+            line);
+}
+
+/* zkl_client_open: a client of its own core and first session. */
+struct dcl *drv_client_new(struct drv *d, int ix)
+{
+    struct dcl *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        abort();
+    c->d = d;
+    c->ix = ix;
+    c->serial = ++d->serials;
+    uint64_t seed[4];
+    for (int i = 0; i < 4; i++)
+        seed[i] = zsim_rand(d->w);
+    c->core = zkl__core_new(drv_sink, c, seed);
+    if (c->core == NULL)
+        abort();
+    zkl__core_set_max_request(c->core, 0xfffff);
+    c->gen = 1;
+    c->state = ZKL_STATE_CONNECTING;
+    static const int timeouts[] = {600, 1000, 1500, 2000, 3000};
+    c->timeout_ms = timeouts[zsim_below(d->w, 5)];
+    int64_t now = zsim_now(d->w);
+    zkl__core_session(c->core, c->gen, 0, false, now);
+    zkl__core_connection(c->core, false, now);
+    c->nwk = 2 + (int)zsim_below(d->w, DRV_WORKERS - 1);
+    for (int i = 0; i < c->nwk; i++) {
+        c->wk[i].wt.run = wk_resume;
+        c->wk[i].cl = c;
+        c->wk[i].id = i;
+        c->wk[i].bound = ZKL__NO_DEADLINE;
+    }
+    drv_trace(d, "client %d (serial %d): open, session timeout %d ms", ix, c->serial,
+              c->timeout_ms);
+    drv_session_start(c);
+    return c;
+}
+
+void drv_client_free(struct dcl *c)
+{
+    struct drv *d = c->d;
+    aq_free_all(c);
+    for (struct dhold *h = d->holds, *next; h; h = next) {
+        next = h->next;
+        if (h->cl == c)
+            check_end(d, h, "its client closed");
+    }
+    zkl__core_drop_nodes(c->core);
+    zkl__core_free(c->core);
+    for (size_t i = 0; i < d->nsess; i++)
+        if (d->sess[i].owner == c)
+            d->sess[i].owner = NULL;
+    free(c->slots);
+    free(c);
+}
+
+/* ---- items and timers -------------------------------------------------------------- */
+
+static void heal_timer(struct drv *d, int64_t at, int kind, int who)
+{
+    zsim_timer(d->w, NULL, at,
+               (uint64_t)HEAL_IX << 48 | (uint64_t)kind << 40 | (uint64_t)(who & 0xffff) << 24);
+}
+
+static void timer(struct drv *d, uint64_t tag)
+{
+    int ix = (int)((tag >> 48) & 0xff) - 1, kind = (int)((tag >> 40) & 0xff);
+    int who = (int)((tag >> 24) & 0xffff), serial = (int)(tag >> 56);
+    uint32_t gen = (uint32_t)(tag & 0xffffff);
+    if (ix == HEAL_IX - 1) {
+        if (kind == TM_HEAL_LINK) {
+            struct sinfo *si = drv_sinfo(d, who);
+            if (si->s != NULL)
+                zsim_link(si->s, true);
+        } else if (kind == TM_HEAL_CUT) {
+            zsim_partition(d->w, who, false);
+        } else if (kind == TM_THAW) {
+            zsim_freeze(d->w, who, false);
+        }
+        return;
+    }
+    if (ix < 0 || ix >= d->nclients)
+        return;
+    struct dcl *c = d->cl[ix];
+    if (c == NULL || (c->serial & 0xff) != serial || c->gone)
+        return;
+    switch (kind) {
+    case TM_KEEPER:
+        if (gen == (c->kgen & 0xffffff))
+            drv_keeper(c);
+        break;
+    case TM_WORKER:
+        if (who < c->nwk && gen == (c->wk[who].tgen & 0xffffff))
+            wk_fire(&c->wk[who]);
+        break;
+    case TM_CANCEL:
+        if (who < c->nwk && gen == (c->wk[who].cgen & 0xffffff) && c->wk[who].busy) {
+            drv_trace(d, "client %d worker %d: its cancel handle fires", c->ix, who);
+            c->wk[who].cancel_fired = true;
+            wk_fire(&c->wk[who]);
+        }
+        break;
+    case TM_REQ: {
+        struct dreq *r = aq_by_id(c, who);
+        if (r != NULL)
+            aq_timer(r, gen);
+        break;
+    }
+    default:
+        break;
+    }
+    drv_run_woken(c);
+}
+
+static void dispatch(struct drv *d, const struct zsim_item *it)
+{
+    if (it->kind == ZSIM_TIMER) {
+        timer(d, it->tag);
+        return;
+    }
+    struct dcl *c = drv_sinfo(d, zsim_session_index(it->session))->owner;
+    if (c != NULL && !c->gone)
+        drv_item(c, it);
+}
+
+/* ---- faults --------------------------------------------------------------------------- */
+
+static void fault(struct drv *d, const struct tape_step *ts)
+{
+    struct dcl *c = d->cl[ts->target % d->nclients];
+    zsim_session *s = c && !c->gone ? c->s : NULL;
+    int srv = 1 + ts->target % 2;
+    int64_t now = zsim_now(d->w);
+    drv_trace(d, "fault: %s (client %d, server %d, %.3f s)", fault_name(ts->fault),
+              c ? c->ix : -1, srv, (double)ts->len / SEC);
+    switch (ts->fault) {
+    case F_DROP:
+        if (s != NULL)
+            zsim_drop(s, ts->a, ts->b);
+        break;
+    case F_LINK:
+        if (s != NULL) {
+            int how = (ts->a + 1) % 3; /* both ways, requests, or answers */
+            zsim_link_oneway(s, how == 2, how == 1);
+            heal_timer(d, now + ts->len, TM_HEAL_LINK, zsim_session_index(s));
+        }
+        break;
+    case F_PARTITION:
+        zsim_partition(d->w, srv, true);
+        heal_timer(d, now + ts->len, TM_HEAL_CUT, srv);
+        break;
+    case F_FREEZE:
+        zsim_freeze(d->w, srv, true);
+        heal_timer(d, now + ts->len, TM_THAW, srv);
+        break;
+    case F_EXPIRE:
+        if (s != NULL && zsim_session_alive(s)) {
+            struct sinfo *si = drv_sinfo(d, zsim_session_index(s));
+            si->forced = true;
+            si->forced_at = now;
+            zsim_expire(s);
+        }
+        break;
+    case F_OUTSIDER:
+        zsim_outsider_random(d->w);
+        break;
+    case F_RETIRE:
+        if (c != NULL && c->started && !c->retiring && !c->closing && !d->settling) {
+            c->retiring = true;
+            if (ts->b >= 0)
+                drv_client_cancel(c);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- the steps -------------------------------------------------------------------------- */
+
+static bool client_idle(const struct dcl *c)
+{
+    for (int i = 0; i < c->nwk; i++)
+        if (c->wk[i].busy)
+            return false;
+    return c->reqs == NULL;
+}
+
+static void housekeeping(struct drv *d)
+{
+    for (int i = 0; i < d->nclients; i++) {
+        struct dcl *c = d->cl[i];
+        if (c == NULL)
+            continue;
+        if (c->old != NULL)
+            drv_old_handle(c);
+        if ((c->retiring || d->settling) && !c->closing && client_idle(c) && c->retiring)
+            drv_client_close(c);
+        if (c->gone) {
+            drv_client_free(c);
+            d->cl[i] = d->settling ? NULL : drv_client_new(d, i);
+        }
+    }
+}
+
+static void step(struct drv *d, const struct tape_step *ts)
+{
+    zsim_reseed(d->w, ts->seed);
+    if (ts->fault != F_NONE)
+        fault(d, ts);
+    const struct zsim_item *it;
+    int rc = zsim_step(d->w, &it);
+    d->events++;
+    if (rc == 1)
+        dispatch(d, it);
+    while ((it = zsim_deliver_timer(d->w)) != NULL)
+        dispatch(d, it);
+    housekeeping(d);
+    if (!d->violated)
+        check_step(d);
+    d->step++;
+}
+
+static void count_node(zkl__cnode *n, void *arg)
+{
+    (void)n;
+    ++*(int *)arg;
+}
+
+/* Everything settled: no operation runs, every client is connected, and
+ * its core let go of every node (no delete out, none refused). */
+static bool settled(struct drv *d, char *why, size_t size)
+{
+    for (int i = 0; i < d->nclients; i++) {
+        const struct dcl *c = d->cl[i];
+        if (c == NULL)
+            continue;
+        for (int k = 0; k < c->nwk; k++)
+            if (c->wk[k].busy) {
+                snprintf(why, size, "client %d worker %d still in its %s (phase %d)", c->ix, k,
+                         op_name(c->wk[k].op), c->wk[k].phase);
+                return false;
+            }
+        if (c->reqs != NULL) {
+            snprintf(why, size, "client %d: request %d still running", c->ix, c->reqs->id);
+            return false;
+        }
+        int live = 0;
+        zkl__core_each(c->core, count_node, &live);
+        if (!drv_connected(c) || c->old != NULL || live > 0) {
+            snprintf(why, size, "client %d: %s", c->ix,
+                     !drv_connected(c) ? "not connected"
+                                       : "nodes of its core not done (deletes out or refused)");
+            return false;
+        }
+    }
+    return true;
+}
+
+static void settle(struct drv *d)
+{
+    d->settling = true;
+    int64_t start = zsim_now(d->w);
+    for (size_t i = 0; i < d->nsess; i++)
+        if (d->sess[i].s != NULL)
+            zsim_link(d->sess[i].s, true);
+    for (int s = 1; s < 3; s++) {
+        zsim_partition(d->w, s, false);
+        zsim_freeze(d->w, s, false);
+    }
+    zsim_outsider_mend(d->w);
+    zsim_outsider_leave(d->w);
+    char why[256] = "";
+    int64_t j = 0;
+    while (!d->violated) {
+        if (settled(d, why, sizeof why))
+            break;
+        if (zsim_now(d->w) - start > SETTLE_LIMIT) {
+            drv_violation(d, V_STUCK, "nothing settles within %lld s of the faults' end: %s",
+                          (long long)(SETTLE_LIMIT / SEC), why);
+            return;
+        }
+        struct tape_step ts = {.seed = drv_mix(d->tape->seed ^ drv_mix(0x5e771eULL + (uint64_t)j++))};
+        step(d, &ts);
+    }
+    if (d->violated)
+        return;
+    for (int i = 0; i < d->nclients; i++)
+        if (d->cl[i])
+            check_quiet(d, d->cl[i]);
+    /* every client closes; its sessions end */
+    for (int i = 0; i < d->nclients; i++)
+        if (d->cl[i] && !d->cl[i]->closing) {
+            d->cl[i]->retiring = true;
+            drv_client_close(d->cl[i]);
+        }
+    for (int64_t k = 0; k < 100000 && !d->violated; k++) {
+        bool any = false;
+        for (int i = 0; i < d->nclients; i++)
+            any |= d->cl[i] != NULL;
+        if (!any)
+            break;
+        struct tape_step ts = {.seed = drv_mix(d->tape->seed ^ drv_mix(0xc105eULL + (uint64_t)k))};
+        step(d, &ts);
+    }
+    /* A session given up without a goodbye (its close had no connection)
+     * lives on the leader until it expires: a timeout (at most 20 ticks of
+     * 2 s) and a tick later. */
+    int64_t closed = zsim_now(d->w);
+    for (int64_t k = 0; !d->violated && zsim_now(d->w) - closed < 90 * SEC; k++) {
+        bool alive = false;
+        for (size_t i = 0; i < d->nsess && !alive; i++)
+            alive = d->sess[i].s != NULL && zsim_session_alive(d->sess[i].s);
+        if (!alive)
+            break;
+        struct tape_step ts = {.seed = drv_mix(d->tape->seed ^ drv_mix(0xe4d5ULL + (uint64_t)k))};
+        step(d, &ts);
+    }
+    for (size_t i = 0; i < d->nsess && !d->violated; i++)
+        if (d->sess[i].s != NULL && zsim_session_alive(d->sess[i].s))
+            drv_violation(d, V_LEFT, "session %zu of client serial is still alive after its "
+                          "client closed", i);
+}
+
+int drv_run(const struct tape *t, const struct drv_opts *o, struct violation *v, int64_t *events,
+            uint64_t *acquisitions)
+{
+    struct drv *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        abort();
+    d->tape = t;
+    d->o = o;
+    struct zsim_config cfg;
+    zsim_config_default(&cfg);
+    cfg.seed = t->seed;
+    cfg.servers = 3;
+    cfg.tick_ns = 200 * MS;
+    cfg.container_check_ns = 1 * SEC;
+    cfg.latency_ns = 2 * MS;
+    cfg.outsider_root = "/l";
+    if (zsim_world_new(&cfg, &d->w) != ZSIM_OK)
+        abort();
+    zsim_on_change(d->w, check_change, d);
+    if (o->trace)
+        zsim_trace(d->w, world_line, d);
+    zsim_outsider_create(d->w, "/l", "", 0, &ZSIM_OPEN_ACL_UNSAFE, ZSIM_PERSISTENT, NULL, 0);
+    zsim_outsider_create(d->w, drv_paths[P_SEM], SEM_DATA, (int)strlen(SEM_DATA),
+                         &ZSIM_OPEN_ACL_UNSAFE, ZSIM_PERSISTENT, NULL, 0);
+    d->nclients = DRV_CLIENTS;
+    for (int i = 0; i < d->nclients; i++)
+        d->cl[i] = drv_client_new(d, i);
+    for (int64_t i = 0; !d->violated; i++) {
+        bool end;
+        struct tape_step ts = tape_at(t, i, &end);
+        if (end)
+            break;
+        step(d, &ts);
+    }
+    if (!d->violated)
+        settle(d);
+    for (int i = 0; i < d->nclients; i++)
+        if (d->cl[i] != NULL)
+            drv_client_free(d->cl[i]);
+    *v = d->v;
+    *events = d->events;
+    *acquisitions = d->acquisitions;
+    d->o->stats->virtual_ns += zsim_now(d->w);
+    int rc = d->violated ? 1 : 0;
+    while (d->ended) {
+        struct dhold *h = d->ended;
+        d->ended = h->next;
+        free(h);
+    }
+    zsim_world_free(d->w);
+    free(d->sess);
+    free(d->byname);
+    free(d);
+    return rc;
+}
