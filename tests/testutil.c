@@ -168,12 +168,14 @@ void tu_expire_session(zkl_client *c)
     ck_assert_ptr_nonnull(zh);
     clientid_t id = *zoo_client_id(zh);
     ck_assert_int_eq(id.client_id, old);
+    /* Read now: once the session is gone the client closes zh. */
+    int timeout = zoo_recv_timeout(zh);
     /* Close the session from a second handle until another one that
      * attaches is told that it is gone: the first handle may take its
      * session back between a second one's attach and close (then that
      * close closes nothing). */
     int64_t end = tu_now_ms() + 30000;
-    while (!attach_finds_it_gone(&id, zoo_recv_timeout(zh)))
+    while (!attach_finds_it_gone(&id, timeout))
         ck_assert_msg(tu_now_ms() < end, "could not expire the session");
     /* Gone on the server: the client hears of it when it reconnects. */
     end = tu_now_ms() + 15000;
