@@ -2,8 +2,8 @@
 # The whole zkl test run, from a clean checkout on Debian 12:
 #   1. install what is missing (apt-get), build with -Werror;
 #   2. every Check suite and script test against a real ZooKeeper
-#      (make check under tests/with-zk.sh);
-#   3. the fault tests (make check-faults, their own 3-node ensemble); TLS
+#      (make check under tests/with-zk.sh, the simulation included);
+#   3. the simulation's mutants (make check-sim-mutants); the fault tests (make check-faults, their own 3-node ensemble); TLS
 #      and SASL (make check-secure, in build-tls: zkl on a libzookeeper_mt that
 #      scripts/build-zookeeper-client.sh builds with both); the
 #      nemesis (make check-nemesis: random faults in a network namespace of
@@ -75,6 +75,9 @@ if [ "$quick" = yes ]; then
     "$top/scripts/count-tests.sh" "$top/build"
     exit 0
 fi
+
+step "simulation mutants (cores built with a real bug brought back: the simulation must find each)"
+make -C "$top/build" -s -j"$jobs" check-sim-mutants
 
 step "fault tests (3-node ensemble: pauses, kills, leader failover, Curator interop)"
 run_checks "$top/build" make -C "$top/build" -s check-faults 2>&1 | tee "$top/build/check-faults.out"
