@@ -3,8 +3,8 @@
 #   1. install what is missing (apt-get), build with -Werror;
 #   2. every Check suite and script test against a real ZooKeeper
 #      (make check under tests/with-zk.sh, the simulation included);
-#   3. the simulation's mutants (make check-sim-mutants); the fault tests (make check-faults, their own 3-node ensemble); TLS
-#      and SASL (make check-secure, in build-tls: zkl on a libzookeeper_mt that
+#   3. the simulation's mutants (make check-sim-mutants); the fault
+#      tests (make check-faults, their own 3-node ensemble); TLS and SASL (make check-secure, in build-tls: zkl on a libzookeeper_mt that
 #      scripts/build-zookeeper-client.sh builds with both); the
 #      nemesis (make check-nemesis: random faults in a network namespace of
 #      its own, skipped without root); the libFuzzer targets (tests/fuzz);
