@@ -147,7 +147,7 @@ static int step_held(struct dreq *r, zkl__cnode *n, zkl__cnode **next)
         return rc;
     }
     /* the semaphore: the gate holds */
-    if (&r->lease->cn == n)
+    if (r->lease != NULL && &r->lease->cn == n)
         return 0;
     if (r->lim_rc != 0)
         return r->lim_rc;
