@@ -321,11 +321,12 @@ static void sc_expiry(struct be *b)
     refused(b, 0, 7, b->ops->exists(b, 0, P("x"), 0, 7));
     await_answer(b, 0, 7);
     await_event(b, 1, "DELETED", P("x/ea"));
-    /* ... and the attempt that finds the session expired */
-    refused(b, 0, 8, b->ops->exists(b, 0, P("x"), 0, 8));
+    /* ... and the attempt that finds the session expired. (A request made
+     * just before the link comes back is left out: the real client fails
+     * it with CONNECTIONLOSS or SESSIONEXPIRED, as a connection attempt
+     * still hanging or the next one answers first: a race, not a rule.) */
     b->ops->link(b, 0, true, true);
     await_n(b, 0, "S EXPIRED", 2); /* the default watcher and the data watch's */
-    await_answer(b, 0, 8);
     refused(b, 0, 6, b->ops->exists(b, 0, P("x"), 0, 6));
     settle(b, 1);
 }
