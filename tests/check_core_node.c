@@ -2,9 +2,6 @@
  * is a script of events and the actions they must bring (tests/core_script.h
  * tells its language). The last test checks that the rows together take
  * every move of the machine's table. */
-#include <check.h>
-#include <stdio.h>
-
 #include "core_script.h"
 
 static const core_case cases[] = {
@@ -595,45 +592,13 @@ static const core_case cases[] = {
      "state A GONE\n"},
 };
 
-START_TEST(test_script)
-{
-    char why[512];
-    bool ok = core_script_run(cases[_i].script, why, sizeof why);
-    ck_assert_msg(ok, "%s: %s", cases[_i].name, why);
-}
-END_TEST
-
-/* Every move of the node's table was taken by some row above. */
-START_TEST(test_every_move_of_the_table_is_taken)
-{
-    static const char *const names[ZKL__N_COUNT] = {
-        "NEW", "CREATING", "RECOVER", "QUEUED", "HELD", "RELEASING", "DELETING", "BACKOFF",
-        "LOST", "GONE"};
-    char missing[2048] = "";
-    size_t len = 0;
-    for (int from = 0; from < ZKL__N_COUNT; from++)
-        for (int to = 0; to < ZKL__N_COUNT; to++)
-            if (zkl__cnode_legal(from, to) && core_script_moves(from, to) == 0)
-                len += (size_t)snprintf(missing + len, sizeof missing - len, " %s->%s",
-                                        names[from], names[to]);
-    ck_assert_msg(len == 0, "moves never taken:%s", missing);
-}
-END_TEST
+/* The node's table: every move must be taken by some row above. */
+static const char *const node_states[ZKL__N_COUNT] = {
+    "NEW", "CREATING", "RECOVER", "QUEUED", "HELD", "RELEASING", "DELETING", "BACKOFF",
+    "LOST", "GONE"};
 
 int main(void)
 {
-    Suite *s = suite_create("core_node");
-    TCase *tc = tcase_create("scripts");
-    tcase_add_loop_test(tc, test_script, 0, (int)(sizeof cases / sizeof cases[0]));
-    suite_add_tcase(s, tc);
-    TCase *cov = tcase_create("coverage");
-    tcase_add_test(cov, test_every_move_of_the_table_is_taken);
-    suite_add_tcase(s, cov);
-    SRunner *sr = srunner_create(s);
-    /* One process: the coverage test reads what the scripts counted. */
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    const core_table t = {ZKL__N_COUNT, node_states, zkl__cnode_legal, core_script_moves};
+    return core_script_main("core_node", cases, (int)(sizeof cases / sizeof cases[0]), &t);
 }

@@ -2,8 +2,6 @@
  * against a real server: shared listings, walking back, long queues, the
  * held-alone proof, prefetch, revocation, refused reads and sends. Each row
  * is a script (tests/core_script.h); no ZooKeeper. */
-#include <check.h>
-
 #include "core_script.h"
 
 /* A waits behind another client's x:lock-1 (A2), everything answered. */
@@ -484,24 +482,7 @@ static const core_case cases[] = {
               "state A DELETING\n"},
 };
 
-START_TEST(test_script)
-{
-    char why[512];
-    bool ok = core_script_run(cases[_i].script, why, sizeof why);
-    ck_assert_msg(ok, "%s: %s", cases[_i].name, why);
-}
-END_TEST
-
 int main(void)
 {
-    Suite *s = suite_create("core_queue");
-    TCase *tc = tcase_create("scripts");
-    tcase_add_loop_test(tc, test_script, 0, (int)(sizeof cases / sizeof cases[0]));
-    suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return core_script_main("core_queue", cases, (int)(sizeof cases / sizeof cases[0]), NULL);
 }

@@ -2,9 +2,6 @@
  * ZooKeeper: each row scripts a request on nodes of the node machine
  * (tests/core_script.h), and the last test checks that the rows take every
  * move of the request's table. */
-#include <check.h>
-#include <stdio.h>
-
 #include "areq.h"
 #include "core_script.h"
 
@@ -274,42 +271,12 @@ static const core_case cases[] = {
      "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"},
 };
 
-START_TEST(test_script)
-{
-    char why[512];
-    bool ok = core_script_run(cases[_i].script, why, sizeof why);
-    ck_assert_msg(ok, "%s: %s", cases[_i].name, why);
-}
-END_TEST
-
-START_TEST(test_every_move_of_the_table_is_taken)
-{
-    static const char *const names[ZKL__R_COUNT] = {"PENDING", "CLEANING", "READY", "HELD",
-                                                    "LOSING",  "LOST",     "DONE"};
-    char missing[1024] = "";
-    size_t len = 0;
-    for (int from = 0; from < ZKL__R_COUNT; from++)
-        for (int to = 0; to < ZKL__R_COUNT; to++)
-            if (zkl__areq_legal(from, to) && core_script_rmoves(from, to) == 0)
-                len += (size_t)snprintf(missing + len, sizeof missing - len, " %s->%s",
-                                        names[from], names[to]);
-    ck_assert_msg(len == 0, "moves never taken:%s", missing);
-}
-END_TEST
+/* The request's table: every move must be taken by some row above. */
+static const char *const request_states[ZKL__R_COUNT] = {"PENDING", "CLEANING", "READY", "HELD",
+                                                         "LOSING",  "LOST",     "DONE"};
 
 int main(void)
 {
-    Suite *s = suite_create("core_request");
-    TCase *tc = tcase_create("scripts");
-    tcase_add_loop_test(tc, test_script, 0, (int)(sizeof cases / sizeof cases[0]));
-    suite_add_tcase(s, tc);
-    TCase *cov = tcase_create("coverage");
-    tcase_add_test(cov, test_every_move_of_the_table_is_taken);
-    suite_add_tcase(s, cov);
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK); /* the coverage test reads what the scripts counted */
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    const core_table t = {ZKL__R_COUNT, request_states, zkl__areq_legal, core_script_rmoves};
+    return core_script_main("core_request", cases, (int)(sizeof cases / sizeof cases[0]), &t);
 }

@@ -1,4 +1,5 @@
 /* The script runner of tests/core_script.h: a stand-in shell for the core. */
+#include <check.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -772,4 +773,53 @@ bool core_script_run(const char *script, char *why, size_t whylen)
         free(w.reqs[i]);
     free(copy);
     return ok;
+}
+
+/* ---- the suites' runner ------------------------------------------------------ */
+
+static const core_case *run_cases;
+static const core_table *run_table;
+
+START_TEST(test_script)
+{
+    char why[512];
+    bool ok = core_script_run(run_cases[_i].script, why, sizeof why);
+    ck_assert_msg(ok, "%s: %s", run_cases[_i].name, why);
+}
+END_TEST
+
+START_TEST(test_every_move_of_the_table_is_taken)
+{
+    const core_table *t = run_table;
+    char missing[2048] = "";
+    size_t len = 0;
+    for (int from = 0; from < t->count; from++)
+        for (int to = 0; to < t->count; to++)
+            if (t->legal(from, to) && t->taken(from, to) == 0 && len < sizeof missing)
+                len += (size_t)snprintf(missing + len, sizeof missing - len, " %s->%s",
+                                        t->names[from], t->names[to]);
+    ck_assert_msg(len == 0, "moves never taken:%s", missing);
+}
+END_TEST
+
+int core_script_main(const char *suite, const core_case *cases, int ncases,
+                     const core_table *table)
+{
+    run_cases = cases;
+    run_table = table;
+    Suite *s = suite_create(suite);
+    TCase *tc = tcase_create("scripts");
+    tcase_add_loop_test(tc, test_script, 0, ncases);
+    suite_add_tcase(s, tc);
+    if (table != NULL) {
+        TCase *cov = tcase_create("coverage");
+        tcase_add_test(cov, test_every_move_of_the_table_is_taken);
+        suite_add_tcase(s, cov);
+    }
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
 }

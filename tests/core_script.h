@@ -84,4 +84,20 @@ unsigned core_script_actions(int type);
 unsigned core_script_rmoves(int from, int to);
 unsigned core_script_ractions(int type);
 
+/* A table of moves for core_script_main's coverage test: its state names,
+ * which moves are legal, and how often each was taken. */
+typedef struct core_table {
+    int count;
+    const char *const *names;
+    bool (*legal)(int from, int to);
+    unsigned (*taken)(int from, int to);
+} core_table;
+
+/* A suite named `suite` of one test per case, then (if table is not NULL)
+ * one that fails when a legal move of the table was never taken; all in
+ * one process, since that test reads what the scripts counted. Returns the
+ * program's exit status. */
+int core_script_main(const char *suite, const core_case *cases, int ncases,
+                     const core_table *table);
+
 #endif
