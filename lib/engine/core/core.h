@@ -129,7 +129,7 @@ typedef struct zkl__event {
     int64_t czxid;     /* E_CREATED, E_FOUND */
     int64_t owner;     /* E_FOUND: the node's ephemeral owner */
     const struct String_vector *kids;
-    const struct zkl__target *target; /* E_WATCH: its path taken apart (core.c) */
+    const struct zkl__target *target; /* E_WATCH: its path taken apart (names.c) */
     int64_t now;       /* monotonic ns */
 } zkl__event;
 

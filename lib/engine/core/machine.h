@@ -139,7 +139,6 @@ const char *zkl__core_peer_name(const zkl__cnode *n, const zkl__peer *p, char bu
  * against: its lock path (if interned: a node of ours may be under it),
  * and its name as a peer (a protected name: its uuid and sequence). */
 struct zkl__target {
-    const char *path;
     const struct zkl__dir *dir;  /* the interned parent, or NULL */
     const struct zkl__dir *self; /* the path itself as an interned lock path, or NULL */
     const char *name;            /* after the last '/' */

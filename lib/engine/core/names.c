@@ -96,7 +96,7 @@ bool zkl__core_is_named(const zkl__cnode *n, const struct zkl__target *t, const 
 /* Take a watch event's path apart (see struct zkl__target). */
 void zkl__core_target(const struct zkl__core *k, const char *path, struct zkl__target *t)
 {
-    *t = (struct zkl__target){.path = path, .name = path, .peer.seq = -1};
+    *t = (struct zkl__target){.name = path, .peer.seq = -1};
     const char *slash = strrchr(path, '/');
     if (slash != NULL) {
         t->name = slash + 1;
