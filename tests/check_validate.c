@@ -316,8 +316,8 @@ static void stop_big_server(void)
     if (harness_dir[0] == '\0' || stat(harness_dir, &st) != 0)
         return;
     char *cmd;
-    if (asprintf(&cmd, "'%s/tests/zk-harness.sh' stop '%s' >/dev/null 2>&1; rm -rf '%s'",
-                 ZKL_SRCDIR, harness_dir, harness_dir) < 0)
+    if (asprintf(&cmd, "'%s/tests/zk-harness.sh' stop '%s' >/dev/null 2>&1; rm -rf '%s' '%s.log'",
+                 ZKL_SRCDIR, harness_dir, harness_dir, harness_dir) < 0)
         return;
     if (system(cmd) != 0)
         fprintf(stderr, "stopping %s failed\n", harness_dir);
@@ -327,12 +327,25 @@ static void stop_big_server(void)
 START_TEST(test_a_larger_limit_lets_a_larger_write_through)
 {
     char *cmd;
+    char log[300];
+    snprintf(log, sizeof log, "%s.log", harness_dir);
     ck_assert_int_ge(asprintf(&cmd,
                               "ZKL_ZK_JVM_EXTRA=-Djute.maxbuffer=4194304 '%s/tests/zk-harness.sh' "
-                              "start '%s' --owner %ld >/dev/null 2>&1",
-                              ZKL_SRCDIR, harness_dir, (long)suite_pid),
+                              "start '%s' --owner %ld >'%s' 2>&1",
+                              ZKL_SRCDIR, harness_dir, (long)suite_pid, log),
                      0);
-    ck_assert_msg(system(cmd) == 0, "could not start a ZooKeeper with a larger jute.maxbuffer");
+    if (system(cmd) != 0) {
+        /* The harness says why (and the server's log tail) on its stderr. */
+        char why[4096] = "";
+        FILE *lf = fopen(log, "r");
+        if (lf != NULL) {
+            size_t n = fread(why, 1, sizeof why - 1, lf);
+            why[n] = '\0';
+            fclose(lf);
+        }
+        ck_abort_msg("could not start a ZooKeeper with a larger jute.maxbuffer:\n%s", why);
+    }
+    unlink(log);
     free(cmd);
     char hosts[256] = "";
     char hf[300];

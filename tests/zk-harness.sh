@@ -691,33 +691,50 @@ probe_ready() { # all|running
     ((!bad && running > 0 && serving == running && leaders == 1))
 }
 
-# Succeeds if the server answering on the client port of node I is really
-# node I (and not some other server that already had the port).
+# Whether the server answering on the client port of node I is really node I
+# (and not some other server that already had the port): 0 it is, 1 another
+# server answered, 2 no answer (yet: a loaded machine can take longer than
+# the probe's timeout, which says nothing about whose port it is).
 node_owns_port() { # I
     local out line
-    out=$(fourlw "$(node_port "$1")" conf 3) || return 1
+    out=$(fourlw "$(node_port "$1")" conf 3) || return 2
+    [[ -n $out ]] || return 2
     while IFS= read -r line; do
         [[ $line == "dataDir=$DIR/node$1/data/version-2" ]] && return 0
     done <<<"$out"
     return 1
 }
 
+# Succeeds while the process launch_node started for node I is alive, even
+# before it has become the JVM: between fork and exec its command line is
+# still the shell's, so node_pid cannot find it yet by its marker.
+node_launching() { # I
+    local pid=""
+    [[ -r $DIR/node$1/pid ]] || return 1
+    read -r pid <"$DIR/node$1/pid" || return 1
+    [[ -n $pid ]] && pid_alive "$pid"
+}
+
 # Returns 0 when ready, 1 on timeout, 2 on a port conflict (worth retrying
 # with other ports), 3 when a node died for another reason.
 wait_start() { # SECS
-    local deadline=$((SECONDS + $1)) i next_grep=$SECONDS
+    local deadline=$((SECONDS + $1)) i next_grep=$SECONDS owned rc
     while :; do
         if probe_ready all; then
+            owned=yes
             for ((i = 1; i <= NODES; i++)); do
-                if ! node_owns_port "$i"; then
+                rc=0
+                node_owns_port "$i" || rc=$?
+                if ((rc == 1)); then
                     note "client port of node $i is answered by another server"
                     return 2
                 fi
+                ((rc == 0)) || owned=no
             done
-            return 0
+            [[ $owned == no ]] || return 0
         fi
         for ((i = 1; i <= NODES; i++)); do
-            if ! node_pid "$i" >/dev/null; then
+            if ! node_pid "$i" >/dev/null && ! node_launching "$i"; then
                 if any_bind_error; then
                     note "node $i could not bind a port"
                     return 2
@@ -944,7 +961,7 @@ cmd_kill_node() {
 
 cmd_start_node() {
     node_cmd_setup "$@"
-    local i=$2 pid deadline mode port
+    local i=$2 pid deadline mode port rc
     port=$(node_port "$i")
     if ! pid=$(node_pid "$i"); then
         launch_node "$i"
@@ -956,12 +973,16 @@ cmd_start_node() {
         mode=$(server_mode "$port")
         case $mode in
         leader | follower | observer | standalone)
-            node_owns_port "$i" && return 0
-            note "client port $port of node $i is answered by another server"
-            break
+            rc=0
+            node_owns_port "$i" || rc=$?
+            ((rc != 0)) || return 0
+            if ((rc == 1)); then
+                note "client port $port of node $i is answered by another server"
+                break
+            fi
             ;;
         esac
-        if ! node_pid "$i" >/dev/null; then
+        if ! node_pid "$i" >/dev/null && ! node_launching "$i"; then
             note "node $i exited during start-up"
             break
         fi
