@@ -11,29 +11,19 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-if [[ -z ${ZKL_TEST_HOSTS:-} ]]; then
-    exec "$here/../with-zk.sh" -- bash "${BASH_SOURCE[0]}" "$@"
-fi
-
-ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
-[[ -x $ZKL ]] || { echo "no zkl binary at $ZKL" >&2; exit 99; }
-export ZKL_SERVERS=$ZKL_TEST_HOSTS
+# shellcheck source=tests/cli/common.sh
+. "$here/common.sh" cli "$@"
 root=/zkl-cli-test/$$
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-cli.XXXXXX")
 root_cleanup=1
 failures=0
 passes=0
 
 cleanup() {
     kill_jobs
-    rm -rf -- "$tmp"
     # Lock parents are containers and go by themselves; a semaphore's node
     # is persistent.
     [[ -z $root_cleanup ]] || python3 "$here/zknode.py" "$ZKL_TEST_HOSTS" deleteall "$root" >/dev/null 2>&1
 }
-trap cleanup EXIT
-
-. "$here/wait.sh"
 
 # wait_exit SECONDS PID: wait until PID (a child of this shell) ended and
 # set $status to its exit status; 1 if it still runs after SECONDS.

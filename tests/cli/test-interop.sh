@@ -11,23 +11,11 @@ if ! command -v java >/dev/null 2>&1 || ! "$here/../../bench/build-java.sh" --cl
     echo "skip: no Java or no Curator jars"
     exit 77
 fi
-if [[ -z ${ZKL_TEST_HOSTS:-} ]]; then
-    exec "$here/../with-zk.sh" -- bash "${BASH_SOURCE[0]}" "$@"
-fi
-ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
-[[ -x $ZKL ]] || { echo "no zkl binary at $ZKL" >&2; exit 99; }
-export ZKL_SERVERS=$ZKL_TEST_HOSTS
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-interop.XXXXXX")
+# shellcheck source=tests/cli/common.sh
+. "$here/common.sh" interop "$@"
 w=
 cleanup() {
     [[ -n $w ]] && kill -KILL "$w" 2>/dev/null
-    rm -rf -- "$tmp"
-}
-trap cleanup EXIT
-
-now_ms() {
-    local t=${EPOCHREALTIME//[.,]/}
-    echo $((t / 1000))
 }
 
 p=/zkl-interop-revoke/$$

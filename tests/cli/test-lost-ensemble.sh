@@ -12,23 +12,12 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-if [[ -z ${ZKL_LOST_ENSEMBLE_INNER:-} ]]; then
-    # Always a server of our own, even inside a run that shares one.
-    exec env -u ZKL_TEST_HOSTS "$here/../with-zk.sh" -- \
-        env ZKL_LOST_ENSEMBLE_INNER=1 bash "${BASH_SOURCE[0]}" "$@"
-fi
-
-ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
-[[ -x $ZKL ]] || { echo "no zkl binary at $ZKL" >&2; exit 99; }
-export ZKL_SERVERS=$ZKL_TEST_HOSTS
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-lost-ensemble.XXXXXX")
+# shellcheck source=tests/cli/common.sh
+. "$here/common.sh" --own-server lost-ensemble "$@"
 z=
 cleanup() {
     [[ -n $z ]] && kill -KILL "$z" 2>/dev/null
-    rm -rf -- "$tmp"
 }
-trap cleanup EXIT
-. "$here/wait.sh"
 failures=0
 fail() { echo "not ok - $*"; failures=$((failures + 1)); }
 

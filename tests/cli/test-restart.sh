@@ -21,27 +21,12 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-if [[ -z ${ZKL_RESTART_INNER:-} ]]; then
-    # Always a server of our own, even inside a run that shares one.
-    exec env -u ZKL_TEST_HOSTS "$here/../with-zk.sh" -- \
-        env ZKL_RESTART_INNER=1 bash "${BASH_SOURCE[0]}" "$@"
-fi
-
-ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
-[[ -x $ZKL ]] || { echo "no zkl binary at $ZKL" >&2; exit 99; }
-export ZKL_SERVERS=$ZKL_TEST_HOSTS
+# shellcheck source=tests/cli/common.sh
+. "$here/common.sh" --own-server restart "$@"
 trials=${TRIALS:-3}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-restart.XXXXXX")
 z=
 cleanup() {
     [[ -n $z ]] && kill -KILL "$z" 2>/dev/null
-    rm -rf -- "$tmp"
-}
-trap cleanup EXIT
-
-now_ms() {
-    local t=${EPOCHREALTIME//[.,]/}
-    echo $((t / 1000))
 }
 
 failures=0

@@ -8,23 +8,13 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-if [[ -z ${ZKL_TEST_HOSTS:-} ]]; then
-    exec "$here/../with-zk.sh" -- bash "${BASH_SOURCE[0]}" "$@"
-fi
-ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
-[[ -x $ZKL ]] || { echo "no zkl binary at $ZKL" >&2; exit 99; }
-export ZKL_SERVERS=$ZKL_TEST_HOSTS
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-revoke.XXXXXX")
-cleanup() {
-    kill_jobs
-    rm -rf -- "$tmp"
-}
-trap cleanup EXIT
+# shellcheck source=tests/cli/common.sh
+. "$here/common.sh" revoke "$@"
+cleanup() { kill_jobs; }
 pass=0 failed=0 skipped=0
 ok() { echo "ok - $*"; pass=$((pass + 1)); }
 not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
 
-. "$here/wait.sh"
 held() { "$ZKL" holders "$1" 2>/dev/null | grep -q holds; }
 
 base=/zkl-revoke-test/$$

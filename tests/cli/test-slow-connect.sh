@@ -18,23 +18,14 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-if [[ -z ${ZKL_TEST_HOSTS:-} ]]; then
-    exec "$here/../with-zk.sh" -- bash "${BASH_SOURCE[0]}" "$@"
-fi
-
-ZKL=${ZKL_BIN:-${top_builddir:-.}/tools/zkl}
-[[ -x $ZKL ]] || { echo "no zkl binary at $ZKL" >&2; exit 99; }
+# shellcheck source=tests/cli/common.sh
+. "$here/common.sh" slowconn "$@"
 trials=${TRIALS:-2}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/zkl-slowconn.XXXXXX")
 proxy= z=
 cleanup() {
     [[ -n $z ]] && kill -KILL "$z" 2>/dev/null
     [[ -n $proxy ]] && kill "$proxy" 2>/dev/null
-    rm -rf -- "$tmp"
 }
-trap cleanup EXIT
-
-. "$here/wait.sh"
 
 server=${ZKL_TEST_HOSTS%%,*}
 server=${server%%/*}

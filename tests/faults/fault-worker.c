@@ -265,37 +265,30 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     struct opts o = {.mode = "loop", .session_ms = 4000, .acquire_ms = 60000};
-    for (int i = 1; i < argc; i++) {
+    /* Every option takes a value: a string kept as it is, or a number. */
+    const struct {
+        const char *name;
+        const char **str;
+        long *num;
+    } opt[] = {
+        {"--servers", &o.servers, NULL},      {"--path", &o.path, NULL},
+        {"--log-file", &o.log, NULL},         {"--mode", &o.mode, NULL},
+        {"--stop-file", &o.stop, NULL},       {"--counter-file", &o.counter, NULL},
+        {"--fence-file", &o.fence, NULL},     {"--data-node", &o.data, NULL},
+        {"--iterations", NULL, &o.iterations}, {"--hold-ms", NULL, &o.hold_ms},
+        {"--session-ms", NULL, &o.session_ms}, {"--acquire-timeout-ms", NULL, &o.acquire_ms},
+    };
+    for (int i = 1; i < argc; i += 2) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (v == NULL)
+        size_t j = 0;
+        while (j < sizeof opt / sizeof opt[0] && strcmp(k, opt[j].name))
+            j++;
+        if (v == NULL || j == sizeof opt / sizeof opt[0])
             usage();
-        i++;
-        if (!strcmp(k, "--servers"))
-            o.servers = v;
-        else if (!strcmp(k, "--path"))
-            o.path = v;
-        else if (!strcmp(k, "--log-file"))
-            o.log = v;
-        else if (!strcmp(k, "--mode"))
-            o.mode = v;
-        else if (!strcmp(k, "--stop-file"))
-            o.stop = v;
-        else if (!strcmp(k, "--counter-file"))
-            o.counter = v;
-        else if (!strcmp(k, "--fence-file"))
-            o.fence = v;
-        else if (!strcmp(k, "--data-node"))
-            o.data = v;
-        else if (!strcmp(k, "--iterations"))
-            o.iterations = atol(v);
-        else if (!strcmp(k, "--hold-ms"))
-            o.hold_ms = atol(v);
-        else if (!strcmp(k, "--session-ms"))
-            o.session_ms = atol(v);
-        else if (!strcmp(k, "--acquire-timeout-ms"))
-            o.acquire_ms = atol(v);
+        if (opt[j].str)
+            *opt[j].str = v;
         else
-            usage();
+            *opt[j].num = atol(v);
     }
     int pause = !strcmp(o.mode, "pause-holder");
     if (!o.servers || !o.path || !o.log || (!pause && strcmp(o.mode, "loop")) ||

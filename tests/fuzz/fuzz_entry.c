@@ -6,17 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "kit.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-    char *s = malloc(size + 1);
+    char *s = fuzz_cstr(data, size);
     if (s == NULL)
         return 0;
-    memcpy(s, data, size);
-    s[size] = '\0';
     size_t len = strlen(s);
     zkl__entry e;
     if (zkl__entry_parse(s, &e) == 0) {

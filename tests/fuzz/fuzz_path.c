@@ -6,17 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "kit.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-    char *s = malloc(size + 1);
+    char *s = fuzz_cstr(data, size);
     if (s == NULL)
         return 0;
-    memcpy(s, data, size);
-    s[size] = '\0';
     if (zkl__path_check(s) == 0) {
         size_t len = strlen(s);
         if (s[0] != '/' || len < 2 || len > ZKL__MAX_PATH || s[len - 1] == '/')

@@ -73,6 +73,9 @@ struct be {
     void *impl;
 };
 
+/* A new backend around impl: the model and the server differ only in
+ * their ops and what impl holds. */
+struct be *diff_be_new(const char *name, const struct be_ops *ops, void *impl);
 /* Appends a line to session s's log (under b->mu) and wakes waiters. */
 void diff_log_add(struct be *b, int s, const char *line);
 void diff_log_free(struct diff_log *l);

@@ -10,6 +10,17 @@
 
 #include "diff.h"
 
+struct be *diff_be_new(const char *name, const struct be_ops *ops, void *impl)
+{
+    struct be *b = calloc(1, sizeof *b);
+    b->name = name;
+    b->ops = ops;
+    b->impl = impl;
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    return b;
+}
+
 void diff_log_add(struct be *b, int s, const char *line)
 {
     pthread_mutex_lock(&b->mu);

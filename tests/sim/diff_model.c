@@ -165,7 +165,6 @@ static const struct be_ops model_ops = {
 struct be *diff_model_new(uint64_t seed, int64_t tick_ns, int32_t min_timeout_ms,
                           int32_t max_timeout_ms)
 {
-    struct be *b = calloc(1, sizeof *b);
     struct model *m = calloc(1, sizeof *m);
     struct zsim_config c;
     zsim_config_default(&c);
@@ -177,15 +176,9 @@ struct be *diff_model_new(uint64_t seed, int64_t tick_ns, int32_t min_timeout_ms
     c.latency_ns = 200000;
     if (zsim_world_new(&c, &m->w) != ZSIM_OK) {
         free(m);
-        free(b);
         return NULL;
     }
-    b->name = "model";
-    b->ops = &model_ops;
-    b->impl = m;
-    pthread_mutex_init(&b->mu, NULL);
-    pthread_cond_init(&b->cv, NULL);
-    return b;
+    return diff_be_new("model", &model_ops, m);
 }
 
 /* The model's tree needs the scenario's root, as the server has it. */

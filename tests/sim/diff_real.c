@@ -361,13 +361,7 @@ static const struct be_ops real_ops = {
 
 struct be *diff_real_new(const char *host)
 {
-    struct be *b = calloc(1, sizeof *b);
     struct real *r = calloc(1, sizeof *r);
     snprintf(r->host, sizeof r->host, "%s", host);
-    b->name = "server";
-    b->ops = &real_ops;
-    b->impl = r;
-    pthread_mutex_init(&b->mu, NULL);
-    pthread_cond_init(&b->cv, NULL);
-    return b;
+    return diff_be_new("server", &real_ops, r);
 }

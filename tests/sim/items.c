@@ -100,15 +100,36 @@ void item_finish(struct item *it)
 
 /* ---- items into the inbox ------------------------------------------------- */
 
-static void inbox_push(zsim_session *s, struct item *it)
+/* An item queue is a head, a tail and a count kept by its owner (a
+ * session's inbox, the world's due timers); these two keep the three in
+ * step. */
+void itemq_push(struct item **head, struct item **tail, int *n, struct item *it)
 {
     it->next = NULL;
-    if (s->in_tail)
-        s->in_tail->next = it;
+    if (*tail)
+        (*tail)->next = it;
     else
-        s->in_head = it;
-    s->in_tail = it;
-    s->nin++;
+        *head = it;
+    *tail = it;
+    (*n)++;
+}
+
+struct item *itemq_pop(struct item **head, struct item **tail, int *n)
+{
+    struct item *it = *head;
+    if (it == NULL)
+        return NULL;
+    *head = it->next;
+    if (*head == NULL)
+        *tail = NULL;
+    (*n)--;
+    it->next = NULL;
+    return it;
+}
+
+static void inbox_push(zsim_session *s, struct item *it)
+{
+    itemq_push(&s->in_head, &s->in_tail, &s->nin, it);
 }
 
 /* From the server, on the session's connection. */
@@ -193,13 +214,7 @@ void item_take(zsim_session *s, struct item *it)
 
 struct item *inbox_pop(zsim_session *s)
 {
-    struct item *it = s->in_head;
-    s->in_head = it->next;
-    if (s->in_head == NULL)
-        s->in_tail = NULL;
-    s->nin--;
-    it->next = NULL;
-    return it;
+    return itemq_pop(&s->in_head, &s->in_tail, &s->nin);
 }
 
 struct item *client_head(zsim_session *s)

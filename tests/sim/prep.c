@@ -267,19 +267,30 @@ static int prep_delete(struct prep *p, const struct wop *op, zsim_session *s, st
     return ZSIM_OK;
 }
 
+/* What a set and a check ask of their node, in the server's order: a
+ * valid path, a node there, PERM on it, and the data version expected. */
+static int prep_node(struct prep *p, const struct wop *op, zsim_session *s, int perm,
+                     struct rec *z)
+{
+    if (!server_path_ok(op->path))
+        return ZSIM_BADARGUMENTS;
+    if (!get_rec(p, op->path, strlen(op->path), z))
+        return ZSIM_NONODE;
+    if (!acl_allows(z->acl, perm, &s->ids))
+        return ZSIM_NOAUTH;
+    if (!version_ok(z->version, op->version))
+        return ZSIM_BADVERSION;
+    return ZSIM_OK;
+}
+
 static int prep_set(struct prep *p, const struct wop *op, zsim_session *s, struct txn *out)
 {
     const char *path = op->path;
     size_t n = strlen(path);
     struct rec z;
-    if (!server_path_ok(path))
-        return ZSIM_BADARGUMENTS;
-    if (!get_rec(p, path, n, &z))
-        return ZSIM_NONODE;
-    if (!acl_allows(z.acl, ZSIM_PERM_WRITE, &s->ids))
-        return ZSIM_NOAUTH;
-    if (!version_ok(z.version, op->version))
-        return ZSIM_BADVERSION;
+    int rc = prep_node(p, op, s, ZSIM_PERM_WRITE, &z);
+    if (rc != ZSIM_OK)
+        return rc;
     out->type = T_SET;
     out->path = sim_memdup(path, n);
     out->data = op->dlen > 0 ? sim_memdup(op->data, (size_t)op->dlen) : NULL;
@@ -292,18 +303,12 @@ static int prep_set(struct prep *p, const struct wop *op, zsim_session *s, struc
 
 static int prep_check(struct prep *p, const struct wop *op, zsim_session *s, struct txn *out)
 {
-    const char *path = op->path;
     struct rec z;
-    if (!server_path_ok(path))
-        return ZSIM_BADARGUMENTS;
-    if (!get_rec(p, path, strlen(path), &z))
-        return ZSIM_NONODE;
-    if (!acl_allows(z.acl, ZSIM_PERM_READ, &s->ids))
-        return ZSIM_NOAUTH;
-    if (!version_ok(z.version, op->version))
-        return ZSIM_BADVERSION;
+    int rc = prep_node(p, op, s, ZSIM_PERM_READ, &z);
+    if (rc != ZSIM_OK)
+        return rc;
     out->type = T_CHECK;
-    out->path = sim_strdup(path);
+    out->path = sim_strdup(op->path);
     return ZSIM_OK;
 }
 

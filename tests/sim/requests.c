@@ -191,6 +191,17 @@ struct req *req_new(int kind, uint64_t tag)
     return r;
 }
 
+/* A write request carries its op in the form a multi's ops take, so that
+ * the server prepares both alike. */
+static void write_req(zsim_session *s, int kind, int mop, const char *path, const char *data,
+                      int len, const struct zsim_acl_vector *acl, int mode, int version,
+                      uint64_t tag)
+{
+    struct req *r = req_new(kind, tag);
+    wop_set(&r->op, mop, path, data, len, acl, mode, version);
+    req_send(s, r);
+}
+
 int zsim_acreate(zsim_session *s, const char *path, const char *data, int len,
                  const struct zsim_acl_vector *acl, int mode, uint64_t tag)
 {
@@ -199,9 +210,7 @@ int zsim_acreate(zsim_session *s, const char *path, const char *data, int len,
         return rc;
     if ((data == NULL && len > 0) || mode < ZSIM_PERSISTENT || mode > ZSIM_CONTAINER)
         return ZSIM_BADARGUMENTS;
-    struct req *r = req_new(ZSIM_REQ_CREATE, tag);
-    wop_set(&r->op, ZSIM_MOP_CREATE, path, data, len, acl, mode, -1);
-    req_send(s, r);
+    write_req(s, ZSIM_REQ_CREATE, ZSIM_MOP_CREATE, path, data, len, acl, mode, -1, tag);
     return ZSIM_OK;
 }
 
@@ -210,9 +219,7 @@ int zsim_adelete(zsim_session *s, const char *path, int version, uint64_t tag)
     int rc = req_check(s, path, 0);
     if (rc != ZSIM_OK)
         return rc;
-    struct req *r = req_new(ZSIM_REQ_DELETE, tag);
-    wop_set(&r->op, ZSIM_MOP_DELETE, path, NULL, -1, NULL, 0, version);
-    req_send(s, r);
+    write_req(s, ZSIM_REQ_DELETE, ZSIM_MOP_DELETE, path, NULL, -1, NULL, 0, version, tag);
     return ZSIM_OK;
 }
 
@@ -261,9 +268,7 @@ int zsim_aset(zsim_session *s, const char *path, const char *data, int len, int 
         return rc;
     if (data == NULL && len > 0)
         return ZSIM_BADARGUMENTS;
-    struct req *r = req_new(ZSIM_REQ_SET, tag);
-    wop_set(&r->op, ZSIM_MOP_SET, path, data, len, NULL, 0, version);
-    req_send(s, r);
+    write_req(s, ZSIM_REQ_SET, ZSIM_MOP_SET, path, data, len, NULL, 0, version, tag);
     return ZSIM_OK;
 }
 
@@ -273,9 +278,7 @@ int zsim_aset_acl(zsim_session *s, const char *path, int version,
     int rc = req_check(s, path, 0);
     if (rc != ZSIM_OK)
         return rc;
-    struct req *r = req_new(ZSIM_REQ_SET_ACL, tag);
-    wop_set(&r->op, MOP_SET_ACL, path, NULL, -1, acl, 0, version);
-    req_send(s, r);
+    write_req(s, ZSIM_REQ_SET_ACL, MOP_SET_ACL, path, NULL, -1, acl, 0, version, tag);
     return ZSIM_OK;
 }
 

@@ -471,11 +471,13 @@ void sess_ready(zsim_session *s); /* recompute its set memberships */
 void server_apply_ready(zsim_world *w, int srv);
 int64_t sim_latency(zsim_world *w);
 
-/* items (client.c) */
+/* items (items.c) */
 struct item *item_new(zsim_world *w, int kind);
 void item_free(zsim_world *w, struct item *it);
 char *item_str(struct item *it, const char *s, size_t n, int64_t *off);
 void item_finish(struct item *it);
+void itemq_push(struct item **head, struct item **tail, int *n, struct item *it);
+struct item *itemq_pop(struct item **head, struct item **tail, int *n);
 void sess_emit(zsim_session *s, struct item *it); /* from the server, if connected */
 
 /* server.c, leader.c, watches.c */

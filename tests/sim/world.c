@@ -183,12 +183,7 @@ static void timer_fire(zsim_world *w, const struct timer *t)
         it->pub.session = t->a >= 0 ? w->sess[t->a] : NULL;
         it->pub.tag = t->b;
         it->done = it->internal = true;
-        if (w->tq_tail)
-            w->tq_tail->next = it;
-        else
-            w->tq_head = it;
-        w->tq_tail = it;
-        w->ntq++;
+        itemq_push(&w->tq_head, &w->tq_tail, &w->ntq, it);
         break;
     }
     case TM_LINK_HEAL: {
@@ -327,14 +322,9 @@ static void drop_current(zsim_world *w)
 const struct zsim_item *zsim_deliver_timer(zsim_world *w)
 {
     drop_current(w);
-    struct item *it = w->tq_head;
+    struct item *it = itemq_pop(&w->tq_head, &w->tq_tail, &w->ntq);
     if (it == NULL)
         return NULL;
-    w->tq_head = it->next;
-    if (w->tq_head == NULL)
-        w->tq_tail = NULL;
-    w->ntq--;
-    it->next = NULL;
     w->current = it;
     w->counts.delivered++;
     return &it->pub;
