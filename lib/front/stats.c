@@ -25,25 +25,16 @@ static void fill(zkl_metrics *out, const struct zkl__lockm *k, const zkl_client_
     memset(&m, 0, sizeof m);
     m.version = out->version;
     if (k) {
-        m.acquired = k->acquired;
-        m.timeouts = k->timeouts;
-        m.cancels = k->cancels;
-        m.failures = k->failures;
-        m.losses = k->losses;
-        m.handoffs = k->handoffs;
-        m.releases = k->releases;
-        m.requests = k->requests;
+#define COPY_LOCK(field, help) m.field = k->field;
+        ZKL__LOCK_COUNTERS(COPY_LOCK)
+#undef COPY_LOCK
         m.wait = k->wait;
         m.hold = k->hold;
     }
     if (st) {
-        m.requests_all = st->requests;
-        m.creates = st->creates;
-        m.deletes = st->deletes;
-        m.listings = st->listings;
-        m.watch_events = st->watch_events;
-        m.sessions = st->sessions;
-        m.recovered = st->recovered;
+#define COPY_CLIENT(field, mfield, help) m.mfield = st->field;
+        ZKL__CLIENT_COUNTERS(COPY_CLIENT)
+#undef COPY_CLIENT
     }
     memcpy(out, &m, version_size(out->version));
 }
