@@ -30,6 +30,15 @@ int zkl_client_opts_new(zkl_client_opts **out)
     return 0;
 }
 
+/* An option that is on or off: any nonzero `on` is on. */
+static int set_on(zkl_client_opts *o, size_t field, int on)
+{
+    if (o == NULL)
+        return ZKL_EINVAL;
+    *(int *)((char *)o + field) = on != 0;
+    return 0;
+}
+
 void zkl_client_opts_free(zkl_client_opts *o)
 {
     if (o == NULL)
@@ -45,18 +54,12 @@ void zkl_client_opts_free(zkl_client_opts *o)
 
 int zkl_client_opts_set_reopen(zkl_client_opts *o, int on)
 {
-    if (o == NULL)
-        return ZKL_EINVAL;
-    o->reopen = on != 0;
-    return 0;
+    return set_on(o, offsetof(zkl_client_opts, reopen), on);
 }
 
 int zkl_client_opts_set_container_parents(zkl_client_opts *o, int on)
 {
-    if (o == NULL)
-        return ZKL_EINVAL;
-    o->container_parents = on != 0;
-    return 0;
+    return set_on(o, offsetof(zkl_client_opts, container_parents), on);
 }
 
 int zkl_client_opts_set_digest_auth(zkl_client_opts *o, const char *user_password)
@@ -93,18 +96,12 @@ int zkl_client_opts_set_max_request(zkl_client_opts *o, int bytes)
 
 int zkl_client_opts_set_quiet_zk_log(zkl_client_opts *o, int on)
 {
-    if (o == NULL)
-        return ZKL_EINVAL;
-    o->quiet_zk_log = on != 0;
-    return 0;
+    return set_on(o, offsetof(zkl_client_opts, quiet_zk_log), on);
 }
 
 int zkl_client_opts_set_metrics(zkl_client_opts *o, int on)
 {
-    if (o == NULL)
-        return ZKL_EINVAL;
-    o->metrics = on != 0;
-    return 0;
+    return set_on(o, offsetof(zkl_client_opts, metrics), on);
 }
 
 int zkl_client_opts_set_max_metric_paths(zkl_client_opts *o, int max_paths)
