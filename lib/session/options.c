@@ -14,11 +14,10 @@
 
 int zkl_client_opts_new(zkl_client_opts **out)
 {
-    if (out == NULL)
-        return ZKL_EINVAL;
-    zkl_client_opts *o = calloc(1, sizeof *o);
+    int rc;
+    zkl_client_opts *o = zkl__new_zeroed(out != NULL, sizeof *o, &rc);
     if (o == NULL)
-        return ZKL_ENOMEM;
+        return rc;
     o->reopen = 1;
     o->container_parents = 1;
     o->acl = ZKL_ACL_OPEN;
