@@ -54,10 +54,10 @@ int zkl_mutex_new(zkl_client *c, const char *path, zkl_mutex **out)
     return zkl_mutex_new_opts(c, path, NULL, out);
 }
 
-static int acquire_unguarded(void *self, long timeout_ms)
+static int acquire_with(void *self, long timeout_ms, zkl_cancel *h)
 {
     zkl_mutex *m = self;
-    zkl__qopts o = {.prefetch = m->prefetch};
+    zkl__qopts o = {.prefetch = m->prefetch, .cancel = h};
     return zkl__holds_acquire(&m->holds, m->own.path, &zkl__lock_policy, &o,
                               zkl__deadline(timeout_ms));
 }
@@ -127,7 +127,7 @@ void zkl_mutex_free(zkl_mutex *m)
 
 int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms)
 {
-    return zkl__obj_acquire(m, "zkl_mutex_acquire", acquire_unguarded, timeout_ms);
+    return zkl__obj_acquire(m, "zkl_mutex_acquire", acquire_with, timeout_ms);
 }
 
 zkl_client *zkl__mutex_client(const zkl_mutex *m, bool *prefetch)
@@ -151,14 +151,6 @@ int zkl_mutex_acquire_async(zkl_mutex *m, long timeout_ms, zkl_request_fn fn, vo
 
 int zkl_mutex_acquire_cancellable(zkl_mutex *m, long timeout_ms, zkl_cancel *h)
 {
-    if (m == NULL)
-        return ZKL_EINVAL;
-    if (h != NULL && zkl_cancel_is_fired(h))
-        return ZKL_ECANCELED;
-    zkl__obj_enter(m, "zkl_mutex_acquire_cancellable");
-    zkl__qopts o = {.prefetch = m->prefetch, .cancel = h};
-    int rc = zkl__holds_acquire(&m->holds, m->own.path, &zkl__lock_policy, &o,
-                                zkl__deadline(timeout_ms));
-    zkl__obj_leave(m);
-    return rc;
+    return zkl__obj_acquire_cancellable(m, "zkl_mutex_acquire_cancellable", acquire_with,
+                                        timeout_ms, h);
 }

@@ -103,8 +103,9 @@ int zkl_rwlock_new(zkl_client *c, const char *path, zkl_rwlock **out)
     return 0;
 }
 
-static int read_acquire_with(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
+static int read_acquire_with(void *self, long timeout_ms, zkl_cancel *h)
 {
+    zkl_rwlock *rw = self;
     int64_t deadline = zkl__deadline(timeout_ms);
     bool downgrade = false;
     zkl__qopts o = {.arg = &downgrade, .cancel = h};
@@ -129,13 +130,9 @@ static int read_acquire_with(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
     return zkl__holds_acquire(&rw->rd, rw->own.path, &zkl__read_policy, &o, deadline);
 }
 
-static int read_acquire_unguarded(void *self, long timeout_ms)
+static int write_acquire_with(void *self, long timeout_ms, zkl_cancel *h)
 {
-    return read_acquire_with(self, timeout_ms, NULL);
-}
-
-static int write_acquire_with(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
-{
+    zkl_rwlock *rw = self;
     int64_t deadline = zkl__deadline(timeout_ms);
     /* Upgrade: our own read node would sit ahead of the new write node
      * forever (Curator waits for good). Refuse before creating anything;
@@ -144,11 +141,6 @@ static int write_acquire_with(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
         return ZKL_EDEADLK;
     zkl__qopts o = {.cancel = h};
     return zkl__holds_acquire(&rw->wr, rw->own.path, &zkl__write_policy, &o, deadline);
-}
-
-static int write_acquire_unguarded(void *self, long timeout_ms)
-{
-    return write_acquire_with(self, timeout_ms, NULL);
 }
 
 int zkl_rwlock_read_release(zkl_rwlock *rw)
@@ -280,12 +272,12 @@ void zkl_rwlock_free(zkl_rwlock *rw)
 
 int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms)
 {
-    return zkl__obj_acquire(rw, "zkl_rwlock_read_acquire", read_acquire_unguarded, timeout_ms);
+    return zkl__obj_acquire(rw, "zkl_rwlock_read_acquire", read_acquire_with, timeout_ms);
 }
 
 int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms)
 {
-    return zkl__obj_acquire(rw, "zkl_rwlock_write_acquire", write_acquire_unguarded, timeout_ms);
+    return zkl__obj_acquire(rw, "zkl_rwlock_write_acquire", write_acquire_with, timeout_ms);
 }
 
 /* Asynchronous acquires: the request's hold is its own, so a read request
@@ -316,25 +308,14 @@ int zkl_rwlock_write_acquire_async(zkl_rwlock *rw, long timeout_ms, zkl_request_
                          fn, arg, out);
 }
 
-static int acquire_cancellable(zkl_rwlock *rw, const char *fn_name, bool write, long timeout_ms,
-                               zkl_cancel *h)
-{
-    if (rw == NULL)
-        return ZKL_EINVAL;
-    if (h != NULL && zkl_cancel_is_fired(h))
-        return ZKL_ECANCELED;
-    zkl__obj_enter(rw, fn_name);
-    int rc = write ? write_acquire_with(rw, timeout_ms, h) : read_acquire_with(rw, timeout_ms, h);
-    zkl__obj_leave(rw);
-    return rc;
-}
-
 int zkl_rwlock_read_acquire_cancellable(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
 {
-    return acquire_cancellable(rw, "zkl_rwlock_read_acquire_cancellable", false, timeout_ms, h);
+    return zkl__obj_acquire_cancellable(rw, "zkl_rwlock_read_acquire_cancellable",
+                                        read_acquire_with, timeout_ms, h);
 }
 
 int zkl_rwlock_write_acquire_cancellable(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
 {
-    return acquire_cancellable(rw, "zkl_rwlock_write_acquire_cancellable", true, timeout_ms, h);
+    return zkl__obj_acquire_cancellable(rw, "zkl_rwlock_write_acquire_cancellable",
+                                        write_acquire_with, timeout_ms, h);
 }

@@ -52,8 +52,9 @@ int zkl_semmutex_new(zkl_client *c, const char *path, zkl_semmutex **out)
     return zkl_semmutex_new_opts(c, path, NULL, out);
 }
 
-static int acquire_with(zkl_semmutex *s, long timeout_ms, zkl_cancel *h)
+static int acquire_with(void *self, long timeout_ms, zkl_cancel *h)
 {
+    zkl_semmutex *s = self;
     int64_t deadline = zkl__deadline(timeout_ms);
     pthread_mutex_lock(&s->own.mu);
     int rc = 0;
@@ -80,11 +81,6 @@ static int acquire_with(zkl_semmutex *s, long timeout_ms, zkl_cancel *h)
     }
     pthread_mutex_unlock(&s->own.mu);
     return rc;
-}
-
-static int acquire_unguarded(void *self, long timeout_ms)
-{
-    return acquire_with(self, timeout_ms, NULL);
 }
 
 int zkl_semmutex_release(zkl_semmutex *s)
@@ -233,7 +229,7 @@ void zkl_semmutex_free(zkl_semmutex *s)
 
 int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
 {
-    return zkl__obj_acquire(s, "zkl_semmutex_acquire", acquire_unguarded, timeout_ms);
+    return zkl__obj_acquire(s, "zkl_semmutex_acquire", acquire_with, timeout_ms);
 }
 
 /* The request's hold is its own, not the object's: the object's hold and
@@ -253,12 +249,6 @@ int zkl_semmutex_acquire_async(zkl_semmutex *s, long timeout_ms, zkl_request_fn 
 
 int zkl_semmutex_acquire_cancellable(zkl_semmutex *s, long timeout_ms, zkl_cancel *h)
 {
-    if (s == NULL)
-        return ZKL_EINVAL;
-    if (h != NULL && zkl_cancel_is_fired(h))
-        return ZKL_ECANCELED;
-    zkl__obj_enter(s, "zkl_semmutex_acquire_cancellable");
-    int rc = acquire_with(s, timeout_ms, h);
-    zkl__obj_leave(s);
-    return rc;
+    return zkl__obj_acquire_cancellable(s, "zkl_semmutex_acquire_cancellable", acquire_with,
+                                        timeout_ms, h);
 }
