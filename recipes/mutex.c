@@ -9,8 +9,7 @@
 #include "zkl/zookeeper.h"
 
 struct zkl_mutex {
-    bool prefetch;
-    zkl__owner own; /* the client, the callbacks */
+    zkl__owner own; /* the client, the callbacks, the prefetch choice */
     zkl__holds holds;
 };
 
@@ -44,7 +43,7 @@ int zkl_mutex_new_opts(zkl_client *c, const char *path, const zkl_lock_opts *opt
     if (m == NULL)
         return rc;
     zkl__holds_init(&m->holds, &m->own, 0);
-    m->prefetch = opts != NULL && opts->prefetch;
+    m->own.prefetch = opts != NULL && opts->prefetch;
     *out = m;
     return 0;
 }
@@ -57,7 +56,7 @@ int zkl_mutex_new(zkl_client *c, const char *path, zkl_mutex **out)
 static int acquire_with(void *self, long timeout_ms, zkl_cancel *h)
 {
     zkl_mutex *m = self;
-    zkl__qopts o = {.prefetch = m->prefetch, .cancel = h};
+    zkl__qopts o = {.prefetch = m->own.prefetch, .cancel = h};
     return zkl__holds_acquire(&m->holds, m->own.path, &zkl__lock_policy, &o,
                               zkl__deadline(timeout_ms));
 }
@@ -132,21 +131,16 @@ int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms)
 
 zkl_client *zkl__mutex_client(const zkl_mutex *m, bool *prefetch)
 {
-    *prefetch = m->prefetch;
+    *prefetch = m->own.prefetch;
     return m->own.c;
 }
 
 int zkl_mutex_acquire_async(zkl_mutex *m, long timeout_ms, zkl_request_fn fn, void *arg,
                             zkl_request **out)
 {
-    if (m == NULL)
-        return ZKL_EINVAL;
-    zkl__obj_enter(m, "zkl_mutex_acquire_async");
-    zkl__qopts o = {.prefetch = m->prefetch};
-    int rc = zkl__async_start(m->own.c, m->own.path, &zkl__lock_policy, &o, timeout_ms, fn, arg,
-                              out);
-    zkl__obj_leave(m);
-    return rc;
+    return m == NULL ? ZKL_EINVAL
+                     : zkl__owner_acquire_async(m, &m->own, "zkl_mutex_acquire_async",
+                                                &zkl__lock_policy, timeout_ms, fn, arg, out);
 }
 
 int zkl_mutex_acquire_cancellable(zkl_mutex *m, long timeout_ms, zkl_cancel *h)

@@ -281,31 +281,22 @@ int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms)
 }
 
 /* Asynchronous acquires: the request's hold is its own, so a read request
- * is never a downgrade of a thread's write hold. */
-static int acquire_async(zkl_rwlock *rw, const char *fn_name, const zkl__policy *pol,
-                         long timeout_ms, zkl_request_fn fn, void *arg, zkl_request **out)
-{
-    if (rw == NULL)
-        return ZKL_EINVAL;
-    zkl__obj_enter(rw, fn_name);
-    zkl__qopts o = {0};
-    int rc = zkl__async_start(rw->own.c, rw->own.path, pol, &o, timeout_ms, fn, arg, out);
-    zkl__obj_leave(rw);
-    return rc;
-}
-
+ * is never a downgrade of a thread's write hold (and, without options,
+ * own.prefetch stays false). */
 int zkl_rwlock_read_acquire_async(zkl_rwlock *rw, long timeout_ms, zkl_request_fn fn,
                                   void *arg, zkl_request **out)
 {
-    return acquire_async(rw, "zkl_rwlock_read_acquire_async", &zkl__read_policy, timeout_ms, fn,
-                         arg, out);
+    return rw == NULL ? ZKL_EINVAL
+                      : zkl__owner_acquire_async(rw, &rw->own, "zkl_rwlock_read_acquire_async",
+                                                 &zkl__read_policy, timeout_ms, fn, arg, out);
 }
 
 int zkl_rwlock_write_acquire_async(zkl_rwlock *rw, long timeout_ms, zkl_request_fn fn,
                                    void *arg, zkl_request **out)
 {
-    return acquire_async(rw, "zkl_rwlock_write_acquire_async", &zkl__write_policy, timeout_ms,
-                         fn, arg, out);
+    return rw == NULL ? ZKL_EINVAL
+                      : zkl__owner_acquire_async(rw, &rw->own, "zkl_rwlock_write_acquire_async",
+                                                 &zkl__write_policy, timeout_ms, fn, arg, out);
 }
 
 int zkl_rwlock_read_acquire_cancellable(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)

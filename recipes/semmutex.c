@@ -11,13 +11,12 @@
 #include "zkl/zookeeper.h"
 
 struct zkl_semmutex {
-    zkl__owner own;  /* the client, the callbacks; own.mu guards the fields
-                        below */
+    zkl__owner own;  /* the client, the callbacks, the prefetch choice;
+                        own.mu guards the fields below */
     pthread_cond_t idle; /* users went down to 0 */
     zkl__node *node; /* the hold, or NULL */
     bool acquiring;  /* a thread is in zkl_semmutex_acquire */
     int users;       /* guarded writes running on `node` */
-    bool prefetch;   /* zkl_lock_opts_set_prefetch */
 };
 
 /* The user's callbacks, lost and revoke alike (the two types are one). */
@@ -42,7 +41,7 @@ int zkl_semmutex_new_opts(zkl_client *c, const char *path, const zkl_lock_opts *
         free(s);
         return ZKL_ESYS;
     }
-    s->prefetch = opts != NULL && opts->prefetch;
+    s->own.prefetch = opts != NULL && opts->prefetch;
     *out = s;
     return 0;
 }
@@ -71,7 +70,7 @@ static int acquire_with(void *self, long timeout_ms, zkl_cancel *h)
         return rc;
 
     zkl__node *n = NULL;
-    zkl__qopts o = {.prefetch = s->prefetch, .cancel = h};
+    zkl__qopts o = {.prefetch = s->own.prefetch, .cancel = h};
     zkl__owner_arm(&s->own, &o);
     rc = zkl__wait_acquire(s->own.c, s->own.path, &zkl__lock_policy, &o, deadline, &n);
     pthread_mutex_lock(&s->own.mu);
@@ -194,7 +193,7 @@ int zkl_semmutex_as_lock(zkl_semmutex *s, zkl_lock **out)
         return ZKL_EINVAL;
     int rc = zkl_lock_new(&semmutex_ops, s, out);
     if (rc == 0)
-        zkl__lock_mark(*out, s->own.c, s->own.path, &zkl__lock_policy, s->prefetch,
+        zkl__lock_mark(*out, s->own.c, s->own.path, &zkl__lock_policy, s->own.prefetch,
                        semmutex_cancellable);
     return rc;
 }
@@ -237,14 +236,9 @@ int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
 int zkl_semmutex_acquire_async(zkl_semmutex *s, long timeout_ms, zkl_request_fn fn, void *arg,
                                zkl_request **out)
 {
-    if (s == NULL)
-        return ZKL_EINVAL;
-    zkl__obj_enter(s, "zkl_semmutex_acquire_async");
-    zkl__qopts o = {.prefetch = s->prefetch};
-    int rc = zkl__async_start(s->own.c, s->own.path, &zkl__lock_policy, &o, timeout_ms, fn, arg,
-                              out);
-    zkl__obj_leave(s);
-    return rc;
+    return s == NULL ? ZKL_EINVAL
+                     : zkl__owner_acquire_async(s, &s->own, "zkl_semmutex_acquire_async",
+                                                &zkl__lock_policy, timeout_ms, fn, arg, out);
 }
 
 int zkl_semmutex_acquire_cancellable(zkl_semmutex *s, long timeout_ms, zkl_cancel *h)

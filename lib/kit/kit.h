@@ -91,6 +91,7 @@ typedef struct zkl__owner {
     char *path;         /* the object's lock path (a copy), or NULL */
     zkl__tell_fn tell;  /* NULL: no callbacks */
     bool revocable;     /* nodes get a revoke hook */
+    bool prefetch;      /* the object's zkl_lock_opts_set_prefetch, set by its recipe */
     zkl__lost lost, revoke; /* guarded by mu */
 } zkl__owner;
 
@@ -112,6 +113,14 @@ int zkl__owner_set(zkl__owner *o, bool revoke, zkl__any_fn fn, void *arg);
  * too) and ends the object's claim on its client (zkl__obj_done). */
 void zkl__owner_stop(zkl__owner *o);
 void zkl__owner_done(zkl__owner *o);
+/* A recipe's asynchronous acquire of a node of `pol` on the lock path of
+ * `own` (zkl__async_start, with own's prefetch choice), between
+ * zkl__obj_enter(obj, fn_name) and zkl__obj_leave. obj is own's object, not
+ * NULL: passed on its own so that nothing of a freed object is read before
+ * zkl__obj_enter aborts. */
+int zkl__owner_acquire_async(void *obj, zkl__owner *own, const char *fn_name,
+                             const zkl__policy *pol, long timeout_ms, zkl_request_fn fn,
+                             void *arg, zkl_request **out);
 /* Point the engine's hooks of a node held by the object itself (not by a
  * thread) at o's callbacks, side 0: sets q's on_lost, on_revoke, hook_arg. */
 void zkl__owner_arm(zkl__owner *o, zkl__qopts *q);
