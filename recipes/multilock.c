@@ -193,13 +193,14 @@ static int release_all(zkl_multilock *ml)
 }
 
 /* One member's acquire; with a cancel handle, a zkl recipe's cancellable
- * one, and the caller's own lock only if the handle has not fired. */
+ * one (as its public call), and the caller's own lock only if the handle
+ * has not fired. */
 static int member_acquire(zkl_lock *l, long timeout_ms, zkl_cancel *h)
 {
     if (h == NULL)
         return l->ops.acquire(l->self, timeout_ms);
-    if (l->cancellable != NULL)
-        return l->cancellable(l->self, timeout_ms, h);
+    if (l->with != NULL)
+        return zkl__obj_acquire_cancellable(l->self, l->with_name, l->with, timeout_ms, h);
     return zkl_cancel_is_fired(h) ? ZKL_ECANCELED : l->ops.acquire(l->self, timeout_ms);
 }
 

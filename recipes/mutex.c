@@ -66,11 +66,6 @@ int zkl_mutex_release(zkl_mutex *m)
     return m == NULL ? ZKL_EINVAL : zkl__holds_release(&m->holds);
 }
 
-const char *zkl__mutex_path(const zkl_mutex *m)
-{
-    return m->own.path;
-}
-
 int zkl_mutex_is_held(zkl_mutex *m)
 {
     return m == NULL ? 0 : zkl__holds_is_held(&m->holds);
@@ -122,17 +117,27 @@ void zkl_mutex_free(zkl_mutex *m)
     free(m);
 }
 
+/* ---- the generic lock interface: a handle borrowing the object ---------- */
+
+static const char *mutex_path(void *self)
+{
+    return ((zkl_mutex *)self)->own.path;
+}
+
+ZKL__LOCK_OPS(mutex, zkl_mutex_acquire, zkl_mutex_release, zkl_mutex_is_held, mutex_path);
+
+int zkl_mutex_as_lock(zkl_mutex *m, zkl_lock **out)
+{
+    return m == NULL ? ZKL_EINVAL
+                     : zkl__lock_adapt(m, &m->own, &mutex_ops, &zkl__lock_policy, acquire_with,
+                                       "zkl_mutex_acquire_cancellable", out);
+}
+
 /* ---- misuse checks (lib/kit/guard.c) ----------------------------------------- */
 
 int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms)
 {
     return zkl__obj_acquire(m, "zkl_mutex_acquire", acquire_with, timeout_ms);
-}
-
-zkl_client *zkl__mutex_client(const zkl_mutex *m, bool *prefetch)
-{
-    *prefetch = m->own.prefetch;
-    return m->own.c;
 }
 
 int zkl_mutex_acquire_async(zkl_mutex *m, long timeout_ms, zkl_request_fn fn, void *arg,

@@ -224,36 +224,20 @@ ZKL__LOCK_OPS(read, zkl_rwlock_read_acquire, zkl_rwlock_read_release, zkl_rwlock
 ZKL__LOCK_OPS(write, zkl_rwlock_write_acquire, zkl_rwlock_write_release,
               zkl_rwlock_write_is_held, path_op);
 
-static int read_cancellable(void *self, long timeout_ms, zkl_cancel *h)
-{
-    return zkl_rwlock_read_acquire_cancellable(self, timeout_ms, h);
-}
-
-static int write_cancellable(void *self, long timeout_ms, zkl_cancel *h)
-{
-    return zkl_rwlock_write_acquire_cancellable(self, timeout_ms, h);
-}
-
-static int side_as_lock(zkl_rwlock *rw, bool write, zkl_lock **out)
-{
-    if (rw == NULL)
-        return ZKL_EINVAL;
-    int rc = zkl_lock_new(write ? &write_ops : &read_ops, rw, out);
-    if (rc == 0)
-        zkl__lock_mark(*out, rw->own.c, rw->own.path,
-                       write ? &zkl__write_policy : &zkl__read_policy, false,
-                       write ? write_cancellable : read_cancellable);
-    return rc;
-}
-
 int zkl_rwlock_read_as_lock(zkl_rwlock *rw, zkl_lock **out)
 {
-    return side_as_lock(rw, false, out);
+    return rw == NULL ? ZKL_EINVAL
+                      : zkl__lock_adapt(rw, &rw->own, &read_ops, &zkl__read_policy,
+                                        read_acquire_with, "zkl_rwlock_read_acquire_cancellable",
+                                        out);
 }
 
 int zkl_rwlock_write_as_lock(zkl_rwlock *rw, zkl_lock **out)
 {
-    return side_as_lock(rw, true, out);
+    return rw == NULL ? ZKL_EINVAL
+                      : zkl__lock_adapt(rw, &rw->own, &write_ops, &zkl__write_policy,
+                                        write_acquire_with, "zkl_rwlock_write_acquire_cancellable",
+                                        out);
 }
 
 void zkl_rwlock_free(zkl_rwlock *rw)

@@ -182,20 +182,11 @@ static const char *sm_path(void *self)
 ZKL__LOCK_OPS(semmutex, zkl_semmutex_acquire, zkl_semmutex_release, zkl_semmutex_is_held,
               sm_path);
 
-static int semmutex_cancellable(void *self, long timeout_ms, zkl_cancel *h)
-{
-    return zkl_semmutex_acquire_cancellable(self, timeout_ms, h);
-}
-
 int zkl_semmutex_as_lock(zkl_semmutex *s, zkl_lock **out)
 {
-    if (s == NULL)
-        return ZKL_EINVAL;
-    int rc = zkl_lock_new(&semmutex_ops, s, out);
-    if (rc == 0)
-        zkl__lock_mark(*out, s->own.c, s->own.path, &zkl__lock_policy, s->own.prefetch,
-                       semmutex_cancellable);
-    return rc;
+    return s == NULL ? ZKL_EINVAL
+                     : zkl__lock_adapt(s, &s->own, &semmutex_ops, &zkl__lock_policy, acquire_with,
+                                       "zkl_semmutex_acquire_cancellable", out);
 }
 
 int zkl_semmutex_set_revoke_fn(zkl_semmutex *s, zkl_semmutex_revoke_fn fn, void *arg)

@@ -189,20 +189,25 @@ bool zkl__holds_leave(zkl__holds *h, zkl__hold *r);
 struct zkl_lock {
     zkl_lock_ops ops;
     void *self;
-    /* Set by a zkl recipe's adapter (zkl__lock_mark), zero for the
+    /* Set by a zkl recipe's adapter (zkl__lock_adapt), zero for the
      * caller's own locks: what an asynchronous acquire of the member
-     * queues (client, lock path, policy), and its cancellable acquire. */
+     * queues (client, lock path, policy), and the recipe's acquire, which
+     * a cancellable acquire runs as the public call `with_name` does
+     * (zkl__obj_acquire_cancellable). */
     zkl_client *c;
     const char *dir;
     const zkl__policy *pol;
     bool prefetch;
-    int (*cancellable)(void *self, long timeout_ms, zkl_cancel *h);
+    zkl__acquire_fn with;
+    const char *with_name;
 };
-void zkl__lock_mark(zkl_lock *l, zkl_client *c, const char *dir,
-                                const zkl__policy *pol, bool prefetch,
-                                int (*cancellable)(void *self, long timeout_ms, zkl_cancel *h));
-/* The client and prefetch choice of a mutex (recipes/mutex.c). */
-zkl_client *zkl__mutex_client(const zkl_mutex *m, bool *prefetch);
+/* A new handle on the recipe object `obj` (`ops` borrow it: no free
+ * operation), set up as above from its owner `own` (client, lock path,
+ * prefetch choice), the policy its nodes take and its acquire. Returns
+ * zkl_lock_new's code. */
+int zkl__lock_adapt(void *obj, const zkl__owner *own, const zkl_lock_ops *ops,
+                    const zkl__policy *pol, zkl__acquire_fn with, const char *with_name,
+                    zkl_lock **out);
 /* Define `prefix`_ops, the operations of a handle that borrows a recipe's
  * object (no free operation): static functions `prefix`_acquire, _release
  * and _is_held that pass the object on to the recipe's public calls, and
@@ -227,8 +232,6 @@ zkl_client *zkl__mutex_client(const zkl_mutex *m, bool *prefetch);
         .is_held = prefix##_is_held,                                                         \
         .path = path_fn,                                                                     \
     }
-/* The lock path of a recipe object, borrowed (the key of its adapter). */
-const char *zkl__mutex_path(const zkl_mutex *m);
 
 /* ---- requests with a deadline (lib/kit/request.c) -------------------------- */
 
