@@ -51,40 +51,21 @@ void zkl_lock_free(zkl_lock *l)
     free(l);
 }
 
-/* ---- adapters: borrowed objects, no free operation ---------------------- */
+/* ---- adapters: each recipe's, in its own file, made here ---------------- */
 
-static const char *mutex_path(void *self)
+int zkl__lock_adapt(void *obj, const zkl__owner *own, const zkl_lock_ops *ops,
+                    const zkl__policy *pol, zkl__acquire_fn with, const char *with_name,
+                    zkl_lock **out)
 {
-    return zkl__mutex_path(self);
-}
-
-ZKL__LOCK_OPS(mutex, zkl_mutex_acquire, zkl_mutex_release, zkl_mutex_is_held, mutex_path);
-
-void zkl__lock_mark(zkl_lock *l, zkl_client *c, const char *dir, const zkl__policy *pol,
-                    bool prefetch, int (*cancellable)(void *self, long timeout_ms, zkl_cancel *h))
-{
-    l->c = c;
-    l->dir = dir;
-    l->pol = pol;
-    l->prefetch = prefetch;
-    l->cancellable = cancellable;
-}
-
-static int mutex_cancellable(void *self, long timeout_ms, zkl_cancel *h)
-{
-    return zkl_mutex_acquire_cancellable(self, timeout_ms, h);
-}
-
-int zkl_mutex_as_lock(zkl_mutex *m, zkl_lock **out)
-{
-    if (m == NULL)
-        return ZKL_EINVAL;
-    int rc = zkl_lock_new(&mutex_ops, m, out);
-    bool prefetch = false;
+    int rc = zkl_lock_new(ops, obj, out);
     if (rc == 0) {
-        zkl_client *c = zkl__mutex_client(m, &prefetch);
-        zkl__lock_mark(*out, c, zkl__mutex_path(m), &zkl__lock_policy, prefetch,
-                       mutex_cancellable);
+        zkl_lock *l = *out;
+        l->c = own->c;
+        l->dir = own->path;
+        l->pol = pol;
+        l->prefetch = own->prefetch;
+        l->with = with;
+        l->with_name = with_name;
     }
     return rc;
 }

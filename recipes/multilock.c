@@ -193,18 +193,20 @@ static int release_all(zkl_multilock *ml)
 }
 
 /* One member's acquire; with a cancel handle, a zkl recipe's cancellable
- * one, and the caller's own lock only if the handle has not fired. */
+ * one (as its public call), and the caller's own lock only if the handle
+ * has not fired. */
 static int member_acquire(zkl_lock *l, long timeout_ms, zkl_cancel *h)
 {
     if (h == NULL)
         return l->ops.acquire(l->self, timeout_ms);
-    if (l->cancellable != NULL)
-        return l->cancellable(l->self, timeout_ms, h);
+    if (l->with != NULL)
+        return zkl__obj_acquire_cancellable(l->self, l->with_name, l->with, timeout_ms, h);
     return zkl_cancel_is_fired(h) ? ZKL_ECANCELED : l->ops.acquire(l->self, timeout_ms);
 }
 
-static int acquire_with(zkl_multilock *ml, long timeout_ms, zkl_cancel *ch)
+static int acquire_with(void *self, long timeout_ms, zkl_cancel *ch)
 {
+    zkl_multilock *ml = self;
     for (size_t i = 0; i < ml->n; i++) /* a child of fork(): as its members */
         if (ml->m[i]->c != NULL && zkl__forked(ml->m[i]->c))
             return ZKL_EFORK;
@@ -237,11 +239,6 @@ static int acquire_with(zkl_multilock *ml, long timeout_ms, zkl_cancel *ch)
         }
     }
     return rc;
-}
-
-static int acquire_unguarded(void *self, long timeout_ms)
-{
-    return acquire_with(self, timeout_ms, NULL);
 }
 
 int zkl_multilock_release(zkl_multilock *ml)
@@ -304,19 +301,13 @@ int zkl_multilock_as_lock(zkl_multilock *ml, zkl_lock **out)
 
 int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms)
 {
-    return zkl__obj_acquire(ml, "zkl_multilock_acquire", acquire_unguarded, timeout_ms);
+    return zkl__obj_acquire(ml, "zkl_multilock_acquire", acquire_with, timeout_ms);
 }
 
 int zkl_multilock_acquire_cancellable(zkl_multilock *ml, long timeout_ms, zkl_cancel *h)
 {
-    if (ml == NULL)
-        return ZKL_EINVAL;
-    if (h != NULL && zkl_cancel_is_fired(h))
-        return ZKL_ECANCELED;
-    zkl__obj_enter(ml, "zkl_multilock_acquire_cancellable");
-    int rc = acquire_with(ml, timeout_ms, h);
-    zkl__obj_leave(ml);
-    return rc;
+    return zkl__obj_acquire_cancellable(ml, "zkl_multilock_acquire_cancellable", acquire_with,
+                                        timeout_ms, h);
 }
 
 /* ---- asynchronous acquire ------------------------------------------------- */

@@ -9,8 +9,7 @@
 #include "zkl/zookeeper.h"
 
 struct zkl_mutex {
-    bool prefetch;
-    zkl__owner own; /* the client, the callbacks */
+    zkl__owner own; /* the client, the callbacks, the prefetch choice */
     zkl__holds holds;
 };
 
@@ -44,7 +43,7 @@ int zkl_mutex_new_opts(zkl_client *c, const char *path, const zkl_lock_opts *opt
     if (m == NULL)
         return rc;
     zkl__holds_init(&m->holds, &m->own, 0);
-    m->prefetch = opts != NULL && opts->prefetch;
+    m->own.prefetch = opts != NULL && opts->prefetch;
     *out = m;
     return 0;
 }
@@ -54,10 +53,10 @@ int zkl_mutex_new(zkl_client *c, const char *path, zkl_mutex **out)
     return zkl_mutex_new_opts(c, path, NULL, out);
 }
 
-static int acquire_unguarded(void *self, long timeout_ms)
+static int acquire_with(void *self, long timeout_ms, zkl_cancel *h)
 {
     zkl_mutex *m = self;
-    zkl__qopts o = {.prefetch = m->prefetch};
+    zkl__qopts o = {.prefetch = m->own.prefetch, .cancel = h};
     return zkl__holds_acquire(&m->holds, m->own.path, &zkl__lock_policy, &o,
                               zkl__deadline(timeout_ms));
 }
@@ -65,11 +64,6 @@ static int acquire_unguarded(void *self, long timeout_ms)
 int zkl_mutex_release(zkl_mutex *m)
 {
     return m == NULL ? ZKL_EINVAL : zkl__holds_release(&m->holds);
-}
-
-const char *zkl__mutex_path(const zkl_mutex *m)
-{
-    return m->own.path;
 }
 
 int zkl_mutex_is_held(zkl_mutex *m)
@@ -123,42 +117,39 @@ void zkl_mutex_free(zkl_mutex *m)
     free(m);
 }
 
+/* ---- the generic lock interface: a handle borrowing the object ---------- */
+
+static const char *mutex_path(void *self)
+{
+    return ((zkl_mutex *)self)->own.path;
+}
+
+ZKL__LOCK_OPS(mutex, zkl_mutex_acquire, zkl_mutex_release, zkl_mutex_is_held, mutex_path);
+
+int zkl_mutex_as_lock(zkl_mutex *m, zkl_lock **out)
+{
+    return m == NULL ? ZKL_EINVAL
+                     : zkl__lock_adapt(m, &m->own, &mutex_ops, &zkl__lock_policy, acquire_with,
+                                       "zkl_mutex_acquire_cancellable", out);
+}
+
 /* ---- misuse checks (lib/kit/guard.c) ----------------------------------------- */
 
 int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms)
 {
-    return zkl__obj_acquire(m, "zkl_mutex_acquire", acquire_unguarded, timeout_ms);
-}
-
-zkl_client *zkl__mutex_client(const zkl_mutex *m, bool *prefetch)
-{
-    *prefetch = m->prefetch;
-    return m->own.c;
+    return zkl__obj_acquire(m, "zkl_mutex_acquire", acquire_with, timeout_ms);
 }
 
 int zkl_mutex_acquire_async(zkl_mutex *m, long timeout_ms, zkl_request_fn fn, void *arg,
                             zkl_request **out)
 {
-    if (m == NULL)
-        return ZKL_EINVAL;
-    zkl__obj_enter(m, "zkl_mutex_acquire_async");
-    zkl__qopts o = {.prefetch = m->prefetch};
-    int rc = zkl__async_start(m->own.c, m->own.path, &zkl__lock_policy, &o, timeout_ms, fn, arg,
-                              out);
-    zkl__obj_leave(m);
-    return rc;
+    return m == NULL ? ZKL_EINVAL
+                     : zkl__owner_acquire_async(m, &m->own, "zkl_mutex_acquire_async",
+                                                &zkl__lock_policy, timeout_ms, fn, arg, out);
 }
 
 int zkl_mutex_acquire_cancellable(zkl_mutex *m, long timeout_ms, zkl_cancel *h)
 {
-    if (m == NULL)
-        return ZKL_EINVAL;
-    if (h != NULL && zkl_cancel_is_fired(h))
-        return ZKL_ECANCELED;
-    zkl__obj_enter(m, "zkl_mutex_acquire_cancellable");
-    zkl__qopts o = {.prefetch = m->prefetch, .cancel = h};
-    int rc = zkl__holds_acquire(&m->holds, m->own.path, &zkl__lock_policy, &o,
-                                zkl__deadline(timeout_ms));
-    zkl__obj_leave(m);
-    return rc;
+    return zkl__obj_acquire_cancellable(m, "zkl_mutex_acquire_cancellable", acquire_with,
+                                        timeout_ms, h);
 }

@@ -103,8 +103,9 @@ int zkl_rwlock_new(zkl_client *c, const char *path, zkl_rwlock **out)
     return 0;
 }
 
-static int read_acquire_with(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
+static int read_acquire_with(void *self, long timeout_ms, zkl_cancel *h)
 {
+    zkl_rwlock *rw = self;
     int64_t deadline = zkl__deadline(timeout_ms);
     bool downgrade = false;
     zkl__qopts o = {.arg = &downgrade, .cancel = h};
@@ -129,13 +130,9 @@ static int read_acquire_with(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
     return zkl__holds_acquire(&rw->rd, rw->own.path, &zkl__read_policy, &o, deadline);
 }
 
-static int read_acquire_unguarded(void *self, long timeout_ms)
+static int write_acquire_with(void *self, long timeout_ms, zkl_cancel *h)
 {
-    return read_acquire_with(self, timeout_ms, NULL);
-}
-
-static int write_acquire_with(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
-{
+    zkl_rwlock *rw = self;
     int64_t deadline = zkl__deadline(timeout_ms);
     /* Upgrade: our own read node would sit ahead of the new write node
      * forever (Curator waits for good). Refuse before creating anything;
@@ -144,11 +141,6 @@ static int write_acquire_with(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
         return ZKL_EDEADLK;
     zkl__qopts o = {.cancel = h};
     return zkl__holds_acquire(&rw->wr, rw->own.path, &zkl__write_policy, &o, deadline);
-}
-
-static int write_acquire_unguarded(void *self, long timeout_ms)
-{
-    return write_acquire_with(self, timeout_ms, NULL);
 }
 
 int zkl_rwlock_read_release(zkl_rwlock *rw)
@@ -232,36 +224,20 @@ ZKL__LOCK_OPS(read, zkl_rwlock_read_acquire, zkl_rwlock_read_release, zkl_rwlock
 ZKL__LOCK_OPS(write, zkl_rwlock_write_acquire, zkl_rwlock_write_release,
               zkl_rwlock_write_is_held, path_op);
 
-static int read_cancellable(void *self, long timeout_ms, zkl_cancel *h)
-{
-    return zkl_rwlock_read_acquire_cancellable(self, timeout_ms, h);
-}
-
-static int write_cancellable(void *self, long timeout_ms, zkl_cancel *h)
-{
-    return zkl_rwlock_write_acquire_cancellable(self, timeout_ms, h);
-}
-
-static int side_as_lock(zkl_rwlock *rw, bool write, zkl_lock **out)
-{
-    if (rw == NULL)
-        return ZKL_EINVAL;
-    int rc = zkl_lock_new(write ? &write_ops : &read_ops, rw, out);
-    if (rc == 0)
-        zkl__lock_mark(*out, rw->own.c, rw->own.path,
-                       write ? &zkl__write_policy : &zkl__read_policy, false,
-                       write ? write_cancellable : read_cancellable);
-    return rc;
-}
-
 int zkl_rwlock_read_as_lock(zkl_rwlock *rw, zkl_lock **out)
 {
-    return side_as_lock(rw, false, out);
+    return rw == NULL ? ZKL_EINVAL
+                      : zkl__lock_adapt(rw, &rw->own, &read_ops, &zkl__read_policy,
+                                        read_acquire_with, "zkl_rwlock_read_acquire_cancellable",
+                                        out);
 }
 
 int zkl_rwlock_write_as_lock(zkl_rwlock *rw, zkl_lock **out)
 {
-    return side_as_lock(rw, true, out);
+    return rw == NULL ? ZKL_EINVAL
+                      : zkl__lock_adapt(rw, &rw->own, &write_ops, &zkl__write_policy,
+                                        write_acquire_with, "zkl_rwlock_write_acquire_cancellable",
+                                        out);
 }
 
 void zkl_rwlock_free(zkl_rwlock *rw)
@@ -280,61 +256,41 @@ void zkl_rwlock_free(zkl_rwlock *rw)
 
 int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms)
 {
-    return zkl__obj_acquire(rw, "zkl_rwlock_read_acquire", read_acquire_unguarded, timeout_ms);
+    return zkl__obj_acquire(rw, "zkl_rwlock_read_acquire", read_acquire_with, timeout_ms);
 }
 
 int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms)
 {
-    return zkl__obj_acquire(rw, "zkl_rwlock_write_acquire", write_acquire_unguarded, timeout_ms);
+    return zkl__obj_acquire(rw, "zkl_rwlock_write_acquire", write_acquire_with, timeout_ms);
 }
 
 /* Asynchronous acquires: the request's hold is its own, so a read request
- * is never a downgrade of a thread's write hold. */
-static int acquire_async(zkl_rwlock *rw, const char *fn_name, const zkl__policy *pol,
-                         long timeout_ms, zkl_request_fn fn, void *arg, zkl_request **out)
-{
-    if (rw == NULL)
-        return ZKL_EINVAL;
-    zkl__obj_enter(rw, fn_name);
-    zkl__qopts o = {0};
-    int rc = zkl__async_start(rw->own.c, rw->own.path, pol, &o, timeout_ms, fn, arg, out);
-    zkl__obj_leave(rw);
-    return rc;
-}
-
+ * is never a downgrade of a thread's write hold (and, without options,
+ * own.prefetch stays false). */
 int zkl_rwlock_read_acquire_async(zkl_rwlock *rw, long timeout_ms, zkl_request_fn fn,
                                   void *arg, zkl_request **out)
 {
-    return acquire_async(rw, "zkl_rwlock_read_acquire_async", &zkl__read_policy, timeout_ms, fn,
-                         arg, out);
+    return rw == NULL ? ZKL_EINVAL
+                      : zkl__owner_acquire_async(rw, &rw->own, "zkl_rwlock_read_acquire_async",
+                                                 &zkl__read_policy, timeout_ms, fn, arg, out);
 }
 
 int zkl_rwlock_write_acquire_async(zkl_rwlock *rw, long timeout_ms, zkl_request_fn fn,
                                    void *arg, zkl_request **out)
 {
-    return acquire_async(rw, "zkl_rwlock_write_acquire_async", &zkl__write_policy, timeout_ms,
-                         fn, arg, out);
-}
-
-static int acquire_cancellable(zkl_rwlock *rw, const char *fn_name, bool write, long timeout_ms,
-                               zkl_cancel *h)
-{
-    if (rw == NULL)
-        return ZKL_EINVAL;
-    if (h != NULL && zkl_cancel_is_fired(h))
-        return ZKL_ECANCELED;
-    zkl__obj_enter(rw, fn_name);
-    int rc = write ? write_acquire_with(rw, timeout_ms, h) : read_acquire_with(rw, timeout_ms, h);
-    zkl__obj_leave(rw);
-    return rc;
+    return rw == NULL ? ZKL_EINVAL
+                      : zkl__owner_acquire_async(rw, &rw->own, "zkl_rwlock_write_acquire_async",
+                                                 &zkl__write_policy, timeout_ms, fn, arg, out);
 }
 
 int zkl_rwlock_read_acquire_cancellable(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
 {
-    return acquire_cancellable(rw, "zkl_rwlock_read_acquire_cancellable", false, timeout_ms, h);
+    return zkl__obj_acquire_cancellable(rw, "zkl_rwlock_read_acquire_cancellable",
+                                        read_acquire_with, timeout_ms, h);
 }
 
 int zkl_rwlock_write_acquire_cancellable(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
 {
-    return acquire_cancellable(rw, "zkl_rwlock_write_acquire_cancellable", true, timeout_ms, h);
+    return zkl__obj_acquire_cancellable(rw, "zkl_rwlock_write_acquire_cancellable",
+                                        write_acquire_with, timeout_ms, h);
 }

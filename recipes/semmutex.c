@@ -11,13 +11,12 @@
 #include "zkl/zookeeper.h"
 
 struct zkl_semmutex {
-    zkl__owner own;  /* the client, the callbacks; own.mu guards the fields
-                        below */
+    zkl__owner own;  /* the client, the callbacks, the prefetch choice;
+                        own.mu guards the fields below */
     pthread_cond_t idle; /* users went down to 0 */
     zkl__node *node; /* the hold, or NULL */
     bool acquiring;  /* a thread is in zkl_semmutex_acquire */
     int users;       /* guarded writes running on `node` */
-    bool prefetch;   /* zkl_lock_opts_set_prefetch */
 };
 
 /* The user's callbacks, lost and revoke alike (the two types are one). */
@@ -42,7 +41,7 @@ int zkl_semmutex_new_opts(zkl_client *c, const char *path, const zkl_lock_opts *
         free(s);
         return ZKL_ESYS;
     }
-    s->prefetch = opts != NULL && opts->prefetch;
+    s->own.prefetch = opts != NULL && opts->prefetch;
     *out = s;
     return 0;
 }
@@ -52,8 +51,9 @@ int zkl_semmutex_new(zkl_client *c, const char *path, zkl_semmutex **out)
     return zkl_semmutex_new_opts(c, path, NULL, out);
 }
 
-static int acquire_with(zkl_semmutex *s, long timeout_ms, zkl_cancel *h)
+static int acquire_with(void *self, long timeout_ms, zkl_cancel *h)
 {
+    zkl_semmutex *s = self;
     int64_t deadline = zkl__deadline(timeout_ms);
     pthread_mutex_lock(&s->own.mu);
     int rc = 0;
@@ -70,7 +70,7 @@ static int acquire_with(zkl_semmutex *s, long timeout_ms, zkl_cancel *h)
         return rc;
 
     zkl__node *n = NULL;
-    zkl__qopts o = {.prefetch = s->prefetch, .cancel = h};
+    zkl__qopts o = {.prefetch = s->own.prefetch, .cancel = h};
     zkl__owner_arm(&s->own, &o);
     rc = zkl__wait_acquire(s->own.c, s->own.path, &zkl__lock_policy, &o, deadline, &n);
     pthread_mutex_lock(&s->own.mu);
@@ -80,11 +80,6 @@ static int acquire_with(zkl_semmutex *s, long timeout_ms, zkl_cancel *h)
     }
     pthread_mutex_unlock(&s->own.mu);
     return rc;
-}
-
-static int acquire_unguarded(void *self, long timeout_ms)
-{
-    return acquire_with(self, timeout_ms, NULL);
 }
 
 int zkl_semmutex_release(zkl_semmutex *s)
@@ -187,20 +182,11 @@ static const char *sm_path(void *self)
 ZKL__LOCK_OPS(semmutex, zkl_semmutex_acquire, zkl_semmutex_release, zkl_semmutex_is_held,
               sm_path);
 
-static int semmutex_cancellable(void *self, long timeout_ms, zkl_cancel *h)
-{
-    return zkl_semmutex_acquire_cancellable(self, timeout_ms, h);
-}
-
 int zkl_semmutex_as_lock(zkl_semmutex *s, zkl_lock **out)
 {
-    if (s == NULL)
-        return ZKL_EINVAL;
-    int rc = zkl_lock_new(&semmutex_ops, s, out);
-    if (rc == 0)
-        zkl__lock_mark(*out, s->own.c, s->own.path, &zkl__lock_policy, s->prefetch,
-                       semmutex_cancellable);
-    return rc;
+    return s == NULL ? ZKL_EINVAL
+                     : zkl__lock_adapt(s, &s->own, &semmutex_ops, &zkl__lock_policy, acquire_with,
+                                       "zkl_semmutex_acquire_cancellable", out);
 }
 
 int zkl_semmutex_set_revoke_fn(zkl_semmutex *s, zkl_semmutex_revoke_fn fn, void *arg)
@@ -233,7 +219,7 @@ void zkl_semmutex_free(zkl_semmutex *s)
 
 int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
 {
-    return zkl__obj_acquire(s, "zkl_semmutex_acquire", acquire_unguarded, timeout_ms);
+    return zkl__obj_acquire(s, "zkl_semmutex_acquire", acquire_with, timeout_ms);
 }
 
 /* The request's hold is its own, not the object's: the object's hold and
@@ -241,24 +227,13 @@ int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
 int zkl_semmutex_acquire_async(zkl_semmutex *s, long timeout_ms, zkl_request_fn fn, void *arg,
                                zkl_request **out)
 {
-    if (s == NULL)
-        return ZKL_EINVAL;
-    zkl__obj_enter(s, "zkl_semmutex_acquire_async");
-    zkl__qopts o = {.prefetch = s->prefetch};
-    int rc = zkl__async_start(s->own.c, s->own.path, &zkl__lock_policy, &o, timeout_ms, fn, arg,
-                              out);
-    zkl__obj_leave(s);
-    return rc;
+    return s == NULL ? ZKL_EINVAL
+                     : zkl__owner_acquire_async(s, &s->own, "zkl_semmutex_acquire_async",
+                                                &zkl__lock_policy, timeout_ms, fn, arg, out);
 }
 
 int zkl_semmutex_acquire_cancellable(zkl_semmutex *s, long timeout_ms, zkl_cancel *h)
 {
-    if (s == NULL)
-        return ZKL_EINVAL;
-    if (h != NULL && zkl_cancel_is_fired(h))
-        return ZKL_ECANCELED;
-    zkl__obj_enter(s, "zkl_semmutex_acquire_cancellable");
-    int rc = acquire_with(s, timeout_ms, h);
-    zkl__obj_leave(s);
-    return rc;
+    return zkl__obj_acquire_cancellable(s, "zkl_semmutex_acquire_cancellable", acquire_with,
+                                        timeout_ms, h);
 }

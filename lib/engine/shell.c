@@ -138,6 +138,18 @@ static void delete_done(int rc, const void *data)
     answer(data, &(zkl__event){.type = ZKL__E_DELETED, .rc = rc});
 }
 
+/* The completions of the watched reads, by action: one ZooKeeper call
+ * each, told apart by the event their answer becomes. */
+static const data_completion_t data_done[ZKL__A_WAKE] = {
+    [ZKL__A_WATCH_MEMBER] = member_done,
+    [ZKL__A_READ_OWN] = own_data_done,
+};
+static const stat_completion_t stat_done[ZKL__A_WAKE] = {
+    [ZKL__A_WATCH_OWN] = own_done,
+    [ZKL__A_FIND] = found_done,
+    [ZKL__A_WATCH_DIR] = dir_done,
+};
+
 /* ---- the sink --------------------------------------------------------------------- */
 
 /* Things that send nothing. */
@@ -215,17 +227,14 @@ int zkl__shell_act(void *ctx, const zkl__act *a)
     case ZKL__A_WATCH_AHEAD:
         return zoo_awget(zh, a->path, w, wc, a->slot == 0 ? ahead0_done : ahead1_done, d);
     case ZKL__A_WATCH_MEMBER:
-        return zoo_awget(zh, a->path, w, wc, member_done, d);
+    case ZKL__A_READ_OWN:
+        return zoo_awget(zh, a->path, w, wc, data_done[a->type], d);
     case ZKL__A_WATCH_KIDS:
         return zoo_awget_children(zh, a->path, w, wc, kids_done, d);
     case ZKL__A_WATCH_OWN:
-        return zoo_awexists(zh, a->path, w, wc, own_done, d);
-    case ZKL__A_READ_OWN:
-        return zoo_awget(zh, a->path, w, wc, own_data_done, d);
     case ZKL__A_FIND:
-        return zoo_awexists(zh, a->path, w, wc, found_done, d);
     case ZKL__A_WATCH_DIR:
-        return zoo_awexists(zh, a->path, w, wc, dir_done, d);
+        return zoo_awexists(zh, a->path, w, wc, stat_done[a->type], d);
     case ZKL__A_DELETE:
         return zoo_adelete(zh, a->path, -1, delete_done, d);
     default:

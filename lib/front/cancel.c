@@ -16,11 +16,10 @@ struct zkl_cancel {
 
 int zkl_cancel_new(zkl_cancel **out)
 {
-    if (out == NULL)
-        return ZKL_EINVAL;
-    zkl_cancel *h = calloc(1, sizeof *h);
+    int rc;
+    zkl_cancel *h = zkl__new_zeroed(out != NULL, sizeof *h, &rc);
     if (h == NULL)
-        return ZKL_ENOMEM;
+        return rc;
     if (pthread_mutex_init(&h->mu, NULL) != 0) {
         free(h);
         return ZKL_ESYS;

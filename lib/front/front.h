@@ -22,10 +22,19 @@ void zkl__obj_set_mutex(const void *obj, pthread_mutex_t *mu);
  * call through an object that is not open aborts the process. */
 void zkl__obj_enter(const void *obj, const char *fn);
 void zkl__obj_leave(const void *obj);
-/* A recipe's acquire, as its public call: ZKL_EINVAL for a NULL obj, else
- * `acquire` between zkl__obj_enter(obj, fn) and zkl__obj_leave. */
-int zkl__obj_acquire(void *obj, const char *fn, int (*acquire)(void *obj, long timeout_ms),
-                     long timeout_ms);
+/* A recipe's blocking acquire of its object, with a cancel handle (NULL:
+ * none). */
+typedef int (*zkl__acquire_fn)(void *obj, long timeout_ms, zkl_cancel *h);
+/* A recipe's acquire, as its public call: ZKL_EINVAL for a NULL obj,
+ * ZKL_EFORK for an object of a parent process, else `acquire` without a
+ * cancel handle between zkl__obj_enter(obj, fn) and zkl__obj_leave. */
+int zkl__obj_acquire(void *obj, const char *fn, zkl__acquire_fn acquire, long timeout_ms);
+/* A recipe's cancellable acquire, as its public call: ZKL_EINVAL for a
+ * NULL obj, ZKL_ECANCELED for a handle fired already (nothing is sent),
+ * else `acquire` with h, between zkl__obj_enter(obj, fn) and
+ * zkl__obj_leave. No fork check of its own: `acquire` makes it. */
+int zkl__obj_acquire_cancellable(void *obj, const char *fn, zkl__acquire_fn acquire,
+                                 long timeout_ms, zkl_cancel *h);
 /* The object's free starts: aborts the process, with a message naming
  * `fn`, if a call through it is still in progress or it is not open; from
  * now on, a call through it aborts. */

@@ -158,8 +158,17 @@ void zkl__obj_leave(const void *obj)
     pthread_mutex_unlock(&g_mu);
 }
 
-int zkl__obj_acquire(void *obj, const char *fn, int (*acquire)(void *obj, long timeout_ms),
-                     long timeout_ms)
+/* `acquire` through the open object obj; a free meanwhile aborts, naming fn. */
+static int acquire_in(void *obj, const char *fn, zkl__acquire_fn acquire, long timeout_ms,
+                      zkl_cancel *h)
+{
+    zkl__obj_enter(obj, fn);
+    int rc = acquire(obj, timeout_ms, h);
+    zkl__obj_leave(obj);
+    return rc;
+}
+
+int zkl__obj_acquire(void *obj, const char *fn, zkl__acquire_fn acquire, long timeout_ms)
 {
     if (obj == NULL)
         return ZKL_EINVAL;
@@ -169,10 +178,17 @@ int zkl__obj_acquire(void *obj, const char *fn, int (*acquire)(void *obj, long t
     pthread_mutex_unlock(&g_mu);
     if (inherited)
         return ZKL_EFORK;
-    zkl__obj_enter(obj, fn); /* a free meanwhile aborts, naming fn */
-    int rc = acquire(obj, timeout_ms);
-    zkl__obj_leave(obj);
-    return rc;
+    return acquire_in(obj, fn, acquire, timeout_ms, NULL);
+}
+
+int zkl__obj_acquire_cancellable(void *obj, const char *fn, zkl__acquire_fn acquire,
+                                 long timeout_ms, zkl_cancel *h)
+{
+    if (obj == NULL)
+        return ZKL_EINVAL;
+    if (h != NULL && zkl_cancel_is_fired(h))
+        return ZKL_ECANCELED;
+    return acquire_in(obj, fn, acquire, timeout_ms, h);
 }
 
 static void drop(struct entry **p)

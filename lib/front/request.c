@@ -8,32 +8,34 @@
 
 #include "async.h"
 
+/* The request's client, locked as zkl__client_lock does (NULL: ZKL_EINVAL). */
+static int lock_client(zkl_request *r)
+{
+    return r == NULL ? ZKL_EINVAL : zkl__client_lock(r->a->c, true);
+}
+
 int zkl_request_cancel(zkl_request *r)
 {
-    if (r == NULL)
-        return ZKL_EINVAL;
+    int rc = lock_client(r);
+    if (rc != 0)
+        return rc;
     zkl_client *c = r->a->c;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
-    int rc = zkl__async_on(r, ZKL__RE_CANCEL);
+    rc = zkl__async_on(r, ZKL__RE_CANCEL);
     pthread_mutex_unlock(&c->mu);
     return rc;
 }
 
 int zkl_request_release(zkl_request *r)
 {
-    if (r == NULL)
-        return ZKL_EINVAL;
+    int rc = lock_client(r);
+    if (rc != 0)
+        return rc;
     zkl_client *c = r->a->c;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
     /* Why a hold was lost, for zkl_last_error_text: its session ended, or
      * someone else deleted its node while the session lived on. */
     zkl__node *n = (zkl__node *)r->m.n;
     bool session = n == NULL || !zkl__node_current(n);
-    int rc = zkl__async_on(r, ZKL__RE_RELEASE);
+    rc = zkl__async_on(r, ZKL__RE_RELEASE);
     if (rc == ZKL_ELOST)
         zkl__detail(session ? "the hold was lost: its ZooKeeper session ended"
                             : "the hold was lost: its node was deleted by someone else, the "
@@ -108,13 +110,11 @@ const char *zkl_request_node(zkl_request *r)
 
 int zkl_client_event_fd(zkl_client *c, int *fd)
 {
-    if (c == NULL || fd == NULL)
-        return ZKL_EINVAL;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
+    int rc = zkl__client_lock(c, fd != NULL);
+    if (rc != 0)
+        return rc;
     struct zkl__async *a = c->closing ? NULL : zkl__async_of(c);
-    int rc = c->closing ? ZKL_ECLOSED : a == NULL ? ZKL_ENOMEM : 0;
+    rc = c->closing ? ZKL_ECLOSED : a == NULL ? ZKL_ENOMEM : 0;
     if (rc == 0 && a->fd < 0) {
         a->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         if (a->fd < 0)
@@ -133,11 +133,9 @@ int zkl_client_event_fd(zkl_client *c, int *fd)
 
 int zkl_client_dispatch(zkl_client *c)
 {
-    if (c == NULL)
-        return ZKL_EINVAL;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
+    int rc = zkl__client_lock(c, true);
+    if (rc != 0)
+        return rc;
     struct zkl__engine *e = zkl__engine_of(c);
     struct zkl__async *a = e ? e->front_ctx : NULL;
     if (a == NULL || a->fd < 0 || a->dispatching) {

@@ -25,35 +25,18 @@ static void fill(zkl_metrics *out, const struct zkl__lockm *k, const zkl_client_
     memset(&m, 0, sizeof m);
     m.version = out->version;
     if (k) {
-        m.acquired = k->acquired;
-        m.timeouts = k->timeouts;
-        m.cancels = k->cancels;
-        m.failures = k->failures;
-        m.losses = k->losses;
-        m.handoffs = k->handoffs;
-        m.releases = k->releases;
-        m.requests = k->requests;
+#define COPY_LOCK(field, help) m.field = k->field;
+        ZKL__LOCK_COUNTERS(COPY_LOCK)
+#undef COPY_LOCK
         m.wait = k->wait;
         m.hold = k->hold;
     }
     if (st) {
-        m.requests_all = st->requests;
-        m.creates = st->creates;
-        m.deletes = st->deletes;
-        m.listings = st->listings;
-        m.watch_events = st->watch_events;
-        m.sessions = st->sessions;
-        m.recovered = st->recovered;
+#define COPY_CLIENT(field, mfield, help) m.mfield = st->field;
+        ZKL__CLIENT_COUNTERS(COPY_CLIENT)
+#undef COPY_CLIENT
     }
     memcpy(out, &m, version_size(out->version));
-}
-
-/* The client's counters, the engine's added (c->mu held). */
-static void stats_of(zkl_client *c, zkl_client_stats *st)
-{
-    *st = c->stats;
-    if (c->sl)
-        c->sl->add_stats(c->sl_ctx, st);
 }
 
 static struct zkl__metrics *metrics_of(zkl_client *c)
@@ -64,14 +47,12 @@ static struct zkl__metrics *metrics_of(zkl_client *c)
 
 int zkl_client_metrics(zkl_client *c, zkl_metrics *out)
 {
-    if (c == NULL || out == NULL || !version_ok(out))
-        return ZKL_EINVAL;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
+    int rc = zkl__client_lock(c, out != NULL && version_ok(out));
+    if (rc != 0)
+        return rc;
     zkl_client_stats st;
     struct zkl__lockm k;
-    stats_of(c, &st);
+    zkl__client_stats(c, &st);
     fill(out, zkl__metrics_total(metrics_of(c), &k) ? &k : NULL, &st);
     pthread_mutex_unlock(&c->mu);
     return 0;
@@ -79,11 +60,9 @@ int zkl_client_metrics(zkl_client *c, zkl_metrics *out)
 
 int zkl_client_path_metrics(zkl_client *c, const char *path, zkl_metrics *out)
 {
-    if (c == NULL || path == NULL || out == NULL || !version_ok(out))
-        return ZKL_EINVAL;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
+    int rc = zkl__client_lock(c, path != NULL && out != NULL && version_ok(out));
+    if (rc != 0)
+        return rc;
     struct zkl__lockm k;
     bool found = zkl__metrics_path(metrics_of(c), path, &k);
     if (found)
@@ -97,14 +76,14 @@ int zkl_client_path_metrics(zkl_client *c, const char *path, zkl_metrics *out)
 static int snapshot(zkl_client *c, zkl_client_stats *st, struct zkl__lockm *total, bool *has,
                     struct zkl__path_snap **v, size_t *n)
 {
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
+    int err = zkl__client_lock(c, true); /* the public calls checked their arguments */
+    if (err != 0)
+        return err;
     if (st)
-        stats_of(c, st);
+        zkl__client_stats(c, st);
     if (total)
         *has = zkl__metrics_total(metrics_of(c), total);
-    int err = zkl__metrics_snapshot(metrics_of(c), v, n);
+    err = zkl__metrics_snapshot(metrics_of(c), v, n);
     pthread_mutex_unlock(&c->mu);
     return err;
 }

@@ -20,6 +20,7 @@ int zkl__owner_open(zkl__owner *o, zkl_client *c, void *obj, const char *path,
     o->obj = obj;
     o->tell = tell;
     o->revocable = revocable;
+    o->prefetch = false; /* the recipe sets its own */
     o->lost = o->revoke = (zkl__lost){NULL, NULL};
     if ((o->path = path ? strdup(path) : NULL) == NULL && path != NULL)
         return ZKL_ENOMEM;
@@ -50,6 +51,17 @@ void *zkl__owner_new(size_t size, size_t offset, zkl_client *c, const char *path
         return NULL;
     }
     return obj;
+}
+
+int zkl__owner_acquire_async(void *obj, zkl__owner *own, const char *fn_name,
+                             const zkl__policy *pol, long timeout_ms, zkl_request_fn fn,
+                             void *arg, zkl_request **out)
+{
+    zkl__obj_enter(obj, fn_name);
+    zkl__qopts o = {.prefetch = own->prefetch};
+    int rc = zkl__async_start(own->c, own->path, pol, &o, timeout_ms, fn, arg, out);
+    zkl__obj_leave(obj);
+    return rc;
 }
 
 int zkl__owner_set(zkl__owner *o, bool revoke, zkl__any_fn fn, void *arg)

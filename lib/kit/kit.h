@@ -91,6 +91,7 @@ typedef struct zkl__owner {
     char *path;         /* the object's lock path (a copy), or NULL */
     zkl__tell_fn tell;  /* NULL: no callbacks */
     bool revocable;     /* nodes get a revoke hook */
+    bool prefetch;      /* the object's zkl_lock_opts_set_prefetch, set by its recipe */
     zkl__lost lost, revoke; /* guarded by mu */
 } zkl__owner;
 
@@ -112,6 +113,14 @@ int zkl__owner_set(zkl__owner *o, bool revoke, zkl__any_fn fn, void *arg);
  * too) and ends the object's claim on its client (zkl__obj_done). */
 void zkl__owner_stop(zkl__owner *o);
 void zkl__owner_done(zkl__owner *o);
+/* A recipe's asynchronous acquire of a node of `pol` on the lock path of
+ * `own` (zkl__async_start, with own's prefetch choice), between
+ * zkl__obj_enter(obj, fn_name) and zkl__obj_leave. obj is own's object, not
+ * NULL: passed on its own so that nothing of a freed object is read before
+ * zkl__obj_enter aborts. */
+int zkl__owner_acquire_async(void *obj, zkl__owner *own, const char *fn_name,
+                             const zkl__policy *pol, long timeout_ms, zkl_request_fn fn,
+                             void *arg, zkl_request **out);
 /* Point the engine's hooks of a node held by the object itself (not by a
  * thread) at o's callbacks, side 0: sets q's on_lost, on_revoke, hook_arg. */
 void zkl__owner_arm(zkl__owner *o, zkl__qopts *q);
@@ -180,20 +189,25 @@ bool zkl__holds_leave(zkl__holds *h, zkl__hold *r);
 struct zkl_lock {
     zkl_lock_ops ops;
     void *self;
-    /* Set by a zkl recipe's adapter (zkl__lock_mark), zero for the
+    /* Set by a zkl recipe's adapter (zkl__lock_adapt), zero for the
      * caller's own locks: what an asynchronous acquire of the member
-     * queues (client, lock path, policy), and its cancellable acquire. */
+     * queues (client, lock path, policy), and the recipe's acquire, which
+     * a cancellable acquire runs as the public call `with_name` does
+     * (zkl__obj_acquire_cancellable). */
     zkl_client *c;
     const char *dir;
     const zkl__policy *pol;
     bool prefetch;
-    int (*cancellable)(void *self, long timeout_ms, zkl_cancel *h);
+    zkl__acquire_fn with;
+    const char *with_name;
 };
-void zkl__lock_mark(zkl_lock *l, zkl_client *c, const char *dir,
-                                const zkl__policy *pol, bool prefetch,
-                                int (*cancellable)(void *self, long timeout_ms, zkl_cancel *h));
-/* The client and prefetch choice of a mutex (recipes/mutex.c). */
-zkl_client *zkl__mutex_client(const zkl_mutex *m, bool *prefetch);
+/* A new handle on the recipe object `obj` (`ops` borrow it: no free
+ * operation), set up as above from its owner `own` (client, lock path,
+ * prefetch choice), the policy its nodes take and its acquire. Returns
+ * zkl_lock_new's code. */
+int zkl__lock_adapt(void *obj, const zkl__owner *own, const zkl_lock_ops *ops,
+                    const zkl__policy *pol, zkl__acquire_fn with, const char *with_name,
+                    zkl_lock **out);
 /* Define `prefix`_ops, the operations of a handle that borrows a recipe's
  * object (no free operation): static functions `prefix`_acquire, _release
  * and _is_held that pass the object on to the recipe's public calls, and
@@ -218,8 +232,6 @@ zkl_client *zkl__mutex_client(const zkl_mutex *m, bool *prefetch);
         .is_held = prefix##_is_held,                                                         \
         .path = path_fn,                                                                     \
     }
-/* The lock path of a recipe object, borrowed (the key of its adapter). */
-const char *zkl__mutex_path(const zkl_mutex *m);
 
 /* ---- requests with a deadline (lib/kit/request.c) -------------------------- */
 

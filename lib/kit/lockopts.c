@@ -5,11 +5,10 @@
 
 int zkl_lock_opts_new(zkl_lock_opts **out)
 {
-    if (out == NULL)
-        return ZKL_EINVAL;
-    zkl_lock_opts *o = calloc(1, sizeof *o);
+    int rc;
+    zkl_lock_opts *o = zkl__new_zeroed(out != NULL, sizeof *o, &rc);
     if (o == NULL)
-        return ZKL_ENOMEM;
+        return rc;
     *out = o;
     return 0;
 }

@@ -13,9 +13,36 @@
 
 #include "util.h"
 
+/* The lock counters, in zkl_metrics' order: X(field, help). Each is a
+ * uint64_t field of struct zkl__lockm and of zkl_metrics, and the
+ * Prometheus family zkl_lock_<field>_total. Listed once, so that a new
+ * counter cannot be copied into one place and forgotten in another. */
+#define ZKL__LOCK_COUNTERS(X)                                                                      \
+    X(acquired, "Acquire attempts that returned the lock held.")                                   \
+    X(timeouts, "Acquire attempts that timed out.")                                                \
+    X(cancels, "Acquire attempts cancelled by zkl_client_cancel.")                                 \
+    X(failures, "Acquire attempts that failed for another reason.")                                \
+    X(losses, "Holds lost while held (session end, node deleted).")                                \
+    X(handoffs, "Acquisitions that waited behind another holder first.")                           \
+    X(releases, "Holds ended.")                                                                    \
+    X(requests, "Requests sent for lock queue nodes.")
+
+/* The client's counters: X(zkl_client_stats field, zkl_metrics field,
+ * help), the Prometheus family zkl_client_<stats field>_total. */
+#define ZKL__CLIENT_COUNTERS(X)                                                                    \
+    X(requests, requests_all, "Requests sent to ZooKeeper.")                                       \
+    X(creates, creates, "Contender nodes created.")                                                \
+    X(deletes, deletes, "Contender nodes deleted.")                                                \
+    X(listings, listings, "Listings of lock paths.")                                               \
+    X(watch_events, watch_events, "Watch events that woke a waiting contender.")                   \
+    X(sessions, sessions, "Sessions opened.")                                                      \
+    X(recovered, recovered, "Creates whose answer was lost and whose node was found again.")
+
 /* The lock counters of a client or of one lock path. */
 struct zkl__lockm {
-    uint64_t acquired, timeouts, cancels, failures, losses, handoffs, releases, requests;
+#define ZKL__LOCKM_FIELD(field, help) uint64_t field;
+    ZKL__LOCK_COUNTERS(ZKL__LOCKM_FIELD)
+#undef ZKL__LOCKM_FIELD
     zkl_histogram wait, hold;
 };
 

@@ -61,32 +61,14 @@ struct counter {
     size_t off; /* of the uint64_t in struct zkl__lockm */
 };
 
-#define LOCKC(field, name, help) {name, help, offsetof(struct zkl__lockm, field)}
-static const struct counter lock_counters[] = {
-    LOCKC(acquired, "zkl_lock_acquired_total", "Acquire attempts that returned the lock held."),
-    LOCKC(timeouts, "zkl_lock_timeouts_total", "Acquire attempts that timed out."),
-    LOCKC(cancels, "zkl_lock_cancels_total", "Acquire attempts cancelled by zkl_client_cancel."),
-    LOCKC(failures, "zkl_lock_failures_total",
-          "Acquire attempts that failed for another reason."),
-    LOCKC(losses, "zkl_lock_losses_total", "Holds lost while held (session end, node deleted)."),
-    LOCKC(handoffs, "zkl_lock_handoffs_total",
-          "Acquisitions that waited behind another holder first."),
-    LOCKC(releases, "zkl_lock_releases_total", "Holds ended."),
-    LOCKC(requests, "zkl_lock_requests_total", "Requests sent for lock queue nodes."),
-};
+#define LOCKC(field, help) {"zkl_lock_" #field "_total", help, offsetof(struct zkl__lockm, field)},
+static const struct counter lock_counters[] = {ZKL__LOCK_COUNTERS(LOCKC)};
+#undef LOCKC
 
-#define STATC(field, name, help) {name, help, offsetof(zkl_client_stats, field)}
-static const struct counter client_counters[] = {
-    STATC(requests, "zkl_client_requests_total", "Requests sent to ZooKeeper."),
-    STATC(creates, "zkl_client_creates_total", "Contender nodes created."),
-    STATC(deletes, "zkl_client_deletes_total", "Contender nodes deleted."),
-    STATC(listings, "zkl_client_listings_total", "Listings of lock paths."),
-    STATC(watch_events, "zkl_client_watch_events_total",
-          "Watch events that woke a waiting contender."),
-    STATC(sessions, "zkl_client_sessions_total", "Sessions opened."),
-    STATC(recovered, "zkl_client_recovered_total",
-          "Creates whose answer was lost and whose node was found again."),
-};
+#define STATC(field, mfield, help)                                                                 \
+    {"zkl_client_" #field "_total", help, offsetof(zkl_client_stats, field)},
+static const struct counter client_counters[] = {ZKL__CLIENT_COUNTERS(STATC)};
+#undef STATC
 
 static uint64_t at(const void *base, size_t off)
 {

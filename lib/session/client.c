@@ -342,13 +342,21 @@ int zkl_client_wrap(zhandle_t *zh, zkl_client **out)
     return 0;
 }
 
-int zkl_client_cancel(zkl_client *c)
+int zkl__client_lock(zkl_client *c, bool args_ok)
 {
-    if (c == NULL)
+    if (c == NULL || !args_ok)
         return ZKL_EINVAL;
     if (zkl__forked(c))
         return ZKL_EFORK;
     pthread_mutex_lock(&c->mu);
+    return 0;
+}
+
+int zkl_client_cancel(zkl_client *c)
+{
+    int rc = zkl__client_lock(c, true);
+    if (rc != 0)
+        return rc;
     c->cancelled = 1;
     zkl__client_wake_all(c); /* each waiter sees the flag and leaves */
     pthread_mutex_unlock(&c->mu);

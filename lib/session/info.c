@@ -13,11 +13,9 @@ enum zkl_state zkl_client_state(zkl_client *c)
 
 int zkl_client_session_id(zkl_client *c, int64_t *out)
 {
-    if (c == NULL || out == NULL)
-        return ZKL_EINVAL;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
+    int rc = zkl__client_lock(c, out != NULL);
+    if (rc != 0)
+        return rc;
     *out = c->sid;
     pthread_mutex_unlock(&c->mu);
     return 0;
@@ -25,11 +23,9 @@ int zkl_client_session_id(zkl_client *c, int64_t *out)
 
 int zkl_client_session_timeout(zkl_client *c)
 {
-    if (c == NULL)
-        return ZKL_EINVAL;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
+    int rc = zkl__client_lock(c, true);
+    if (rc != 0)
+        return rc;
     int ms = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
     pthread_mutex_unlock(&c->mu);
     return ms;
@@ -37,14 +33,17 @@ int zkl_client_session_timeout(zkl_client *c)
 
 int zkl_client_get_stats(zkl_client *c, zkl_client_stats *out)
 {
-    if (c == NULL || out == NULL)
-        return ZKL_EINVAL;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
-    *out = c->stats;
-    if (c->sl)
-        c->sl->add_stats(c->sl_ctx, out);
+    int rc = zkl__client_lock(c, out != NULL);
+    if (rc != 0)
+        return rc;
+    zkl__client_stats(c, out);
     pthread_mutex_unlock(&c->mu);
     return 0;
+}
+
+void zkl__client_stats(zkl_client *c, zkl_client_stats *st)
+{
+    *st = c->stats;
+    if (c->sl)
+        c->sl->add_stats(c->sl_ctx, st);
 }

@@ -235,11 +235,9 @@ int zkl_client_add_listener(zkl_client *c, zkl_state_fn fn, void *arg)
 
 int zkl_client_remove_listener(zkl_client *c, zkl_state_fn fn, void *arg)
 {
-    if (c == NULL || fn == NULL)
-        return ZKL_EINVAL;
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    pthread_mutex_lock(&c->mu);
+    int rc = zkl__client_lock(c, fn != NULL);
+    if (rc != 0)
+        return rc;
     for (struct zkl__listener **p = &c->listeners; *p; p = &(*p)->next) {
         if ((*p)->fn == fn && (*p)->arg == arg) {
             struct zkl__listener *l = *p;

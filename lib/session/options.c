@@ -14,11 +14,10 @@
 
 int zkl_client_opts_new(zkl_client_opts **out)
 {
-    if (out == NULL)
-        return ZKL_EINVAL;
-    zkl_client_opts *o = calloc(1, sizeof *o);
+    int rc;
+    zkl_client_opts *o = zkl__new_zeroed(out != NULL, sizeof *o, &rc);
     if (o == NULL)
-        return ZKL_ENOMEM;
+        return rc;
     o->reopen = 1;
     o->container_parents = 1;
     o->acl = ZKL_ACL_OPEN;
@@ -27,6 +26,15 @@ int zkl_client_opts_new(zkl_client_opts **out)
     o->metrics = 1;
     o->metric_paths = ZKL__METRIC_PATHS_DEFAULT;
     *out = o;
+    return 0;
+}
+
+/* An option that is on or off: any nonzero `on` is on. */
+static int set_on(zkl_client_opts *o, size_t field, int on)
+{
+    if (o == NULL)
+        return ZKL_EINVAL;
+    *(int *)((char *)o + field) = on != 0;
     return 0;
 }
 
@@ -45,18 +53,12 @@ void zkl_client_opts_free(zkl_client_opts *o)
 
 int zkl_client_opts_set_reopen(zkl_client_opts *o, int on)
 {
-    if (o == NULL)
-        return ZKL_EINVAL;
-    o->reopen = on != 0;
-    return 0;
+    return set_on(o, offsetof(zkl_client_opts, reopen), on);
 }
 
 int zkl_client_opts_set_container_parents(zkl_client_opts *o, int on)
 {
-    if (o == NULL)
-        return ZKL_EINVAL;
-    o->container_parents = on != 0;
-    return 0;
+    return set_on(o, offsetof(zkl_client_opts, container_parents), on);
 }
 
 int zkl_client_opts_set_digest_auth(zkl_client_opts *o, const char *user_password)
@@ -93,18 +95,12 @@ int zkl_client_opts_set_max_request(zkl_client_opts *o, int bytes)
 
 int zkl_client_opts_set_quiet_zk_log(zkl_client_opts *o, int on)
 {
-    if (o == NULL)
-        return ZKL_EINVAL;
-    o->quiet_zk_log = on != 0;
-    return 0;
+    return set_on(o, offsetof(zkl_client_opts, quiet_zk_log), on);
 }
 
 int zkl_client_opts_set_metrics(zkl_client_opts *o, int on)
 {
-    if (o == NULL)
-        return ZKL_EINVAL;
-    o->metrics = on != 0;
-    return 0;
+    return set_on(o, offsetof(zkl_client_opts, metrics), on);
 }
 
 int zkl_client_opts_set_max_metric_paths(zkl_client_opts *o, int max_paths)

@@ -170,6 +170,13 @@ zkl_client *zkl__client_lock_id(uint64_t id);
  * (c->mu held). */
 void zkl__client_tell_connected(zkl_client *c, zhandle_t *zh);
 void zkl__client_wake_all(zkl_client *c);
+/* How a public call on a client starts: ZKL_EINVAL for a NULL client or
+ * when `args_ok` (the call's other arguments) is false, ZKL_EFORK for a
+ * client of a parent process (its mutex may be the parent's, held); else 0
+ * with c->mu taken, for the caller to unlock. */
+int zkl__client_lock(zkl_client *c, bool args_ok);
+/* The client's counters, the session listener's added (c->mu held). */
+void zkl__client_stats(zkl_client *c, zkl_client_stats *st);
 /* Record a new state and queue it for the listeners (c->mu held). */
 void zkl__client_push_event(zkl_client *c, int state);
 /* Tell the session listener the session ended (c->mu held). */

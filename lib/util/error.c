@@ -1,32 +1,36 @@
 /* The one error list (ZKL_ERRNO_MAP in zkl.h) turned into messages and names. */
+#include <stdbool.h>
+
 #include "zkl.h"
 
-const char *zkl_strerror(int err)
+/* err's message and name; false for a code not on the list. A switch, so
+ * that the compiler refuses a code listed twice. */
+static bool describe(int err, const char **msg, const char **name)
 {
     switch (err) {
     case ZKL_OK:
-        return "success";
-#define ZKL__ERR_MSG(name, code, msg) \
-    case ZKL_##name:                  \
-        return msg;
-        ZKL_ERRNO_MAP(ZKL__ERR_MSG)
-#undef ZKL__ERR_MSG
+        *msg = "success", *name = "OK";
+        return true;
+#define ZKL__ERR_DESCRIBE(n, code, m) \
+    case ZKL_##n:                     \
+        *msg = m, *name = #n;         \
+        return true;
+        ZKL_ERRNO_MAP(ZKL__ERR_DESCRIBE)
+#undef ZKL__ERR_DESCRIBE
     }
-    return "unknown error";
+    return false;
+}
+
+const char *zkl_strerror(int err)
+{
+    const char *msg, *name;
+    return describe(err, &msg, &name) ? msg : "unknown error";
 }
 
 const char *zkl_err_name(int err)
 {
-    switch (err) {
-    case ZKL_OK:
-        return "OK";
-#define ZKL__ERR_NAME(name, code, msg) \
-    case ZKL_##name:                   \
-        return #name;
-        ZKL_ERRNO_MAP(ZKL__ERR_NAME)
-#undef ZKL__ERR_NAME
-    }
-    return "UNKNOWN";
+    const char *msg, *name;
+    return describe(err, &msg, &name) ? name : "UNKNOWN";
 }
 
 const char *zkl_version_string(void)

@@ -8,12 +8,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "list.h"
 #include "names.h"
 #include "zkl.h"
 
 #define ZKL__HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- new objects ---------------------------------------------------------------- */
+
+/* How a zkl_<noun>_new starts: a new zeroed object of `size` bytes; or
+ * NULL, with ZKL_EINVAL in *rc if `args_ok` (the call's arguments, its out
+ * pointer first) is false, else ZKL_ENOMEM. */
+static inline void *zkl__new_zeroed(bool args_ok, size_t size, int *rc)
+{
+    void *p = args_ok ? calloc(1, size) : NULL;
+    *rc = !args_ok ? ZKL_EINVAL : p == NULL ? ZKL_ENOMEM : 0;
+    return p;
+}
 
 /* ---- time (time.c) ---------------------------------------------------------- */
 

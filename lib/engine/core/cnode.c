@@ -265,29 +265,25 @@ void zkl__cnode_on(zkl__cnode *n, const zkl__event *ev)
 {
     zkl__decision d = zkl__do(ZKL__S_NONE);
     n->core->now = ev->now;
+    if (ev->type <= ZKL__E_DELETED)
+        n->refs--; /* an answer, which the node waited for */
     switch (ev->type) {
     case ZKL__E_CREATED:
-        n->refs--;
         d = zkl__step_created(n, ev);
         break;
     case ZKL__E_PARENT:
-        n->refs--;
         if (ev->rc == ZNOAUTH || ev->rc == ZINVALIDACL)
             n->parent_rc = (int8_t)ev->rc; /* the create that fails for want of it says why */
         break;
     case ZKL__E_LISTED:
-        n->refs--;
         d = zkl__decide_listed(n, ev->rc, ev->kids);
         break;
-    case ZKL__E_SYNCED:
-        n->refs--; /* the listing sent right behind it tells what happened */
+    case ZKL__E_SYNCED: /* the listing sent right behind it tells what happened */
         break;
     case ZKL__E_FOUND:
-        n->refs--;
         d = zkl__decide_found(n, ev);
         break;
     case ZKL__E_DIR:
-        n->refs--;
         d = zkl__alone_dir_answer(n, ev->rc);
         break;
     case ZKL__E_AHEAD:
@@ -295,11 +291,9 @@ void zkl__cnode_on(zkl__cnode *n, const zkl__event *ev)
     case ZKL__E_KIDS:
     case ZKL__E_OWN:
     case ZKL__E_OWN_DATA:
-        n->refs--;
         d = zkl__watch_answer(n, ev);
         break;
     case ZKL__E_DELETED:
-        n->refs--;
         zkl__step_deleted(n, ev);
         break;
     case ZKL__E_WATCH:

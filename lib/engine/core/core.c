@@ -360,15 +360,19 @@ static void held_grow(struct zkl__core *k)
     k->held_buckets = nb;
 }
 
+/* The head of a route that is a plain list: watching or backoff. */
+static zkl__cnode **route_list(struct zkl__core *k, enum zkl__core_route r)
+{
+    return r == ZKL__RT_WATCHING ? &k->watching : &k->backoff;
+}
+
 static void unroute(zkl__cnode *n)
 {
     struct zkl__core *k = n->core;
     switch (n->route) {
     case ZKL__RT_WATCHING:
-        ZKL__DLIST_UNLINK(k->watching, n, rprev, rnext);
-        break;
     case ZKL__RT_BACKOFF:
-        ZKL__DLIST_UNLINK(k->backoff, n, rprev, rnext);
+        ZKL__DLIST_UNLINK(*route_list(k, n->route), n, rprev, rnext);
         break;
     case ZKL__RT_HELD: {
         assert(n->seq >= 0 && n->dir != NULL); /* zkl__core_unname before a name changes */
@@ -411,10 +415,8 @@ void zkl__core_route(zkl__cnode *n, enum zkl__core_route to)
     unroute(n);
     switch (to) {
     case ZKL__RT_WATCHING:
-        ZKL__DLIST_PUSH(k->watching, n, rprev, rnext);
-        break;
     case ZKL__RT_BACKOFF:
-        ZKL__DLIST_PUSH(k->backoff, n, rprev, rnext);
+        ZKL__DLIST_PUSH(*route_list(k, to), n, rprev, rnext);
         break;
     case ZKL__RT_HELD: {
         zkl__cnode **b = &k->held[node_hash(n) & (k->held_buckets - 1)];

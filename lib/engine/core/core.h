@@ -91,6 +91,8 @@ typedef int (*zkl__sink_fn)(void *ctx, const zkl__act *a);
 
 /* ---- events: what happens to a node ------------------------------------- */
 
+/* The answers to requests come first, up to ZKL__E_DELETED: each is one the
+ * node counted on (zkl__cnode_on). */
 enum zkl__ev_type {
     ZKL__E_CREATED,  /* rc, name (the node's name, not its path), czxid */
     ZKL__E_PARENT,   /* rc */
