@@ -511,18 +511,30 @@ START_TEST(test_multilock_mixes_mutexes_user_locks_and_multilocks)
 }
 END_TEST
 
-struct second_thread {
+/* What another thread of this process sees of a multi-lock held here: a
+ * hold is per thread, so it neither holds nor may release it. */
+struct other {
     zkl_multilock *ml;
-    int acquire_rc, release_rc, held;
+    int timeout_ms;
+    int held, release_rc, acquire_rc;
 };
 
-static void *second_thread_main(void *arg)
+static void *other_main(void *arg)
 {
-    struct second_thread *t = arg;
-    t->held = zkl_multilock_is_held(t->ml);
-    t->release_rc = zkl_multilock_release(t->ml);
-    t->acquire_rc = zkl_multilock_acquire(t->ml, 2000);
+    struct other *o = arg;
+    o->held = zkl_multilock_is_held(o->ml);
+    o->release_rc = zkl_multilock_release(o->ml);
+    o->acquire_rc = zkl_multilock_acquire(o->ml, o->timeout_ms);
     return NULL;
+}
+
+static struct other other_try(zkl_multilock *ml, int timeout_ms)
+{
+    struct other o = {.ml = ml, .timeout_ms = timeout_ms};
+    pthread_t t;
+    pthread_create(&t, NULL, other_main, &o);
+    pthread_join(t, NULL);
+    return o;
 }
 
 START_TEST(test_multilock_holds_a_semmutex_member_for_its_object)
@@ -557,10 +569,7 @@ START_TEST(test_multilock_holds_a_semmutex_member_for_its_object)
     /* Another thread of this process: the hold is not its own to release,
      * and the object's semaphore-mutex refuses a second hold at once
      * (ZKL_EDEADLK) rather than waiting for itself; nothing changes. */
-    struct second_thread st = {.ml = ml};
-    pthread_t t;
-    pthread_create(&t, NULL, second_thread_main, &st);
-    pthread_join(t, NULL);
+    struct other st = other_try(ml, 2000);
     ck_assert_int_eq(st.held, 0);
     ck_assert_int_eq(st.release_rc, ZKL_ENOTHELD);
     ck_assert_int_eq(st.acquire_rc, ZKL_EDEADLK);
@@ -785,20 +794,6 @@ END_TEST
 
 /* ---- threads and reentrancy -------------------------------------------------- */
 
-struct other {
-    zkl_multilock *ml;
-    int held, release_rc, acquire_rc;
-};
-
-static void *other_main(void *arg)
-{
-    struct other *o = arg;
-    o->held = zkl_multilock_is_held(o->ml);
-    o->release_rc = zkl_multilock_release(o->ml);
-    o->acquire_rc = zkl_multilock_acquire(o->ml, 300);
-    return NULL;
-}
-
 START_TEST(test_multilock_is_reentrant_and_held_per_thread)
 {
     char *p1 = tu_path("r1"), *p2 = tu_path("r2");
@@ -814,10 +809,7 @@ START_TEST(test_multilock_is_reentrant_and_held_per_thread)
     ck_assert_int_eq(after.requests, before.requests); /* only counts */
     /* Another thread of the same process neither holds it nor can release
      * it, and waits like any other contender. */
-    struct other o = {.ml = ml};
-    pthread_t t;
-    pthread_create(&t, NULL, other_main, &o);
-    pthread_join(t, NULL);
+    struct other o = other_try(ml, 300);
     ck_assert_int_eq(o.held, 0);
     ck_assert_int_eq(o.release_rc, ZKL_ENOTHELD);
     ck_assert_int_eq(o.acquire_rc, ZKL_ETIMEDOUT);
