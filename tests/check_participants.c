@@ -55,6 +55,13 @@ static void start_waiter(struct waiter *w, enum wkind k, void *obj)
     ck_assert_int_eq(pthread_create(&w->th, NULL, waiter_main, w), 0);
 }
 
+/* A waiter that is known to wait: its node is there (`nodes` on `path`). */
+static void start_waiting(struct waiter *w, enum wkind k, void *obj, const char *path, int nodes)
+{
+    start_waiter(w, k, obj);
+    ck_assert(tu_wait_children(tu_fixture_zk, path, nodes, 10000));
+}
+
 static void join_waiter(struct waiter *w)
 {
     pthread_join(w->th, NULL);
@@ -73,6 +80,14 @@ static void summary(zkl_client *c, const char *path, char *out, size_t sz)
         snprintf(out + k, sz - k, "%s%s:%d", i ? " " : "", ps[i].kind, ps[i].holds);
     }
     zkl_participants_free(ps, n);
+}
+
+/* The listing of `path` must read `want`. */
+static void expect_summary(zkl_client *c, const char *path, const char *want)
+{
+    char s[512];
+    summary(c, path, s, sizeof s);
+    ck_assert_str_eq(s, want);
 }
 
 static char my_ident[128];
@@ -116,17 +131,12 @@ START_TEST(test_mutex_holder_then_waiters)
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
     ck_assert_int_eq(zkl_mutex_new(c, p, &w1), 0);
     ck_assert_int_eq(zkl_mutex_new(c, p, &w2), 0);
-    char s[512];
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, ""); /* no node yet: nobody */
+    expect_summary(c, p, ""); /* no node yet: nobody */
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     struct waiter a, b;
-    start_waiter(&a, W_MUTEX, w1);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
-    start_waiter(&b, W_MUTEX, w2);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 10000));
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, "lock-:1 lock-:0 lock-:0");
+    start_waiting(&a, W_MUTEX, w1, p, 2);
+    start_waiting(&b, W_MUTEX, w2, p, 3);
+    expect_summary(c, p, "lock-:1 lock-:0 lock-:0");
     check_owners(c, p, 3);
     zkl_participant *ps;
     size_t n;
@@ -137,8 +147,7 @@ START_TEST(test_mutex_holder_then_waiters)
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     join_waiter(&a);
     join_waiter(&b);
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, "");
+    expect_summary(c, p, "");
     zkl_mutex_free(w2);
     zkl_mutex_free(w1);
     zkl_mutex_free(m);
@@ -154,11 +163,8 @@ START_TEST(test_semmutex_holder_then_waiter)
     ck_assert_int_eq(zkl_semmutex_new(c, p, &w1), 0);
     ck_assert_int_eq(zkl_semmutex_acquire(m, 5000), 0);
     struct waiter a;
-    start_waiter(&a, W_SEMMUTEX, w1);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
-    char s[512];
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, "lock-:1 lock-:0");
+    start_waiting(&a, W_SEMMUTEX, w1, p, 2);
+    expect_summary(c, p, "lock-:1 lock-:0");
     check_owners(c, p, 2);
     ck_assert_int_eq(zkl_semmutex_release(m), 0);
     join_waiter(&a);
@@ -182,13 +188,9 @@ START_TEST(test_rwlock_readers_share_and_queue_behind_a_writer)
     join_waiter(&a);
     /* Hold a second reader from another thread: a waiter that waits. */
     ck_assert_int_eq(zkl_rwlock_write_acquire(w, 0), ZKL_ETIMEDOUT);
-    start_waiter(&b, W_WRITE, w);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
-    start_waiter(&d, W_READ, r3);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 10000));
-    char s[512];
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, "__READ__:1 __WRIT__:0 __READ__:0");
+    start_waiting(&b, W_WRITE, w, p, 2);
+    start_waiting(&d, W_READ, r3, p, 3);
+    expect_summary(c, p, "__READ__:1 __WRIT__:0 __READ__:0");
     check_owners(c, p, 3);
     ck_assert_int_eq(zkl_rwlock_read_release(r1), 0);
     join_waiter(&b);
@@ -210,15 +212,11 @@ START_TEST(test_rwlock_downgrade_holds_both)
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0); /* downgrade */
     struct waiter a;
-    start_waiter(&a, W_READ, other);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 10000));
-    char s[512];
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, "__WRIT__:1 __READ__:1 __READ__:0");
+    start_waiting(&a, W_READ, other, p, 3);
+    expect_summary(c, p, "__WRIT__:1 __READ__:1 __READ__:0");
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
     join_waiter(&a); /* the later reader gets in beside the downgrade */
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, "__READ__:1");
+    expect_summary(c, p, "__READ__:1");
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
     zkl_rwlock_free(other);
     zkl_rwlock_free(rw);
@@ -235,11 +233,8 @@ START_TEST(test_mutex_and_reader_on_one_path)
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     struct waiter a;
-    start_waiter(&a, W_READ, rw);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
-    char s[512];
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, "lock-:1 __READ__:0");
+    start_waiting(&a, W_READ, rw, p, 2);
+    expect_summary(c, p, "lock-:1 __READ__:0");
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     join_waiter(&a);
     zkl_rwlock_free(rw);
@@ -262,8 +257,7 @@ START_TEST(test_semaphore_leases_hold_and_waiters_wait)
     ck_assert_int_eq(zkl_participants_limit(c, p, &lim), 0);
     ck_assert_int_eq(lim, 2);
     struct waiter w;
-    start_waiter(&w, W_SEM, s2);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 10000));
+    start_waiting(&w, W_SEM, s2, p, 3);
     zkl_participant *ps;
     size_t n;
     ck_assert_int_eq(zkl_participants_list(c, p, &ps, &n), 0);
@@ -302,8 +296,7 @@ START_TEST(test_revoke_writes_into_the_holders_node_only)
     ck_assert_int_eq(zkl_mutex_new(c, p, &w1), 0);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     struct waiter a;
-    start_waiter(&a, W_MUTEX, w1);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
+    start_waiting(&a, W_MUTEX, w1, p, 2);
     ck_assert_int_eq(zkl_revoke(c, p, NULL), 0);
     zkl_participant *ps;
     size_t n;
