@@ -17,28 +17,12 @@
 
 static const char *self_path; /* this program, for the child of the log test */
 
-/* Create `path` and its missing ancestors with the open ACL, so that the
- * protected nodes of a test start below it and other suites' paths stay
- * open to everyone. */
-static void mkdirs(const char *path)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *s = strchr(buf + 1, '/');; s = strchr(s + 1, '/')) {
-        if (s)
-            *s = '\0';
-        int rc = zoo_create(tu_fixture_zk, buf, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-        ck_assert_msg(rc == ZOK || rc == ZNODEEXISTS, "create %s: %d", buf, rc);
-        if (!s)
-            break;
-        *s = '/';
-    }
-}
-
 static void setup(void)
 {
     tu_fixture_setup_named("auth");
-    mkdirs(tu_fixture_root);
+    /* With the open ACL, so that the protected nodes of a test start below
+     * it and other suites' paths stay open to everyone. */
+    tu_mkdirs(tu_fixture_zk, tu_fixture_root);
 }
 
 static void teardown(void)

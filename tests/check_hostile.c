@@ -1201,17 +1201,7 @@ END_TEST
 static void setup(void)
 {
     tu_fixture_setup_named("hostile");
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", tu_fixture_root);
-    for (char *s = strchr(buf + 1, '/');; s = strchr(s + 1, '/')) {
-        if (s)
-            *s = '\0';
-        int rc = zoo_create(tu_fixture_zk, buf, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-        ck_assert_msg(rc == ZOK || rc == ZNODEEXISTS, "create %s: %d", buf, rc);
-        if (!s)
-            break;
-        *s = '/';
-    }
+    tu_mkdirs(tu_fixture_zk, tu_fixture_root);
 }
 
 static void teardown(void)

@@ -96,6 +96,21 @@ void tu_rmr(zhandle_t *zh, const char *path)
     zoo_delete(zh, path, -1);
 }
 
+void tu_mkdirs(zhandle_t *zh, const char *path)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *s = strchr(buf + 1, '/');; s = strchr(s + 1, '/')) {
+        if (s)
+            *s = '\0';
+        int rc = zoo_create(zh, buf, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+        ck_assert_msg(rc == ZOK || rc == ZNODEEXISTS, "create %s: %d", buf, rc);
+        if (!s)
+            break;
+        *s = '/';
+    }
+}
+
 int tu_children(zhandle_t *zh, const char *path)
 {
     struct String_vector kids = {0};

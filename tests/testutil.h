@@ -23,6 +23,9 @@ zhandle_t *tu_zk(void);
 char *tu_root(const char *name);
 /* Delete `path` and everything below it (missing is fine). */
 void tu_rmr(zhandle_t *zh, const char *path);
+/* Create `path` and its missing ancestors with the open ACL (those there
+ * already are fine), or fail the test: a tree for nodes made below it. */
+void tu_mkdirs(zhandle_t *zh, const char *path);
 /* Number of children of `path`; 0 if it does not exist. */
 int tu_children(zhandle_t *zh, const char *path);
 /* 1 if `path` exists. */
