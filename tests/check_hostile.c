@@ -631,16 +631,10 @@ END_TEST
 
 /* ---- ACLs that refuse ----------------------------------------------------- */
 
+/* tu_client_with, and connected before the test goes on. */
 static zkl_client *client_with(const char *digest, enum zkl_acl acl)
 {
-    zkl_client_opts *o;
-    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
-    if (digest)
-        ck_assert_int_eq(zkl_client_opts_set_digest_auth(o, digest), 0);
-    ck_assert_int_eq(zkl_client_opts_set_acl(o, acl), 0);
-    zkl_client *c = NULL;
-    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, o, &c), 0);
-    zkl_client_opts_free(o);
+    zkl_client *c = tu_client_with(digest, acl);
     int64_t end = tu_now_ms() + 10000;
     while (zkl_client_state(c) != ZKL_STATE_CONNECTED && tu_now_ms() < end)
         usleep(2000);

@@ -48,6 +48,20 @@ zkl_client *tu_client(int session_timeout_ms)
     return c;
 }
 
+zkl_client *tu_client_with(const char *digest, enum zkl_acl acl)
+{
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    if (digest)
+        ck_assert_int_eq(zkl_client_opts_set_digest_auth(o, digest), 0);
+    ck_assert_int_eq(zkl_client_opts_set_acl(o, acl), 0);
+    zkl_client *c = NULL;
+    int rc = zkl_client_open_opts(tu_hosts(), 10000, o, &c);
+    zkl_client_opts_free(o);
+    ck_assert_msg(rc == 0, "open: %s", zkl_strerror(rc));
+    return c;
+}
+
 int64_t tu_now_ms(void)
 {
     struct timespec ts;

@@ -17,6 +17,9 @@
 const char *tu_hosts(void);
 /* A connected client, or the test fails. */
 zkl_client *tu_client(int session_timeout_ms);
+/* A client with the digest credentials `digest` ("user:password"; NULL for
+ * none) whose nodes get the ACL `acl`, opened, or the test fails. */
+zkl_client *tu_client_with(const char *digest, enum zkl_acl acl);
 /* A raw handle for looking at the server, connected, or the test fails. */
 zhandle_t *tu_zk(void);
 /* A fresh root path for one test: /zkl-test/<name>-<pid>-<n>. Malloc'd. */
