@@ -15,12 +15,8 @@
 /* ---- exclusion under fast turnover --------------------------------------- */
 
 struct arena {
-    atomic_int inside;
-    atomic_int violations;
+    struct tu_arena x;
     atomic_int failures;
-    long counter;          /* written only under the lock */
-    int64_t last_token;    /* idem */
-    int token_errors;      /* idem */
 };
 
 struct contender {
@@ -38,17 +34,14 @@ static void *contender_main(void *arg)
             atomic_fetch_add(&k->a->failures, 1);
             return NULL;
         }
-        if (atomic_fetch_add(&k->a->inside, 1) != 0)
-            atomic_fetch_add(&k->a->violations, 1);
-        int64_t tok = tu_mutex_token(k->m);
-        if (tok <= k->a->last_token)
-            k->a->token_errors++;
-        k->a->last_token = tok;
-        long v = k->a->counter; /* a deliberately non-atomic read-modify-write */
+        struct tu_arena *x = &k->a->x;
+        tu_arena_enter(x);
+        tu_arena_token(x, tu_mutex_token(k->m));
+        long v = x->counter; /* a deliberately non-atomic read-modify-write */
         if (i % 4 == 0)
             sched_yield();
-        k->a->counter = v + 1;
-        atomic_fetch_sub(&k->a->inside, 1);
+        x->counter = v + 1;
+        tu_arena_leave(x);
         /* Released at once: the next holder's listing and this delete race. */
         if (zkl_mutex_release(k->m) != 0) {
             atomic_fetch_add(&k->a->failures, 1);
@@ -60,7 +53,7 @@ static void *contender_main(void *arg)
 
 static void run_contenders(const char *p, unsigned flags, int n, int iters)
 {
-    struct arena a = {.last_token = 0};
+    struct arena a = {.x.last_token = 0};
     struct contender k[16];
     pthread_t t[16];
     ck_assert_int_le(n, 16);
@@ -73,9 +66,9 @@ static void run_contenders(const char *p, unsigned flags, int n, int iters)
     for (int i = 0; i < n; i++)
         pthread_join(t[i], NULL);
     ck_assert_int_eq(atomic_load(&a.failures), 0);
-    ck_assert_int_eq(atomic_load(&a.violations), 0);
-    ck_assert_int_eq(a.token_errors, 0);
-    ck_assert_int_eq(a.counter, (long)n * iters);
+    ck_assert_int_eq(a.x.violations, 0);
+    ck_assert_int_eq(a.x.token_errors, 0);
+    ck_assert_int_eq(a.x.counter, (long)n * iters);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     for (int i = 0; i < n; i++) {
         zkl_mutex_free(k[i].m);

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -285,7 +284,7 @@ START_TEST(test_rwlock_processes_share_reads_and_writers_exclude_everyone)
 {
     char *p = tu_test_path("procs");
     char file[64];
-    struct rw_shared *s = new_shared(file, sizeof *s);
+    struct rw_shared *s = tu_shared_new(file, sizeof *s);
     pid_t pids[P_READERS + P_WRITERS];
     char nreaders[16], iter[16];
     snprintf(nreaders, sizeof nreaders, "%d", P_READERS);
@@ -294,11 +293,7 @@ START_TEST(test_rwlock_processes_share_reads_and_writers_exclude_everyone)
         const char *args[] = {"procs", p, file, i < P_READERS ? "1" : "0", nreaders, iter, NULL};
         pids[i] = tu_spawn_worker(args, -1);
     }
-    for (int i = 0; i < P_READERS + P_WRITERS; i++) {
-        int st;
-        ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
-        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d failed: %d", i, st);
-    }
+    tu_workers_join(pids, P_READERS + P_WRITERS);
     shared_and_excluded(s, P_READERS, P_WRITERS * P_ITER, p);
     munmap(s, sizeof *s);
     unlink(file);

@@ -1,11 +1,9 @@
 /* The counting semaphore against a real ZooKeeper. */
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -121,18 +119,12 @@ START_TEST(test_semaphore_never_admits_more_than_n_across_processes_and_threads)
 {
     char *p = tu_test_path("limit3");
     char shm[64];
-    snprintf(shm, sizeof shm, "/dev/shm/zkl-test-sem-%ld", (long)getpid());
-    struct shared_use *sh = tu_map_shared(shm, sizeof *sh, 1);
-    ck_assert_ptr_nonnull(sh);
+    struct shared_use *sh = tu_shared_new(shm, sizeof *sh);
     pid_t pids[PROCS];
     const char *args[] = {"use", p, shm, NULL};
     for (int i = 0; i < PROCS; i++)
         pids[i] = tu_spawn_worker(args, -1);
-    for (int i = 0; i < PROCS; i++) {
-        int st;
-        ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
-        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d failed: %d", i, st);
-    }
+    tu_workers_join(pids, PROCS);
     ck_assert_int_eq(sh->done, PROCS * THREADS * ITER);
     ck_assert_int_eq(sh->violations, 0);
     unlink(shm);
@@ -570,16 +562,7 @@ static int holder_worker(const char *p)
 START_TEST(test_semaphore_killed_holders_lease_is_freed_after_its_session_ends)
 {
     char *p = tu_test_path("killed");
-    int fds[2];
-    ck_assert_int_eq(pipe(fds), 0);
-    const char *args[] = {"holder", p, NULL};
-    pid_t pid = tu_spawn_worker(args, fds[1]);
-    close(fds[1]);
-    int64_t dead_token = 0;
-    ck_assert_int_eq(read(fds[0], &dead_token, sizeof dead_token), sizeof dead_token);
-    ck_assert_int_gt(dead_token, 0);
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
+    int64_t dead_token = tu_holder_kill((const char *[]){"holder", p, NULL});
     ck_assert_int_eq(count_kind(p, "zkl-lease-x2-"), 1); /* still there: session alive */
     zkl_client *c = tu_client(10000);
     zkl_semaphore *s;
@@ -593,7 +576,6 @@ START_TEST(test_semaphore_killed_holders_lease_is_freed_after_its_session_ends)
     ck_assert_int_eq(zkl_lease_release(l), 0);
     zkl_semaphore_free(s);
     zkl_client_close(c);
-    close(fds[0]);
 }
 END_TEST
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netdb.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -288,6 +289,30 @@ pid_t tu_spawn_worker(const char *const *args, int out_fd)
     return pid;
 }
 
+void tu_workers_join(const pid_t *pids, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int st;
+        ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d failed: %d", i, st);
+    }
+}
+
+int64_t tu_holder_kill(const char *const *args)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = tu_spawn_worker(args, fds[1]);
+    close(fds[1]);
+    int64_t token = 0;
+    ck_assert_int_eq(read(fds[0], &token, sizeof token), sizeof token);
+    ck_assert_int_gt(token, 0);
+    close(fds[0]);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return token;
+}
+
 void *tu_map_shared(const char *file, size_t size, int create)
 {
     int fd = open(file, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0600);
@@ -300,6 +325,17 @@ void *tu_map_shared(const char *file, size_t size, int create)
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     return p == MAP_FAILED ? NULL : p;
+}
+
+void *tu_shared_new(char file[64], size_t size)
+{
+    snprintf(file, 64, "/tmp/zkl-test-shm-XXXXXX");
+    int fd = mkstemp(file);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    void *m = tu_map_shared(file, size, 1);
+    ck_assert_ptr_nonnull(m);
+    return m;
 }
 
 zhandle_t *tu_fixture_zk;
@@ -466,6 +502,24 @@ void tu_wait_contenders_above(const char *path, int base)
     struct contenders_wait w = {path, base, true};
     ck_assert_msg(tu_wait_until(contenders_reached, &w, 10000), "no contender came under %s",
                   path);
+}
+
+void tu_arena_enter(struct tu_arena *a)
+{
+    if (__atomic_add_fetch(&a->inside, 1, __ATOMIC_SEQ_CST) != 1)
+        __atomic_add_fetch(&a->violations, 1, __ATOMIC_SEQ_CST);
+}
+
+void tu_arena_leave(struct tu_arena *a)
+{
+    __atomic_sub_fetch(&a->inside, 1, __ATOMIC_SEQ_CST);
+}
+
+void tu_arena_token(struct tu_arena *a, int64_t token)
+{
+    if (token <= a->last_token)
+        a->token_errors++;
+    a->last_token = token;
 }
 
 int64_t tu_realtime_ns(void)

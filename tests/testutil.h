@@ -53,9 +53,19 @@ bool tu_under_valgrind(void);
  * fork of a threaded process is no place for new ones (ThreadSanitizer). */
 void tu_main_init(int argc, char **argv);
 pid_t tu_spawn_worker(const char *const *args, int out_fd);
+/* Wait for each of `n` workers, however long: every one must exit 0 (a
+ * suite's timeout bounds a worker that hangs). */
+void tu_workers_join(const pid_t *pids, int n);
+/* A holder that dies holding: runs the worker `args`, which takes a lock
+ * and writes its token (an int64_t) to stdout, reads the token, then kills
+ * the worker with SIGKILL and reaps it. Returns the token (> 0). */
+int64_t tu_holder_kill(const char *const *args);
 /* A MAP_SHARED mapping of `size` bytes of `file` (created and zeroed if
  * `create`), shared by a suite and its workers; NULL on failure. */
 void *tu_map_shared(const char *file, size_t size, int create);
+/* A new file for such state, zero-filled and mapped (or the test fails);
+ * its name, for the workers, in `file`. */
+void *tu_shared_new(char file[64], size_t size);
 /* The fixture of the ZooKeeper suites: before each test a raw handle
  * (tu_fixture_zk) and a fresh root path (tu_fixture_root, tu_root(suite));
  * after it the root's tree is deleted and both are released.
@@ -101,6 +111,23 @@ bool tu_session_watches(const char *path, int64_t session);
 char *tu_four_letters(const char *host, const char *cmd);
 /* Wait until it does; false if not within `timeout_ms`. */
 bool tu_wait_session_watches(const char *path, int64_t session, int timeout_ms);
+/* What contenders of one lock share to show that it excludes, threads or
+ * processes alike (plain fields: it may live in a tu_map_shared mapping):
+ * how many are inside right now, two at once being a violation; a counter
+ * each holder reads and writes back non-atomically, right only if holds
+ * never overlap; and the holders' tokens, which must rise. */
+struct tu_arena {
+    int inside;
+    int violations;
+    long counter;       /* written only under the lock */
+    int64_t last_token; /* idem */
+    int token_errors;   /* idem */
+};
+/* A holder comes in, and goes. */
+void tu_arena_enter(struct tu_arena *a);
+void tu_arena_leave(struct tu_arena *a);
+/* A holder's token, to be above the one before. */
+void tu_arena_token(struct tu_arena *a, int64_t token);
 /* For interop runs whose workers log "ACQ|REL kind id realtime-ns token":
  * CLOCK_REALTIME in ns, comparable across processes on one machine. */
 int64_t tu_realtime_ns(void);
