@@ -553,36 +553,20 @@ END_TEST
 
 static char zkdir[256];
 
-static const char *harness_path(void)
-{
-    const char *h = getenv("ZKL_HARNESS");
-    return h ? h : ZKL_SRCDIR "/tests/zk-harness.sh";
-}
-
 /* A private server whose jute.maxbuffer is `bytes`; its connect string goes
  * to `hosts`. */
 static void small_server_start(int bytes, char *hosts, size_t len)
 {
     snprintf(zkdir, sizeof zkdir, "/tmp/zkl-queue-zk.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(zkdir));
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "ZKL_ZK_JVM_EXTRA='-Djute.maxbuffer=%d' '%s' start '%s' --owner %ld >/dev/null 2>&1",
-             bytes, harness_path(), zkdir, (long)getpid());
-    ck_assert_msg(system(cmd) == 0, "could not start a private ZooKeeper");
-    char path[300];
-    snprintf(path, sizeof path, "%s/hosts", zkdir);
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_ptr_nonnull(fgets(hosts, (int)len, f));
-    fclose(f);
-    hosts[strcspn(hosts, "\n")] = '\0';
+    char extra[64];
+    snprintf(extra, sizeof extra, "-Djute.maxbuffer=%d", bytes);
+    tu_private_zk_start(zkdir, extra, hosts, len);
 }
 
 static void small_server_stop(void)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "'%s' stop '%s' >/dev/null 2>&1; rm -rf '%s'", harness_path(),
+    snprintf(cmd, sizeof cmd, "'%s' stop '%s' >/dev/null 2>&1; rm -rf '%s'", tu_harness_path(),
              zkdir, zkdir);
     if (system(cmd) != 0)
         fprintf(stderr, "could not stop %s\n", zkdir);

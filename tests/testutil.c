@@ -63,6 +63,31 @@ zkl_client *tu_client_with(const char *digest, enum zkl_acl acl)
     return c;
 }
 
+const char *tu_harness_path(void)
+{
+    const char *h = getenv("ZKL_HARNESS");
+    return h ? h : ZKL_SRCDIR "/tests/zk-harness.sh";
+}
+
+void tu_private_zk_start(char *dir, const char *jvm_extra, char *hosts, size_t len)
+{
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char env[512] = "";
+    if (jvm_extra != NULL)
+        snprintf(env, sizeof env, "ZKL_ZK_JVM_EXTRA='%s' ", jvm_extra);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s'%s' start '%s' --owner %ld >/dev/null 2>&1", env,
+             tu_harness_path(), dir, (long)getpid());
+    ck_assert_msg(system(cmd) == 0, "could not start a private ZooKeeper");
+    char path[300];
+    snprintf(path, sizeof path, "%s/hosts", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(hosts, (int)len, f));
+    fclose(f);
+    hosts[strcspn(hosts, "\n")] = '\0';
+}
+
 int64_t tu_now_ms(void)
 {
     struct timespec ts;

@@ -41,6 +41,14 @@ bool tu_client_connected(void *c);
 /* Make the server expire the session of `c` (another handle joins the
  * session with its id and password, then closes it). */
 void tu_expire_session(zkl_client *c);
+/* The ZooKeeper harness script: ZKL_HARNESS, else the source tree's. */
+const char *tu_harness_path(void);
+/* A private server for a test that must break or limit it: the harness
+ * starts it in a new directory made from the mkdtemp template `dir`, with
+ * `jvm_extra` (ZKL_ZK_JVM_EXTRA; NULL for none), owned by this process so
+ * that it stops with it even if the test dies. Its connect string goes to
+ * `hosts`; or the test fails. */
+void tu_private_zk_start(char *dir, const char *jvm_extra, char *hosts, size_t len);
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t tu_now_ms(void);
 /* True under valgrind: suites run smaller there (memcheck looks for memory
