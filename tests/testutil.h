@@ -168,42 +168,20 @@ static inline int64_t tu_value(int rc, const int64_t *v)
 {
     return rc != 0 ? rc : *v;
 }
-static inline int64_t tu_mutex_token(zkl_mutex *o)
-{
-    int64_t v = 0;
-    int rc = zkl_mutex_token(o, &v);
-    return tu_value(rc, &v);
-}
-static inline int64_t tu_semmutex_token(zkl_semmutex *o)
-{
-    int64_t v = 0;
-    int rc = zkl_semmutex_token(o, &v);
-    return tu_value(rc, &v);
-}
-static inline int64_t tu_rwlock_read_token(zkl_rwlock *o)
-{
-    int64_t v = 0;
-    int rc = zkl_rwlock_read_token(o, &v);
-    return tu_value(rc, &v);
-}
-static inline int64_t tu_rwlock_write_token(zkl_rwlock *o)
-{
-    int64_t v = 0;
-    int rc = zkl_rwlock_write_token(o, &v);
-    return tu_value(rc, &v);
-}
-static inline int64_t tu_lease_token(zkl_lease *o)
-{
-    int64_t v = 0;
-    int rc = zkl_lease_token(o, &v);
-    return tu_value(rc, &v);
-}
-static inline int64_t tu_client_session_id(zkl_client *o)
-{
-    int64_t v = 0;
-    int rc = zkl_client_session_id(o, &v);
-    return tu_value(rc, &v);
-}
+/* The wrappers, each the same around its own call. */
+#define TU_VALUE_GETTER(name, type, call)                                                          \
+    static inline int64_t name(type *o)                                                            \
+    {                                                                                              \
+        int64_t v = 0;                                                                             \
+        int rc = call(o, &v);                                                                      \
+        return tu_value(rc, &v);                                                                   \
+    }
+TU_VALUE_GETTER(tu_mutex_token, zkl_mutex, zkl_mutex_token)
+TU_VALUE_GETTER(tu_semmutex_token, zkl_semmutex, zkl_semmutex_token)
+TU_VALUE_GETTER(tu_rwlock_read_token, zkl_rwlock, zkl_rwlock_read_token)
+TU_VALUE_GETTER(tu_rwlock_write_token, zkl_rwlock, zkl_rwlock_write_token)
+TU_VALUE_GETTER(tu_lease_token, zkl_lease, zkl_lease_token)
+TU_VALUE_GETTER(tu_client_session_id, zkl_client, zkl_client_session_id)
 
 /* A mutex with prefetch on or off, through the lock options. */
 static inline int tu_mutex_new_prefetch(zkl_client *c, const char *path, bool prefetch,
