@@ -90,13 +90,7 @@ static const core_case cases[] = {
      "expect A:wake\n"
      "state A HELD\n"},
     {"a waiter's own node deleted by someone else queues again with a fresh node",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 2\n"
-     "own A ok\n"
-     "list A ok x:lock-1 A2\n"
-     "ahead A 0 ok\n"
-     "expect A:create A:list A:own A:ahead0:x:lock-1\n"
+     CORE_WAITING_A
      "deleted A2\n"
      "expect A:create A:list\n"
      "state A CREATING\n"
@@ -121,22 +115,12 @@ static const core_case cases[] = {
      "detach A\n"
      "expect A:free\n"},
     {"a node held but not yet taken queues again when someone deletes it",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "own A ok\n"
-     "list A ok A1\n"
-     "expect A:create A:list A:own A:wake\n"
+     CORE_HELD_A
      "deleted A1\n"
      "expect A:create A:list\n"
      "state A CREATING\n"},
     {"a held node routed by its name queues again when someone deletes it, and leaves the index first",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "own A ok\n"
-     "list A ok A1\n"
-     "expect A:create A:list A:own A:wake\n"
+     CORE_HELD_A
      "changed A1\n"
      "expect A:readown\n"
      "owndata A ok - 1\n"

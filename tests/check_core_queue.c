@@ -4,15 +4,6 @@
  * is a script (tests/core_script.h); no ZooKeeper. */
 #include "core_script.h"
 
-/* A waits behind another client's x:lock-1 (A2), everything answered. */
-#define QUEUED_A                                                                                   \
-    "node A lock\n"                                                                                \
-    "start A\n"                                                                                    \
-    "create A ok 2\n"                                                                              \
-    "own A ok\n"                                                                                   \
-    "list A ok x:lock-1 A2\n"                                                                      \
-    "ahead A 0 ok\n"                                                                               \
-    "expect A:create A:list A:own A:ahead0:x:lock-1\n"
 /* A holds alone, then releases, everything answered. */
 #define ALONE_A_RELEASED                                                                           \
     "node A lock\n"                                                                                \
@@ -427,12 +418,7 @@ static const core_case cases[] = {
      "owndata A ok __REVOKE__ 1\n"
      "expect A:revoke\n"},
     {"a held node its holder may not read is watched without reading",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "own A ok\n"
-     "list A ok A1\n"
-     "expect A:create A:list A:own A:wake\n"
+     CORE_HELD_A
      "changed A1\n"
      "expect A:readown\n"
      "owndata A NOAUTH\n"
@@ -466,20 +452,20 @@ static const core_case cases[] = {
      "expect A:ahead0:x:lock-1 A:delete A:wake\n"
      "err A EZK\n"},
     {"a delete that cannot be sent for another reason is tried again later",
-     QUEUED_A "fail MARSHALLING\n"
-              "leave A\n"
-              "expect A:delete A:wake A:kick\n"
-              "state A BACKOFF\n"},
+     CORE_WAITING_A "fail MARSHALLING\n"
+                    "leave A\n"
+                    "expect A:delete A:wake A:kick\n"
+                    "state A BACKOFF\n"},
     {"an answer from a connection the session left is asked again",
-     QUEUED_A "deleted x:lock-1\n"
-              "expect A:wake\n"
-              "state A HELD\n"
-              "taken A\n"
-              "release A\n"
-              "expect A:delete\n"
-              "delete A MOVED\n"
-              "expect A:delete\n"
-              "state A DELETING\n"},
+     CORE_WAITING_A "deleted x:lock-1\n"
+                    "expect A:wake\n"
+                    "state A HELD\n"
+                    "taken A\n"
+                    "release A\n"
+                    "expect A:delete\n"
+                    "delete A MOVED\n"
+                    "expect A:delete\n"
+                    "state A DELETING\n"},
 };
 
 int main(void)

@@ -65,6 +65,26 @@
 
 #include "core.h"
 
+/* The opening of many scripts: node A of the lock path holds, its own
+ * watch answered. */
+#define CORE_HELD_A                                                                                \
+    "node A lock\n"                                                                                \
+    "start A\n"                                                                                    \
+    "create A ok 1\n"                                                                              \
+    "own A ok\n"                                                                                   \
+    "list A ok A1\n"                                                                               \
+    "expect A:create A:list A:own A:wake\n"
+/* The other opening: node A waits behind another client's x:lock-1 (A2),
+ * everything answered. */
+#define CORE_WAITING_A                                                                             \
+    "node A lock\n"                                                                                \
+    "start A\n"                                                                                    \
+    "create A ok 2\n"                                                                              \
+    "own A ok\n"                                                                                   \
+    "list A ok x:lock-1 A2\n"                                                                      \
+    "ahead A 0 ok\n"                                                                               \
+    "expect A:create A:list A:own A:ahead0:x:lock-1\n"
+
 /* One row of a table: a name for the failure message and its script. */
 typedef struct core_case {
     const char *name;
