@@ -313,6 +313,14 @@ static void *try_lock_main(void *arg)
     return NULL;
 }
 
+/* The try in a thread of its own, to its end. */
+static void try_lock_run(struct try_lock *t)
+{
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, try_lock_main, t), 0);
+    pthread_join(th, NULL);
+}
+
 START_TEST(test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thread)
 {
     char *p = tu_test_path("alone-threads");
@@ -329,14 +337,11 @@ START_TEST(test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thr
     ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
     /* Another thread of the same client, on the same path: must wait. */
     struct try_lock t = {m2, 500, -100};
-    pthread_t th;
-    ck_assert_int_eq(pthread_create(&th, NULL, try_lock_main, &t), 0);
-    pthread_join(th, NULL);
+    try_lock_run(&t);
     ck_assert_int_eq(t.rc, ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     t.timeout_ms = 10000;
-    ck_assert_int_eq(pthread_create(&th, NULL, try_lock_main, &t), 0);
-    pthread_join(th, NULL);
+    try_lock_run(&t);
     ck_assert_int_eq(t.rc, 0);
     cycle_alone(m, 3);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
