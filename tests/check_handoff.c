@@ -325,9 +325,7 @@ START_TEST(test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thr
 {
     char *p = tu_test_path("alone-threads");
     zkl_client *c = tu_test_client(10000);
-    zkl_mutex *m, *m2;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m2), 0);
+    zkl_mutex *m = tu_test_mutex(c, p), *m2 = tu_test_mutex(c, p);
     zkl_client_stats s0, s1;
     ck_assert_int_eq(zkl_client_get_stats(c, &s0), 0);
     cycle_alone(m, 10);
@@ -345,8 +343,6 @@ START_TEST(test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thr
     ck_assert_int_eq(t.rc, 0);
     cycle_alone(m, 3);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_mutex_free(m);
-    zkl_mutex_free(m2);
 }
 END_TEST
 
@@ -354,9 +350,7 @@ START_TEST(test_acquires_alone_wait_once_another_client_holds)
 {
     char *p = tu_test_path("alone-clients");
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
-    zkl_mutex *ma, *mb;
-    ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
-    ck_assert_int_eq(zkl_mutex_new(b, p, &mb), 0);
+    zkl_mutex *ma = tu_test_mutex(a, p), *mb = tu_test_mutex(b, p);
     cycle_alone(ma, 10);
     ck_assert_int_eq(zkl_mutex_acquire(mb, 10000), 0);
     ck_assert_int_eq(zkl_mutex_acquire(ma, 500), ZKL_ETIMEDOUT);
@@ -375,8 +369,6 @@ START_TEST(test_acquires_alone_wait_once_another_client_holds)
     ck_assert_int_eq(t.rc, 0);
     cycle_alone(ma, 3);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_mutex_free(ma);
-    zkl_mutex_free(mb);
 }
 END_TEST
 

@@ -235,9 +235,7 @@ START_TEST(test_mutex_tokens_strictly_increase_across_100_handoffs)
 {
     char *p = tu_test_path("tokens");
     zkl_client *c1 = tu_test_client(10000), *c2 = tu_test_client(10000);
-    zkl_mutex *m1, *m2;
-    ck_assert_int_eq(zkl_mutex_new(c1, p, &m1), 0);
-    ck_assert_int_eq(zkl_mutex_new(c2, p, &m2), 0);
+    zkl_mutex *m1 = tu_test_mutex(c1, p), *m2 = tu_test_mutex(c2, p);
     int64_t tokens[100];
     int n = 0;
     struct handoff h1 = {m1, tokens, &n, 50, NULL}, h2 = {m2, tokens, &n, 50, NULL};
@@ -250,8 +248,6 @@ START_TEST(test_mutex_tokens_strictly_increase_across_100_handoffs)
     for (int i = 1; i < 100; i++)
         ck_assert_msg(tokens[i] > tokens[i - 1], "token %d: %lld after %lld", i,
                       (long long)tokens[i], (long long)tokens[i - 1]);
-    zkl_mutex_free(m1);
-    zkl_mutex_free(m2);
 }
 END_TEST
 

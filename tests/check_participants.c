@@ -127,10 +127,7 @@ START_TEST(test_mutex_holder_then_waiters)
 {
     char *p = tu_test_path("mutex");
     zkl_client *c = tu_test_client(10000);
-    zkl_mutex *m, *w1, *w2;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, p, &w1), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, p, &w2), 0);
+    zkl_mutex *m = tu_test_mutex(c, p), *w1 = tu_test_mutex(c, p), *w2 = tu_test_mutex(c, p);
     expect_summary(c, p, ""); /* no node yet: nobody */
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     struct waiter a, b;
@@ -148,9 +145,6 @@ START_TEST(test_mutex_holder_then_waiters)
     join_waiter(&a);
     join_waiter(&b);
     expect_summary(c, p, "");
-    zkl_mutex_free(w2);
-    zkl_mutex_free(w1);
-    zkl_mutex_free(m);
 }
 END_TEST
 
@@ -158,9 +152,7 @@ START_TEST(test_semmutex_holder_then_waiter)
 {
     char *p = tu_test_path("semmutex");
     zkl_client *c = tu_test_client(10000);
-    zkl_semmutex *m, *w1;
-    ck_assert_int_eq(zkl_semmutex_new(c, p, &m), 0);
-    ck_assert_int_eq(zkl_semmutex_new(c, p, &w1), 0);
+    zkl_semmutex *m = tu_test_semmutex(c, p), *w1 = tu_test_semmutex(c, p);
     ck_assert_int_eq(zkl_semmutex_acquire(m, 5000), 0);
     struct waiter a;
     start_waiting(&a, W_SEMMUTEX, w1, p, 2);
@@ -168,8 +160,6 @@ START_TEST(test_semmutex_holder_then_waiter)
     check_owners(c, p, 2);
     ck_assert_int_eq(zkl_semmutex_release(m), 0);
     join_waiter(&a);
-    zkl_semmutex_free(w1);
-    zkl_semmutex_free(m);
 }
 END_TEST
 
@@ -177,11 +167,10 @@ START_TEST(test_rwlock_readers_share_and_queue_behind_a_writer)
 {
     char *p = tu_test_path("rwlock");
     zkl_client *c = tu_test_client(10000);
-    zkl_rwlock *r1, *r2, *w, *r3;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &r1), 0);
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &r2), 0);
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &w), 0);
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &r3), 0);
+    zkl_rwlock *r1 = tu_test_rwlock(c, p);
+    zkl_rwlock *r2 = tu_test_rwlock(c, p);
+    zkl_rwlock *w = tu_test_rwlock(c, p);
+    zkl_rwlock *r3 = tu_test_rwlock(c, p);
     ck_assert_int_eq(zkl_rwlock_read_acquire(r1, 5000), 0);
     struct waiter a, b, d;
     start_waiter(&a, W_READ, r2); /* holds at once, then releases */
@@ -195,10 +184,6 @@ START_TEST(test_rwlock_readers_share_and_queue_behind_a_writer)
     ck_assert_int_eq(zkl_rwlock_read_release(r1), 0);
     join_waiter(&b);
     join_waiter(&d);
-    zkl_rwlock_free(r3);
-    zkl_rwlock_free(w);
-    zkl_rwlock_free(r2);
-    zkl_rwlock_free(r1);
 }
 END_TEST
 
@@ -206,9 +191,7 @@ START_TEST(test_rwlock_downgrade_holds_both)
 {
     char *p = tu_test_path("downgrade");
     zkl_client *c = tu_test_client(10000);
-    zkl_rwlock *rw, *other;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &other), 0);
+    zkl_rwlock *rw = tu_test_rwlock(c, p), *other = tu_test_rwlock(c, p);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0); /* downgrade */
     struct waiter a;
@@ -218,8 +201,6 @@ START_TEST(test_rwlock_downgrade_holds_both)
     join_waiter(&a); /* the later reader gets in beside the downgrade */
     expect_summary(c, p, "__READ__:1");
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
-    zkl_rwlock_free(other);
-    zkl_rwlock_free(rw);
 }
 END_TEST
 
@@ -291,9 +272,7 @@ START_TEST(test_revoke_writes_into_the_holders_node_only)
     char *p = tu_test_path("revoke");
     zkl_client *c = tu_test_client(10000);
     ck_assert_int_eq(zkl_revoke(c, p, NULL), ZKL_ENOTHELD);
-    zkl_mutex *m, *w1;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, p, &w1), 0);
+    zkl_mutex *m = tu_test_mutex(c, p), *w1 = tu_test_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     struct waiter a;
     start_waiting(&a, W_MUTEX, w1, p, 2);
@@ -316,8 +295,6 @@ START_TEST(test_revoke_writes_into_the_holders_node_only)
     ck_assert_int_eq(zkl_revoke(c, "relative", NULL), ZKL_EINVAL);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     join_waiter(&a);
-    zkl_mutex_free(w1);
-    zkl_mutex_free(m);
 }
 END_TEST
 

@@ -451,9 +451,7 @@ START_TEST(test_waiters_of_one_session_share_their_listings)
 {
     char *p = tu_test_path("shared");
     zkl_client *hc = tu_test_client(20000), *c = tu_test_client(20000);
-    zkl_mutex *hm, *m;
-    ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    zkl_mutex *hm = tu_test_mutex(hc, p), *m = tu_test_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_acquire(hm, 5000), 0);
     zkl_client_stats s0, s1;
     ck_assert_int_eq(zkl_client_get_stats(c, &s0), 0);
@@ -483,8 +481,6 @@ START_TEST(test_waiters_of_one_session_share_their_listings)
         zkl_request_free(rs[i]);
     free(rs);
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
-    zkl_mutex_free(hm);
-    zkl_mutex_free(m);
 }
 END_TEST
 
@@ -497,9 +493,7 @@ START_TEST(test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_sta
 {
     char *p = tu_test_path("stale");
     zkl_client *c = tu_test_client(4000);
-    zkl_mutex *m1, *m2;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m1), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m2), 0);
+    zkl_mutex *m1 = tu_test_mutex(c, p), *m2 = tu_test_mutex(c, p);
     /* Three rounds: the first session's handle was made by this thread, the
      * later ones by the client's keeper thread, one after another. */
     for (int round = 0; round < 3; round++) {
@@ -544,8 +538,6 @@ START_TEST(test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_sta
     }
     /* the old sessions' nodes, if their creates were applied, go with them */
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 15000));
-    zkl_mutex_free(m1);
-    zkl_mutex_free(m2);
 }
 END_TEST
 

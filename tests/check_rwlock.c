@@ -236,8 +236,7 @@ START_TEST(test_rwlock_threads_share_reads_and_writers_exclude_everyone)
 {
     zkl_client *c = tu_test_client(10000);
     char *p = tu_test_path("threads");
-    zkl_rwlock *rw;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    zkl_rwlock *rw = tu_test_rwlock(c, p);
     struct rw_shared s = {0};
     struct worker w[T_READERS + T_WRITERS];
     pthread_t t[T_READERS + T_WRITERS];
@@ -250,7 +249,6 @@ START_TEST(test_rwlock_threads_share_reads_and_writers_exclude_everyone)
         ck_assert_msg(w[i].rc == 0, "worker %d failed", i);
     }
     shared_and_excluded(&s, T_READERS, T_WRITERS * T_ITER, p);
-    zkl_rwlock_free(rw);
 }
 END_TEST
 

@@ -162,8 +162,7 @@ START_TEST(test_semaphore_serves_waiters_in_arrival_order)
     enum { W = 8 };
     char *p = tu_test_path("fair");
     zkl_client *hc = tu_test_client(10000);
-    zkl_semaphore *hs;
-    ck_assert_int_eq(zkl_semaphore_new(hc, p, 2, &hs), 0);
+    zkl_semaphore *hs = tu_test_semaphore(hc, p, 2);
     zkl_lease *a, *b;
     take(hs, 1, &a);
     take(hs, 1, &b);
@@ -196,7 +195,6 @@ START_TEST(test_semaphore_serves_waiters_in_arrival_order)
         zkl_semaphore_free(w[i].s);
         zkl_client_close(w[i].c);
     }
-    zkl_semaphore_free(hs);
 }
 END_TEST
 
@@ -261,8 +259,7 @@ START_TEST(test_semaphore_release_wakes_one_of_twenty_waiters)
 {
     char *p = tu_test_path("herd");
     zkl_client *hc = tu_test_client(10000);
-    zkl_semaphore *hs;
-    ck_assert_int_eq(zkl_semaphore_new(hc, p, 3, &hs), 0);
+    zkl_semaphore *hs = tu_test_semaphore(hc, p, 3);
     zkl_lease *mine[3];
     for (int i = 0; i < 3; i++)
         take(hs, 1, &mine[i]);
@@ -330,7 +327,6 @@ START_TEST(test_semaphore_release_wakes_one_of_twenty_waiters)
         zkl_client_close(w[i].c);
     }
     wait_children(p, 0);
-    zkl_semaphore_free(hs);
 }
 END_TEST
 
@@ -400,8 +396,7 @@ START_TEST(test_semaphore_many_lease_is_one_node_with_one_token)
 {
     char *p = tu_test_path("onenode");
     zkl_client *c = tu_test_client(10000);
-    zkl_semaphore *s;
-    ck_assert_int_eq(zkl_semaphore_new(c, p, 5, &s), 0);
+    zkl_semaphore *s = tu_test_semaphore(c, p, 5);
     zkl_lease *three, *one;
     take(s, 3, &three);
     take(s, 1, &one);
@@ -422,7 +417,6 @@ START_TEST(test_semaphore_many_lease_is_one_node_with_one_token)
     ck_assert_int_eq(zkl_lease_release(one), 0);
     ck_assert_int_eq(zkl_lease_release(x), 0);
     wait_children(p, 0);
-    zkl_semaphore_free(s);
 }
 END_TEST
 
@@ -508,10 +502,9 @@ START_TEST(test_semaphore_timeouts_leave_no_node)
 {
     char *p = tu_test_path("timeout");
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000), *c = tu_test_client(10000);
-    zkl_semaphore *sa, *sb, *sc;
-    ck_assert_int_eq(zkl_semaphore_new(a, p, 2, &sa), 0);
-    ck_assert_int_eq(zkl_semaphore_new(b, p, 2, &sb), 0);
-    ck_assert_int_eq(zkl_semaphore_new(c, p, 2, &sc), 0);
+    zkl_semaphore *sa = tu_test_semaphore(a, p, 2);
+    zkl_semaphore *sb = tu_test_semaphore(b, p, 2);
+    zkl_semaphore *sc = tu_test_semaphore(c, p, 2);
     zkl_lease *la;
     take(sa, 2, &la);
     wait_children(p, 1);
@@ -534,9 +527,6 @@ START_TEST(test_semaphore_timeouts_leave_no_node)
     ck_assert_int_eq(head.rc, 0);
     ck_assert_int_eq(zkl_lease_release(head.l), 0);
     wait_children(p, 0);
-    zkl_semaphore_free(sa);
-    zkl_semaphore_free(sb);
-    zkl_semaphore_free(sc);
 }
 END_TEST
 
@@ -589,9 +579,7 @@ START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
     char *p = tu_test_path("expired");
     char *data = tu_test_path("data");
     zkl_client *a = tu_test_client(4000), *b = tu_test_client(4000);
-    zkl_semaphore *sa, *sb;
-    ck_assert_int_eq(zkl_semaphore_new(a, p, 1, &sa), 0);
-    ck_assert_int_eq(zkl_semaphore_new(b, p, 1, &sb), 0);
+    zkl_semaphore *sa = tu_test_semaphore(a, p, 1), *sb = tu_test_semaphore(b, p, 1);
     zkl_lease *l;
     take(sa, 1, &l);
     wait_children(p, 1);
@@ -628,8 +616,6 @@ START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
     ck_assert_int_eq(w2.rc, ZKL_ELOST);
     wait_children(p, 1);
     ck_assert_int_eq(zkl_lease_release(w.l), 0);
-    zkl_semaphore_free(sa);
-    zkl_semaphore_free(sb);
 }
 END_TEST
 
@@ -652,8 +638,7 @@ START_TEST(test_semaphore_holders_show_owner_token_and_count)
 {
     char *p = tu_test_path("holders");
     zkl_client *c = tu_test_client(10000);
-    zkl_semaphore *s;
-    ck_assert_int_eq(zkl_semaphore_new(c, p, 4, &s), 0);
+    zkl_semaphore *s = tu_test_semaphore(c, p, 4);
     zkl_lease_info *info = NULL;
     int n = -1;
     ck_assert_int_eq(zkl_semaphore_holders(s, 5000, &info, &n), 0);
@@ -684,7 +669,6 @@ START_TEST(test_semaphore_holders_show_owner_token_and_count)
     ck_assert_int_eq(r.rc, 0);
     ck_assert_int_eq(zkl_lease_release(one), 0);
     wait_children(p, 0);
-    zkl_semaphore_free(s);
 }
 END_TEST
 

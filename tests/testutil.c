@@ -393,11 +393,6 @@ static void client_close(void *c)
     zkl_client_close(c);
 }
 
-static void mutex_free(void *m)
-{
-    zkl_mutex_free(m);
-}
-
 char *tu_test_path(const char *leaf)
 {
     char *p = tu_path(leaf);
@@ -412,13 +407,24 @@ zkl_client *tu_test_client(int session_timeout_ms)
     return c;
 }
 
-zkl_mutex *tu_test_mutex(zkl_client *c, const char *path)
-{
-    zkl_mutex *m = NULL;
-    ck_assert_int_eq(zkl_mutex_new(c, path, &m), 0);
-    tu_defer(mutex_free, m);
-    return m;
-}
+/* tu_test_mutex and the like, written once for every recipe: the object
+ * made (or the test fails) and its free deferred. */
+#define TEST_OBJECT(recipe, params, args)                                                          \
+    static void recipe##_free_deferred(void *o)                                                    \
+    {                                                                                              \
+        zkl_##recipe##_free(o);                                                                    \
+    }                                                                                              \
+    zkl_##recipe *tu_test_##recipe params                                                          \
+    {                                                                                              \
+        zkl_##recipe *o = NULL;                                                                    \
+        ck_assert_int_eq(zkl_##recipe##_new args, 0);                                              \
+        tu_defer(recipe##_free_deferred, o);                                                       \
+        return o;                                                                                  \
+    }
+TEST_OBJECT(mutex, (zkl_client *c, const char *path), (c, path, &o))
+TEST_OBJECT(rwlock, (zkl_client *c, const char *path), (c, path, &o))
+TEST_OBJECT(semmutex, (zkl_client *c, const char *path), (c, path, &o))
+TEST_OBJECT(semaphore, (zkl_client *c, const char *path, int limit), (c, path, limit, &o))
 
 void tu_fixture_teardown(void)
 {

@@ -96,6 +96,10 @@ char *tu_test_path(const char *leaf);
 zkl_client *tu_test_client(int session_timeout_ms);
 /* A mutex on c and path (made, or the test fails), freed after the test. */
 zkl_mutex *tu_test_mutex(zkl_client *c, const char *path);
+/* The same for the other recipes. */
+zkl_rwlock *tu_test_rwlock(zkl_client *c, const char *path);
+zkl_semmutex *tu_test_semmutex(zkl_client *c, const char *path);
+zkl_semaphore *tu_test_semaphore(zkl_client *c, const char *path, int limit);
 /* Wait until `path` has exactly `want` children; false if it has not
  * within `timeout_ms`. */
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms);
