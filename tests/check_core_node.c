@@ -19,13 +19,7 @@ static const core_case cases[] = {
      "expect -\n"
      "pending A 0\n"},
     {"a release deletes the node and ends when the server confirms",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "own A ok\n"
-     "list A ok A1\n"
-     "taken A\n"
-     "expect A:create A:list A:own A:wake\n"
+     CORE_TAKEN_A
      "release A\n"
      "expect A:delete\n"
      "state A RELEASING\n"
@@ -99,13 +93,7 @@ static const core_case cases[] = {
      "list A ok x:lock-1 A3\n"
      "expect A:ahead0:x:lock-1\n"},
     {"a held node deleted by someone else is lost, and told once",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "own A ok\n"
-     "list A ok A1\n"
-     "taken A\n"
-     "expect A:create A:list A:own A:wake\n"
+     CORE_TAKEN_A
      "deleted A1\n"
      "expect A:lost A:wake\n"
      "state A LOST\n"

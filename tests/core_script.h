@@ -65,17 +65,23 @@
 
 #include "core.h"
 
-/* The opening of many scripts: node A of the lock path holds, its own
- * watch answered. */
-#define CORE_HELD_A                                                                                \
+/* Openings of many scripts. Node A of the lock path holds alone, its own
+ * watch answered, nothing expected yet: */
+#define CORE_OPEN_A                                                                                \
     "node A lock\n"                                                                                \
     "start A\n"                                                                                    \
     "create A ok 1\n"                                                                              \
     "own A ok\n"                                                                                   \
-    "list A ok A1\n"                                                                               \
-    "expect A:create A:list A:own A:wake\n"
-/* The other opening: node A waits behind another client's x:lock-1 (A2),
- * everything answered. */
+    "list A ok A1\n"
+/* and its actions expected; */
+#define CORE_HELD_A                                                                                \
+    CORE_OPEN_A "expect A:create A:list A:own A:wake\n"
+/* and its hold taken by its caller, then the actions expected. */
+#define CORE_TAKEN_A                                                                               \
+    CORE_OPEN_A "taken A\n"                                                                        \
+                "expect A:create A:list A:own A:wake\n"
+/* Node A waits behind another client's x:lock-1 (A2), everything
+ * answered. */
 #define CORE_WAITING_A                                                                             \
     "node A lock\n"                                                                                \
     "start A\n"                                                                                    \
