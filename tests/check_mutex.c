@@ -89,10 +89,7 @@ START_TEST(test_mutex_excludes_four_processes_with_increasing_tokens)
     char *p = tu_test_path("procs");
     char shm[64];
     struct tu_arena *sh = tu_shared_new(shm, sizeof *sh);
-    pid_t pids[PROCS];
-    for (int i = 0; i < PROCS; i++)
-        pids[i] = tu_spawn_worker((const char *[]){"counter", p, shm, NULL}, -1);
-    tu_workers_join(pids, PROCS);
+    tu_workers_run((const char *[]){"counter", p, shm, NULL}, PROCS);
     unlink(shm);
     ck_assert_int_eq(sh->counter, PROCS * ITER);
     ck_assert_int_eq(sh->violations, 0);

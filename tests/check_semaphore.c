@@ -120,11 +120,7 @@ START_TEST(test_semaphore_never_admits_more_than_n_across_processes_and_threads)
     char *p = tu_test_path("limit3");
     char shm[64];
     struct shared_use *sh = tu_shared_new(shm, sizeof *sh);
-    pid_t pids[PROCS];
-    const char *args[] = {"use", p, shm, NULL};
-    for (int i = 0; i < PROCS; i++)
-        pids[i] = tu_spawn_worker(args, -1);
-    tu_workers_join(pids, PROCS);
+    tu_workers_run((const char *[]){"use", p, shm, NULL}, PROCS);
     ck_assert_int_eq(sh->done, PROCS * THREADS * ITER);
     ck_assert_int_eq(sh->violations, 0);
     unlink(shm);

@@ -323,6 +323,16 @@ void tu_workers_join(const pid_t *pids, int n)
     }
 }
 
+void tu_workers_run(const char *const *args, int n)
+{
+    pid_t *pids = malloc((size_t)n * sizeof *pids);
+    ck_assert_ptr_nonnull(pids);
+    for (int i = 0; i < n; i++)
+        pids[i] = tu_spawn_worker(args, -1);
+    tu_workers_join(pids, n);
+    free(pids);
+}
+
 int64_t tu_holder_kill(const char *const *args)
 {
     int fds[2];

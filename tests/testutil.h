@@ -64,6 +64,8 @@ pid_t tu_spawn_worker(const char *const *args, int out_fd);
 /* Wait for each of `n` workers, however long: every one must exit 0 (a
  * suite's timeout bounds a worker that hangs). */
 void tu_workers_join(const pid_t *pids, int n);
+/* Run `n` workers of the same `args` at once, and join them so. */
+void tu_workers_run(const char *const *args, int n);
 /* A holder that dies holding: runs the worker `args`, which takes a lock
  * and writes its token (an int64_t) to stdout, reads the token, then kills
  * the worker with SIGKILL and reaps it. Returns the token (> 0). */
