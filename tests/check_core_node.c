@@ -4,6 +4,17 @@
  * every move of the machine's table. */
 #include "core_script.h"
 
+/* Node A held (its own watch not yet answered), taken and released: its
+ * delete sent, not yet answered. */
+#define RELEASING_A                                                                                \
+    "node A lock\n"                                                                                \
+    "start A\n"                                                                                    \
+    "create A ok 1\n"                                                                              \
+    "list A ok A1\n"                                                                               \
+    "taken A\n"                                                                                    \
+    "release A\n"                                                                                  \
+    "expect A:create A:list A:own A:wake A:delete\n"
+
 static const core_case cases[] = {
     {"an acquire alone takes three requests and holds on the listing's answer",
      "node A lock\n"
@@ -250,37 +261,19 @@ static const core_case cases[] = {
      "cancel\n"
      "verdict A ECANCELED\n"},
     {"a refused release keeps the node and the hold",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "list A ok A1\n"
-     "taken A\n"
-     "release A\n"
-     "expect A:create A:list A:own A:wake A:delete\n"
+     RELEASING_A
      "delete A NOAUTH\n"
      "expect A:wake\n"
      "state A HELD\n"
      "err A ENOAUTH\n"},
     {"a release whose node someone else deleted first says ELOST",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "list A ok A1\n"
-     "taken A\n"
-     "release A\n"
-     "expect A:create A:list A:own A:wake A:delete\n"
+     RELEASING_A
      "delete A NONODE\n"
      "expect A:wake\n"
      "state A GONE\n"
      "err A ELOST\n"},
     {"a release whose answer is lost deletes again on reconnect",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "list A ok A1\n"
-     "taken A\n"
-     "release A\n"
-     "expect A:create A:list A:own A:wake A:delete\n"
+     RELEASING_A
      "down\n"
      "delete A CONNLOSS\n"
      "state A DELETING\n"
