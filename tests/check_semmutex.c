@@ -115,15 +115,15 @@ END_TEST
 struct excl {
     zkl_semmutex *s;
     zkl_mutex *m;
-    int inside, violations, iters;
+    struct tu_arena a;
+    int iters;
 };
 
 static void enter(struct excl *e)
 {
-    if (__atomic_add_fetch(&e->inside, 1, __ATOMIC_SEQ_CST) != 1)
-        __atomic_add_fetch(&e->violations, 1, __ATOMIC_SEQ_CST);
+    tu_arena_enter(&e->a);
     usleep(500);
-    __atomic_sub_fetch(&e->inside, 1, __ATOMIC_SEQ_CST);
+    tu_arena_leave(&e->a);
 }
 
 static void *semmutex_side(void *arg)
@@ -168,7 +168,7 @@ START_TEST(test_semmutex_and_mutex_on_one_path_exclude_each_other)
     pthread_create(&t2, NULL, mutex_side, &e);
     pthread_join(t1, NULL);
     pthread_join(t2, NULL);
-    ck_assert_int_eq(e.violations, 0);
+    ck_assert_int_eq(e.a.violations, 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_semmutex_free(e.s);
     zkl_mutex_free(e.m);
