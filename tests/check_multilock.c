@@ -585,11 +585,8 @@ START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
 {
     char *w1 = tu_path("w1"), *w2 = tu_path("w2"), *w3 = tu_path("w3"), *w4 = tu_path("w4");
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
-    zkl_rwlock *r1, *r2;
-    zkl_mutex *m3;
-    ck_assert_int_eq(zkl_rwlock_new(a, w1, &r1), 0);
-    ck_assert_int_eq(zkl_rwlock_new(a, w2, &r2), 0);
-    ck_assert_int_eq(zkl_mutex_new(a, w3, &m3), 0);
+    zkl_rwlock *r1 = tu_test_rwlock(a, w1), *r2 = tu_test_rwlock(a, w2);
+    zkl_mutex *m3 = tu_test_mutex(a, w3);
     zkl_lock *rd1 = NULL, *wr1 = NULL, *wr2 = NULL;
     ck_assert_int_eq(zkl_rwlock_read_as_lock(r1, &rd1), 0);
     ck_assert_int_eq(zkl_rwlock_write_as_lock(r1, &wr1), 0);
@@ -656,9 +653,6 @@ START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
     zkl_lock_free(s4l);
     zkl_lock_free(u5l);
     ulock_destroy(&u5);
-    zkl_rwlock_free(r1);
-    zkl_rwlock_free(r2);
-    zkl_mutex_free(m3);
     free(w1), free(w2), free(w3), free(w4);
 }
 END_TEST

@@ -334,11 +334,8 @@ START_TEST(test_rwlock_sides_work_as_generic_locks_and_in_a_multilock)
 {
     char *p = tu_path("generic"), *q = tu_path("generic-other");
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
-    zkl_rwlock *rw, *other;
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_rwlock_new(a, p, &rw), 0);
-    ck_assert_int_eq(zkl_rwlock_new(b, p, &other), 0);
-    ck_assert_int_eq(zkl_mutex_new(a, q, &m), 0);
+    zkl_rwlock *rw = tu_test_rwlock(a, p), *other = tu_test_rwlock(b, p);
+    zkl_mutex *m = tu_test_mutex(a, q);
     zkl_lock *rl, *wl, *ml;
     ck_assert_int_eq(zkl_rwlock_read_as_lock(NULL, &rl), ZKL_EINVAL);
     ck_assert_int_eq(zkl_rwlock_write_as_lock(NULL, &wl), ZKL_EINVAL);
@@ -380,9 +377,6 @@ START_TEST(test_rwlock_sides_work_as_generic_locks_and_in_a_multilock)
     zkl_lock_free(rl);
     zkl_lock_free(wl);
     zkl_lock_free(ml);
-    zkl_mutex_free(m);
-    zkl_rwlock_free(rw);
-    zkl_rwlock_free(other);
     free(p);
     free(q);
 }
