@@ -21,22 +21,10 @@
 #include "async_recipes.h"
 
 
-struct kids {
-    const char *path;
-    int want;
-};
-
-static bool has_kids(void *arg)
-{
-    struct kids *k = arg;
-    return tu_children(tu_fixture_zk, k->path) >= k->want;
-}
-
 static void wait_kids_at_least(const char *path, int want)
 {
-    struct kids k = {path, want};
-    ck_assert_msg(tu_wait_until(has_kids, &k, PROMPT_MS), "%s: %d children, wanted %d", path,
-                  tu_children(tu_fixture_zk, path), want);
+    ck_assert_msg(tu_wait_children_at_least(tu_fixture_zk, path, want, PROMPT_MS),
+                  "%s: %d children, wanted %d", path, tu_children(tu_fixture_zk, path), want);
 }
 
 static void wait_kids(const char *path, int want)

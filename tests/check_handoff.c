@@ -123,12 +123,6 @@ struct queue_len {
     int n;
 };
 
-static bool has_children(void *arg)
-{
-    struct queue_len *q = arg;
-    return tu_children(tu_fixture_zk, q->path) >= q->n;
-}
-
 static bool fewer_children(void *arg)
 {
     struct queue_len *q = arg;
@@ -160,8 +154,7 @@ static void quitters_case(unsigned flags)
     /* One at a time, so that the queue has this order. */
     for (int i = 0; i < N; i++) {
         ck_assert_int_eq(pthread_create(&w[i].t, NULL, waiter_main, &w[i]), 0);
-        struct queue_len q = {p, i + 2};
-        ck_assert(tu_wait_until(has_children, &q, 20000));
+        ck_assert(tu_wait_children_at_least(tu_fixture_zk, p, i + 2, 20000));
     }
     pthread_join(w[0].t, NULL);
     pthread_join(w[1].t, NULL);
@@ -253,8 +246,7 @@ START_TEST(test_client_holding_many_locks_still_routes_each_handoff)
         ck_assert_int_eq(tu_mutex_new_prefetch(busy, p, true, &w[i].m), 0);
         ck_assert_int_eq(pthread_create(&w[i].t, NULL, sharer_main, &w[i]), 0);
     }
-    struct queue_len q = {p, W + 1};
-    ck_assert(tu_wait_until(has_children, &q, 20000));
+    ck_assert(tu_wait_children_at_least(tu_fixture_zk, p, W + 1, 20000));
     usleep(100000);
     for (int i = 0; i < W; i++)
         ck_assert_int_eq(atomic_load(&w[i].held), 0);
@@ -362,8 +354,7 @@ START_TEST(test_acquires_alone_wait_once_another_client_holds)
     struct try_lock t = {mb, 20000, -100};
     pthread_t th;
     ck_assert_int_eq(pthread_create(&th, NULL, try_lock_main, &t), 0);
-    struct queue_len q = {p, 2};
-    ck_assert(tu_wait_until(has_children, &q, 20000));
+    ck_assert(tu_wait_children_at_least(tu_fixture_zk, p, 2, 20000));
     ck_assert_int_eq(zkl_mutex_release(ma), 0);
     pthread_join(th, NULL);
     ck_assert_int_eq(t.rc, 0);

@@ -71,21 +71,10 @@ static void *waiter_main(void *arg)
     return NULL;
 }
 
-struct above {
-    const char *path;
-    int want;
-};
-
-static bool has_children(void *arg)
-{
-    struct above *a = arg;
-    return tu_children(tu_fixture_zk, a->path) >= a->want;
-}
-
 static void wait_children(const char *path, int want)
 {
-    struct above a = {path, want};
-    ck_assert_msg(tu_wait_until(has_children, &a, PROMPT_MS), "no waiter queued under %s", path);
+    ck_assert_msg(tu_wait_children_at_least(tu_fixture_zk, path, want, PROMPT_MS),
+                  "no waiter queued under %s", path);
 }
 
 /* Wait until client `c` watches a node of another session under `path`

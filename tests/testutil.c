@@ -472,17 +472,25 @@ struct children_wait {
     zhandle_t *zh;
     const char *path;
     int want;
+    bool at_least;
 };
 
 static bool children_are(void *arg)
 {
     struct children_wait *w = arg;
-    return tu_children(w->zh, w->path) == w->want;
+    int n = tu_children(w->zh, w->path);
+    return w->at_least ? n >= w->want : n == w->want;
 }
 
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms)
 {
-    struct children_wait w = {zh, path, want};
+    struct children_wait w = {zh, path, want, false};
+    return tu_wait_until(children_are, &w, timeout_ms);
+}
+
+bool tu_wait_children_at_least(zhandle_t *zh, const char *path, int want, int timeout_ms)
+{
+    struct children_wait w = {zh, path, want, true};
     return tu_wait_until(children_are, &w, timeout_ms);
 }
 

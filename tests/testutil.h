@@ -105,6 +105,8 @@ zkl_semaphore *tu_test_semaphore(zkl_client *c, const char *path, int limit);
 /* Wait until `path` has exactly `want` children; false if it has not
  * within `timeout_ms`. */
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms);
+/* The same for `want` children or more: waiters queued behind others. */
+bool tu_wait_children_at_least(zhandle_t *zh, const char *path, int want, int timeout_ms);
 /* Ephemeral nodes at or below `path` (tu_fixture_zk): contenders, whatever
  * a recipe's layout (a semaphore's node and a multi-lock's member paths are
  * persistent). */
