@@ -205,13 +205,12 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("acl");
-    TCase *tc = tu_tcase("acl", 60);
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_created_parents_and_contenders_carry_the_acl_entries);
-    tcase_add_test(tc, test_two_identities_share_a_tree_and_a_third_is_kept_out);
-    tcase_add_test(tc, test_bad_acl_entries_are_einval_with_a_reason);
-    tcase_add_test(tc, test_tls_and_sasl_settings_without_support_are_enotsup);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_created_parents_and_contenders_carry_the_acl_entries,
+        test_two_identities_share_a_tree_and_a_third_is_kept_out,
+        test_bad_acl_entries_are_einval_with_a_reason,
+        test_tls_and_sasl_settings_without_support_are_enotsup,
+        NULL,
+    };
+    return tu_run_case("acl", 60, setup, teardown, tests);
 }

@@ -72,6 +72,24 @@ static void line_close(struct line *t)
     free(t->p);
 }
 
+/* A request of `o` whose callback records into `s` (made fresh here):
+ * how most tests start one. */
+static zkl_request *aobj_start(struct aobj *o, long timeout_ms, struct res *s)
+{
+    res_init(s);
+    zkl_request *r;
+    ck_assert_int_eq(o->r->start(o, timeout_ms, on_done, s, &r), 0);
+    return r;
+}
+
+/* The client's event descriptor: delivery by descriptor from here on. */
+static int line_fd(struct line *t)
+{
+    int fd;
+    ck_assert_int_eq(zkl_client_event_fd(t->c, &fd), 0);
+    return fd;
+}
+
 static void counts_are(struct line *t, const char *path, uint64_t acquired, uint64_t releases)
 {
     zkl_metrics pm = {.version = ZKL_METRICS_VERSION};
@@ -87,9 +105,7 @@ START_TEST(test_a_request_is_held_on_the_client_thread_then_released)
     struct line t;
     line_open(&t, _i, "basic", false);
     struct res s;
-    res_init(&s);
-    zkl_request *r;
-    ck_assert_int_eq(t.obj.r->start(&t.obj, 5000, on_done, &s, &r), 0);
+    zkl_request *r = aobj_start(&t.obj, 5000, &s);
     ck_assert_int_eq(wait_result(&s), 0);
     ck_assert_ptr_eq(s.r, r);
     ck_assert(!pthread_equal(s.thread, pthread_self())); /* the keeper's */
@@ -140,9 +156,7 @@ START_TEST(test_a_request_is_released_from_another_thread)
     struct line t;
     line_open(&t, _i, "other", false);
     struct res s;
-    res_init(&s);
-    zkl_request *r;
-    ck_assert_int_eq(t.obj.r->start(&t.obj, 5000, on_done, &s, &r), 0);
+    zkl_request *r = aobj_start(&t.obj, 5000, &s);
     ck_assert_int_eq(wait_result(&s), 0);
     pthread_t th;
     void *rc;
@@ -198,13 +212,10 @@ START_TEST(test_cancel_right_after_start)
 {
     struct line t;
     line_open(&t, _i, "early", false);
-    int fd;
-    ck_assert_int_eq(zkl_client_event_fd(t.c, &fd), 0);
+    int fd = line_fd(&t);
     for (int i = 0; i < 20; i++) {
         struct res s;
-        res_init(&s);
-        zkl_request *r;
-        ck_assert_int_eq(t.obj.r->start(&t.obj, 5000, on_done, &s, &r), 0);
+        zkl_request *r = aobj_start(&t.obj, 5000, &s);
         ck_assert_int_eq(zkl_request_cancel(r), 0);
         dispatch_until_called(t.c, fd, &s);
         ck_assert_int_eq(s.result, ZKL_ECANCELED);
@@ -223,14 +234,10 @@ START_TEST(test_cancel_while_queued_and_watching)
 {
     struct line t;
     line_open(&t, _i, "queued", true);
-    const struct arow *rw = t.obj.r;
     struct res a, b;
-    res_init(&a);
-    res_init(&b);
-    zkl_request *ra, *rb;
-    ck_assert_int_eq(rw->start(&t.obj, ZKL_WAIT_FOREVER, on_done, &a, &ra), 0);
+    zkl_request *ra = aobj_start(&t.obj, ZKL_WAIT_FOREVER, &a);
     tu_expect_contenders(t.p, 1 + t.wait_nodes);
-    ck_assert_int_eq(rw->start(&t.obj, ZKL_WAIT_FOREVER, on_done, &b, &rb), 0);
+    zkl_request *rb = aobj_start(&t.obj, ZKL_WAIT_FOREVER, &b);
     tu_expect_contenders(t.p, 2 + t.wait_nodes);
     /* B waits behind A: cancel B. */
     ck_assert_int_eq(zkl_request_cancel(rb), 0);
@@ -248,9 +255,7 @@ START_TEST(test_cancel_while_queued_and_watching)
     tu_expect_contenders(t.p, 0);
     aobj_acquire(&t.hold, 5000);
     struct res d;
-    res_init(&d);
-    zkl_request *rd;
-    ck_assert_int_eq(rw->start(&t.obj, ZKL_WAIT_FOREVER, on_done, &d, &rd), 0);
+    zkl_request *rd = aobj_start(&t.obj, ZKL_WAIT_FOREVER, &d);
     tu_expect_contenders(t.p, 1 + t.wait_nodes);
     ck_assert_int_eq(zkl_request_cancel(rd), 0);
     ck_assert_int_eq(wait_result(&d), ZKL_ECANCELED);
@@ -270,12 +275,9 @@ START_TEST(test_cancel_granted_but_not_delivered)
 {
     struct line t;
     line_open(&t, _i, "granted", false);
-    int fd;
-    ck_assert_int_eq(zkl_client_event_fd(t.c, &fd), 0);
+    int fd = line_fd(&t);
     struct res s;
-    res_init(&s);
-    zkl_request *r;
-    ck_assert_int_eq(t.obj.r->start(&t.obj, 5000, on_done, &s, &r), 0);
+    zkl_request *r = aobj_start(&t.obj, 5000, &s);
     ck_assert(fd_readable(fd, PROMPT_MS)); /* granted, not told */
     tu_expect_contenders(t.p, t.hold_nodes);
     ck_assert_int_eq(zkl_request_is_held(r), 0); /* not until told */
@@ -300,24 +302,19 @@ START_TEST(test_cancel_timeout_and_try_once_leave_nothing)
 {
     struct line t;
     line_open(&t, _i, "timeout", true);
-    const struct arow *rw = t.obj.r;
     struct res a, s, o;
-    res_init(&a);
-    res_init(&s);
-    res_init(&o);
-    zkl_request *ra, *r, *r0;
-    ck_assert_int_eq(rw->start(&t.obj, ZKL_WAIT_FOREVER, on_done, &a, &ra), 0);
+    zkl_request *ra = aobj_start(&t.obj, ZKL_WAIT_FOREVER, &a);
     tu_expect_contenders(t.p, 1 + t.wait_nodes);
     ck_assert_int_eq(zkl_request_cancel(ra), 0);
     ck_assert_int_eq(wait_result(&a), ZKL_ECANCELED);
     ck_assert_int_eq(tu_contenders(t.p), 1);
     int64_t t0 = tu_now_ms();
-    ck_assert_int_eq(rw->start(&t.obj, 300, on_done, &s, &r), 0);
+    zkl_request *r = aobj_start(&t.obj, 300, &s);
     ck_assert_int_eq(wait_result(&s), ZKL_ETIMEDOUT);
     int64_t took = tu_now_ms() - t0;
     ck_assert_msg(took >= 300 && took < 3000, "timed out after %lld ms", (long long)took);
     ck_assert_int_eq(tu_contenders(t.p), 1); /* its node went first */
-    ck_assert_int_eq(rw->start(&t.obj, 0, on_done, &o, &r0), 0);
+    zkl_request *r0 = aobj_start(&t.obj, 0, &o);
     ck_assert_int_eq(wait_result(&o), ZKL_ETIMEDOUT);
     ck_assert_int_eq(tu_contenders(t.p), 1);
     ck_assert_int_eq(zkl_request_release(ra), ZKL_ENOTHELD);
@@ -347,12 +344,9 @@ START_TEST(test_session_loss_while_queued_and_while_held)
     struct aobj held;
     aobj_open(&held, _i, t.c, q);
     struct res s, k;
-    res_init(&s);
-    res_init(&k);
-    zkl_request *r, *rk;
-    ck_assert_int_eq(held.r->start(&held, 5000, on_done, &k, &rk), 0);
+    zkl_request *rk = aobj_start(&held, 5000, &k);
     ck_assert_int_eq(wait_result(&k), 0);
-    ck_assert_int_eq(t.obj.r->start(&t.obj, ZKL_WAIT_FOREVER, on_done, &s, &r), 0);
+    zkl_request *r = aobj_start(&t.obj, ZKL_WAIT_FOREVER, &s);
     tu_expect_contenders(t.p, 1 + t.wait_nodes);
     tu_expire_session(t.c);
     ck_assert_int_eq(wait_result(&s), ZKL_ELOST);
@@ -391,18 +385,14 @@ START_TEST(test_close_with_requests_pending)
         aobj_open(&o, _i, c, t.p);
         aobj_open(&oq, _i, c, q);
         struct res held, s[3];
-        res_init(&held);
-        zkl_request *rh, *r[3];
-        ck_assert_int_eq(oq.r->start(&oq, 5000, on_done, &held, &rh), 0);
+        zkl_request *rh = aobj_start(&oq, 5000, &held), *r[3];
         if (by_fd) {
             ck_assert(fd_readable(fd, PROMPT_MS));
             ck_assert_int_eq(zkl_client_dispatch(c), 1);
         }
         ck_assert_int_eq(wait_result(&held), 0);
-        for (int i = 0; i < 3; i++) {
-            res_init(&s[i]);
-            ck_assert_int_eq(o.r->start(&o, ZKL_WAIT_FOREVER, on_done, &s[i], &r[i]), 0);
-        }
+        for (int i = 0; i < 3; i++)
+            r[i] = aobj_start(&o, ZKL_WAIT_FOREVER, &s[i]);
         tu_expect_contenders(t.p, 3 + t.wait_nodes);
         aobj_close(&o); /* requests outlive their objects */
         aobj_close(&oq);
@@ -439,8 +429,7 @@ START_TEST(test_free_in_callback_and_while_pending)
     tu_expect_contenders(t.p, 0); /* freed held: released */
     line_hold(&t);
     struct res w;
-    res_init(&w);
-    ck_assert_int_eq(t.obj.r->start(&t.obj, ZKL_WAIT_FOREVER, on_done, &w, &r), 0);
+    r = aobj_start(&t.obj, ZKL_WAIT_FOREVER, &w);
     tu_expect_contenders(t.p, 1 + t.wait_nodes);
     zkl_request_free(r);
     tu_expect_contenders(t.p, 1);

@@ -68,99 +68,99 @@ static bool not_held(void *arg)
     return zkl_request_is_held(arg) == 0;
 }
 
+/* One test's mutex on its own path and client, with a request held on it:
+ * each test starts here and differs in how the hold is lost. */
+struct held_case {
+    char *p;
+    zkl_client *c;
+    zkl_mutex *m;
+    int fd;
+    struct tally t;
+    zkl_request *r;
+};
+
+static void held_case_open(struct held_case *h, const char *leaf, int lost_requests)
+{
+    h->p = tu_path(leaf);
+    h->c = open_client(lost_requests);
+    ck_assert_int_eq(zkl_mutex_new(h->c, h->p, &h->m), 0);
+    ck_assert_int_eq(zkl_client_event_fd(h->c, &h->fd), 0);
+    atomic_init(&h->t.calls, 0);
+    atomic_init(&h->t.last, 0);
+    h->r = held(h->c, h->m, h->fd, &h->t);
+}
+
+/* Free the request; its node must go promptly; then the rest. */
+static void held_case_close(struct held_case *h)
+{
+    zkl_request_free(h->r);
+    ck_assert(tu_wait_children(tu_fixture_zk, h->p, 0, PROMPT_MS));
+    zkl_mutex_free(h->m);
+    zkl_client_close(h->c);
+    free(h->p);
+}
+
 START_TEST(test_a_held_request_whose_node_is_deleted_is_told_when_asked_for)
 {
-    char *p = tu_path("deleted");
-    zkl_client *c = open_client(1);
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
-    int fd;
-    ck_assert_int_eq(zkl_client_event_fd(c, &fd), 0);
-    struct tally t = {0};
-    zkl_request *r = held(c, m, fd, &t);
+    struct held_case h;
+    held_case_open(&h, "deleted", 1);
     /* Someone else deletes the node (as `zkl break` does). */
-    ck_assert_int_eq(zoo_delete(tu_fixture_zk, zkl_request_node(r), -1), ZOK);
-    ck_assert_int_eq(dispatch(c, fd, 1), 1);
-    ck_assert_int_eq(atomic_load(&t.calls), 2);
-    ck_assert_int_eq(atomic_load(&t.last), ZKL_ELOST);
-    ck_assert_int_eq(zkl_request_is_held(r), 0);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, zkl_request_node(h.r), -1), ZOK);
+    ck_assert_int_eq(dispatch(h.c, h.fd, 1), 1);
+    ck_assert_int_eq(atomic_load(&h.t.calls), 2);
+    ck_assert_int_eq(atomic_load(&h.t.last), ZKL_ELOST);
+    ck_assert_int_eq(zkl_request_is_held(h.r), 0);
     /* Told once: nothing more is due. */
-    ck_assert_int_eq(zkl_client_dispatch(c), 0);
-    ck_assert_int_eq(zkl_request_release(r), ZKL_ELOST);
+    ck_assert_int_eq(zkl_client_dispatch(h.c), 0);
+    ck_assert_int_eq(zkl_request_release(h.r), ZKL_ELOST);
     ck_assert_ptr_nonnull(strstr(zkl_last_error_text(), "deleted by someone else"));
-    ck_assert_int_eq(zkl_client_state(c), ZKL_STATE_CONNECTED); /* the session lives on */
-    zkl_request_free(r);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, PROMPT_MS));
-    zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(p);
+    ck_assert_int_eq(zkl_client_state(h.c), ZKL_STATE_CONNECTED); /* the session lives on */
+    held_case_close(&h);
 }
 END_TEST
 
 START_TEST(test_a_held_request_whose_session_expires_is_told_when_asked_for)
 {
-    char *p = tu_path("expired");
-    zkl_client *c = open_client(1);
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
-    int fd;
-    ck_assert_int_eq(zkl_client_event_fd(c, &fd), 0);
-    struct tally t = {0};
-    zkl_request *r = held(c, m, fd, &t);
-    tu_expire_session(c);
-    ck_assert_int_eq(dispatch(c, fd, 1), 1);
-    ck_assert_int_eq(atomic_load(&t.calls), 2);
-    ck_assert_int_eq(atomic_load(&t.last), ZKL_ELOST);
-    ck_assert_int_eq(zkl_request_release(r), ZKL_ELOST);
+    struct held_case h;
+    held_case_open(&h, "expired", 1);
+    tu_expire_session(h.c);
+    ck_assert_int_eq(dispatch(h.c, h.fd, 1), 1);
+    ck_assert_int_eq(atomic_load(&h.t.calls), 2);
+    ck_assert_int_eq(atomic_load(&h.t.last), ZKL_ELOST);
+    ck_assert_int_eq(zkl_request_release(h.r), ZKL_ELOST);
     ck_assert_ptr_nonnull(strstr(zkl_last_error_text(), "session ended"));
-    zkl_request_free(r);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, PROMPT_MS));
-    zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(p);
+    held_case_close(&h);
 }
 END_TEST
 
 START_TEST(test_a_held_request_loss_is_not_told_by_default)
 {
-    char *p = tu_path("quiet");
-    zkl_client *c = open_client(0);
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
-    int fd;
-    ck_assert_int_eq(zkl_client_event_fd(c, &fd), 0);
-    struct tally t = {0};
-    zkl_request *r = held(c, m, fd, &t);
-    ck_assert_int_eq(zoo_delete(tu_fixture_zk, zkl_request_node(r), -1), ZOK);
-    ck_assert(tu_wait_until(not_held, r, PROMPT_MS));
+    struct held_case h;
+    held_case_open(&h, "quiet", 0);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, zkl_request_node(h.r), -1), ZOK);
+    ck_assert(tu_wait_until(not_held, h.r, PROMPT_MS));
     /* The loss is known; no callback is due for it. */
-    ck_assert_int_eq(zkl_client_dispatch(c), 0);
-    ck_assert_int_eq(atomic_load(&t.calls), 1);
-    ck_assert_int_eq(zkl_request_release(r), ZKL_ELOST);
-    zkl_request_free(r);
-    zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(p);
+    ck_assert_int_eq(zkl_client_dispatch(h.c), 0);
+    ck_assert_int_eq(atomic_load(&h.t.calls), 1);
+    ck_assert_int_eq(zkl_request_release(h.r), ZKL_ELOST);
+    zkl_request_free(h.r);
+    zkl_mutex_free(h.m);
+    zkl_client_close(h.c);
+    free(h.p);
 }
 END_TEST
 
 START_TEST(test_a_held_request_of_a_closing_client_is_not_told_a_loss)
 {
-    char *p = tu_path("closing");
-    zkl_client *c = open_client(1);
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
-    int fd;
-    ck_assert_int_eq(zkl_client_event_fd(c, &fd), 0);
-    struct tally t = {0};
-    zkl_request *r = held(c, m, fd, &t);
-    zkl_client_close(c);
-    ck_assert_int_eq(atomic_load(&t.calls), 1);
-    ck_assert_int_eq(zkl_request_release(r), ZKL_ECLOSED);
-    zkl_request_free(r);
-    zkl_mutex_free(m);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, PROMPT_MS));
-    free(p);
+    struct held_case h;
+    held_case_open(&h, "closing", 1);
+    zkl_client_close(h.c);
+    ck_assert_int_eq(atomic_load(&h.t.calls), 1);
+    ck_assert_int_eq(zkl_request_release(h.r), ZKL_ECLOSED);
+    zkl_request_free(h.r);
+    zkl_mutex_free(h.m);
+    ck_assert(tu_wait_children(tu_fixture_zk, h.p, 0, PROMPT_MS));
+    free(h.p);
 }
 END_TEST
 
@@ -178,15 +178,13 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("async_lost");
-    TCase *tc = tcase_create("async_lost");
-    tu_add_fixture(tc, "async_lost");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_a_held_request_whose_node_is_deleted_is_told_when_asked_for);
-    tcase_add_test(tc, test_a_held_request_whose_session_expires_is_told_when_asked_for);
-    tcase_add_test(tc, test_a_held_request_loss_is_not_told_by_default);
-    tcase_add_test(tc, test_a_held_request_of_a_closing_client_is_not_told_a_loss);
-    tcase_add_test(tc, test_lost_requests_option_refuses_bad_arguments);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_a_held_request_whose_node_is_deleted_is_told_when_asked_for,
+        test_a_held_request_whose_session_expires_is_told_when_asked_for,
+        test_a_held_request_loss_is_not_told_by_default,
+        test_a_held_request_of_a_closing_client_is_not_told_a_loss,
+        test_lost_requests_option_refuses_bad_arguments,
+        NULL,
+    };
+    return tu_run_zk_case("async_lost", 60, tests);
 }

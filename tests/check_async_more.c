@@ -21,22 +21,10 @@
 #include "async_recipes.h"
 
 
-struct kids {
-    const char *path;
-    int want;
-};
-
-static bool has_kids(void *arg)
-{
-    struct kids *k = arg;
-    return tu_children(tu_fixture_zk, k->path) >= k->want;
-}
-
 static void wait_kids_at_least(const char *path, int want)
 {
-    struct kids k = {path, want};
-    ck_assert_msg(tu_wait_until(has_kids, &k, PROMPT_MS), "%s: %d children, wanted %d", path,
-                  tu_children(tu_fixture_zk, path), want);
+    ck_assert_msg(tu_wait_children_at_least(tu_fixture_zk, path, want, PROMPT_MS),
+                  "%s: %d children, wanted %d", path, tu_children(tu_fixture_zk, path), want);
 }
 
 static void wait_kids(const char *path, int want)
@@ -58,8 +46,7 @@ START_TEST(test_semaphore_grant_many_then_wait_behind_full)
 {
     char *p = tu_test_path("sem-grant");
     zkl_client *c = tu_test_client(10000);
-    zkl_semaphore *s;
-    ck_assert_int_eq(zkl_semaphore_new(c, p, 3, &s), 0);
+    zkl_semaphore *s = tu_test_semaphore(c, p, 3);
     struct res a, b;
     res_init(&a);
     res_init(&b);
@@ -100,16 +87,13 @@ START_TEST(test_semaphore_grant_many_then_wait_behind_full)
     ck_assert_uint_ge(pm.handoffs, 1);   /* b waited */
     zkl_request_free(ra);
     zkl_request_free(rb);
-    zkl_semaphore_free(s);
 }
 END_TEST
 START_TEST(test_semaphore_limit_mismatch_leaves_nothing)
 {
     char *p = tu_test_path("sem-mismatch");
     zkl_client *c = tu_test_client(10000);
-    zkl_semaphore *s3, *s4;
-    ck_assert_int_eq(zkl_semaphore_new(c, p, 3, &s3), 0);
-    ck_assert_int_eq(zkl_semaphore_new(c, p, 4, &s4), 0);
+    zkl_semaphore *s3 = tu_test_semaphore(c, p, 3), *s4 = tu_test_semaphore(c, p, 4);
     zkl_lease *l;
     ck_assert_int_eq(zkl_semaphore_acquire(s3, 5000, &l), 0);
     struct res a, b;
@@ -132,8 +116,6 @@ START_TEST(test_semaphore_limit_mismatch_leaves_nothing)
     ck_assert_uint_eq(pm.failures, 2);
     zkl_request_free(ra);
     zkl_request_free(rb);
-    zkl_semaphore_free(s3);
-    zkl_semaphore_free(s4);
 }
 END_TEST
 /* ---- many requests over a small limit ------------------------------------ */
@@ -428,9 +410,7 @@ START_TEST(test_multilock_refuses_user_locks_and_two_clients)
 {
     char *p = tu_path("ml-user"), *q = tu_path("ml-other");
     zkl_client *c = tu_test_client(10000), *d = tu_test_client(10000);
-    zkl_mutex *m, *md;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
-    ck_assert_int_eq(zkl_mutex_new(d, q, &md), 0);
+    zkl_mutex *m = tu_test_mutex(c, p), *md = tu_test_mutex(d, q);
     struct ulock u = {.key = "user-key"};
     const zkl_lock_ops ops = {.version = ZKL_LOCK_OPS_VERSION, .acquire = u_acquire,
                               .release = u_release, .is_held = u_is_held, .path = u_path};
@@ -458,8 +438,6 @@ START_TEST(test_multilock_refuses_user_locks_and_two_clients)
     zkl_multilock_free(m2);
     for (int i = 0; i < 3; i++)
         zkl_lock_free(l[i]);
-    zkl_mutex_free(m);
-    zkl_mutex_free(md);
     free(p), free(q);
 }
 END_TEST
@@ -559,8 +537,7 @@ START_TEST(test_rwlock_and_semmutex_requests)
     zkl_request_free(q1), zkl_request_free(q2), zkl_request_free(qw), zkl_request_free(q3);
     zkl_rwlock_free(rw);
 
-    zkl_semmutex *sm;
-    ck_assert_int_eq(zkl_semmutex_new(c, q, &sm), 0);
+    zkl_semmutex *sm = tu_test_semmutex(c, q);
     ck_assert_int_eq(zkl_semmutex_acquire(sm, 5000), 0);
     struct res t;
     res_init(&t);
@@ -577,7 +554,6 @@ START_TEST(test_rwlock_and_semmutex_requests)
     ck_assert_int_eq(zkl_semmutex_acquire_async(NULL, 0, on_done, &t, &rt), ZKL_EINVAL);
     ck_assert_int_eq(zkl_rwlock_read_acquire_async(NULL, 0, on_done, &t, &rt), ZKL_EINVAL);
     ck_assert_int_eq(zkl_rwlock_write_acquire_async(NULL, 0, on_done, &t, &rt), ZKL_EINVAL);
-    zkl_semmutex_free(sm);
     free(p), free(q);
 }
 END_TEST

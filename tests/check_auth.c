@@ -17,28 +17,12 @@
 
 static const char *self_path; /* this program, for the child of the log test */
 
-/* Create `path` and its missing ancestors with the open ACL, so that the
- * protected nodes of a test start below it and other suites' paths stay
- * open to everyone. */
-static void mkdirs(const char *path)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *s = strchr(buf + 1, '/');; s = strchr(s + 1, '/')) {
-        if (s)
-            *s = '\0';
-        int rc = zoo_create(tu_fixture_zk, buf, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-        ck_assert_msg(rc == ZOK || rc == ZNODEEXISTS, "create %s: %d", buf, rc);
-        if (!s)
-            break;
-        *s = '/';
-    }
-}
-
 static void setup(void)
 {
     tu_fixture_setup_named("auth");
-    mkdirs(tu_fixture_root);
+    /* With the open ACL, so that the protected nodes of a test start below
+     * it and other suites' paths stay open to everyone. */
+    tu_mkdirs(tu_fixture_zk, tu_fixture_root);
 }
 
 static void teardown(void)
@@ -48,24 +32,10 @@ static void teardown(void)
     tu_fixture_teardown();
 }
 
-static zkl_client *client_with(const char *digest, enum zkl_acl acl)
-{
-    zkl_client_opts *o;
-    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
-    if (digest)
-        ck_assert_int_eq(zkl_client_opts_set_digest_auth(o, digest), 0);
-    ck_assert_int_eq(zkl_client_opts_set_acl(o, acl), 0);
-    zkl_client *c = NULL;
-    int rc = zkl_client_open_opts(tu_hosts(), 10000, o, &c);
-    zkl_client_opts_free(o);
-    ck_assert_msg(rc == 0, "open: %s", zkl_strerror(rc));
-    return c;
-}
-
 START_TEST(test_client_without_credentials_gets_enoauth_on_a_protected_lock)
 {
     char *p = tu_test_path("protected/lock");
-    zkl_client *owner = client_with(SECRET, ZKL_ACL_CREATOR);
+    zkl_client *owner = tu_client_with(SECRET, ZKL_ACL_CREATOR);
     zkl_mutex *mo = tu_test_mutex(owner, p);
     ck_assert_int_eq(zkl_mutex_acquire(mo, 5000), 0);
     const char *node = zkl_mutex_node(mo);
@@ -74,7 +44,7 @@ START_TEST(test_client_without_credentials_gets_enoauth_on_a_protected_lock)
     /* No credentials, and the wrong ones: refused at once, nothing created. */
     const char *who[] = {NULL, "alice:wrong", "mallory:" PASSWORD};
     for (int i = 0; i < 3; i++) {
-        zkl_client *x = client_with(who[i], ZKL_ACL_OPEN);
+        zkl_client *x = tu_client_with(who[i], ZKL_ACL_OPEN);
         zkl_mutex *mx;
         ck_assert_int_eq(zkl_mutex_new(x, p, &mx), 0);
         int64_t t0 = tu_now_ms();
@@ -94,7 +64,7 @@ START_TEST(test_client_without_credentials_gets_enoauth_on_a_protected_lock)
     ck_assert_int_eq(zoo_get_children(tu_fixture_zk, p, 0, &kids), ZNOAUTH);
 
     /* The same identity on another client works, and queues normally. */
-    zkl_client *friend = client_with(SECRET, ZKL_ACL_CREATOR);
+    zkl_client *friend = tu_client_with(SECRET, ZKL_ACL_CREATOR);
     zkl_mutex *mf = tu_test_mutex(friend, p);
     ck_assert_int_eq(zkl_mutex_acquire(mf, 0), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_mutex_is_held(mo), 1);
@@ -113,11 +83,11 @@ START_TEST(test_missing_lock_path_under_a_protected_parent_is_enoauth)
     /* The owner protects a parent; an outsider's lock path below it does
      * not exist yet, so the outsider would have to create it. */
     char *parent = tu_path("guarded"), *p = tu_path("guarded/app/lock");
-    zkl_client *owner = client_with(SECRET, ZKL_ACL_CREATOR);
+    zkl_client *owner = tu_client_with(SECRET, ZKL_ACL_CREATOR);
     ck_assert_int_eq(zoo_create(zkl_client_handle(owner), parent, "", 0, &ZOO_CREATOR_ALL_ACL, 0,
                                 NULL, 0),
                      ZOK);
-    zkl_client *x = client_with(NULL, ZKL_ACL_OPEN);
+    zkl_client *x = tu_client_with(NULL, ZKL_ACL_OPEN);
     zkl_mutex *mx = tu_test_mutex(x, p);
     int64_t t0 = tu_now_ms();
     ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), ZKL_ENOAUTH);
@@ -136,7 +106,7 @@ END_TEST
 START_TEST(test_open_acl_lock_works_for_everyone_with_or_without_auth)
 {
     char *p = tu_test_path("open");
-    zkl_client *a = client_with(SECRET, ZKL_ACL_OPEN), *b = client_with(NULL, ZKL_ACL_OPEN);
+    zkl_client *a = tu_client_with(SECRET, ZKL_ACL_OPEN), *b = tu_client_with(NULL, ZKL_ACL_OPEN);
     zkl_mutex *ma, *mb;
     ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
     ck_assert_int_eq(zkl_mutex_new(b, p, &mb), 0);
@@ -240,7 +210,7 @@ START_TEST(test_credentials_never_show_in_nodes_messages_or_logs)
     ck_assert_msg(!file_has(logpath, PASSWORD), "the password is in the log");
     unlink(logpath);
     /* The data of the lock's nodes carry host and pid only. */
-    zkl_client *c = client_with(SECRET, ZKL_ACL_CREATOR);
+    zkl_client *c = tu_client_with(SECRET, ZKL_ACL_CREATOR);
     zkl_mutex *m = tu_test_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     char data[256];

@@ -134,6 +134,24 @@ static void contest_close(struct contest *t)
     free(t->p);
 }
 
+/* The end of most contests: the holder was not disturbed; it lets go, and
+ * nothing stays. */
+static void contest_end(struct contest *t)
+{
+    contest_holder_untouched(t);
+    ck_assert_int_eq(zkl_lock_release(t->h.lock), 0);
+    contest_close(t);
+}
+
+/* A test's one object of row `row`, on a path and a client of its own (both
+ * released after the test); the path is returned. */
+static char *solo_open(struct obj *o, int row, const char *leaf, int session_ms)
+{
+    char *p = tu_test_path(leaf);
+    obj_open(o, row, tu_test_client(session_ms), p);
+    return p;
+}
+
 /* ---- acquire timeout ------------------------------------------------------------- */
 
 START_TEST(test_try_and_timeout_when_held_elsewhere_leave_no_node)
@@ -170,11 +188,9 @@ END_TEST
 START_TEST(test_session_expiry_loses_the_hold_and_tells_once)
 {
     const struct recipe *r = &recipes[_i];
-    char *p = tu_test_path("expired");
     char *data = make_data_node();
-    zkl_client *c = tu_test_client(4000);
     struct obj o;
-    obj_open(&o, _i, c, p);
+    char *p = solo_open(&o, _i, "expired", 4000);
     struct lost_log l = {.mu = PTHREAD_MUTEX_INITIALIZER, .expect = o.self};
     if (r->set_lost)
         ck_assert_int_eq(r->set_lost(&o, &l), 0);
@@ -186,8 +202,8 @@ START_TEST(test_session_expiry_loses_the_hold_and_tells_once)
         ck_assert_int_gt(token, 0);
     if (r->guarded_set)
         ck_assert_int_eq(r->guarded_set(&o, data, "1", 1), 0);
-    int64_t old_sid = tu_client_session_id(c);
-    tu_expire_session(c);
+    int64_t old_sid = tu_client_session_id(o.c);
+    tu_expire_session(o.c);
     ck_assert(tu_wait_until(not_held, &o, 15000));
     if (r->set_lost) {
         wait_lost_calls(&l, 1);
@@ -208,8 +224,8 @@ START_TEST(test_session_expiry_loses_the_hold_and_tells_once)
     if (r->object_survives_release)
         ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ENOTHELD);
     /* The client opens a new session by itself; new work goes on. */
-    ck_assert(tu_wait_until(tu_client_connected, c, 15000));
-    ck_assert_int_ne(tu_client_session_id(c), old_sid);
+    ck_assert(tu_wait_until(tu_client_connected, o.c, 15000));
+    ck_assert_int_ne(tu_client_session_id(o.c), old_sid);
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
     ck_assert_int_eq(zkl_lock_release(o.lock), 0);
     tu_expect_contenders(p, 0);
@@ -231,9 +247,7 @@ START_TEST(test_waiter_gets_elost_on_expiry_and_leaves_no_node)
     pthread_join(t.wt.th, NULL);
     ck_assert_int_eq(t.wt.rc, ZKL_ELOST);
     ck_assert_int_eq(zkl_lock_is_held(t.w.lock), 0);
-    contest_holder_untouched(&t);
-    ck_assert_int_eq(zkl_lock_release(t.h.lock), 0);
-    contest_close(&t);
+    contest_end(&t);
 }
 END_TEST
 
@@ -242,27 +256,25 @@ END_TEST
 START_TEST(test_lost_callback_is_told_once_per_lost_hold_until_removed)
 {
     const struct recipe *r = &recipes[_i];
-    char *p = tu_test_path("lostcb");
-    zkl_client *c = tu_test_client(4000);
     struct obj o;
-    obj_open(&o, _i, c, p);
+    solo_open(&o, _i, "lostcb", 4000);
     struct lost_log l = {.mu = PTHREAD_MUTEX_INITIALIZER, .expect = o.self};
     ck_assert_int_eq(r->set_lost(&o, &l), 0);
     ck_assert_int_eq(r->set_lost(&o, &l), 0); /* replacing is fine */
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
     int64_t t1 = r->token(&o);
-    tu_expire_session(c);
+    tu_expire_session(o.c);
     ck_assert(tu_wait_until(not_held, &o, 30000));
     wait_lost_calls(&l, 1);
     ck_assert_int_eq(lost_calls(&l), 1);
     ck_assert_int_eq(lost_token(&l), t1);
     ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ELOST);
     /* A hold of the client's next session, lost again: told once more. */
-    ck_assert(tu_wait_until(tu_client_connected, c, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, o.c, 30000));
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
     int64_t t2 = r->token(&o);
     ck_assert_int_gt(t2, t1);
-    tu_expire_session(c);
+    tu_expire_session(o.c);
     ck_assert(tu_wait_until(not_held, &o, 30000));
     wait_lost_calls(&l, 2);
     ck_assert_int_eq(lost_calls(&l), 2);
@@ -271,12 +283,12 @@ START_TEST(test_lost_callback_is_told_once_per_lost_hold_until_removed)
     ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ELOST);
     /* Removed, the callback is not called any more. */
     ck_assert_int_eq(r->set_lost(&o, NULL), 0);
-    ck_assert(tu_wait_until(tu_client_connected, c, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, o.c, 30000));
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
-    tu_expire_session(c);
+    tu_expire_session(o.c);
     ck_assert(tu_wait_until(not_held, &o, 30000));
     ck_assert_int_eq(zkl_lock_release(o.lock), ZKL_ELOST);
-    ck_assert(tu_wait_until(tu_client_connected, c, 30000));
+    ck_assert(tu_wait_until(tu_client_connected, o.c, 30000));
     ck_assert_int_eq(lost_calls(&l), 2);
     obj_close(&o);
 }
@@ -287,11 +299,9 @@ END_TEST
 START_TEST(test_guarded_write_only_while_held)
 {
     const struct recipe *r = &recipes[_i];
-    char *p = tu_test_path("guarded");
     char *data = make_data_node();
-    zkl_client *c = tu_test_client(10000);
     struct obj o;
-    obj_open(&o, _i, c, p);
+    char *p = solo_open(&o, _i, "guarded", 10000);
     /* Before a hold (a lease only exists once granted). */
     if (r->object_survives_release)
         ck_assert_int_eq(r->guarded_set(&o, data, "x", 1), ZKL_ENOTHELD);
@@ -339,11 +349,9 @@ static void *other_main(void *arg)
 START_TEST(test_another_thread_sees_the_hold_as_documented)
 {
     const struct recipe *r = &recipes[_i];
-    char *p = tu_test_path("wrongthread");
     char *data = make_data_node();
-    zkl_client *c = tu_test_client(10000);
     struct obj o;
-    obj_open(&o, _i, c, p);
+    char *p = solo_open(&o, _i, "wrongthread", 10000);
     ck_assert_int_eq(zkl_lock_acquire(o.lock, 5000), 0);
     int64_t token = r->token ? r->token(&o) : 0;
     struct other t = {.o = &o, .data = data};
@@ -436,9 +444,7 @@ START_TEST(test_closing_the_client_wakes_a_waiter_with_eclosed)
     ck_assert_int_eq(zkl_lock_is_held(t.w.lock), 0);
     obj_close(&t.w);
     t.w.lock = NULL;
-    contest_holder_untouched(&t);
-    ck_assert_int_eq(zkl_lock_release(t.h.lock), 0);
-    contest_close(&t);
+    contest_end(&t);
 }
 END_TEST
 

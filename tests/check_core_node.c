@@ -4,6 +4,17 @@
  * every move of the machine's table. */
 #include "core_script.h"
 
+/* Node A held (its own watch not yet answered), taken and released: its
+ * delete sent, not yet answered. */
+#define RELEASING_A                                                                                \
+    "node A lock\n"                                                                                \
+    "start A\n"                                                                                    \
+    "create A ok 1\n"                                                                              \
+    "list A ok A1\n"                                                                               \
+    "taken A\n"                                                                                    \
+    "release A\n"                                                                                  \
+    "expect A:create A:list A:own A:wake A:delete\n"
+
 static const core_case cases[] = {
     {"an acquire alone takes three requests and holds on the listing's answer",
      "node A lock\n"
@@ -19,13 +30,7 @@ static const core_case cases[] = {
      "expect -\n"
      "pending A 0\n"},
     {"a release deletes the node and ends when the server confirms",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "own A ok\n"
-     "list A ok A1\n"
-     "taken A\n"
-     "expect A:create A:list A:own A:wake\n"
+     CORE_TAKEN_A
      "release A\n"
      "expect A:delete\n"
      "state A RELEASING\n"
@@ -90,13 +95,7 @@ static const core_case cases[] = {
      "expect A:wake\n"
      "state A HELD\n"},
     {"a waiter's own node deleted by someone else queues again with a fresh node",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 2\n"
-     "own A ok\n"
-     "list A ok x:lock-1 A2\n"
-     "ahead A 0 ok\n"
-     "expect A:create A:list A:own A:ahead0:x:lock-1\n"
+     CORE_WAITING_A
      "deleted A2\n"
      "expect A:create A:list\n"
      "state A CREATING\n"
@@ -105,13 +104,7 @@ static const core_case cases[] = {
      "list A ok x:lock-1 A3\n"
      "expect A:ahead0:x:lock-1\n"},
     {"a held node deleted by someone else is lost, and told once",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "own A ok\n"
-     "list A ok A1\n"
-     "taken A\n"
-     "expect A:create A:list A:own A:wake\n"
+     CORE_TAKEN_A
      "deleted A1\n"
      "expect A:lost A:wake\n"
      "state A LOST\n"
@@ -121,22 +114,12 @@ static const core_case cases[] = {
      "detach A\n"
      "expect A:free\n"},
     {"a node held but not yet taken queues again when someone deletes it",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "own A ok\n"
-     "list A ok A1\n"
-     "expect A:create A:list A:own A:wake\n"
+     CORE_HELD_A
      "deleted A1\n"
      "expect A:create A:list\n"
      "state A CREATING\n"},
     {"a held node routed by its name queues again when someone deletes it, and leaves the index first",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "own A ok\n"
-     "list A ok A1\n"
-     "expect A:create A:list A:own A:wake\n"
+     CORE_HELD_A
      "changed A1\n"
      "expect A:readown\n"
      "owndata A ok - 1\n"
@@ -278,37 +261,19 @@ static const core_case cases[] = {
      "cancel\n"
      "verdict A ECANCELED\n"},
     {"a refused release keeps the node and the hold",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "list A ok A1\n"
-     "taken A\n"
-     "release A\n"
-     "expect A:create A:list A:own A:wake A:delete\n"
+     RELEASING_A
      "delete A NOAUTH\n"
      "expect A:wake\n"
      "state A HELD\n"
      "err A ENOAUTH\n"},
     {"a release whose node someone else deleted first says ELOST",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "list A ok A1\n"
-     "taken A\n"
-     "release A\n"
-     "expect A:create A:list A:own A:wake A:delete\n"
+     RELEASING_A
      "delete A NONODE\n"
      "expect A:wake\n"
      "state A GONE\n"
      "err A ELOST\n"},
     {"a release whose answer is lost deletes again on reconnect",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "list A ok A1\n"
-     "taken A\n"
-     "release A\n"
-     "expect A:create A:list A:own A:wake A:delete\n"
+     RELEASING_A
      "down\n"
      "delete A CONNLOSS\n"
      "state A DELETING\n"

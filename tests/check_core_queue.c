@@ -4,27 +4,24 @@
  * is a script (tests/core_script.h); no ZooKeeper. */
 #include "core_script.h"
 
-/* A waits behind another client's x:lock-1 (A2), everything answered. */
-#define QUEUED_A                                                                                   \
-    "node A lock\n"                                                                                \
-    "start A\n"                                                                                    \
-    "create A ok 2\n"                                                                              \
-    "own A ok\n"                                                                                   \
-    "list A ok x:lock-1 A2\n"                                                                      \
-    "ahead A 0 ok\n"                                                                               \
-    "expect A:create A:list A:own A:ahead0:x:lock-1\n"
 /* A holds alone, then releases, everything answered. */
 #define ALONE_A_RELEASED                                                                           \
-    "node A lock\n"                                                                                \
-    "start A\n"                                                                                    \
-    "create A ok 1\n"                                                                              \
-    "own A ok\n"                                                                                   \
-    "list A ok A1\n"                                                                               \
-    "taken A\n"                                                                                    \
-    "release A\n"                                                                                  \
-    "delete A ok\n"                                                                                \
-    "detach A\n"                                                                                   \
-    "expect A:create A:list A:own A:wake A:delete A:wake A:free\n"
+    CORE_OPEN_A "taken A\n"                                                                        \
+                "release A\n"                                                                      \
+                "delete A ok\n"                                                                    \
+                "detach A\n"                                                                       \
+                "expect A:create A:list A:own A:wake A:delete A:wake A:free\n"
+
+/* ALONE_A_RELEASED, then B holds alone and releases, everything answered. */
+#define ALONE_B_RELEASED                                                                           \
+    ALONE_A_RELEASED "node B lock\n"                                                               \
+                     "start B\n"                                                                   \
+                     "create B ok 2\n"                                                             \
+                     "list B ok B2\n"                                                              \
+                     "taken B\n"                                                                   \
+                     "release B\n"                                                                 \
+                     "delete B ok\n"                                                               \
+                     "expect B:create B:list B:own B:dir B:wake B:delete B:wake\n"
 
 static const core_case cases[] = {
     /* ---- the read-write lock ---- */
@@ -361,54 +358,27 @@ static const core_case cases[] = {
                       "expect C:own C:wake\n"
                       "state C HELD\n"},
     {"a create whose number is not the expected one lists as usual",
-     ALONE_A_RELEASED "node B lock\n"
-                      "start B\n"
-                      "create B ok 2\n"
-                      "list B ok B2\n"
-                      "taken B\n"
-                      "release B\n"
-                      "delete B ok\n"
-                      "expect B:create B:list B:own B:dir B:wake B:delete B:wake\n"
-                      "node C lock\n"
-                      "start C\n"
-                      "create C ok 5\n"
-                      "expect C:create C:own C:list\n"},
+     ALONE_B_RELEASED
+     "node C lock\n"
+     "start C\n"
+     "create C ok 5\n"
+     "expect C:create C:own C:list\n"},
     {"an event on a lock path held alone ends what its numbers prove",
-     ALONE_A_RELEASED "node B lock\n"
-                      "start B\n"
-                      "create B ok 2\n"
-                      "list B ok B2\n"
-                      "taken B\n"
-                      "release B\n"
-                      "delete B ok\n"
-                      "expect B:create B:list B:own B:dir B:wake B:delete B:wake\n"
-                      "changed\n"
-                      "node C lock\n"
-                      "start C\n"
-                      "expect C:create C:list\n"},
+     ALONE_B_RELEASED
+     "changed\n"
+     "node C lock\n"
+     "start C\n"
+     "expect C:create C:list\n"},
     {"a reconnection ends what a lock path's numbers prove",
-     ALONE_A_RELEASED "node B lock\n"
-                      "start B\n"
-                      "create B ok 2\n"
-                      "list B ok B2\n"
-                      "taken B\n"
-                      "release B\n"
-                      "delete B ok\n"
-                      "expect B:create B:list B:own B:dir B:wake B:delete B:wake\n"
-                      "down\n"
-                      "up\n"
-                      "node C lock\n"
-                      "start C\n"
-                      "expect C:create C:list\n"},
+     ALONE_B_RELEASED
+     "down\n"
+     "up\n"
+     "node C lock\n"
+     "start C\n"
+     "expect C:create C:list\n"},
     /* ---- revocation and the own node's data ---- */
     {"a revocation request written into a held node is told to its owner",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "own A ok\n"
-     "list A ok A1\n"
-     "taken A\n"
-     "expect A:create A:list A:own A:wake\n"
+     CORE_TAKEN_A
      "changed A1\n"
      "expect A:readown\n"
      "owndata A ok __REVOKE__ 1\n"
@@ -427,12 +397,7 @@ static const core_case cases[] = {
      "owndata A ok __REVOKE__ 1\n"
      "expect A:revoke\n"},
     {"a held node its holder may not read is watched without reading",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "own A ok\n"
-     "list A ok A1\n"
-     "expect A:create A:list A:own A:wake\n"
+     CORE_HELD_A
      "changed A1\n"
      "expect A:readown\n"
      "owndata A NOAUTH\n"
@@ -466,20 +431,20 @@ static const core_case cases[] = {
      "expect A:ahead0:x:lock-1 A:delete A:wake\n"
      "err A EZK\n"},
     {"a delete that cannot be sent for another reason is tried again later",
-     QUEUED_A "fail MARSHALLING\n"
-              "leave A\n"
-              "expect A:delete A:wake A:kick\n"
-              "state A BACKOFF\n"},
+     CORE_WAITING_A "fail MARSHALLING\n"
+                    "leave A\n"
+                    "expect A:delete A:wake A:kick\n"
+                    "state A BACKOFF\n"},
     {"an answer from a connection the session left is asked again",
-     QUEUED_A "deleted x:lock-1\n"
-              "expect A:wake\n"
-              "state A HELD\n"
-              "taken A\n"
-              "release A\n"
-              "expect A:delete\n"
-              "delete A MOVED\n"
-              "expect A:delete\n"
-              "state A DELETING\n"},
+     CORE_WAITING_A "deleted x:lock-1\n"
+                    "expect A:wake\n"
+                    "state A HELD\n"
+                    "taken A\n"
+                    "release A\n"
+                    "expect A:delete\n"
+                    "delete A MOVED\n"
+                    "expect A:delete\n"
+                    "state A DELETING\n"},
 };
 
 int main(void)

@@ -5,30 +5,13 @@
 #include "areq.h"
 #include "core_script.h"
 
-/* A held node A of the lock path, its own watch answered. */
-#define HELD_A                                                                                     \
-    "node A lock\n"                                                                                \
-    "start A\n"                                                                                    \
-    "create A ok 1\n"                                                                              \
-    "own A ok\n"                                                                                   \
-    "list A ok A1\n"                                                                               \
-    "expect A:create A:list A:own A:wake\n"
-/* A node A waiting behind another client's x:lock-1. */
-#define WAITING_A                                                                                  \
-    "node A lock\n"                                                                                \
-    "start A\n"                                                                                    \
-    "create A ok 2\n"                                                                              \
-    "own A ok\n"                                                                                   \
-    "list A ok x:lock-1 A2\n"                                                                      \
-    "ahead A 0 ok\n"                                                                               \
-    "expect A:create A:list A:own A:ahead0:x:lock-1\n"
 /* A request R on A, granted and delivered held. */
 #define DELIVERED_R                                                                                \
-    HELD_A "request R on A deadline=1000\n"                                                        \
-           "rlook R\n"                                                                             \
-           "expect R:take:A R:count:A:0 R:untimed R:ready\n"                                       \
-           "rdeliver R 1\n"                                                                        \
-           "rstate R HELD\n"
+    CORE_HELD_A "request R on A deadline=1000\n"                                                   \
+                "rlook R\n"                                                                        \
+                "expect R:take:A R:count:A:0 R:untimed R:ready\n"                                  \
+                "rdeliver R 1\n"                                                                   \
+                "rstate R HELD\n"
 
 static const core_case cases[] = {
     {"a request whose node holds is taken, counted and delivered held",
@@ -45,105 +28,105 @@ static const core_case cases[] = {
                  "rrelease R ENOTHELD\n"
                  "rcancel R EINVAL\n"},
     {"a waiting request goes on waiting",
-     WAITING_A "request R on A deadline=1000\n"
-               "rlook R\n"
-               "expect -\n"
-               "rstate R PENDING\n"},
+     CORE_WAITING_A "request R on A deadline=1000\n"
+                    "rlook R\n"
+                    "expect -\n"
+                    "rstate R PENDING\n"},
     {"a request waits for its node and is granted when it holds",
-     WAITING_A "request R on A deadline=1000\n"
-               "rlook R\n"
-               "deleted x:lock-1\n"
-               "expect A:wake\n"
-               "rlook R\n"
-               "expect R:take:A R:count:A:0 R:untimed R:ready\n"},
+     CORE_WAITING_A "request R on A deadline=1000\n"
+                    "rlook R\n"
+                    "deleted x:lock-1\n"
+                    "expect A:wake\n"
+                    "rlook R\n"
+                    "expect R:take:A R:count:A:0 R:untimed R:ready\n"},
     {"a request that times out deletes its node before it is told",
-     WAITING_A "request R on A deadline=1000\n"
-               "wait 1000\n"
-               "rlook R\n"
-               "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
-               "rstate R CLEANING\n"
-               "rresult R ETIMEDOUT\n"
-               "rlook R\n"
-               "expect -\n"
-               "delete A ok\n"
-               "expect A:wake\n"
-               "rlook R\n"
-               "expect R:detach:A A:free R:untimed R:ready\n"
-               "rdeliver R 1\n"
-               "rstate R DONE\n"},
+     CORE_WAITING_A "request R on A deadline=1000\n"
+                    "wait 1000\n"
+                    "rlook R\n"
+                    "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
+                    "rstate R CLEANING\n"
+                    "rresult R ETIMEDOUT\n"
+                    "rlook R\n"
+                    "expect -\n"
+                    "delete A ok\n"
+                    "expect A:wake\n"
+                    "rlook R\n"
+                    "expect R:detach:A A:free R:untimed R:ready\n"
+                    "rdeliver R 1\n"
+                    "rstate R DONE\n"},
     {"a cleaning request that is not answered within its grace is told anyway",
-     WAITING_A "request R on A deadline=100\n"
-               "wait 100\n"
-               "rlook R\n"
-               "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
-               "wait 600\n"
-               "rlook R\n"
-               "expect R:detach:A R:untimed R:ready\n"},
+     CORE_WAITING_A "request R on A deadline=100\n"
+                    "wait 100\n"
+                    "rlook R\n"
+                    "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
+                    "wait 600\n"
+                    "rlook R\n"
+                    "expect R:detach:A R:untimed R:ready\n"},
     {"a waiting request cancelled is told ECANCELED once its node is gone",
-     WAITING_A "request R on A deadline=1000\n"
-               "rcancel R 0\n"
-               "expect R:look\n"
-               "rlook R\n"
-               "expect R:count:A:ECANCELED R:timer R:leave:A A:delete\n"
-               "rresult R ECANCELED\n"},
+     CORE_WAITING_A "request R on A deadline=1000\n"
+                    "rcancel R 0\n"
+                    "expect R:look\n"
+                    "rlook R\n"
+                    "expect R:count:A:ECANCELED R:timer R:leave:A A:delete\n"
+                    "rresult R ECANCELED\n"},
     {"a request cancelled while it cleans up only changes its code",
-     WAITING_A "request R on A deadline=100\n"
-               "wait 100\n"
-               "rlook R\n"
-               "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
-               "rcancel R 0\n"
-               "expect -\n"
-               "rresult R ECANCELED\n"},
+     CORE_WAITING_A "request R on A deadline=100\n"
+                    "wait 100\n"
+                    "rlook R\n"
+                    "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
+                    "rcancel R 0\n"
+                    "expect -\n"
+                    "rresult R ECANCELED\n"},
     {"a granted request cancelled before it is told gives its node up",
-     HELD_A "request R on A deadline=1000\n"
-            "rlook R\n"
-            "expect R:take:A R:count:A:0 R:untimed R:ready\n"
-            "rcancel R 0\n"
-            "expect R:unready R:timer R:look\n"
-            "rstate R PENDING\n"
-            "rlook R\n"
-            "expect R:timer R:leave:A A:delete\n"
-            "rresult R ECANCELED\n"},
+     CORE_HELD_A "request R on A deadline=1000\n"
+                 "rlook R\n"
+                 "expect R:take:A R:count:A:0 R:untimed R:ready\n"
+                 "rcancel R 0\n"
+                 "expect R:unready R:timer R:look\n"
+                 "rstate R PENDING\n"
+                 "rlook R\n"
+                 "expect R:timer R:leave:A A:delete\n"
+                 "rresult R ECANCELED\n"},
     {"a failed request cancelled before it is told only changes its code",
-     WAITING_A "request R on A deadline=100\n"
-               "wait 100\n"
-               "rlook R\n"
-               "delete A ok\n"
-               "rlook R\n"
-               "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete A:wake R:detach:A A:free "
-               "R:untimed R:ready\n"
-               "rcancel R 0\n"
-               "rresult R ECANCELED\n"
-               "rstate R READY\n"},
+     CORE_WAITING_A "request R on A deadline=100\n"
+                    "wait 100\n"
+                    "rlook R\n"
+                    "delete A ok\n"
+                    "rlook R\n"
+                    "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete A:wake R:detach:A A:free "
+                    "R:untimed R:ready\n"
+                    "rcancel R 0\n"
+                    "rresult R ECANCELED\n"
+                    "rstate R READY\n"},
     {"a held request cannot be cancelled: it is released",
      DELIVERED_R "rcancel R EBUSY\n"},
     {"a granted request whose node is lost before it is told hears ELOST",
-     HELD_A "request R on A deadline=1000\n"
-            "rlook R\n"
-            "expect R:take:A R:count:A:0 R:untimed R:ready\n"
-            "deleted A1\n"
-            "expect A:lost A:wake\n"
-            "rdeliver R 1\n"
-            "expect R:detach:A A:free\n"
-            "rresult R ELOST\n"
-            "rstate R DONE\n"},
+     CORE_HELD_A "request R on A deadline=1000\n"
+                 "rlook R\n"
+                 "expect R:take:A R:count:A:0 R:untimed R:ready\n"
+                 "deleted A1\n"
+                 "expect A:lost A:wake\n"
+                 "rdeliver R 1\n"
+                 "expect R:detach:A A:free\n"
+                 "rresult R ELOST\n"
+                 "rstate R DONE\n"},
     {"a held request's loss is told through its callback when asked for",
-     HELD_A "request R on A deadline=1000 tell\n"
-            "rlook R\n"
-            "rdeliver R 1\n"
-            "expect R:take:A R:count:A:0 R:untimed R:ready\n"
-            "deleted A1\n"
-            "expect A:lost A:wake\n"
-            "rlook R\n"
-            "expect R:untimed R:ready\n"
-            "rstate R LOSING\n"
-            "rresult R ELOST\n"
-            "rcancel R EBUSY\n"
-            "rdeliver R 1\n"
-            "rstate R LOST\n"
-            "rrelease R ELOST\n"
-            "expect R:released:A R:leave:A R:detach:A A:free\n"
-            "rstate R DONE\n"},
+     CORE_HELD_A "request R on A deadline=1000 tell\n"
+                 "rlook R\n"
+                 "rdeliver R 1\n"
+                 "expect R:take:A R:count:A:0 R:untimed R:ready\n"
+                 "deleted A1\n"
+                 "expect A:lost A:wake\n"
+                 "rlook R\n"
+                 "expect R:untimed R:ready\n"
+                 "rstate R LOSING\n"
+                 "rresult R ELOST\n"
+                 "rcancel R EBUSY\n"
+                 "rdeliver R 1\n"
+                 "rstate R LOST\n"
+                 "rrelease R ELOST\n"
+                 "expect R:released:A R:leave:A R:detach:A A:free\n"
+                 "rstate R DONE\n"},
     {"a held request's loss is not told unless asked for",
      DELIVERED_R "deleted A1\n"
                  "expect A:lost A:wake\n"
@@ -153,110 +136,110 @@ static const core_case cases[] = {
                  "rrelease R ELOST\n"
                  "expect R:released:A R:leave:A R:detach:A A:free\n"},
     {"a session's end tells a held request ELOST when asked for",
-     HELD_A "request R on A deadline=1000 tell\n"
-            "rlook R\n"
-            "rdeliver R 1\n"
-            "expect R:take:A R:count:A:0 R:untimed R:ready\n"
-            "expire\n"
-            "expect A:lost A:wake A:wake\n"
-            "rlook R\n"
-            "expect R:untimed R:ready\n"
-            "rfree R\n"
-            "expect R:unready R:untimed R:released:A R:leave:A R:detach:A A:free\n"
-            "rstate R DONE\n"},
+     CORE_HELD_A "request R on A deadline=1000 tell\n"
+                 "rlook R\n"
+                 "rdeliver R 1\n"
+                 "expect R:take:A R:count:A:0 R:untimed R:ready\n"
+                 "expire\n"
+                 "expect A:lost A:wake A:wake\n"
+                 "rlook R\n"
+                 "expect R:untimed R:ready\n"
+                 "rfree R\n"
+                 "expect R:unready R:untimed R:released:A R:leave:A R:detach:A A:free\n"
+                 "rstate R DONE\n"},
     {"a waiting request freed gives its node up and is never told",
-     WAITING_A "request R on A deadline=1000\n"
-               "rfree R\n"
-               "expect R:unready R:untimed R:leave:A A:delete R:detach:A\n"
-               "rstate R DONE\n"},
+     CORE_WAITING_A "request R on A deadline=1000\n"
+                    "rfree R\n"
+                    "expect R:unready R:untimed R:leave:A A:delete R:detach:A\n"
+                    "rstate R DONE\n"},
     {"a cleaning request freed is done",
-     WAITING_A "request R on A deadline=100\n"
-               "wait 100\n"
-               "rlook R\n"
-               "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
-               "rfree R\n"
-               "expect R:unready R:untimed R:leave:A R:detach:A\n"
-               "rstate R DONE\n"},
+     CORE_WAITING_A "request R on A deadline=100\n"
+                    "wait 100\n"
+                    "rlook R\n"
+                    "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
+                    "rfree R\n"
+                    "expect R:unready R:untimed R:leave:A R:detach:A\n"
+                    "rstate R DONE\n"},
     {"a ready request freed is never told",
-     HELD_A "request R on A deadline=1000\n"
-            "rlook R\n"
-            "expect R:take:A R:count:A:0 R:untimed R:ready\n"
-            "rfree R\n"
-            "expect R:unready R:untimed R:leave:A A:delete R:detach:A\n"
-            "rstate R DONE\n"},
+     CORE_HELD_A "request R on A deadline=1000\n"
+                 "rlook R\n"
+                 "expect R:take:A R:count:A:0 R:untimed R:ready\n"
+                 "rfree R\n"
+                 "expect R:unready R:untimed R:leave:A A:delete R:detach:A\n"
+                 "rstate R DONE\n"},
     {"a losing request freed is done",
-     HELD_A "request R on A deadline=1000 tell\n"
-            "rlook R\n"
-            "rdeliver R 1\n"
-            "deleted A1\n"
-            "rlook R\n"
-            "expect R:take:A R:count:A:0 R:untimed R:ready A:lost A:wake R:untimed R:ready\n"
-            "rrelease R ELOST\n"
-            "expect R:released:A R:leave:A R:detach:A A:free\n"
-            "rstate R DONE\n"},
+     CORE_HELD_A "request R on A deadline=1000 tell\n"
+                 "rlook R\n"
+                 "rdeliver R 1\n"
+                 "deleted A1\n"
+                 "rlook R\n"
+                 "expect R:take:A R:count:A:0 R:untimed R:ready A:lost A:wake R:untimed R:ready\n"
+                 "rrelease R ELOST\n"
+                 "expect R:released:A R:leave:A R:detach:A A:free\n"
+                 "rstate R DONE\n"},
     {"a request in steps waits on its next node, keeping the one that held",
-     HELD_A "node B lease\n"
-            "request R on A deadline=1000 steps\n"
-            "step R next=B\n"
-            "start B\n"
-            "expect B:create B:list\n"
-            "rlook R\n"
-            "expect R:step:A R:look\n"
-            "rlook R\n"
-            "expect -\n"
-            "create B ok 2\n"
-            "list B ok A1 B2\n"
-            "expect B:own B:wake\n"
-            "step R deliver\n"
-            "rlook R\n"
-            "expect R:step:B R:take:B R:count:B:0 R:leave:A A:delete R:detach:A R:untimed "
-            "R:ready\n"},
+     CORE_HELD_A "node B lease\n"
+                 "request R on A deadline=1000 steps\n"
+                 "step R next=B\n"
+                 "start B\n"
+                 "expect B:create B:list\n"
+                 "rlook R\n"
+                 "expect R:step:A R:look\n"
+                 "rlook R\n"
+                 "expect -\n"
+                 "create B ok 2\n"
+                 "list B ok A1 B2\n"
+                 "expect B:own B:wake\n"
+                 "step R deliver\n"
+                 "rlook R\n"
+                 "expect R:step:B R:take:B R:count:B:0 R:leave:A A:delete R:detach:A R:untimed "
+                 "R:ready\n"},
     {"a step that waits for an answer leaves the request pending",
-     HELD_A "request R on A deadline=1000 steps\n"
-            "step R wait\n"
-            "rlook R\n"
-            "expect R:step:A\n"
-            "rstate R PENDING\n"},
+     CORE_HELD_A "request R on A deadline=1000 steps\n"
+                 "step R wait\n"
+                 "rlook R\n"
+                 "expect R:step:A\n"
+                 "rstate R PENDING\n"},
     {"a step that fails fails the request, its node deleted",
-     HELD_A "request R on A deadline=1000 steps\n"
-            "step R EMISMATCH\n"
-            "rlook R\n"
-            "expect R:step:A R:count:A:EMISMATCH R:timer R:leave:A A:delete\n"
-            "rresult R EMISMATCH\n"},
+     CORE_HELD_A "request R on A deadline=1000 steps\n"
+                 "step R EMISMATCH\n"
+                 "rlook R\n"
+                 "expect R:step:A R:count:A:EMISMATCH R:timer R:leave:A A:delete\n"
+                 "rresult R EMISMATCH\n"},
     {"a multi-lock's members are holds, and one lost before delivery fails it",
-     HELD_A "node B lock\n"
-            "request R on A deadline=1000 steps keep\n"
-            "step R next=B\n"
-            "start B\n"
-            "rlook R\n"
-            "expect B:create B:list R:step:A R:count:A:0 R:take:A R:look\n"
-            "create B ok 2\n"
-            "list B ok B2\n"
-            "step R deliver\n"
-            "rlook R\n"
-            "expect B:own B:dir B:wake R:step:B R:take:B R:count:B:0 R:untimed R:ready\n"
-            "deleted A1\n"
-            "expect A:lost A:wake\n"
-            "rdeliver R 0\n"
-            "expect R:unready R:timer R:look\n"
-            "rstate R PENDING\n"
-            "rlook R\n"
-            "expect R:timer R:leave:B B:delete R:released:A R:leave:A\n"
-            "rresult R ELOST\n"},
+     CORE_HELD_A "node B lock\n"
+                 "request R on A deadline=1000 steps keep\n"
+                 "step R next=B\n"
+                 "start B\n"
+                 "rlook R\n"
+                 "expect B:create B:list R:step:A R:count:A:0 R:take:A R:look\n"
+                 "create B ok 2\n"
+                 "list B ok B2\n"
+                 "step R deliver\n"
+                 "rlook R\n"
+                 "expect B:own B:dir B:wake R:step:B R:take:B R:count:B:0 R:untimed R:ready\n"
+                 "deleted A1\n"
+                 "expect A:lost A:wake\n"
+                 "rdeliver R 0\n"
+                 "expect R:unready R:timer R:look\n"
+                 "rstate R PENDING\n"
+                 "rlook R\n"
+                 "expect R:timer R:leave:B B:delete R:released:A R:leave:A\n"
+                 "rresult R ELOST\n"},
     {"a request with no memory to take its hold fails",
-     HELD_A "request R on A deadline=1000\n"
-            "nomem 1\n"
-            "rlook R\n"
-            "expect R:take:A R:count:A:ENOMEM R:timer R:leave:A A:delete\n"
-            "rresult R ENOMEM\n"},
+     CORE_HELD_A "request R on A deadline=1000\n"
+                 "nomem 1\n"
+                 "rlook R\n"
+                 "expect R:take:A R:count:A:ENOMEM R:timer R:leave:A A:delete\n"
+                 "rresult R ENOMEM\n"},
     {"a request of a closing client is told ECLOSED",
-     WAITING_A "request R on A deadline=1000\n"
-               "close\n"
-               "expect A:wake A:wake\n"
-               "rlook R\n"
-               "expect R:count:A:ECLOSED R:timer R:leave:A R:detach:A A:free R:untimed R:ready\n"
-               "rdeliver R 1\n"
-               "rresult R ECLOSED\n"},
+     CORE_WAITING_A "request R on A deadline=1000\n"
+                    "close\n"
+                    "expect A:wake A:wake\n"
+                    "rlook R\n"
+                    "expect R:count:A:ECLOSED R:timer R:leave:A R:detach:A A:free R:untimed R:ready\n"
+                    "rdeliver R 1\n"
+                    "rresult R ECLOSED\n"},
     {"a try once request is told ETIMEDOUT on the policy's first answer",
      "node A lock once\n"
      "start A\n"

@@ -49,22 +49,6 @@ static void teardown(void)
         fprintf(stderr, "could not remove %s\n", tmp);
 }
 
-/* Create `path` and its missing ancestors. */
-static void mkdirs(const char *path)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *s = strchr(buf + 1, '/');; s = strchr(s + 1, '/')) {
-        if (s)
-            *s = '\0';
-        int rc = zoo_create(zk, buf, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-        ck_assert_msg(rc == ZOK || rc == ZNODEEXISTS, "create %s: %d", buf, rc);
-        if (!s)
-            break;
-        *s = '/';
-    }
-}
-
 /* Diagnostics: the children of `path` with their owners. */
 static void dump_children(const char *path)
 {
@@ -151,14 +135,7 @@ static int ensemble_nodes(void)
     ck_assert_msg(dir != NULL, "ZKL_TEST_ZKDIR not set: run through make check-faults");
     char p[512];
     snprintf(p, sizeof p, "%s/nodes", dir);
-    FILE *f = fopen(p, "r");
-    int n = 0;
-    if (f) {
-        if (fscanf(f, "%d", &n) != 1)
-            n = 0;
-        fclose(f);
-    }
-    return n;
+    return (int)tu_counter_read(p); /* 0 if missing */
 }
 
 static void need_three_nodes(void)
@@ -265,18 +242,6 @@ static int count_prefix(const char *path, const char *prefix)
     return n;
 }
 
-static long read_counter(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    long v = 0;
-    if (f) {
-        if (fscanf(f, "%ld", &v) != 1)
-            v = 0;
-        fclose(f);
-    }
-    return v;
-}
-
 /* Run the history checker over the logs; its summary goes to `summary`.
  * Returns its exit status. */
 static int check_history(char *summary, size_t len, const char *logs)
@@ -348,7 +313,7 @@ START_TEST(test_paused_holder_learns_loss_and_its_writes_are_refused)
     char *p = lockpath("paused");
     char *data = lockpath("data");
     char *store = tmpfile_path("store"), *log = tmpfile_path("log");
-    mkdirs(root);
+    tu_mkdirs(zk, root);
     ck_assert_int_eq(zoo_create(zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     const char *argv[] = {(char *)worker_path(), "--mode", "pause-holder", "--servers",
                     (char *)tu_hosts(), "--path", p, "--log-file", log, "--fence-file", store,
@@ -522,7 +487,7 @@ START_TEST(test_killed_holders_never_overlap_and_leave_no_node)
     int rc = check_history(summary, sizeof summary, log);
     ck_assert_msg(rc == 0, "history: %s", summary);
     int acq = count_prefix(log, "ACQ"), rel = count_prefix(log, "REL");
-    long cnt = read_counter(counter);
+    long cnt = tu_counter_read(counter);
     /* A killed holder may die before or after its increment. */
     ck_assert_int_ge(cnt, rel);
     ck_assert_int_le(cnt, acq);
@@ -606,12 +571,12 @@ START_TEST(test_leader_failover_keeps_mutual_exclusion)
         int rc = check_history(summary, sizeof summary, log[l]);
         ck_assert_msg(rc == 0, "lock %d: %s", l, summary);
         int rel = count_prefix(log[l], "REL");
-        ck_assert_int_eq(read_counter(counter[l]), rel); /* exact: nobody was killed */
+        ck_assert_int_eq(tu_counter_read(counter[l]), rel); /* exact: nobody was killed */
         struct children_want cw = {path[l], 0};
         ck_assert(tu_wait_until(children_are, &cw, 15000));
         total += count_prefix(log[l], "ACQ");
         fprintf(stderr, "faults: failover lock %d: %s; counter %ld exact\n", l, summary,
-                read_counter(counter[l]));
+                tu_counter_read(counter[l]));
     }
     fprintf(stderr, "faults: failover: %d workers on %d locks, leader %d SIGKILLed, new leader %d, "
                     "%d+%d acquisitions after the kill (20 each within %lld ms), "
@@ -757,7 +722,7 @@ START_TEST(test_connection_drop_keeps_the_hold_and_the_waiters_place)
     zhandle_t *zl = handle_to(lhost);
     char *p = lockpath("drop");
     char *data = lockpath("data");
-    mkdirs(root);
+    tu_mkdirs(zk, root);
     ck_assert_int_eq(zoo_create(zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     zkl_client *h, *wc;
     ck_assert_int_eq(zkl_client_open(hosts, 8000, &h), 0);
@@ -954,12 +919,12 @@ START_TEST(test_curator_and_zkl_processes_exclude_each_other)
     int rc = check_history(summary, sizeof summary, log);
     ck_assert_msg(rc == 0, "history: %s", summary);
     ck_assert_int_eq(count_prefix(log, "ACQ"), 4 * ITER);
-    ck_assert_int_eq(read_counter(counter), 4 * ITER);
+    ck_assert_int_eq(tu_counter_read(counter), 4 * ITER);
     struct children_want none = {p, 0};
     ck_assert(tu_wait_until(children_are, &none, 10000));
     fprintf(stderr, "faults: curator: 2 Curator 5.4 + 2 zkl processes x %d on one path; "
                     "counter %ld exact; %s\n",
-            ITER, read_counter(counter), summary);
+            ITER, tu_counter_read(counter), summary);
     free(log);
     free(counter);
     free(p);

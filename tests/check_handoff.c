@@ -15,12 +15,8 @@
 /* ---- exclusion under fast turnover --------------------------------------- */
 
 struct arena {
-    atomic_int inside;
-    atomic_int violations;
+    struct tu_arena x;
     atomic_int failures;
-    long counter;          /* written only under the lock */
-    int64_t last_token;    /* idem */
-    int token_errors;      /* idem */
 };
 
 struct contender {
@@ -38,17 +34,14 @@ static void *contender_main(void *arg)
             atomic_fetch_add(&k->a->failures, 1);
             return NULL;
         }
-        if (atomic_fetch_add(&k->a->inside, 1) != 0)
-            atomic_fetch_add(&k->a->violations, 1);
-        int64_t tok = tu_mutex_token(k->m);
-        if (tok <= k->a->last_token)
-            k->a->token_errors++;
-        k->a->last_token = tok;
-        long v = k->a->counter; /* a deliberately non-atomic read-modify-write */
+        struct tu_arena *x = &k->a->x;
+        tu_arena_enter(x);
+        tu_arena_token(x, tu_mutex_token(k->m));
+        long v = x->counter; /* a deliberately non-atomic read-modify-write */
         if (i % 4 == 0)
             sched_yield();
-        k->a->counter = v + 1;
-        atomic_fetch_sub(&k->a->inside, 1);
+        x->counter = v + 1;
+        tu_arena_leave(x);
         /* Released at once: the next holder's listing and this delete race. */
         if (zkl_mutex_release(k->m) != 0) {
             atomic_fetch_add(&k->a->failures, 1);
@@ -60,7 +53,7 @@ static void *contender_main(void *arg)
 
 static void run_contenders(const char *p, unsigned flags, int n, int iters)
 {
-    struct arena a = {.last_token = 0};
+    struct arena a = {.x.last_token = 0};
     struct contender k[16];
     pthread_t t[16];
     ck_assert_int_le(n, 16);
@@ -73,9 +66,9 @@ static void run_contenders(const char *p, unsigned flags, int n, int iters)
     for (int i = 0; i < n; i++)
         pthread_join(t[i], NULL);
     ck_assert_int_eq(atomic_load(&a.failures), 0);
-    ck_assert_int_eq(atomic_load(&a.violations), 0);
-    ck_assert_int_eq(a.token_errors, 0);
-    ck_assert_int_eq(a.counter, (long)n * iters);
+    ck_assert_int_eq(a.x.violations, 0);
+    ck_assert_int_eq(a.x.token_errors, 0);
+    ck_assert_int_eq(a.x.counter, (long)n * iters);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     for (int i = 0; i < n; i++) {
         zkl_mutex_free(k[i].m);
@@ -130,12 +123,6 @@ struct queue_len {
     int n;
 };
 
-static bool has_children(void *arg)
-{
-    struct queue_len *q = arg;
-    return tu_children(tu_fixture_zk, q->path) >= q->n;
-}
-
 static bool fewer_children(void *arg)
 {
     struct queue_len *q = arg;
@@ -167,8 +154,7 @@ static void quitters_case(unsigned flags)
     /* One at a time, so that the queue has this order. */
     for (int i = 0; i < N; i++) {
         ck_assert_int_eq(pthread_create(&w[i].t, NULL, waiter_main, &w[i]), 0);
-        struct queue_len q = {p, i + 2};
-        ck_assert(tu_wait_until(has_children, &q, 20000));
+        ck_assert(tu_wait_children_at_least(tu_fixture_zk, p, i + 2, 20000));
     }
     pthread_join(w[0].t, NULL);
     pthread_join(w[1].t, NULL);
@@ -260,8 +246,7 @@ START_TEST(test_client_holding_many_locks_still_routes_each_handoff)
         ck_assert_int_eq(tu_mutex_new_prefetch(busy, p, true, &w[i].m), 0);
         ck_assert_int_eq(pthread_create(&w[i].t, NULL, sharer_main, &w[i]), 0);
     }
-    struct queue_len q = {p, W + 1};
-    ck_assert(tu_wait_until(has_children, &q, 20000));
+    ck_assert(tu_wait_children_at_least(tu_fixture_zk, p, W + 1, 20000));
     usleep(100000);
     for (int i = 0; i < W; i++)
         ck_assert_int_eq(atomic_load(&w[i].held), 0);
@@ -320,13 +305,19 @@ static void *try_lock_main(void *arg)
     return NULL;
 }
 
+/* The try in a thread of its own, to its end. */
+static void try_lock_run(struct try_lock *t)
+{
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, try_lock_main, t), 0);
+    pthread_join(th, NULL);
+}
+
 START_TEST(test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thread)
 {
     char *p = tu_test_path("alone-threads");
     zkl_client *c = tu_test_client(10000);
-    zkl_mutex *m, *m2;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m2), 0);
+    zkl_mutex *m = tu_test_mutex(c, p), *m2 = tu_test_mutex(c, p);
     zkl_client_stats s0, s1;
     ck_assert_int_eq(zkl_client_get_stats(c, &s0), 0);
     cycle_alone(m, 10);
@@ -336,19 +327,14 @@ START_TEST(test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thr
     ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
     /* Another thread of the same client, on the same path: must wait. */
     struct try_lock t = {m2, 500, -100};
-    pthread_t th;
-    ck_assert_int_eq(pthread_create(&th, NULL, try_lock_main, &t), 0);
-    pthread_join(th, NULL);
+    try_lock_run(&t);
     ck_assert_int_eq(t.rc, ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     t.timeout_ms = 10000;
-    ck_assert_int_eq(pthread_create(&th, NULL, try_lock_main, &t), 0);
-    pthread_join(th, NULL);
+    try_lock_run(&t);
     ck_assert_int_eq(t.rc, 0);
     cycle_alone(m, 3);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_mutex_free(m);
-    zkl_mutex_free(m2);
 }
 END_TEST
 
@@ -356,9 +342,7 @@ START_TEST(test_acquires_alone_wait_once_another_client_holds)
 {
     char *p = tu_test_path("alone-clients");
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
-    zkl_mutex *ma, *mb;
-    ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
-    ck_assert_int_eq(zkl_mutex_new(b, p, &mb), 0);
+    zkl_mutex *ma = tu_test_mutex(a, p), *mb = tu_test_mutex(b, p);
     cycle_alone(ma, 10);
     ck_assert_int_eq(zkl_mutex_acquire(mb, 10000), 0);
     ck_assert_int_eq(zkl_mutex_acquire(ma, 500), ZKL_ETIMEDOUT);
@@ -370,15 +354,12 @@ START_TEST(test_acquires_alone_wait_once_another_client_holds)
     struct try_lock t = {mb, 20000, -100};
     pthread_t th;
     ck_assert_int_eq(pthread_create(&th, NULL, try_lock_main, &t), 0);
-    struct queue_len q = {p, 2};
-    ck_assert(tu_wait_until(has_children, &q, 20000));
+    ck_assert(tu_wait_children_at_least(tu_fixture_zk, p, 2, 20000));
     ck_assert_int_eq(zkl_mutex_release(ma), 0);
     pthread_join(th, NULL);
     ck_assert_int_eq(t.rc, 0);
     cycle_alone(ma, 3);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_mutex_free(ma);
-    zkl_mutex_free(mb);
 }
 END_TEST
 

@@ -406,8 +406,7 @@ START_TEST(test_lease_whose_node_is_deleted_is_lost)
 {
     char *p = tu_test_path("sem");
     zkl_client *c = tu_test_client(10000);
-    zkl_semaphore *s;
-    ck_assert_int_eq(zkl_semaphore_new(c, p, 1, &s), 0);
+    zkl_semaphore *s = tu_test_semaphore(c, p, 1);
     zkl_lease *l;
     ck_assert_int_eq(zkl_semaphore_acquire(s, 5000, &l), 0);
     const char *node = zkl_lease_node(l);
@@ -421,7 +420,6 @@ START_TEST(test_lease_whose_node_is_deleted_is_lost)
     /* Its place is free again. */
     ck_assert_int_eq(zkl_semaphore_acquire(s, 5000, &l), 0);
     ck_assert_int_eq(zkl_lease_release(l), 0);
-    zkl_semaphore_free(s);
 }
 END_TEST
 
@@ -467,10 +465,9 @@ START_TEST(test_semaphore_waiter_whose_node_is_deleted_queues_again)
 {
     char *p = tu_test_path("sem");
     zkl_client *ca = tu_test_client(10000), *cb = tu_test_client(10000), *cc = tu_test_client(10000);
-    zkl_semaphore *sa, *sb, *sc;
-    ck_assert_int_eq(zkl_semaphore_new(ca, p, 1, &sa), 0);
-    ck_assert_int_eq(zkl_semaphore_new(cb, p, 1, &sb), 0);
-    ck_assert_int_eq(zkl_semaphore_new(cc, p, 1, &sc), 0);
+    zkl_semaphore *sa = tu_test_semaphore(ca, p, 1);
+    zkl_semaphore *sb = tu_test_semaphore(cb, p, 1);
+    zkl_semaphore *sc = tu_test_semaphore(cc, p, 1);
     zkl_lease *la;
     ck_assert_int_eq(zkl_semaphore_acquire(sa, 5000, &la), 0);
     struct sem_waiter w = {.s = sb};
@@ -505,9 +502,6 @@ START_TEST(test_semaphore_waiter_whose_node_is_deleted_queues_again)
     ck_assert_int_eq(zkl_semaphore_acquire(sc, 5000, &lc), 0);
     ck_assert_int_eq(zkl_lease_release(lc), 0);
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 5000));
-    zkl_semaphore_free(sa);
-    zkl_semaphore_free(sb);
-    zkl_semaphore_free(sc);
     free(gate), free(again);
 }
 END_TEST
@@ -603,8 +597,7 @@ START_TEST(test_expiry_reports_all_40_leases_of_a_semaphore)
     pthread_mutex_init(&tally_sem.mu, NULL);
     char *p = tu_test_path("sem");
     zkl_client *c = tu_test_client(10000);
-    zkl_semaphore *s;
-    ck_assert_int_eq(zkl_semaphore_new(c, p, N, &s), 0);
+    zkl_semaphore *s = tu_test_semaphore(c, p, N);
     ck_assert_int_eq(zkl_semaphore_set_lost_fn(s, on_tally_lease, NULL), 0);
     zkl_lease *l[N];
     for (int i = 0; i < N; i++) {
@@ -625,22 +618,15 @@ START_TEST(test_expiry_reports_all_40_leases_of_a_semaphore)
         ck_assert_msg(calls == 1, "lease %d told %d times", i, calls);
         ck_assert_int_eq(zkl_lease_release(l[i]), ZKL_ELOST);
     }
-    zkl_semaphore_free(s);
 }
 END_TEST
 
 /* ---- ACLs that refuse ----------------------------------------------------- */
 
+/* tu_client_with, and connected before the test goes on. */
 static zkl_client *client_with(const char *digest, enum zkl_acl acl)
 {
-    zkl_client_opts *o;
-    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
-    if (digest)
-        ck_assert_int_eq(zkl_client_opts_set_digest_auth(o, digest), 0);
-    ck_assert_int_eq(zkl_client_opts_set_acl(o, acl), 0);
-    zkl_client *c = NULL;
-    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, o, &c), 0);
-    zkl_client_opts_free(o);
+    zkl_client *c = tu_client_with(digest, acl);
     int64_t end = tu_now_ms() + 10000;
     while (zkl_client_state(c) != ZKL_STATE_CONNECTED && tu_now_ms() < end)
         usleep(2000);
@@ -689,11 +675,9 @@ START_TEST(test_acquire_whose_listing_is_refused_leaves_no_node)
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 5000));
     ck_assert_int_lt(requests_of(c) - before, 20);
     /* Again, from a semaphore-mutex and a read-write lock. */
-    zkl_semmutex *sm;
-    ck_assert_int_eq(zkl_semmutex_new(c, p, &sm), 0);
+    zkl_semmutex *sm = tu_test_semmutex(c, p);
     ck_assert_int_eq(zkl_semmutex_acquire(sm, 2000), ZKL_ENOAUTH);
-    zkl_rwlock *rw;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    zkl_rwlock *rw = tu_test_rwlock(c, p);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 2000), ZKL_ENOAUTH);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 2000), ZKL_ENOAUTH);
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 5000));
@@ -703,8 +687,7 @@ START_TEST(test_acquire_whose_listing_is_refused_leaves_no_node)
      * the ACL allows it. */
     char *q = tu_path("nothing");
     make_guarded_path(q, ZOO_PERM_CREATE);
-    zkl_mutex *mq;
-    ck_assert_int_eq(zkl_mutex_new(c, q, &mq), 0);
+    zkl_mutex *mq = tu_test_mutex(c, q);
     ck_assert_int_eq(zkl_mutex_acquire(mq, 2000), ZKL_ENOAUTH);
     ck_assert_int_eq(tu_children(tu_fixture_zk, q), 1);
     before = requests_of(c);
@@ -712,10 +695,7 @@ START_TEST(test_acquire_whose_listing_is_refused_leaves_no_node)
     ck_assert_int_lt(requests_of(c) - before, 10);
     guard_path(q, ZOO_PERM_CREATE | ZOO_PERM_DELETE);
     ck_assert(tu_wait_children(tu_fixture_zk, q, 0, 20000));
-    zkl_mutex_free(mq);
     free(q);
-    zkl_rwlock_free(rw);
-    zkl_semmutex_free(sm);
 }
 END_TEST
 
@@ -740,8 +720,7 @@ START_TEST(test_release_whose_delete_is_refused_keeps_the_hold)
 
     /* The semaphore-mutex, both sides of the read-write lock, a lease. */
     guard_path(p, ZOO_PERM_CREATE | ZOO_PERM_READ);
-    zkl_semmutex *sm;
-    ck_assert_int_eq(zkl_semmutex_new(c, p, &sm), 0);
+    zkl_semmutex *sm = tu_test_semmutex(c, p);
     ck_assert_int_eq(zkl_semmutex_acquire(sm, 5000), 0);
     ck_assert_int_eq(zkl_semmutex_release(sm), ZKL_ENOAUTH);
     ck_assert_int_eq(zkl_semmutex_is_held(sm), 1);
@@ -757,8 +736,7 @@ START_TEST(test_release_whose_delete_is_refused_keeps_the_hold)
     ck_assert_int_eq(zkl_semmutex_release(sm), ZKL_ELOST);
     ck_assert_int_eq(zkl_semmutex_release(sm), ZKL_ENOTHELD);
     free(node);
-    zkl_rwlock *rw;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    zkl_rwlock *rw = tu_test_rwlock(c, p);
     guard_path(p, ZOO_PERM_CREATE | ZOO_PERM_READ);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0); /* downgrade */
@@ -771,8 +749,6 @@ START_TEST(test_release_whose_delete_is_refused_keeps_the_hold)
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_rwlock_free(rw);
-    zkl_semmutex_free(sm);
 }
 END_TEST
 
@@ -1201,17 +1177,7 @@ END_TEST
 static void setup(void)
 {
     tu_fixture_setup_named("hostile");
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", tu_fixture_root);
-    for (char *s = strchr(buf + 1, '/');; s = strchr(s + 1, '/')) {
-        if (s)
-            *s = '\0';
-        int rc = zoo_create(tu_fixture_zk, buf, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-        ck_assert_msg(rc == ZOK || rc == ZNODEEXISTS, "create %s: %d", buf, rc);
-        if (!s)
-            break;
-        *s = '/';
-    }
+    tu_mkdirs(tu_fixture_zk, tu_fixture_root);
 }
 
 static void teardown(void)

@@ -71,21 +71,10 @@ static void *waiter_main(void *arg)
     return NULL;
 }
 
-struct above {
-    const char *path;
-    int want;
-};
-
-static bool has_children(void *arg)
-{
-    struct above *a = arg;
-    return tu_children(tu_fixture_zk, a->path) >= a->want;
-}
-
 static void wait_children(const char *path, int want)
 {
-    struct above a = {path, want};
-    ck_assert_msg(tu_wait_until(has_children, &a, PROMPT_MS), "no waiter queued under %s", path);
+    ck_assert_msg(tu_wait_children_at_least(tu_fixture_zk, path, want, PROMPT_MS),
+                  "no waiter queued under %s", path);
 }
 
 /* Wait until client `c` watches a node of another session under `path`
@@ -151,9 +140,7 @@ START_TEST(test_timeouts_and_a_handoff)
 {
     char *p = tu_test_path("contended");
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
-    zkl_mutex *ha, *hb;
-    ck_assert_int_eq(zkl_mutex_new(a, p, &ha), 0);
-    ck_assert_int_eq(zkl_mutex_new(b, p, &hb), 0);
+    zkl_mutex *ha = tu_test_mutex(a, p), *hb = tu_test_mutex(b, p);
     ck_assert_int_eq(zkl_mutex_acquire(ha, 5000), 0);
     ck_assert_int_eq(zkl_mutex_acquire(hb, 0), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_mutex_acquire(hb, 200), ZKL_ETIMEDOUT);
@@ -174,8 +161,6 @@ START_TEST(test_timeouts_and_a_handoff)
     expect(&pb, 1, 2, 0, 0, 1, 1);
     zkl_metrics ma = get(a);
     expect(&ma, 1, 0, 0, 0, 0, 1);
-    zkl_mutex_free(ha);
-    zkl_mutex_free(hb);
 }
 END_TEST
 
@@ -231,9 +216,7 @@ START_TEST(test_lock_paths_are_counted_apart)
 {
     char *p1 = tu_path("one"), *p2 = tu_path("two"), *p3 = tu_path("sem");
     zkl_client *c = tu_test_client(10000);
-    zkl_mutex *m1, *m2;
-    ck_assert_int_eq(zkl_mutex_new(c, p1, &m1), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, p2, &m2), 0);
+    zkl_mutex *m1 = tu_test_mutex(c, p1), *m2 = tu_test_mutex(c, p2);
     for (int i = 0; i < 2; i++) {
         ck_assert_int_eq(zkl_mutex_acquire(m1, 5000), 0);
         ck_assert_int_eq(zkl_mutex_release(m1), 0);
@@ -266,8 +249,6 @@ START_TEST(test_lock_paths_are_counted_apart)
     ck_assert_str_eq(paths[1], p3);
     ck_assert_str_eq(paths[2], p2);
     zkl_client_metrics_paths_free(paths, n);
-    zkl_mutex_free(m1);
-    zkl_mutex_free(m2);
     free(p1), free(p2), free(p3);
 }
 END_TEST
@@ -390,10 +371,7 @@ START_TEST(test_prometheus_text_says_what_the_structs_say)
     /* A quote and a backslash in the path: the label escapes them. */
     char *p = tu_path("we\"ird\\one"), *q = tu_path("other");
     zkl_client *c = tu_test_client(10000), *a = tu_test_client(10000);
-    zkl_mutex *mx, *mq, *ma;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &mx), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, q, &mq), 0);
-    ck_assert_int_eq(zkl_mutex_new(a, q, &ma), 0);
+    zkl_mutex *mx = tu_test_mutex(c, p), *mq = tu_test_mutex(c, q), *ma = tu_test_mutex(a, q);
     for (int i = 0; i < 4; i++) {
         ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), 0);
         ck_assert_int_eq(zkl_mutex_release(mx), 0);
@@ -466,9 +444,6 @@ START_TEST(test_prometheus_text_says_what_the_structs_say)
     free(mem);
 
     ck_assert_int_eq(zkl_mutex_release(mx), 0);
-    zkl_mutex_free(mx);
-    zkl_mutex_free(mq);
-    zkl_mutex_free(ma);
     free(p), free(q);
 }
 END_TEST

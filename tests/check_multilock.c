@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,19 @@ static zkl_lock *mutex_handle(zkl_mutex *m)
     return l;
 }
 
+/* Each of `n` paths, given with a count, has that many children. */
+static void expect_children(int n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) {
+        const char *path = va_arg(ap, const char *);
+        int want = va_arg(ap, int), have = tu_children(tu_fixture_zk, path);
+        ck_assert_msg(have == want, "%s: %d children, want %d", path, have, want);
+    }
+    va_end(ap);
+}
+
 /* ---- order --------------------------------------------------------------- */
 
 START_TEST(test_multilock_acquires_in_path_order_and_releases_in_reverse)
@@ -260,10 +274,7 @@ START_TEST(test_multilock_two_processes_with_opposite_orders_never_deadlock)
     ck_assert_int_eq(sh->done[0], ML_PROCS_ITER);
     ck_assert_int_eq(sh->done[1], ML_PROCS_ITER);
     ck_assert_int_eq(sh->violations, 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, a), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, b), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, c), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, d), 0);
+    expect_children(4, a, 0, b, 0, c, 0, d, 0);
     munmap(sh, sizeof *sh);
     free(a), free(b), free(c), free(d);
 }
@@ -284,20 +295,14 @@ START_TEST(test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere)
     ck_assert_int_eq(zkl_multilock_acquire(ml, 500), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
     ck_assert_int_eq(zkl_multilock_release(ml), ZKL_ENOTHELD);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, m1), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, m2), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, m3), 0);
+    expect_children(3, m1, 0, m2, 1, m3, 0);
     ck_assert_int_eq(zkl_multilock_acquire(ml, 0), ZKL_ETIMEDOUT); /* try once */
-    ck_assert_int_eq(tu_children(tu_fixture_zk, m1), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, m2), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, m3), 0);
+    expect_children(3, m1, 0, m2, 1, m3, 0);
     zkl_client_stats st;
     zkl_client_get_stats(a, &st);
     ck_assert_int_eq(st.creates, st.deletes);
     /* The others are free at once for anyone. */
-    zkl_mutex *o1, *o3;
-    ck_assert_int_eq(zkl_mutex_new(b, m1, &o1), 0);
-    ck_assert_int_eq(zkl_mutex_new(b, m3, &o3), 0);
+    zkl_mutex *o1 = tu_test_mutex(b, m1), *o3 = tu_test_mutex(b, m3);
     ck_assert_int_eq(zkl_mutex_acquire(o1, 0), 0);
     ck_assert_int_eq(zkl_mutex_acquire(o3, 0), 0);
     ck_assert_int_eq(zkl_mutex_release(o1), 0);
@@ -306,17 +311,11 @@ START_TEST(test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere)
     ck_assert_int_eq(zkl_mutex_release(bm), 0);
     ck_assert_int_eq(zkl_multilock_acquire(ml, 5000), 0);
     ck_assert_int_eq(zkl_multilock_is_held(ml), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, m1), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, m2), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, m3), 1);
+    expect_children(3, m1, 1, m2, 1, m3, 1);
     ck_assert_int_eq(zkl_mutex_acquire(bm, 0), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_multilock_release(ml), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, m1), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, m2), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, m3), 0);
+    expect_children(3, m1, 0, m2, 0, m3, 0);
     zkl_multilock_free(ml);
-    zkl_mutex_free(o1);
-    zkl_mutex_free(o3);
     free(m1), free(m2), free(m3);
 }
 END_TEST
@@ -372,8 +371,7 @@ START_TEST(test_multilock_timeout_bounds_the_whole_call)
     int64_t took = tu_now_ms() - t0;
     ck_assert_int_ge(took, 490);
     ck_assert_int_lt(took, 1400);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, m1), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, m2), 0);
+    expect_children(2, m1, 0, m2, 0);
 
     /* Members that each take time share one deadline: two that spend 600 ms
      * each, then the held mutex. Each gets only what is left, so the call
@@ -382,8 +380,7 @@ START_TEST(test_multilock_timeout_bounds_the_whole_call)
     ulock_init(&s1, 1, "t0-slow");
     ulock_init(&s2, 2, "t1-slow");
     s1.slow_ms = s2.slow_ms = 600;
-    zkl_mutex *am;
-    ck_assert_int_eq(zkl_mutex_new(a, m3, &am), 0);
+    zkl_mutex *am = tu_test_mutex(a, m3);
     zkl_lock *l[3] = {ulock_handle(&s1), ulock_handle(&s2), mutex_handle(am)};
     zkl_multilock *ml2;
     ck_assert_int_eq(zkl_multilock_new_locks(l, 3, &ml2), 0);
@@ -410,7 +407,6 @@ START_TEST(test_multilock_timeout_bounds_the_whole_call)
         zkl_lock_free(l[i]);
     ulock_destroy(&s1);
     ulock_destroy(&s2);
-    zkl_mutex_free(am);
     zkl_multilock_free(ml);
     free(m1), free(m2), free(m3);
 }
@@ -450,8 +446,7 @@ START_TEST(test_multilock_huge_timeout_waits_instead_of_failing_at_once)
                   zkl_err_name(bg.rc));
     ck_assert_int_eq(bg.rc, 0);
     ck_assert_int_eq(bg.release_rc, 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p2), 0);
+    expect_children(2, p1, 0, p2, 0);
     zkl_multilock_free(ml);
     free(p1), free(p2);
 }
@@ -478,25 +473,19 @@ START_TEST(test_multilock_mixes_mutexes_user_locks_and_multilocks)
     ck_assert_int_eq(zkl_multilock_is_held(ml), 1);
     ck_assert_int_eq(zkl_mutex_is_held(m1), 1);
     ck_assert_int_eq(u.held, 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, x1), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, x3), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, x5), 1);
+    expect_children(3, x1, 1, x3, 1, x5, 1);
     /* Taken through the outer multi-lock, not through the inner one. */
     ck_assert_int_eq(zkl_multilock_is_held(inner), 0);
     ck_assert_int_eq(zkl_multilock_release(inner), ZKL_ENOTHELD);
     /* Others are kept out of every member. */
-    zkl_mutex *o1, *o5;
-    ck_assert_int_eq(zkl_mutex_new(b, x1, &o1), 0);
-    ck_assert_int_eq(zkl_mutex_new(b, x5, &o5), 0);
+    zkl_mutex *o1 = tu_test_mutex(b, x1), *o5 = tu_test_mutex(b, x5);
     ck_assert_int_eq(zkl_mutex_acquire(o1, 0), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_mutex_acquire(o5, 0), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_multilock_release(ml), 0);
     ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
     ck_assert_int_eq(zkl_mutex_is_held(m1), 0);
     ck_assert_int_eq(u.held, 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, x1), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, x3), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, x5), 0);
+    expect_children(3, x1, 0, x3, 0, x5, 0);
     ck_assert_int_eq(zkl_mutex_acquire(o5, 0), 0);
     ck_assert_int_eq(zkl_mutex_release(o5), 0);
     zkl_multilock_free(ml);
@@ -505,24 +494,34 @@ START_TEST(test_multilock_mixes_mutexes_user_locks_and_multilocks)
     zkl_lock_free(il);
     zkl_multilock_free(inner);
     ulock_destroy(&u);
-    zkl_mutex_free(o1);
-    zkl_mutex_free(o5);
     free(x1), free(x3), free(x5);
 }
 END_TEST
 
-struct second_thread {
+/* What another thread of this process sees of a multi-lock held here: a
+ * hold is per thread, so it neither holds nor may release it. */
+struct other {
     zkl_multilock *ml;
-    int acquire_rc, release_rc, held;
+    int timeout_ms;
+    int held, release_rc, acquire_rc;
 };
 
-static void *second_thread_main(void *arg)
+static void *other_main(void *arg)
 {
-    struct second_thread *t = arg;
-    t->held = zkl_multilock_is_held(t->ml);
-    t->release_rc = zkl_multilock_release(t->ml);
-    t->acquire_rc = zkl_multilock_acquire(t->ml, 2000);
+    struct other *o = arg;
+    o->held = zkl_multilock_is_held(o->ml);
+    o->release_rc = zkl_multilock_release(o->ml);
+    o->acquire_rc = zkl_multilock_acquire(o->ml, o->timeout_ms);
     return NULL;
+}
+
+static struct other other_try(zkl_multilock *ml, int timeout_ms)
+{
+    struct other o = {.ml = ml, .timeout_ms = timeout_ms};
+    pthread_t t;
+    pthread_create(&t, NULL, other_main, &o);
+    pthread_join(t, NULL);
+    return o;
 }
 
 START_TEST(test_multilock_holds_a_semmutex_member_for_its_object)
@@ -545,8 +544,7 @@ START_TEST(test_multilock_holds_a_semmutex_member_for_its_object)
     ck_assert_int_eq(zkl_semmutex_is_held(sm), 1);
     ck_assert_int_eq(zkl_mutex_is_held(m), 1);
     ck_assert_int_eq(u.held, 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, s1), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, s2), 1);
+    expect_children(2, s1, 1, s2, 1);
     /* The semaphore-mutex speaks the mutex protocol: others are kept out. */
     zkl_semmutex *osm;
     zkl_mutex *om;
@@ -557,22 +555,17 @@ START_TEST(test_multilock_holds_a_semmutex_member_for_its_object)
     /* Another thread of this process: the hold is not its own to release,
      * and the object's semaphore-mutex refuses a second hold at once
      * (ZKL_EDEADLK) rather than waiting for itself; nothing changes. */
-    struct second_thread st = {.ml = ml};
-    pthread_t t;
-    pthread_create(&t, NULL, second_thread_main, &st);
-    pthread_join(t, NULL);
+    struct other st = other_try(ml, 2000);
     ck_assert_int_eq(st.held, 0);
     ck_assert_int_eq(st.release_rc, ZKL_ENOTHELD);
     ck_assert_int_eq(st.acquire_rc, ZKL_EDEADLK);
     ck_assert_int_eq(zkl_multilock_is_held(ml), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, s1), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, s2), 1);
+    expect_children(2, s1, 1, s2, 1);
     ck_assert_int_eq(zkl_multilock_release(ml), 0);
     ck_assert_int_eq(zkl_semmutex_is_held(sm), 0);
     ck_assert_int_eq(zkl_mutex_is_held(m), 0);
     ck_assert_int_eq(u.held, 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, s1), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, s2), 0);
+    expect_children(2, s1, 0, s2, 0);
     ck_assert_int_eq(zkl_semmutex_acquire(osm, 0), 0);
     ck_assert_int_eq(zkl_semmutex_release(osm), 0);
     zkl_multilock_free(ml);
@@ -592,11 +585,8 @@ START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
 {
     char *w1 = tu_path("w1"), *w2 = tu_path("w2"), *w3 = tu_path("w3"), *w4 = tu_path("w4");
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
-    zkl_rwlock *r1, *r2;
-    zkl_mutex *m3;
-    ck_assert_int_eq(zkl_rwlock_new(a, w1, &r1), 0);
-    ck_assert_int_eq(zkl_rwlock_new(a, w2, &r2), 0);
-    ck_assert_int_eq(zkl_mutex_new(a, w3, &m3), 0);
+    zkl_rwlock *r1 = tu_test_rwlock(a, w1), *r2 = tu_test_rwlock(a, w2);
+    zkl_mutex *m3 = tu_test_mutex(a, w3);
     zkl_lock *rd1 = NULL, *wr1 = NULL, *wr2 = NULL;
     ck_assert_int_eq(zkl_rwlock_read_as_lock(r1, &rd1), 0);
     ck_assert_int_eq(zkl_rwlock_write_as_lock(r1, &wr1), 0);
@@ -604,8 +594,7 @@ START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
     ck_assert_str_eq(zkl_lock_path(rd1), w1);
     ck_assert_str_eq(zkl_lock_path(wr2), w2);
     zkl_lock *m3l = mutex_handle(m3);
-    zkl_semmutex *s4;
-    ck_assert_int_eq(zkl_semmutex_new(a, w4, &s4), 0);
+    zkl_semmutex *s4 = tu_test_semmutex(a, w4);
     zkl_lock *s4l = NULL;
     ck_assert_int_eq(zkl_semmutex_as_lock(s4, &s4l), 0);
     struct ulock u5;
@@ -627,9 +616,7 @@ START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
     ck_assert_int_eq(u5.held, 1);
     ck_assert_int_eq(tu_children(tu_fixture_zk, w4), 1);
     /* The read side is shared, the write side exclusive. */
-    zkl_rwlock *o1, *o2;
-    ck_assert_int_eq(zkl_rwlock_new(b, w1, &o1), 0);
-    ck_assert_int_eq(zkl_rwlock_new(b, w2, &o2), 0);
+    zkl_rwlock *o1 = tu_test_rwlock(b, w1), *o2 = tu_test_rwlock(b, w2);
     ck_assert_int_eq(zkl_rwlock_read_acquire(o1, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_release(o1), 0);
     ck_assert_int_eq(zkl_rwlock_write_acquire(o1, 0), ZKL_ETIMEDOUT);
@@ -639,20 +626,14 @@ START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
     ck_assert_int_eq(zkl_rwlock_write_is_held(r2), 0);
     ck_assert_int_eq(zkl_semmutex_is_held(s4), 0);
     ck_assert_int_eq(u5.held, 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, w1), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, w2), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, w3), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, w4), 0);
+    expect_children(4, w1, 0, w2, 0, w3, 0, w4, 0);
 
     /* A member that refuses at once (an upgrade: the thread reads w2 and
      * the multi-lock wants to write it) undoes the members before it. */
     ck_assert_int_eq(zkl_rwlock_read_acquire(r2, 5000), 0);
     ck_assert_int_eq(zkl_multilock_acquire(ml, 5000), ZKL_EDEADLK);
     ck_assert_int_eq(zkl_rwlock_read_is_held(r1), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, w1), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, w2), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, w3), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, w4), 0);
+    expect_children(4, w1, 0, w2, 1, w3, 0, w4, 0);
     ck_assert_int_eq(u5.held, 0);
     ck_assert_int_eq(zkl_rwlock_read_release(r2), 0);
     /* A thread that writes may read too (downgrade): a multi-lock reading
@@ -662,8 +643,7 @@ START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
     ck_assert_int_eq(zkl_multilock_release(ml), 0);
     ck_assert_int_eq(zkl_rwlock_write_is_held(r1), 1);
     ck_assert_int_eq(zkl_rwlock_write_release(r1), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, w1), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, w2), 0);
+    expect_children(2, w1, 0, w2, 0);
 
     zkl_multilock_free(ml);
     zkl_lock_free(rd1);
@@ -673,12 +653,6 @@ START_TEST(test_multilock_mixes_rwlock_sides_semmutex_mutex_and_user_lock)
     zkl_lock_free(s4l);
     zkl_lock_free(u5l);
     ulock_destroy(&u5);
-    zkl_semmutex_free(s4);
-    zkl_rwlock_free(r1);
-    zkl_rwlock_free(r2);
-    zkl_rwlock_free(o1);
-    zkl_rwlock_free(o2);
-    zkl_mutex_free(m3);
     free(w1), free(w2), free(w3), free(w4);
 }
 END_TEST
@@ -756,9 +730,7 @@ START_TEST(test_nested_multilocks_with_interleaved_paths_never_deadlock)
     ck_assert_msg(w1.rc == 0, "outer1: %s", zkl_err_name(w1.rc));
     ck_assert_msg(w2.rc == 0, "outer2: %s", zkl_err_name(w2.rc));
     ck_assert_int_eq(violations, 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, a), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, b), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, c), 0);
+    expect_children(3, a, 0, b, 0, c, 0);
 
     /* A thread that holds the inner multi-lock may take the outer one too
      * (the mutexes only count), and gives everything back in the end. */
@@ -767,11 +739,9 @@ START_TEST(test_nested_multilocks_with_interleaved_paths_never_deadlock)
     ck_assert_int_eq(tu_children(tu_fixture_zk, a), 1);
     ck_assert_int_eq(zkl_multilock_release(outer1), 0);
     ck_assert_int_eq(zkl_multilock_is_held(inner), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, a), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, b), 0);
+    expect_children(2, a, 1, b, 0);
     ck_assert_int_eq(zkl_multilock_release(inner), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, a), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, c), 0);
+    expect_children(2, a, 0, c, 0);
 
     zkl_multilock_free(outer1);
     zkl_multilock_free(outer2);
@@ -784,20 +754,6 @@ START_TEST(test_nested_multilocks_with_interleaved_paths_never_deadlock)
 END_TEST
 
 /* ---- threads and reentrancy -------------------------------------------------- */
-
-struct other {
-    zkl_multilock *ml;
-    int held, release_rc, acquire_rc;
-};
-
-static void *other_main(void *arg)
-{
-    struct other *o = arg;
-    o->held = zkl_multilock_is_held(o->ml);
-    o->release_rc = zkl_multilock_release(o->ml);
-    o->acquire_rc = zkl_multilock_acquire(o->ml, 300);
-    return NULL;
-}
 
 START_TEST(test_multilock_is_reentrant_and_held_per_thread)
 {
@@ -814,29 +770,23 @@ START_TEST(test_multilock_is_reentrant_and_held_per_thread)
     ck_assert_int_eq(after.requests, before.requests); /* only counts */
     /* Another thread of the same process neither holds it nor can release
      * it, and waits like any other contender. */
-    struct other o = {.ml = ml};
-    pthread_t t;
-    pthread_create(&t, NULL, other_main, &o);
-    pthread_join(t, NULL);
+    struct other o = other_try(ml, 300);
     ck_assert_int_eq(o.held, 0);
     ck_assert_int_eq(o.release_rc, ZKL_ENOTHELD);
     ck_assert_int_eq(o.acquire_rc, ZKL_ETIMEDOUT);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p2), 1);
+    expect_children(2, p1, 1, p2, 1);
     ck_assert_int_eq(zkl_multilock_release(ml), 0);
     ck_assert_int_eq(zkl_multilock_is_held(ml), 1);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 1);
     ck_assert_int_eq(zkl_multilock_release(ml), 0);
     ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p2), 0);
+    expect_children(2, p1, 0, p2, 0);
     ck_assert_int_eq(zkl_multilock_release(ml), ZKL_ENOTHELD);
     /* Freeing a held multi-lock gives its nodes back. */
     ck_assert_int_eq(zkl_multilock_acquire(ml, 5000), 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 1);
     zkl_multilock_free(ml);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p1), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p2), 0);
+    expect_children(2, p1, 0, p2, 0);
     free(p1), free(p2);
 }
 END_TEST
@@ -852,10 +802,9 @@ START_TEST(test_multilock_release_keeps_going_past_a_lost_member)
 {
     char *pa = tu_path("a"), *pb = tu_path("b"), *pz = tu_path("z");
     zkl_client *good = tu_test_client(10000), *doomed = tu_test_client(4000);
-    zkl_mutex *ma, *mb, *mz;
-    ck_assert_int_eq(zkl_mutex_new(good, pa, &ma), 0);
-    ck_assert_int_eq(zkl_mutex_new(good, pb, &mb), 0);
-    ck_assert_int_eq(zkl_mutex_new(doomed, pz, &mz), 0);
+    zkl_mutex *ma = tu_test_mutex(good, pa);
+    zkl_mutex *mb = tu_test_mutex(good, pb);
+    zkl_mutex *mz = tu_test_mutex(doomed, pz);
     zkl_lock *l[3] = {mutex_handle(mz), mutex_handle(ma), mutex_handle(mb)};
     zkl_multilock *ml;
     ck_assert_int_eq(zkl_multilock_new_locks(l, 3, &ml), 0);
@@ -871,9 +820,7 @@ START_TEST(test_multilock_release_keeps_going_past_a_lost_member)
     ck_assert_int_eq(zkl_multilock_release(ml), ZKL_ELOST); /* the last one releases all */
     ck_assert_int_eq(zkl_mutex_is_held(ma), 0);
     ck_assert_int_eq(zkl_mutex_is_held(mb), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, pa), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, pb), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, pz), 0);
+    expect_children(3, pa, 0, pb, 0, pz, 0);
     ck_assert_int_eq(zkl_multilock_release(ml), ZKL_ENOTHELD);
     zkl_multilock_free(ml);
     for (int i = 0; i < 3; i++)
@@ -900,9 +847,6 @@ START_TEST(test_multilock_release_keeps_going_past_a_lost_member)
     ulock_destroy(&u1);
     ulock_destroy(&u2);
     ulock_destroy(&u3);
-    zkl_mutex_free(ma);
-    zkl_mutex_free(mb);
-    zkl_mutex_free(mz);
     free(pa), free(pb), free(pz);
 }
 END_TEST
@@ -966,9 +910,7 @@ START_TEST(test_multilock_bad_input_is_einval_and_creates_nothing)
     ck_assert_ptr_null(zkl_lock_path(NULL));
     zkl_lock_free(NULL);
 
-    zkl_mutex *ma, *ma2;
-    ck_assert_int_eq(zkl_mutex_new(c, a, &ma), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, a, &ma2), 0);
+    zkl_mutex *ma = tu_test_mutex(c, a), *ma2 = tu_test_mutex(c, a);
     zkl_lock *la = mutex_handle(ma), *la2 = mutex_handle(ma2);
     zkl_lock *nokey, *emptykey;
     zkl_lock_ops o = ulock_ops;
@@ -1007,8 +949,6 @@ START_TEST(test_multilock_bad_input_is_einval_and_creates_nothing)
     zkl_lock_free(emptykey);
     zkl_lock_free(la);
     zkl_lock_free(la2);
-    zkl_mutex_free(ma);
-    zkl_mutex_free(ma2);
     free(a), free(b);
 }
 END_TEST

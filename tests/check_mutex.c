@@ -1,12 +1,10 @@
 /* The reentrant mutex against a real ZooKeeper. */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -16,9 +14,7 @@
 
 struct shared_counter {
     zkl_mutex *m;
-    long counter;
-    int inside;
-    int violations;
+    struct tu_arena a;
     int per_thread;
 };
 
@@ -27,12 +23,11 @@ static void *counter_thread(void *arg)
     struct shared_counter *s = arg;
     for (int i = 0; i < s->per_thread; i++) {
         ck_assert_int_eq(zkl_mutex_acquire(s->m, 30000), 0);
-        if (__atomic_add_fetch(&s->inside, 1, __ATOMIC_SEQ_CST) != 1)
-            __atomic_add_fetch(&s->violations, 1, __ATOMIC_SEQ_CST);
-        long v = s->counter; /* a deliberately non-atomic read-modify-write */
+        tu_arena_enter(&s->a);
+        long v = s->a.counter; /* a deliberately non-atomic read-modify-write */
         sched_yield();
-        s->counter = v + 1;
-        __atomic_sub_fetch(&s->inside, 1, __ATOMIC_SEQ_CST);
+        s->a.counter = v + 1;
+        tu_arena_leave(&s->a);
         ck_assert_int_eq(zkl_mutex_release(s->m), 0);
     }
     return NULL;
@@ -49,8 +44,8 @@ START_TEST(test_mutex_excludes_eight_threads_sharing_one_object)
         pthread_create(&t[i], NULL, counter_thread, &s);
     for (int i = 0; i < 8; i++)
         pthread_join(t[i], NULL);
-    ck_assert_int_eq(s.counter, 8 * 25);
-    ck_assert_int_eq(s.violations, 0);
+    ck_assert_int_eq(s.a.counter, 8 * 25);
+    ck_assert_int_eq(s.a.violations, 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_mutex_free(s.m);
 }
@@ -58,21 +53,13 @@ END_TEST
 
 /* ---- mutual exclusion, processes --------------------------------------- */
 
-struct proc_shared {
-    long counter;
-    int inside;
-    int violations;
-    int64_t last_token;
-    int token_errors;
-};
-
 enum { PROCS = 4, ITER = 30 };
 
 /* One contender process: ITER times acquire, check, non-atomic increment,
  * release. */
 static int counter_worker(const char *path, const char *shm)
 {
-    struct proc_shared *sh = tu_map_shared(shm, sizeof *sh, 0);
+    struct tu_arena *sh = tu_map_shared(shm, sizeof *sh, 0);
     zkl_client *c = NULL;
     if (sh == NULL || zkl_client_open(tu_hosts(), 10000, &c) != 0)
         return 2;
@@ -82,16 +69,12 @@ static int counter_worker(const char *path, const char *shm)
     for (int k = 0; k < ITER; k++) {
         if (zkl_mutex_acquire(m, 30000) != 0)
             return 4;
-        if (__atomic_add_fetch(&sh->inside, 1, __ATOMIC_SEQ_CST) != 1)
-            __atomic_add_fetch(&sh->violations, 1, __ATOMIC_SEQ_CST);
-        int64_t tok = tu_mutex_token(m);
-        if (tok <= sh->last_token)
-            sh->token_errors++;
-        sh->last_token = tok;
+        tu_arena_enter(sh);
+        tu_arena_token(sh, tu_mutex_token(m));
         long v = sh->counter;
         usleep(100);
         sh->counter = v + 1;
-        __atomic_sub_fetch(&sh->inside, 1, __ATOMIC_SEQ_CST);
+        tu_arena_leave(sh);
         if (zkl_mutex_release(m) != 0)
             return 5;
     }
@@ -105,17 +88,8 @@ START_TEST(test_mutex_excludes_four_processes_with_increasing_tokens)
 {
     char *p = tu_test_path("procs");
     char shm[64];
-    snprintf(shm, sizeof shm, "/dev/shm/zkl-test-%ld", (long)getpid());
-    struct proc_shared *sh = tu_map_shared(shm, sizeof *sh, 1);
-    ck_assert_ptr_nonnull(sh);
-    pid_t pids[PROCS];
-    for (int i = 0; i < PROCS; i++)
-        pids[i] = tu_spawn_worker((const char *[]){"counter", p, shm, NULL}, -1);
-    for (int i = 0; i < PROCS; i++) {
-        int st;
-        ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
-        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d failed: %d", i, st);
-    }
+    struct tu_arena *sh = tu_shared_new(shm, sizeof *sh);
+    tu_workers_run((const char *[]){"counter", p, shm, NULL}, PROCS);
     unlink(shm);
     ck_assert_int_eq(sh->counter, PROCS * ITER);
     ck_assert_int_eq(sh->violations, 0);
@@ -258,9 +232,7 @@ START_TEST(test_mutex_tokens_strictly_increase_across_100_handoffs)
 {
     char *p = tu_test_path("tokens");
     zkl_client *c1 = tu_test_client(10000), *c2 = tu_test_client(10000);
-    zkl_mutex *m1, *m2;
-    ck_assert_int_eq(zkl_mutex_new(c1, p, &m1), 0);
-    ck_assert_int_eq(zkl_mutex_new(c2, p, &m2), 0);
+    zkl_mutex *m1 = tu_test_mutex(c1, p), *m2 = tu_test_mutex(c2, p);
     int64_t tokens[100];
     int n = 0;
     struct handoff h1 = {m1, tokens, &n, 50, NULL}, h2 = {m2, tokens, &n, 50, NULL};
@@ -273,8 +245,6 @@ START_TEST(test_mutex_tokens_strictly_increase_across_100_handoffs)
     for (int i = 1; i < 100; i++)
         ck_assert_msg(tokens[i] > tokens[i - 1], "token %d: %lld after %lld", i,
                       (long long)tokens[i], (long long)tokens[i - 1]);
-    zkl_mutex_free(m1);
-    zkl_mutex_free(m2);
 }
 END_TEST
 
@@ -300,15 +270,7 @@ static int holder_worker(const char *path, const char *unused)
 START_TEST(test_mutex_sigkilled_holder_frees_lock_after_session_timeout)
 {
     char *p = tu_test_path("killed");
-    int fds[2];
-    ck_assert_int_eq(pipe(fds), 0);
-    pid_t pid = tu_spawn_worker((const char *[]){"holder", p, "-", NULL}, fds[1]);
-    close(fds[1]);
-    int64_t dead_token = 0;
-    ck_assert_int_eq(read(fds[0], &dead_token, sizeof dead_token), sizeof dead_token);
-    ck_assert_int_gt(dead_token, 0);
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
+    int64_t dead_token = tu_holder_kill((const char *[]){"holder", p, "-", NULL});
     zkl_client *c = tu_client(10000);
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
@@ -319,7 +281,6 @@ START_TEST(test_mutex_sigkilled_holder_frees_lock_after_session_timeout)
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     zkl_mutex_free(m);
     zkl_client_close(c);
-    close(fds[0]);
 }
 END_TEST
 

@@ -287,15 +287,13 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("nomem");
-    TCase *tc = tcase_create("nomem");
-    tu_add_fixture(tc, "nomem");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_no_memory_in_a_mutex_acquire_alone_leaves_no_node);
-    tcase_add_test(tc, test_no_memory_in_a_handoff_leaves_no_node);
-    tcase_add_test(tc, test_no_memory_in_a_read_write_downgrade_leaves_no_node);
-    tcase_add_test(tc, test_no_memory_in_a_semaphore_lease_leaves_no_node);
-    tcase_add_test(tc, test_no_memory_in_an_asynchronous_acquire_leaves_no_node);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *tests[] = {
+        test_no_memory_in_a_mutex_acquire_alone_leaves_no_node,
+        test_no_memory_in_a_handoff_leaves_no_node,
+        test_no_memory_in_a_read_write_downgrade_leaves_no_node,
+        test_no_memory_in_a_semaphore_lease_leaves_no_node,
+        test_no_memory_in_an_asynchronous_acquire_leaves_no_node,
+        NULL,
+    };
+    return tu_run_zk_case("nomem", 600, tests);
 }

@@ -55,6 +55,13 @@ static void start_waiter(struct waiter *w, enum wkind k, void *obj)
     ck_assert_int_eq(pthread_create(&w->th, NULL, waiter_main, w), 0);
 }
 
+/* A waiter that is known to wait: its node is there (`nodes` on `path`). */
+static void start_waiting(struct waiter *w, enum wkind k, void *obj, const char *path, int nodes)
+{
+    start_waiter(w, k, obj);
+    ck_assert(tu_wait_children(tu_fixture_zk, path, nodes, 10000));
+}
+
 static void join_waiter(struct waiter *w)
 {
     pthread_join(w->th, NULL);
@@ -73,6 +80,14 @@ static void summary(zkl_client *c, const char *path, char *out, size_t sz)
         snprintf(out + k, sz - k, "%s%s:%d", i ? " " : "", ps[i].kind, ps[i].holds);
     }
     zkl_participants_free(ps, n);
+}
+
+/* The listing of `path` must read `want`. */
+static void expect_summary(zkl_client *c, const char *path, const char *want)
+{
+    char s[512];
+    summary(c, path, s, sizeof s);
+    ck_assert_str_eq(s, want);
 }
 
 static char my_ident[128];
@@ -112,21 +127,13 @@ START_TEST(test_mutex_holder_then_waiters)
 {
     char *p = tu_test_path("mutex");
     zkl_client *c = tu_test_client(10000);
-    zkl_mutex *m, *w1, *w2;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, p, &w1), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, p, &w2), 0);
-    char s[512];
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, ""); /* no node yet: nobody */
+    zkl_mutex *m = tu_test_mutex(c, p), *w1 = tu_test_mutex(c, p), *w2 = tu_test_mutex(c, p);
+    expect_summary(c, p, ""); /* no node yet: nobody */
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     struct waiter a, b;
-    start_waiter(&a, W_MUTEX, w1);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
-    start_waiter(&b, W_MUTEX, w2);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 10000));
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, "lock-:1 lock-:0 lock-:0");
+    start_waiting(&a, W_MUTEX, w1, p, 2);
+    start_waiting(&b, W_MUTEX, w2, p, 3);
+    expect_summary(c, p, "lock-:1 lock-:0 lock-:0");
     check_owners(c, p, 3);
     zkl_participant *ps;
     size_t n;
@@ -137,11 +144,7 @@ START_TEST(test_mutex_holder_then_waiters)
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     join_waiter(&a);
     join_waiter(&b);
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, "");
-    zkl_mutex_free(w2);
-    zkl_mutex_free(w1);
-    zkl_mutex_free(m);
+    expect_summary(c, p, "");
 }
 END_TEST
 
@@ -149,21 +152,14 @@ START_TEST(test_semmutex_holder_then_waiter)
 {
     char *p = tu_test_path("semmutex");
     zkl_client *c = tu_test_client(10000);
-    zkl_semmutex *m, *w1;
-    ck_assert_int_eq(zkl_semmutex_new(c, p, &m), 0);
-    ck_assert_int_eq(zkl_semmutex_new(c, p, &w1), 0);
+    zkl_semmutex *m = tu_test_semmutex(c, p), *w1 = tu_test_semmutex(c, p);
     ck_assert_int_eq(zkl_semmutex_acquire(m, 5000), 0);
     struct waiter a;
-    start_waiter(&a, W_SEMMUTEX, w1);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
-    char s[512];
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, "lock-:1 lock-:0");
+    start_waiting(&a, W_SEMMUTEX, w1, p, 2);
+    expect_summary(c, p, "lock-:1 lock-:0");
     check_owners(c, p, 2);
     ck_assert_int_eq(zkl_semmutex_release(m), 0);
     join_waiter(&a);
-    zkl_semmutex_free(w1);
-    zkl_semmutex_free(m);
 }
 END_TEST
 
@@ -171,32 +167,23 @@ START_TEST(test_rwlock_readers_share_and_queue_behind_a_writer)
 {
     char *p = tu_test_path("rwlock");
     zkl_client *c = tu_test_client(10000);
-    zkl_rwlock *r1, *r2, *w, *r3;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &r1), 0);
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &r2), 0);
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &w), 0);
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &r3), 0);
+    zkl_rwlock *r1 = tu_test_rwlock(c, p);
+    zkl_rwlock *r2 = tu_test_rwlock(c, p);
+    zkl_rwlock *w = tu_test_rwlock(c, p);
+    zkl_rwlock *r3 = tu_test_rwlock(c, p);
     ck_assert_int_eq(zkl_rwlock_read_acquire(r1, 5000), 0);
     struct waiter a, b, d;
     start_waiter(&a, W_READ, r2); /* holds at once, then releases */
     join_waiter(&a);
     /* Hold a second reader from another thread: a waiter that waits. */
     ck_assert_int_eq(zkl_rwlock_write_acquire(w, 0), ZKL_ETIMEDOUT);
-    start_waiter(&b, W_WRITE, w);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
-    start_waiter(&d, W_READ, r3);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 10000));
-    char s[512];
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, "__READ__:1 __WRIT__:0 __READ__:0");
+    start_waiting(&b, W_WRITE, w, p, 2);
+    start_waiting(&d, W_READ, r3, p, 3);
+    expect_summary(c, p, "__READ__:1 __WRIT__:0 __READ__:0");
     check_owners(c, p, 3);
     ck_assert_int_eq(zkl_rwlock_read_release(r1), 0);
     join_waiter(&b);
     join_waiter(&d);
-    zkl_rwlock_free(r3);
-    zkl_rwlock_free(w);
-    zkl_rwlock_free(r2);
-    zkl_rwlock_free(r1);
 }
 END_TEST
 
@@ -204,24 +191,16 @@ START_TEST(test_rwlock_downgrade_holds_both)
 {
     char *p = tu_test_path("downgrade");
     zkl_client *c = tu_test_client(10000);
-    zkl_rwlock *rw, *other;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &other), 0);
+    zkl_rwlock *rw = tu_test_rwlock(c, p), *other = tu_test_rwlock(c, p);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0); /* downgrade */
     struct waiter a;
-    start_waiter(&a, W_READ, other);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 10000));
-    char s[512];
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, "__WRIT__:1 __READ__:1 __READ__:0");
+    start_waiting(&a, W_READ, other, p, 3);
+    expect_summary(c, p, "__WRIT__:1 __READ__:1 __READ__:0");
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
     join_waiter(&a); /* the later reader gets in beside the downgrade */
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, "__READ__:1");
+    expect_summary(c, p, "__READ__:1");
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
-    zkl_rwlock_free(other);
-    zkl_rwlock_free(rw);
 }
 END_TEST
 
@@ -235,11 +214,8 @@ START_TEST(test_mutex_and_reader_on_one_path)
     ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     struct waiter a;
-    start_waiter(&a, W_READ, rw);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
-    char s[512];
-    summary(c, p, s, sizeof s);
-    ck_assert_str_eq(s, "lock-:1 __READ__:0");
+    start_waiting(&a, W_READ, rw, p, 2);
+    expect_summary(c, p, "lock-:1 __READ__:0");
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     join_waiter(&a);
     zkl_rwlock_free(rw);
@@ -262,8 +238,7 @@ START_TEST(test_semaphore_leases_hold_and_waiters_wait)
     ck_assert_int_eq(zkl_participants_limit(c, p, &lim), 0);
     ck_assert_int_eq(lim, 2);
     struct waiter w;
-    start_waiter(&w, W_SEM, s2);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 10000));
+    start_waiting(&w, W_SEM, s2, p, 3);
     zkl_participant *ps;
     size_t n;
     ck_assert_int_eq(zkl_participants_list(c, p, &ps, &n), 0);
@@ -297,13 +272,10 @@ START_TEST(test_revoke_writes_into_the_holders_node_only)
     char *p = tu_test_path("revoke");
     zkl_client *c = tu_test_client(10000);
     ck_assert_int_eq(zkl_revoke(c, p, NULL), ZKL_ENOTHELD);
-    zkl_mutex *m, *w1;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, p, &w1), 0);
+    zkl_mutex *m = tu_test_mutex(c, p), *w1 = tu_test_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     struct waiter a;
-    start_waiter(&a, W_MUTEX, w1);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
+    start_waiting(&a, W_MUTEX, w1, p, 2);
     ck_assert_int_eq(zkl_revoke(c, p, NULL), 0);
     zkl_participant *ps;
     size_t n;
@@ -323,8 +295,6 @@ START_TEST(test_revoke_writes_into_the_holders_node_only)
     ck_assert_int_eq(zkl_revoke(c, "relative", NULL), ZKL_EINVAL);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     join_waiter(&a);
-    zkl_mutex_free(w1);
-    zkl_mutex_free(m);
 }
 END_TEST
 

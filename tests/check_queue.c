@@ -17,16 +17,8 @@ enum { CLIENTS = 4, JOINERS = 300 };
 /* lib/engine/engine.h's AHEAD_SHORT: a listing longer than this is a long queue. */
 enum { AHEAD_SHORT_TEST = 16 };
 
-struct shared {
-    atomic_int inside;
-    atomic_int violations;
-    int64_t last_token; /* written only under the lock */
-    int token_errors;   /* idem */
-    long counter;       /* idem */
-};
-
 struct waiter {
-    struct shared *sh;
+    struct tu_arena *sh;
     zkl_mutex *m;
     int timeout_ms;
     int rc;
@@ -39,17 +31,13 @@ static void *waiter_main(void *arg)
     struct waiter *w = arg;
     int rc = zkl_mutex_acquire(w->m, w->timeout_ms);
     if (rc == 0) {
-        struct shared *sh = w->sh;
-        if (atomic_fetch_add(&sh->inside, 1) != 0)
-            atomic_fetch_add(&sh->violations, 1);
-        int64_t tok = tu_mutex_token(w->m);
-        if (tok <= sh->last_token)
-            sh->token_errors++;
-        sh->last_token = tok;
+        struct tu_arena *sh = w->sh;
+        tu_arena_enter(sh);
+        tu_arena_token(sh, tu_mutex_token(w->m));
         long v = sh->counter; /* a deliberately non-atomic read-modify-write */
         sched_yield();
         sh->counter = v + 1;
-        atomic_fetch_sub(&sh->inside, 1);
+        tu_arena_leave(sh);
         rc = zkl_mutex_release(w->m);
     }
     w->rc = rc;
@@ -140,7 +128,7 @@ START_TEST(test_long_queue_walks_back_past_waiters_that_give_up)
         stay[i] = tu_client(20000);
         quit[i] = tu_client(20000);
     }
-    struct shared sh = {.last_token = tu_mutex_token(hm)};
+    struct tu_arena sh = {.last_token = tu_mutex_token(hm)};
     struct waiter *ws = calloc(N, sizeof *ws);
     ck_assert_ptr_nonnull(ws);
     int quitters = 0;
@@ -195,7 +183,7 @@ START_TEST(test_long_queue_walks_back_past_waiters_that_give_up)
         pthread_join(ws[i].t, NULL);
         ck_assert_int_eq(ws[i].rc, 0);
     }
-    ck_assert_int_eq(atomic_load(&sh.violations), 0);
+    ck_assert_int_eq(sh.violations, 0);
     ck_assert_int_eq(sh.token_errors, 0);
     ck_assert_int_eq(sh.counter, N - quitters);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
@@ -241,7 +229,7 @@ START_TEST(test_queue_with_random_quitters_keeps_one_holder)
     zkl_mutex *hm;
     ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
     ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
-    struct shared sh = {.last_token = tu_mutex_token(hm)};
+    struct tu_arena sh = {.last_token = tu_mutex_token(hm)};
     struct waiter *ws = calloc(N, sizeof *ws);
     ck_assert_ptr_nonnull(ws);
     unsigned seed = 7;
@@ -267,7 +255,7 @@ START_TEST(test_queue_with_random_quitters_keeps_one_holder)
                       "waiter %d: %s", i, zkl_err_name(ws[i].rc));
         acquired += ws[i].rc == 0;
     }
-    ck_assert_int_eq(atomic_load(&sh.violations), 0);
+    ck_assert_int_eq(sh.violations, 0);
     ck_assert_int_eq(sh.token_errors, 0);
     ck_assert_int_eq(sh.counter, acquired);
     struct child_count none = {p, 0};
@@ -300,7 +288,7 @@ static void one_waiter_queue(const char *leaf, int W, bool prefetch, uint64_t *r
     ck_assert_int_eq(zkl_lock_opts_new(&lo), 0);
     ck_assert_int_eq(zkl_lock_opts_set_prefetch(lo, prefetch), 0);
     zkl_client *cs[MAXW];
-    struct shared sh = {.last_token = tu_mutex_token(hm)};
+    struct tu_arena sh = {.last_token = tu_mutex_token(hm)};
     struct waiter ws[MAXW];
     for (int i = 0; i < W; i++) {
         cs[i] = tu_client(20000);
@@ -319,7 +307,7 @@ static void one_waiter_queue(const char *leaf, int W, bool prefetch, uint64_t *r
         pthread_join(ws[i].t, NULL);
         ck_assert_msg(ws[i].rc == 0, "waiter %d: %s", i, zkl_err_name(ws[i].rc));
     }
-    ck_assert_int_eq(atomic_load(&sh.violations), 0);
+    ck_assert_int_eq(sh.violations, 0);
     ck_assert_int_eq(sh.token_errors, 0);
     ck_assert_int_eq(sh.counter, W);
     for (int i = 0; i < W; i++) {
@@ -463,9 +451,7 @@ START_TEST(test_waiters_of_one_session_share_their_listings)
 {
     char *p = tu_test_path("shared");
     zkl_client *hc = tu_test_client(20000), *c = tu_test_client(20000);
-    zkl_mutex *hm, *m;
-    ck_assert_int_eq(zkl_mutex_new(hc, p, &hm), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    zkl_mutex *hm = tu_test_mutex(hc, p), *m = tu_test_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_acquire(hm, 5000), 0);
     zkl_client_stats s0, s1;
     ck_assert_int_eq(zkl_client_get_stats(c, &s0), 0);
@@ -495,8 +481,6 @@ START_TEST(test_waiters_of_one_session_share_their_listings)
         zkl_request_free(rs[i]);
     free(rs);
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
-    zkl_mutex_free(hm);
-    zkl_mutex_free(m);
 }
 END_TEST
 
@@ -509,9 +493,7 @@ START_TEST(test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_sta
 {
     char *p = tu_test_path("stale");
     zkl_client *c = tu_test_client(4000);
-    zkl_mutex *m1, *m2;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m1), 0);
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m2), 0);
+    zkl_mutex *m1 = tu_test_mutex(c, p), *m2 = tu_test_mutex(c, p);
     /* Three rounds: the first session's handle was made by this thread, the
      * later ones by the client's keeper thread, one after another. */
     for (int round = 0; round < 3; round++) {
@@ -556,8 +538,6 @@ START_TEST(test_a_session_given_up_with_a_shared_listing_in_flight_leaves_no_sta
     }
     /* the old sessions' nodes, if their creates were applied, go with them */
     ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 15000));
-    zkl_mutex_free(m1);
-    zkl_mutex_free(m2);
 }
 END_TEST
 
@@ -565,36 +545,20 @@ END_TEST
 
 static char zkdir[256];
 
-static const char *harness_path(void)
-{
-    const char *h = getenv("ZKL_HARNESS");
-    return h ? h : ZKL_SRCDIR "/tests/zk-harness.sh";
-}
-
 /* A private server whose jute.maxbuffer is `bytes`; its connect string goes
  * to `hosts`. */
 static void small_server_start(int bytes, char *hosts, size_t len)
 {
     snprintf(zkdir, sizeof zkdir, "/tmp/zkl-queue-zk.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(zkdir));
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "ZKL_ZK_JVM_EXTRA='-Djute.maxbuffer=%d' '%s' start '%s' --owner %ld >/dev/null 2>&1",
-             bytes, harness_path(), zkdir, (long)getpid());
-    ck_assert_msg(system(cmd) == 0, "could not start a private ZooKeeper");
-    char path[300];
-    snprintf(path, sizeof path, "%s/hosts", zkdir);
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_ptr_nonnull(fgets(hosts, (int)len, f));
-    fclose(f);
-    hosts[strcspn(hosts, "\n")] = '\0';
+    char extra[64];
+    snprintf(extra, sizeof extra, "-Djute.maxbuffer=%d", bytes);
+    tu_private_zk_start(zkdir, extra, hosts, len);
 }
 
 static void small_server_stop(void)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "'%s' stop '%s' >/dev/null 2>&1; rm -rf '%s'", harness_path(),
+    snprintf(cmd, sizeof cmd, "'%s' stop '%s' >/dev/null 2>&1; rm -rf '%s'", tu_harness_path(),
              zkdir, zkdir);
     if (system(cmd) != 0)
         fprintf(stderr, "could not stop %s\n", zkdir);

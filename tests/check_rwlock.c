@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -237,8 +236,7 @@ START_TEST(test_rwlock_threads_share_reads_and_writers_exclude_everyone)
 {
     zkl_client *c = tu_test_client(10000);
     char *p = tu_test_path("threads");
-    zkl_rwlock *rw;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    zkl_rwlock *rw = tu_test_rwlock(c, p);
     struct rw_shared s = {0};
     struct worker w[T_READERS + T_WRITERS];
     pthread_t t[T_READERS + T_WRITERS];
@@ -251,7 +249,6 @@ START_TEST(test_rwlock_threads_share_reads_and_writers_exclude_everyone)
         ck_assert_msg(w[i].rc == 0, "worker %d failed", i);
     }
     shared_and_excluded(&s, T_READERS, T_WRITERS * T_ITER, p);
-    zkl_rwlock_free(rw);
 }
 END_TEST
 
@@ -285,7 +282,7 @@ START_TEST(test_rwlock_processes_share_reads_and_writers_exclude_everyone)
 {
     char *p = tu_test_path("procs");
     char file[64];
-    struct rw_shared *s = new_shared(file, sizeof *s);
+    struct rw_shared *s = tu_shared_new(file, sizeof *s);
     pid_t pids[P_READERS + P_WRITERS];
     char nreaders[16], iter[16];
     snprintf(nreaders, sizeof nreaders, "%d", P_READERS);
@@ -294,11 +291,7 @@ START_TEST(test_rwlock_processes_share_reads_and_writers_exclude_everyone)
         const char *args[] = {"procs", p, file, i < P_READERS ? "1" : "0", nreaders, iter, NULL};
         pids[i] = tu_spawn_worker(args, -1);
     }
-    for (int i = 0; i < P_READERS + P_WRITERS; i++) {
-        int st;
-        ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
-        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d failed: %d", i, st);
-    }
+    tu_workers_join(pids, P_READERS + P_WRITERS);
     shared_and_excluded(s, P_READERS, P_WRITERS * P_ITER, p);
     munmap(s, sizeof *s);
     unlink(file);
@@ -341,11 +334,8 @@ START_TEST(test_rwlock_sides_work_as_generic_locks_and_in_a_multilock)
 {
     char *p = tu_path("generic"), *q = tu_path("generic-other");
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
-    zkl_rwlock *rw, *other;
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_rwlock_new(a, p, &rw), 0);
-    ck_assert_int_eq(zkl_rwlock_new(b, p, &other), 0);
-    ck_assert_int_eq(zkl_mutex_new(a, q, &m), 0);
+    zkl_rwlock *rw = tu_test_rwlock(a, p), *other = tu_test_rwlock(b, p);
+    zkl_mutex *m = tu_test_mutex(a, q);
     zkl_lock *rl, *wl, *ml;
     ck_assert_int_eq(zkl_rwlock_read_as_lock(NULL, &rl), ZKL_EINVAL);
     ck_assert_int_eq(zkl_rwlock_write_as_lock(NULL, &wl), ZKL_EINVAL);
@@ -387,9 +377,6 @@ START_TEST(test_rwlock_sides_work_as_generic_locks_and_in_a_multilock)
     zkl_lock_free(rl);
     zkl_lock_free(wl);
     zkl_lock_free(ml);
-    zkl_mutex_free(m);
-    zkl_rwlock_free(rw);
-    zkl_rwlock_free(other);
     free(p);
     free(q);
 }

@@ -179,8 +179,7 @@ START_TEST(test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wa
     char *p = tu_test_path("curator-share");
     char *log = tmpfile_path("share.log"), *cnt = tmpfile_path("counter");
     zkl_client *c = tu_test_client(10000);
-    zkl_rwlock *rw;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    zkl_rwlock *rw = tu_test_rwlock(c, p);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
     /* A Curator reader gets in next to ours, and leaves. */
     pid_t cr = spawn_curator(p, "read", 1, 1, log, cnt);
@@ -214,7 +213,6 @@ START_TEST(test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wa
     ck_assert_int_lt(ivs[2].rel, got);
     ck_assert_int_eq(tu_counter_read(cnt), 2);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_rwlock_free(rw);
     free(log);
     free(cnt);
 }
@@ -225,8 +223,7 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_curator_writer_out)
     char *p = tu_test_path("curator-downgrade");
     char *log = tmpfile_path("downgrade.log"), *cnt = tmpfile_path("counter");
     zkl_client *c = tu_test_client(10000);
-    zkl_rwlock *rw;
-    ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), 0);
+    zkl_rwlock *rw = tu_test_rwlock(c, p);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     /* Behind our writer: a Curator reader, then a Curator writer. */
     pid_t cr = spawn_curator(p, "read", 1, 200, log, cnt);
@@ -253,7 +250,6 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_curator_writer_out)
     ck_assert_int_gt(ivs[1].acq, released);
     ck_assert_int_gt(ivs[1].acq, ivs[0].rel);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_rwlock_free(rw);
     free(log);
     free(cnt);
 }

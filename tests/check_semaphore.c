@@ -1,11 +1,9 @@
 /* The counting semaphore against a real ZooKeeper. */
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -121,18 +119,8 @@ START_TEST(test_semaphore_never_admits_more_than_n_across_processes_and_threads)
 {
     char *p = tu_test_path("limit3");
     char shm[64];
-    snprintf(shm, sizeof shm, "/dev/shm/zkl-test-sem-%ld", (long)getpid());
-    struct shared_use *sh = tu_map_shared(shm, sizeof *sh, 1);
-    ck_assert_ptr_nonnull(sh);
-    pid_t pids[PROCS];
-    const char *args[] = {"use", p, shm, NULL};
-    for (int i = 0; i < PROCS; i++)
-        pids[i] = tu_spawn_worker(args, -1);
-    for (int i = 0; i < PROCS; i++) {
-        int st;
-        ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
-        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d failed: %d", i, st);
-    }
+    struct shared_use *sh = tu_shared_new(shm, sizeof *sh);
+    tu_workers_run((const char *[]){"use", p, shm, NULL}, PROCS);
     ck_assert_int_eq(sh->done, PROCS * THREADS * ITER);
     ck_assert_int_eq(sh->violations, 0);
     unlink(shm);
@@ -170,8 +158,7 @@ START_TEST(test_semaphore_serves_waiters_in_arrival_order)
     enum { W = 8 };
     char *p = tu_test_path("fair");
     zkl_client *hc = tu_test_client(10000);
-    zkl_semaphore *hs;
-    ck_assert_int_eq(zkl_semaphore_new(hc, p, 2, &hs), 0);
+    zkl_semaphore *hs = tu_test_semaphore(hc, p, 2);
     zkl_lease *a, *b;
     take(hs, 1, &a);
     take(hs, 1, &b);
@@ -204,7 +191,6 @@ START_TEST(test_semaphore_serves_waiters_in_arrival_order)
         zkl_semaphore_free(w[i].s);
         zkl_client_close(w[i].c);
     }
-    zkl_semaphore_free(hs);
 }
 END_TEST
 
@@ -269,8 +255,7 @@ START_TEST(test_semaphore_release_wakes_one_of_twenty_waiters)
 {
     char *p = tu_test_path("herd");
     zkl_client *hc = tu_test_client(10000);
-    zkl_semaphore *hs;
-    ck_assert_int_eq(zkl_semaphore_new(hc, p, 3, &hs), 0);
+    zkl_semaphore *hs = tu_test_semaphore(hc, p, 3);
     zkl_lease *mine[3];
     for (int i = 0; i < 3; i++)
         take(hs, 1, &mine[i]);
@@ -338,7 +323,6 @@ START_TEST(test_semaphore_release_wakes_one_of_twenty_waiters)
         zkl_client_close(w[i].c);
     }
     wait_children(p, 0);
-    zkl_semaphore_free(hs);
 }
 END_TEST
 
@@ -408,8 +392,7 @@ START_TEST(test_semaphore_many_lease_is_one_node_with_one_token)
 {
     char *p = tu_test_path("onenode");
     zkl_client *c = tu_test_client(10000);
-    zkl_semaphore *s;
-    ck_assert_int_eq(zkl_semaphore_new(c, p, 5, &s), 0);
+    zkl_semaphore *s = tu_test_semaphore(c, p, 5);
     zkl_lease *three, *one;
     take(s, 3, &three);
     take(s, 1, &one);
@@ -430,7 +413,6 @@ START_TEST(test_semaphore_many_lease_is_one_node_with_one_token)
     ck_assert_int_eq(zkl_lease_release(one), 0);
     ck_assert_int_eq(zkl_lease_release(x), 0);
     wait_children(p, 0);
-    zkl_semaphore_free(s);
 }
 END_TEST
 
@@ -516,10 +498,9 @@ START_TEST(test_semaphore_timeouts_leave_no_node)
 {
     char *p = tu_test_path("timeout");
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000), *c = tu_test_client(10000);
-    zkl_semaphore *sa, *sb, *sc;
-    ck_assert_int_eq(zkl_semaphore_new(a, p, 2, &sa), 0);
-    ck_assert_int_eq(zkl_semaphore_new(b, p, 2, &sb), 0);
-    ck_assert_int_eq(zkl_semaphore_new(c, p, 2, &sc), 0);
+    zkl_semaphore *sa = tu_test_semaphore(a, p, 2);
+    zkl_semaphore *sb = tu_test_semaphore(b, p, 2);
+    zkl_semaphore *sc = tu_test_semaphore(c, p, 2);
     zkl_lease *la;
     take(sa, 2, &la);
     wait_children(p, 1);
@@ -542,9 +523,6 @@ START_TEST(test_semaphore_timeouts_leave_no_node)
     ck_assert_int_eq(head.rc, 0);
     ck_assert_int_eq(zkl_lease_release(head.l), 0);
     wait_children(p, 0);
-    zkl_semaphore_free(sa);
-    zkl_semaphore_free(sb);
-    zkl_semaphore_free(sc);
 }
 END_TEST
 
@@ -570,16 +548,7 @@ static int holder_worker(const char *p)
 START_TEST(test_semaphore_killed_holders_lease_is_freed_after_its_session_ends)
 {
     char *p = tu_test_path("killed");
-    int fds[2];
-    ck_assert_int_eq(pipe(fds), 0);
-    const char *args[] = {"holder", p, NULL};
-    pid_t pid = tu_spawn_worker(args, fds[1]);
-    close(fds[1]);
-    int64_t dead_token = 0;
-    ck_assert_int_eq(read(fds[0], &dead_token, sizeof dead_token), sizeof dead_token);
-    ck_assert_int_gt(dead_token, 0);
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
+    int64_t dead_token = tu_holder_kill((const char *[]){"holder", p, NULL});
     ck_assert_int_eq(count_kind(p, "zkl-lease-x2-"), 1); /* still there: session alive */
     zkl_client *c = tu_client(10000);
     zkl_semaphore *s;
@@ -593,7 +562,6 @@ START_TEST(test_semaphore_killed_holders_lease_is_freed_after_its_session_ends)
     ck_assert_int_eq(zkl_lease_release(l), 0);
     zkl_semaphore_free(s);
     zkl_client_close(c);
-    close(fds[0]);
 }
 END_TEST
 
@@ -607,9 +575,7 @@ START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
     char *p = tu_test_path("expired");
     char *data = tu_test_path("data");
     zkl_client *a = tu_test_client(4000), *b = tu_test_client(4000);
-    zkl_semaphore *sa, *sb;
-    ck_assert_int_eq(zkl_semaphore_new(a, p, 1, &sa), 0);
-    ck_assert_int_eq(zkl_semaphore_new(b, p, 1, &sb), 0);
+    zkl_semaphore *sa = tu_test_semaphore(a, p, 1), *sb = tu_test_semaphore(b, p, 1);
     zkl_lease *l;
     take(sa, 1, &l);
     wait_children(p, 1);
@@ -646,8 +612,6 @@ START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
     ck_assert_int_eq(w2.rc, ZKL_ELOST);
     wait_children(p, 1);
     ck_assert_int_eq(zkl_lease_release(w.l), 0);
-    zkl_semaphore_free(sa);
-    zkl_semaphore_free(sb);
 }
 END_TEST
 
@@ -670,8 +634,7 @@ START_TEST(test_semaphore_holders_show_owner_token_and_count)
 {
     char *p = tu_test_path("holders");
     zkl_client *c = tu_test_client(10000);
-    zkl_semaphore *s;
-    ck_assert_int_eq(zkl_semaphore_new(c, p, 4, &s), 0);
+    zkl_semaphore *s = tu_test_semaphore(c, p, 4);
     zkl_lease_info *info = NULL;
     int n = -1;
     ck_assert_int_eq(zkl_semaphore_holders(s, 5000, &info, &n), 0);
@@ -702,7 +665,6 @@ START_TEST(test_semaphore_holders_show_owner_token_and_count)
     ck_assert_int_eq(r.rc, 0);
     ck_assert_int_eq(zkl_lease_release(one), 0);
     wait_children(p, 0);
-    zkl_semaphore_free(s);
 }
 END_TEST
 

@@ -34,8 +34,7 @@ START_TEST(test_semmutex_is_released_by_another_thread)
 {
     zkl_client *c = tu_test_client(10000);
     char *p = tu_test_path("otherthread");
-    zkl_semmutex *s;
-    ck_assert_int_eq(zkl_semmutex_new(c, p, &s), 0);
+    zkl_semmutex *s = tu_test_semmutex(c, p);
     ck_assert_int_eq(zkl_semmutex_acquire(s, 5000), 0);
     int64_t tok = tu_semmutex_token(s);
     ck_assert_int_gt(tok, 0);
@@ -54,7 +53,6 @@ START_TEST(test_semmutex_is_released_by_another_thread)
     ck_assert_int_eq(zkl_semmutex_acquire(s, 5000), 0);
     ck_assert_int_gt(tu_semmutex_token(s), tok);
     ck_assert_int_eq(zkl_semmutex_release(s), 0);
-    zkl_semmutex_free(s);
 }
 END_TEST
 
@@ -78,9 +76,7 @@ START_TEST(test_semmutex_second_acquire_is_edeadlk_at_once)
 {
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
     char *p = tu_test_path("deadlk");
-    zkl_semmutex *sa, *sb;
-    ck_assert_int_eq(zkl_semmutex_new(a, p, &sa), 0);
-    ck_assert_int_eq(zkl_semmutex_new(b, p, &sb), 0);
+    zkl_semmutex *sa = tu_test_semmutex(a, p), *sb = tu_test_semmutex(b, p);
     /* While the object holds: from the same thread and from another. */
     ck_assert_int_eq(zkl_semmutex_acquire(sa, 5000), 0);
     zkl_client_stats before, after;
@@ -111,8 +107,6 @@ START_TEST(test_semmutex_second_acquire_is_edeadlk_at_once)
     ck_assert_int_eq(zkl_semmutex_is_held(sb), 1);
     ck_assert_int_eq(zkl_semmutex_release(sb), 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_semmutex_free(sa);
-    zkl_semmutex_free(sb);
 }
 END_TEST
 
@@ -121,15 +115,15 @@ END_TEST
 struct excl {
     zkl_semmutex *s;
     zkl_mutex *m;
-    int inside, violations, iters;
+    struct tu_arena a;
+    int iters;
 };
 
 static void enter(struct excl *e)
 {
-    if (__atomic_add_fetch(&e->inside, 1, __ATOMIC_SEQ_CST) != 1)
-        __atomic_add_fetch(&e->violations, 1, __ATOMIC_SEQ_CST);
+    tu_arena_enter(&e->a);
     usleep(500);
-    __atomic_sub_fetch(&e->inside, 1, __ATOMIC_SEQ_CST);
+    tu_arena_leave(&e->a);
 }
 
 static void *semmutex_side(void *arg)
@@ -174,7 +168,7 @@ START_TEST(test_semmutex_and_mutex_on_one_path_exclude_each_other)
     pthread_create(&t2, NULL, mutex_side, &e);
     pthread_join(t1, NULL);
     pthread_join(t2, NULL);
-    ck_assert_int_eq(e.violations, 0);
+    ck_assert_int_eq(e.a.violations, 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_semmutex_free(e.s);
     zkl_mutex_free(e.m);
@@ -185,8 +179,7 @@ START_TEST(test_semmutex_node_is_a_lock_node)
 {
     zkl_client *c = tu_test_client(10000);
     char *p = tu_test_path("protocol");
-    zkl_semmutex *s;
-    ck_assert_int_eq(zkl_semmutex_new(c, p, &s), 0);
+    zkl_semmutex *s = tu_test_semmutex(c, p);
     ck_assert_int_eq(zkl_semmutex_acquire(s, 5000), 0);
     struct String_vector kids = {0};
     ck_assert_int_eq(zoo_get_children(tu_fixture_zk, p, 0, &kids), ZOK);
@@ -200,7 +193,6 @@ START_TEST(test_semmutex_node_is_a_lock_node)
     ck_assert_int_eq(st.czxid, tu_semmutex_token(s));
     deallocate_String_vector(&kids);
     ck_assert_int_eq(zkl_semmutex_release(s), 0);
-    zkl_semmutex_free(s);
 }
 END_TEST
 

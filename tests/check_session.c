@@ -87,16 +87,10 @@ static bool has_state(void *arg)
  * share the run's server (make check -j) must not feel it. */
 static char zkdir[256];
 
-static const char *harness_path(void)
-{
-    const char *h = getenv("ZKL_HARNESS");
-    return h ? h : ZKL_SRCDIR "/tests/zk-harness.sh";
-}
-
 static void harness(const char *args)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "'%s' %s '%s' >/dev/null 2>&1", harness_path(), args, zkdir);
+    snprintf(cmd, sizeof cmd, "'%s' %s '%s' >/dev/null 2>&1", tu_harness_path(), args, zkdir);
     ck_assert_msg(system(cmd) == 0, "zk-harness.sh %s failed", args);
 }
 
@@ -104,19 +98,7 @@ static void harness(const char *args)
 static void private_start(char *hosts, size_t len)
 {
     snprintf(zkdir, sizeof zkdir, "/tmp/zkl-session-zk.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(zkdir));
-    char cmd[1024];
-    /* --owner: stopped with this process even if the test dies. */
-    snprintf(cmd, sizeof cmd, "'%s' start '%s' --owner %ld >/dev/null 2>&1", harness_path(),
-             zkdir, (long)getpid());
-    ck_assert_msg(system(cmd) == 0, "could not start a private ZooKeeper");
-    char path[300];
-    snprintf(path, sizeof path, "%s/hosts", zkdir);
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_ptr_nonnull(fgets(hosts, (int)len, f));
-    fclose(f);
-    hosts[strcspn(hosts, "\n")] = '\0';
+    tu_private_zk_start(zkdir, NULL, hosts, len);
 }
 
 static void private_stop(void)
@@ -134,7 +116,7 @@ static void server(const char *what)
     char args[64];
     snprintf(args, sizeof args, "%s-node", what);
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "'%s' %s '%s' 1 >/dev/null 2>&1", harness_path(), args, zkdir);
+    snprintf(cmd, sizeof cmd, "'%s' %s '%s' 1 >/dev/null 2>&1", tu_harness_path(), args, zkdir);
     ck_assert_msg(system(cmd) == 0, "zk-harness.sh %s failed", args);
 }
 

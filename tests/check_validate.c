@@ -463,62 +463,6 @@ static void *bg_semaphore(void *arg)
     return NULL;
 }
 
-/* Worker: "free-acquiring HOSTS PATH ERRFILE": a thread waits in an acquire
- * while the main thread frees its mutex. Must die with SIGABRT. */
-static int worker_free_acquiring(const char *path, const char *errfile)
-{
-    if (freopen(errfile, "w", stderr) == NULL)
-        return 2;
-    setvbuf(stderr, NULL, _IONBF, 0);
-    zkl_client *a, *b;
-    if (zkl_client_open(tu_hosts(), 10000, &a) != 0 || zkl_client_open(tu_hosts(), 10000, &b) != 0)
-        return 3;
-    zkl_mutex *ma, *mb;
-    if (zkl_mutex_new(a, path, &ma) != 0 || zkl_mutex_new(b, path, &mb) != 0 ||
-        zkl_mutex_acquire(ma, 10000) != 0)
-        return 4;
-    struct bg w = {.obj = mb};
-    pthread_create(&w.t, NULL, bg_mutex, &w);
-    /* Wait until the waiter's node is on the server: it is inside. */
-    zkl_client_stats st;
-    for (int i = 0; i < 10000; i++) {
-        zkl_client_get_stats(b, &st);
-        if (st.creates >= 1)
-            break;
-        usleep(1000);
-    }
-    zkl_mutex_free(mb); /* the misuse */
-    return 0;           /* not reached */
-}
-
-/* Worker: "sem-free-acquiring HOSTS PATH ERRFILE": as free-acquiring, for a
- * semaphore whose acquire waits behind a lease of another client. */
-static int worker_sem_free_acquiring(const char *path, const char *errfile)
-{
-    if (freopen(errfile, "w", stderr) == NULL)
-        return 2;
-    setvbuf(stderr, NULL, _IONBF, 0);
-    zkl_client *a, *b;
-    if (zkl_client_open(tu_hosts(), 10000, &a) != 0 || zkl_client_open(tu_hosts(), 10000, &b) != 0)
-        return 3;
-    zkl_semaphore *sa, *sb;
-    zkl_lease *la;
-    if (zkl_semaphore_new(a, path, 1, &sa) != 0 || zkl_semaphore_new(b, path, 1, &sb) != 0 ||
-        zkl_semaphore_acquire(sa, 10000, &la) != 0)
-        return 4;
-    struct bg w = {.obj = sb};
-    pthread_create(&w.t, NULL, bg_semaphore, &w);
-    zkl_client_stats st;
-    for (int i = 0; i < 10000; i++) {
-        zkl_client_get_stats(b, &st);
-        if (st.creates >= 1)
-            break;
-        usleep(1000);
-    }
-    zkl_semaphore_free(sb); /* the misuse */
-    return 0;               /* not reached */
-}
-
 /* A misuse worker's start: stderr unbuffered into `errfile` (the parent
  * reads the abort message there) and a client. 0, or the worker's exit
  * code (2: no stderr, 3: no client). */
@@ -528,6 +472,67 @@ static int worker_open(const char *errfile, zkl_client **a)
         return 2;
     setvbuf(stderr, NULL, _IONBF, 0);
     return zkl_client_open(tu_hosts(), 10000, a) != 0 ? 3 : 0;
+}
+
+/* The same with a second client, for the waiter. */
+static int worker_open_two(const char *errfile, zkl_client **a, zkl_client **b)
+{
+    int err = worker_open(errfile, a);
+    if (err == 0 && zkl_client_open(tu_hosts(), 10000, b) != 0)
+        err = 3;
+    return err;
+}
+
+/* Wait until the waiter on client b has its node on the server: it is
+ * inside its acquire. */
+static void worker_wait_inside(zkl_client *b)
+{
+    zkl_client_stats st;
+    for (int i = 0; i < 10000; i++) {
+        zkl_client_get_stats(b, &st);
+        if (st.creates >= 1)
+            break;
+        usleep(1000);
+    }
+}
+
+/* Worker: "free-acquiring HOSTS PATH ERRFILE": a thread waits in an acquire
+ * while the main thread frees its mutex. Must die with SIGABRT. */
+static int worker_free_acquiring(const char *path, const char *errfile)
+{
+    zkl_client *a, *b;
+    int err = worker_open_two(errfile, &a, &b);
+    if (err != 0)
+        return err;
+    zkl_mutex *ma, *mb;
+    if (zkl_mutex_new(a, path, &ma) != 0 || zkl_mutex_new(b, path, &mb) != 0 ||
+        zkl_mutex_acquire(ma, 10000) != 0)
+        return 4;
+    struct bg w = {.obj = mb};
+    pthread_create(&w.t, NULL, bg_mutex, &w);
+    worker_wait_inside(b);
+    zkl_mutex_free(mb); /* the misuse */
+    return 0;           /* not reached */
+}
+
+/* Worker: "sem-free-acquiring HOSTS PATH ERRFILE": as free-acquiring, for a
+ * semaphore whose acquire waits behind a lease of another client. */
+static int worker_sem_free_acquiring(const char *path, const char *errfile)
+{
+    zkl_client *a, *b;
+    int err = worker_open_two(errfile, &a, &b);
+    if (err != 0)
+        return err;
+    zkl_semaphore *sa, *sb;
+    zkl_lease *la;
+    if (zkl_semaphore_new(a, path, 1, &sa) != 0 || zkl_semaphore_new(b, path, 1, &sb) != 0 ||
+        zkl_semaphore_acquire(sa, 10000, &la) != 0)
+        return 4;
+    struct bg w = {.obj = sb};
+    pthread_create(&w.t, NULL, bg_semaphore, &w);
+    worker_wait_inside(b);
+    zkl_semaphore_free(sb); /* the misuse */
+    return 0;               /* not reached */
 }
 
 /* Worker: "use-after-free HOSTS PATH ERRFILE": an acquire through a mutex

@@ -175,6 +175,19 @@ static const char *const act_names[] = {
     [ZKL__A_KICK] = "kick",     [ZKL__A_FREE] = "free",
 };
 
+/* Append one action's word to the log the script's expect lines read (a
+ * log too long for it is cut, and then differs from any expect). */
+static void log_item(struct world *w, const char *item)
+{
+    size_t len = strlen(item);
+    if (w->loglen + len + 2 < sizeof w->log) {
+        if (w->loglen)
+            w->log[w->loglen++] = ' ';
+        memcpy(w->log + w->loglen, item, len + 1);
+        w->loglen += len;
+    }
+}
+
 static void log_action(struct world *w, char letter, const zkl__act *a)
 {
     char item[300], nm[200] = "";
@@ -197,13 +210,7 @@ static void log_action(struct world *w, char letter, const zkl__act *a)
         snprintf(item, sizeof item, "%c:%s:%s", letter, act_names[a->type], nm);
     else
         snprintf(item, sizeof item, "%c:%s", letter, act_names[a->type]);
-    size_t len = strlen(item);
-    if (w->loglen + len + 2 < sizeof w->log) {
-        if (w->loglen)
-            w->log[w->loglen++] = ' ';
-        memcpy(w->log + w->loglen, item, len + 1);
-        w->loglen += len;
-    }
+    log_item(w, item);
 }
 
 static int sink(void *ctx, const zkl__act *a)
@@ -600,13 +607,7 @@ static int rsink(void *ctx, const zkl__ract *a)
         snprintf(item, sizeof item, "%c:%s:%c", q->letter, ract_names[a->type], letter_of(w, a->n));
     else
         snprintf(item, sizeof item, "%c:%s", q->letter, ract_names[a->type]);
-    size_t len = strlen(item);
-    if (w->loglen + len + 2 < sizeof w->log) {
-        if (w->loglen)
-            w->log[w->loglen++] = ' ';
-        memcpy(w->log + w->loglen, item, len + 1);
-        w->loglen += len;
-    }
+    log_item(w, item);
     zkl__event ev = {.now = w->now};
     switch (a->type) {
     case ZKL__RA_STEP:

@@ -65,6 +65,32 @@
 
 #include "core.h"
 
+/* Openings of many scripts. Node A of the lock path holds alone, its own
+ * watch answered, nothing expected yet: */
+#define CORE_OPEN_A                                                                                \
+    "node A lock\n"                                                                                \
+    "start A\n"                                                                                    \
+    "create A ok 1\n"                                                                              \
+    "own A ok\n"                                                                                   \
+    "list A ok A1\n"
+/* and its actions expected; */
+#define CORE_HELD_A                                                                                \
+    CORE_OPEN_A "expect A:create A:list A:own A:wake\n"
+/* and its hold taken by its caller, then the actions expected. */
+#define CORE_TAKEN_A                                                                               \
+    CORE_OPEN_A "taken A\n"                                                                        \
+                "expect A:create A:list A:own A:wake\n"
+/* Node A waits behind another client's x:lock-1 (A2), everything
+ * answered. */
+#define CORE_WAITING_A                                                                             \
+    "node A lock\n"                                                                                \
+    "start A\n"                                                                                    \
+    "create A ok 2\n"                                                                              \
+    "own A ok\n"                                                                                   \
+    "list A ok x:lock-1 A2\n"                                                                      \
+    "ahead A 0 ok\n"                                                                               \
+    "expect A:create A:list A:own A:ahead0:x:lock-1\n"
+
 /* One row of a table: a name for the failure message and its script. */
 typedef struct core_case {
     const char *name;

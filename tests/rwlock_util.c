@@ -27,24 +27,6 @@ const char *seq_of(const char *node)
     return node + strlen(node) - 10;
 }
 
-/* ---- worker processes ----------------------------------------------------- *
- * A worker process is this program run again (--worker ...), not a bare fork:
- * a child forked from a process with threads (ZooKeeper's) and making
- * threads of its own confuses ThreadSanitizer. State shared with the test
- * lives in a file mapped by both. */
-
-/* A new file for shared state, zero-filled and mapped; its name in file. */
-void *new_shared(char file[64], size_t size)
-{
-    snprintf(file, 64, "/tmp/zkl-rwlock-shm-XXXXXX");
-    int fd = mkstemp(file);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    void *m = tu_map_shared(file, size, 1);
-    ck_assert_ptr_nonnull(m);
-    return m;
-}
-
 static void *bg_main(void *arg)
 {
     struct bg *b = arg;

@@ -15,8 +15,6 @@ zkl_client_stats stats_of(zkl_client *c);
 void wait_children(const char *path, int want);
 /* The server's 10-digit sequence of a node path (borrowed from it). */
 const char *seq_of(const char *node);
-/* A new file for shared state, zero-filled and mapped; its name in file. */
-void *new_shared(char file[64], size_t size);
 /* Wait until client c has sent n requests and the server answered them. */
 void wait_requests(zkl_client *c, uint64_t n);
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netdb.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -46,6 +47,45 @@ zkl_client *tu_client(int session_timeout_ms)
     int rc = zkl_client_open(tu_hosts(), session_timeout_ms, &c);
     ck_assert_msg(rc == 0, "zkl_client_open: %s", zkl_strerror(rc));
     return c;
+}
+
+zkl_client *tu_client_with(const char *digest, enum zkl_acl acl)
+{
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    if (digest)
+        ck_assert_int_eq(zkl_client_opts_set_digest_auth(o, digest), 0);
+    ck_assert_int_eq(zkl_client_opts_set_acl(o, acl), 0);
+    zkl_client *c = NULL;
+    int rc = zkl_client_open_opts(tu_hosts(), 10000, o, &c);
+    zkl_client_opts_free(o);
+    ck_assert_msg(rc == 0, "open: %s", zkl_strerror(rc));
+    return c;
+}
+
+const char *tu_harness_path(void)
+{
+    const char *h = getenv("ZKL_HARNESS");
+    return h ? h : ZKL_SRCDIR "/tests/zk-harness.sh";
+}
+
+void tu_private_zk_start(char *dir, const char *jvm_extra, char *hosts, size_t len)
+{
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char env[512] = "";
+    if (jvm_extra != NULL)
+        snprintf(env, sizeof env, "ZKL_ZK_JVM_EXTRA='%s' ", jvm_extra);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s'%s' start '%s' --owner %ld >/dev/null 2>&1", env,
+             tu_harness_path(), dir, (long)getpid());
+    ck_assert_msg(system(cmd) == 0, "could not start a private ZooKeeper");
+    char path[300];
+    snprintf(path, sizeof path, "%s/hosts", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(hosts, (int)len, f));
+    fclose(f);
+    hosts[strcspn(hosts, "\n")] = '\0';
 }
 
 int64_t tu_now_ms(void)
@@ -94,6 +134,21 @@ void tu_rmr(zhandle_t *zh, const char *path)
         deallocate_String_vector(&kids);
     }
     zoo_delete(zh, path, -1);
+}
+
+void tu_mkdirs(zhandle_t *zh, const char *path)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *s = strchr(buf + 1, '/');; s = strchr(s + 1, '/')) {
+        if (s)
+            *s = '\0';
+        int rc = zoo_create(zh, buf, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+        ck_assert_msg(rc == ZOK || rc == ZNODEEXISTS, "create %s: %d", buf, rc);
+        if (!s)
+            break;
+        *s = '/';
+    }
 }
 
 int tu_children(zhandle_t *zh, const char *path)
@@ -259,6 +314,40 @@ pid_t tu_spawn_worker(const char *const *args, int out_fd)
     return pid;
 }
 
+void tu_workers_join(const pid_t *pids, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int st;
+        ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d failed: %d", i, st);
+    }
+}
+
+void tu_workers_run(const char *const *args, int n)
+{
+    pid_t *pids = malloc((size_t)n * sizeof *pids);
+    ck_assert_ptr_nonnull(pids);
+    for (int i = 0; i < n; i++)
+        pids[i] = tu_spawn_worker(args, -1);
+    tu_workers_join(pids, n);
+    free(pids);
+}
+
+int64_t tu_holder_kill(const char *const *args)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = tu_spawn_worker(args, fds[1]);
+    close(fds[1]);
+    int64_t token = 0;
+    ck_assert_int_eq(read(fds[0], &token, sizeof token), sizeof token);
+    ck_assert_int_gt(token, 0);
+    close(fds[0]);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return token;
+}
+
 void *tu_map_shared(const char *file, size_t size, int create)
 {
     int fd = open(file, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0600);
@@ -271,6 +360,17 @@ void *tu_map_shared(const char *file, size_t size, int create)
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     return p == MAP_FAILED ? NULL : p;
+}
+
+void *tu_shared_new(char file[64], size_t size)
+{
+    snprintf(file, 64, "/tmp/zkl-test-shm-XXXXXX");
+    int fd = mkstemp(file);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    void *m = tu_map_shared(file, size, 1);
+    ck_assert_ptr_nonnull(m);
+    return m;
 }
 
 zhandle_t *tu_fixture_zk;
@@ -303,11 +403,6 @@ static void client_close(void *c)
     zkl_client_close(c);
 }
 
-static void mutex_free(void *m)
-{
-    zkl_mutex_free(m);
-}
-
 char *tu_test_path(const char *leaf)
 {
     char *p = tu_path(leaf);
@@ -322,13 +417,24 @@ zkl_client *tu_test_client(int session_timeout_ms)
     return c;
 }
 
-zkl_mutex *tu_test_mutex(zkl_client *c, const char *path)
-{
-    zkl_mutex *m = NULL;
-    ck_assert_int_eq(zkl_mutex_new(c, path, &m), 0);
-    tu_defer(mutex_free, m);
-    return m;
-}
+/* tu_test_mutex and the like, written once for every recipe: the object
+ * made (or the test fails) and its free deferred. */
+#define TEST_OBJECT(recipe, params, args)                                                          \
+    static void recipe##_free_deferred(void *o)                                                    \
+    {                                                                                              \
+        zkl_##recipe##_free(o);                                                                    \
+    }                                                                                              \
+    zkl_##recipe *tu_test_##recipe params                                                          \
+    {                                                                                              \
+        zkl_##recipe *o = NULL;                                                                    \
+        ck_assert_int_eq(zkl_##recipe##_new args, 0);                                              \
+        tu_defer(recipe##_free_deferred, o);                                                       \
+        return o;                                                                                  \
+    }
+TEST_OBJECT(mutex, (zkl_client *c, const char *path), (c, path, &o))
+TEST_OBJECT(rwlock, (zkl_client *c, const char *path), (c, path, &o))
+TEST_OBJECT(semmutex, (zkl_client *c, const char *path), (c, path, &o))
+TEST_OBJECT(semaphore, (zkl_client *c, const char *path, int limit), (c, path, limit, &o))
 
 void tu_fixture_teardown(void)
 {
@@ -366,17 +472,25 @@ struct children_wait {
     zhandle_t *zh;
     const char *path;
     int want;
+    bool at_least;
 };
 
 static bool children_are(void *arg)
 {
     struct children_wait *w = arg;
-    return tu_children(w->zh, w->path) == w->want;
+    int n = tu_children(w->zh, w->path);
+    return w->at_least ? n >= w->want : n == w->want;
 }
 
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms)
 {
-    struct children_wait w = {zh, path, want};
+    struct children_wait w = {zh, path, want, false};
+    return tu_wait_until(children_are, &w, timeout_ms);
+}
+
+bool tu_wait_children_at_least(zhandle_t *zh, const char *path, int want, int timeout_ms)
+{
+    struct children_wait w = {zh, path, want, true};
     return tu_wait_until(children_are, &w, timeout_ms);
 }
 
@@ -437,6 +551,24 @@ void tu_wait_contenders_above(const char *path, int base)
     struct contenders_wait w = {path, base, true};
     ck_assert_msg(tu_wait_until(contenders_reached, &w, 10000), "no contender came under %s",
                   path);
+}
+
+void tu_arena_enter(struct tu_arena *a)
+{
+    if (__atomic_add_fetch(&a->inside, 1, __ATOMIC_SEQ_CST) != 1)
+        __atomic_add_fetch(&a->violations, 1, __ATOMIC_SEQ_CST);
+}
+
+void tu_arena_leave(struct tu_arena *a)
+{
+    __atomic_sub_fetch(&a->inside, 1, __ATOMIC_SEQ_CST);
+}
+
+void tu_arena_token(struct tu_arena *a, int64_t token)
+{
+    if (token <= a->last_token)
+        a->token_errors++;
+    a->last_token = token;
 }
 
 int64_t tu_realtime_ns(void)

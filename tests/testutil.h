@@ -17,12 +17,18 @@
 const char *tu_hosts(void);
 /* A connected client, or the test fails. */
 zkl_client *tu_client(int session_timeout_ms);
+/* A client with the digest credentials `digest` ("user:password"; NULL for
+ * none) whose nodes get the ACL `acl`, opened, or the test fails. */
+zkl_client *tu_client_with(const char *digest, enum zkl_acl acl);
 /* A raw handle for looking at the server, connected, or the test fails. */
 zhandle_t *tu_zk(void);
 /* A fresh root path for one test: /zkl-test/<name>-<pid>-<n>. Malloc'd. */
 char *tu_root(const char *name);
 /* Delete `path` and everything below it (missing is fine). */
 void tu_rmr(zhandle_t *zh, const char *path);
+/* Create `path` and its missing ancestors with the open ACL (those there
+ * already are fine), or fail the test: a tree for nodes made below it. */
+void tu_mkdirs(zhandle_t *zh, const char *path);
 /* Number of children of `path`; 0 if it does not exist. */
 int tu_children(zhandle_t *zh, const char *path);
 /* 1 if `path` exists. */
@@ -35,6 +41,14 @@ bool tu_client_connected(void *c);
 /* Make the server expire the session of `c` (another handle joins the
  * session with its id and password, then closes it). */
 void tu_expire_session(zkl_client *c);
+/* The ZooKeeper harness script: ZKL_HARNESS, else the source tree's. */
+const char *tu_harness_path(void);
+/* A private server for a test that must break or limit it: the harness
+ * starts it in a new directory made from the mkdtemp template `dir`, with
+ * `jvm_extra` (ZKL_ZK_JVM_EXTRA; NULL for none), owned by this process so
+ * that it stops with it even if the test dies. Its connect string goes to
+ * `hosts`; or the test fails. */
+void tu_private_zk_start(char *dir, const char *jvm_extra, char *hosts, size_t len);
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t tu_now_ms(void);
 /* True under valgrind: suites run smaller there (memcheck looks for memory
@@ -47,9 +61,21 @@ bool tu_under_valgrind(void);
  * fork of a threaded process is no place for new ones (ThreadSanitizer). */
 void tu_main_init(int argc, char **argv);
 pid_t tu_spawn_worker(const char *const *args, int out_fd);
+/* Wait for each of `n` workers, however long: every one must exit 0 (a
+ * suite's timeout bounds a worker that hangs). */
+void tu_workers_join(const pid_t *pids, int n);
+/* Run `n` workers of the same `args` at once, and join them so. */
+void tu_workers_run(const char *const *args, int n);
+/* A holder that dies holding: runs the worker `args`, which takes a lock
+ * and writes its token (an int64_t) to stdout, reads the token, then kills
+ * the worker with SIGKILL and reaps it. Returns the token (> 0). */
+int64_t tu_holder_kill(const char *const *args);
 /* A MAP_SHARED mapping of `size` bytes of `file` (created and zeroed if
  * `create`), shared by a suite and its workers; NULL on failure. */
 void *tu_map_shared(const char *file, size_t size, int create);
+/* A new file for such state, zero-filled and mapped (or the test fails);
+ * its name, for the workers, in `file`. */
+void *tu_shared_new(char file[64], size_t size);
 /* The fixture of the ZooKeeper suites: before each test a raw handle
  * (tu_fixture_zk) and a fresh root path (tu_fixture_root, tu_root(suite));
  * after it the root's tree is deleted and both are released.
@@ -72,9 +98,15 @@ char *tu_test_path(const char *leaf);
 zkl_client *tu_test_client(int session_timeout_ms);
 /* A mutex on c and path (made, or the test fails), freed after the test. */
 zkl_mutex *tu_test_mutex(zkl_client *c, const char *path);
+/* The same for the other recipes. */
+zkl_rwlock *tu_test_rwlock(zkl_client *c, const char *path);
+zkl_semmutex *tu_test_semmutex(zkl_client *c, const char *path);
+zkl_semaphore *tu_test_semaphore(zkl_client *c, const char *path, int limit);
 /* Wait until `path` has exactly `want` children; false if it has not
  * within `timeout_ms`. */
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms);
+/* The same for `want` children or more: waiters queued behind others. */
+bool tu_wait_children_at_least(zhandle_t *zh, const char *path, int want, int timeout_ms);
 /* Ephemeral nodes at or below `path` (tu_fixture_zk): contenders, whatever
  * a recipe's layout (a semaphore's node and a multi-lock's member paths are
  * persistent). */
@@ -95,6 +127,23 @@ bool tu_session_watches(const char *path, int64_t session);
 char *tu_four_letters(const char *host, const char *cmd);
 /* Wait until it does; false if not within `timeout_ms`. */
 bool tu_wait_session_watches(const char *path, int64_t session, int timeout_ms);
+/* What contenders of one lock share to show that it excludes, threads or
+ * processes alike (plain fields: it may live in a tu_map_shared mapping):
+ * how many are inside right now, two at once being a violation; a counter
+ * each holder reads and writes back non-atomically, right only if holds
+ * never overlap; and the holders' tokens, which must rise. */
+struct tu_arena {
+    int inside;
+    int violations;
+    long counter;       /* written only under the lock */
+    int64_t last_token; /* idem */
+    int token_errors;   /* idem */
+};
+/* A holder comes in, and goes. */
+void tu_arena_enter(struct tu_arena *a);
+void tu_arena_leave(struct tu_arena *a);
+/* A holder's token, to be above the one before. */
+void tu_arena_token(struct tu_arena *a, int64_t token);
 /* For interop runs whose workers log "ACQ|REL kind id realtime-ns token":
  * CLOCK_REALTIME in ns, comparable across processes on one machine. */
 int64_t tu_realtime_ns(void);
@@ -127,42 +176,20 @@ static inline int64_t tu_value(int rc, const int64_t *v)
 {
     return rc != 0 ? rc : *v;
 }
-static inline int64_t tu_mutex_token(zkl_mutex *o)
-{
-    int64_t v = 0;
-    int rc = zkl_mutex_token(o, &v);
-    return tu_value(rc, &v);
-}
-static inline int64_t tu_semmutex_token(zkl_semmutex *o)
-{
-    int64_t v = 0;
-    int rc = zkl_semmutex_token(o, &v);
-    return tu_value(rc, &v);
-}
-static inline int64_t tu_rwlock_read_token(zkl_rwlock *o)
-{
-    int64_t v = 0;
-    int rc = zkl_rwlock_read_token(o, &v);
-    return tu_value(rc, &v);
-}
-static inline int64_t tu_rwlock_write_token(zkl_rwlock *o)
-{
-    int64_t v = 0;
-    int rc = zkl_rwlock_write_token(o, &v);
-    return tu_value(rc, &v);
-}
-static inline int64_t tu_lease_token(zkl_lease *o)
-{
-    int64_t v = 0;
-    int rc = zkl_lease_token(o, &v);
-    return tu_value(rc, &v);
-}
-static inline int64_t tu_client_session_id(zkl_client *o)
-{
-    int64_t v = 0;
-    int rc = zkl_client_session_id(o, &v);
-    return tu_value(rc, &v);
-}
+/* The wrappers, each the same around its own call. */
+#define TU_VALUE_GETTER(name, type, call)                                                          \
+    static inline int64_t name(type *o)                                                            \
+    {                                                                                              \
+        int64_t v = 0;                                                                             \
+        int rc = call(o, &v);                                                                      \
+        return tu_value(rc, &v);                                                                   \
+    }
+TU_VALUE_GETTER(tu_mutex_token, zkl_mutex, zkl_mutex_token)
+TU_VALUE_GETTER(tu_semmutex_token, zkl_semmutex, zkl_semmutex_token)
+TU_VALUE_GETTER(tu_rwlock_read_token, zkl_rwlock, zkl_rwlock_read_token)
+TU_VALUE_GETTER(tu_rwlock_write_token, zkl_rwlock, zkl_rwlock_write_token)
+TU_VALUE_GETTER(tu_lease_token, zkl_lease, zkl_lease_token)
+TU_VALUE_GETTER(tu_client_session_id, zkl_client, zkl_client_session_id)
 
 /* A mutex with prefetch on or off, through the lock options. */
 static inline int tu_mutex_new_prefetch(zkl_client *c, const char *path, bool prefetch,
