@@ -75,10 +75,20 @@ void tu_private_zk_start(char *dir, const char *jvm_extra, char *hosts, size_t l
     char env[512] = "";
     if (jvm_extra != NULL)
         snprintf(env, sizeof env, "ZKL_ZK_JVM_EXTRA='%s' ", jvm_extra);
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s'%s' start '%s' --owner %ld >/dev/null 2>&1", env,
-             tu_harness_path(), dir, (long)getpid());
-    ck_assert_msg(system(cmd) == 0, "could not start a private ZooKeeper");
+    char cmd[1024], log[300];
+    snprintf(log, sizeof log, "%s/start.out", dir);
+    snprintf(cmd, sizeof cmd, "%s'%s' start '%s' --owner %ld >'%s' 2>&1", env,
+             tu_harness_path(), dir, (long)getpid(), log);
+    if (system(cmd) != 0) {
+        /* The harness says why, and shows the server's log tail. */
+        char why[4096] = "";
+        FILE *lf = fopen(log, "r");
+        if (lf != NULL) {
+            why[fread(why, 1, sizeof why - 1, lf)] = '\0';
+            fclose(lf);
+        }
+        ck_abort_msg("could not start a private ZooKeeper:\n%s", why);
+    }
     char path[300];
     snprintf(path, sizeof path, "%s/hosts", dir);
     FILE *f = fopen(path, "r");
