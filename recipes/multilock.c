@@ -297,7 +297,7 @@ int zkl_multilock_as_lock(zkl_multilock *ml, zkl_lock **out)
     return ml == NULL ? ZKL_EINVAL : zkl_lock_new(&multilock_ops, ml, out);
 }
 
-/* ---- misuse checks (lib/kit/guard.c) ----------------------------------------- */
+/* ---- misuse checks (lib/front/objects.c) ------------------------------------- */
 
 int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms)
 {

@@ -133,7 +133,7 @@ int zkl_mutex_as_lock(zkl_mutex *m, zkl_lock **out)
                                        "zkl_mutex_acquire_cancellable", out);
 }
 
-/* ---- misuse checks (lib/kit/guard.c) ----------------------------------------- */
+/* ---- misuse checks (lib/front/objects.c) ------------------------------------- */
 
 int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms)
 {

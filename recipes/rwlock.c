@@ -252,7 +252,7 @@ void zkl_rwlock_free(zkl_rwlock *rw)
     free(rw);
 }
 
-/* ---- misuse checks (lib/kit/guard.c) ----------------------------------------- */
+/* ---- misuse checks (lib/front/objects.c) ------------------------------------- */
 
 int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms)
 {

@@ -444,7 +444,7 @@ void zkl_lease_info_free(zkl_lease_info *info)
     free(info);
 }
 
-/* ---- misuse checks (lib/kit/guard.c) ----------------------------------------- */
+/* ---- misuse checks (lib/front/objects.c) ------------------------------------- */
 
 int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms, zkl_lease **out)
 {

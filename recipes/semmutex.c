@@ -215,7 +215,7 @@ void zkl_semmutex_free(zkl_semmutex *s)
     free(s);
 }
 
-/* ---- misuse checks (lib/kit/guard.c) ----------------------------------------- */
+/* ---- misuse checks (lib/front/objects.c) ------------------------------------- */
 
 int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
 {

@@ -5,12 +5,12 @@
  * odd lease kinds, foreign names, names without a sequence, gaps, equal
  * sequences under different prefixes) — go through what the engine does
  * (zkl__entry_parse on each child, sorted by sequence then name as
- * lib/engine/decide.c's zkl__node_decide() does, then the recipe's policy) and through a small
+ * lib/engine/core/decide.c's zkl__decide() does, then the recipe's policy) and through a small
  * reference model written here from docs/protocol.md alone. The two must
  * agree on the parse, the holder and the watched node.
  *
  * The policies come from the core library's internal interface
- * (lib/kit/internal.h). Seed: CHECK_POLICY_SEED, else fixed;
+ * (lib/kit/kit.h). Seed: CHECK_POLICY_SEED, else fixed;
  * the seed and the case count are printed. */
 #include <check.h>
 #include <limits.h>
@@ -205,7 +205,7 @@ static void random_name(char *out, size_t len, long long maxseq)
 
 static int engine_cmp(const void *a, const void *b)
 {
-    /* lib/engine/decide.c's entry order: sequence, then name */
+    /* lib/engine/core/decide.c's entry order: sequence, then name */
     const zkl__entry *x = a, *y = b;
     if (x->seq != y->seq)
         return x->seq < y->seq ? -1 : 1;

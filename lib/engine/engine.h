@@ -10,7 +10,6 @@
  *   lib/engine/shell.c    the core's sink, and the completions that answer it
  *   lib/engine/node.c     a node as its caller sees it: made, started, given
  *                         up, released, asked about
- *   lib/engine/parents.c  lock parents for a recipe's own nodes
  *   lib/engine/guarded.c  guarded writes
  *
  * Every function here is called with c->mu held unless it says otherwise. */

@@ -233,7 +233,7 @@ int zkl__lock_adapt(void *obj, const zkl__owner *own, const zkl_lock_ops *ops,
         .path = path_fn,                                                                     \
     }
 
-/* ---- requests with a deadline (lib/kit/request.c) -------------------------- */
+/* ---- requests with a deadline (lib/kit/calls.c) -------------------------- */
 
 struct zkl__slot {
     struct zkl__batch *b;
@@ -279,7 +279,7 @@ enum zkl__op { ZKL__OP_GET, ZKL__OP_KIDS, ZKL__OP_CREATE, ZKL__OP_SET };
 int zkl__call(zkl_client *c, enum zkl__op op, const char *path, const char *data,
                           int mode, int version, int64_t deadline, struct zkl__batch **out);
 
-/* ---- a recipe's own nodes (lib/kit/request.c, lib/kit/znode.c) ----------------- */
+/* ---- a recipe's own nodes (lib/kit/calls.c, lib/kit/znode.c) ----------------- */
 
 /* The deadline for requests a call must see answered: its own, or once
  * that has passed (a try once), the session timeout from now, as the
@@ -348,7 +348,7 @@ int zkl__znode_guarded_set(zkl__node *n, const char *path, const void *data, int
 
 /* ---- lock parents (lib/kit/parents.c) -------------------------------------------- */
 
-/* Told each create's return code as soon as it is known (lib/engine/parents.c):
+/* Told each create's return code as soon as it is known (lib/kit/parents.c):
  * the i-th create (from 0) was queued if rc is ZOK. */
 typedef void (*zkl__parent_sent_fn)(void *arg, size_t i, int rc);
 /* Send the creates of the parents a create under `path` needs: every

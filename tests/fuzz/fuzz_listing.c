@@ -1,13 +1,13 @@
 /* libFuzzer target: a fuzzed listing of a lock path (names separated by
  * '\n'; the first byte picks our own node and the recipe, the second the
  * semaphore's limit and need) goes through what the engine does: parse,
- * sort by sequence then name (lib/engine/decide.c's zkl__node_decide()), then each recipe's
+ * sort by sequence then name (lib/engine/core/decide.c's zkl__decide()), then each recipe's
  * policy. Invariants: our own node is found; a node that does not hold
  * watches a node of the listing, before itself (outside a semaphore's
  * watch group, whose members are leases); the first node of a mutex or a
  * write lock holds, and only it; a reader holds exactly when no other kind
  * is before it; the semaphore's gate holder watches only leases.
- * The policies come from lib/kit/internal.h. */
+ * The policies come from lib/kit/kit.h. */
 #include <stdlib.h>
 #include <string.h>
 
