@@ -1518,7 +1518,12 @@ ZKL_EXPORT int zkl_multilock_new_locks(zkl_lock *const *locks, size_t n,
  * (a try once with no connection), ZKL_ENOAUTH, ZKL_EDEADLK (e.g. a write
  * side whose read side the thread holds, or a semaphore-mutex whose object
  * already holds), ZKL_ENOMEM, ZKL_EZK, or any code a member of the caller's
- * own returns; ZKL_EINVAL for NULL. Thread-safe. */
+ * own returns; ZKL_EINVAL for NULL. One exception to "nothing left held":
+ * a member whose release fails and leaves it held (the server refused its
+ * delete) stays held by the thread, and the call returns that release's
+ * code (e.g. ZKL_ENOAUTH), naming the member in zkl_last_error_text; it is
+ * let go by its own release once that succeeds, or when the client closes.
+ * Thread-safe. */
 ZKL_EXPORT int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms) ZKL_WARN_UNUSED;
 
 /* zkl_multilock_acquire, ending with ZKL_ECANCELED once `h` fires (at once

@@ -233,9 +233,25 @@ static int acquire_with(void *self, long timeout_ms, zkl_cancel *ch)
     if (rc != 0) {
         /* All or nothing: undo what this call took, newest first. Each
          * member's own acquire already removed its node if it failed. */
+        int first = rc, kept = 0;
+        const char *kept_path = NULL;
         while (got > 0) {
-            got--;
-            (void)ml->m[got]->ops.release(ml->m[got]->self);
+            zkl_lock *l = ml->m[--got];
+            int r = l->ops.release(l->self);
+            /* A release the server refused (an ACL without DELETE) keeps
+             * the member held, as its own release says: the caller must
+             * know, or it would never let that member go. */
+            if (r != 0 && l->ops.is_held(l->self) && kept == 0) {
+                kept = r;
+                kept_path = l->ops.path(l->self);
+            }
+        }
+        if (kept != 0) {
+            zkl__detail("the acquire failed (%s), and giving back %s failed too (%s): that "
+                        "member stays held by this thread until its own release succeeds "
+                        "or the client closes",
+                        zkl_err_name(first), kept_path, zkl_err_name(kept));
+            rc = kept;
         }
     }
     return rc;

@@ -752,6 +752,43 @@ START_TEST(test_release_whose_delete_is_refused_keeps_the_hold)
 }
 END_TEST
 
+/* A multi-lock whose second member times out gives back the first; when
+ * the server refuses that delete, the first stays held (as its own release
+ * says) and the acquire must say so, not report the time-out as if nothing
+ * were left. */
+START_TEST(test_multilock_whose_undo_is_refused_says_what_stays_held)
+{
+    char *a = tu_test_path("ml-a-nodelete"), *b = tu_test_path("ml-b-taken");
+    make_guarded_path(a, ZOO_PERM_CREATE | ZOO_PERM_READ);
+    zkl_client *c = tu_test_client(10000), *other = tu_test_client(10000);
+    zkl_mutex *hb = tu_test_mutex(other, b);
+    ck_assert_int_eq(zkl_mutex_acquire(hb, 5000), 0);
+    zkl_mutex *ma = tu_test_mutex(c, a), *mb = tu_test_mutex(c, b);
+    zkl_lock *ls[2];
+    ck_assert_int_eq(zkl_mutex_as_lock(ma, &ls[0]), 0);
+    ck_assert_int_eq(zkl_mutex_as_lock(mb, &ls[1]), 0);
+    zkl_multilock *ml;
+    ck_assert_int_eq(zkl_multilock_new_locks(ls, 2, &ml), 0);
+    ck_assert_int_eq(zkl_multilock_acquire(ml, 500), ZKL_ENOAUTH);
+    ck_assert_msg(strstr(zkl_last_error_text(), a) != NULL &&
+                      strstr(zkl_last_error_text(), "stays held") != NULL,
+                  "%s", zkl_last_error_text());
+    ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
+    ck_assert_int_eq(zkl_mutex_is_held(ma), 1);
+    ck_assert_int_eq(zkl_mutex_is_held(mb), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, a), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, b), 1); /* the other client's */
+    /* Once the server allows it, the member's own release lets it go. */
+    open_path(a);
+    ck_assert_int_eq(zkl_mutex_release(ma), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, a), 0);
+    ck_assert_int_eq(zkl_mutex_release(hb), 0);
+    zkl_multilock_free(ml);
+    zkl_lock_free(ls[0]);
+    zkl_lock_free(ls[1]);
+}
+END_TEST
+
 START_TEST(test_waiter_that_may_not_read_its_predecessor_waits_quietly)
 {
     char *p = tu_test_path("creator");
@@ -1206,6 +1243,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc[2], test_lease_whose_node_is_deleted_is_lost);
     tcase_add_test(tc[3], test_acquire_whose_listing_is_refused_leaves_no_node);
     tcase_add_test(tc[3], test_release_whose_delete_is_refused_keeps_the_hold);
+    tcase_add_test(tc[3], test_multilock_whose_undo_is_refused_says_what_stays_held);
     tcase_add_test(tc[3], test_waiter_that_may_not_read_its_predecessor_waits_quietly);
     tcase_add_test(tc[3], test_semaphore_waiter_that_may_not_read_the_holders_waits_quietly);
     tcase_add_test(tc[1], test_recovery_adopts_only_its_own_node_not_a_planted_one);
