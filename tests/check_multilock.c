@@ -219,10 +219,20 @@ struct ml_shared {
     int done[2];
 };
 
-static int run_child(struct ml_shared *sh, int who, const char *const *paths,
-                     const int *idx, size_t n)
+/* One of the two processes: a fresh program (tu_spawn_worker), not a bare
+ * fork of the suite, whose other threads (the fixture's handle resolving
+ * its hosts) may hold a libc lock that the child would wait on for ever.
+ * `who` 0 takes a, b, c; 1 takes d, c, b. The shared state is in `file`. */
+static int worker_child(const char *who_arg, const char *file, const char *const *paths)
 {
     alarm(100); /* never outlive the test, even if something hangs */
+    int who = who_arg[0] == '1';
+    static const int idxs[2][3] = {{0, 1, 2}, {3, 2, 1}};
+    const int *idx = idxs[who];
+    const size_t n = 3;
+    struct ml_shared *sh = tu_map_shared(file, sizeof *sh, 0);
+    if (sh == NULL)
+        return 6;
     zkl_client *c = NULL;
     if (zkl_client_open(tu_hosts(), 10000, &c) != 0)
         return 2;
@@ -250,27 +260,14 @@ static int run_child(struct ml_shared *sh, int who, const char *const *paths,
 START_TEST(test_multilock_two_processes_with_opposite_orders_never_deadlock)
 {
     char *a = tu_path("a"), *b = tu_path("b"), *c = tu_path("c"), *d = tu_path("d");
-    struct ml_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
-                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    ck_assert_ptr_ne(sh, MAP_FAILED);
-    memset(sh, 0, sizeof *sh);
+    char file[64];
+    struct ml_shared *sh = tu_shared_new(file, sizeof *sh);
     /* Overlap {b, c}: one process names it b-then-c, the other c-then-b. */
-    const char *p1[] = {a, b, c};
-    const int i1[] = {0, 1, 2};
-    const char *p2[] = {d, c, b};
-    const int i2[] = {3, 2, 1};
-    pid_t pids[2];
-    for (int w = 0; w < 2; w++) {
-        pids[w] = fork();
-        ck_assert_int_ge(pids[w], 0);
-        if (pids[w] == 0)
-            _exit(w == 0 ? run_child(sh, 0, p1, i1, 3) : run_child(sh, 1, p2, i2, 3));
-    }
-    for (int w = 0; w < 2; w++) {
-        int st;
-        ck_assert_int_eq(waitpid(pids[w], &st, 0), pids[w]);
-        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d failed: %d", w, st);
-    }
+    const char *w0[] = {"ml-child", "0", file, a, b, c, NULL};
+    const char *w1[] = {"ml-child", "1", file, d, c, b, NULL};
+    pid_t pids[2] = {tu_spawn_worker(w0, -1), tu_spawn_worker(w1, -1)};
+    tu_workers_join(pids, 2);
+    unlink(file);
     ck_assert_int_eq(sh->done[0], ML_PROCS_ITER);
     ck_assert_int_eq(sh->done[1], ML_PROCS_ITER);
     ck_assert_int_eq(sh->violations, 0);
@@ -953,8 +950,13 @@ START_TEST(test_multilock_bad_input_is_einval_and_creates_nothing)
 }
 END_TEST
 
-int main(void)
+int main(int argc, char **argv)
 {
+    tu_main_init(argc, argv);
+    if (argc == 8 && strcmp(argv[1], "--worker") == 0 && strcmp(argv[2], "ml-child") == 0) {
+        const char *paths[] = {argv[5], argv[6], argv[7]};
+        return worker_child(argv[3], argv[4], paths);
+    }
     const TTest *tests[] = {
         test_multilock_acquires_in_path_order_and_releases_in_reverse,
         test_multilock_two_processes_with_opposite_orders_never_deadlock,
