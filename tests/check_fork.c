@@ -240,23 +240,36 @@ static void child_calls_everything(void *arg)
     zkl_semaphore_free(x->sem);
     zkl_cancel_free(x->h);
 
-    /* A client of the child's own works. */
+    /* A client of the child's own works, in a program of its own: opening
+     * one resolves the servers' names, which is not safe in the forked
+     * child of a threaded process (zkl(3)), so the child execs first. */
+    const char *args[] = {"own-client", x->pm, NULL};
+    pid_t w = tu_spawn_worker(args, -1);
+    int wst = -1;
+    CHILD_CHECK(w > 0 && waitpid(w, &wst, 0) == w);
+    CHILD_CHECK(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+}
+
+/* The child's own client: a lock of its own is taken and given back, and
+ * the parent's lock `theirs`, still held, is not to be had. */
+static int worker_own_client(const char *theirs)
+{
     zkl_client *c = NULL;
-    CHILD_CHECK(zkl_client_open(tu_hosts(), 10000, &c) == 0);
-    zkl_mutex *own = NULL;
-    char *p = tu_path("child");
-    CHILD_CHECK(c != NULL && zkl_mutex_new(c, p, &own) == 0);
-    CHILD_CHECK(own != NULL && zkl_mutex_acquire(own, 10000) == 0);
-    CHILD_CHECK(zkl_mutex_is_held(own) == 1);
-    CHILD_CHECK(zkl_mutex_release(own) == 0);
-    /* The parent's locks are still held: the child cannot take them. */
-    zkl_mutex *theirs = NULL;
-    CHILD_CHECK(zkl_mutex_new(c, x->pm, &theirs) == 0);
-    CHILD_CHECK(zkl_mutex_acquire(theirs, 0) == ZKL_ETIMEDOUT);
-    zkl_mutex_free(theirs);
+    if (zkl_client_open(tu_hosts(), 10000, &c) != 0)
+        return 2;
+    char path[512];
+    snprintf(path, sizeof path, "%s-own", theirs);
+    zkl_mutex *own = NULL, *other = NULL;
+    int rc = 0;
+    if (zkl_mutex_new(c, path, &own) != 0 || zkl_mutex_acquire(own, 10000) != 0 ||
+        zkl_mutex_is_held(own) != 1 || zkl_mutex_release(own) != 0)
+        rc = 3;
+    else if (zkl_mutex_new(c, theirs, &other) != 0 || zkl_mutex_acquire(other, 0) != ZKL_ETIMEDOUT)
+        rc = 4;
+    zkl_mutex_free(other);
     zkl_mutex_free(own);
     zkl_client_close(c);
-    free(p);
+    return rc;
 }
 
 START_TEST(test_child_gets_efork_and_the_parent_keeps_its_locks)
@@ -391,8 +404,11 @@ START_TEST(test_close_in_the_child_leaves_the_parents_session)
 }
 END_TEST
 
-int main(void)
+int main(int argc, char **argv)
 {
+    tu_main_init(argc, argv);
+    if (argc == 4 && strcmp(argv[1], "--worker") == 0 && strcmp(argv[2], "own-client") == 0)
+        return worker_own_client(argv[3]);
     const TTest *tests[] = {
         test_child_gets_efork_and_the_parent_keeps_its_locks,
         test_child_frees_objects_a_parent_thread_waits_on,
