@@ -1126,9 +1126,17 @@ static uint64_t recovered_of(zkl_client *c)
     return st.recovered;
 }
 
-static bool has_recovered(void *arg)
+static uint64_t sessions_of(zkl_client *c)
 {
-    return recovered_of(arg) > 0;
+    zkl_client_stats st;
+    ck_assert_int_eq(zkl_client_get_stats(c, &st), 0);
+    return st.sessions;
+}
+
+/* Recovered, or the session it would recover in is gone. */
+static bool recovered_or_ended(void *arg)
+{
+    return recovered_of(arg) > 0 || sessions_of(arg) > 1;
 }
 
 struct named {
@@ -1165,16 +1173,20 @@ START_TEST(test_recovery_adopts_only_its_own_node_not_a_planted_one)
     proxy_start(&px);
     char hosts[64];
     snprintf(hosts, sizeof hosts, "127.0.0.1:%d", px.port);
+    /* While answers are swallowed the loss rule runs: 9/20 of the session
+     * timeout after the last answer the client presumes its session gone
+     * and ends it, and there is nothing left to recover. 40 s gives a slow
+     * (sanitized, loaded) machine 18 s for what takes well under one. */
     zkl_client *c;
-    ck_assert_int_eq(zkl_client_open(hosts, 10000, &c), 0);
+    ck_assert_int_eq(zkl_client_open(hosts, 40000, &c), 0);
     int64_t sid = tu_client_session_id(c);
     struct rec *r = rec_new(c, p, K_MUTEX);
 
     atomic_store(&px.swallow, 1);
     struct waiter w;
-    waiter_start(&w, r, 20000);
+    waiter_start(&w, r, 60000);
     struct named mine = {p, "_c_"};
-    ck_assert_msg(tu_wait_until(child_appeared, &mine, 5000), "the create was not applied");
+    ck_assert_msg(tu_wait_until(child_appeared, &mine, 10000), "the create was not applied");
     char *real = child_with(p, "_c_");
     const char *name = strrchr(real, '/') + 1; /* _c_<uuid>-lock-0000000002 */
     ck_assert_int_eq((int)strlen(name), 3 + 36 + 6 + 10);
@@ -1186,8 +1198,10 @@ START_TEST(test_recovery_adopts_only_its_own_node_not_a_planted_one)
      * back with the same session and looks for its node. */
     atomic_store(&px.swallow, 0);
     atomic_store(&px.cut, 1);
-    ck_assert_msg(tu_wait_until(has_recovered, c, 10000), "no recovery");
-    ck_assert_int_eq(tu_client_session_id(c), sid);
+    ck_assert_msg(tu_wait_until(recovered_or_ended, c, 15000), "no recovery in 15 s");
+    ck_assert_msg(tu_client_session_id(c) == sid && recovered_of(c) > 0,
+                  "the session did not survive the lost answer (%d sessions, %d recovered)",
+                  (int)sessions_of(c), (int)recovered_of(c));
     /* Both nodes still there; the waiter waits behind the planted one. */
     ck_assert(tu_exists(tu_fixture_zk, real));
     ck_assert(tu_exists(tu_fixture_zk, planted));
