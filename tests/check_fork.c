@@ -4,6 +4,7 @@
  * parent's session nor its nodes: no crash, no hang, and the parent still
  * holds and releases as if nothing happened. The child can open clients
  * of its own. Against a real ZooKeeper. */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,8 @@
 
 /* ---- the child's checks ------------------------------------------------------
  * A failed check is written to the pipe (its line and expression), and the
- * child goes on, so that one run reports every call that misbehaves. */
+ * child goes on, so that one run reports every call that misbehaves. The
+ * child also writes where it is (CHILD_AT), so that a hang names the step. */
 static int report_fd = -1;
 static int child_failures;
 
@@ -28,11 +30,53 @@ static void child_failed(int line, const char *what)
         _exit(99);
     child_failures++;
 }
+static void child_at(const char *step)
+{
+    char msg[128];
+    int n = snprintf(msg, sizeof msg, "at: %s\n", step);
+    if (write(report_fd, msg, (size_t)n) < 0)
+        _exit(99);
+}
+#define CHILD_AT(step) child_at(step)
 #define CHILD_CHECK(cond)                                                                \
     do {                                                                                 \
         if (!(cond))                                                                     \
             child_failed(__LINE__, #cond);                                               \
     } while (0)
+
+/* What a process that does not exit is doing: each of its threads' wait
+ * channel and system call (number first; 202 is futex on x86-64). */
+static void describe_stuck(pid_t pid, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(dir);
+    for (struct dirent *t; d && (t = readdir(d)) != NULL && used + 1 < size;) {
+        if (t->d_name[0] == '.')
+            continue;
+        char path[400], wchan[64] = "", sys[128] = "";
+        snprintf(path, sizeof path, "%s/%s/wchan", dir, t->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(wchan, sizeof wchan, f) == NULL)
+            wchan[0] = '\0';
+        if (f)
+            fclose(f);
+        snprintf(path, sizeof path, "%s/%s/syscall", dir, t->d_name);
+        f = fopen(path, "r");
+        if (f && fgets(sys, sizeof sys, f) == NULL)
+            sys[0] = '\0';
+        if (f)
+            fclose(f);
+        sys[strcspn(sys, "\n")] = '\0';
+        int k = snprintf(out + used, size - used, "thread %s: wchan %s, syscall %.40s\n",
+                         t->d_name, wchan[0] ? wchan : "?", sys[0] ? sys : "?");
+        used += k > 0 ? (size_t)k : 0;
+    }
+    if (d)
+        closedir(d);
+}
 
 /* Run `child` in a fork, with a pipe for its report; wait for it within
  * `timeout_ms`. Fails the test on a failed check, a crash or a hang. */
@@ -51,7 +95,9 @@ static void in_child(void (*child)(void *), void *arg, int timeout_ms)
     }
     close(p[1]);
     int st = tu_wait_exit(pid, timeout_ms);
+    char stuck[1024] = "";
     if (st == -1) {
+        describe_stuck(pid, stuck, sizeof stuck);
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
     }
@@ -59,11 +105,11 @@ static void in_child(void (*child)(void *), void *arg, int timeout_ms)
     ssize_t k = read(p[0], report, sizeof report - 1);
     report[k > 0 ? k : 0] = '\0';
     close(p[0]);
-    ck_assert_msg(st == 0, "the child %s%s",
+    ck_assert_msg(st == 0, "the child %s%s%s",
                   st == -1   ? "hung (killed after the deadline)\n"
                   : st > 128 ? "died of a signal\n"
                              : "failed:\n",
-                  report);
+                  report, stuck);
 }
 
 /* ---- a parent that holds one of every kind ---------------------------------- */
@@ -161,6 +207,7 @@ static void child_calls_everything(void *arg)
     zoo_op_result_t res;
 
     /* mutex */
+    CHILD_AT("mutex");
     CHILD_CHECK(zkl_mutex_is_held(x->m) == 0);
     CHILD_CHECK(zkl_mutex_token(x->m, &t) == ZKL_EFORK && t == -7);
     CHILD_CHECK(zkl_mutex_acquire(x->m, 1000) == ZKL_EFORK);
@@ -174,18 +221,21 @@ static void child_calls_everything(void *arg)
     zkl_mutex *m2 = NULL;
     CHILD_CHECK(zkl_mutex_new(x->c, x->pm, &m2) == ZKL_EFORK && m2 == NULL);
     /* read-write lock */
+    CHILD_AT("read-write lock");
     CHILD_CHECK(zkl_rwlock_read_is_held(x->rw) == 0);
     CHILD_CHECK(zkl_rwlock_read_token(x->rw, &t) == ZKL_EFORK);
     CHILD_CHECK(zkl_rwlock_read_acquire(x->rw, 1000) == ZKL_EFORK);
     CHILD_CHECK(zkl_rwlock_write_acquire(x->rw, 0) == ZKL_EFORK);
     CHILD_CHECK(zkl_rwlock_read_release(x->rw) == ZKL_EFORK);
     /* semaphore-mutex */
+    CHILD_AT("semaphore-mutex");
     CHILD_CHECK(zkl_semmutex_is_held(x->sm) == 0);
     CHILD_CHECK(zkl_semmutex_token(x->sm, &t) == ZKL_EFORK);
     CHILD_CHECK(zkl_semmutex_acquire(x->sm, 1000) == ZKL_EFORK);
     CHILD_CHECK(zkl_semmutex_guarded_set(x->sm, data, "x", 1) == ZKL_EFORK);
     CHILD_CHECK(zkl_semmutex_release(x->sm) == ZKL_EFORK);
     /* semaphore and lease */
+    CHILD_AT("semaphore and lease");
     CHILD_CHECK(zkl_lease_is_held(x->lease) == 0);
     CHILD_CHECK(zkl_lease_token(x->lease, &t) == ZKL_EFORK);
     CHILD_CHECK(zkl_lease_guarded_set(x->lease, data, "x", 1) == ZKL_EFORK);
@@ -195,16 +245,19 @@ static void child_calls_everything(void *arg)
     CHILD_CHECK(zkl_semaphore_holders(x->sem, 1000, &info, &count) == ZKL_EFORK);
     CHILD_CHECK(zkl_lease_release(x->lease) == ZKL_EFORK); /* and freed, here only */
     /* asynchronous request */
+    CHILD_AT("asynchronous request");
     CHILD_CHECK(zkl_request_is_held(x->req) == 0);
     CHILD_CHECK(zkl_request_token(x->req, &t) == ZKL_EFORK);
     CHILD_CHECK(zkl_request_node(x->req) == NULL);
     CHILD_CHECK(zkl_request_cancel(x->req) == ZKL_EFORK);
     CHILD_CHECK(zkl_request_release(x->req) == ZKL_EFORK);
     /* multi-lock */
+    CHILD_AT("multi-lock");
     CHILD_CHECK(zkl_multilock_is_held(x->ml) == 0);
     CHILD_CHECK(zkl_multilock_acquire(x->ml, 1000) == ZKL_EFORK);
     CHILD_CHECK(zkl_multilock_release(x->ml) == ZKL_EFORK);
     /* the client */
+    CHILD_AT("the client");
     int64_t sid = -7;
     zkl_client_stats st;
     zkl_metrics mx = {.version = ZKL_METRICS_VERSION};
@@ -231,6 +284,7 @@ static void child_calls_everything(void *arg)
     /* cancel handles registered by the parent's waiters: nothing to wake */
     CHILD_CHECK(zkl_cancel_fire(x->h) == 0);
     /* Frees: local, in any order, the client before its objects. */
+    CHILD_AT("frees");
     zkl_request_free(x->req);
     zkl_client_close(x->c);
     zkl_multilock_free(x->ml);
@@ -243,11 +297,13 @@ static void child_calls_everything(void *arg)
     /* A client of the child's own works, in a program of its own: opening
      * one resolves the servers' names, which is not safe in the forked
      * child of a threaded process (zkl(3)), so the child execs first. */
+    CHILD_AT("a client of its own");
     const char *args[] = {"own-client", x->pm, NULL};
     pid_t w = tu_spawn_worker(args, -1);
     int wst = -1;
     CHILD_CHECK(w > 0 && waitpid(w, &wst, 0) == w);
     CHILD_CHECK(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+    CHILD_AT("done");
 }
 
 /* The child's own client: a lock of its own is taken and given back, and
@@ -339,10 +395,14 @@ static void *wait_in_acquire(void *arg)
 static void child_frees_an_object_in_use(void *arg)
 {
     struct waiting *w = arg;
+    CHILD_AT("acquire");
     CHILD_CHECK(zkl_mutex_acquire(w->m, 0) == ZKL_EFORK);
+    CHILD_AT("fire");
     CHILD_CHECK(zkl_cancel_fire(w->h) == 0); /* the waiter is the parent's */
+    CHILD_AT("frees");
     zkl_mutex_free(w->m);
     zkl_cancel_free(w->h);
+    CHILD_AT("done");
 }
 
 START_TEST(test_child_frees_objects_a_parent_thread_waits_on)
@@ -380,7 +440,9 @@ END_TEST
 
 static void child_closes_the_client(void *arg)
 {
+    CHILD_AT("close");
     zkl_client_close(arg);
+    CHILD_AT("done");
 }
 
 START_TEST(test_close_in_the_child_leaves_the_parents_session)
