@@ -117,6 +117,10 @@ zhandle_t *tu_zk(void)
         zoo_set_log_stream(devnull);
     zhandle_t *zh = zookeeper_init(tu_hosts(), quiet_watcher, 10000, NULL, NULL, 0);
     ck_assert_ptr_nonnull(zh);
+    /* As zkl's clients do: otherwise the handle's thread resolves the
+     * servers' names on every poll, inside the C library's resolver lock
+     * much of the time, and a suite's forked child inherits it locked. */
+    zoo_set_servers_resolution_delay(zh, 60000);
     int64_t end = tu_now_ms() + 15000;
     while (zoo_state(zh) != ZOO_CONNECTED_STATE && tu_now_ms() < end)
         usleep(2000);
