@@ -6,6 +6,7 @@
  * of its own. Against a real ZooKeeper. */
 #include <dirent.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,14 +80,18 @@ static void describe_stuck(pid_t pid, char *out, size_t size)
 }
 
 /* Run `child` in a fork, with a pipe for its report; wait for it within
- * `timeout_ms`. Fails the test on a failed check, a crash or a hang. */
-static void in_child(void (*child)(void *), void *arg, int timeout_ms)
+ * `timeout_ms`. Returns 1 when it exited 0, or 0 with what went wrong (a
+ * failed check, a crash or a hang) in msg. Asserts nothing, so that a
+ * caller with a thread of its own running can stop it first. */
+static int run_child(void (*child)(void *), void *arg, int timeout_ms, char *msg, size_t size)
 {
     int p[2];
-    ck_assert_int_eq(pipe(p), 0);
+    if (pipe(p) != 0) {
+        snprintf(msg, size, "no pipe");
+        return 0;
+    }
     fflush(NULL);
     pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         close(p[0]);
         report_fd = p[1];
@@ -94,7 +99,7 @@ static void in_child(void (*child)(void *), void *arg, int timeout_ms)
         _exit(child_failures == 0 ? 0 : 1);
     }
     close(p[1]);
-    int st = tu_wait_exit(pid, timeout_ms);
+    int st = pid < 0 ? -2 : tu_wait_exit(pid, timeout_ms);
     char stuck[1024] = "";
     if (st == -1) {
         describe_stuck(pid, stuck, sizeof stuck);
@@ -105,11 +110,21 @@ static void in_child(void (*child)(void *), void *arg, int timeout_ms)
     ssize_t k = read(p[0], report, sizeof report - 1);
     report[k > 0 ? k : 0] = '\0';
     close(p[0]);
-    ck_assert_msg(st == 0, "the child %s%s%s",
-                  st == -1   ? "hung (killed after the deadline)\n"
-                  : st > 128 ? "died of a signal\n"
-                             : "failed:\n",
-                  report, stuck);
+    snprintf(msg, size, "the child %s%s%s",
+             st == -2   ? "could not be forked\n"
+             : st == -1 ? "hung (killed after the deadline)\n"
+             : st > 128 ? "died of a signal\n"
+                        : "failed:\n",
+             report, stuck);
+    return st == 0;
+}
+
+/* run_child, and the test fails unless the child passed. */
+static void in_child(void (*child)(void *), void *arg, int timeout_ms)
+{
+    char msg[6144];
+    int ok = run_child(child, arg, timeout_ms, msg, sizeof msg);
+    ck_assert_msg(ok, "%s", msg);
 }
 
 /* ---- a parent that holds one of every kind ---------------------------------- */
@@ -436,6 +451,70 @@ START_TEST(test_child_frees_objects_a_parent_thread_waits_on)
 }
 END_TEST
 
+/* ---- a fork while another thread uses a cancel handle ----------------------- */
+
+struct churn {
+    zkl_cancel *h;
+    atomic_int stop, rounds;
+};
+
+/* Fires the handle and makes and frees others, without pause: at a fork
+ * it is likely inside the handle's mutex or the list of all handles. */
+static void *churn_main(void *arg)
+{
+    struct churn *ch = arg;
+    while (!atomic_load(&ch->stop)) {
+        zkl_cancel_fire(ch->h);
+        zkl_cancel *t = NULL;
+        if (zkl_cancel_new(&t) == 0)
+            zkl_cancel_free(t);
+        atomic_fetch_add(&ch->rounds, 1);
+    }
+    return NULL;
+}
+
+static bool churning(void *arg)
+{
+    return atomic_load(&((struct churn *)arg)->rounds) > 0;
+}
+
+static void child_uses_the_handle(void *arg)
+{
+    struct churn *ch = arg;
+    CHILD_AT("fire");
+    CHILD_CHECK(zkl_cancel_fire(ch->h) == 0);
+    CHILD_CHECK(zkl_cancel_is_fired(ch->h) == 1);
+    CHILD_AT("new and free");
+    zkl_cancel *t = NULL;
+    CHILD_CHECK(zkl_cancel_new(&t) == 0);
+    zkl_cancel_free(t);
+    zkl_cancel_free(ch->h);
+    CHILD_AT("done");
+}
+
+/* A handle is not tied to a client, so no client's fork handling covers
+ * it: a child forked while another thread was inside the handle's mutex
+ * must still fire and free it at once. */
+START_TEST(test_fork_while_a_thread_uses_a_cancel_handle)
+{
+    struct churn ch = {0};
+    ck_assert_int_eq(zkl_cancel_new(&ch.h), 0);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, churn_main, &ch), 0);
+    bool started = tu_wait_until(churning, &ch, 10000);
+    char msg[6144] = "";
+    int ok = 1;
+    for (int i = 0; i < 50 && started && ok; i++)
+        ok = run_child(child_uses_the_handle, &ch, 30000, msg, sizeof msg);
+    /* The thread stops before any assertion: it uses ch, on this stack. */
+    atomic_store(&ch.stop, 1);
+    pthread_join(th, NULL);
+    ck_assert_msg(started, "the thread did not start");
+    ck_assert_msg(ok, "%s", msg);
+    zkl_cancel_free(ch.h);
+}
+END_TEST
+
 /* ---- a client closed in the child while the parent goes on ------------------ */
 
 static void child_closes_the_client(void *arg)
@@ -475,6 +554,7 @@ int main(int argc, char **argv)
         test_child_gets_efork_and_the_parent_keeps_its_locks,
         test_child_frees_objects_a_parent_thread_waits_on,
         test_close_in_the_child_leaves_the_parents_session,
+        test_fork_while_a_thread_uses_a_cancel_handle,
         NULL,
     };
     return tu_run_zk_case("fork", 120, tests);

@@ -12,7 +12,13 @@ struct zkl_cancel {
     pthread_mutex_t mu;
     atomic_int fired;
     struct zkl__cancel_reg *regs; /* guarded by mu */
+    zkl_cancel *prev, *next;      /* every handle, under all_mu: for fork() */
 };
+
+/* Every handle, so that fork() finds each one's mutex unlocked in the
+ * child (see below). all_mu is taken alone, never with a handle's. */
+static pthread_mutex_t all_mu = PTHREAD_MUTEX_INITIALIZER;
+static zkl_cancel *all;
 
 int zkl_cancel_new(zkl_cancel **out)
 {
@@ -25,6 +31,13 @@ int zkl_cancel_new(zkl_cancel **out)
         return ZKL_ESYS;
     }
     atomic_init(&h->fired, 0);
+    zkl__front_fork_watch();
+    pthread_mutex_lock(&all_mu);
+    h->next = all;
+    if (all != NULL)
+        all->prev = h;
+    all = h;
+    pthread_mutex_unlock(&all_mu);
     *out = h;
     return 0;
 }
@@ -57,6 +70,14 @@ void zkl_cancel_free(zkl_cancel *h)
 {
     if (h == NULL)
         return;
+    pthread_mutex_lock(&all_mu);
+    if (h->prev != NULL)
+        h->prev->next = h->next;
+    else
+        all = h->next;
+    if (h->next != NULL)
+        h->next->prev = h->prev;
+    pthread_mutex_unlock(&all_mu);
     pthread_mutex_destroy(&h->mu);
     free(h);
 }
@@ -87,4 +108,33 @@ void zkl__cancel_unwatch(zkl_cancel *h, struct zkl__cancel_reg *reg)
         }
     }
     pthread_mutex_unlock(&h->mu);
+}
+
+/* ---- fork() ---------------------------------------------------------------------
+ * A thread of the parent may be inside a handle's mutex (a waiter that
+ * registers, a fire) at the moment another forks: the child would find it
+ * locked for good, and its zkl_cancel_fire on that handle would never
+ * return. So the forking thread takes every handle's mutex first (before
+ * any client's: the lock order of zkl_cancel_fire), and the child starts
+ * them afresh. Called by the lock objects' hooks (lib/front/objects.c). */
+
+void zkl__cancel_fork_prepare(void)
+{
+    pthread_mutex_lock(&all_mu);
+    for (zkl_cancel *h = all; h; h = h->next)
+        pthread_mutex_lock(&h->mu);
+}
+
+void zkl__cancel_fork_parent(void)
+{
+    for (zkl_cancel *h = all; h; h = h->next)
+        pthread_mutex_unlock(&h->mu);
+    pthread_mutex_unlock(&all_mu);
+}
+
+void zkl__cancel_fork_child(void)
+{
+    for (zkl_cancel *h = all; h; h = h->next)
+        pthread_mutex_init(&h->mu, NULL);
+    pthread_mutex_init(&all_mu, NULL);
 }

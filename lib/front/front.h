@@ -56,6 +56,14 @@ void zkl__cancel_watch(zkl_cancel *h, struct zkl__cancel_reg *reg, zkl_client *c
                        pthread_cond_t *cv);
 void zkl__cancel_unwatch(zkl_cancel *h, struct zkl__cancel_reg *reg);
 bool zkl__cancel_fired(const zkl_cancel *h);
+/* fork(): every handle's mutex, taken before the lock objects' (and the
+ * clients'), given back in the parent, started afresh in the child. */
+void zkl__cancel_fork_prepare(void);
+void zkl__cancel_fork_parent(void);
+void zkl__cancel_fork_child(void);
+/* Register the fork() handlers (the lock objects', the cancel handles' and
+ * the session's) once. */
+void zkl__front_fork_watch(void);
 
 /* ---- the blocking calls (lib/front/wait.c); no lock held ---------------------- */
 

@@ -100,12 +100,18 @@ static void fork_hooks(void)
     zkl__fork_set_hooks(fork_prepare, fork_parent, fork_child);
 }
 
+void zkl__front_fork_watch(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fork_hooks);
+    zkl__fork_watch();
+}
+
 int zkl__obj_open(zkl_client *c, const void *obj)
 {
     if (c != NULL && zkl__forked(c))
         return ZKL_EFORK;
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, fork_hooks); /* before the first object is in the table */
+    zkl__front_fork_watch(); /* before the first object is in the table */
     struct entry *e = malloc(sizeof *e);
     if (e == NULL)
         return ZKL_ENOMEM;
@@ -224,12 +230,12 @@ void zkl__obj_done(zkl_client *c)
 }
 
 /* ---- fork() ---------------------------------------------------------------------
- * The forking thread takes the table's mutex and every object's, in the
- * order of the code that nests them (the table's alone; an object's before
- * its client's, which lib/session/fork.c takes after these: it calls these
- * hooks). The child, the
- * only thread then, starts them afresh rather than unlock what its parent's
- * thread locked. */
+ * The forking thread takes every cancel handle's mutex, the table's and
+ * every object's, in the order of the code that nests them (a handle's and
+ * the table's alone; an object's before its client's, which
+ * lib/session/fork.c takes after these: it calls these hooks). The child,
+ * the only thread then, starts them afresh rather than unlock what its
+ * parent's thread locked. */
 
 static void each_object_mutex(int (*op)(pthread_mutex_t *mu))
 {
@@ -246,6 +252,7 @@ static int reinit(pthread_mutex_t *mu)
 
 static void fork_prepare(void)
 {
+    zkl__cancel_fork_prepare();
     pthread_mutex_lock(&g_mu);
     each_object_mutex(pthread_mutex_lock);
 }
@@ -254,10 +261,12 @@ static void fork_parent(void)
 {
     each_object_mutex(pthread_mutex_unlock);
     pthread_mutex_unlock(&g_mu);
+    zkl__cancel_fork_parent();
 }
 
 static void fork_child(void)
 {
     each_object_mutex(reinit);
     pthread_mutex_init(&g_mu, NULL);
+    zkl__cancel_fork_child();
 }
