@@ -969,7 +969,14 @@ static void lock_path_deleted(enum kind k)
             if (!waiter_done(&w[i]) || atomic_load(&w[i].release) != 0)
                 continue;
             ck_assert_int_eq(w[i].rc, 0);
-            ck_assert(w[i].held);
+            if (!w[i].held) {
+                /* Granted between the outsider's deletes of the node
+                 * ahead and of its own, and told of the loss before it
+                 * looked (a slow machine widens that gap): no hold. */
+                waiter_finish(&w[i], 1);
+                ck_assert_int_eq(w[i].rel_rc, ZKL_ELOST);
+                continue;
+            }
             int64_t from = now_ns();
             /* Nobody else gets in while it really holds, newcomers
              * included. */
