@@ -46,6 +46,20 @@ static void child_at(const char *step)
             child_failed(__LINE__, #cond);                                               \
     } while (0)
 
+/* The first line of DIR/TASK/FILE, without its newline ("" if none). */
+static void proc_line(const char *dir, const char *task, const char *file, char *out, size_t size)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s/%s", dir, task, file);
+    out[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f != NULL && fgets(out, (int)size, f) == NULL)
+        out[0] = '\0';
+    if (f != NULL)
+        fclose(f);
+    out[strcspn(out, "\n")] = '\0';
+}
+
 /* What a process that does not exit is doing: each of its threads' wait
  * channel and system call (number first; 202 is futex on x86-64). */
 static void describe_stuck(pid_t pid, char *out, size_t size)
@@ -58,20 +72,9 @@ static void describe_stuck(pid_t pid, char *out, size_t size)
     for (struct dirent *t; d && (t = readdir(d)) != NULL && used + 1 < size;) {
         if (t->d_name[0] == '.')
             continue;
-        char path[400], wchan[64] = "", sys[128] = "";
-        snprintf(path, sizeof path, "%s/%s/wchan", dir, t->d_name);
-        FILE *f = fopen(path, "r");
-        if (f && fgets(wchan, sizeof wchan, f) == NULL)
-            wchan[0] = '\0';
-        if (f)
-            fclose(f);
-        snprintf(path, sizeof path, "%s/%s/syscall", dir, t->d_name);
-        f = fopen(path, "r");
-        if (f && fgets(sys, sizeof sys, f) == NULL)
-            sys[0] = '\0';
-        if (f)
-            fclose(f);
-        sys[strcspn(sys, "\n")] = '\0';
+        char wchan[64], sys[128];
+        proc_line(dir, t->d_name, "wchan", wchan, sizeof wchan);
+        proc_line(dir, t->d_name, "syscall", sys, sizeof sys);
         int k = snprintf(out + used, size - used, "thread %s: wchan %s, syscall %.40s\n",
                          t->d_name, wchan[0] ? wchan : "?", sys[0] ? sys : "?");
         used += k > 0 ? (size_t)k : 0;

@@ -16,7 +16,8 @@ struct zkl_cancel {
 };
 
 /* Every handle, so that fork() finds each one's mutex unlocked in the
- * child (see below). all_mu is taken alone, never with a handle's. */
+ * child (see below). all_mu is taken alone, except by the fork handler,
+ * which takes it before every handle's mutex. */
 static pthread_mutex_t all_mu = PTHREAD_MUTEX_INITIALIZER;
 static zkl_cancel *all;
 
