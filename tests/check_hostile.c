@@ -1039,7 +1039,9 @@ END_TEST
 
 /* A TCP proxy between the client and the server that can swallow what the
  * server sends (a create is applied, its answer never arrives) and cut the
- * connection (the client reconnects with the same session and recovers). */
+ * connection (the client reconnects with the same session and recovers).
+ * Swallowing lasts until the cut: the server may answer after the test sees
+ * the node, and that answer must not get through. */
 struct proxy {
     int lfd, port;
     struct sockaddr_in server;
@@ -1074,9 +1076,12 @@ static void proxy_pump(struct proxy *px, int a)
                 break;
         }
     }
-    atomic_store(&px->cut, 0);
     close(a);
     close(b);
+    /* Swallowing ends with the connection it was for: whatever the server
+     * sent on it, read or not yet, is gone with it. */
+    atomic_store(&px->swallow, 0);
+    atomic_store(&px->cut, 0);
 }
 
 static void *proxy_main(void *arg)
@@ -1201,9 +1206,10 @@ START_TEST(test_recovery_adopts_only_its_own_node_not_a_planted_one)
     snprintf(planted, sizeof planted, "%s/_c_%.36s-lock-0000000001", p, name + 3);
     ck_assert_int_eq(zoo_create(tu_fixture_zk, planted, "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
                      ZOK);
-    /* The answer is lost for good: cut the connection; the client comes
-     * back with the same session and looks for its node. */
-    atomic_store(&px.swallow, 0);
+    /* The answer is lost for good: cut the connection while still
+     * swallowing (the answer may not have reached the proxy yet when the
+     * node shows); the client comes back with the same session and looks
+     * for its node. */
     atomic_store(&px.cut, 1);
     ck_assert_msg(tu_wait_until(recovered_or_ended, c, 15000), "no recovery in 15 s");
     ck_assert_msg(tu_client_session_id(c) == sid && recovered_of(c) > 0,
