@@ -340,6 +340,60 @@ public:
                       "zkl::client_options::creator_only_acl");
         return *this;
     }
+    /* An entry of the ACL of every node the client creates (scheme
+     * "world", "auth", "digest", "sasl", "x509" or "ip"; perms a nonzero
+     * combination of ZKL_PERM_*); once one is added, the entries are that
+     * ACL and creator_only_acl() no longer counts. See
+     * zkl_client_opts_add_acl and docs/production.md. */
+    client_options &add_acl(const std::string &scheme, const std::string &id, int perms)
+    {
+        detail::check(detail::run([&] {
+                          return zkl_client_opts_add_acl(o_.get(), scheme.c_str(), id.c_str(),
+                                                         perms);
+                      }),
+                      "zkl::client_options::add_acl");
+        return *this;
+    }
+    /* TLS to the servers' secureClientPort, with a client certificate
+     * (mutual TLS): PEM files; key_password empty for a key that is not
+     * encrypted. Throws errc::not_supported when zkl was built on a
+     * libzookeeper_mt without TLS (what() names the configure option). See
+     * zkl_client_opts_set_tls. */
+    client_options &tls(const std::string &ca_file, const std::string &cert_file,
+                        const std::string &key_file, const std::string &key_password = {})
+    {
+        detail::check(detail::run([&] {
+                          return zkl_client_opts_set_tls(
+                              o_.get(), ca_file.c_str(), cert_file.c_str(), key_file.c_str(),
+                              key_password.empty() ? nullptr : key_password.c_str());
+                      }),
+                      "zkl::client_options::tls");
+        return *this;
+    }
+    /* SASL authentication: mechanism "DIGEST-MD5" with a user and the file
+     * that holds its password, or "GSSAPI" (Kerberos, the ticket of
+     * KRB5CCNAME) with both empty. Throws errc::not_supported when zkl was
+     * built on a libzookeeper_mt without SASL. See zkl_client_opts_set_sasl. */
+    client_options &sasl(const std::string &mechanism, const std::string &user = {},
+                         const std::string &password_file = {})
+    {
+        detail::check(detail::run([&] {
+                          return zkl_client_opts_set_sasl(
+                              o_.get(), mechanism.c_str(), user.empty() ? nullptr : user.c_str(),
+                              password_file.empty() ? nullptr : password_file.c_str());
+                      }),
+                      "zkl::client_options::sasl");
+        return *this;
+    }
+    /* The largest request the servers accept, in bytes: their jute.maxbuffer
+     * (see zkl_client_opts_set_max_request). */
+    client_options &max_request(int bytes)
+    {
+        detail::check(
+            detail::run([&] { return zkl_client_opts_set_max_request(o_.get(), bytes); }),
+            "zkl::client_options::max_request");
+        return *this;
+    }
     /* Silence libzookeeper_mt's process-wide log at the first open (default
      * true); false leaves it as the program set it (see
      * zkl_client_opts_set_quiet_zk_log). */

@@ -122,7 +122,8 @@ if grep -q '^secure: SKIP' "$out"; then
     stage_result "$out" 0
     secure_logs=("$out")
 else
-    secure_logs=("$top/build-tls/tests/check_secure.log" "$top/build-tls/tests/cli/test-secure.log"
+    secure_logs=("$top/build-tls/tests/check_secure.log" "$top/build-tls/tests/check_cpp_secure.log"
+        "$top/build-tls/tests/cli/test-secure.log"
         "$top/build-tls/tests/cli/test-gssapi.log")
     ((rc == 0)) || { show_failures "$top/build-tls"; false; }
 fi

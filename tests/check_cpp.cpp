@@ -1158,6 +1158,106 @@ START_TEST(test_participants_and_the_semaphore_limit)
 }
 END_TEST
 
+// The security options. ACL entries: two identities share one lock tree and
+// a third is kept out. TLS and SASL: where this zkl has them and the
+// servers serve them (check-secure runs this suite under
+// with-zk.sh --tls --sasl), a mutex is held through each; a zkl without
+// them refuses them with errc::not_supported, naming the configure option.
+START_TEST(test_security_options)
+{
+    // base64(sha1("user:password")), ZooKeeper's digest of each credential.
+    const std::string alice_id = "alice:SQICbGEP3vUd4FffsXSLZ8/1XtI=";
+    const std::string bob_id = "bob:EXcpcQQk6JBIDFnxSqkpDLIhkxw=";
+    const int contend = ZKL_PERM_READ | ZKL_PERM_CREATE | ZKL_PERM_DELETE | ZKL_PERM_WRITE;
+    // The fixture removes what the test leaves, as alice.
+    const char *alice = "alice:alice-pw";
+    zoo_add_auth(tu_fixture_zk, "digest", alice, (int)std::strlen(alice), nullptr, nullptr);
+    // The test's root is open: the shared ACL starts below it.
+    tu_mkdirs(tu_fixture_zk, tu_fixture_root);
+    auto shared = [&](const char *who) {
+        return zkl::client(tu_hosts(), 10000ms,
+                           zkl::client_options()
+                               .digest_auth(who)
+                               .add_acl("digest", alice_id, ZKL_PERM_ALL)
+                               .add_acl("digest", bob_id, contend));
+    };
+    {
+        zkl::client a = shared(alice), b = shared("bob:bob-pw");
+        zkl::mutex ma(a, P("acl/lock")), mb(b, P("acl/lock"));
+        ma.lock();
+        ck_assert(!mb.try_lock());
+        ma.unlock();
+        ck_assert(mb.try_lock_for(10s));
+        ck_assert_int_gt(mb.token(), 0);
+        mb.unlock();
+        zkl::client stranger = make_client();
+        zkl::mutex ms(stranger, P("acl/lock"));
+        try {
+            ms.try_lock_for(10s);
+            ck_abort_msg("a client without either credential took the lock");
+        } catch (const zkl::error &e) {
+            ck_assert(e.code() == zkl::errc::not_authorized);
+        }
+        ck_assert_int_eq(children(a, P("acl/lock")), 0);
+    }
+    try {
+        zkl::client_options().add_acl("nope", "x", ZKL_PERM_READ);
+        ck_abort_msg("an unknown scheme was taken");
+    } catch (const zkl::error &e) {
+        ck_assert(e.code() == zkl::errc::invalid_argument);
+        ck_assert_ptr_nonnull(std::strstr(e.what(), "zkl::client_options::add_acl"));
+        ck_assert_ptr_nonnull(std::strstr(e.what(), "nope"));
+    }
+#ifdef HAVE_ZOOKEEPER_INIT_SSL
+    const char *secure = std::getenv("ZKL_TEST_SECURE_HOSTS");
+    const char *tls_dir = std::getenv("ZKL_TEST_TLS_DIR");
+    const char *sasl_dir = std::getenv("ZKL_TEST_SASL_DIR");
+    if (secure == nullptr || tls_dir == nullptr || sasl_dir == nullptr) {
+        // A plain `make check` of a TLS build: the options are taken.
+        zkl::client_options().tls("ca.pem", "client.pem", "client.key");
+        zkl::client_options().sasl("DIGEST-MD5", "alice", "alice.pw");
+        return;
+    }
+    const std::string t = tls_dir, d = sasl_dir;
+    {
+        zkl::client c(secure, 10000ms,
+                      zkl::client_options().tls(t + "/ca.pem", t + "/client.pem",
+                                                t + "/client.enc.key", "zkl-key-pw"));
+        zkl::mutex m(c, P("tls/m"));
+        std::lock_guard<zkl::mutex> g(m);
+        ck_assert(m.is_held());
+    }
+    {
+        zkl::client c(tu_hosts(), 10000ms,
+                      zkl::client_options().sasl("DIGEST-MD5", "alice", d + "/alice.pw"));
+        zkl::mutex m(c, P("sasl/m"));
+        std::lock_guard<zkl::mutex> g(m);
+        ck_assert(m.is_held());
+    }
+    try {
+        zkl::client c(tu_hosts(), 10000ms,
+                      zkl::client_options().sasl("DIGEST-MD5", "alice", d + "/bob.pw"));
+        ck_abort_msg("a wrong SASL password was taken");
+    } catch (const zkl::error &e) {
+        ck_assert(e.code() == zkl::errc::not_authorized);
+    }
+#else
+    for (int which = 0; which < 2; which++) {
+        try {
+            if (which == 0)
+                zkl::client_options().tls("ca.pem", "client.pem", "client.key");
+            else
+                zkl::client_options().sasl("DIGEST-MD5", "alice", "alice.pw");
+            ck_abort_msg("an option this zkl lacks was taken");
+        } catch (const zkl::error &e) {
+            ck_assert(e.code() == zkl::errc::not_supported);
+            ck_assert_ptr_nonnull(std::strstr(e.what(), "--with-zookeeper"));
+        }
+    }
+#endif
+}
+END_TEST
+
 int main()
 {
     Suite *s = suite_create("cpp");
@@ -1185,6 +1285,7 @@ int main()
     tcase_add_test(tc, test_a_cancel_handle_ends_one_wait);
     tcase_add_test(tc, test_guarded_multi_writes_only_while_held);
     tcase_add_test(tc, test_participants_and_the_semaphore_limit);
+    tcase_add_test(tc, test_security_options);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
