@@ -95,7 +95,7 @@ END_TEST
 struct waiter {
     zkl_client *c;
     zkl_mutex *m;
-    long timeout_ms;
+    zkl_cancel *quit; /* NULL: waits on */
     int rc;
     int release_rc;
     atomic_int held; /* set once acquire returned 0 */
@@ -107,7 +107,7 @@ struct waiter {
 static void *waiter_main(void *arg)
 {
     struct waiter *w = arg;
-    w->rc = zkl_mutex_acquire(w->m, w->timeout_ms);
+    w->rc = zkl_mutex_acquire_cancellable(w->m, ZKL_WAIT_FOREVER, w->quit);
     if (w->rc == 0) {
         if (atomic_load(w->holder_inside))
             atomic_store(&w->early, 1);
@@ -129,10 +129,13 @@ static bool fewer_children(void *arg)
     return tu_children(tu_fixture_zk, q->path) <= q->n;
 }
 
-/* Queue: holder, two waiters that give up at the same moment, then two that
- * wait on (with prefetch, the third watches both quitters: their deletions
- * reach it one while the listing the other caused is in flight). Nobody may
- * hold before the holder releases, and then everyone left gets the lock. */
+/* Queue: holder, two waiters that give up at the same moment (one cancel
+ * handle fired once the queue is whole: a timeout would run from each
+ * thread's start, and a slow machine could see the first give up before the
+ * last is queued), then two that wait on (with prefetch, the third watches
+ * both quitters: their deletions reach it one while the listing the other
+ * caused is in flight). Nobody may hold before the holder releases, and
+ * then everyone left gets the lock. */
 static void quitters_case(unsigned flags)
 {
     char *p = tu_path(flags ? "quit-prefetch" : "quit-default");
@@ -144,11 +147,13 @@ static void quitters_case(unsigned flags)
     atomic_init(&holder_inside, 1);
     enum { N = 4 };
     struct waiter w[N];
+    zkl_cancel *quit;
+    ck_assert_int_eq(zkl_cancel_new(&quit), 0);
     for (int i = 0; i < N; i++) {
         w[i] = (struct waiter){.c = tu_client(10000), .holder_inside = &holder_inside};
         atomic_init(&w[i].held, 0);
         atomic_init(&w[i].early, 0);
-        w[i].timeout_ms = i < 2 ? 1500 : 60000;
+        w[i].quit = i < 2 ? quit : NULL;
         ck_assert_int_eq(tu_mutex_new_prefetch(w[i].c, p, flags, &w[i].m), 0);
     }
     /* One at a time, so that the queue has this order. */
@@ -156,10 +161,12 @@ static void quitters_case(unsigned flags)
         ck_assert_int_eq(pthread_create(&w[i].t, NULL, waiter_main, &w[i]), 0);
         ck_assert(tu_wait_children_at_least(tu_fixture_zk, p, i + 2, 20000));
     }
+    ck_assert_int_eq(zkl_cancel_fire(quit), 0);
     pthread_join(w[0].t, NULL);
     pthread_join(w[1].t, NULL);
-    ck_assert_int_eq(w[0].rc, ZKL_ETIMEDOUT);
-    ck_assert_int_eq(w[1].rc, ZKL_ETIMEDOUT);
+    ck_assert_int_eq(w[0].rc, ZKL_ECANCELED);
+    ck_assert_int_eq(w[1].rc, ZKL_ECANCELED);
+    zkl_cancel_free(quit);
     struct queue_len q = {p, 3};
     ck_assert(tu_wait_until(fewer_children, &q, 20000));
     /* Give a wrong early handoff time to show. */

@@ -470,13 +470,21 @@ START_TEST(test_semaphore_waiter_whose_node_is_deleted_queues_again)
     zkl_semaphore *sc = tu_test_semaphore(cc, p, 1);
     zkl_lease *la;
     ck_assert_int_eq(zkl_semaphore_acquire(sa, 5000, &la), 0);
+    /* A's own waiter node goes just after its acquire returns: only its
+     * lease is left before B comes, so the waiter node found next is B's. */
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 1, 10000));
     struct sem_waiter w = {.s = sb};
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, sem_waiter_main, &w), 0);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
-    usleep(200 * 1000);
-    char *gate = child_with(p, "zkl-wait-");
-    ck_assert_ptr_nonnull(gate);
+    /* Deleted as soon as it shows: a delete before B watches its node is
+     * one of the orders B must survive. */
+    char *gate = NULL;
+    for (int64_t end = tu_now_ms() + 10000; gate == NULL && tu_now_ms() < end;) {
+        gate = child_with(p, "zkl-wait-");
+        if (gate == NULL)
+            usleep(2000);
+    }
+    ck_assert_msg(gate != NULL, "B's waiter node never showed");
     ck_assert_int_eq(zoo_delete(tu_fixture_zk, gate, -1), ZOK);
     /* B queues again: a new waiter node. */
     int64_t end = tu_now_ms() + 10000;
@@ -769,7 +777,9 @@ START_TEST(test_multilock_whose_undo_is_refused_says_what_stays_held)
     ck_assert_int_eq(zkl_mutex_as_lock(mb, &ls[1]), 0);
     zkl_multilock *ml;
     ck_assert_int_eq(zkl_multilock_new_locks(ls, 2, &ml), 0);
-    ck_assert_int_eq(zkl_multilock_acquire(ml, 500), ZKL_ENOAUTH);
+    /* Long enough for the first member to be granted on a slow machine:
+     * only the second may run out of time. */
+    ck_assert_int_eq(zkl_multilock_acquire(ml, 3000), ZKL_ENOAUTH);
     ck_assert_msg(strstr(zkl_last_error_text(), a) != NULL &&
                       strstr(zkl_last_error_text(), "stays held") != NULL,
                   "%s", zkl_last_error_text());
@@ -777,7 +787,7 @@ START_TEST(test_multilock_whose_undo_is_refused_says_what_stays_held)
     ck_assert_int_eq(zkl_mutex_is_held(ma), 1);
     ck_assert_int_eq(zkl_mutex_is_held(mb), 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, a), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, b), 1); /* the other client's */
+    ck_assert(tu_wait_children(tu_fixture_zk, b, 1, 10000)); /* the other client's */
     /* Once the server allows it, the member's own release lets it go. */
     open_path(a);
     ck_assert_int_eq(zkl_mutex_release(ma), 0);

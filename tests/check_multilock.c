@@ -159,10 +159,22 @@ static void expect_children(int n, ...)
     va_start(ap, n);
     for (int i = 0; i < n; i++) {
         const char *path = va_arg(ap, const char *);
-        int want = va_arg(ap, int), have = tu_children(tu_fixture_zk, path);
-        ck_assert_msg(have == want, "%s: %d children, want %d", path, have, want);
+        int want = va_arg(ap, int);
+        /* Waited for: a failed acquire may return before the server has
+         * applied the delete of what it gave back. */
+        bool ok = tu_wait_children(tu_fixture_zk, path, want, 10000);
+        ck_assert_msg(ok, "%s: %d children, want %d", path, tu_children(tu_fixture_zk, path),
+                      want);
     }
     va_end(ap);
+}
+
+/* Every node the client created was deleted again (arg: the client). */
+static bool creates_deleted(void *arg)
+{
+    zkl_client_stats st;
+    ck_assert_int_eq(zkl_client_get_stats(arg, &st), 0);
+    return st.creates == st.deletes;
 }
 
 /* ---- order --------------------------------------------------------------- */
@@ -295,9 +307,7 @@ START_TEST(test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere)
     expect_children(3, m1, 0, m2, 1, m3, 0);
     ck_assert_int_eq(zkl_multilock_acquire(ml, 0), ZKL_ETIMEDOUT); /* try once */
     expect_children(3, m1, 0, m2, 1, m3, 0);
-    zkl_client_stats st;
-    zkl_client_get_stats(a, &st);
-    ck_assert_int_eq(st.creates, st.deletes);
+    ck_assert(tu_wait_until(creates_deleted, a, 10000));
     /* The others are free at once for anyone. */
     zkl_mutex *o1 = tu_test_mutex(b, m1), *o3 = tu_test_mutex(b, m3);
     ck_assert_int_eq(zkl_mutex_acquire(o1, 0), 0);
@@ -798,7 +808,7 @@ static bool mutex_not_held(void *arg)
 START_TEST(test_multilock_release_keeps_going_past_a_lost_member)
 {
     char *pa = tu_path("a"), *pb = tu_path("b"), *pz = tu_path("z");
-    zkl_client *good = tu_test_client(10000), *doomed = tu_test_client(4000);
+    zkl_client *good = tu_test_client(10000), *doomed = tu_test_client(10000);
     zkl_mutex *ma = tu_test_mutex(good, pa);
     zkl_mutex *mb = tu_test_mutex(good, pb);
     zkl_mutex *mz = tu_test_mutex(doomed, pz);

@@ -166,7 +166,8 @@ static bool all_armed(void *arg)
     for (int i = 0; i < WAITERS; i++) {
         zkl_client_stats s;
         zkl_client_get_stats(w[i].c, &s);
-        if (s.requests < 3) /* create, listing, watch */
+        /* create, the watch on its own node, listing, the watch ahead */
+        if (s.requests < 4)
             return false;
     }
     return true;
@@ -186,6 +187,12 @@ START_TEST(test_mutex_release_wakes_exactly_one_of_twenty_waiters)
     }
     ck_assert(tu_wait_children(tu_fixture_zk, p, WAITERS + 1, 20000));
     ck_assert(tu_wait_until(all_armed, w, 20000));
+    /* A request sent is not yet a watch set: one round trip on each
+     * waiter's session, answered after its watch, before the release. */
+    for (int i = 0; i < WAITERS; i++) {
+        struct Stat st;
+        ck_assert_int_eq(zoo_exists(zkl_client_handle(w[i].c), "/", 0, &st), ZOK);
+    }
     ck_assert_int_eq(zkl_mutex_release(hm), 0);
     for (int i = 0; i < WAITERS; i++)
         pthread_join(w[i].t, NULL);
