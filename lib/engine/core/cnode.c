@@ -265,7 +265,7 @@ void zkl__cnode_on(zkl__cnode *n, const zkl__event *ev)
 {
     zkl__decision d = zkl__do(ZKL__S_NONE);
     n->core->now = ev->now;
-    if (ev->type <= ZKL__E_DELETED)
+    if (zkl__ev_is_answer(ev->type))
         n->refs--; /* an answer, which the node waited for */
     switch (ev->type) {
     case ZKL__E_CREATED:

@@ -117,6 +117,19 @@ enum zkl__ev_type {
     ZKL__E_COUNT
 };
 
+/* One answer event per request action (those before ZKL__A_WAKE), in the
+ * same order: a request added without its answer, or an answer out of
+ * place, would break the count of answers a node waits for. */
+_Static_assert((int)ZKL__E_DELETED == (int)ZKL__A_DELETE &&
+                   (int)ZKL__E_WATCH == (int)ZKL__A_WAKE,
+               "the answer events do not match the request actions");
+
+/* An answer to a request the node sent (and counted in its refs). */
+static inline bool zkl__ev_is_answer(enum zkl__ev_type t)
+{
+    return t <= ZKL__E_DELETED;
+}
+
 struct zkl__target;
 
 typedef struct zkl__event {
