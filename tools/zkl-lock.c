@@ -33,6 +33,7 @@ struct lockopts {
     const char *servers;
     long session_ms;
     long wait_ms; /* ZKL_WAIT_FOREVER, or a bound (0 for -n) */
+    long connect_ms; /* --connect-timeout, ZKL_CONNECT_TIMEOUT; -1: not given */
     long conflict_code;
     long lost_code;
     long kill_after_ms;
@@ -138,7 +139,8 @@ static int parse(int argc, char **argv, struct lockopts *o)
         OPT_REVOCABLE,
         OPT_METRICS,
         OPT_UNTIL_SIGNAL,
-        OPT_FOREGROUND
+        OPT_FOREGROUND,
+        OPT_CONNECT
     };
     static const struct option longopts[] = {
         {"wait", required_argument, NULL, 'w'},
@@ -151,6 +153,7 @@ static int parse(int argc, char **argv, struct lockopts *o)
         {"semaphore", required_argument, NULL, OPT_SEM},
         {"servers", required_argument, NULL, 'S'},
         {"session-timeout", required_argument, NULL, OPT_SESSION},
+        {"connect-timeout", required_argument, NULL, OPT_CONNECT},
         {"kill-after", required_argument, NULL, OPT_KILL_AFTER},
         {"lost-exit-code", required_argument, NULL, OPT_LOST_CODE},
         {"revocable", no_argument, NULL, OPT_REVOCABLE},
@@ -168,6 +171,7 @@ static int parse(int argc, char **argv, struct lockopts *o)
     double secs;
     *o = (struct lockopts){.session_ms = CLI_DEFAULT_SESSION_MS,
                            .wait_ms = ZKL_WAIT_FOREVER,
+                           .connect_ms = -1,
                            .conflict_code = CLI_EXIT_CONFLICT,
                            .lost_code = CLI_EXIT_LOST,
                            .kill_after_ms = DEFAULT_KILL_AFTER_MS,
@@ -211,6 +215,11 @@ static int parse(int argc, char **argv, struct lockopts *o)
             if (cli_parse_long("--session-timeout", optarg, 1, 3600000, &o->session_ms) != 0)
                 return EX_USAGE;
             break;
+        case OPT_CONNECT:
+            if (cli_parse_seconds("--connect-timeout", optarg, &secs) != 0)
+                return EX_USAGE;
+            o->connect_ms = (long)ceil(secs * 1000);
+            break;
         case OPT_KILL_AFTER:
             if (cli_parse_seconds("--kill-after", optarg, &secs) != 0)
                 return EX_USAGE;
@@ -250,6 +259,14 @@ static int parse(int argc, char **argv, struct lockopts *o)
     }
     if (nonblock && waits)
         return cli_usage_error("-n and -w exclude each other");
+    const char *env_connect = getenv("ZKL_CONNECT_TIMEOUT");
+    if (o->connect_ms < 0 && env_connect != NULL && *env_connect != '\0') {
+        if (cli_parse_seconds("ZKL_CONNECT_TIMEOUT", env_connect, &secs) != 0)
+            return EX_USAGE;
+        o->connect_ms = (long)ceil(secs * 1000);
+    }
+    if (o->connect_ms == 0)
+        return cli_usage_error("--connect-timeout (ZKL_CONNECT_TIMEOUT) must be more than 0");
     if (modes > 1)
         return cli_usage_error("-s, -x and --semaphore exclude each other");
     if (o->revocable && o->kind->on_revoke == NULL)
@@ -551,7 +568,13 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
     int interrupted = 0;
     for (;;) {
         zkl_client *c;
-        int64_t bound = o->wait_ms == 0 ? cli_now_ms() + NONBLOCK_CONNECT_MS : deadline;
+        /* Connecting ends by -w's deadline; -n gives it a second; either
+         * way --connect-timeout, when given, bounds it alone. */
+        int64_t now = cli_now_ms();
+        int64_t bound = o->wait_ms == 0 ? now + NONBLOCK_CONNECT_MS : deadline;
+        if (o->connect_ms >= 0 &&
+            (o->wait_ms == 0 || bound < 0 || now + o->connect_ms < bound))
+            bound = now + o->connect_ms;
         int rc = connect_bounded(o, l, bound, &c);
         if (rc != 0)
             return rc;

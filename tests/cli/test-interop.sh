@@ -33,7 +33,8 @@ until grep -q '^ACQ' "$tmp/log" 2>/dev/null; do
     (($(now_ms) < end)) || fail "the Curator worker never held the lock"
     sleep 0.1
 done
-"$ZKL" lock -n "$p" true
+# -n with time to connect on a loaded machine: a 69 would say nothing.
+"$ZKL" lock -n --connect-timeout 30 "$p" true
 rc=$?
 [[ $rc == 1 ]] || fail "zkl got the lock beside the Curator holder ($rc)"
 "$ZKL" holders --json "$p" | python3 -c '
@@ -42,7 +43,7 @@ cs = json.load(sys.stdin)["contenders"]
 assert len(cs) == 1 and cs[0]["holds"] and cs[0]["kind"] == "lock-", cs' ||
     fail "holders does not show the Curator holder"
 t0=$(now_ms)
-"$ZKL" revoke "$p" >/dev/null || fail "zkl revoke gave $?"
+"$ZKL" revoke -w 60 "$p" >/dev/null || fail "zkl revoke gave $?"
 end=$(($(now_ms) + 20000))
 while kill -0 "$w" 2>/dev/null; do
     (($(now_ms) < end)) || fail "the Curator holder did not let go within 20 s"
