@@ -114,7 +114,7 @@ done
 ok "alice takes a mutex, a read and a write lock and a semaphore lease with Kerberos"
 
 st=0
-out=$(KRB5CCNAME=FILE:$kdc/bob.cc "$ZKL" lock -w 5 "$p/lock" true 2>&1) || st=$?
+out=$(KRB5CCNAME=FILE:$kdc/bob.cc "$ZKL" lock -w 30 "$p/lock" true 2>&1) || st=$?
 [[ $st == 77 ]] || fail "bob took alice's lock: $st: $out"
 t0=$(now_ms)
 st=0

@@ -69,12 +69,17 @@ for ((t = 1; t <= trials; t++)); do
         python3 -c 'import json,sys; print(json.load(sys.stdin)["contenders"][0]["session"])')
     # Freeze the follower right after a packet of the holder's reached it
     # (each mntr query counts one itself).
+    # Bounded, and only while the holder runs: a holder that has ended
+    # sends nothing, and the loop would wait for ever.
     a=$(packets "$f")
-    while :; do
+    end=$(($(now_ms) + 30000))
+    while kill -0 "$holder" 2>/dev/null && (($(now_ms) < end)); do
         b=$(packets "$f")
         ((b - a > 1)) && break
         a=$b
     done
+    kill -0 "$holder" 2>/dev/null && (($(now_ms) < end)) ||
+        { echo "not ok - trial $t: no packet of the holder reached node $f ($(cat "$tmp/holder.err"))"; exit 1; }
     cut=$(now_ms)
     "$H" pause-node "$D" "$f"
     paused=$f

@@ -102,12 +102,12 @@ out=$("$ZKL" lock "${tls_b[@]}" "${acl[@]}" "$p/shared/lock" true 2>&1) || fail 
 st=0
 out=$("$ZKL" lock "${tls_b[@]}" --acl "x509:CN=zkl-b,O=zkl-test:rwcda" "$p/only-b/lock" true 2>&1) ||
     fail "zkl-b on its own tree: $out"
-out=$("$ZKL" lock -w 5 "${tls[@]}" "$p/only-b/lock" true 2>&1) || st=$?
+out=$("$ZKL" lock -w 30 "${tls[@]}" "$p/only-b/lock" true 2>&1) || st=$?
 [[ $st == 77 ]] || fail "zkl-a took a lock only zkl-b may take: $st: $out"
 out=$(ZKL_ACL="x509:CN=zkl-a,O=zkl-test:rwcda;world:anyone:r" "$ZKL" lock "${tls[@]}" "$p/env/lock" true 2>&1) ||
     fail "ZKL_ACL: $out"
 st=0
-out=$("$ZKL" lock -w 5 "${tls_b[@]}" "$p/env/lock" true 2>&1) || st=$?
+out=$("$ZKL" lock -w 30 "${tls_b[@]}" "$p/env/lock" true 2>&1) || st=$?
 [[ $st == 77 ]] || fail "zkl-b took a lock of ZKL_ACL's tree: $st: $out"
 ok "two certificates share a tree by --acl; a third identity's tree and ZKL_ACL's keep the other out"
 

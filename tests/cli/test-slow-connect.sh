@@ -7,11 +7,11 @@
 # and died of SIGSEGV).
 #
 # The server is reached through tests/nemesis/delay-proxy.py: every chunk
-# is held back 1.2 s until zkl has reported the lost session, then nothing
-# is. With --session-timeout 4000 the first connect takes about 2.4 s (the
-# request and its answer each wait): beyond the 1.8 s of the rule, within
-# the 4 s zkl_client_open waits. The next connect is fast and takes the
-# lock. TRIALS (default 2) rounds.
+# is held back 3 s until zkl has reported the lost session, then nothing
+# is. With --session-timeout 10000 the first connect takes about 6 s (the
+# request and its answer each wait): beyond the 4.5 s of the rule, within
+# the 10 s zkl_client_open waits, which leaves a loaded machine 4 s. The
+# next connect is fast and takes the lock. TRIALS (default 2) rounds.
 #
 # Uses ZKL_TEST_HOSTS when set (tests/with-zk.sh); otherwise starts its
 # own server with tests/with-zk.sh.
@@ -38,11 +38,11 @@ wait_for 20 grep -q ready "$tmp/proxy.out" || { echo "not ok - the delay proxy d
 failures=0
 path=/zkl-slow-connect-$$
 for ((t = 1; t <= trials; t++)); do
-    echo 1200 >"$tmp/delay-z"
+    echo 3000 >"$tmp/delay-z"
     rm -f "$tmp/ran"
-    wait_for 20 grep -qx 1200 "$tmp/applied-z" 2>/dev/null ||
+    wait_for 20 grep -qx 3000 "$tmp/applied-z" 2>/dev/null ||
         { echo "not ok - the delay proxy did not take the delay"; exit 1; }
-    "$ZKL" lock -v --session-timeout 4000 -w 30 -S "127.0.0.1:$port" "$path" \
+    "$ZKL" lock -v --session-timeout 10000 -w 60 -S "127.0.0.1:$port" "$path" \
         -c "touch '$tmp/ran'" 2>"$tmp/err" &
     z=$!
     # The proxy reads its delay again every 100 ms: any connect after this
