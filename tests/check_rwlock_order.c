@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "rwlock_util.h"
@@ -55,6 +56,18 @@ static bool acquired_at_least(void *arg)
     return __atomic_load_n(a->acquired, __ATOMIC_SEQ_CST) >= a->want;
 }
 
+/* A write node is under the lock path (arg). */
+static bool writer_queued(void *arg)
+{
+    struct String_vector kids = {0, NULL};
+    bool found = false;
+    if (zoo_get_children(tu_fixture_zk, arg, 0, &kids) == ZOK)
+        for (int i = 0; i < kids.count && !found; i++)
+            found = strstr(kids.data[i], "__WRIT__") != NULL;
+    deallocate_String_vector(&kids);
+    return found;
+}
+
 START_TEST(test_rwlock_writer_is_not_starved_by_a_stream_of_readers)
 {
     char *p = tu_path("fair");
@@ -73,16 +86,24 @@ START_TEST(test_rwlock_writer_is_not_starved_by_a_stream_of_readers)
     zkl_client *wc = tu_client(10000);
     zkl_rwlock *w;
     ck_assert_int_eq(zkl_rwlock_new(wc, p, &w), 0);
+    struct bg wb;
+    bg_start(&wb, w, 1, 20000);
+    /* Counted from the moment the writer's node is there, not from the
+     * call: reads that start before it reaches the server (a slow machine
+     * takes its time) are not the writer's to stop. */
+    ck_assert(tu_wait_until(writer_queued, p, 20000));
     long before = __atomic_load_n(&acquired, __ATOMIC_SEQ_CST);
     int64_t t0 = tu_now_ms();
-    ck_assert_int_eq(zkl_rwlock_write_acquire(w, 20000), 0);
+    ck_assert(tu_wait_until(bg_got, &wb, 20000));
     int64_t waited = tu_now_ms() - t0;
     long during = __atomic_load_n(&acquired, __ATOMIC_SEQ_CST) - before;
     ck_assert_int_eq(__atomic_load_n(&inside, __ATOMIC_SEQ_CST), 0);
     usleep(50000); /* hold a while: no reader may come in meanwhile */
     ck_assert_int_eq(__atomic_load_n(&inside, __ATOMIC_SEQ_CST), 0);
     long while_held = __atomic_load_n(&acquired, __ATOMIC_SEQ_CST) - before - during;
-    ck_assert_int_eq(zkl_rwlock_write_release(w), 0);
+    bg_finish(&wb);
+    ck_assert_int_eq(wb.rc, 0);
+    ck_assert_int_eq(wb.released_rc, 0);
     /* Each reader can complete at most the acquisition it had already
      * started when the writer queued (and one counted late): readers that
      * arrive after the writer wait for it. */
