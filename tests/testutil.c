@@ -555,8 +555,13 @@ static bool contenders_reached(void *arg)
 
 void tu_expect_contenders(const char *path, int want)
 {
+    tu_expect_contenders_within(path, want, 10000);
+}
+
+void tu_expect_contenders_within(const char *path, int want, int timeout_ms)
+{
     struct contenders_wait w = {path, want, false};
-    ck_assert_msg(tu_wait_until(contenders_reached, &w, 10000), "%s: %d contenders, want %d",
+    ck_assert_msg(tu_wait_until(contenders_reached, &w, timeout_ms), "%s: %d contenders, want %d",
                   path, tu_contenders(path), want);
 }
 

@@ -118,6 +118,8 @@ int tu_delete_contenders(const char *path);
  * test. */
 void tu_expect_contenders(const char *path, int want);
 void tu_wait_contenders_above(const char *path, int base);
+/* tu_expect_contenders within timeout_ms rather than 10 s. */
+void tu_expect_contenders_within(const char *path, int want, int timeout_ms);
 /* Whether session `session` has a watch on `path` at any server of
  * tu_hosts() (the four-letter command wchp): a waiter is known to wait
  * once its watch is set, which a listing of the lock path cannot show. */
