@@ -184,6 +184,19 @@ bool zkl__node_current(const zkl__node *n)
     return zkl__cnode_current(&n->cn);
 }
 
+int zkl__node_stays(const zkl__node *n)
+{
+    if (!zkl__cnode_stays(&n->cn))
+        return 0;
+    char buf[ZKL__MAX_PATH + 96];
+    if (zkl__cnode_path(&n->cn, NULL, buf, sizeof buf) != NULL)
+        zkl__detail("the server refused to delete %s (no DELETE in its ACL): the attempt's node "
+                    "stays, in the queue, until the server allows its delete (zkl keeps trying) or "
+                    "the session ends",
+                    buf);
+    return n->cn.err != 0 ? n->cn.err : ZKL_ENOAUTH;
+}
+
 bool zkl__node_refused(const zkl__node *n, int *err)
 {
     if (n->cn.st != ZKL__N_HELD || !zkl__cnode_current(&n->cn) || n->cn.err == 0)
