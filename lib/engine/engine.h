@@ -170,9 +170,10 @@ zkl_client *zkl__node_client(const zkl__node *n);
 /* The state questions the front ends ask (c->mu held). */
 bool zkl__node_is_held(const zkl__node *n);  /* held, of the live session */
 bool zkl__node_settled(const zkl__node *n);  /* nothing left to wait for */
-/* A failed attempt's node whose delete the server refused stays: returns
- * ZKL_ENOAUTH (the refusal's code) with the node named in the thread's
- * details, else 0. Under the client's mutex. */
+/* A failed attempt's node whose delete the server refused (or that failed
+ * otherwise, to be tried again) stays: returns the failure's code,
+ * ZKL_ENOAUTH for a refusal, with the node named in the thread's details,
+ * else 0. Under the client's mutex. */
 int zkl__node_stays(const zkl__node *n);
 bool zkl__node_current(const zkl__node *n);
 bool zkl__node_refused(const zkl__node *n, int *err); /* release refused: the hold stays */
