@@ -186,7 +186,8 @@ bool zkl__node_current(const zkl__node *n)
 
 int zkl__node_stays(const zkl__node *n)
 {
-    if (!zkl__cnode_stays(&n->cn))
+    int err = zkl__cnode_stays(&n->cn);
+    if (err == 0)
         return 0;
     char buf[ZKL__MAX_PATH + 96];
     if (zkl__cnode_path(&n->cn, NULL, buf, sizeof buf) == NULL)
@@ -200,7 +201,7 @@ int zkl__node_stays(const zkl__node *n)
         zkl__detail("the delete of %s failed (ZooKeeper error %d, %s): the attempt's node stays, "
                     "in the queue, until a retry succeeds (zkl keeps trying) or the session ends",
                     buf, n->cn.zk_rc, zerror(n->cn.zk_rc));
-    return n->cn.err != 0 ? n->cn.err : ZKL_ENOAUTH;
+    return err;
 }
 
 bool zkl__node_refused(const zkl__node *n, int *err)

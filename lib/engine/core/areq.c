@@ -185,12 +185,11 @@ static void judge_cleaning(struct run *x)
         return;
     /* A node the server would not delete stays (others queue behind it):
      * the result says so, over what ended the attempt. */
-    const zkl__cnode *stays = r->n != NULL && zkl__cnode_stays(r->n) ? r->n : NULL;
-    for (size_t i = 0; i < r->nkept && stays == NULL; i++)
-        if (zkl__cnode_stays(r->kept[i]))
-            stays = r->kept[i];
-    if (stays != NULL && r->result != ZKL_ECLOSED) /* a close is told as one */
-        r->result = stays->err != 0 ? stays->err : ZKL_ENOAUTH;
+    int stays = r->n != NULL ? zkl__cnode_stays(r->n) : 0;
+    for (size_t i = 0; i < r->nkept && stays == 0; i++)
+        stays = zkl__cnode_stays(r->kept[i]);
+    if (stays != 0 && r->result != ZKL_ECLOSED) /* a close is told as one */
+        r->result = stays;
     detach_all(x);
     move(x, R(READY));
 }
