@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include "async_recipes.h"
 #include "testutil.h"
 #include "zkl/zookeeper.h"
 
@@ -461,6 +462,18 @@ static char *child_with(const char *dir, const char *part)
     return out;
 }
 
+struct named {
+    const char *dir, *part;
+};
+
+static bool child_appeared(void *arg)
+{
+    struct named *w = arg;
+    char *c = child_with(w->dir, w->part);
+    free(c);
+    return c != NULL;
+}
+
 START_TEST(test_semaphore_waiter_whose_node_is_deleted_queues_again)
 {
     char *p = tu_test_path("sem");
@@ -478,13 +491,10 @@ START_TEST(test_semaphore_waiter_whose_node_is_deleted_queues_again)
     ck_assert_int_eq(pthread_create(&t, NULL, sem_waiter_main, &w), 0);
     /* Deleted as soon as it shows: a delete before B watches its node is
      * one of the orders B must survive. */
-    char *gate = NULL;
-    for (int64_t end = tu_now_ms() + 10000; gate == NULL && tu_now_ms() < end;) {
-        gate = child_with(p, "zkl-wait-");
-        if (gate == NULL)
-            usleep(2000);
-    }
-    ck_assert_msg(gate != NULL, "B's waiter node never showed");
+    struct named gate_of_b = {p, "zkl-wait-"};
+    ck_assert_msg(tu_wait_until(child_appeared, &gate_of_b, 10000), "B's waiter node never showed");
+    char *gate = child_with(p, "zkl-wait-");
+    ck_assert_ptr_nonnull(gate);
     ck_assert_int_eq(zoo_delete(tu_fixture_zk, gate, -1), ZOK);
     /* B queues again: a new waiter node. */
     int64_t end = tu_now_ms() + 10000;
@@ -860,23 +870,6 @@ START_TEST(test_multilock_whose_undo_is_refused_says_what_stays_held)
 }
 END_TEST
 
-struct async_result {
-    atomic_int calls, result;
-};
-
-static void on_async_result(zkl_request *r, int result, void *arg)
-{
-    (void)r;
-    struct async_result *a = arg;
-    atomic_store(&a->result, result);
-    atomic_fetch_add(&a->calls, 1);
-}
-
-static bool async_told(void *arg)
-{
-    return atomic_load(&((struct async_result *)arg)->calls) > 0;
-}
-
 /* The same refused undo, asynchronously: the request is told once, with
  * the refusal (not the time-out), and the member it could not give back is
  * no hold of anyone's: once the server allows the delete, the node goes by
@@ -888,13 +881,11 @@ START_TEST(test_async_multilock_whose_undo_is_refused_leaves_nothing_for_good)
     char *a = u.a, *b = u.b;
     zkl_mutex *ma = u.ma;
     zkl_multilock *ml = u.ml;
-    struct async_result res;
-    atomic_init(&res.calls, 0);
-    atomic_init(&res.result, 1);
+    struct res res;
+    res_init(&res);
     zkl_request *r;
-    ck_assert_int_eq(zkl_multilock_acquire_async(ml, 3000, on_async_result, &res, &r), 0);
-    ck_assert(tu_wait_until(async_told, &res, 15000));
-    int got = atomic_load(&res.result);
+    ck_assert_int_eq(zkl_multilock_acquire_async(ml, 3000, on_done, &res, &r), 0);
+    int got = wait_result(&res);
     ck_assert_msg(got == ZKL_ENOAUTH, "told %s", zkl_err_name(got));
     ck_assert_int_eq(zkl_request_is_held(r), 0);
     ck_assert_int_eq(zkl_request_release(r), ZKL_ENOTHELD);
@@ -903,7 +894,7 @@ START_TEST(test_async_multilock_whose_undo_is_refused_leaves_nothing_for_good)
     ck_assert(tu_wait_children(tu_fixture_zk, b, 1, 10000)); /* the other client's */
     open_path(a);
     ck_assert_msg(tu_wait_children(tu_fixture_zk, a, 0, 20000), "the refused node never went");
-    ck_assert_int_eq(atomic_load(&res.calls), 1);
+    ck_assert_int_eq(calls_of(&res), 1);
     zkl_request_free(r);
     undo_case_close(&u);
 }
@@ -1269,18 +1260,6 @@ static uint64_t sessions_of(zkl_client *c)
 static bool recovered_or_ended(void *arg)
 {
     return recovered_of(arg) > 0 || sessions_of(arg) > 1;
-}
-
-struct named {
-    const char *dir, *part;
-};
-
-static bool child_appeared(void *arg)
-{
-    struct named *w = arg;
-    char *c = child_with(w->dir, w->part);
-    free(c);
-    return c != NULL;
 }
 
 /* The client's create is applied but its answer is lost; meanwhile the

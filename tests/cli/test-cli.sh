@@ -720,40 +720,37 @@ test_hold_mode_exits_75_when_the_lock_is_lost() {
 
 # ---- connecting --------------------------------------------------------------
 
+# unavailable_within MS WHAT COMMAND...: COMMAND (a zkl lock against no
+# server) exits 69 within MS ms; its stderr is in $tmp/conn.err.
+unavailable_within() {
+    local ms=$1 what=$2 t0 rc elapsed
+    shift 2
+    t0=$(now_ms)
+    "$@" 2>"$tmp/conn.err"
+    rc=$?
+    elapsed=$(($(now_ms) - t0))
+    [[ $rc == 69 ]] || fail "$what gave $rc, not 69"
+    ((elapsed < ms)) || fail "$what took $elapsed ms"
+}
+
 test_nonblock_and_wait_bound_the_connecting() {
-    local hosts rc t0 elapsed
+    local hosts rc
     # Refused at once, and (if routed at all) an address that never answers.
     for hosts in 127.0.0.1:1 192.0.2.1:2181; do
-        t0=$(now_ms)
         # Unbounded, zkl would try for a session timeout (10 s) and more:
         # the limits below leave a loaded machine room and still catch that.
-        env -u ZKL_CONNECT_TIMEOUT "$ZKL" lock -n -S "$hosts" /x true 2>"$tmp/conn.err"
-        rc=$?
-        elapsed=$(($(now_ms) - t0))
-        [[ $rc == 69 ]] || fail "-n against $hosts gave $rc, not 69"
-        ((elapsed < 5000)) || fail "-n against $hosts took $elapsed ms"
+        unavailable_within 5000 "-n against $hosts" \
+            env -u ZKL_CONNECT_TIMEOUT "$ZKL" lock -n -S "$hosts" /x true
         grep -q "$hosts" "$tmp/conn.err" || fail "no message naming $hosts: $(cat "$tmp/conn.err")"
-        t0=$(now_ms)
-        env -u ZKL_CONNECT_TIMEOUT "$ZKL" lock -w 1.5 -S "$hosts" /x true 2>/dev/null
-        rc=$?
-        elapsed=$(($(now_ms) - t0))
-        [[ $rc == 69 ]] || fail "-w 1.5 against $hosts gave $rc, not 69"
-        ((elapsed < 6000)) || fail "-w 1.5 against $hosts took $elapsed ms"
+        unavailable_within 6000 "-w 1.5 against $hosts" \
+            env -u ZKL_CONNECT_TIMEOUT "$ZKL" lock -w 1.5 -S "$hosts" /x true
         # --connect-timeout bounds connecting alone, within a long -w too,
         # and ZKL_CONNECT_TIMEOUT stands in for it.
-        t0=$(now_ms)
-        "$ZKL" lock --connect-timeout 0.5 -S "$hosts" /x true 2>"$tmp/conn.err"
-        rc=$?
-        elapsed=$(($(now_ms) - t0))
-        [[ $rc == 69 ]] || fail "--connect-timeout 0.5 against $hosts gave $rc, not 69"
-        ((elapsed < 5000)) || fail "--connect-timeout 0.5 against $hosts took $elapsed ms"
+        unavailable_within 5000 "--connect-timeout 0.5 against $hosts" \
+            "$ZKL" lock --connect-timeout 0.5 -S "$hosts" /x true
         grep -q "within 0.5 s" "$tmp/conn.err" || fail "message: $(cat "$tmp/conn.err")"
-        t0=$(now_ms)
-        ZKL_CONNECT_TIMEOUT=0.5 "$ZKL" lock -w 60 -S "$hosts" /x true 2>/dev/null
-        rc=$?
-        elapsed=$(($(now_ms) - t0))
-        [[ $rc == 69 ]] || fail "ZKL_CONNECT_TIMEOUT=0.5 -w 60 against $hosts gave $rc, not 69"
-        ((elapsed < 5000)) || fail "ZKL_CONNECT_TIMEOUT=0.5 -w 60 against $hosts took $elapsed ms"
+        unavailable_within 5000 "ZKL_CONNECT_TIMEOUT=0.5 -w 60 against $hosts" \
+            env ZKL_CONNECT_TIMEOUT=0.5 "$ZKL" lock -w 60 -S "$hosts" /x true
     done
     # With a server that answers, -n with a long connect bound is -n.
     local p=$root/connect-n
