@@ -14,19 +14,10 @@
  *  - Timeouts are in milliseconds: a negative value (ZKL_WAIT_FOREVER) waits
  *    forever, 0 tries once without waiting, a positive value is one deadline
  *    for the whole call, internal retries included. Running out of time is
- *    ZKL_ETIMEDOUT, and it leaves no node behind on the server (but see a
- *    refused delete, below). A try
+ *    ZKL_ETIMEDOUT, and it never leaves a node behind on the server. A try
  *    once needs the server's answer: without a connection (at the call, or
  *    lost while it waits for the answer) it returns ZKL_ECONNLOSS as soon as
  *    the client knows, instead of waiting for a reconnect.
- *  - A failed acquire deletes its node before it returns (or its session's
- *    end takes it). If the server refuses that delete (a lock path whose
- *    ACL gives CREATE but not DELETE), the node stays in the queue and
- *    others wait behind it: the acquire then returns ZKL_ENOAUTH, whatever
- *    ended the attempt, naming the node in zkl_last_error_text() (an
- *    asynchronous request's callback gets ZKL_ENOAUTH), and zkl keeps
- *    deleting it, with backoff, until the server allows it or the session
- *    ends.
  *  - Values other than objects (fencing tokens, the session id) come out
  *    through a last `*out` argument too, with an int code returned.
  *  - Compatibility: within 1.x no function changes its signature or
@@ -751,8 +742,7 @@ ZKL_EXPORT void zkl_mutex_free(zkl_mutex *m);
  *   ZKL_ELOST (the session ended while queued), ZKL_ECLOSED (the client
  *   closed), ZKL_ECONNLOSS (a try once with no connection), ZKL_ENOAUTH,
  *   ZKL_ENOMEM, ZKL_EZK: not held, and no node of the attempt is left on
- *   the server (its delete was confirmed, or the session's end takes it);
- *   a delete the server refuses makes it ZKL_ENOAUTH (see the top).
+ *   the server (its delete was confirmed, or the session's end takes it).
  * Timeouts are kept by the client's own thread; timeout 0 is a try once
  * (the policy's first answer), below 0 waits for ever.
  * A hold lost later (the session ended, someone deleted the node) is no

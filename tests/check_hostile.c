@@ -16,7 +16,6 @@
 #include <poll.h>
 #include <sys/socket.h>
 
-#include "async_recipes.h"
 #include "testutil.h"
 #include "zkl/zookeeper.h"
 
@@ -717,40 +716,6 @@ START_TEST(test_acquire_whose_listing_is_refused_leaves_no_node)
 }
 END_TEST
 
-/* A waiter that times out where the server refuses its delete (the lock
- * path gives CREATE and READ, not DELETE): its node stays in the queue, and
- * the others wait behind it, so the acquire says ZKL_ENOAUTH and names the
- * node, not ZKL_ETIMEDOUT as if nothing were left. zkl keeps trying (with
- * backoff), and once the server allows it the node goes by itself. */
-START_TEST(test_waiter_whose_delete_is_refused_says_its_node_stays)
-{
-    char *p = tu_test_path("wait-nodelete");
-    make_guarded_path(p, ZOO_PERM_CREATE | ZOO_PERM_READ);
-    zkl_client *h = tu_test_client(10000), *c = tu_test_client(10000);
-    zkl_rwlock *hrw = tu_test_rwlock(h, p);
-    ck_assert_int_eq(zkl_rwlock_write_acquire(hrw, 5000), 0);
-    zkl_mutex *m = tu_test_mutex(c, p);
-    zkl_rwlock *rw = tu_test_rwlock(c, p);
-    for (int i = 0; i < 3; i++) {
-        int rc = i == 0   ? zkl_mutex_acquire(m, 300)
-                 : i == 1 ? zkl_rwlock_read_acquire(rw, 300)
-                          : zkl_rwlock_write_acquire(rw, 300);
-        ck_assert_msg(rc == ZKL_ENOAUTH, "waiter %d: %s", i, zkl_err_name(rc));
-        ck_assert_msg(strstr(zkl_last_error_text(), p) != NULL &&
-                          strstr(zkl_last_error_text(), "stays") != NULL,
-                      "%s", zkl_last_error_text());
-        ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2 + i); /* the holder's, and ours */
-    }
-    ck_assert_int_eq(zkl_mutex_is_held(m), 0);
-    ck_assert_int_eq(zkl_rwlock_read_is_held(rw), 0);
-    ck_assert_int_eq(zkl_rwlock_write_is_held(rw), 0);
-    open_path(p);
-    ck_assert_msg(tu_wait_children(tu_fixture_zk, p, 1, 20000), "the refused nodes never went");
-    ck_assert_int_eq(zkl_rwlock_write_release(hrw), 0);
-    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
-}
-END_TEST
-
 START_TEST(test_release_whose_delete_is_refused_keeps_the_hold)
 {
     char *p = tu_test_path("nodelete");
@@ -808,49 +773,19 @@ END_TEST
  * the server refuses that delete, the first stays held (as its own release
  * says) and the acquire must say so, not report the time-out as if nothing
  * were left. */
-/* A multi-lock of two mutexes on one client: the first on a path whose
- * ACL gives CREATE and READ but not DELETE (a), the second on a path that
- * another client holds (b, held by *hb). */
-struct undo_case {
-    char *a, *b;
-    zkl_mutex *hb, *ma, *mb;
-    zkl_lock *ls[2];
-    zkl_multilock *ml;
-};
-
-static void undo_case_open(struct undo_case *u, const char *name)
-{
-    char leaf[64];
-    snprintf(leaf, sizeof leaf, "%s-a-nodelete", name);
-    u->a = tu_test_path(leaf);
-    snprintf(leaf, sizeof leaf, "%s-b-taken", name);
-    u->b = tu_test_path(leaf);
-    make_guarded_path(u->a, ZOO_PERM_CREATE | ZOO_PERM_READ);
-    zkl_client *c = tu_test_client(10000), *other = tu_test_client(10000);
-    u->hb = tu_test_mutex(other, u->b);
-    ck_assert_int_eq(zkl_mutex_acquire(u->hb, 5000), 0);
-    u->ma = tu_test_mutex(c, u->a);
-    u->mb = tu_test_mutex(c, u->b);
-    ck_assert_int_eq(zkl_mutex_as_lock(u->ma, &u->ls[0]), 0);
-    ck_assert_int_eq(zkl_mutex_as_lock(u->mb, &u->ls[1]), 0);
-    ck_assert_int_eq(zkl_multilock_new_locks(u->ls, 2, &u->ml), 0);
-}
-
-static void undo_case_close(struct undo_case *u)
-{
-    ck_assert_int_eq(zkl_mutex_release(u->hb), 0);
-    zkl_multilock_free(u->ml);
-    zkl_lock_free(u->ls[0]);
-    zkl_lock_free(u->ls[1]);
-}
-
 START_TEST(test_multilock_whose_undo_is_refused_says_what_stays_held)
 {
-    struct undo_case u;
-    undo_case_open(&u, "ml");
-    char *a = u.a, *b = u.b;
-    zkl_mutex *ma = u.ma, *mb = u.mb;
-    zkl_multilock *ml = u.ml;
+    char *a = tu_test_path("ml-a-nodelete"), *b = tu_test_path("ml-b-taken");
+    make_guarded_path(a, ZOO_PERM_CREATE | ZOO_PERM_READ);
+    zkl_client *c = tu_test_client(10000), *other = tu_test_client(10000);
+    zkl_mutex *hb = tu_test_mutex(other, b);
+    ck_assert_int_eq(zkl_mutex_acquire(hb, 5000), 0);
+    zkl_mutex *ma = tu_test_mutex(c, a), *mb = tu_test_mutex(c, b);
+    zkl_lock *ls[2];
+    ck_assert_int_eq(zkl_mutex_as_lock(ma, &ls[0]), 0);
+    ck_assert_int_eq(zkl_mutex_as_lock(mb, &ls[1]), 0);
+    zkl_multilock *ml;
+    ck_assert_int_eq(zkl_multilock_new_locks(ls, 2, &ml), 0);
     /* Long enough for the first member to be granted on a slow machine:
      * only the second may run out of time. */
     ck_assert_int_eq(zkl_multilock_acquire(ml, 3000), ZKL_ENOAUTH);
@@ -866,37 +801,10 @@ START_TEST(test_multilock_whose_undo_is_refused_says_what_stays_held)
     open_path(a);
     ck_assert_int_eq(zkl_mutex_release(ma), 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, a), 0);
-    undo_case_close(&u);
-}
-END_TEST
-
-/* The same refused undo, asynchronously: the request is told once, with
- * the refusal (not the time-out), and the member it could not give back is
- * no hold of anyone's: once the server allows the delete, the node goes by
- * itself, with no call from the program. */
-START_TEST(test_async_multilock_whose_undo_is_refused_leaves_nothing_for_good)
-{
-    struct undo_case u;
-    undo_case_open(&u, "aml");
-    char *a = u.a, *b = u.b;
-    zkl_mutex *ma = u.ma;
-    zkl_multilock *ml = u.ml;
-    struct res res;
-    res_init(&res);
-    zkl_request *r;
-    ck_assert_int_eq(zkl_multilock_acquire_async(ml, 3000, on_done, &res, &r), 0);
-    int got = wait_result(&res);
-    ck_assert_msg(got == ZKL_ENOAUTH, "told %s", zkl_err_name(got));
-    ck_assert_int_eq(zkl_request_is_held(r), 0);
-    ck_assert_int_eq(zkl_request_release(r), ZKL_ENOTHELD);
-    ck_assert_int_eq(zkl_mutex_is_held(ma), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, a), 1); /* refused, so still there */
-    ck_assert(tu_wait_children(tu_fixture_zk, b, 1, 10000)); /* the other client's */
-    open_path(a);
-    ck_assert_msg(tu_wait_children(tu_fixture_zk, a, 0, 20000), "the refused node never went");
-    ck_assert_int_eq(calls_of(&res), 1);
-    zkl_request_free(r);
-    undo_case_close(&u);
+    ck_assert_int_eq(zkl_mutex_release(hb), 0);
+    zkl_multilock_free(ml);
+    zkl_lock_free(ls[0]);
+    zkl_lock_free(ls[1]);
 }
 END_TEST
 
@@ -1369,9 +1277,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc[2], test_lease_whose_node_is_deleted_is_lost);
     tcase_add_test(tc[3], test_acquire_whose_listing_is_refused_leaves_no_node);
     tcase_add_test(tc[3], test_release_whose_delete_is_refused_keeps_the_hold);
-    tcase_add_test(tc[3], test_waiter_whose_delete_is_refused_says_its_node_stays);
     tcase_add_test(tc[3], test_multilock_whose_undo_is_refused_says_what_stays_held);
-    tcase_add_test(tc[3], test_async_multilock_whose_undo_is_refused_leaves_nothing_for_good);
     tcase_add_test(tc[3], test_waiter_that_may_not_read_its_predecessor_waits_quietly);
     tcase_add_test(tc[3], test_semaphore_waiter_that_may_not_read_the_holders_waits_quietly);
     tcase_add_test(tc[1], test_recovery_adopts_only_its_own_node_not_a_planted_one);

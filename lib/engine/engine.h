@@ -170,11 +170,6 @@ zkl_client *zkl__node_client(const zkl__node *n);
 /* The state questions the front ends ask (c->mu held). */
 bool zkl__node_is_held(const zkl__node *n);  /* held, of the live session */
 bool zkl__node_settled(const zkl__node *n);  /* nothing left to wait for */
-/* A failed attempt's node whose delete the server refused (or that failed
- * otherwise, to be tried again) stays: returns the failure's code,
- * ZKL_ENOAUTH for a refusal, with the node named in the thread's details,
- * else 0. Under the client's mutex. */
-int zkl__node_stays(const zkl__node *n);
 bool zkl__node_current(const zkl__node *n);
 bool zkl__node_refused(const zkl__node *n, int *err); /* release refused: the hold stays */
 /* The node's metrics: the attempt ended with rc; the hold ended. */

@@ -184,26 +184,6 @@ bool zkl__node_current(const zkl__node *n)
     return zkl__cnode_current(&n->cn);
 }
 
-int zkl__node_stays(const zkl__node *n)
-{
-    int err = zkl__cnode_stays(&n->cn);
-    if (err == 0)
-        return 0;
-    char buf[ZKL__MAX_PATH + 96];
-    if (zkl__cnode_path(&n->cn, NULL, buf, sizeof buf) == NULL)
-        snprintf(buf, sizeof buf, "its node"); /* no name yet: the path is too long to say */
-    if (n->cn.zk_rc == ZNOAUTH || n->cn.zk_rc == 0)
-        zkl__detail("the server refused to delete %s (no DELETE in its ACL): the attempt's node "
-                    "stays, in the queue, until the server allows its delete (zkl keeps trying) or "
-                    "the session ends",
-                    buf);
-    else
-        zkl__detail("the delete of %s failed (ZooKeeper error %d, %s): the attempt's node stays, "
-                    "in the queue, until a retry succeeds (zkl keeps trying) or the session ends",
-                    buf, n->cn.zk_rc, zerror(n->cn.zk_rc));
-    return err;
-}
-
 bool zkl__node_refused(const zkl__node *n, int *err)
 {
     if (n->cn.st != ZKL__N_HELD || !zkl__cnode_current(&n->cn) || n->cn.err == 0)

@@ -107,11 +107,6 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
     pthread_mutex_lock(&c->mu);
     zkl__node_leave(n);
     wait_settled(n, &cv);
-    /* A node the server would not delete is no failure to keep quiet
-     * about: others queue behind it. Told over what ended the attempt. */
-    int stays = err != ZKL_ECLOSED ? zkl__node_stays(n) : 0; /* a close is told as one */
-    if (stays != 0)
-        err = stays;
     zkl__node_count_end(n, err);
     zkl__engine_hooks_off(n); /* the caller never held it: nothing to tell */
     zkl__node_detach(n);      /* n may be gone from here on */

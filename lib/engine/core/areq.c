@@ -183,13 +183,6 @@ static void judge_cleaning(struct run *x)
     const struct zkl__core *k = r->n ? r->n->core : r->nkept ? r->kept[0]->core : NULL;
     if (unsettled && k != NULL && zkl__core_connected(k) && x->now < r->deadline)
         return;
-    /* A node the server would not delete stays (others queue behind it):
-     * the result says so, over what ended the attempt. */
-    int stays = r->n != NULL ? zkl__cnode_stays(r->n) : 0;
-    for (size_t i = 0; i < r->nkept && stays == 0; i++)
-        stays = zkl__cnode_stays(r->kept[i]);
-    if (stays != 0 && r->result != ZKL_ECLOSED) /* a close is told as one */
-        r->result = stays;
     detach_all(x);
     move(x, R(READY));
 }

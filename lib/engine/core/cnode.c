@@ -178,13 +178,6 @@ bool zkl__cnode_settled(const zkl__cnode *n)
     return n->st == N(GONE) || n->st == N(LOST) || n->st == N(BACKOFF);
 }
 
-int zkl__cnode_stays(const zkl__cnode *n)
-{
-    if (n->st != N(BACKOFF) || !zkl__cnode_current(n))
-        return 0;
-    return n->err != 0 ? n->err : ZKL_ENOAUTH;
-}
-
 int zkl__cnode_init(struct zkl__core *k, zkl__cnode *n, const zkl__cnode_opts *o)
 {
     n->core = k;

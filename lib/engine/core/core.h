@@ -380,12 +380,6 @@ bool zkl__cnode_current(const zkl__cnode *n);
 /* The kind its node is created with: the policy's, or one of its own. */
 const char *zkl__cnode_kind(const zkl__cnode *n);
 bool zkl__cnode_settled(const zkl__cnode *n); /* nothing left to wait for */
-/* Left by its caller, and its delete failed in a way only a later try may
- * cure (the server refused it: an ACL without DELETE): the node stays, and
- * zkl tries again with backoff until it goes or the session ends. Returns
- * the code a failed attempt is told then (ZKL_ENOAUTH for a refusal), or 0
- * if the node does not stay. */
-int zkl__cnode_stays(const zkl__cnode *n);
 bool zkl__cnode_exists(const zkl__cnode *n);  /* a node of the attempt may exist */
 /* The node's full path into buf (size >= ZKL__MAX_PATH + 96): its own
  * name, or another name in its lock path. Returns buf. */
