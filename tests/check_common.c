@@ -190,7 +190,7 @@ START_TEST(test_session_expiry_loses_the_hold_and_tells_once)
     const struct recipe *r = &recipes[_i];
     char *data = make_data_node();
     struct obj o;
-    char *p = solo_open(&o, _i, "expired", 4000);
+    char *p = solo_open(&o, _i, "expired", 8000);
     struct lost_log l = {.mu = PTHREAD_MUTEX_INITIALIZER, .expect = o.self};
     if (r->set_lost)
         ck_assert_int_eq(r->set_lost(&o, &l), 0);
@@ -241,7 +241,7 @@ END_TEST
 START_TEST(test_waiter_gets_elost_on_expiry_and_leaves_no_node)
 {
     struct contest t;
-    contest_open(&t, _i, "waitexpire", 4000);
+    contest_open(&t, _i, "waitexpire", 8000);
     contest_wait(&t, 60000);
     tu_expire_session(t.b);
     pthread_join(t.wt.th, NULL);
@@ -257,7 +257,7 @@ START_TEST(test_lost_callback_is_told_once_per_lost_hold_until_removed)
 {
     const struct recipe *r = &recipes[_i];
     struct obj o;
-    solo_open(&o, _i, "lostcb", 4000);
+    solo_open(&o, _i, "lostcb", 8000);
     struct lost_log l = {.mu = PTHREAD_MUTEX_INITIALIZER, .expect = o.self};
     ck_assert_int_eq(r->set_lost(&o, &l), 0);
     ck_assert_int_eq(r->set_lost(&o, &l), 0); /* replacing is fine */

@@ -18,7 +18,7 @@ static bool neither_held(void *arg)
 START_TEST(test_rwlock_session_expiry_is_reported_as_lost_on_both_sides)
 {
     struct rwset t;
-    rwset_open(&t, "expired", 1, 4000);
+    rwset_open(&t, "expired", 1, 8000);
     zkl_client *c = t.c[0];
     zkl_rwlock *rw = t.rw[0];
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
@@ -85,7 +85,7 @@ static bool two_calls(void *arg)
 START_TEST(test_rwlock_lost_fn_reports_each_lost_hold_once)
 {
     struct rwset t;
-    rwset_open(&t, "lostfn", 1, 4000);
+    rwset_open(&t, "lostfn", 1, 8000);
     zkl_client *c = t.c[0];
     zkl_rwlock *rw = t.rw[0];
     struct lost_log l = {.mu = PTHREAD_MUTEX_INITIALIZER, .rw = rw};

@@ -231,12 +231,26 @@ static bool attach_finds_it_gone(const clientid_t *id, int timeout_ms)
 
 void tu_expire_session(zkl_client *c)
 {
-    int64_t old = tu_client_session_id(c);
-    ck_assert_int_ne(old, 0);
-    zhandle_t *zh = zkl_client_handle(c);
-    ck_assert_ptr_nonnull(zh);
-    clientid_t id = *zoo_client_id(zh);
-    ck_assert_int_eq(id.client_id, old);
+    /* The session to expire is the one the client has once it is connected:
+     * on a loaded machine (a sanitizer build beside busy loops) a short
+     * session may have been lost and be re-opening just now, with no id yet.
+     * Read the client's id and its handle's until both name one session. */
+    int64_t old = 0;
+    zhandle_t *zh = NULL;
+    clientid_t id = {0};
+    int64_t until = tu_now_ms() + 30000;
+    for (;;) {
+        ck_assert_msg(tu_wait_until(tu_client_connected, c, 30000), "no session to expire");
+        old = tu_client_session_id(c);
+        zh = zkl_client_handle(c);
+        if (old != 0 && zh != NULL) {
+            id = *zoo_client_id(zh);
+            if (id.client_id == old)
+                break;
+        }
+        ck_assert_msg(tu_now_ms() < until, "the client's session did not settle");
+        usleep(2000);
+    }
     /* Read now: once the session is gone the client closes zh. */
     int timeout = zoo_recv_timeout(zh);
     /* Close the session from a second handle until another one that
