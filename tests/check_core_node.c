@@ -533,6 +533,29 @@ static const core_case cases[] = {
      "expect A:wake\n"
      "state A GONE\n"
      "err A ELOST\n"},
+    /* After a reconnection on the same session the server fires the
+     * watches missed meanwhile in its own order (data watches before
+     * existence watches): the node ahead's deletion can come before our
+     * own node's. The own watch set before is no proof then. */
+    {"after a reconnection a waiter does not take the lock on its predecessor's deletion alone",
+     CORE_WAITING_A
+     "down\n"
+     "up\n"
+     "deleted x:lock-1\n"
+     "state A QUEUED\n"
+     "expect A:own A:list\n"
+     "deleted A2\n"
+     "expect A:create\n"
+     "state A CREATING\n"},
+    {"after a reconnection a waiter whose own node is confirmed again takes the lock by handoff",
+     CORE_WAITING_A
+     "down\n"
+     "up\n"
+     "expect A:own\n"
+     "own A ok\n"
+     "deleted x:lock-1\n"
+     "expect A:wake\n"
+     "state A HELD\n"},
     {"a create answered with a name not of ours deletes the node by that name",
      "node A lock\n"
      "start A\n"

@@ -368,10 +368,17 @@ void zkl__step_reconnect(zkl__cnode *n)
 {
     if (!current(n))
         return;
+    /* The watches missed while disconnected fire on reconnection in the
+     * server's order, not the order they were set in: the node ahead's
+     * deletion may come before our own node's. Until our node is seen
+     * again, a waiter's watch on it proves nothing (no handoff). */
+    bool unproven = n->own == ZKL__OWN_SET && n->st == N(QUEUED);
+    if (unproven)
+        n->own = ZKL__OWN_OFF;
     /* A watch on our own node that could not be set: set it now (one that
      * was set survives the reconnection). */
     if (n->own == ZKL__OWN_OFF && n->seq >= 0 &&
-        (n->st == N(HELD) || (n->st == N(QUEUED) && n->stalled)))
+        (n->st == N(HELD) || (n->st == N(QUEUED) && (n->stalled || unproven))))
         zkl__watch_own(n);
     if (!n->stalled)
         return;
