@@ -556,6 +556,25 @@ static const core_case cases[] = {
      "deleted x:lock-1\n"
      "expect A:wake\n"
      "state A HELD\n"},
+    /* Any watch event takes a releasing node off the routing lists; a
+     * refused release must put it back, or its loss is never told. */
+    {"a refused release after another node's watch event still tells a later loss",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "list A ok A1\n"
+     "own A ok\n"
+     "taken A\n"
+     "release A\n"
+     "expect A:create A:list A:own A:wake A:delete\n"
+     "deleted x:lock-5\n"
+     "expect -\n"
+     "delete A NOAUTH\n"
+     "expect A:wake\n"
+     "state A HELD\n"
+     "deleted A1\n"
+     "expect A:lost A:wake\n"
+     "state A LOST\n"},
     {"a create answered with a name not of ours deletes the node by that name",
      "node A lock\n"
      "start A\n"

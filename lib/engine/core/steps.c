@@ -331,6 +331,11 @@ void zkl__step_deleted(zkl__cnode *n, const zkl__event *ev)
          * be gone already, its watch spent on that delete, which looked
          * like ours. Watch it again: if it is gone, its loss is told. */
         zkl__watch_own(n);
+        /* A watch event while the delete was out took the node off the
+         * routing lists (a releasing node waits for nothing): a held node
+         * must be routed, or its own watch's event never reaches it. */
+        if (n->own != ZKL__OWN_OFF && n->route == ZKL__RT_NONE)
+            zkl__core_route(n, ZKL__RT_WATCHING);
     } else {
         /* Refused, and nobody holds the node: keep trying, with backoff,
          * until the session ends or the client closes. A release whose
