@@ -575,6 +575,26 @@ static const core_case cases[] = {
      "deleted A1\n"
      "expect A:lost A:wake\n"
      "state A LOST\n"},
+    {"a held node whose changed data may not be read watches on without reading again",
+     CORE_TAKEN_A
+     "changed A1\n"
+     "expect A:readown\n"
+     "owndata A NOAUTH\n"
+     "expect A:own\n"
+     "own A ok 1\n"
+     "expect -\n"
+     "changed A1\n"
+     "expect A:readown\n"
+     "owndata A NOAUTH\n"
+     "expect A:own\n"
+     "own A ok 2\n"
+     "expect -\n"
+     "changed A1\n"
+     "expect A:readown\n"
+     "owndata A ok __REVOKE__ 3\n"
+     "expect A:revoke\n"
+     "deleted A1\n"
+     "expect A:lost A:wake\n"},
     {"a create answered with a name not of ours deletes the node by that name",
      "node A lock\n"
      "start A\n"

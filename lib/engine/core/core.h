@@ -180,6 +180,8 @@ enum zkl__caller {
 enum zkl__own {
     ZKL__OWN_OFF,   /* none set */
     ZKL__OWN_ASKED, /* set or being set, not yet confirmed */
+    ZKL__OWN_BLIND, /* ... after a read of it was refused: the data version
+                       its answer shows counts as read (no read loop) */
     ZKL__OWN_SET    /* set, and the server said the node existed then */
 };
 
