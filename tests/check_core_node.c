@@ -595,6 +595,28 @@ static const core_case cases[] = {
      "expect A:revoke\n"
      "deleted A1\n"
      "expect A:lost A:wake\n"},
+    /* A connection error stalls the whole node; a release sent after it,
+     * while disconnected, goes out on the next connection and must not be
+     * sent twice (a second refusal found the node held). */
+    {"a release made while disconnected after a stall is sent once",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "list A ok A1\n"
+     "taken A\n"
+     "expect A:create A:list A:own A:wake\n"
+     "down\n"
+     "own A CONNLOSS\n"
+     "release A\n"
+     "expect A:delete\n"
+     "up\n"
+     "expect -\n"
+     "delete A NOAUTH\n"
+     "expect A:wake A:own\n"
+     "state A HELD\n"
+     "err A ENOAUTH\n"
+     "own A ok\n"
+     "pending A 0\n"},
     {"a create answered with a name not of ours deletes the node by that name",
      "node A lock\n"
      "start A\n"

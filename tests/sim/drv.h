@@ -464,5 +464,6 @@ int tape_shrink(struct tape *t, const struct drv_opts *o, int kind, int budget);
 void tape_print(const struct tape *t, FILE *out);
 int tape_parse(struct tape *t, const char *text);
 const char *fault_name(int kind);
+int tape_set_mix(const char *spec);
 
 #endif

@@ -31,8 +31,35 @@ const char *fault_name(int kind)
     return kind >= 0 && kind < F_NKINDS ? fault_names[kind] : "?";
 }
 
-/* Faults per million steps, by kind. */
-static const uint32_t rate[F_NKINDS] = {0, 400, 250, 120, 100, 60, 2000, 100};
+/* Faults per million steps, by kind: the default mix, or one a run sets
+ * (tape_set_mix, SIM_MIX). */
+static const uint32_t default_rate[F_NKINDS] = {0, 400, 250, 120, 100, 60, 2000, 100};
+static uint32_t rate[F_NKINDS] = {0, 400, 250, 120, 100, 60, 2000, 100};
+
+/* A mix as text: "kind=rate" or "kind*factor", comma-separated, over the
+ * default (e.g. "drop*20,outsider*4"). 0, or -1 for a bad one. */
+int tape_set_mix(const char *spec)
+{
+    memcpy(rate, default_rate, sizeof rate);
+    uint64_t sum = 0;
+    for (const char *p = spec; p && *p;) {
+        size_t len = strcspn(p, "=*");
+        int k = 1;
+        while (k < F_NKINDS && (strlen(fault_names[k]) != len || strncmp(p, fault_names[k], len)))
+            k++;
+        if (k == F_NKINDS || p[len] == '\0')
+            return -1;
+        char *end;
+        unsigned long v = strtoul(p + len + 1, &end, 10);
+        if (end == p + len + 1 || (*end != ',' && *end != '\0'))
+            return -1;
+        rate[k] = p[len] == '=' ? (uint32_t)v : (uint32_t)(default_rate[k] * v);
+        p = *end == ',' ? end + 1 : end;
+    }
+    for (int k = 1; k < F_NKINDS; k++)
+        sum += rate[k];
+    return sum <= 1000000 ? 0 : -1;
+}
 
 static struct tape_step gen(uint64_t seed, int64_t i)
 {

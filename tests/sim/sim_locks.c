@@ -9,6 +9,9 @@
  *   SIM_SHRINK     attempts of the shrinker (default 400; 0: none)
  *   SIM_TAPE       replay one tape as printed after a violation, traced
  *   SIM_TRACE=1    trace every schedule (a lot)
+ *   SIM_MIX        the faults' mix instead of the default, e.g.
+ *                  "drop*20,outsider*4" (factors) or "expire=300" (per
+ *                  million steps); a replay needs the same mix
  *
  * It stops at the first violation: prints it, shrinks its schedule, prints
  * the shortest trace found event by event, and ends, as always, with
@@ -63,7 +66,12 @@ static void report(const struct tape *failed, const struct violation *v, const s
     if (drv_run(&t, &traced, &again, &events, &acq) == 0)
         printf("sim: (the shrunk schedule no longer fails: shrinking is deterministic, "
                "this is a bug of the simulation)\n");
-    printf("sim: replay: make check-sim SIM_SEED=%" PRIu64 "   or   SIM_TAPE='", failed->seed);
+    const char *mix = getenv("SIM_MIX");
+    char env[256] = "";
+    if (mix && *mix)
+        snprintf(env, sizeof env, "SIM_MIX='%s' ", mix);
+    printf("sim: replay: %smake check-sim SIM_SEED=%" PRIu64 "   or   %sSIM_TAPE='", env,
+           failed->seed, env);
     tape_print(&t, stdout);
     printf("' tests/sim/sim-locks\n");
     tape_free(&t);
@@ -71,6 +79,11 @@ static void report(const struct tape *failed, const struct violation *v, const s
 
 int main(void)
 {
+    const char *mix = getenv("SIM_MIX");
+    if (tape_set_mix(mix) != 0) {
+        fprintf(stderr, "sim: SIM_MIX: not a mix of faults: %s\n", mix);
+        return 2;
+    }
     uint64_t seed = (uint64_t)env_num("SIM_SEED", 1);
     long long target = env_num("SIM_EVENTS", 1000000);
     long long steps = env_num("SIM_STEPS", 20000);

@@ -81,8 +81,14 @@ void zkl__step_delete_named(zkl__cnode *n, const char *name, int64_t now)
     zkl__cnode_move(n, n->st == N(RELEASING) ? N(RELEASING) : N(DELETING));
     zkl__act a = {.type = ZKL__A_DELETE, .path = zkl__core_full(n, name, buf)};
     int rc = zkl__core_send(n, &a);
-    if (rc == ZOK)
+    if (rc == ZOK) {
+        /* What a lost connection stalled before is redone by this delete:
+         * its answer (a connection error too) says whether to send it
+         * again. A reconnection that sent it again would find the first
+         * one's refusal holding again, and refuse a second time. */
+        n->stalled = false;
         return;
+    }
     if (zkl__zk_conn_error(rc)) {
         n->stalled = true; /* sent again on reconnect */
     } else if (zkl__zk_session_error(rc)) {
