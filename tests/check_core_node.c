@@ -617,6 +617,15 @@ static const core_case cases[] = {
      "err A ENOAUTH\n"
      "own A ok\n"
      "pending A 0\n"},
+    /* A bug of the engine's never aborts the process: it is said, and the
+     * hold it concerns is told lost. */
+    {"a move the table forbids is reported and its hold told lost, without an abort",
+     CORE_TAKEN_A
+     "force A QUEUED\n"
+     "expect A:broken A:lost\n"
+     "state A QUEUED\n"
+     "err A ELOST\n"
+     "verdict A ELOST\n"},
     {"a create answered with a name not of ours deletes the node by that name",
      "node A lock\n"
      "start A\n"

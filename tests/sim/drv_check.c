@@ -39,7 +39,7 @@ const char *const violation_names[V_NKINDS] = {
     [V_EXPIRED] = "expired",   [V_TOKEN] = "token",     [V_TWICE] = "twice",
     [V_STRAY_LOSS] = "stray",  [V_DEADLINE] = "deadline", [V_ORPHAN] = "orphan",
     [V_RATE] = "rate",         [V_LOST_LIVE] = "lost-live", [V_STUCK] = "stuck",
-    [V_LEFT] = "left",         [V_KEPT] = "kept"};
+    [V_LEFT] = "left",         [V_KEPT] = "kept",        [V_TABLE] = "table"};
 
 static const char *const kind_names[] = {"exclusive", "read", "write", "lease"};
 

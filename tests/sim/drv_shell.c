@@ -227,6 +227,9 @@ static void tell(struct dcl *c, const zkl__act *a)
     case ZKL__A_KICK:
         drv_keeper_kick(c, a->at); /* the keeper ticks the core then */
         break;
+    case ZKL__A_BROKEN:
+        drv_violation(c->d, V_TABLE, "client %d: %s (node %u)", c->ix, a->text, n ? n->uid : 0);
+        break;
     case ZKL__A_FREE:
         check_freed(c->d, n);
         drv_unname_node(c->d, n);

@@ -312,6 +312,16 @@ void zkl__step_deleted(zkl__cnode *n, const zkl__event *ev)
 {
     int rc = ev->rc;
     bool releasing = n->st == N(RELEASING);
+    if (n->st == N(GONE) || n->st == N(LOST))
+        return; /* a second delete's answer: the first one's said it all */
+    if (n->st == N(HELD)) {
+        /* A second delete's answer after the first was refused and the
+         * node held again: refused, it changes nothing; done, the hold
+         * went with it. */
+        if (rc == ZOK || rc == ZNONODE)
+            zkl__step_own_gone(n);
+        return;
+    }
     if (rc == ZOK || rc == ZNONODE) {
         if (rc == ZOK)
             n->core->stats.deletes++;
