@@ -143,7 +143,7 @@ static void sync_name(zkl__cnode *cn, void *arg)
     n->sess = n->cl->s ? zsim_session_index(n->cl->s) : -1;
     drv_trace(d, "client %d: node %u is %s/%s", n->cl->ix, n->uid, drv_paths[n->path], n->name);
     n->deleted_at = n->deleted_zxid = 0;
-    n->deleted_by_other = n->deleted_expired = false;
+    n->deleted_by_other = n->deleted_expired = n->deleted_held = false;
     drv_name_node(d, n);
     check_named(d, n);
 }

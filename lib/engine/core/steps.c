@@ -420,6 +420,9 @@ void zkl__step_reconnect(zkl__cnode *n)
                 n->side->group[i].armed = false;
         zkl__step_list(n);
         break;
+#if defined(ZKL_MUTANT) && ZKL_MUTANT == 7 /* tests/sim/mutants.sh */
+    case N(HELD):
+#endif
     case N(RELEASING):
     case N(DELETING):
     case N(BACKOFF):
