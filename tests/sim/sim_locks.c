@@ -12,7 +12,8 @@
  *   SIM_TIMEOUT    seconds of real time a schedule may take (default 120)
  *   SIM_MIX        the faults' mix instead of the default, e.g.
  *                  "drop*20,outsider*4" (factors) or "expire=300" (per
- *                  million steps); a replay needs the same mix
+ *                  million steps), or "drawn": each schedule draws one
+ *                  from its seed; a replay needs the same SIM_MIX
  *
  * It stops at the first violation: prints it, shrinks its schedule, prints
  * the shortest trace found event by event, and ends, as always, with
