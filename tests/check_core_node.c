@@ -15,6 +15,15 @@
     "release A\n"                                                                                  \
     "expect A:create A:list A:own A:wake A:delete\n"
 
+/* Node A held alone and taken, its own watch not yet answered. */
+#define TAKEN_A_OWN_OUT                                                                            \
+    "node A lock\n"                                                                                \
+    "start A\n"                                                                                    \
+    "create A ok 1\n"                                                                              \
+    "list A ok A1\n"                                                                               \
+    "taken A\n"                                                                                    \
+    "expect A:create A:list A:own A:wake\n"
+
 static const core_case cases[] = {
     {"an acquire alone takes three requests and holds on the listing's answer",
      "node A lock\n"
@@ -132,12 +141,7 @@ static const core_case cases[] = {
      "deleted A2\n"
      "expect A:create A:list\n"},
     {"a session's end takes its held node: lost",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "list A ok A1\n"
-     "taken A\n"
-     "expect A:create A:list A:own A:wake\n"
+     TAKEN_A_OWN_OUT
      "expire\n"
      "expect A:lost A:wake A:wake\n"
      "state A LOST\n"
@@ -512,12 +516,7 @@ static const core_case cases[] = {
      "expect A:create A:list A:sync A:list A:wake\n"
      "state A GONE\n"},
     {"a held node given up by its caller is deleted",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "list A ok A1\n"
-     "taken A\n"
-     "expect A:create A:list A:own A:wake\n"
+     TAKEN_A_OWN_OUT
      "leave A\n"
      "expect A:delete\n"
      "state A DELETING\n"},
@@ -559,14 +558,9 @@ static const core_case cases[] = {
     /* Any watch event takes a releasing node off the routing lists; a
      * refused release must put it back, or its loss is never told. */
     {"a refused release after another node's watch event still tells a later loss",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "list A ok A1\n"
-     "own A ok\n"
-     "taken A\n"
+     CORE_TAKEN_A
      "release A\n"
-     "expect A:create A:list A:own A:wake A:delete\n"
+     "expect A:delete\n"
      "deleted x:lock-5\n"
      "expect -\n"
      "delete A NOAUTH\n"
@@ -599,12 +593,7 @@ static const core_case cases[] = {
      * while disconnected, goes out on the next connection and must not be
      * sent twice (a second refusal found the node held). */
     {"a release made while disconnected after a stall is sent once",
-     "node A lock\n"
-     "start A\n"
-     "create A ok 1\n"
-     "list A ok A1\n"
-     "taken A\n"
-     "expect A:create A:list A:own A:wake\n"
+     TAKEN_A_OWN_OUT
      "down\n"
      "own A CONNLOSS\n"
      "release A\n"
