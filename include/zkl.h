@@ -552,7 +552,7 @@ typedef struct zkl_histogram {
  * zkl add fields only at the end and fill only those of the version a
  * program was built with, so a compiled program keeps working with a newer
  * library. */
-#define ZKL_METRICS_VERSION 1u
+#define ZKL_METRICS_VERSION 2u
 typedef struct zkl_metrics {
     unsigned version;       /* in: ZKL_METRICS_VERSION of the caller's zkl.h */
     /* Lock counters, of the client or of one lock path. */
@@ -572,6 +572,10 @@ typedef struct zkl_metrics {
     /* Client-wide only (0 for a lock path): those of zkl_client_stats.
      * requests_all counts every request, lock queues' and others'. */
     uint64_t requests_all, creates, deletes, listings, watch_events, sessions, recovered;
+    /* Version 2. Internal errors of the lock engine: a state change its
+     * table forbids. The hold concerned, if any, is told lost (its release
+     * says ZKL_ELOST, zkl_last_error_text why). Never expected: report it. */
+    uint64_t faults;
 } zkl_metrics;
 
 /* The client's totals (over every lock path) in *out. Returns 0,

@@ -8,6 +8,7 @@
 #include "areq.h"
 #include "core_script.h"
 #include "kit.h"
+#include "machine.h" /* zkl__cnode_move, for "force" */
 
 #define DIR "/locks/t"
 #define MAXN 8
@@ -172,7 +173,7 @@ static const char *const act_names[] = {
     [ZKL__A_WATCH_KIDS] = "kids", [ZKL__A_WATCH_OWN] = "own", [ZKL__A_READ_OWN] = "readown",
     [ZKL__A_FIND] = "find",     [ZKL__A_WATCH_DIR] = "dir",   [ZKL__A_DELETE] = "delete",
     [ZKL__A_WAKE] = "wake",     [ZKL__A_LOST] = "lost",       [ZKL__A_REVOKE] = "revoke",
-    [ZKL__A_KICK] = "kick",     [ZKL__A_FREE] = "free",
+    [ZKL__A_KICK] = "kick",     [ZKL__A_BROKEN] = "broken", [ZKL__A_FREE] = "free",
 };
 
 /* Append one action's word to the log the script's expect lines read (a
@@ -555,6 +556,15 @@ static bool world_event(struct world *w, char **tok, int nt)
         w->nomem = nt > 1 ? atoi(tok[1]) : 1;
     } else if (strcmp(tok[0], "fail") == 0) {
         w->fail_next = nt > 1 ? code_of(tok[1]) : ZCONNECTIONLOSS;
+    } else if (strcmp(tok[0], "force") == 0) {
+        /* A move the engine would make only by a bug of its own. */
+        struct tnode *t = nt > 2 ? node_of(w, tok[1][0]) : NULL;
+        int to = 0;
+        while (t != NULL && to < ZKL__N_COUNT && strcmp(state_names[to], tok[2]) != 0)
+            to++;
+        if (t == NULL || to == ZKL__N_COUNT)
+            return failf(w, "bad force");
+        zkl__cnode_move(&t->cn, (enum zkl__nstate)to);
     } else {
         /* a watch event: deleted / changed <name>, child */
         char name[ZKL__MAX_PATH], path[ZKL__MAX_PATH + 96];
@@ -736,7 +746,8 @@ static bool run_line(struct world *w, char *line)
         strcmp(tok[0], "verdict") == 0 || strcmp(tok[0], "freed") == 0 ||
         strcmp(tok[0], "pending") == 0)
         return check(w, tok, nt);
-    if (strchr("ABCDEFGH", tok[1 < nt ? 1 : 0][0]) && nt > 1 && tok[1][1] == '\0')
+    if (strchr("ABCDEFGH", tok[1 < nt ? 1 : 0][0]) && nt > 1 && tok[1][1] == '\0' &&
+        strcmp(tok[0], "force") != 0)
         return answer(w, tok, nt);
     return world_event(w, tok, nt);
 }

@@ -37,6 +37,7 @@
  *   nomem 2              the core's second allocation from now fails
  *   maxreq 4096          the largest answer the server gives (jute.maxbuffer)
  *   fail CONNLOSS        the next request sent fails at once with this code
+ *   force A QUEUED       move A's state as only a bug of the engine's would
  *   expect A:create A:list ...   exactly these actions since the last expect
  *   expect -             none
  *   state A HELD         the node's state

@@ -52,6 +52,7 @@ struct zkl__node {
     struct zkl__hooks *hooks; /* or NULL */
     char *path;              /* its full path, once the caller took the hold */
     zkl__meter meter;
+    bool broken;             /* the engine broke its state table on it: said on release */
 };
 
 /* The engine of a node's client (the core's sink context), and the client:

@@ -143,6 +143,9 @@ bool zkl__node_releasing(const zkl__node *n)
 
 int zkl__node_released(const zkl__node *n)
 {
+    if (n->broken)
+        zkl__detail("an internal error of zkl's lock engine (counted in zkl_metrics' faults) "
+                    "made it presume this hold lost");
     if (n->cn.st != ZKL__N_GONE)
         return ZKL__NODE_CLIENT(n)->closing ? ZKL_ECLOSED : ZKL_ELOST;
     return n->cn.err;

@@ -170,6 +170,13 @@ static int tell(struct zkl__engine *e, const zkl__act *a)
     case ZKL__A_KICK:
         pthread_cond_broadcast(&e->c->cv); /* the keeper ticks the core */
         break;
+    case ZKL__A_BROKEN:
+        /* A bug of the engine's: counted, and its hold (if any) is told
+         * lost by the core; the release says why. */
+        zkl__metrics_fault(&e->metrics, n ? &n->meter : NULL);
+        if (n != NULL)
+            n->broken = true;
+        break;
     case ZKL__A_FREE: {
         zkl_client *c = ZKL__NODE_CLIENT(n);
         free(n->path);

@@ -15,8 +15,9 @@ static bool version_ok(const zkl_metrics *out)
  * longer). */
 static size_t version_size(unsigned v)
 {
-    (void)v; /* 1 is the only version yet */
-    return offsetof(zkl_metrics, recovered) + sizeof(uint64_t);
+    if (v == 1)
+        return offsetof(zkl_metrics, recovered) + sizeof(uint64_t);
+    return offsetof(zkl_metrics, faults) + sizeof(uint64_t);
 }
 
 static void fill(zkl_metrics *out, const struct zkl__lockm *k, const zkl_client_stats *st)

@@ -164,6 +164,17 @@ void zkl__metrics_lost(struct zkl__metrics *m, zkl__meter *mt)
         mt->pm->losses++;
 }
 
+void zkl__metrics_fault(struct zkl__metrics **m, zkl__meter *mt)
+{
+    if (mt != NULL && !mt->on)
+        return; /* metrics off for its attempt */
+    if (*m == NULL && (*m = calloc(1, sizeof **m)) == NULL)
+        return;
+    (*m)->total.faults++;
+    if (mt != NULL && mt->pm)
+        mt->pm->faults++;
+}
+
 void zkl__metrics_sent(struct zkl__metrics *m, zkl__meter *mt)
 {
     if (m == NULL || mt == NULL || !mt->on)

@@ -25,7 +25,8 @@
     X(losses, "Holds lost while held (session end, node deleted).")                                \
     X(handoffs, "Acquisitions that waited behind another holder first.")                           \
     X(releases, "Holds ended.")                                                                    \
-    X(requests, "Requests sent for lock queue nodes.")
+    X(requests, "Requests sent for lock queue nodes.")                                             \
+    X(faults, "Internal errors of the engine: a state change its table forbids.")
 
 /* The client's counters: X(zkl_client_stats field, zkl_metrics field,
  * help), the Prometheus family zkl_client_<stats field>_total. */
@@ -71,6 +72,9 @@ void zkl__metrics_acquire_end(struct zkl__metrics *m, zkl__meter *mt, int rc, in
 void zkl__metrics_released(struct zkl__metrics *m, zkl__meter *mt, int64_t now);
 /* A hold the caller had was lost (session end, node deleted by others). */
 void zkl__metrics_lost(struct zkl__metrics *m, zkl__meter *mt);
+/* The engine broke its state table on mt's node (mt may be NULL); *m is
+ * made on first use. */
+void zkl__metrics_fault(struct zkl__metrics **m, zkl__meter *mt);
 /* A request was sent for the attempt (mt may be NULL: the client's only). */
 void zkl__metrics_sent(struct zkl__metrics *m, zkl__meter *mt);
 void zkl__metrics_free(struct zkl__metrics *m);

@@ -100,6 +100,7 @@ typedef struct dnode {
     bool deleted_by_other; /* ... someone else than its own session's request,
                               or a forced expiry */
     bool deleted_expired;  /* ... the leader expired its session */
+    bool deleted_held;     /* ... by its own session while its owner believed it held */
     char name[DRV_NAME]; /* its node's name once known */
     struct dnode *hnext;   /* d->byname */
 } dnode;
@@ -304,7 +305,7 @@ struct violation {
     char text[512];
 };
 enum { V_HOLDERS = 1, V_BASIS, V_TOLD, V_EXPIRED, V_TOKEN, V_TWICE, V_STRAY_LOSS, V_DEADLINE,
-       V_ORPHAN, V_RATE, V_LOST_LIVE, V_STUCK, V_LEFT, V_KEPT, V_NKINDS };
+       V_ORPHAN, V_RATE, V_LOST_LIVE, V_STUCK, V_LEFT, V_KEPT, V_TABLE, V_LOST_GRANT, V_PROMPT, V_NKINDS };
 extern const char *const violation_names[V_NKINDS];
 
 /* One step of a tape: the seed of the world's choices for it, and a fault
@@ -454,6 +455,7 @@ void check_acquire_end(struct drv *d, struct dcl *c, int64_t started, int64_t bo
                        uint64_t gen, const char *what);
 void check_quiet(struct drv *d, struct dcl *c);
 void check_rate(struct dcl *c);
+void check_prompt(struct drv *d, struct dcl *c, const zkl__cnode *n, int64_t started);
 
 /* drv_tape.c */
 void tape_init(struct tape *t, uint64_t seed, int64_t steps);
@@ -464,5 +466,6 @@ int tape_shrink(struct tape *t, const struct drv_opts *o, int kind, int budget);
 void tape_print(const struct tape *t, FILE *out);
 int tape_parse(struct tape *t, const char *text);
 const char *fault_name(int kind);
+int tape_set_mix(const char *spec);
 
 #endif

@@ -143,7 +143,7 @@ static void sync_name(zkl__cnode *cn, void *arg)
     n->sess = n->cl->s ? zsim_session_index(n->cl->s) : -1;
     drv_trace(d, "client %d: node %u is %s/%s", n->cl->ix, n->uid, drv_paths[n->path], n->name);
     n->deleted_at = n->deleted_zxid = 0;
-    n->deleted_by_other = n->deleted_expired = false;
+    n->deleted_by_other = n->deleted_expired = n->deleted_held = false;
     drv_name_node(d, n);
     check_named(d, n);
 }
@@ -226,6 +226,9 @@ static void tell(struct dcl *c, const zkl__act *a)
         break;
     case ZKL__A_KICK:
         drv_keeper_kick(c, a->at); /* the keeper ticks the core then */
+        break;
+    case ZKL__A_BROKEN:
+        drv_violation(c->d, V_TABLE, "client %d: %s (node %u)", c->ix, a->text, n ? n->uid : 0);
         break;
     case ZKL__A_FREE:
         check_freed(c->d, n);

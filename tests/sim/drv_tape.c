@@ -31,8 +31,50 @@ const char *fault_name(int kind)
     return kind >= 0 && kind < F_NKINDS ? fault_names[kind] : "?";
 }
 
-/* Faults per million steps, by kind. */
-static const uint32_t rate[F_NKINDS] = {0, 400, 250, 120, 100, 60, 2000, 100};
+/* Faults per million steps, by kind: the default mix, or one a run sets
+ * (tape_set_mix, SIM_MIX). */
+static const uint32_t default_rate[F_NKINDS] = {0, 400, 250, 120, 100, 60, 2000, 100};
+static uint32_t rate[F_NKINDS] = {0, 400, 250, 120, 100, 60, 2000, 100};
+
+/* "drawn": each schedule draws its mix from its seed, one of these factors
+ * over the run's rates (none, drop, link, partition, freeze, expire,
+ * outsider, retire): the default, connections dropped twenty times as
+ * often, outsiders five times, both, silent links and cut or stopped
+ * servers, forced expiries. */
+static bool drawn;
+static const uint8_t drawn_mix[][F_NKINDS] = {
+    {0, 1, 1, 1, 1, 1, 1, 1},  {0, 20, 1, 1, 1, 1, 1, 1}, {0, 1, 1, 1, 1, 1, 5, 1},
+    {0, 20, 1, 1, 1, 1, 4, 1}, {0, 1, 8, 4, 4, 1, 1, 1},  {0, 2, 1, 1, 1, 10, 1, 2},
+};
+
+/* A mix as text: "kind=rate" or "kind*factor", comma-separated, over the
+ * default (e.g. "drop*20,outsider*4"), or "drawn" (per schedule). 0, or
+ * -1 for a bad one. */
+int tape_set_mix(const char *spec)
+{
+    memcpy(rate, default_rate, sizeof rate);
+    drawn = spec != NULL && strcmp(spec, "drawn") == 0;
+    if (drawn)
+        return 0;
+    uint64_t sum = 0;
+    for (const char *p = spec; p && *p;) {
+        size_t len = strcspn(p, "=*");
+        int k = 1;
+        while (k < F_NKINDS && (strlen(fault_names[k]) != len || strncmp(p, fault_names[k], len)))
+            k++;
+        if (k == F_NKINDS || p[len] == '\0')
+            return -1;
+        char *end;
+        unsigned long v = strtoul(p + len + 1, &end, 10);
+        if (end == p + len + 1 || (*end != ',' && *end != '\0'))
+            return -1;
+        rate[k] = p[len] == '=' ? (uint32_t)v : (uint32_t)(default_rate[k] * v);
+        p = *end == ',' ? end + 1 : end;
+    }
+    for (int k = 1; k < F_NKINDS; k++)
+        sum += rate[k];
+    return sum <= 1000000 ? 0 : -1;
+}
 
 static struct tape_step gen(uint64_t seed, int64_t i)
 {
@@ -40,12 +82,14 @@ static struct tape_step gen(uint64_t seed, int64_t i)
     s.seed = drv_mix(seed ^ drv_mix((uint64_t)i + 0x51ed));
     uint64_t f = drv_mix(s.seed ^ 0xfa17);
     uint32_t r = (uint32_t)(f % 1000000);
+    const uint8_t *times =
+        drawn_mix[drawn ? drv_mix(seed ^ 0x313e) % (sizeof drawn_mix / sizeof drawn_mix[0]) : 0];
     for (int k = 1; k < F_NKINDS; k++) {
-        if (r < rate[k]) {
+        if (r < rate[k] * times[k]) {
             s.fault = (uint8_t)k;
             break;
         }
-        r -= rate[k];
+        r -= rate[k] * times[k];
     }
     if (s.fault == F_NONE)
         return s;

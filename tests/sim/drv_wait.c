@@ -102,6 +102,7 @@ static void ew_judge(struct dwk *w)
         wk_timer(w, w->ew.wait_until);
         return;
     }
+    check_prompt(c->d, c, &n->cn, w->call_started);
     if (err == 0) {
         /* zkl__node_taken: the caller takes the hold. */
         event(n, ZKL__E_TAKEN);

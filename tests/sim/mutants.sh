@@ -25,6 +25,9 @@ for prog in "$@"; do
     3) what="the loss told after the next holder may start" ;;
     4) what="a walk-back that trusts a vanished node ahead" ;;
     5) what="a downgrade node with a fresh sequence" ;;
+    6) what="an asynchronous multi-lock that stops checking its earlier member" ;;
+    7) what="a stalled held node deleted on reconnection, its hold unsaid" ;;
+    8) what="a try once that waits out its session timeout" ;;
     *) what="?" ;;
     esac
     out=$(SIM_SEED=$seed SIM_SCHEDULES=$seeds SIM_SHRINK=0 SIM_EVENTS=1000000000 "$prog" 2>/dev/null)

@@ -9,15 +9,22 @@
  *   SIM_SHRINK     attempts of the shrinker (default 400; 0: none)
  *   SIM_TAPE       replay one tape as printed after a violation, traced
  *   SIM_TRACE=1    trace every schedule (a lot)
+ *   SIM_TIMEOUT    seconds of real time a schedule may take (default 120)
+ *   SIM_MIX        the faults' mix instead of the default, e.g.
+ *                  "drop*20,outsider*4" (factors) or "expire=300" (per
+ *                  million steps), or "drawn": each schedule draws one
+ *                  from its seed; a replay needs the same SIM_MIX
  *
  * It stops at the first violation: prints it, shrinks its schedule, prints
  * the shortest trace found event by event, and ends, as always, with
  *   sim: seed S, E events, N schedules, V violations
  * Exit status 0 without violations, 1 with. */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "drv.h"
 
@@ -25,6 +32,40 @@ static long long env_num(const char *name, long long dflt)
 {
     const char *s = getenv(name);
     return s && *s ? strtoll(s, NULL, 0) : dflt;
+}
+
+/* A crash, an assertion or a schedule that never ends still says which
+ * schedule it was, and how to replay it: the lines are made before each
+ * schedule, and written by the signal's handler as they are. */
+static char crash_head[64], crash_tail[512];
+
+static void on_fatal(int sig)
+{
+    static const char *const names[] = {[SIGABRT] = "an abort or assertion",
+                                        [SIGSEGV] = "a segmentation fault",
+                                        [SIGBUS] = "a bus error",
+                                        [SIGFPE] = "an arithmetic fault",
+                                        [SIGILL] = "an illegal instruction",
+                                        [SIGALRM] = "a timeout: SIM_TIMEOUT",
+                                        [SIGTERM] = "killed (SIGTERM)"};
+    const char *what = sig < (int)(sizeof names / sizeof names[0]) && names[sig] ? names[sig] : "?";
+    ssize_t r = write(STDOUT_FILENO, crash_head, strlen(crash_head));
+    r = write(STDOUT_FILENO, what, strlen(what));
+    r = write(STDOUT_FILENO, crash_tail, strlen(crash_tail));
+    (void)r;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void crash_lines(uint64_t seed)
+{
+    const char *mix = getenv("SIM_MIX");
+    snprintf(crash_head, sizeof crash_head, "\nsim: CRASH (");
+    snprintf(crash_tail, sizeof crash_tail,
+             ") in the schedule of seed %" PRIu64 "\nsim: replay: %s%s%smake check-sim "
+             "SIM_SEED=%" PRIu64 "\n",
+             seed, mix && *mix ? "SIM_MIX='" : "", mix && *mix ? mix : "", mix && *mix ? "' " : "",
+             seed);
 }
 
 static int count_faults(const struct tape *t)
@@ -63,7 +104,12 @@ static void report(const struct tape *failed, const struct violation *v, const s
     if (drv_run(&t, &traced, &again, &events, &acq) == 0)
         printf("sim: (the shrunk schedule no longer fails: shrinking is deterministic, "
                "this is a bug of the simulation)\n");
-    printf("sim: replay: make check-sim SIM_SEED=%" PRIu64 "   or   SIM_TAPE='", failed->seed);
+    const char *mix = getenv("SIM_MIX");
+    char env[256] = "";
+    if (mix && *mix)
+        snprintf(env, sizeof env, "SIM_MIX='%s' ", mix);
+    printf("sim: replay: %smake check-sim SIM_SEED=%" PRIu64 "   or   %sSIM_TAPE='", env,
+           failed->seed, env);
     tape_print(&t, stdout);
     printf("' tests/sim/sim-locks\n");
     tape_free(&t);
@@ -71,7 +117,16 @@ static void report(const struct tape *failed, const struct violation *v, const s
 
 int main(void)
 {
+    const char *mix = getenv("SIM_MIX");
+    if (tape_set_mix(mix) != 0) {
+        fprintf(stderr, "sim: SIM_MIX: not a mix of faults: %s\n", mix);
+        return 2;
+    }
     uint64_t seed = (uint64_t)env_num("SIM_SEED", 1);
+    unsigned timeout = (unsigned)env_num("SIM_TIMEOUT", 120);
+    static const int fatal[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGALRM, SIGTERM};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+        signal(fatal[i], on_fatal);
     long long target = env_num("SIM_EVENTS", 1000000);
     long long steps = env_num("SIM_STEPS", 20000);
     long long max_sched = env_num("SIM_SCHEDULES", -1);
@@ -111,7 +166,10 @@ int main(void)
         struct violation v;
         int64_t events;
         uint64_t acq;
+        crash_lines(seed + k);
+        alarm(timeout);
         int bad = drv_run(&t, &o, &v, &events, &acq);
+        alarm(0);
         total += events;
         acquisitions += acq;
         schedules++;

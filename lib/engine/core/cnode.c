@@ -5,7 +5,6 @@
  * the one function that changes a node's state: it checks the move against
  * the table of legal ones and runs what entering the state means, written
  * once. */
-#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +54,19 @@ void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to)
     enum zkl__nstate from = (enum zkl__nstate)n->st;
     if (from == to)
         return;
-    assert(zkl__cnode_legal((int)from, (int)to));
     struct zkl__core *k = n->core;
+    if (!zkl__cnode_legal((int)from, (int)to)) {
+        /* A bug of the engine's. Never abort the user's process for it:
+         * say so, and let the owner of a hold hear that it is lost (the
+         * engine no longer knows it is theirs); the move is carried out,
+         * as the engine's best idea of what to do next (a delete sent
+         * again later, say). */
+        zkl__core_broken(k, n, "a lock node", (int)from, (int)to);
+        if ((from == N(HELD) || from == N(RELEASING)) && to != N(LOST)) {
+            zkl__step_set_err(n, ZKL_ELOST, 0);
+            zkl__core_tell(n, ZKL__A_LOST);
+        }
+    }
     k->moves[from][to]++;
     if (from == N(QUEUED))
         k->queued--;

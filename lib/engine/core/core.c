@@ -249,6 +249,16 @@ void zkl__core_tell(zkl__cnode *n, enum zkl__act_type type)
     (void)n->core->sink(n->core->ctx, &a);
 }
 
+void zkl__core_broken(struct zkl__core *k, zkl__cnode *n, const char *what, int from, int to)
+{
+    char text[160];
+    snprintf(text, sizeof text, "internal error: %s moved from state %d to %d, which its table "
+             "forbids", what, from, to);
+    k->stats.broken++;
+    zkl__act a = {.type = ZKL__A_BROKEN, .n = n, .text = text};
+    (void)k->sink(k->ctx, &a);
+}
+
 /* ---- interned lock paths ------------------------------------------------ */
 
 static size_t hash_str(size_t h, const char *p)

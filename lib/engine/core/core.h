@@ -68,6 +68,8 @@ enum zkl__act_type {
     ZKL__A_LOST,         /* n was held and is lost: tell its owner, once */
     ZKL__A_REVOKE,       /* someone asked n's holder to let go: tell its owner */
     ZKL__A_KICK,         /* a retry is due at `at`: the keeper should tick then */
+    ZKL__A_BROKEN,       /* the engine broke its own state table (`text` says how; n
+                            may be NULL): count it; n's hold, if any, is told lost */
     ZKL__A_FREE          /* nothing refers to n any more and it is unlinked: free it */
 };
 
@@ -81,6 +83,7 @@ typedef struct zkl__act {
     int mode;             /* ZKL__A_CREATE: ZKL__MODE_... */
     int slot;             /* ZKL__A_WATCH_AHEAD: 0 the node ahead, 1 the one before it */
     int64_t at;           /* ZKL__A_KICK */
+    const char *text;     /* ZKL__A_BROKEN: what broke; valid during the call */
 } zkl__act;
 
 /* The shell's side of every action: returns ZOK once a request is queued
@@ -180,6 +183,8 @@ enum zkl__caller {
 enum zkl__own {
     ZKL__OWN_OFF,   /* none set */
     ZKL__OWN_ASKED, /* set or being set, not yet confirmed */
+    ZKL__OWN_BLIND, /* ... after a read of it was refused: the data version
+                       its answer shows counts as read (no read loop) */
     ZKL__OWN_SET    /* set, and the server said the node existed then */
 };
 
@@ -297,6 +302,7 @@ typedef struct zkl__cnode {
 
 typedef struct zkl__core_stats {
     uint64_t creates, deletes, listings, watch_events, recovered;
+    uint64_t broken; /* moves a state table forbids (zkl__core_broken) */
 } zkl__core_stats;
 
 /* Make a core that acts through sink(ctx, ...), its uuids drawn from a

@@ -126,6 +126,10 @@ char *zkl__core_strdup(struct zkl__core *k, const char *s);
 int zkl__core_send(zkl__cnode *n, zkl__act *a);
 /* Tell the shell something that sends nothing. */
 void zkl__core_tell(zkl__cnode *n, enum zkl__act_type type);
+/* A move that a state table forbids was asked for (n may be NULL): the
+ * shell is told, never the process aborted (a bug of the engine's must not
+ * take the user's program down). */
+void zkl__core_broken(struct zkl__core *k, zkl__cnode *n, const char *what, int from, int to);
 /* A node name's room: "_c_", a uuid, "-", a kind and 10 digits. */
 #define ZKL__NAME_BUF 160
 /* Our node's name into buf, or NULL while its sequence is not known. */

@@ -81,8 +81,14 @@ void zkl__step_delete_named(zkl__cnode *n, const char *name, int64_t now)
     zkl__cnode_move(n, n->st == N(RELEASING) ? N(RELEASING) : N(DELETING));
     zkl__act a = {.type = ZKL__A_DELETE, .path = zkl__core_full(n, name, buf)};
     int rc = zkl__core_send(n, &a);
-    if (rc == ZOK)
+    if (rc == ZOK) {
+        /* What a lost connection stalled before is redone by this delete:
+         * its answer (a connection error too) says whether to send it
+         * again. A reconnection that sent it again would find the first
+         * one's refusal holding again, and refuse a second time. */
+        n->stalled = false;
         return;
+    }
     if (zkl__zk_conn_error(rc)) {
         n->stalled = true; /* sent again on reconnect */
     } else if (zkl__zk_session_error(rc)) {
@@ -306,6 +312,16 @@ void zkl__step_deleted(zkl__cnode *n, const zkl__event *ev)
 {
     int rc = ev->rc;
     bool releasing = n->st == N(RELEASING);
+    if (n->st == N(GONE) || n->st == N(LOST))
+        return; /* a second delete's answer: the first one's said it all */
+    if (n->st == N(HELD)) {
+        /* A second delete's answer after the first was refused and the
+         * node held again: refused, it changes nothing; done, the hold
+         * went with it. */
+        if (rc == ZOK || rc == ZNONODE)
+            zkl__step_own_gone(n);
+        return;
+    }
     if (rc == ZOK || rc == ZNONODE) {
         if (rc == ZOK)
             n->core->stats.deletes++;
@@ -331,6 +347,11 @@ void zkl__step_deleted(zkl__cnode *n, const zkl__event *ev)
          * be gone already, its watch spent on that delete, which looked
          * like ours. Watch it again: if it is gone, its loss is told. */
         zkl__watch_own(n);
+        /* A watch event while the delete was out took the node off the
+         * routing lists (a releasing node waits for nothing): a held node
+         * must be routed, or its own watch's event never reaches it. */
+        if (n->own != ZKL__OWN_OFF && n->route == ZKL__RT_NONE)
+            zkl__core_route(n, ZKL__RT_WATCHING);
     } else {
         /* Refused, and nobody holds the node: keep trying, with backoff,
          * until the session ends or the client closes. A release whose
@@ -368,10 +389,17 @@ void zkl__step_reconnect(zkl__cnode *n)
 {
     if (!current(n))
         return;
+    /* The watches missed while disconnected fire on reconnection in the
+     * server's order, not the order they were set in: the node ahead's
+     * deletion may come before our own node's. Until our node is seen
+     * again, a waiter's watch on it proves nothing (no handoff). */
+    bool unproven = n->own == ZKL__OWN_SET && n->st == N(QUEUED);
+    if (unproven)
+        n->own = ZKL__OWN_OFF;
     /* A watch on our own node that could not be set: set it now (one that
      * was set survives the reconnection). */
     if (n->own == ZKL__OWN_OFF && n->seq >= 0 &&
-        (n->st == N(HELD) || (n->st == N(QUEUED) && n->stalled)))
+        (n->st == N(HELD) || (n->st == N(QUEUED) && (n->stalled || unproven))))
         zkl__watch_own(n);
     if (!n->stalled)
         return;
@@ -392,6 +420,9 @@ void zkl__step_reconnect(zkl__cnode *n)
                 n->side->group[i].armed = false;
         zkl__step_list(n);
         break;
+#if defined(ZKL_MUTANT) && ZKL_MUTANT == 7 /* tests/sim/mutants.sh */
+    case N(HELD):
+#endif
     case N(RELEASING):
     case N(DELETING):
     case N(BACKOFF):

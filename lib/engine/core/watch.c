@@ -72,8 +72,14 @@ static zkl__decision own_answer(zkl__cnode *n, int rc, bool reading, bool *ok)
         return zkl__do(ZKL__S_OWN_GONE);
     if (zkl__zk_conn_error(rc))
         return zkl__do(ZKL__S_STALL);
-    if (reading)
-        zkl__watch_own(n); /* not allowed to read it: watch on without */
+    if (reading) {
+        /* Not allowed to read it: watch on without. The data the watch's
+         * answer shows is not read again (it would be refused again: a
+         * request loop for as long as the ACL stays); its next change is. */
+        zkl__watch_own(n);
+        if (n->own == ZKL__OWN_ASKED)
+            n->own = ZKL__OWN_BLIND;
+    }
     return zkl__do(ZKL__S_NONE);
 }
 
@@ -326,11 +332,17 @@ zkl__decision zkl__watch_answer(zkl__cnode *n, const zkl__event *ev)
     case ZKL__E_KIDS:
         return kids_answer(n, ev->rc, ev->kids);
     case ZKL__E_OWN: {
+        bool blind = n->own == ZKL__OWN_BLIND;
         zkl__decision d = own_answer(n, ev->rc, false, &ok);
         /* Written to before this watch was set (another client's request
-         * can overtake it): read it as if the watch had fired. */
-        if (ok && ev->version > n->own_version)
-            own_changed(n);
+         * can overtake it): read it as if the watch had fired. Unless its
+         * read was just refused: that version counts as read. */
+        if (ok && ev->version > n->own_version) {
+            if (blind)
+                n->own_version = ev->version;
+            else
+                own_changed(n);
+        }
         return d;
     }
     case ZKL__E_OWN_DATA:
