@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "zkl.h"
 
@@ -59,6 +60,30 @@ void loop_next(struct loop *l, int64_t deadline, struct event *ev);
 void loop_drain(struct loop *l);
 /* The earlier of two deadlines, -1 standing for none. */
 int64_t loop_earliest(int64_t a, int64_t b);
+
+/* ---- COMMAND's guard (tools/guard.c) --------------------------------------
+ *
+ * COMMAND must end with zkl, whatever ends zkl (SIGKILL, the OOM killer, a
+ * signal zkl does not handle): a lock whose session expires is given to the
+ * next holder. The guard is a process of zkl's that ends COMMAND when zkl
+ * is gone and had not stood it down. */
+
+struct guard {
+    pid_t pid;  /* the guard; with `group`, also COMMAND's process group */
+    int fd;     /* zkl's end of the socket whose end of file the guard waits for */
+    bool group; /* COMMAND joins the guard's process group */
+};
+
+/* Start the guard before COMMAND. With `group` it leads a new process group
+ * for COMMAND to join (g->pid), all of which it ends; else it ends the pid
+ * guard_watch names. Once zkl is gone: SIGTERM (SIGKILL if grace_ms is 0),
+ * then SIGKILL grace_ms later. Returns 0, or EX_OSERR after saying why. */
+int guard_start(struct guard *g, bool group, long grace_ms);
+/* Without `group`: the process to end (COMMAND, in zkl's group). */
+void guard_watch(struct guard *g, pid_t pid);
+/* Stand the guard down and reap it: call before COMMAND is reaped, so that
+ * the guard never signals a process id that was given to another. */
+void guard_stop(struct guard *g);
 
 /* ---- COMMAND (tools/command.c) ------------------------------------------ */
 
