@@ -67,7 +67,8 @@
  *   - A request's callback (zkl_request_fn) runs on the keeper thread
  *     too, or, after zkl_client_event_fd, on the thread that calls
  *     zkl_client_dispatch (one dispatch at a time); callbacks still
- *     pending when the client closes run on the closing thread.
+ *     pending when the client closes run on the closing thread, once a
+ *     callback running elsewhere has returned: never two at once.
  *   - zkl_last_zk_error / zkl_last_error_text: per calling thread.
  *
  * fork(). A client and its objects belong to the process that made them.
@@ -762,7 +763,8 @@ ZKL_EXPORT void zkl_mutex_free(zkl_mutex *m);
  * zkl_client_close.
  *
  * Closing: zkl_client_close may be called with requests pending. Each one
- * whose callback has not run gets ZKL_ECLOSED, on the closing thread,
+ * whose callback has not run gets ZKL_ECLOSED, on the closing thread
+ * (after a callback that another thread runs at that moment returns),
  * before zkl_client_close returns. Requests need not be freed before the
  * close: the client's memory stays until the last of them is freed, and a
  * held request's release then returns ZKL_ECLOSED (the session's end took
