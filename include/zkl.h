@@ -70,6 +70,10 @@
  *     pending when the client closes run on the closing thread, once a
  *     callback running elsewhere has returned: never two at once.
  *   - zkl_last_zk_error / zkl_last_error_text: per calling thread.
+ *   - SIGPIPE: no write of the ZooKeeper client raises it in the program
+ *     (a TLS socket is written with write(2)): the threads a client
+ *     starts have it blocked, and so has the calling thread of
+ *     zkl_client_open(_opts) and zkl_client_close while they may write.
  *
  * fork(). A client and its objects belong to the process that made them.
  * In a child of fork(), every call on an inherited client, lock object,
