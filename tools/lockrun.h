@@ -46,7 +46,8 @@ struct loop {
 };
 
 /* Block the signals zkl reads (in every thread: call before any thread
- * starts) and open the loop. Returns 0, or EX_OSERR after saying why. */
+ * starts) and open the loop; messages go to stderr without waiting from
+ * now on (cli_errout_start). Returns 0, or EX_OSERR after saying why. */
 int loop_open(struct loop *l);
 void loop_close(struct loop *l);
 /* Write one byte into the pipe; callable from any thread. */
@@ -103,8 +104,9 @@ struct command {
  * processes it starts end with it (as timeout(1) does); at a terminal
  * whose foreground job zkl leads, the group gets the terminal while it
  * runs. With cmd->foreground it stays in zkl's group and is signalled
- * alone. Returns COMMAND's exit code (128+N for signal N), or an exit code
- * of zkl's when it could not be started. */
+ * alone. A guard (above) ends COMMAND if zkl dies while it runs. Returns
+ * COMMAND's exit code (128+N for signal N), or an exit code of zkl's when
+ * it could not be started. */
 int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *lost);
 
 #endif

@@ -700,7 +700,6 @@ int cli_lock(int argc, char **argv)
     cli_fds_note_inherited();
     if ((rc = loop_open(&l)) != 0)
         return rc;
-    cli_errout_start();
     rc = lock_and_run(&o, &l);
     loop_close(&l);
     return rc;
