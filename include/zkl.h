@@ -67,8 +67,13 @@
  *   - A request's callback (zkl_request_fn) runs on the keeper thread
  *     too, or, after zkl_client_event_fd, on the thread that calls
  *     zkl_client_dispatch (one dispatch at a time); callbacks still
- *     pending when the client closes run on the closing thread.
+ *     pending when the client closes run on the closing thread, once a
+ *     callback running elsewhere has returned: never two at once.
  *   - zkl_last_zk_error / zkl_last_error_text: per calling thread.
+ *   - SIGPIPE: no write of the ZooKeeper client raises it in the program
+ *     (a TLS socket is written with write(2)): the threads a client
+ *     starts have it blocked, and so has the calling thread of
+ *     zkl_client_open(_opts) and zkl_client_close while they may write.
  *
  * fork(). A client and its objects belong to the process that made them.
  * In a child of fork(), every call on an inherited client, lock object,
@@ -766,7 +771,8 @@ ZKL_EXPORT void zkl_mutex_free(zkl_mutex *m);
  * zkl_client_close.
  *
  * Closing: zkl_client_close may be called with requests pending. Each one
- * whose callback has not run gets ZKL_ECLOSED, on the closing thread,
+ * whose callback has not run gets ZKL_ECLOSED, on the closing thread
+ * (after a callback that another thread runs at that moment returns),
  * before zkl_client_close returns. Requests need not be freed before the
  * close: the client's memory stays until the last of them is freed, and a
  * held request's release then returns ZKL_ECLOSED (the session's end took

@@ -757,6 +757,114 @@ START_TEST(test_bad_arguments)
 }
 END_TEST
 
+/* ---- callbacks one at a time ---------------------------------------------- */
+
+/* Counts the callbacks in and out: one that finds another inside is an
+ * overlap. The first stays inside until the close has begun, and then a
+ * while longer, for another to come in if the library lets it. */
+struct overlap {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int inside, calls, overlaps;
+    bool closing; /* the test is about to close the client */
+};
+
+#define OVERLAP_WINDOW_MS 100
+
+static void overlap_cb(zkl_request *r, int result, void *arg)
+{
+    (void)r;
+    (void)result;
+    struct overlap *o = arg;
+    pthread_mutex_lock(&o->mu);
+    if (o->inside++ > 0)
+        o->overlaps++;
+    if (o->calls++ == 0) {
+        pthread_cond_broadcast(&o->cv);
+        while (!o->closing)
+            pthread_cond_wait(&o->cv, &o->mu);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += OVERLAP_WINDOW_MS * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        while (o->calls == 1 && pthread_cond_timedwait(&o->cv, &o->mu, &until) == 0)
+            ;
+    }
+    o->inside--;
+    pthread_cond_broadcast(&o->cv);
+    pthread_mutex_unlock(&o->mu);
+}
+
+struct dispatcher {
+    zkl_client *c;
+    int fd;
+    struct overlap *o;
+};
+
+/* Dispatch until the first callback has run. */
+static void *dispatcher_main(void *arg)
+{
+    struct dispatcher *d = arg;
+    for (;;) {
+        pthread_mutex_lock(&d->o->mu);
+        int calls = d->o->calls;
+        pthread_mutex_unlock(&d->o->mu);
+        if (calls > 0 || !fd_readable(d->fd, PROMPT_MS))
+            break;
+        (void)zkl_client_dispatch(d->c);
+    }
+    return NULL;
+}
+
+/* zkl_client_close while another thread is inside zkl_client_dispatch,
+ * running a callback: the close's own callbacks (ZKL_ECLOSED for what is
+ * pending) wait for it, as callbacks run one at a time. */
+START_TEST(test_close_during_a_dispatch_runs_no_callback_beside_it)
+{
+    char *held = tu_test_path("overlap-held");
+    zkl_client *h = tu_test_client(10000);
+    zkl_mutex *hm = tu_test_mutex(h, held);
+    ck_assert_int_eq(zkl_mutex_acquire(hm, 5000), 0);
+    int64_t end = tu_now_ms() + 20000;
+    for (int i = 0; i < 20 && tu_now_ms() < end; i++) {
+        char leaf[32];
+        snprintf(leaf, sizeof leaf, "overlap-%d", i);
+        char *p = tu_path(leaf);
+        struct overlap o = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+        zkl_client *c = tu_client(10000);
+        int fd;
+        ck_assert_int_eq(zkl_client_event_fd(c, &fd), 0);
+        zkl_mutex *waits, *gets;
+        ck_assert_int_eq(zkl_mutex_new(c, held, &waits), 0);
+        ck_assert_int_eq(zkl_mutex_new(c, p, &gets), 0);
+        zkl_request *rw, *rg;
+        ck_assert_int_eq(zkl_mutex_acquire_async(waits, ZKL_WAIT_FOREVER, overlap_cb, &o, &rw), 0);
+        wait_kids_at_least(held, 2);
+        ck_assert_int_eq(zkl_mutex_acquire_async(gets, ZKL_WAIT_FOREVER, overlap_cb, &o, &rg), 0);
+        struct dispatcher d = {c, fd, &o};
+        pthread_t th;
+        ck_assert_int_eq(pthread_create(&th, NULL, dispatcher_main, &d), 0);
+        pthread_mutex_lock(&o.mu);
+        while (o.calls == 0)
+            pthread_cond_wait(&o.cv, &o.mu); /* the dispatcher's deadline bounds it */
+        o.closing = true;
+        pthread_cond_broadcast(&o.cv);
+        pthread_mutex_unlock(&o.mu);
+        zkl_client_close(c);
+        pthread_join(th, NULL);
+        ck_assert_msg(o.overlaps == 0, "round %d: two callbacks ran at once", i);
+        ck_assert_int_eq(o.calls, 2);
+        zkl_request_free(rg);
+        zkl_request_free(rw);
+        zkl_mutex_free(gets);
+        zkl_mutex_free(waits);
+        free(p);
+    }
+    ck_assert_int_eq(zkl_mutex_release(hm), 0);
+}
+END_TEST
+
 int main(void)
 {
     const TTest *tests[] = {
@@ -771,6 +879,7 @@ int main(void)
         test_thousands_on_distinct_paths,
         test_thousands_on_one_path_exclude_each_other,
         test_bad_arguments,
+        test_close_during_a_dispatch_runs_no_callback_beside_it,
         NULL,
     };
     return tu_run_zk_case("async_more", 300, tests);

@@ -8,10 +8,19 @@
  *     timeout;
  *   - identities of both kinds share one lock tree through ACL entries,
  *     and the others are kept out;
- *   - a session re-opened after expiry uses the same credentials. */
+ *   - a session re-opened after expiry uses the same credentials;
+ *   - a port that drops every TLS handshake never raises SIGPIPE in the
+ *     program: the open fails with a reason. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "common_recipes.h"
 #include "testutil.h"
@@ -312,6 +321,93 @@ START_TEST(test_a_reopened_session_has_the_same_tls_and_sasl_credentials)
 }
 END_TEST
 
+/* ---- a port that drops handshakes ------------------------------------------- */
+
+/* A listener on a loopback port that accepts and closes at once, as a
+ * server without TLS support on its TLS port may; OpenSSL writes with
+ * write(2), and a write after the server's reset raises SIGPIPE. */
+struct dropper {
+    int fd;
+    int port;
+    atomic_bool stop;
+    pthread_t th;
+};
+
+static void *dropper_main(void *arg)
+{
+    struct dropper *d = arg;
+    while (!atomic_load(&d->stop)) {
+        int c = accept(d->fd, NULL, NULL);
+        if (c >= 0)
+            close(c);
+    }
+    return NULL;
+}
+
+static void dropper_start(struct dropper *d)
+{
+    d->fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(d->fd, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    ck_assert_int_eq(bind(d->fd, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(listen(d->fd, 64), 0);
+    ck_assert_int_eq(getsockname(d->fd, (struct sockaddr *)&a, &len), 0);
+    d->port = ntohs(a.sin_port);
+    atomic_store(&d->stop, false);
+    ck_assert_int_eq(pthread_create(&d->th, NULL, dropper_main, d), 0);
+}
+
+static void dropper_stop(struct dropper *d)
+{
+    atomic_store(&d->stop, true);
+    shutdown(d->fd, SHUT_RDWR); /* wakes the accept */
+    pthread_join(d->th, NULL);
+    close(d->fd);
+}
+
+/* SIGPIPEs delivered to the program: counted, not fatal, so that the test
+ * can say what happened. */
+static atomic_int sigpipes;
+
+static void on_sigpipe(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&sigpipes, 1);
+}
+
+START_TEST(test_a_port_that_drops_tls_handshakes_raises_no_sigpipe)
+{
+    struct sigaction sa = {.sa_handler = on_sigpipe}, old;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGPIPE, &sa, &old), 0);
+    struct dropper d;
+    dropper_start(&d);
+    char hosts[600];
+    /* Alone, the open fails with the reason; beside a server that speaks
+     * TLS, the session may come from that one. Either way no write of
+     * the client's (its threads, or the opening thread's probe) raises
+     * SIGPIPE. */
+    for (int i = 0; i < 4; i++) {
+        snprintf(hosts, sizeof hosts, "127.0.0.1:%d", d.port);
+        open_fails(hosts, tls_opts("ca", "client", "client", NULL), ZKL_ECONNLOSS,
+                   "ended the connection in the TLS handshake");
+        snprintf(hosts, sizeof hosts, "127.0.0.1:%d,%s", d.port, secure_hosts());
+        zkl_client *c = NULL;
+        zkl_client_opts *o = tls_opts("ca", "client", "client", NULL);
+        int rc = zkl_client_open_opts(hosts, 10000, o, &c);
+        zkl_client_opts_free(o);
+        ck_assert_msg(rc == 0 || rc == ZKL_ECONNLOSS, "open gave %s (%s)", zkl_err_name(rc),
+                      zkl_last_error_text());
+        zkl_client_close(c);
+    }
+    dropper_stop(&d);
+    sigaction(SIGPIPE, &old, NULL);
+    ck_assert_msg(atomic_load(&sigpipes) == 0, "%d SIGPIPEs were raised in the program",
+                  atomic_load(&sigpipes));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("secure");
@@ -322,6 +418,7 @@ int main(void)
     tcase_add_test(tc, test_tls_failures_end_the_open_in_seconds_with_the_reason);
     tcase_add_test(tc, test_sasl_failures_end_the_open_at_once);
     tcase_add_test(tc, test_a_tls_and_a_sasl_identity_share_a_tree_and_others_are_kept_out);
+    tcase_add_test(tc, test_a_port_that_drops_tls_handshakes_raises_no_sigpipe);
     suite_add_tcase(s, tc);
     TCase *tr = tu_tcase("reopen", 120);
     tcase_add_checked_fixture(tr, setup, tu_fixture_teardown);

@@ -29,8 +29,22 @@ extern const char *cli_prog;
 /* Flush stdout: 0, or EX_IOERR after "zkl: write error: REASON". */
 int cli_flush_stdout(void);
 
-/* "zkl: <message>\n" on stderr. */
+/* "zkl: <message>\n" on stderr; after cli_errout_start, without waiting
+ * for stderr (tools/errout.c). */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* From now on messages go to stderr from a thread of their own: call after
+ * loop_open (the thread gets its signal mask). */
+void cli_errout_start(void);
+/* Write msg[n] to stderr, or have it written. */
+void cli_errout_write(const char *msg, size_t n);
+/* Wait up to `ms` for the messages to be written (before exiting). */
+void cli_errout_flush(long ms);
+/* How long zkl waits at its exit for its last messages to reach stderr. */
+#define CLI_ERROUT_FLUSH_MS 1000
+/* Whether SIGPIPE had its default action when zkl started (zkl ignores it,
+ * so that a reader that is gone makes a write fail, not kill zkl; COMMAND
+ * gets it as zkl found it). */
+extern bool cli_sigpipe_default;
 /* A usage error: the message, a pointer to --help, and EX_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -73,6 +73,7 @@ static void free_env(char **env)
  * process alone. */
 struct job {
     pid_t pid;
+    pid_t pgid; /* COMMAND's group, its guard's (tools/guard.c) */
     bool group;
     int tty; /* the terminal COMMAND's group was given, or -1 */
 };
@@ -81,9 +82,9 @@ struct job {
  * a stopped process acts on nothing else. */
 static void job_signal(const struct job *j, int sig)
 {
-    kill(j->group ? -j->pid : j->pid, sig);
+    kill(j->group ? -j->pgid : j->pid, sig);
     if (sig != SIGKILL && sig != SIGCONT)
-        kill(j->group ? -j->pid : j->pid, SIGCONT);
+        kill(j->group ? -j->pgid : j->pid, SIGCONT);
 }
 
 /* Make `pgid` the terminal's foreground process group. From a background
@@ -130,8 +131,8 @@ static void job_stopped(struct job *j, int status)
         if (fd >= 0 && tcgetpgrp(fd) == getpgrp()) {
             cli_err("COMMAND (pid %ld) uses the terminal: it has it until it ends", (long)j->pid);
             j->tty = fd;
-            tty_give(fd, j->pid);
-            kill(-j->pid, SIGCONT);
+            tty_give(fd, j->pgid);
+            kill(-j->pgid, SIGCONT);
         } else {
             if (fd >= 0)
                 close(fd);
@@ -147,12 +148,13 @@ static void job_stopped(struct job *j, int status)
     kill(getpid(), sig == SIGTTIN || sig == SIGTTOU ? SIGTSTP : sig);
     /* Continued. */
     if (tcgetpgrp(j->tty) == getpgrp())
-        tty_give(j->tty, j->pid);
-    kill(-j->pid, SIGCONT);
+        tty_give(j->tty, j->pgid);
+    kill(-j->pgid, SIGCONT);
 }
 
-/* Start COMMAND. Returns 0, or an exit code after saying why not. */
-static int spawn(const struct command *cmd, const struct loop *l, pid_t *pid)
+/* Start COMMAND, in process group `pgid` unless --foreground. Returns 0,
+ * or an exit code after saying why not. */
+static int spawn(const struct command *cmd, const struct loop *l, pid_t pgid, pid_t *pid)
 {
     char **env = child_env(cmd);
     posix_spawnattr_t at;
@@ -164,10 +166,16 @@ static int spawn(const struct command *cmd, const struct loop *l, pid_t *pid)
     }
     /* COMMAND gets the signal mask zkl started with, not the one zkl reads
      * its signals through. */
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+    /* And SIGPIPE as zkl found it: zkl ignores it for its own writes. */
+    sigset_t def;
+    sigemptyset(&def);
+    if (cli_sigpipe_default)
+        sigaddset(&def, SIGPIPE);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                       (cmd->foreground ? 0 : POSIX_SPAWN_SETPGROUP));
     posix_spawnattr_setsigmask(&at, &l->orig);
-    posix_spawnattr_setpgroup(&at, 0); /* a group of its own, led by COMMAND */
+    posix_spawnattr_setsigdefault(&at, &def);
+    posix_spawnattr_setpgroup(&at, pgid); /* a group of its own, led by its guard */
     cli_fds_close_on_exec_new();
     int rc = posix_spawnp(pid, cmd->argv[0], NULL, &at, cmd->argv, env);
     posix_spawnattr_destroy(&at);
@@ -189,16 +197,37 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
         *lost = true;
         return 0;
     }
-    struct job j = {.group = !cmd->foreground, .tty = cmd->foreground ? -1 : tty_to_hand_over()};
-    int rc = spawn(cmd, l, &j.pid);
+    /* If zkl dies, its guard ends COMMAND: SIGTERM, then SIGKILL after
+     * --kill-after, but within a twentieth of the session timeout. By the
+     * loss rule (9/20 of it without an answer) zkl counts the lock as lost
+     * before the server may expire the session (half of it at the
+     * earliest, a tick early): once zkl is gone, a twentieth is all that
+     * is sure to be left. */
+    long grace = cmd->kill_after_ms;
+    int session_ms = zkl_client_session_timeout(c);
+    if (session_ms > 0 && session_ms / 20 < grace)
+        grace = session_ms / 20;
+    struct guard g;
+    int rc = guard_start(&g, !cmd->foreground, grace);
+    if (rc != 0)
+        return rc;
+    struct job j = {.group = !cmd->foreground,
+                    .pgid = g.pid,
+                    .tty = cmd->foreground ? -1 : tty_to_hand_over()};
+    rc = spawn(cmd, l, g.pid, &j.pid);
     if (rc != 0) {
+        guard_stop(&g);
         if (j.tty >= 0)
             close(j.tty);
         return rc;
     }
     pid_t pid = j.pid;
+    /* With --foreground the guard learns COMMAND's pid only now: zkl's
+     * death in between leaves COMMAND to run alone. */
+    if (cmd->foreground)
+        guard_watch(&g, pid);
     if (j.tty >= 0)
-        tty_give(j.tty, pid);
+        tty_give(j.tty, j.pgid);
 
     /* The library says when the session is lost: at its expiry, or when
      * by the loss rule (zkl.h) the server may expire it soon, connected or
@@ -207,21 +236,23 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
     int status = 0;
     bool ending = false; /* SIGTERM sent: a loss or a revocation */
     for (;;) {
+        /* COMMAND is signalled first, and only then is it said: a
+         * message never delays the signal (cli_err never blocks). */
         if (!*lost && (st == ZKL_STATE_LOST || st == ZKL_STATE_CLOSED)) {
             *lost = true;
-            cli_err("lock %s lost (its node was deleted, or the ZooKeeper session expired or may "
-                    "expire any moment with no answer in time): terminating COMMAND (pid %ld)",
-                    cmd->path, (long)pid);
             if (!ending) {
                 job_signal(&j, cmd->kill_after_ms == 0 ? SIGKILL : SIGTERM);
                 kill_at = cmd->kill_after_ms == 0 ? -1 : cli_now_ms() + cmd->kill_after_ms;
             }
             ending = true;
+            cli_err("lock %s lost (its node was deleted, or the ZooKeeper session expired or may "
+                    "expire any moment with no answer in time): terminating COMMAND (pid %ld)",
+                    cmd->path, (long)pid);
         }
         if (kill_at >= 0 && cli_now_ms() >= kill_at) {
-            cli_err("COMMAND (pid %ld) still runs: SIGKILL", (long)pid);
             job_signal(&j, SIGKILL);
             kill_at = -1;
+            cli_err("COMMAND (pid %ld) still runs: SIGKILL", (long)pid);
         }
         struct event ev;
         loop_next(l, kill_at, &ev);
@@ -233,12 +264,22 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
         } else if (ev.type == EV_REVOKE && !ending && !*lost) {
             /* --revocable: someone asked us to let go. COMMAND ends as for a
              * loss; the lock is released once it has. */
-            cli_err("lock %s: release requested (revocation): terminating COMMAND (pid %ld)",
-                    cmd->path, (long)pid);
             job_signal(&j, cmd->kill_after_ms == 0 ? SIGKILL : SIGTERM);
             kill_at = cmd->kill_after_ms == 0 ? -1 : cli_now_ms() + cmd->kill_after_ms;
             ending = true;
+            cli_err("lock %s: release requested (revocation): terminating COMMAND (pid %ld)",
+                    cmd->path, (long)pid);
         } else if (ev.type == EV_SIGNAL && ev.sig == SIGCHLD) {
+            /* Looked at first, not reaped: the guard stands down while
+             * COMMAND's pid is still COMMAND's. */
+            siginfo_t si;
+            si.si_pid = 0;
+            if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT |
+                                                (j.group ? WSTOPPED : 0)) != 0 ||
+                si.si_pid != pid)
+                continue;
+            if (si.si_code != CLD_STOPPED && si.si_code != CLD_TRAPPED)
+                guard_stop(&g);
             pid_t r = waitpid(pid, &status, WNOHANG | (j.group ? WUNTRACED : 0));
             if (r == pid && WIFSTOPPED(status))
                 job_stopped(&j, status);
@@ -253,6 +294,7 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
             job_signal(&j, ev.sig);
         }
     }
+    guard_stop(&g); /* if COMMAND's end was seen only by waitpid */
     if (j.tty >= 0) {
         tty_give(j.tty, getpgrp()); /* the terminal is zkl's job's again */
         close(j.tty);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "zkl.h"
 
@@ -45,7 +46,8 @@ struct loop {
 };
 
 /* Block the signals zkl reads (in every thread: call before any thread
- * starts) and open the loop. Returns 0, or EX_OSERR after saying why. */
+ * starts) and open the loop; messages go to stderr without waiting from
+ * now on (cli_errout_start). Returns 0, or EX_OSERR after saying why. */
 int loop_open(struct loop *l);
 void loop_close(struct loop *l);
 /* Write one byte into the pipe; callable from any thread. */
@@ -59,6 +61,30 @@ void loop_next(struct loop *l, int64_t deadline, struct event *ev);
 void loop_drain(struct loop *l);
 /* The earlier of two deadlines, -1 standing for none. */
 int64_t loop_earliest(int64_t a, int64_t b);
+
+/* ---- COMMAND's guard (tools/guard.c) --------------------------------------
+ *
+ * COMMAND must end with zkl, whatever ends zkl (SIGKILL, the OOM killer, a
+ * signal zkl does not handle): a lock whose session expires is given to the
+ * next holder. The guard is a process of zkl's that ends COMMAND when zkl
+ * is gone and had not stood it down. */
+
+struct guard {
+    pid_t pid;  /* the guard; with `group`, also COMMAND's process group */
+    int fd;     /* zkl's end of the socket whose end of file the guard waits for */
+    bool group; /* COMMAND joins the guard's process group */
+};
+
+/* Start the guard before COMMAND. With `group` it leads a new process group
+ * for COMMAND to join (g->pid), all of which it ends; else it ends the pid
+ * guard_watch names. Once zkl is gone: SIGTERM (SIGKILL if grace_ms is 0),
+ * then SIGKILL grace_ms later. Returns 0, or EX_OSERR after saying why. */
+int guard_start(struct guard *g, bool group, long grace_ms);
+/* Without `group`: the process to end (COMMAND, in zkl's group). */
+void guard_watch(struct guard *g, pid_t pid);
+/* Stand the guard down and reap it: call before COMMAND is reaped, so that
+ * the guard never signals a process id that was given to another. */
+void guard_stop(struct guard *g);
 
 /* ---- COMMAND (tools/command.c) ------------------------------------------ */
 
@@ -78,8 +104,9 @@ struct command {
  * processes it starts end with it (as timeout(1) does); at a terminal
  * whose foreground job zkl leads, the group gets the terminal while it
  * runs. With cmd->foreground it stays in zkl's group and is signalled
- * alone. Returns COMMAND's exit code (128+N for signal N), or an exit code
- * of zkl's when it could not be started. */
+ * alone. A guard (above) ends COMMAND if zkl dies while it runs. Returns
+ * COMMAND's exit code (128+N for signal N), or an exit code of zkl's when
+ * it could not be started. */
 int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *lost);
 
 #endif

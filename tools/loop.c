@@ -34,6 +34,9 @@ int loop_open(struct loop *l)
     }
     l->rfd = p[0];
     l->wfd = p[1];
+    /* From here on the loop's thread acts on what it reads (it signals
+     * COMMAND): it must never wait for a reader of stderr. */
+    cli_errout_start();
     return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -311,6 +312,7 @@ static void die(int code)
 {
     fflush(stdout);
     fflush(stderr);
+    cli_errout_flush(CLI_ERROUT_FLUSH_MS);
     _exit(code);
 }
 
@@ -436,6 +438,9 @@ static int hold(const struct lockopts *o, struct loop *l, zkl_client *c, const c
     if (fflush(stdout) != 0 || ferror(stdout)) {
         cli_err("write error: %s: cannot write the node and token: releasing %s",
                 strerror(errno ? errno : EIO), o->path);
+        /* Said once: what stays unwritten is not tried again at the exit. */
+        __fpurge(stdout);
+        clearerr(stdout);
         return EX_IOERR;
     }
     if (!o->until_signal && stdin_at_end())

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <netdb.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "cli.h"
 
 const char *cli_prog = "zkl";
+bool cli_sigpipe_default;
 
 void cli_help(void)
 {
@@ -93,7 +95,8 @@ void cli_help(void)
         "node) and ZKL_FENCING_TOKEN (that node's czxid: later holders get larger\n"
         "tokens). COMMAND runs in a process group of its own: SIGINT, SIGTERM, SIGHUP\n"
         "and SIGQUIT sent to zkl go on to the whole group, as does the SIGTERM when\n"
-        "the lock is lost; the lock is released once COMMAND has ended. While zkl waits, they make it\n"
+        "the lock is lost; the lock is released once COMMAND has ended. If zkl\n"
+        "itself dies (SIGKILL, ...), a guard process ends the group. While zkl waits, they make it\n"
         "stop waiting, leaving no node behind; while connecting, they end zkl at\n"
         "once. If the session expires, or may expire any moment (no answer from\n"
         "ZooKeeper for 9/20 of the session timeout), zkl counts the lock as lost\n"
@@ -134,11 +137,21 @@ static void version(void)
     printf("zkl %s (libzkl %s)\n", ZKL_VERSION_STRING, zkl_version_string());
 }
 
+/* One write per message: whole lines, even among COMMAND's output. */
 static void vmsg(const char *fmt, va_list ap)
 {
-    fprintf(stderr, "%s: ", cli_prog);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char buf[2048];
+    int n = snprintf(buf, sizeof buf, "%s: ", cli_prog);
+    int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    size_t len = m < 0 ? (size_t)n : (size_t)n + (size_t)m;
+    if (len > sizeof buf - 5)
+        len = sizeof buf - 5; /* cut: said with "..." */
+    if (m >= 0 && (size_t)n + (size_t)m > len) {
+        memcpy(buf + len, "...", 3);
+        len += 3;
+    }
+    buf[len++] = '\n';
+    cli_errout_write(buf, len);
 }
 
 void cli_err(const char *fmt, ...)
@@ -554,5 +567,14 @@ static int run(int argc, char **argv)
 int main(int argc, char **argv)
 {
     hold_closed_std_fds();
-    return finish(run(argc, argv));
+    /* A reader that is gone (stdout or stderr into a pipe) makes a write
+     * fail (EPIPE: "write error", 74), not kill zkl while it holds a lock
+     * or runs COMMAND. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&ign.sa_mask);
+    if (sigaction(SIGPIPE, &ign, &old) == 0)
+        cli_sigpipe_default = old.sa_handler != SIG_IGN;
+    int rc = finish(run(argc, argv));
+    cli_errout_flush(CLI_ERROUT_FLUSH_MS);
+    return rc;
 }

@@ -188,17 +188,26 @@ void zkl__async_free_now(zkl_request *r)
     free(r);
 }
 
-int zkl__async_deliver(struct zkl__async *a, zkl_client *c)
+int zkl__async_deliver(struct zkl__async *a, zkl_client *c, bool closing)
 {
+    /* Callbacks run one at a time: the closing thread waits for a
+     * dispatch (or the keeper) that is running one, with c->mu released
+     * meanwhile. A callback's own thread never waits for itself. */
+    bool mine = a->delivering && pthread_equal(a->runner, pthread_self());
+    while (a->delivering && !mine)
+        pthread_cond_wait(&c->cv, &c->mu);
+    bool outer = !a->delivering;
+    a->delivering = true;
+    a->runner = pthread_self();
     int ran = 0;
     zkl_request *r;
-    while ((r = a->ready) != NULL) {
+    /* Once the client closes, what is left is the closing thread's. */
+    while ((closing || !c->closing) && (r = a->ready) != NULL) {
         ready_remove(a, r);
         if (zkl__async_on(r, ZKL__RE_DELIVER) == 0)
             continue; /* not to be told (yet): the machine said why */
         int result = r->m.result;
         r->cb = ZKL__CB_RUNNING;
-        a->runner = pthread_self();
         pthread_mutex_unlock(&c->mu);
         r->fn(r, result, r->arg);
         pthread_mutex_lock(&c->mu);
@@ -213,6 +222,10 @@ int zkl__async_deliver(struct zkl__async *a, zkl_client *c)
         }
         pthread_cond_broadcast(&c->cv); /* a zkl_request_free waiting */
     }
+    if (outer) {
+        a->delivering = false;
+        pthread_cond_broadcast(&c->cv); /* a closing thread waiting */
+    }
     return ran;
 }
 
@@ -226,7 +239,7 @@ static int64_t tick(void *ctx)
      * (c->mu released) found no keeper waiting to hear it. */
     do {
         judge_all(a);
-    } while (a->fd < 0 && !a->c->closing && zkl__async_deliver(a, a->c) > 0);
+    } while (a->fd < 0 && !a->c->closing && zkl__async_deliver(a, a->c, false) > 0);
     return a->due;
 }
 
@@ -238,7 +251,7 @@ static void on_close(void *ctx)
     for (zkl_request *r = a->timed; r; r = r->anext)
         look_push(a, r);
     judge_all(a);
-    zkl__async_deliver(a, a->c);
+    zkl__async_deliver(a, a->c, true);
 }
 
 static void drop(void *ctx)

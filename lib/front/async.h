@@ -32,13 +32,16 @@ struct zkl__async {
     int64_t due;                      /* the earliest of those, 0: none */
     int fd;                           /* -1 until zkl_client_event_fd */
     bool dispatching;                 /* zkl_client_dispatch runs */
+    bool delivering;                  /* a thread runs callbacks: `runner` */
     pthread_t runner;                 /* the thread running a callback (one at a time) */
 };
 
 /* One event for the request's machine, carried out here. */
 int zkl__async_on(zkl_request *r, enum zkl__rev_type ev);
-/* Run the callbacks of the ready requests, c->mu released for each. */
-int zkl__async_deliver(struct zkl__async *a, zkl_client *c);
+/* Run the callbacks of the ready requests, c->mu released for each, one
+ * at a time: after those another thread runs now. Once the client closes,
+ * only the closing thread (`closing`) runs them. */
+int zkl__async_deliver(struct zkl__async *a, zkl_client *c, bool closing);
 /* The client's async state, made on first use. */
 struct zkl__async *zkl__async_of(zkl_client *c);
 /* Take the request off the client's lists (it is being freed). */

@@ -146,7 +146,7 @@ int zkl_client_dispatch(zkl_client *c)
     ssize_t got = read(a->fd, &v, sizeof v); /* empty now: written again on the next result */
     (void)got;
     a->dispatching = true;
-    int ran = zkl__async_deliver(a, c);
+    int ran = zkl__async_deliver(a, c, false);
     a->dispatching = false;
     pthread_mutex_unlock(&c->mu);
     return ran;

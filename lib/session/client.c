@@ -2,6 +2,7 @@
  * session state, route every ZooKeeper callback to the session listener,
  * re-open after expiry, and tell listeners — on a thread of our own. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,48 @@ watcher_fn zkl__client_watcher_fn(void)
     return node_watcher;
 }
 
+/* ---- SIGPIPE ----------------------------------------------------------
+ * libzookeeper_mt writes its plain sockets with MSG_NOSIGNAL, but a TLS
+ * connection through OpenSSL's socket BIO, with write(2): a server that
+ * drops a handshake raises SIGPIPE, which kills a program that never asked
+ * for sockets. The threads that write are ours to set up: the io and
+ * completion threads zookeeper_init starts (they inherit the mask of the
+ * thread that calls it), our keeper, the thread that calls zookeeper_close
+ * (it sends the close itself), and the opening thread's TLS probe
+ * (lib/session/probe.c). Each gets SIGPIPE blocked; a calling thread's
+ * mask is put back after, and a SIGPIPE raised meanwhile is taken away
+ * rather than delivered then. */
+
+void zkl__nopipe_begin(struct zkl__nopipe *np)
+{
+    sigset_t pipe, pend;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &np->old);
+    np->pending = sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE);
+}
+
+void zkl__nopipe_end(struct zkl__nopipe *np)
+{
+    sigset_t pipe, pend;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    if (!np->pending && !sigismember(&np->old, SIGPIPE) && sigpending(&pend) == 0 &&
+        sigismember(&pend, SIGPIPE)) {
+        struct timespec zero = {0, 0};
+        (void)sigtimedwait(&pipe, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &np->old, NULL);
+}
+
+static void close_handle(zhandle_t *zh)
+{
+    struct zkl__nopipe np;
+    zkl__nopipe_begin(&np);
+    zookeeper_close(zh);
+    zkl__nopipe_end(&np);
+}
+
 /* Start a session on a new handle. Registry lock held across init so the
  * first session event finds the client. */
 int zkl__client_start_handle(zkl_client *c)
@@ -107,7 +150,12 @@ int zkl__client_start_handle(zkl_client *c)
     errno = 0;
     /* With the client's TLS or SASL settings, the same for a re-opened
      * session as for the first. */
+    struct zkl__nopipe np;
+    zkl__nopipe_begin(&np);
     zhandle_t *zh = zkl__secure_handle(c->secure, c->hosts, session_watcher, c->timeout_ms);
+    int init_errno = errno;
+    zkl__nopipe_end(&np);
+    errno = init_errno;
     if (zh == NULL) {
         int e = errno;
         zkl__registry_unlock();
@@ -201,7 +249,12 @@ static void client_destroy(zkl_client *c)
 
 static int start_keeper(zkl_client *c)
 {
-    if (pthread_create(&c->keeper, NULL, zkl__keeper_main, c) != 0)
+    /* The keeper closes and opens handles: SIGPIPE blocked for good. */
+    struct zkl__nopipe np;
+    zkl__nopipe_begin(&np);
+    int rc = pthread_create(&c->keeper, NULL, zkl__keeper_main, c);
+    zkl__nopipe_end(&np);
+    if (rc != 0)
         return ZKL_ESYS;
     c->keeper_started = 1;
     return 0;
@@ -293,7 +346,7 @@ fail_zh:
     c->closing = 1;
     pthread_mutex_unlock(&c->mu);
     zkl__registry_remove(c);
-    zookeeper_close(c->zh);
+    close_handle(c->zh);
     client_destroy(c);
     return rc;
 fail_reg:
@@ -399,7 +452,7 @@ void zkl_client_close(zkl_client *c)
         /* Completions still pending are called with ZCLOSING, and free
          * the nodes that only they kept alive. */
         if (c->zh != NULL)
-            zookeeper_close(c->zh);
+            close_handle(c->zh);
     } else {
         zoo_set_watcher(c->zh, c->wrapped_prev);
         /* The caller's handle lives on: wait until no request of ours is

@@ -112,6 +112,10 @@ static int tls_handshake(const struct zkl__secure *sec, int fd, const char *serv
     }
     SSL *ssl = SSL_new(ctx);
     int rc = 0;
+    /* OpenSSL writes with write(2): a server that ends the handshake must
+     * not raise SIGPIPE in the caller's thread. */
+    struct zkl__nopipe np;
+    zkl__nopipe_begin(&np);
     if (ssl == NULL || SSL_set_fd(ssl, fd) != 1)
         goto done;
     ERR_clear_error();
@@ -172,6 +176,7 @@ static int tls_handshake(const struct zkl__secure *sec, int fd, const char *serv
         rc = ZKL_ECONNLOSS;
     }
 done:
+    zkl__nopipe_end(&np);
     ERR_clear_error();
     SSL_free(ssl);
     SSL_CTX_free(ctx);

@@ -5,6 +5,7 @@
 #ifndef ZKL_SESSION_H
 #define ZKL_SESSION_H
 
+#include <signal.h>
 #include <zookeeper/zookeeper.h>
 
 #include "util.h"
@@ -271,6 +272,16 @@ zhandle_t *zkl__secure_handle(const struct zkl__secure *sec, const char *hosts, 
 struct ssl_ctx_st;
 struct ssl_ctx_st *zkl__secure_tls_ctx(const struct zkl__secure_opts *s, char *why, size_t n);
 #endif
+/* SIGPIPE blocked in the calling thread between begin and end, for a call
+ * that may write to a TLS socket or start the threads that will (a
+ * SIGPIPE raised meanwhile is taken away): lib/session/client.c. */
+struct zkl__nopipe {
+    sigset_t old;
+    bool pending; /* SIGPIPE was pending before: not ours to take */
+};
+void zkl__nopipe_begin(struct zkl__nopipe *np);
+void zkl__nopipe_end(struct zkl__nopipe *np);
+
 /* Wait for the first session of a new client (lib/session/probe.c), c->mu
  * held (released while waiting), until `deadline` (monotonic ns): 0 once
  * connected, or ZKL_ECONNLOSS (none in time), ZKL_ENOAUTH (credentials

@@ -36,3 +36,35 @@ trap _cli_exit EXIT
 
 # shellcheck source=tests/cli/wait.sh
 . "$_cli_dir/wait.sh"
+
+# The scripts made of test_* functions: fail MESSAGE marks the running
+# test failed; run_tests [NAMES...] runs the named ones (default: every
+# test_* function), says "ok"/"not ok" for each, and returns 1 if any
+# failed.
+failures=0
+passes=0
+fail() {
+    echo "not ok - $test_name: $*"
+    failures=$((failures + 1))
+    test_ok=0
+}
+
+run_test() {
+    test_name=$1
+    test_ok=1
+    "$1"
+    if ((test_ok)); then
+        echo "ok - $test_name"
+        passes=$((passes + 1))
+    fi
+}
+
+run_tests() {
+    local t tests=("$@")
+    ((${#tests[@]})) || mapfile -t tests < <(declare -F | awk '$3 ~ /^test_/ {print $3}')
+    for t in "${tests[@]}"; do
+        run_test "$t"
+    done
+    echo "$passes passed, $failures failed"
+    ((failures == 0))
+}

@@ -20,8 +20,6 @@ root_cleanup=1
 # so connecting gets 30 s (--connect-timeout's variable);
 # test_nonblock_and_wait_bound_the_connecting runs without it.
 export ZKL_CONNECT_TIMEOUT=30
-failures=0
-passes=0
 
 cleanup() {
     kill_jobs
@@ -52,21 +50,6 @@ start_zkl() {
 
 contenders_are() { [[ $(contenders "$1") == "$2" ]]; }
 
-fail() {
-    echo "not ok - $test_name: $*"
-    failures=$((failures + 1))
-    test_ok=0
-}
-
-run_test() {
-    test_name=$1
-    test_ok=1
-    "$1"
-    if ((test_ok)); then
-        echo "ok - $test_name"
-        passes=$((passes + 1))
-    fi
-}
 
 # ---- tests -------------------------------------------------------------------
 
@@ -1038,10 +1021,4 @@ test_output_to_a_closed_stdout_is_an_error() {
 }
 
 # Arguments: the tests to run (default: all).
-tests=("$@")
-((${#tests[@]})) || mapfile -t tests < <(declare -F | awk '$3 ~ /^test_/ {print $3}')
-for t in "${tests[@]}"; do
-    run_test "$t"
-done
-echo "$passes passed, $failures failed"
-((failures == 0))
+run_tests "$@"
