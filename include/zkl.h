@@ -516,6 +516,14 @@ ZKL_EXPORT void zkl_lock_opts_free(zkl_lock_opts *o);
  * handoff, and a shorter handoff under contention. Returns 0, or ZKL_EINVAL
  * (NULL, `on` neither 0 nor 1). */
 ZKL_EXPORT int zkl_lock_opts_set_prefetch(zkl_lock_opts *o, int on);
+/* The id every node of the lock carries as its data instead of the default
+ * "host pid" (the bytes of `id`, without its NUL: "" writes none), so that
+ * zkl_participants_list, `zkl holders` and Curator's getParticipantNodes
+ * name the holder by it; with Curator's LeaderSelector (setId) the id is
+ * what getLeader() returns. NULL goes back to the default. `id` is copied.
+ * Returns 0, ZKL_EINVAL (NULL o, an id longer than 4096 bytes),
+ * ZKL_ENOMEM. */
+ZKL_EXPORT int zkl_lock_opts_set_id(zkl_lock_opts *o, const char *id);
 
 /* ------------------------------------------------------------------------
  * Metrics: what the client's locks did, in total and per lock path, for
@@ -1319,7 +1327,8 @@ typedef struct zkl_participant {
     int readable;     /* 1 if the data was read; 0 if the node's ACL refused
                          it (owner is then empty; the rest is from the stat) */
     char *owner;      /* the node's data, the owner's identity (zkl: "host
-                         pid"; Curator: an address), NUL-terminated; may hold
+                         pid", or the id of zkl_lock_opts_set_id; Curator:
+                         an address, or a participant's id), NUL-terminated; may hold
                          any bytes: owner_len counts them */
     size_t owner_len;
 } zkl_participant;
