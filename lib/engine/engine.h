@@ -79,6 +79,8 @@ typedef struct zkl__qopts {
     zkl__node_fn on_lost, on_revoke;
     void *hook_arg;
     zkl_cancel *cancel;    /* a blocking acquire ends with ZKL_ECANCELED once it fires */
+    bool tell_lost;        /* an asynchronous request tells a held node's loss to its
+                              callback, whatever the client's option (a latch) */
     zkl__wake_fn wake;     /* an asynchronous waiter's wake-up (not a thread) */
     void *wake_arg;
 } zkl__qopts;

@@ -23,6 +23,9 @@ extern const zkl__policy zkl__lock_policy;
  * NULL or a `const bool *`: true for a downgrade node, which holds at once. */
 extern const zkl__policy zkl__read_policy;
 extern const zkl__policy zkl__write_policy;
+/* "latch-": leader election, Curator's LeaderLatch (recipes/latch.c): the
+ * first node leads, a follower watches the node before it. */
+extern const zkl__policy zkl__latch_policy;
 /* The counting semaphore (recipes/semaphore.c): "zkl-wait-" gate nodes wait
  * (the gate's arg is a `const struct zkl__gate_arg *`: the limit, and the
  * leases the waiter asks for), "zkl-lease-" nodes hold. */
