@@ -1617,7 +1617,10 @@ ZKL_EXPORT void zkl_multilock_free(zkl_multilock *ml);
  * The latch works on the client's asynchronous requests (zkl_request(3)):
  * its listener is called where request callbacks run, on the client's own
  * thread, or, after zkl_client_event_fd, on the thread that calls
- * zkl_client_dispatch, which is all an event loop needs.
+ * zkl_client_dispatch, which is all an event loop needs. A leadership
+ * begins when its callback runs: with delivery by descriptor, await and
+ * is_leader see it once zkl_client_dispatch ran it (a lost one ends at
+ * once, before it is told).
  * Thread safety: a latch may be used by several threads at once, except
  * that zkl_latch_free must be its last call.
  * ---------------------------------------------------------------------- */

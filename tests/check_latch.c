@@ -3,6 +3,7 @@
  * session (told, rejoined, a larger token), an outsider deleting the
  * leader's node, an ACL refusing the listing, a hundred candidates each
  * leading once, close in every state, and bad input. */
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -143,10 +144,10 @@ START_TEST(test_one_of_three_leads_and_close_hands_over)
     ck_assert_int_gt(t1, 0);
     /* Its node: _c_<uuid>-latch-<seq>, the id as data, first. */
     char data[64], node[512];
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 10000)); /* all joined */
     first_child(k[0].c, p, data, sizeof data, node, sizeof node);
     ck_assert_str_eq(data, ids[who]);
     ck_assert_ptr_nonnull(strstr(node, "-latch-"));
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 3);
     for (int i = 0; i < 3; i++)
         if (i != who) {
             ck_assert_int_eq(zkl_latch_await(k[i].l, 0), ZKL_ETIMEDOUT);
@@ -423,6 +424,47 @@ START_TEST(test_close_while_waiting_and_while_leading)
 }
 END_TEST
 
+/* On an event loop: after zkl_client_event_fd the listener runs only in
+ * zkl_client_dispatch, on the loop's thread. */
+static pthread_t heard_on;
+static int loop_heard = -1;
+static void on_loop(zkl_latch *l, int leader, void *arg)
+{
+    (void)l, (void)arg;
+    heard_on = pthread_self();
+    loop_heard = leader;
+}
+
+START_TEST(test_listener_runs_in_dispatch_on_an_event_loop)
+{
+    char *p = tu_test_path("loop");
+    zkl_client *c = tu_test_client(10000);
+    int fd;
+    ck_assert_int_eq(zkl_client_event_fd(c, &fd), 0);
+    zkl_latch *l;
+    ck_assert_int_eq(zkl_latch_new(c, p, "looped", &l), 0);
+    ck_assert_int_eq(zkl_latch_set_listener(l, on_loop, NULL), 0);
+    ck_assert_int_eq(zkl_latch_start(l), 0);
+    /* Leadership comes with the callback, which only dispatch runs. */
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 1, 10000));
+    ck_assert_int_eq(loop_heard, -1);
+    int64_t end = tu_now_ms() + 20000;
+    while (loop_heard != 1 && tu_now_ms() < end) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (poll(&pf, 1, 1000) > 0)
+            ck_assert_int_ge(zkl_client_dispatch(c), 0);
+    }
+    ck_assert_int_eq(loop_heard, 1);
+    ck_assert(pthread_equal(heard_on, pthread_self()));
+    ck_assert_int_eq(zkl_latch_await(l, 0), 0);
+    ck_assert_int_eq(zkl_latch_is_leader(l), 1);
+    ck_assert_int_eq(zkl_latch_close(l), 0);
+    ck_assert_int_eq(loop_heard, 0);
+    zkl_latch_free(l);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+}
+END_TEST
+
 START_TEST(test_bad_input_has_clear_codes)
 {
     zkl_client *c = tu_client(10000);
@@ -477,6 +519,7 @@ int main(int argc, char **argv)
         test_acl_refusing_the_listing_ends_with_enoauth,
         test_hundred_candidates_each_lead_once,
         test_close_while_waiting_and_while_leading,
+        test_listener_runs_in_dispatch_on_an_event_loop,
         test_bad_input_has_clear_codes,
         NULL,
     };
