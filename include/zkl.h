@@ -521,6 +521,14 @@ ZKL_EXPORT void zkl_lock_opts_free(zkl_lock_opts *o);
  * handoff, and a shorter handoff under contention. Returns 0, or ZKL_EINVAL
  * (NULL, `on` neither 0 nor 1). */
 ZKL_EXPORT int zkl_lock_opts_set_prefetch(zkl_lock_opts *o, int on);
+/* The id every node of the lock carries as its data instead of the default
+ * "host pid" (the bytes of `id`, without its NUL: "" writes none), so that
+ * zkl_participants_list, `zkl holders` and Curator's getParticipantNodes
+ * name the holder by it; with Curator's LeaderSelector (setId) the id is
+ * what getLeader() returns. NULL goes back to the default. `id` is copied.
+ * Returns 0, ZKL_EINVAL (NULL o, an id longer than 4096 bytes),
+ * ZKL_ENOMEM. */
+ZKL_EXPORT int zkl_lock_opts_set_id(zkl_lock_opts *o, const char *id);
 
 /* ------------------------------------------------------------------------
  * Metrics: what the client's locks did, in total and per lock path, for
@@ -1316,7 +1324,9 @@ typedef struct zkl_participant {
                          sequence: "lock-" (mutex, semaphore-mutex, Curator's
                          mutex), "__READ__", "__WRIT__" (read-write lock),
                          "zkl-lease-" or "zkl-lease-x<n>-" (a semaphore's
-                         lease), "zkl-wait-" (a semaphore's waiter); another
+                         lease), "zkl-wait-" (a semaphore's waiter),
+                         "latch-" (a latch, Curator's LeaderLatch: holds
+                         means leads); another
                          kind is judged as a mutex's node */
     int64_t seq;      /* its 10-digit sequence */
     int holds;        /* 1: holds, by the policy of the recipe of its kind
@@ -1329,7 +1339,8 @@ typedef struct zkl_participant {
     int readable;     /* 1 if the data was read; 0 if the node's ACL refused
                          it (owner is then empty; the rest is from the stat) */
     char *owner;      /* the node's data, the owner's identity (zkl: "host
-                         pid"; Curator: an address), NUL-terminated; may hold
+                         pid", or the id of zkl_lock_opts_set_id; Curator:
+                         an address, or a participant's id), NUL-terminated; may hold
                          any bytes: owner_len counts them */
     size_t owner_len;
 } zkl_participant;
@@ -1595,6 +1606,93 @@ ZKL_EXPORT int zkl_multilock_as_lock(zkl_multilock *ml, zkl_lock **out) ZKL_WARN
  * process with a message naming the misuse (see zkl_mutex_free). NULL does
  * nothing. */
 ZKL_EXPORT void zkl_multilock_free(zkl_multilock *ml);
+
+/* ---- leader election ------------------------------------------------------
+ * A latch is a candidate in the election on a path, speaking Curator's
+ * LeaderLatch protocol: its node is PATH/_c_<uuid>-latch-<10 digits>
+ * (ephemeral sequential, under container parents like the locks' nodes)
+ * with the candidate's id as data, never written after it is made. The
+ * first child of PATH leads (Curator's order: by the sequence; children of
+ * other kinds take part); a follower watches only the node just before
+ * its own. Curator's LeaderLatch and zkl latches take part in one election.
+ *
+ * Leadership is lost, and zkl_latch_is_leader turns 0, by the loss rule of
+ * the locks (see "the loss rule" above): before the server can expire the
+ * session. The latch leads only on a node whose ephemeral owner is the
+ * client's current session. After a lost session it takes part again by
+ * itself, with a new node of the client's next session; after its node
+ * is deleted by someone else, at once. Each leadership's token (the czxid
+ * of its node) is larger than every earlier leadership's of the path.
+ *
+ * The latch works on the client's asynchronous requests (zkl_request(3)):
+ * its listener is called where request callbacks run, on the client's own
+ * thread, or, after zkl_client_event_fd, on the thread that calls
+ * zkl_client_dispatch, which is all an event loop needs. A leadership
+ * begins when its callback runs: with delivery by descriptor, await and
+ * is_leader see it once zkl_client_dispatch ran it (a lost one ends at
+ * once, before it is told).
+ * Thread safety: a latch may be used by several threads at once, except
+ * that zkl_latch_free must be its last call.
+ * ---------------------------------------------------------------------- */
+typedef struct zkl_latch zkl_latch;
+
+/* A latch on the election `path` with `id` as its node's data (copied; NULL
+ * for the client's "host pid", "" for no bytes; at most 4096 bytes). It
+ * takes no part until zkl_latch_start. Returns 0 and a new latch in *out
+ * (free with zkl_latch_free), ZKL_EINVAL (NULL c or out, a malformed path,
+ * an id too long), ZKL_ECLOSED, ZKL_ENOMEM, ZKL_ESYS. Thread-safe. */
+ZKL_EXPORT int zkl_latch_new(zkl_client *c, const char *path, const char *id,
+                             zkl_latch **out) ZKL_WARN_UNUSED;
+/* Join the election: the node's create is sent and the call returns at
+ * once; leadership comes later (zkl_latch_await, the listener). Returns 0,
+ * ZKL_EINVAL (NULL), ZKL_EBUSY (started already), ZKL_ECLOSED (the latch
+ * or the client is closed), ZKL_ENOMEM. A client between sessions is no
+ * failure: the latch joins on the next one. Thread-safe. */
+ZKL_EXPORT int zkl_latch_start(zkl_latch *l);
+/* Wait until the latch leads, up to timeout_ms (below 0: for ever; 0: no
+ * wait). Returns 0 (leading), ZKL_ETIMEDOUT, ZKL_ECLOSED (the latch was
+ * closed), ZKL_EINVAL (NULL, not started), ZKL_ELOST (the client is between
+ * sessions: the latch joins the next one by itself, if the client opens
+ * one; wait again), or what ended its taking part
+ * for good: ZKL_ENOAUTH (the ACL refuses its node or the listing),
+ * ZKL_ECLOSED (the client closed), ZKL_ECANCELED (zkl_client_cancel),
+ * ZKL_ENOMEM, ZKL_EZK, ZKL_EQUEUE. Thread-safe. */
+ZKL_EXPORT int zkl_latch_await(zkl_latch *l, long timeout_ms);
+/* 1 while the latch leads and its session is the client's live one (it
+ * may be uncertain while the client is suspended, as a lock's hold), else
+ * 0 (NULL too). No server traffic. Thread-safe. */
+ZKL_EXPORT int zkl_latch_is_leader(zkl_latch *l);
+/* Called with 1 when the latch becomes leader and with 0 when it stops
+ * leading for any reason (its close, its node deleted by someone else, the
+ * loss rule, its session's end): once per change, one call at a time,
+ * where the client runs request callbacks (see above), except the 0 of
+ * zkl_latch_close, on the closing thread before the close returns. */
+typedef void (*zkl_latch_fn)(zkl_latch *l, int leader, void *arg);
+/* Set the listener (fn NULL: none). Once this returns, the old listener is
+ * not running and will not be called. The listener may call zkl_latch_
+ * is_leader, _token and _await with timeout 0, not zkl_latch_close,
+ * zkl_latch_free or zkl_latch_set_listener. Returns 0, ZKL_EINVAL (NULL
+ * l). Thread-safe. */
+ZKL_EXPORT int zkl_latch_set_listener(zkl_latch *l, zkl_latch_fn fn, void *arg);
+/* The fencing token of the current leadership (its node's czxid) in *out.
+ * Returns 0, ZKL_ENOTHELD (not leading), ZKL_ELOST (the leadership was
+ * lost and the listener is yet to hear it), ZKL_EINVAL (NULL).
+ * Thread-safe. */
+ZKL_EXPORT int zkl_latch_token(zkl_latch *l, int64_t *out);
+/* Leave the election: a waiting latch's node is deleted, a leader's too
+ * (the listener hears 0 first), and the call returns once the server
+ * confirmed, up to about the session timeout. Returns 0; ZKL_ECLOSED
+ * (closed already); ZKL_EINVAL (NULL); ZKL_ECONNLOSS or ZKL_ETIMEDOUT (no
+ * confirmation in time: the client deletes the node on reconnect, or the
+ * session's end takes it); ZKL_ENOAUTH (the ACL refuses the delete: the
+ * client keeps trying until the session ends). A closed latch takes no
+ * part again. Not from the listener. Thread-safe. */
+ZKL_EXPORT int zkl_latch_close(zkl_latch *l);
+/* Close the latch (as zkl_latch_close, the result ignored) and free it.
+ * Its last call: a call through a freed latch and a second free abort the
+ * process with a message naming the misuse (see zkl_mutex_free). NULL does
+ * nothing. */
+ZKL_EXPORT void zkl_latch_free(zkl_latch *l);
 
 #ifdef __cplusplus
 }

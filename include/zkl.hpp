@@ -891,6 +891,13 @@ public:
         return *this;
     }
     bool prefetch() const noexcept { return prefetch_; }
+    /* The nodes' data instead of "host pid" (zkl_lock_opts_set_id). */
+    mutex_options &id(std::string v)
+    {
+        id_ = std::move(v);
+        has_id_ = true;
+        return *this;
+    }
     /* Make a lock object with these options through `make(opts, out)`,
      * a zkl_<recipe>_new_opts call; returns its code. */
     template <class T, class Make> int make(Make make, T **out) const
@@ -899,6 +906,8 @@ public:
         int rc = zkl_lock_opts_new(&lo);
         if (rc == 0)
             rc = zkl_lock_opts_set_prefetch(lo, prefetch_ ? 1 : 0);
+        if (rc == 0 && has_id_)
+            rc = zkl_lock_opts_set_id(lo, id_.c_str());
         if (rc == 0)
             rc = make(lo, out);
         zkl_lock_opts_free(lo);
@@ -907,6 +916,8 @@ public:
 
 private:
     bool prefetch_ = false;
+    bool has_id_ = false;
+    std::string id_;
 };
 
 namespace detail {
@@ -1953,6 +1964,97 @@ private:
     }
     zkl_multilock *get() const noexcept { return s_ ? s_->ml : nullptr; }
     std::shared_ptr<detail::multilock_state> s_;
+};
+
+/* ------------------------------------------------------------------------
+ * Leader election (zkl_latch, Curator's LeaderLatch protocol). The latch
+ * joins when made and leaves when destroyed (RAII): its node is deleted.
+ *   zkl::latch l(c, "/election/orders", "node-a");
+ *   l.on_change([](bool leading) { ... });   // where request callbacks run
+ *   if (l.await(10s)) { auto t = l.token(); ... }
+ * ---------------------------------------------------------------------- */
+namespace detail {
+struct latch_state {
+    std::shared_ptr<zkl_client> client; /* first: goes last */
+    zkl_latch *l = nullptr;
+    std::unique_ptr<std::function<void(bool)>> fn;
+    latch_state() = default;
+    latch_state(const latch_state &) = delete;
+    latch_state &operator=(const latch_state &) = delete;
+    ~latch_state() { zkl_latch_free(l); /* leaves: its node is deleted */ }
+    static void call(zkl_latch *, int leader, void *arg) noexcept
+    {
+        try {
+            (*static_cast<std::function<void(bool)> *>(arg))(leader != 0);
+        } catch (...) {
+        }
+    }
+};
+} // namespace detail
+
+class latch {
+public:
+    /* Join the election on `path` with `id` as the node's data. Throws
+     * zkl::error (invalid_argument for a bad path). */
+    latch(const client &c, const std::string &path, const std::string &id = "")
+        : s_(std::make_shared<detail::latch_state>())
+    {
+        s_->client = c.shared();
+        zkl_latch *l = nullptr;
+        detail::check(detail::run([&] {
+                          return zkl_latch_new(c.native_handle(), path.c_str(), id.c_str(), &l);
+                      }),
+                      "zkl::latch");
+        s_->l = l;
+        detail::check(detail::run([&] { return zkl_latch_start(l); }), "zkl::latch");
+    }
+    latch(latch &&) noexcept = default;
+    latch &operator=(latch &&) noexcept = default;
+
+    /* Wait until leading: true, or false when the time ran out; throws for
+     * a latch that can take no part (no_auth, closed, ...). */
+    template <class Rep, class Period> bool await(const std::chrono::duration<Rep, Period> &d)
+    {
+        return detail::timed(
+            detail::run([&] { return zkl_latch_await(get(), detail::timeout_ms(d)); }),
+            "zkl::latch::await");
+    }
+    void await()
+    {
+        detail::check(detail::run([&] { return zkl_latch_await(get(), ZKL_WAIT_FOREVER); }),
+                      "zkl::latch::await");
+    }
+    bool is_leader() const noexcept { return zkl_latch_is_leader(get()) == 1; }
+    /* The fencing token of the current leadership; throws not_held when
+     * not leading. */
+    std::int64_t token() const
+    {
+        std::int64_t t = 0;
+        detail::check(detail::run([&] { return zkl_latch_token(get(), &t); }),
+                      "zkl::latch::token");
+        return t;
+    }
+    /* Told true when the latch becomes leader, false when it stops (see
+     * zkl_latch_set_listener); an empty function removes it. Exceptions it
+     * throws are dropped. */
+    void on_change(std::function<void(bool)> fn)
+    {
+        auto next = fn ? std::make_unique<std::function<void(bool)>>(std::move(fn)) : nullptr;
+        detail::check(detail::run([&] {
+                          return zkl_latch_set_listener(get(), next ? &detail::latch_state::call
+                                                                    : nullptr,
+                                                        next.get());
+                      }),
+                      "zkl::latch::on_change");
+        s_->fn = std::move(next); /* the old one no longer runs */
+    }
+    /* Leave now, before the destructor (zkl_latch_close). */
+    void close() { detail::check(detail::run([&] { return zkl_latch_close(get()); }), "zkl::latch::close"); }
+    zkl_latch *native_handle() const noexcept { return get(); }
+
+private:
+    zkl_latch *get() const noexcept { return s_ ? s_->l : nullptr; }
+    std::shared_ptr<detail::latch_state> s_;
 };
 
 } // namespace zkl

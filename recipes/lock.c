@@ -64,6 +64,7 @@ int zkl__lock_adapt(void *obj, const zkl__owner *own, const zkl_lock_ops *ops,
         l->dir = own->path;
         l->pol = pol;
         l->prefetch = own->prefetch;
+        l->ident = own->ident;
         l->with = with;
         l->with_name = with_name;
     }

@@ -337,13 +337,18 @@ struct ml_step {
     char **dirs;
     const zkl__policy **pols;
     bool *prefetch;
+    char **idents; /* NULL entries: the client's */
 };
 
 static void ml_step_free(void *ctx)
 {
     struct ml_step *st = ctx;
-    for (size_t i = 0; i < st->n; i++)
+    for (size_t i = 0; i < st->n; i++) {
         free(st->dirs[i]);
+        if (st->idents)
+            free(st->idents[i]);
+    }
+    free(st->idents);
     free(st->dirs);
     free(st->pols);
     free(st->prefetch);
@@ -356,7 +361,7 @@ static int ml_held(void *ctx, zkl_request *r, zkl__node *n, zkl__node **next, bo
     struct ml_step *st = ctx;
     if (++st->cur == st->n)
         return 0; /* the last member holds: all do */
-    zkl__qopts o = {.prefetch = st->prefetch[st->cur]};
+    zkl__qopts o = {.prefetch = st->prefetch[st->cur], .ident = st->idents[st->cur]};
     int rc = zkl__async_enqueue(r, st->dirs[st->cur], st->pols[st->cur], &o, next);
     if (rc != 0)
         *counted = true; /* the enqueue counted it, on its own path */
@@ -382,9 +387,11 @@ static int start_async(zkl_multilock *ml, long timeout_ms, zkl_request_fn fn, vo
     st->dirs = calloc(ml->n, sizeof *st->dirs);
     st->pols = calloc(ml->n, sizeof *st->pols);
     st->prefetch = calloc(ml->n, sizeof *st->prefetch);
-    bool ok = st->dirs && st->pols && st->prefetch;
+    st->idents = calloc(ml->n, sizeof *st->idents);
+    bool ok = st->dirs && st->pols && st->prefetch && st->idents;
     for (size_t i = 0; ok && i < ml->n; i++) {
-        ok = (st->dirs[i] = strdup(ml->m[i]->dir)) != NULL;
+        ok = (st->dirs[i] = strdup(ml->m[i]->dir)) != NULL &&
+             (ml->m[i]->ident == NULL || (st->idents[i] = strdup(ml->m[i]->ident)) != NULL);
         st->pols[i] = ml->m[i]->pol;
         st->prefetch[i] = ml->m[i]->prefetch;
     }
@@ -394,7 +401,7 @@ static int start_async(zkl_multilock *ml, long timeout_ms, zkl_request_fn fn, vo
         ml_step_free(st);
         return ZKL_ENOMEM;
     }
-    zkl__qopts o = {.prefetch = st->prefetch[0]};
+    zkl__qopts o = {.prefetch = st->prefetch[0], .ident = st->idents[0]};
     int rc = zkl__async_start_steps(c, st->dirs[0], st->pols[0], &o, timeout_ms, &ml_steps, st,
                                     ml->n, fn, arg, out);
     if (rc != 0)

@@ -43,7 +43,11 @@ int zkl_mutex_new_opts(zkl_client *c, const char *path, const zkl_lock_opts *opt
     if (m == NULL)
         return rc;
     zkl__holds_init(&m->holds, &m->own, 0);
-    m->own.prefetch = opts != NULL && opts->prefetch;
+    if ((rc = zkl__owner_opts(&m->own, opts)) != 0) {
+        zkl__owner_done(&m->own);
+        free(m);
+        return rc;
+    }
     *out = m;
     return 0;
 }

@@ -15,7 +15,8 @@ static const zkl__policy *policy_of(const zkl__entry *e)
     if (zkl__lease_count(e) > 0)
         return &zkl__lease_policy;
     static const zkl__policy *const known[] = {&zkl__lock_policy, &zkl__read_policy,
-                                               &zkl__write_policy, &zkl__gate_policy};
+                                               &zkl__write_policy, &zkl__gate_policy,
+                                               &zkl__latch_policy};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (zkl__entry_is(e, known[i]->kind))
             return known[i];

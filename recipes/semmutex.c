@@ -41,7 +41,12 @@ int zkl_semmutex_new_opts(zkl_client *c, const char *path, const zkl_lock_opts *
         free(s);
         return ZKL_ESYS;
     }
-    s->own.prefetch = opts != NULL && opts->prefetch;
+    if ((rc = zkl__owner_opts(&s->own, opts)) != 0) {
+        pthread_cond_destroy(&s->idle);
+        zkl__owner_done(&s->own);
+        free(s);
+        return rc;
+    }
     *out = s;
     return 0;
 }
@@ -70,7 +75,7 @@ static int acquire_with(void *self, long timeout_ms, zkl_cancel *h)
         return rc;
 
     zkl__node *n = NULL;
-    zkl__qopts o = {.prefetch = s->own.prefetch, .cancel = h};
+    zkl__qopts o = {.prefetch = s->own.prefetch, .ident = s->own.ident, .cancel = h};
     zkl__owner_arm(&s->own, &o);
     rc = zkl__wait_acquire(s->own.c, s->own.path, &zkl__lock_policy, &o, deadline, &n);
     pthread_mutex_lock(&s->own.mu);

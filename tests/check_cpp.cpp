@@ -1158,6 +1158,45 @@ START_TEST(test_participants_and_the_semaphore_limit)
 }
 END_TEST
 
+// zkl::latch: one leads, its token rises with each leadership, the listener
+// hears each change, and the destructor leaves. A mutex with an id writes
+// it as its node's data.
+START_TEST(test_latch_raii_await_listener_and_token)
+{
+    zkl::client c = make_client(), other = make_client();
+    std::atomic<int> ones{0}, zeros{0};
+    std::int64_t first;
+    {
+        zkl::latch a(c, P("el/x"), "a");
+        a.on_change([&](bool leading) { (leading ? ones : zeros)++; });
+        ck_assert(a.await(20s));
+        ck_assert(a.is_leader());
+        first = a.token();
+        ck_assert(wait_for([&] { return ones.load() == 1; }));
+        zkl::latch b(other, P("el/x"), "b");
+        ck_assert(!b.await(0ms));
+        ck_assert(wait_for([&] { return children(c, P("el/x")) == 2; }));
+        std::vector<zkl::participant> ps = c.participants(P("el/x"));
+        ck_assert(ps[0].kind == "latch-" && ps[0].owner == "a" && ps[1].owner == "b");
+        a.close();
+        ck_assert_int_eq(zeros.load(), 1);
+        b.await();
+        ck_assert_int_gt(b.token(), first);
+        try {
+            (void)a.token();
+            ck_abort_msg("a closed latch has no token");
+        } catch (const zkl::error &e) {
+            ck_assert(e.code() == zkl::errc::closed || e.code() == zkl::errc::not_held);
+        }
+    } // b leaves here
+    ck_assert_int_eq(children(c, P("el/x")), 0);
+    zkl::mutex m(c, P("el/m"), zkl::mutex_options().id("worker-1"));
+    m.lock();
+    ck_assert(c.participants(P("el/m"))[0].owner == "worker-1");
+    m.unlock();
+}
+END_TEST
+
 // The security options. ACL entries: two identities share one lock tree and
 // a third is kept out. TLS and SASL: where this zkl has them and the
 // servers serve them (check-secure runs this suite under
@@ -1286,6 +1325,7 @@ int main()
     tcase_add_test(tc, test_guarded_multi_writes_only_while_held);
     tcase_add_test(tc, test_participants_and_the_semaphore_limit);
     tcase_add_test(tc, test_security_options);
+    tcase_add_test(tc, test_latch_raii_await_listener_and_token);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -413,6 +413,111 @@ START_TEST(test_revoke_reaches_the_holders_callback)
 }
 END_TEST
 
+/* The one participant of `path` carries `want` (of `len` bytes) as its data. */
+static void expect_owner(zkl_client *c, const char *path, const char *want, size_t len)
+{
+    zkl_participant *ps;
+    size_t n;
+    ck_assert_int_eq(zkl_participants_list(c, path, &ps, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(ps[0].owner_len, len);
+    ck_assert_int_eq(memcmp(ps[0].owner, want, len), 0);
+    zkl_participants_free(ps, n);
+}
+
+static int async_result = 1;
+static void on_async(zkl_request *r, int result, void *arg)
+{
+    (void)r, (void)arg;
+    __atomic_store_n(&async_result, result, __ATOMIC_SEQ_CST);
+}
+static bool async_told(void *arg)
+{
+    (void)arg;
+    return __atomic_load_n(&async_result, __ATOMIC_SEQ_CST) != 1;
+}
+
+static zkl_lock_opts *opts_with_id(const char *id)
+{
+    zkl_lock_opts *o;
+    ck_assert_int_eq(zkl_lock_opts_new(&o), 0);
+    ck_assert_int_eq(zkl_lock_opts_set_id(o, id), 0);
+    return o;
+}
+
+START_TEST(test_lock_ids_are_the_nodes_data)
+{
+    char *p = tu_test_path("ids"), *q = tu_test_path("ids2");
+    zkl_client *c = tu_test_client(10000);
+    zkl_lock_opts *o = opts_with_id("worker-7");
+    zkl_mutex *m;
+    zkl_semmutex *sm;
+    ck_assert_int_eq(zkl_mutex_new_opts(c, p, o, &m), 0);
+    ck_assert_int_eq(zkl_lock_opts_set_id(o, ""), 0); /* the copy stays the mutex's */
+    ck_assert_int_eq(zkl_semmutex_new_opts(c, q, o, &sm), 0);
+    zkl_lock_opts_free(o);
+
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    expect_owner(c, p, "worker-7", 8);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    zkl_request *r;
+    ck_assert_int_eq(zkl_mutex_acquire_async(m, 5000, on_async, NULL, &r), 0);
+    ck_assert(tu_wait_until(async_told, NULL, 10000));
+    ck_assert_int_eq(async_result, 0);
+    expect_owner(c, p, "worker-7", 8);
+    zkl_request_free(r);
+    ck_assert_int_eq(zkl_semmutex_acquire(sm, 5000), 0);
+    expect_owner(c, q, "", 0); /* the empty id writes no bytes */
+    ck_assert_int_eq(zkl_semmutex_release(sm), 0);
+    zkl_semmutex_free(sm);
+    zkl_mutex_free(m);
+
+    /* A multi-lock's mutexes, blocking and asynchronous. */
+    o = opts_with_id("multi");
+    const char *paths[] = {p, q};
+    zkl_multilock *ml;
+    ck_assert_int_eq(zkl_multilock_new_opts(c, paths, 2, o, &ml), 0);
+    ck_assert_int_eq(zkl_multilock_acquire(ml, 5000), 0);
+    expect_owner(c, p, "multi", 5);
+    expect_owner(c, q, "multi", 5);
+    ck_assert_int_eq(zkl_multilock_release(ml), 0);
+    async_result = 1;
+    ck_assert_int_eq(zkl_multilock_acquire_async(ml, 5000, on_async, NULL, &r), 0);
+    ck_assert(tu_wait_until(async_told, NULL, 10000));
+    ck_assert_int_eq(async_result, 0);
+    expect_owner(c, p, "multi", 5);
+    expect_owner(c, q, "multi", 5);
+    zkl_request_free(r);
+    zkl_multilock_free(ml);
+
+    /* NULL goes back to "host pid". */
+    ck_assert_int_eq(zkl_lock_opts_set_id(o, NULL), 0);
+    ck_assert_int_eq(zkl_mutex_new_opts(c, p, o, &m), 0);
+    zkl_lock_opts_free(o);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    setup_ident();
+    expect_owner(c, p, my_ident, strlen(my_ident));
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    zkl_mutex_free(m);
+}
+END_TEST
+
+START_TEST(test_lock_id_bad_input_is_einval)
+{
+    zkl_lock_opts *o;
+    ck_assert_int_eq(zkl_lock_opts_set_id(NULL, "x"), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_lock_opts_new(&o), 0);
+    char *big = malloc(4098);
+    memset(big, 'x', 4097);
+    big[4097] = '\0';
+    ck_assert_int_eq(zkl_lock_opts_set_id(o, big), ZKL_EINVAL);
+    big[4096] = '\0';
+    ck_assert_int_eq(zkl_lock_opts_set_id(o, big), 0);
+    free(big);
+    zkl_lock_opts_free(o);
+}
+END_TEST
+
 START_TEST(test_bad_input_is_einval)
 {
     zkl_client *c = tu_test_client(10000);
@@ -440,6 +545,8 @@ int main(void)
         test_semaphore_leases_hold_and_waiters_wait,
         test_revoke_writes_into_the_holders_node_only,
         test_revoke_reaches_the_holders_callback,
+        test_lock_ids_are_the_nodes_data,
+        test_lock_id_bad_input_is_einval,
         test_bad_input_is_einval,
         NULL,
     };

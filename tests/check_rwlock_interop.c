@@ -1,6 +1,8 @@
-/* The read-write lock next to Apache Curator's InterProcessReadWriteLock on
- * one path, against a real ZooKeeper: readers of both share, writers of
- * both exclude everyone, a downgrade keeps a Curator writer out. */
+/* zkl next to Apache Curator on one path, against a real ZooKeeper: the
+ * read-write lock next to InterProcessReadWriteLock (readers of both share,
+ * writers of both exclude everyone, a downgrade keeps a Curator writer
+ * out); zkl latches next to LeaderLatch, and zkl mutexes with ids next to
+ * LeaderSelector, in one election. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -389,15 +391,137 @@ START_TEST(test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer)
 END_TEST
 
 
+/* ---- elections: LeaderLatch, LeaderSelector ------------------------------------ */
+
+/* Worker "elect KIND PATH ITERS LOG COUNTER ID": ITERS leaderships through a
+ * zkl latch (KIND "latch") or a zkl mutex with the id as its data ("mutex",
+ * next to LeaderSelector), each a read-modify-write of the counter. */
+static int elect_worker(char **a)
+{
+    zkl_client *c = NULL;
+    const char *hosts = getenv("ZKL_TEST_HOSTS");
+    int fd = open(a[3], O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (hosts == NULL || fd < 0 || zkl_client_open(hosts, 10000, &c) != 0)
+        return 2;
+    bool latch = strcmp(a[0], "latch") == 0;
+    zkl_lock_opts *o = NULL;
+    zkl_mutex *m = NULL;
+    if (!latch && (zkl_lock_opts_new(&o) != 0 || zkl_lock_opts_set_id(o, a[5]) != 0 ||
+                   zkl_mutex_new_opts(c, a[1], o, &m) != 0))
+        return 3;
+    zkl_lock_opts_free(o);
+    for (int i = 0; i < atoi(a[2]); i++) {
+        zkl_latch *l = NULL;
+        int64_t tok = 0;
+        if (latch ? zkl_latch_new(c, a[1], a[5], &l) != 0 || zkl_latch_start(l) != 0 ||
+                        zkl_latch_await(l, 60000) != 0 || zkl_latch_token(l, &tok) != 0
+                  : zkl_mutex_acquire(m, 60000) != 0 || zkl_mutex_token(m, &tok) != 0)
+            return 4;
+        log_line(fd, "ACQ", a[0], tu_realtime_ns(), tok);
+        long v = tu_counter_read(a[4]);
+        usleep(3000);
+        if (tu_counter_write(a[4], v + 1) != 0)
+            return 5;
+        log_line(fd, "REL", a[0], tu_realtime_ns(), tok);
+        if (latch ? zkl_latch_close(l) != 0 : zkl_mutex_release(m) != 0)
+            return 6;
+        zkl_latch_free(l);
+    }
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    close(fd);
+    return 0;
+}
+
+/* Curator and zkl candidates, `per` leaderships each, on one path: the
+ * leaders never overlap, the counter only leaders bump is exact, and every
+ * candidate led in turn. */
+static void election_run(const char *leaf, const char *curator_mode, const char *zkl_kind)
+{
+    char *p = tu_test_path(leaf);
+    char *log = tmpfile_path("elect.log"), *cnt = tmpfile_path("elect-counter");
+    enum { CUR = 2, ZKL = 2, PER = 5 };
+    pid_t cur[CUR], zk[ZKL];
+    for (int i = 0; i < CUR; i++)
+        cur[i] = spawn_curator(p, curator_mode, PER, 3, log, cnt);
+    for (int i = 0; i < ZKL; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "zkl-candidate-%d", i);
+        const char *args[] = {"elect", zkl_kind, p, "5", log, cnt, id, NULL};
+        zk[i] = kids[nkids++] = tu_spawn_worker(args, -1);
+    }
+    for (int i = 0; i < CUR; i++)
+        ck_assert_msg(wait_child(cur[i], 120000) == 0, "Curator candidate %d failed", i);
+    for (int i = 0; i < ZKL; i++)
+        ck_assert_msg(wait_child(zk[i], 120000) == 0, "zkl candidate %d failed", i);
+    static struct iv ivs[64];
+    int n = read_intervals(log, ivs, 64);
+    qsort(ivs, (size_t)n, sizeof ivs[0], iv_cmp);
+    int zkl_n = 0;
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(ivs[i].rel >= ivs[i].acq, "%s never stepped down", ivs[i].id);
+        if (i > 0)
+            ck_assert_msg(ivs[i].acq > ivs[i - 1].rel, "%s %s overlaps %s %s", ivs[i].kind,
+                          ivs[i].id, ivs[i - 1].kind, ivs[i - 1].id);
+        zkl_n += ivs[i].zkl;
+    }
+    ck_assert_int_eq(n, (CUR + ZKL) * PER); /* every candidate led, each time */
+    ck_assert_int_eq(zkl_n, ZKL * PER);
+    ck_assert_int_eq(tu_counter_read(cnt), n);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    free(log);
+    free(cnt);
+}
+
+START_TEST(test_curator_leader_latches_and_zkl_latches_share_one_election)
+{
+    election_run("curator-latch", "latch", "latch");
+}
+END_TEST
+
+START_TEST(test_curator_leader_selectors_and_zkl_mutexes_with_ids_take_turns)
+{
+    election_run("curator-select", "select", "mutex");
+}
+END_TEST
+
+/* Curator's getLeader() names a zkl leader by its id. */
+START_TEST(test_curator_names_the_zkl_leader_by_its_id)
+{
+    char *p = tu_test_path("curator-names");
+    char *log = tmpfile_path("leader.log"), *cnt = tmpfile_path("unused");
+    zkl_client *c = tu_test_client(10000);
+    zkl_latch *l;
+    ck_assert_int_eq(zkl_latch_new(c, p, "orders-7", &l), 0);
+    ck_assert_int_eq(zkl_latch_start(l), 0);
+    ck_assert_int_eq(zkl_latch_await(l, 20000), 0);
+    ck_assert_int_eq(wait_child(spawn_curator(p, "leader", 1, 0, log, cnt), 60000), 0);
+    FILE *f = fopen(log, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[128] = "";
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    fclose(f);
+    ck_assert_str_eq(line, "LEADER orders-7\n");
+    zkl_latch_free(l);
+    free(log);
+    free(cnt);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     tu_main_init(argc, argv);
+    if (argc == 9 && strcmp(argv[1], "--worker") == 0 && strcmp(argv[2], "elect") == 0)
+        return elect_worker(argv + 3);
     if (argc == 9 && strcmp(argv[1], "--worker") == 0 && strcmp(argv[2], "mixed") == 0)
         return mixed_worker(argv + 3);
     const TTest *tests[] = {
         test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wait,
         test_rwlock_downgrade_keeps_a_queued_curator_writer_out,
         test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer,
+        test_curator_leader_latches_and_zkl_latches_share_one_election,
+        test_curator_leader_selectors_and_zkl_mutexes_with_ids_take_turns,
+        test_curator_names_the_zkl_leader_by_its_id,
         NULL,
     };
     return tu_run_case("rwlock_interop", 150, interop_setup, interop_teardown, tests);

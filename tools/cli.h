@@ -143,6 +143,13 @@ void cli_fds_close_on_exec_new(void);
 
 /* The commands; argv[0] is the command's name. */
 int cli_lock(int argc, char **argv);
+int cli_elect(int argc, char **argv);
+/* The options every command shares, for a getopt_long loop's default
+ * case: --session-timeout (its value `opt_session`) into *session_ms, -h,
+ * the security options. -1 when handled (go on), else the exit code to
+ * return (0 after -h; EX_USAGE after saying why). */
+int cli_other_option(int c, int opt_session, long *session_ms);
+int cli_leader(int argc, char **argv);
 int cli_holders(int argc, char **argv);
 int cli_break(int argc, char **argv);
 int cli_revoke(int argc, char **argv);

@@ -31,5 +31,9 @@ typedef struct lockkind {
 } lockkind;
 
 extern const lockkind lockkind_mutex, lockkind_read, lockkind_write, lockkind_semaphore;
+/* `zkl elect`'s kind: a latch (tools/electkind.c), whose nodes carry the id
+ * given here first (NULL: "host pid"). */
+extern const lockkind lockkind_latch;
+void lockkind_latch_id(const char *id);
 
 #endif

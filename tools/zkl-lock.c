@@ -45,6 +45,7 @@ struct lockopts {
     bool until_signal; /* hold mode: stdin's end does not release */
     bool foreground;   /* --foreground: COMMAND in zkl's process group, signalled alone */
     const char *metrics; /* --metrics FILE: the session's metrics, at the end */
+    const char *id;      /* --id (zkl elect): the candidate's id */
     const char *path;
     char **cmd; /* NULL-terminated */
     char *shcmd[4];
@@ -130,6 +131,28 @@ static void attempt_release(struct attempt *a)
 
 /* ---- the command -------------------------------------------------------- */
 
+/* zkl elect runs as zkl lock does, its lock a latch (tools/electkind.c). */
+static bool electing;
+
+/* What zkl elect takes of the lock's options, and its own: -1 to go on, or
+ * an exit code. COMMAND finds the id in ZKL_LEADER_ID. */
+static int elect_options(struct lockopts *o)
+{
+    if (o->kind != &lockkind_mutex)
+        return cli_usage_error("elect: -s, -x and --semaphore are zkl lock's");
+    if (o->revocable)
+        return cli_usage_error("elect: --revocable is zkl lock's");
+    if (o->id != NULL && strlen(o->id) > 4096)
+        return cli_usage_error("elect: --id is longer than 4096 bytes");
+    o->kind = &lockkind_latch;
+    lockkind_latch_id(o->id);
+    if (setenv("ZKL_LEADER_ID", o->id != NULL ? o->id : "", 1) != 0) {
+        cli_err("cannot set ZKL_LEADER_ID");
+        return EX_OSERR;
+    }
+    return -1;
+}
+
 static int parse(int argc, char **argv, struct lockopts *o)
 {
     enum {
@@ -141,7 +164,8 @@ static int parse(int argc, char **argv, struct lockopts *o)
         OPT_METRICS,
         OPT_UNTIL_SIGNAL,
         OPT_FOREGROUND,
-        OPT_CONNECT
+        OPT_CONNECT,
+        OPT_ID
     };
     static const struct option longopts[] = {
         {"wait", required_argument, NULL, 'w'},
@@ -161,6 +185,7 @@ static int parse(int argc, char **argv, struct lockopts *o)
         {"metrics", required_argument, NULL, OPT_METRICS},
         {"until-signal", no_argument, NULL, OPT_UNTIL_SIGNAL},
         {"foreground", no_argument, NULL, OPT_FOREGROUND},
+        {"id", required_argument, NULL, OPT_ID},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         CLI_SECURE_LONGOPTS,
@@ -242,6 +267,9 @@ static int parse(int argc, char **argv, struct lockopts *o)
         case OPT_FOREGROUND:
             o->foreground = true;
             break;
+        case OPT_ID:
+            o->id = optarg;
+            break;
         case 'c':
             shell = optarg;
             break;
@@ -303,7 +331,8 @@ static int parse(int argc, char **argv, struct lockopts *o)
     if (o->until_signal && o->cmd != NULL)
         return cli_usage_error("lock: --until-signal is for hold mode, without COMMAND");
     o->servers = cli_servers(servers);
-    return -1;
+    return electing ? elect_options(o) : o->id != NULL ? cli_usage_error("lock: --id is zkl elect's")
+                                                       : -1;
 }
 
 /* Stop waiting at once: the process ends, the session with it (and any node
@@ -703,4 +732,12 @@ int cli_lock(int argc, char **argv)
     rc = lock_and_run(&o, &l);
     loop_close(&l);
     return rc;
+}
+
+/* zkl elect: zkl lock with a latch (leader election) for its lock, set up
+ * by parse(): COMMAND runs while it leads. */
+int cli_elect(int argc, char **argv)
+{
+    electing = true;
+    return cli_lock(argc, argv);
 }

@@ -24,6 +24,8 @@ void cli_help(void)
         "Usage: zkl lock [OPTIONS] PATH [--] COMMAND [ARGS...]\n"
         "       zkl lock [OPTIONS] PATH -c SHELL-COMMAND\n"
         "       zkl lock [OPTIONS] PATH\n"
+        "       zkl elect [OPTIONS] [--id ID] PATH [--] COMMAND [ARGS...]\n"
+        "       zkl leader [-S HOSTS] [--json] [--watch] PATH\n"
         "       zkl holders [OPTIONS] PATH\n"
         "       zkl break [-S HOSTS] [SECURITY OPTIONS] PATH [NODE]\n"
         "       zkl revoke [-S HOSTS] [SECURITY OPTIONS] [-w SECONDS] PATH [NODE]\n"
@@ -70,8 +72,18 @@ void cli_help(void)
         "      --metrics FILE    at the end, write the lock metrics in Prometheus\n"
         "                        text to FILE (- for stderr)\n"
         "\n"
-        "Holders options:\n"
-        "      --json            one JSON object instead of the table\n"
+        "zkl elect joins the election at PATH (Curator's LeaderLatch protocol)\n"
+        "and runs COMMAND while it leads, with the lock options above (not -s, -x,\n"
+        "--semaphore, --revocable) and their exit codes; COMMAND also finds the\n"
+        "id in ZKL_LEADER_ID. With -n it gives up at once if another candidate\n"
+        "is there. It leaves when COMMAND ends.\n"
+        "      --id ID           the candidate's id, its node's data (default\n"
+        "                        \"host pid\")\n"
+        "zkl leader prints the leader's id (exit 1 when there is none);\n"
+        "--watch prints one line per change of leader until a signal.\n"
+        "\n"
+        "Holders and leader options:\n"
+        "      --json            JSON instead of text\n"
         "\n"
         "Common options:\n"
         "  -S, --servers HOSTS   ZooKeeper connect string, host:port[,...][/chroot]\n"
@@ -544,7 +556,7 @@ static int run(int argc, char **argv)
         }
     }
     if (optind >= argc)
-        return cli_usage_error("no command: 'lock', 'holders', 'break' or 'revoke'");
+        return cli_usage_error("no command: 'lock', 'elect', 'leader', 'holders', 'break' or 'revoke'");
     const char *cmd = argv[optind];
     int sub_argc = argc - optind;
     char **sub_argv = argv + optind;
@@ -553,6 +565,10 @@ static int run(int argc, char **argv)
         return cli_lock(sub_argc, sub_argv);
     if (strcmp(cmd, "holders") == 0)
         return cli_holders(sub_argc, sub_argv);
+    if (strcmp(cmd, "elect") == 0)
+        return cli_elect(sub_argc, sub_argv);
+    if (strcmp(cmd, "leader") == 0)
+        return cli_leader(sub_argc, sub_argv);
     if (strcmp(cmd, "break") == 0)
         return cli_break(sub_argc, sub_argv);
     if (strcmp(cmd, "revoke") == 0)
@@ -561,7 +577,22 @@ static int run(int argc, char **argv)
         cli_help();
         return 0;
     }
-    return cli_usage_error("unknown command '%s': 'lock', 'holders', 'break' or 'revoke'", cmd);
+    return cli_usage_error("unknown command '%s': 'lock', 'elect', 'leader', 'holders', 'break' or 'revoke'", cmd);
+}
+
+int cli_other_option(int c, int opt_session, long *session_ms)
+{
+    if (c == opt_session)
+        return cli_parse_long("--session-timeout", optarg, 1, 3600000, session_ms) != 0 ? EX_USAGE
+                                                                                       : -1;
+    if (c == 'h') {
+        cli_help();
+        return 0;
+    }
+    if (cli_secure_option(c, optarg) > 0)
+        return -1;
+    fprintf(stderr, "Try '%s --help' for more information.\n", cli_prog);
+    return EX_USAGE;
 }
 
 int main(int argc, char **argv)

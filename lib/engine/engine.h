@@ -51,6 +51,8 @@ struct zkl__node {
     };
     struct zkl__hooks *hooks; /* or NULL */
     char *path;              /* its full path, once the caller took the hold */
+    char *ident;             /* its data, or NULL: the client's ident */
+    int64_t owner;           /* the ephemeral owner its create (or find) answered */
     zkl__meter meter;
     bool broken;             /* the engine broke its state table on it: said on release */
 };
@@ -67,6 +69,7 @@ typedef struct zkl__qopts {
     const char *fixed_seq; /* a plain ephemeral node with this 10-digit sequence
                               instead of a sequential one (read-lock downgrade) */
     const char *kind;      /* the node's kind instead of the policy's; copied */
+    const char *ident;     /* the node's data instead of the client's "host pid"; copied */
     const zkl__node *within; /* enqueue only while this node, held by the caller,
                                 belongs to the live session; else ZKL_ELOST */
     /* Once the node is held: on_lost is called once if it is lost (the
@@ -77,6 +80,8 @@ typedef struct zkl__qopts {
     zkl__node_fn on_lost, on_revoke;
     void *hook_arg;
     zkl_cancel *cancel;    /* a blocking acquire ends with ZKL_ECANCELED once it fires */
+    bool tell_lost;        /* an asynchronous request tells a held node's loss to its
+                              callback, whatever the client's option (a latch) */
     zkl__wake_fn wake;     /* an asynchronous waiter's wake-up (not a thread) */
     void *wake_arg;
 } zkl__qopts;

@@ -16,8 +16,13 @@ int zkl__node_make(const zkl__policy *pol, const zkl__qopts *o, bool try_once, z
     n->cn.prefetch = o && o->prefetch;
     n->cn.patience = try_once ? ZKL__P_ONCE : ZKL__P_DEADLINE;
     n->meter.gate = (pol->flags & ZKL__POL_GATE) != 0;
+    if (o && o->ident && (n->ident = strdup(o->ident)) == NULL) {
+        free(n);
+        return ZKL_ENOMEM;
+    }
     if (o && (o->on_lost || o->on_revoke)) {
         if ((n->hooks = calloc(1, sizeof *n->hooks)) == NULL) {
+            free(n->ident);
             free(n);
             return ZKL_ENOMEM;
         }
@@ -84,6 +89,7 @@ int zkl__node_start(zkl_client *c, zkl__node *n, const char *dir, const zkl__qop
             zkl__metrics_acquire_end(e->metrics, &n->meter, err, now);
         }
         free(n->hooks);
+        free(n->ident);
         free(n);
         return err;
     }

@@ -34,6 +34,10 @@ static void answer(const void *data, zkl__event *ev)
     zkl_client *c = ZKL__NODE_CLIENT(n);
     pthread_mutex_lock(&c->mu);
     ev->now = zkl__now_ns();
+    /* Whose the node is, as the server says: a latch leads only on a node
+     * of its current session (the core judges by its own rule). */
+    if ((ev->type == ZKL__E_CREATED || ev->type == ZKL__E_FOUND) && ev->rc == ZOK)
+        n->owner = ev->owner;
     zkl__cnode_on(&n->cn, ev);
     pthread_mutex_unlock(&c->mu);
 }
@@ -45,6 +49,7 @@ static void create_done(int rc, const char *name, const struct Stat *st, const v
     answer(data, &(zkl__event){.type = ZKL__E_CREATED,
                                .rc = rc,
                                .name = slash ? slash + 1 : name,
+                               .owner = rc == ZOK && st ? st->ephemeralOwner : 0,
                                .czxid = rc == ZOK && st ? st->czxid : 0});
 }
 
@@ -181,6 +186,7 @@ static int tell(struct zkl__engine *e, const zkl__act *a)
         zkl_client *c = ZKL__NODE_CLIENT(n);
         free(n->path);
         free(n->hooks);
+        free(n->ident);
         free(n);
         /* Only a closing client waits for nodes to go; otherwise this would
          * wake the keeper thread on every release, for nothing. */
@@ -219,9 +225,10 @@ int zkl__shell_act(void *ctx, const zkl__act *a)
         a->type == ZKL__A_WATCH_KIDS)
         n->meter.waited = true; /* the policy said "wait": a handoff, if it holds */
     switch (a->type) {
-    case ZKL__A_CREATE:
-        return zoo_acreate2(zh, a->path, c->ident, (int)strlen(c->ident), acl, a->mode, create_done,
-                            d);
+    case ZKL__A_CREATE: {
+        const char *ident = n->ident ? n->ident : c->ident;
+        return zoo_acreate2(zh, a->path, ident, (int)strlen(ident), acl, a->mode, create_done, d);
+    }
     case ZKL__A_PARENT:
         return zoo_acreate(zh, a->path, "", 0, acl,
                            c->container_parents ? ZOO_CONTAINER : ZOO_PERSISTENT, parent_done, d);

@@ -355,7 +355,7 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
         return rc;
     }
     zkl__areq_init(&r->m, &n->cn, kept, deadline, step != NULL, step && step->keep_held,
-                   c->lost_requests != 0);
+                   c->lost_requests != 0 || (o != NULL && o->tell_lost));
     timed_add(a, r, deadline); /* without a deadline: listed for the close */
     look_push(a, r);           /* what happened before the machine knew its node */
     pthread_cond_broadcast(&c->cv);

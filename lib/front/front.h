@@ -101,6 +101,14 @@ void zkl__wait_failed(zkl__node *n, int rc);
 int zkl__async_start(zkl_client *c, const char *dir, const zkl__policy *pol, const zkl__qopts *o,
                      long timeout_ms, zkl_request_fn fn, void *arg, zkl_request **out);
 
+/* A held request's node is of the client's current session, as the server
+ * said when it created (or found) the node: its ephemeral owner is the
+ * session the client has now. Takes c->mu. */
+bool zkl__request_on_session(zkl_request *r);
+/* Wait, up to the deadline, until a request cancelled while pending has
+ * its node deleted (or its session ended): true then. Takes c->mu. */
+bool zkl__request_wait_settled(zkl_request *r, int64_t deadline);
+
 /* An asynchronous acquire in steps (a semaphore: its gate node, then its
  * lease node). `held` runs when the request's node holds, c->mu held and
  * sending allowed (the keeper thread, or the closing one): it returns 0 to

@@ -151,3 +151,26 @@ int zkl_client_dispatch(zkl_client *c)
     pthread_mutex_unlock(&c->mu);
     return ran;
 }
+
+bool zkl__request_on_session(zkl_request *r)
+{
+    zkl_client *c = r->a->c;
+    pthread_mutex_lock(&c->mu);
+    zkl__node *n = (zkl__node *)r->m.n;
+    bool ok = r->m.st == ZKL__R_HELD && n != NULL && c->state != ZKL_STATE_LOST && c->sid != 0 &&
+              n->owner == c->sid && zkl__node_is_held(n);
+    pthread_mutex_unlock(&c->mu);
+    return ok;
+}
+
+bool zkl__request_wait_settled(zkl_request *r, int64_t deadline)
+{
+    zkl_client *c = r->a->c;
+    pthread_mutex_lock(&c->mu);
+    int rc = 0;
+    while ((r->m.st == ZKL__R_PENDING || r->m.st == ZKL__R_CLEANING) && !c->closing && rc == 0)
+        rc = zkl__cond_wait(&c->cv, &c->mu, deadline);
+    bool done = r->m.st != ZKL__R_PENDING && r->m.st != ZKL__R_CLEANING;
+    pthread_mutex_unlock(&c->mu);
+    return done || c->closing;
+}

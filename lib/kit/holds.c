@@ -21,6 +21,7 @@ int zkl__owner_open(zkl__owner *o, zkl_client *c, void *obj, const char *path,
     o->tell = tell;
     o->revocable = revocable;
     o->prefetch = false; /* the recipe sets its own */
+    o->ident = NULL;
     o->lost = o->revoke = (zkl__lost){NULL, NULL};
     if ((o->path = path ? strdup(path) : NULL) == NULL && path != NULL)
         return ZKL_ENOMEM;
@@ -58,10 +59,21 @@ int zkl__owner_acquire_async(void *obj, zkl__owner *own, const char *fn_name,
                              void *arg, zkl_request **out)
 {
     zkl__obj_enter(obj, fn_name);
-    zkl__qopts o = {.prefetch = own->prefetch};
+    zkl__qopts o = {.prefetch = own->prefetch, .ident = own->ident};
     int rc = zkl__async_start(own->c, own->path, pol, &o, timeout_ms, fn, arg, out);
     zkl__obj_leave(obj);
     return rc;
+}
+
+int zkl__owner_opts(zkl__owner *o, const zkl_lock_opts *opts)
+{
+    char *id = NULL;
+    if (opts != NULL && opts->id != NULL && (id = strdup(opts->id)) == NULL)
+        return ZKL_ENOMEM;
+    o->prefetch = opts != NULL && opts->prefetch;
+    free(o->ident);
+    o->ident = id;
+    return 0;
 }
 
 int zkl__owner_set(zkl__owner *o, bool revoke, zkl__any_fn fn, void *arg)
@@ -80,6 +92,7 @@ void zkl__owner_done(zkl__owner *o)
     zkl_client *c = o->c;
     pthread_mutex_destroy(&o->mu);
     free(o->path);
+    free(o->ident);
     zkl__obj_done(c);
 }
 
@@ -235,6 +248,8 @@ int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
     pthread_mutex_unlock(&own->mu);
 
     zkl__qopts q = *o;
+    if (q.ident == NULL)
+        q.ident = own->ident;
     q.on_lost = hold_lost;
     q.on_revoke = own->revocable ? hold_revoke : NULL;
     q.hook_arg = h;

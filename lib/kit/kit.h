@@ -23,6 +23,9 @@ extern const zkl__policy zkl__lock_policy;
  * NULL or a `const bool *`: true for a downgrade node, which holds at once. */
 extern const zkl__policy zkl__read_policy;
 extern const zkl__policy zkl__write_policy;
+/* "latch-": leader election, Curator's LeaderLatch (recipes/latch.c): the
+ * first node leads, a follower watches the node before it. */
+extern const zkl__policy zkl__latch_policy;
 /* The counting semaphore (recipes/semaphore.c): "zkl-wait-" gate nodes wait
  * (the gate's arg is a `const struct zkl__gate_arg *`: the limit, and the
  * leases the waiter asks for), "zkl-lease-" nodes hold. */
@@ -45,9 +48,13 @@ int zkl__semaphore_parse_limit(const char *data, int len);
 int zkl__semaphore_start_async(zkl_client *c, const char *path, int max, int n, long timeout_ms,
                                zkl_request_fn fn, void *arg, zkl_request **out);
 
+/* The longest id a node may carry as its data (zkl_lock_opts_set_id). */
+#define ZKL__ID_MAX 4096
+
 /* What a lock object is made with (zkl_lock_opts_*, lib/session/options.c). */
 struct zkl_lock_opts {
     bool prefetch;
+    char *id; /* the nodes' data (zkl_lock_opts_set_id), or NULL: the client's "host pid" */
 };
 
 /* ---- a recipe's lost-hold callback (lib/kit/lost.c) ------------------------- */
@@ -92,6 +99,7 @@ typedef struct zkl__owner {
     zkl__tell_fn tell;  /* NULL: no callbacks */
     bool revocable;     /* nodes get a revoke hook */
     bool prefetch;      /* the object's zkl_lock_opts_set_prefetch, set by its recipe */
+    char *ident;        /* its nodes' data (a copy), or NULL: the client's */
     zkl__lost lost, revoke; /* guarded by mu */
 } zkl__owner;
 
@@ -105,6 +113,9 @@ int zkl__owner_open(zkl__owner *o, zkl_client *c, void *obj, const char *path,
  * or NULL with ZKL_ENOMEM / ZKL_ESYS in *rc and nothing left to undo. */
 void *zkl__owner_new(size_t size, size_t offset, zkl_client *c, const char *path,
                                  zkl__tell_fn tell, bool revocable, int *rc);
+/* Take a recipe's lock options (NULL: the defaults): prefetch and the
+ * nodes' data. 0, or ZKL_ENOMEM with o unchanged. */
+int zkl__owner_opts(zkl__owner *o, const zkl_lock_opts *opts);
 /* Set the user's lost callback (revoke false) or revoke callback, as
  * zkl__lost_set. Returns 0. */
 int zkl__owner_set(zkl__owner *o, bool revoke, zkl__any_fn fn, void *arg);
@@ -198,6 +209,7 @@ struct zkl_lock {
     const char *dir;
     const zkl__policy *pol;
     bool prefetch;
+    const char *ident; /* the owner's, borrowed: NULL for the client's */
     zkl__acquire_fn with;
     const char *with_name;
 };

@@ -56,6 +56,17 @@
  * the lock path (its holder) to let go; logs "ASKED <node>". The counter
  * and log files are still required; iterations is ignored.
  *
+ * Mode "latch": each iteration starts a LeaderLatch (id <pid>/<thread>),
+ * waits for leadership, logs "ACQ latch", bumps the counter as a mutex
+ * holder does, logs "REL latch" and closes the latch.
+ *
+ * Mode "select": each iteration starts a LeaderSelector (setId to the same
+ * id); its takeLeadership logs "ACQ select", bumps the counter, logs
+ * "REL select" and returns, which gives the leadership up.
+ *
+ * Mode "leader": logs "LEADER <id>" with the id of the current leader of
+ * the path as LeaderLatch.getLeader() names it ("-" when there is none).
+ *
  * Exit status: 0 after N iterations, 1 on any error, 2 on bad usage.
  */
 
@@ -80,6 +91,10 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderSelector;
+import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
+import org.apache.curator.framework.recipes.leader.Participant;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.data.Stat;
 
@@ -133,7 +148,8 @@ public final class CuratorWorker {
         }
         if (!mode.equals("mutex") && !mode.equals("read")
             && !mode.equals("write") && !mode.equals("revocable")
-            && !mode.equals("revoker")) {
+            && !mode.equals("revoker") && !mode.equals("latch")
+            && !mode.equals("select") && !mode.equals("leader")) {
             throw new UsageError("unknown mode " + mode);
         }
         if (!path.startsWith("/")) {
@@ -234,6 +250,15 @@ public final class CuratorWorker {
                 runRevoker(client, log);
                 return;
             }
+            if (mode.equals("latch") || mode.equals("select")) {
+                runElection(client, log, id);
+                return;
+            }
+            if (mode.equals("leader")) {
+                Participant p = new LeaderLatch(client, path).getLeader();
+                logLine(log, "LEADER " + (p.isLeader() ? p.getId() : "-"));
+                return;
+            }
             InterProcessMutex lock;
             if (mode.equals("mutex")) {
                 lock = new InterProcessMutex(client, path);
@@ -269,6 +294,63 @@ public final class CuratorWorker {
             }
         } finally {
             client.close();
+        }
+    }
+
+    /** czxid of `node`, or "-". */
+    static String czxid(CuratorFramework client, String node) {
+        try {
+            Stat st = node == null ? null : client.checkExists().forPath(node);
+            return st == null ? "-" : Long.toString(st.getCzxid());
+        } catch (Exception e) {
+            return "-";
+        }
+    }
+
+    /** The leader's turn: the same read-modify-write as a lock holder's. */
+    void lead(FileChannel log, String id, String tok) throws Exception {
+        logLine(log, "ACQ " + mode + " " + id + " " + realtimeNs() + " " + tok);
+        long v = readCounter(counterFile);
+        if (holdMs > 0) Thread.sleep(holdMs);
+        writeCounter(counterFile, v + 1);
+        logLine(log, "REL " + mode + " " + id + " " + realtimeNs() + " " + tok);
+    }
+
+    /** N leaderships through LeaderLatch or LeaderSelector. */
+    void runElection(CuratorFramework client, FileChannel log, String id) throws Exception {
+        long wait = acquireTimeoutMs > 0 ? acquireTimeoutMs : Long.MAX_VALUE / 2;
+        for (long i = 0; i < iterations; i++) {
+            if (mode.equals("latch")) {
+                LeaderLatch latch = new LeaderLatch(client, path, id);
+                latch.start();
+                if (!latch.await(wait, TimeUnit.MILLISECONDS)) {
+                    throw new IOException("no leadership within " + wait + " ms");
+                }
+                lead(log, id, czxid(client, latch.getOurPath()));
+                latch.close();
+                continue;
+            }
+            CountDownLatch done = new CountDownLatch(1);
+            Exception[] failed = new Exception[1];
+            LeaderSelector sel = new LeaderSelector(client, path,
+                new LeaderSelectorListenerAdapter() {
+                    @Override
+                    public void takeLeadership(CuratorFramework c) {
+                        try {
+                            lead(log, id, "-");
+                        } catch (Exception e) {
+                            failed[0] = e;
+                        }
+                        done.countDown();
+                    }
+                });
+            sel.setId(id);
+            sel.start();
+            if (!done.await(wait, TimeUnit.MILLISECONDS)) {
+                throw new IOException("no leadership within " + wait + " ms");
+            }
+            sel.close();
+            if (failed[0] != null) throw failed[0];
         }
     }
 

@@ -173,6 +173,7 @@ void semaphore_run(struct run *r, const char *path, int ops, struct result *res)
 void rw_run(struct run *r, const char *path, int ops, struct result *res);
 void many_run(struct run *r, const char *path, int ops, struct result *res);
 void sessions_run(struct run *r, const char *path, int ops, struct result *res);
+void elect_run(struct run *r, const char *path, int ops, struct result *res); /* elect.c */
 void herd_run(struct run *r, const char *path, int ops, struct result *res);
 void queue_run(struct run *r, const char *path, int ops, struct result *res);
 zhandle_t *bare_connect(const struct opts *o);

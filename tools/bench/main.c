@@ -21,6 +21,7 @@
  *                write, acquired and released at once.
  *   many, sessions   many locks held at once (hold.c).
  *   herd, queue      a queue of waiters on one lock (queue.c).
+ *   elect        leader election: each leader resigns at once (elect.c).
  *   floor, chain     the bare ZooKeeper C client's floors (bare.c).
  *   protocol     zkl's node protocol for the mutex on the bare C client,
  *                as contended (protocol.c).
@@ -58,6 +59,7 @@ const struct workload zkl_bench_workloads[] = {
     {"protocol", S_CLIENTS, true, 8, protocol_run, OUT_HANDOFF},
     {"queue", S_CLIENTS, false, 4, queue_run, OUT_WAKEUPS | OUT_QUEUE},
     {"sessions", S_ONE, false, -1, sessions_run, OUT_SESSIONS | OUT_TENTHS},
+    {"elect", S_CLIENTS, false, 4, elect_run, 0},
 };
 const int zkl_bench_nworkloads = (int)(sizeof zkl_bench_workloads / sizeof *zkl_bench_workloads);
 

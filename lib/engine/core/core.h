@@ -145,7 +145,7 @@ typedef struct zkl__event {
     int len;
     int32_t version;   /* E_OWN, E_OWN_DATA: the node's data version */
     int64_t czxid;     /* E_CREATED, E_FOUND */
-    int64_t owner;     /* E_FOUND: the node's ephemeral owner */
+    int64_t owner;     /* E_CREATED, E_FOUND: the node's ephemeral owner */
     const struct String_vector *kids;
     const struct zkl__target *target; /* E_WATCH: its path taken apart (names.c) */
     int64_t now;       /* monotonic ns */

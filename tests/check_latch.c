@@ -1,0 +1,527 @@
+/* Leader election (zkl_latch) against a real ZooKeeper: one leader among
+ * candidates, handover on close, a killed leader process, an expired
+ * session (told, rejoined, a larger token), an outsider deleting the
+ * leader's node, an ACL refusing the listing, a hundred candidates each
+ * leading once, close in every state, and bad input. */
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+/* What a latch's listener heard: each call alternates, or it counts a
+ * repeat (the listener is told once per change). */
+struct heard {
+    pthread_mutex_t mu;
+    int last; /* -1 before the first call */
+    int ones, zeros, repeats;
+};
+
+static void on_change(zkl_latch *l, int leader, void *arg)
+{
+    (void)l;
+    struct heard *h = arg;
+    pthread_mutex_lock(&h->mu);
+    if (h->last == leader || (h->last == -1 && leader == 0))
+        h->repeats++;
+    h->last = leader;
+    if (leader)
+        h->ones++;
+    else
+        h->zeros++;
+    pthread_mutex_unlock(&h->mu);
+}
+
+static int heard_get(struct heard *h, int *field)
+{
+    pthread_mutex_lock(&h->mu);
+    int v = *field;
+    pthread_mutex_unlock(&h->mu);
+    return v;
+}
+
+struct cand {
+    zkl_client *c;
+    zkl_latch *l;
+    struct heard h;
+};
+
+static void cand_init(struct cand *k, zkl_client *c, const char *path, const char *id)
+{
+    k->c = c;
+    pthread_mutex_init(&k->h.mu, NULL);
+    k->h.last = -1;
+    k->h.ones = k->h.zeros = k->h.repeats = 0;
+    ck_assert_int_eq(zkl_latch_new(c, path, id, &k->l), 0);
+    ck_assert_int_eq(zkl_latch_set_listener(k->l, on_change, &k->h), 0);
+}
+
+static int64_t latch_token(zkl_latch *l)
+{
+    int64_t v = 0;
+    int rc = zkl_latch_token(l, &v);
+    return rc != 0 ? rc : v;
+}
+
+/* How many of n candidates believe they lead. */
+struct group {
+    struct cand *k;
+    int n;
+};
+
+static int leaders(const struct group *g, int *which)
+{
+    int count = 0;
+    for (int i = 0; i < g->n; i++)
+        if (g->k[i].l != NULL && zkl_latch_is_leader(g->k[i].l)) {
+            count++;
+            if (which)
+                *which = i;
+        }
+    return count;
+}
+
+static bool one_leader(void *arg)
+{
+    return leaders(arg, NULL) == 1;
+}
+
+struct told {
+    struct heard *h;
+    int *field;
+    int want;
+};
+
+static bool told_enough(void *arg)
+{
+    struct told *t = arg;
+    return heard_get(t->h, t->field) >= t->want;
+}
+
+static void wait_told(struct heard *h, int *field, int want)
+{
+    struct told t = {h, field, want};
+    ck_assert(tu_wait_until(told_enough, &t, 30000));
+}
+
+/* The election's first child: its data and its full path. */
+static void first_child(zkl_client *c, const char *path, char *data, size_t dlen, char *node,
+                        size_t nlen)
+{
+    zkl_participant *ps;
+    size_t n;
+    ck_assert_int_eq(zkl_participants_list(c, path, &ps, &n), 0);
+    ck_assert_uint_ge(n, 1);
+    ck_assert_str_eq(ps[0].kind, "latch-");
+    ck_assert_int_eq(ps[0].holds, 1);
+    if (data)
+        snprintf(data, dlen, "%.*s", (int)ps[0].owner_len, ps[0].owner);
+    if (node)
+        snprintf(node, nlen, "%s/%s", path, ps[0].node);
+    zkl_participants_free(ps, n);
+}
+
+START_TEST(test_one_of_three_leads_and_close_hands_over)
+{
+    char *p = tu_test_path("three");
+    struct cand k[3];
+    const char *ids[] = {"alpha", "beta", ""};
+    for (int i = 0; i < 3; i++) {
+        cand_init(&k[i], tu_test_client(10000), p, ids[i]);
+        ck_assert_int_eq(zkl_latch_start(k[i].l), 0);
+    }
+    struct group g = {k, 3};
+    ck_assert(tu_wait_until(one_leader, &g, 30000));
+    int who = -1;
+    ck_assert_int_eq(leaders(&g, &who), 1);
+    ck_assert_int_eq(zkl_latch_await(k[who].l, 0), 0);
+    wait_told(&k[who].h, &k[who].h.ones, 1);
+    int64_t t1 = latch_token(k[who].l);
+    ck_assert_int_gt(t1, 0);
+    /* Its node: _c_<uuid>-latch-<seq>, the id as data, first. */
+    char data[64], node[512];
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 10000)); /* all joined */
+    first_child(k[0].c, p, data, sizeof data, node, sizeof node);
+    ck_assert_str_eq(data, ids[who]);
+    ck_assert_ptr_nonnull(strstr(node, "-latch-"));
+    for (int i = 0; i < 3; i++)
+        if (i != who) {
+            ck_assert_int_eq(zkl_latch_await(k[i].l, 0), ZKL_ETIMEDOUT);
+            ck_assert_int_eq(latch_token(k[i].l), ZKL_ENOTHELD);
+        }
+
+    /* Close hands over: the leader is told 0 before the close returns. */
+    ck_assert_int_eq(zkl_latch_close(k[who].l), 0);
+    ck_assert_int_eq(heard_get(&k[who].h, &k[who].h.zeros), 1);
+    ck_assert_int_eq(zkl_latch_is_leader(k[who].l), 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2); /* confirmed gone */
+    zkl_latch_free(k[who].l);
+    k[who].l = NULL;
+    ck_assert(tu_wait_until(one_leader, &g, 30000));
+    int next = -1;
+    leaders(&g, &next);
+    ck_assert_int_gt(latch_token(k[next].l), t1);
+    for (int i = 0; i < 3; i++) {
+        if (k[i].l == NULL)
+            continue;
+        ck_assert_int_eq(zkl_latch_close(k[i].l), 0);
+        ck_assert_int_eq(zkl_latch_close(k[i].l), ZKL_ECLOSED); /* double close */
+        zkl_latch_free(k[i].l);
+    }
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(k[i].h.repeats, 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+}
+END_TEST
+
+/* Leads, writes its token to fd 1, and waits to be killed. */
+static int leader_worker(const char *path)
+{
+    zkl_client *c = NULL;
+    if (zkl_client_open(tu_hosts(), 2000, &c) != 0)
+        return 2;
+    zkl_latch *l;
+    if (zkl_latch_new(c, path, "doomed", &l) != 0 || zkl_latch_start(l) != 0 ||
+        zkl_latch_await(l, 20000) != 0)
+        return 3;
+    int64_t tok = latch_token(l);
+    if (write(1, &tok, sizeof tok) != sizeof tok)
+        return 4;
+    for (;;)
+        pause();
+}
+
+START_TEST(test_sigkilled_leader_process_hands_over)
+{
+    char *p = tu_test_path("killed");
+    int64_t dead = tu_holder_kill((const char *[]){"leader", p, NULL});
+    struct cand k;
+    cand_init(&k, tu_test_client(10000), p, "next");
+    ck_assert_int_eq(zkl_latch_start(k.l), 0);
+    ck_assert_int_eq(zkl_latch_await(k.l, 30000), 0);
+    ck_assert_int_gt(latch_token(k.l), dead);
+    zkl_latch_free(k.l);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+}
+END_TEST
+
+static bool two_children(void *arg)
+{
+    return tu_children(tu_fixture_zk, arg) == 2;
+}
+
+/* a leads, b (on a client of its own) waits behind it. */
+static void leader_and_follower(const char *p, struct cand *a, struct cand *b)
+{
+    cand_init(a, tu_test_client(10000), p, "a");
+    cand_init(b, tu_test_client(10000), p, "b");
+    ck_assert_int_eq(zkl_latch_start(a->l), 0);
+    ck_assert_int_eq(zkl_latch_await(a->l, 20000), 0);
+    ck_assert_int_eq(zkl_latch_start(b->l), 0);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
+}
+
+START_TEST(test_expired_leader_is_told_and_rejoins_with_a_larger_token)
+{
+    char *p = tu_test_path("expiry");
+    struct cand a, b;
+    leader_and_follower(p, &a, &b);
+    int64_t ta = latch_token(a.l);
+    int64_t old_sid = tu_client_session_id(a.c);
+
+    tu_expire_session(a.c);
+    wait_told(&a.h, &a.h.zeros, 1); /* told */
+    ck_assert_int_eq(zkl_latch_await(b.l, 30000), 0);
+    int64_t tb = latch_token(b.l);
+    ck_assert_int_gt(tb, ta);
+    /* a rejoined on its new session, with a new node of that session. */
+    ck_assert(tu_wait_until(two_children, p, 30000));
+    ck_assert_int_eq(zkl_latch_is_leader(a.l), 0);
+    zkl_participant *ps;
+    size_t n;
+    ck_assert_int_eq(zkl_participants_list(b.c, p, &ps, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(ps[1].owner, "a");
+    ck_assert_int_ne(ps[1].session, old_sid);
+    ck_assert_int_eq(ps[1].session, tu_client_session_id(a.c));
+    zkl_participants_free(ps, n);
+
+    /* ... and can lead again, with a larger token still. */
+    ck_assert_int_eq(zkl_latch_close(b.l), 0);
+    ck_assert_int_eq(zkl_latch_await(a.l, 30000), 0);
+    ck_assert_int_gt(latch_token(a.l), tb);
+    wait_told(&a.h, &a.h.ones, 2);
+    ck_assert_int_eq(a.h.repeats, 0);
+    ck_assert_int_eq(b.h.repeats, 0);
+    zkl_latch_free(a.l);
+    zkl_latch_free(b.l);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+}
+END_TEST
+
+START_TEST(test_outsider_deleting_the_leaders_node)
+{
+    char *p = tu_test_path("outsider");
+    struct cand a;
+    cand_init(&a, tu_test_client(10000), p, "a");
+    ck_assert_int_eq(zkl_latch_start(a.l), 0);
+    ck_assert_int_eq(zkl_latch_await(a.l, 20000), 0);
+    int64_t t1 = latch_token(a.l);
+    char node[512];
+    first_child(a.c, p, NULL, 0, node, sizeof node);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, node, -1), ZOK);
+    wait_told(&a.h, &a.h.zeros, 1);
+    /* Alone, it rejoins at once and leads again on a new node. */
+    wait_told(&a.h, &a.h.ones, 2);
+    ck_assert_int_eq(zkl_latch_await(a.l, 20000), 0);
+    ck_assert_int_gt(latch_token(a.l), t1);
+    char again[512];
+    first_child(a.c, p, NULL, 0, again, sizeof again);
+    ck_assert_str_ne(again, node);
+    ck_assert_int_eq(a.h.repeats, 0);
+    zkl_latch_free(a.l);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+}
+END_TEST
+
+#define SECRET "alice:secret"
+static char world_s[] = "world", anyone_s[] = "anyone", auth_s[] = "auth", empty_s[] = "";
+
+START_TEST(test_acl_refusing_the_listing_ends_with_enoauth)
+{
+    char *p = tu_test_path("noread");
+    ck_assert_int_eq(
+        zoo_add_auth(tu_fixture_zk, "digest", SECRET, (int)strlen(SECRET), NULL, NULL), ZOK);
+    tu_mkdirs(tu_fixture_zk, p);
+    struct ACL acl[2] = {{ZOO_PERM_CREATE | ZOO_PERM_DELETE, {world_s, anyone_s}},
+                         {ZOO_PERM_ALL, {auth_s, empty_s}}};
+    struct ACL_vector v = {2, acl};
+    ck_assert_int_eq(zoo_set_acl(tu_fixture_zk, p, -1, &v), ZOK);
+    struct cand a;
+    cand_init(&a, tu_test_client(10000), p, "a");
+    ck_assert_int_eq(zkl_latch_start(a.l), 0);
+    ck_assert_int_eq(zkl_latch_await(a.l, 20000), ZKL_ENOAUTH);
+    ck_assert_int_eq(zkl_latch_is_leader(a.l), 0);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000)); /* no node left */
+    ck_assert_int_eq(heard_get(&a.h, &a.h.ones), 0);
+    zkl_latch_free(a.l);
+    ck_assert_int_eq(zoo_set_acl(tu_fixture_zk, p, -1, &ZOO_OPEN_ACL_UNSAFE), ZOK);
+}
+END_TEST
+
+/* A hundred candidates: each leads once, alone, and a counter that only
+ * the leader bumps comes out exact. The listener of the leader asks the
+ * test to close it. */
+#define MANY 100
+struct many {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int leading, violations, led[MANY];
+    long counter;
+    int due; /* the latch to close, or -1 */
+};
+static struct many M;
+static zkl_latch *many_l[MANY];
+
+static void on_many(zkl_latch *l, int leader, void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    (void)l;
+    pthread_mutex_lock(&M.mu);
+    if (leader) {
+        if (++M.leading > 1)
+            M.violations++;
+        M.led[i]++;
+        long v = M.counter;
+        M.counter = v + 1;
+        M.due = i;
+        pthread_cond_broadcast(&M.cv);
+    } else {
+        M.leading--;
+    }
+    pthread_mutex_unlock(&M.mu);
+}
+
+static bool one_due(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&M.mu);
+    bool due = M.due >= 0;
+    pthread_mutex_unlock(&M.mu);
+    return due;
+}
+
+START_TEST(test_hundred_candidates_each_lead_once)
+{
+    int n = tu_under_valgrind() ? 20 : MANY;
+    char *p = tu_test_path("many");
+    zkl_client *cs[4];
+    for (int i = 0; i < 4; i++)
+        cs[i] = tu_test_client(15000);
+    pthread_mutex_init(&M.mu, NULL);
+    pthread_cond_init(&M.cv, NULL);
+    M.due = -1;
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(zkl_latch_new(cs[i % 4], p, NULL, &many_l[i]), 0);
+        ck_assert_int_eq(zkl_latch_set_listener(many_l[i], on_many, (void *)(intptr_t)i), 0);
+        ck_assert_int_eq(zkl_latch_start(many_l[i]), 0);
+    }
+    int64_t last = 0;
+    for (int round = 0; round < n; round++) {
+        ck_assert(tu_wait_until(one_due, NULL, 60000));
+        pthread_mutex_lock(&M.mu);
+        int i = M.due;
+        M.due = -1;
+        pthread_mutex_unlock(&M.mu);
+        ck_assert_int_ge(i, 0);
+        int64_t t = latch_token(many_l[i]);
+        ck_assert_int_gt(t, last);
+        last = t;
+        ck_assert_int_eq(zkl_latch_close(many_l[i]), 0);
+    }
+    ck_assert_int_eq(M.violations, 0);
+    ck_assert_int_eq(M.counter, n);
+    ck_assert_int_eq(M.leading, 0);
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(M.led[i], 1);
+        zkl_latch_free(many_l[i]);
+    }
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+}
+END_TEST
+
+START_TEST(test_close_while_waiting_and_while_leading)
+{
+    char *p = tu_test_path("close");
+    struct cand a, b;
+    leader_and_follower(p, &a, &b);
+    ck_assert_int_eq(zkl_latch_close(b.l), 0); /* waiting */
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
+    ck_assert_int_eq(zkl_latch_await(b.l, 0), ZKL_ECLOSED);
+    ck_assert_int_eq(zkl_latch_start(b.l), ZKL_ECLOSED);
+    ck_assert_int_eq(heard_get(&b.h, &b.h.ones) + heard_get(&b.h, &b.h.zeros), 0);
+    ck_assert_int_eq(zkl_latch_close(a.l), 0); /* leading */
+    ck_assert_int_eq(heard_get(&a.h, &a.h.zeros), 1);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    ck_assert_int_eq(zkl_latch_is_leader(a.l), 0);
+    ck_assert_int_eq(latch_token(a.l), ZKL_ENOTHELD);
+    /* A latch never started closes too; free closes one still open. */
+    zkl_latch *x;
+    ck_assert_int_eq(zkl_latch_new(a.c, p, "x", &x), 0);
+    ck_assert_int_eq(zkl_latch_close(x), 0);
+    zkl_latch_free(x);
+    ck_assert_int_eq(zkl_latch_new(a.c, p, "y", &x), 0);
+    ck_assert_int_eq(zkl_latch_start(x), 0);
+    ck_assert_int_eq(zkl_latch_await(x, 20000), 0);
+    zkl_latch_free(x);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    zkl_latch_free(a.l);
+    zkl_latch_free(b.l);
+}
+END_TEST
+
+/* On an event loop: after zkl_client_event_fd the listener runs only in
+ * zkl_client_dispatch, on the loop's thread. */
+static pthread_t heard_on;
+static int loop_heard = -1;
+static void on_loop(zkl_latch *l, int leader, void *arg)
+{
+    (void)l, (void)arg;
+    heard_on = pthread_self();
+    loop_heard = leader;
+}
+
+START_TEST(test_listener_runs_in_dispatch_on_an_event_loop)
+{
+    char *p = tu_test_path("loop");
+    zkl_client *c = tu_test_client(10000);
+    int fd;
+    ck_assert_int_eq(zkl_client_event_fd(c, &fd), 0);
+    zkl_latch *l;
+    ck_assert_int_eq(zkl_latch_new(c, p, "looped", &l), 0);
+    ck_assert_int_eq(zkl_latch_set_listener(l, on_loop, NULL), 0);
+    ck_assert_int_eq(zkl_latch_start(l), 0);
+    /* Leadership comes with the callback, which only dispatch runs. */
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 1, 10000));
+    ck_assert_int_eq(loop_heard, -1);
+    int64_t end = tu_now_ms() + 20000;
+    while (loop_heard != 1 && tu_now_ms() < end) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (poll(&pf, 1, 1000) > 0)
+            ck_assert_int_ge(zkl_client_dispatch(c), 0);
+    }
+    ck_assert_int_eq(loop_heard, 1);
+    ck_assert(pthread_equal(heard_on, pthread_self()));
+    ck_assert_int_eq(zkl_latch_await(l, 0), 0);
+    ck_assert_int_eq(zkl_latch_is_leader(l), 1);
+    ck_assert_int_eq(zkl_latch_close(l), 0);
+    ck_assert_int_eq(loop_heard, 0);
+    zkl_latch_free(l);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+}
+END_TEST
+
+START_TEST(test_bad_input_has_clear_codes)
+{
+    zkl_client *c = tu_client(10000);
+    zkl_latch *l = NULL;
+    int64_t t;
+    ck_assert_int_eq(zkl_latch_new(NULL, "/x", "id", &l), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_latch_new(c, NULL, "id", &l), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_latch_new(c, "x", "id", &l), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_latch_new(c, "/x/", "id", &l), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_latch_new(c, "/x", "id", NULL), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_latch_start(NULL), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_latch_await(NULL, 0), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_latch_is_leader(NULL), 0);
+    ck_assert_int_eq(zkl_latch_set_listener(NULL, on_change, NULL), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_latch_token(NULL, &t), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_latch_close(NULL), ZKL_EINVAL);
+    zkl_latch_free(NULL);
+
+    char *p = tu_test_path("bad");
+    ck_assert_int_eq(zkl_latch_new(c, p, "id", &l), 0);
+    ck_assert_int_eq(zkl_latch_await(l, 0), ZKL_EINVAL); /* not started */
+    ck_assert_int_eq(zkl_latch_token(l, NULL), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_latch_start(l), 0);
+    ck_assert_int_eq(zkl_latch_start(l), ZKL_EBUSY);
+    ck_assert_int_eq(zkl_latch_await(l, 20000), 0);
+    /* The client closes under it: the latch ends with ZKL_ECLOSED. */
+    zkl_latch *w;
+    ck_assert_int_eq(zkl_latch_new(c, p, "w", &w), 0);
+    zkl_client_close(c);
+    ck_assert_int_eq(zkl_latch_start(w), ZKL_ECLOSED);
+    ck_assert_int_eq(zkl_latch_await(l, 10000), ZKL_ECLOSED);
+    ck_assert_int_eq(zkl_latch_is_leader(l), 0);
+    zkl_latch_free(w);
+    zkl_latch_free(l);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 30000));
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    tu_main_init(argc, argv);
+    if (argc >= 4 && strcmp(argv[1], "--worker") == 0) {
+        if (strcmp(argv[2], "leader") == 0)
+            return leader_worker(argv[3]);
+        return 64;
+    }
+    const TTest *tests[] = {
+        test_one_of_three_leads_and_close_hands_over,
+        test_sigkilled_leader_process_hands_over,
+        test_expired_leader_is_told_and_rejoins_with_a_larger_token,
+        test_outsider_deleting_the_leaders_node,
+        test_acl_refusing_the_listing_ends_with_enoauth,
+        test_hundred_candidates_each_lead_once,
+        test_close_while_waiting_and_while_leading,
+        test_listener_runs_in_dispatch_on_an_event_loop,
+        test_bad_input_has_clear_codes,
+        NULL,
+    };
+    return tu_run_zk_case("latch", 240, tests);
+}
