@@ -159,7 +159,9 @@ ZKL_EXPORT const char *zkl_err_name(int err);
  *
  * zkl_last_zk_error: the ZooKeeper code (ZNONODE, ZNOCHILDRENFOREPHEMERALS,
  * ... of <zookeeper/zookeeper.h>; zerror() names it) behind the latest
- * ZKL_EZK a zkl call returned in this thread; 0 if none yet.
+ * ZKL_EZK a zkl call returned in this thread, or behind an acquire's
+ * ZKL_EINVAL or ZKL_ENOAUTH the server gave (ZINVALIDACL, ZNOCHILDRENFOR-
+ * EPHEMERALS, ZNOAUTH); 0 if none yet.
  *
  * zkl_last_error_text: a sentence on the latest failure that had details:
  * which path was refused and why (ZKL_EINVAL), the chroot that does not
@@ -384,10 +386,14 @@ ZKL_EXPORT int zkl_client_opts_set_sasl(zkl_client_opts *o, const char *mechanis
  * Like Curator's ACLProvider, one list serves every node; see
  * docs/production.md for several identities sharing one lock tree. A node
  * that exists already keeps its ACL. Entries that leave the client itself
- * without READ, CREATE and DELETE on its lock paths make its acquires fail
- * with ZKL_ENOAUTH. Returns 0, ZKL_EINVAL (NULL, an unknown scheme, an id
- * the scheme cannot hold, perms 0 or out of range; zkl_last_error_text()
- * says which), ZKL_ENOMEM. */
+ * without READ, CREATE and DELETE on its lock paths, as far as it knows its
+ * own identities (digest and SASL DIGEST-MD5 users, the certificate's
+ * subject as the server writes it, RFC 2253), and an "auth" entry without
+ * credentials, make zkl_client_open_opts fail with ZKL_EINVAL and a text,
+ * before anything is created. Returns 0, ZKL_EINVAL (NULL, an unknown
+ * scheme, an id the scheme cannot hold: a bad address or mask, a SASL id
+ * with white space, a subject without TYPE=value parts; perms 0 or out of
+ * range; zkl_last_error_text() says which), ZKL_ENOMEM. */
 ZKL_EXPORT int zkl_client_opts_add_acl(zkl_client_opts *o, const char *scheme, const char *id,
                                        int perms);
 

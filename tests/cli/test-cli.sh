@@ -519,6 +519,16 @@ test_tls_and_sasl_options_need_a_build_with_them() {
     "$ZKL" lock --acl "sasl:alice:rwxyz" /x true 2>"$tmp/acl.err"
     rc=$?
     [[ $rc == 64 ]] && grep -q "rwcda" "$tmp/acl.err" || fail "a bad --acl gave $rc: $(cat "$tmp/acl.err")"
+    # Entries that would shut zkl out of its own lock path, or that the
+    # server refuses: said before anything is created.
+    local acl
+    for acl in "world:anyone:rc:DELETE" "world:anyone:r:CREATE" "ip:999.1.1.1:rwcda:address" \
+        "auth::rwcda:credentials" "sasl:alice smith:rwcda:white space"; do
+        "$ZKL" lock --acl "${acl%:*}" "$root/acl/lock" true 2>"$tmp/acl.err"
+        rc=$?
+        [[ $rc == 64 ]] && grep -q "${acl##*:}" "$tmp/acl.err" ||
+            fail "--acl ${acl%:*} gave $rc: $(cat "$tmp/acl.err")"
+    done
 }
 
 test_bad_usage_gives_64_and_a_short_message() {
