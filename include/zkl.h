@@ -1167,9 +1167,10 @@ ZKL_EXPORT void zkl_semaphore_free(zkl_semaphore *s);
 typedef struct zkl_rwlock zkl_rwlock;
 
 /* A read-write lock on lock path `path` (absolute, no trailing '/', no
- * empty, "." or ".." segments, at most 1024 bytes, not under /zookeeper).
- * Nothing is sent to the server yet. Returns 0 and a new lock in *out (free
- * with zkl_rwlock_free), ZKL_EINVAL (NULL, bad path), ZKL_ENOMEM, ZKL_ESYS.
+ * empty, "." or ".." segments, at most 1024 bytes, not under /zookeeper, no
+ * segment below the first that ends in ten digits as a contender's node
+ * does). Nothing is sent to the server yet. Returns 0 and a new lock in
+ * *out (free with zkl_rwlock_free), ZKL_EINVAL (NULL, bad path), ZKL_ENOMEM, ZKL_ESYS.
  * Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_new(zkl_client *c, const char *path,
                               zkl_rwlock **out) ZKL_WARN_UNUSED;

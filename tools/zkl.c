@@ -334,9 +334,19 @@ const char *cli_path_problem(const char *path)
 int cli_report(const char *path, int err)
 {
     const char *why;
+    char shown[1100];
+    cli_printable(path, shown, sizeof shown);
     if (err == ZKL_EINVAL && (why = cli_path_problem(path)) != NULL)
-        return cli_usage_error("bad PATH '%s': %s", path, why);
-    cli_err("%s: %s", path, zkl_strerror(err));
+        return cli_usage_error("bad PATH '%s': %s", shown, why);
+    /* The library's reason, when it has one (a character the server
+     * refuses, a segment named like a contender's node, an ACL). */
+    why = zkl_last_error_text();
+    if (err == ZKL_EINVAL && strncmp(why, "path", 4) == 0)
+        return cli_usage_error("bad PATH '%s': %s", shown, why);
+    if (*why != '\0' && err != ZKL_ETIMEDOUT)
+        cli_err("%s: %s: %s", shown, zkl_strerror(err), why);
+    else
+        cli_err("%s: %s", shown, zkl_strerror(err));
     return cli_exit_for(err);
 }
 
