@@ -1340,7 +1340,10 @@ typedef struct zkl_participant {
  * with a new array in *out (free with zkl_participants_free) and its length
  * in *n (0 and NULL for a path that does not exist or has no contender),
  * ZKL_EINVAL (NULL, bad path), ZKL_ENOAUTH (the path cannot be listed),
- * ZKL_ELOST, ZKL_ECLOSED, ZKL_ECONNLOSS, ZKL_ENOMEM, ZKL_EZK. Blocks until
+ * ZKL_EQUEUE (its listing is over the client's request limit, children of
+ * any name counted: no acquire could wait there; zkl_last_error_text()
+ * gives the count), ZKL_ELOST, ZKL_ECLOSED, ZKL_ECONNLOSS, ZKL_ENOMEM,
+ * ZKL_EZK. Blocks until
  * the server answers or the connection is lost. Thread-safe. */
 ZKL_EXPORT int zkl_participants_list(zkl_client *c, const char *path,
                                      zkl_participant **out, size_t *n) ZKL_WARN_UNUSED;

@@ -101,6 +101,8 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
     int zk_rc = n->cn.zk_rc;
     if (err == ZKL_EZK || (zk_rc != 0 && (err == ZKL_EINVAL || err == ZKL_ENOAUTH)))
         zkl__detail_failed(zk_rc, dir); /* for zkl_last_zk_error(), with what it means */
+    else if (err == ZKL_EQUEUE)
+        zkl__detail_queue(dir, (long)n->cn.qlen, (long)c->max_request);
     /* Failed: make sure nothing of this attempt stays on the server. */
     pthread_mutex_unlock(&c->mu);
     if (o != NULL && o->cancel != NULL)

@@ -51,6 +51,14 @@ void zkl__detail_failed(int rc, const char *path)
     }
 }
 
+void zkl__detail_queue(const char *path, long children, long limit)
+{
+    zkl__detail("the lock path \"%.200s\" has %ld children, a listing over the client's request "
+                "limit of %ld bytes (the server's jute.maxbuffer): no contender can wait in its "
+                "queue; remove the children that are not contenders', or raise the limit",
+                path, children, limit);
+}
+
 void zkl__note_mapped(int rc)
 {
     tl_mapped = rc;
