@@ -124,7 +124,7 @@ ZKL_EXPORT const char *zkl_version_string(void);
     X(EDEADLK, -7, "the call would deadlock")                                 \
     X(ECLOSED, -8, "client is closed")                                        \
     X(EZK, -9, "unexpected ZooKeeper error")                                  \
-    X(ENOAUTH, -10, "not authorized by the ZooKeeper ACL")                    \
+    X(ENOAUTH, -10, "not authorized: refused by the ZooKeeper ACL, or credentials or a TLS certificate not accepted") \
     X(EMISMATCH, -11, "lock parameters disagree with those on the server")    \
     X(EBUSY, -12, "object is in use")                                         \
     X(ESYS, -13, "system call failed")                                        \

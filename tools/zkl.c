@@ -502,8 +502,11 @@ static void hold_closed_std_fds(void)
 
 int cli_flush_stdout(void)
 {
+    static bool said; /* a command's flush and finish()'s: one message */
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_err("write error: %s", strerror(errno ? errno : EIO));
+        if (!said)
+            cli_err("write error: %s", strerror(errno ? errno : EIO));
+        said = true;
         return EX_IOERR;
     }
     return 0;

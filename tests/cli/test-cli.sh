@@ -1073,6 +1073,11 @@ test_output_to_a_closed_stdout_is_an_error() {
     "$ZKL" break "$p" >&- 2>"$tmp/co.err"
     rc=$?
     [[ $rc == 74 ]] || fail "break >&- gave $rc, not 74: $(cat "$tmp/co.err")"
+    # One message, with the true reason.
+    "$ZKL" holders "$p" >&- 2>"$tmp/co.err"
+    rc=$?
+    [[ $rc == 74 && $(wc -l <"$tmp/co.err") == 1 ]] && grep -q "Bad file descriptor" "$tmp/co.err" ||
+        fail "holders >&- gave $rc: $(cat "$tmp/co.err")"
     touch "$tmp/co.stop"
     wait_exit 20 "$h" || fail "holder did not end"
 }
