@@ -240,12 +240,16 @@ static bool unresolved_host(const char *servers, char *out, size_t sz)
     return false;
 }
 
+long cli_connect_ms;
+
 int cli_connect(const char *servers, int session_ms, zkl_client **out)
 {
     zkl_client_opts *o;
     int rc = zkl_client_opts_new(&o);
     if (rc == 0)
         rc = zkl_client_opts_set_reopen(o, 0);
+    if (rc == 0 && cli_connect_ms > 0)
+        rc = zkl_client_opts_set_connect_timeout(o, (int)cli_connect_ms);
     const char *auth = getenv("ZKL_AUTH");
     if (rc == 0 && auth != NULL && *auth != '\0' &&
         zkl_client_opts_set_digest_auth(o, auth) == ZKL_EINVAL) {

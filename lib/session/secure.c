@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #ifdef HAVE_ZOOKEEPER_INIT_SASL
 #define HAVE_CYRUS_SASL_H 1 /* zookeeper.h then declares zookeeper_init_sasl */
@@ -55,8 +56,13 @@ static bool readable(const char *what, const char *path, char *why, size_t n)
         snprintf(why, n, "cannot read the %s \"%.200s\": %s", what, path, strerror(errno));
         return false;
     }
+    /* A directory opens for reading; its read fails (EISDIR). */
+    struct stat st;
+    bool dir = fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode);
     fclose(f);
-    return true;
+    if (dir)
+        snprintf(why, n, "cannot read the %s \"%.200s\": %s", what, path, strerror(EISDIR));
+    return !dir;
 }
 
 #ifdef HAVE_ZOOKEEPER_INIT_SSL
@@ -162,14 +168,29 @@ static bool java_names(X509_NAME *name)
     return true;
 }
 
-bool zkl__secure_subject(const char *cert_file, char *out, size_t n)
+/* The first certificate in cert_file, or NULL. */
+static X509 *read_cert(const char *cert_file)
 {
     FILE *f = fopen(cert_file, "re");
     if (f == NULL)
-        return false;
+        return NULL;
     X509 *x = PEM_read_X509(f, NULL, NULL, NULL);
     fclose(f);
     ERR_clear_error();
+    return x;
+}
+
+bool zkl__secure_cert_expired(const char *cert_file)
+{
+    X509 *x = read_cert(cert_file);
+    bool expired = x != NULL && X509_cmp_current_time(X509_get0_notAfter(x)) < 0;
+    X509_free(x);
+    return expired;
+}
+
+bool zkl__secure_subject(const char *cert_file, char *out, size_t n)
+{
+    X509 *x = read_cert(cert_file);
     if (x == NULL)
         return false;
     bool ok = false;

@@ -277,6 +277,8 @@ struct ssl_ctx_st *zkl__secure_tls_ctx(const struct zkl__secure_opts *s, char *w
  * names it (Java's RFC 2253 form, "CN=orders,O=example"), in out: false if
  * it cannot be read or is not one written alike by OpenSSL and Java. */
 bool zkl__secure_subject(const char *cert_file, char *out, size_t n);
+/* Whether the (first) certificate in cert_file is past its notAfter. */
+bool zkl__secure_cert_expired(const char *cert_file);
 #endif
 /* The client's ACL entries checked at open (lib/session/acl.c): one the
  * server would refuse (auth:: with no credentials), or a list that leaves
