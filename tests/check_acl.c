@@ -131,6 +131,9 @@ START_TEST(test_two_identities_share_a_tree_and_a_third_is_kept_out)
     int64_t t0 = tu_now_ms();
     ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), ZKL_ENOAUTH);
     ck_assert_int_lt(tu_now_ms() - t0, 3000);
+    ck_assert_msg(strstr(zkl_last_error_text(), "ZNOAUTH") != NULL &&
+                      strstr(zkl_last_error_text(), p) != NULL,
+                  "%s", zkl_last_error_text());
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     /* Alice may break bob's hold (DELETE on the lock path); bob hears of it. */
     ck_assert_int_eq(zoo_delete(zkl_client_handle(a), zkl_mutex_node(mb), -1), ZOK);
