@@ -129,7 +129,7 @@ ZKL_EXPORT const char *zkl_version_string(void);
     X(EDEADLK, -7, "the call would deadlock")                                 \
     X(ECLOSED, -8, "client is closed")                                        \
     X(EZK, -9, "unexpected ZooKeeper error")                                  \
-    X(ENOAUTH, -10, "not authorized by the ZooKeeper ACL")                    \
+    X(ENOAUTH, -10, "not authorized: refused by the ZooKeeper ACL, or credentials or a TLS certificate not accepted") \
     X(EMISMATCH, -11, "lock parameters disagree with those on the server")    \
     X(EBUSY, -12, "object is in use")                                         \
     X(ESYS, -13, "system call failed")                                        \
@@ -164,7 +164,9 @@ ZKL_EXPORT const char *zkl_err_name(int err);
  *
  * zkl_last_zk_error: the ZooKeeper code (ZNONODE, ZNOCHILDRENFOREPHEMERALS,
  * ... of <zookeeper/zookeeper.h>; zerror() names it) behind the latest
- * ZKL_EZK a zkl call returned in this thread; 0 if none yet.
+ * ZKL_EZK a zkl call returned in this thread, or behind an acquire's
+ * ZKL_EINVAL or ZKL_ENOAUTH the server gave (ZINVALIDACL, ZNOCHILDRENFOR-
+ * EPHEMERALS, ZNOAUTH); 0 if none yet.
  *
  * zkl_last_error_text: a sentence on the latest failure that had details:
  * which path was refused and why (ZKL_EINVAL), the chroot that does not
@@ -389,10 +391,14 @@ ZKL_EXPORT int zkl_client_opts_set_sasl(zkl_client_opts *o, const char *mechanis
  * Like Curator's ACLProvider, one list serves every node; see
  * docs/production.md for several identities sharing one lock tree. A node
  * that exists already keeps its ACL. Entries that leave the client itself
- * without READ, CREATE and DELETE on its lock paths make its acquires fail
- * with ZKL_ENOAUTH. Returns 0, ZKL_EINVAL (NULL, an unknown scheme, an id
- * the scheme cannot hold, perms 0 or out of range; zkl_last_error_text()
- * says which), ZKL_ENOMEM. */
+ * without READ, CREATE and DELETE on its lock paths, as far as it knows its
+ * own identities (digest and SASL DIGEST-MD5 users, the certificate's
+ * subject as the server writes it, RFC 2253), and an "auth" entry without
+ * credentials, make zkl_client_open_opts fail with ZKL_EINVAL and a text,
+ * before anything is created. Returns 0, ZKL_EINVAL (NULL, an unknown
+ * scheme, an id the scheme cannot hold: a bad address or mask, a SASL id
+ * with white space, a subject without TYPE=value parts; perms 0 or out of
+ * range; zkl_last_error_text() says which), ZKL_ENOMEM. */
 ZKL_EXPORT int zkl_client_opts_add_acl(zkl_client_opts *o, const char *scheme, const char *id,
                                        int perms);
 
@@ -1179,9 +1185,10 @@ ZKL_EXPORT void zkl_semaphore_free(zkl_semaphore *s);
 typedef struct zkl_rwlock zkl_rwlock;
 
 /* A read-write lock on lock path `path` (absolute, no trailing '/', no
- * empty, "." or ".." segments, at most 1024 bytes, not under /zookeeper).
- * Nothing is sent to the server yet. Returns 0 and a new lock in *out (free
- * with zkl_rwlock_free), ZKL_EINVAL (NULL, bad path), ZKL_ENOMEM, ZKL_ESYS.
+ * empty, "." or ".." segments, at most 1024 bytes, not under /zookeeper, no
+ * segment below the first that ends in ten digits as a contender's node
+ * does). Nothing is sent to the server yet. Returns 0 and a new lock in
+ * *out (free with zkl_rwlock_free), ZKL_EINVAL (NULL, bad path), ZKL_ENOMEM, ZKL_ESYS.
  * Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_new(zkl_client *c, const char *path,
                               zkl_rwlock **out) ZKL_WARN_UNUSED;
@@ -1354,7 +1361,10 @@ typedef struct zkl_participant {
  * with a new array in *out (free with zkl_participants_free) and its length
  * in *n (0 and NULL for a path that does not exist or has no contender),
  * ZKL_EINVAL (NULL, bad path), ZKL_ENOAUTH (the path cannot be listed),
- * ZKL_ELOST, ZKL_ECLOSED, ZKL_ECONNLOSS, ZKL_ENOMEM, ZKL_EZK. Blocks until
+ * ZKL_EQUEUE (its listing is over the client's request limit, children of
+ * any name counted: no acquire could wait there; zkl_last_error_text()
+ * gives the count), ZKL_ELOST, ZKL_ECLOSED, ZKL_ECONNLOSS, ZKL_ENOMEM,
+ * ZKL_EZK. Blocks until
  * the server answers or the connection is lost. Thread-safe. */
 ZKL_EXPORT int zkl_participants_list(zkl_client *c, const char *path,
                                      zkl_participant **out, size_t *n) ZKL_WARN_UNUSED;

@@ -122,6 +122,17 @@ int zkl_participants_list(zkl_client *c, const char *path, zkl_participant **out
         zkl__send_end(c, 1);
         return zkl__err_from_zk(rc);
     }
+    /* A listing no contender could wait on (acquires fail with
+     * ZKL_EQUEUE): said so, not "nobody takes part". */
+    long bytes = 4;
+    for (int32_t i = 0; i < kids.count; i++)
+        bytes += 4 + (long)strlen(kids.data[i]);
+    if (bytes > c->max_request) {
+        zkl__send_end(c, 1);
+        zkl__detail_queue(path, (long)kids.count, (long)c->max_request);
+        deallocate_String_vector(&kids);
+        return ZKL_EQUEUE;
+    }
     size_t k = kids.count > 0 ? (size_t)kids.count : 0;
     zkl__entry *cs = calloc(k ? k : 1, sizeof *cs);
     zkl_participant *ps = calloc(k ? k : 1, sizeof *ps);

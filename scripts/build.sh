@@ -15,4 +15,7 @@ cd "$bdir"
 if [ ! -f Makefile ] || [ "$top/configure" -nt Makefile ]; then
     "$top/configure" -q "$@"
 fi
+# configure -q keeps its summary to config.log: the client it found, and
+# whether that has TLS and SASL ("TLS: yes; SASL: yes").
+sed -n 's/^configure:[0-9]*: \(ZooKeeper client: .*\)$/\1/p' config.log | tail -n 1
 make -j"$(nproc)" -s

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The README's code compiles against the headers: its complete C program
-# (which must match what a user copies), and its C++ example as shown (its
+# (which must match what a user copies, and examples/hello.c), and its C++ example as shown (its
 # statements inside a main(), its own #includes and nothing more).
 set -eu
 src="${top_srcdir:-.}"
@@ -25,6 +25,14 @@ else
     echo "FAIL: README's complete program"
     fail=$((fail + 1))
 fi
+# examples/hello.c is that program, byte for byte.
+if cmp -s "$tmp/app.c" "$src/examples/hello.c"; then
+    echo "ok: README's complete program is examples/hello.c"
+else
+    echo "FAIL: README's complete program differs from examples/hello.c:"
+    diff "$tmp/app.c" "$src/examples/hello.c" || true
+    fail=$((fail + 1))
+fi
 block cpp "## C++" >"$tmp/snippet.cpp"
 {
     grep '^#include' "$tmp/snippet.cpp" || true
@@ -40,5 +48,5 @@ else
     echo "FAIL: README's C++ example"
     fail=$((fail + 1))
 fi
-echo "$((2 - fail)) passed, $fail failed"
+echo "$((3 - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -131,6 +131,9 @@ START_TEST(test_two_identities_share_a_tree_and_a_third_is_kept_out)
     int64_t t0 = tu_now_ms();
     ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), ZKL_ENOAUTH);
     ck_assert_int_lt(tu_now_ms() - t0, 3000);
+    ck_assert_msg(strstr(zkl_last_error_text(), "ZNOAUTH") != NULL &&
+                      strstr(zkl_last_error_text(), p) != NULL,
+                  "%s", zkl_last_error_text());
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     /* Alice may break bob's hold (DELETE on the lock path); bob hears of it. */
     ck_assert_int_eq(zoo_delete(zkl_client_handle(a), zkl_mutex_node(mb), -1), ZOK);
@@ -163,6 +166,17 @@ START_TEST(test_bad_acl_entries_are_einval_with_a_reason)
         {"sasl", "alice", 0},
         {"sasl", "alice", 32},
         {"sasl", "alice", -1},
+        {"ip", "999.1.1.1", ZKL_PERM_ALL},
+        {"ip", "10.0.0.0/33", ZKL_PERM_ALL},
+        {"ip", "10.0.0.0/", ZKL_PERM_ALL},
+        {"ip", "10.0.0.0/x", ZKL_PERM_ALL},
+        {"ip", "example.com", ZKL_PERM_ALL},
+        {"ip", "::1/129", ZKL_PERM_ALL},
+        {"sasl", "alice smith", ZKL_PERM_ALL},
+        {"sasl", "alice@A@B", ZKL_PERM_ALL},
+        {"x509", "orders", ZKL_PERM_ALL},
+        {"x509", "CN=orders,,O=example", ZKL_PERM_ALL},
+        {"digest", "alice:SQICbGEP3vUd4FffsXSLZ8/1XtI", ZKL_PERM_ALL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_int_eq(zkl_client_opts_add_acl(o, bad[i].scheme, bad[i].id, bad[i].perms),
@@ -178,7 +192,89 @@ START_TEST(test_bad_acl_entries_are_einval_with_a_reason)
     ck_assert_int_eq(zkl_client_opts_add_acl(o, "digest", ALICE_ID, ZKL_PERM_ALL), 0);
     ck_assert_int_eq(zkl_client_opts_add_acl(o, "auth", "", ZKL_PERM_ALL), 0);
     ck_assert_int_eq(zkl_client_opts_add_acl(o, "ip", "127.0.0.1", ZKL_PERM_READ), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "ip", "10.0.0.0/8", ZKL_PERM_READ), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "ip", "::1/128", ZKL_PERM_READ), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "sasl", "zk/host@EXAMPLE.COM", ZKL_PERM_ALL), 0);
     zkl_client_opts_free(o);
+}
+END_TEST
+
+/* Opening with `acl` ("scheme:id:perms" entries, ';' between) and the
+ * digest credential `digest` (or NULL): the code, the text in why. */
+static int open_with(const char *digest, const char *acl, char *why, size_t n)
+{
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    if (digest != NULL)
+        ck_assert_int_eq(zkl_client_opts_set_digest_auth(o, digest), 0);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", acl);
+    char *save = NULL;
+    for (char *e = strtok_r(buf, ";", &save); e != NULL; e = strtok_r(NULL, ";", &save)) {
+        char *perm = strrchr(e, ':'), *colon = strchr(e, ':');
+        *perm = '\0';
+        *colon = '\0';
+        ck_assert_int_eq(zkl_client_opts_add_acl(o, e, colon + 1, atoi(perm + 1)), 0);
+    }
+    zkl_client *c = NULL;
+    zkl_last_error_clear();
+    int rc = zkl_client_open_opts(tu_hosts(), 10000, o, &c);
+    snprintf(why, n, "%s", zkl_last_error_text());
+    zkl_client_opts_free(o);
+    zkl_client_close(c);
+    return rc;
+}
+
+START_TEST(test_entries_that_shut_the_client_out_are_refused_at_open)
+{
+    char why[300];
+    /* Read only: no CREATE for its node, no DELETE to remove it. */
+    ck_assert_int_eq(open_with(NULL, "world:anyone:1", why, sizeof why), ZKL_EINVAL);
+    ck_assert_msg(strstr(why, "without CREATE, DELETE") != NULL, "%s", why);
+    /* No DELETE: its release would be refused and its node stay. */
+    ck_assert_int_eq(open_with(NULL, "world:anyone:5", why, sizeof why), ZKL_EINVAL);
+    ck_assert_msg(strstr(why, "without DELETE") != NULL, "%s", why);
+    /* Bob's entry, alice's credential; and no credential at all. */
+    ck_assert_int_eq(open_with(ALICE, "digest:" BOB_ID ":31;world:anyone:1", why, sizeof why),
+                     ZKL_EINVAL);
+    ck_assert_msg(strstr(why, "without CREATE, DELETE") != NULL, "%s", why);
+    ck_assert_int_eq(open_with(NULL, "digest:" ALICE_ID ":31", why, sizeof why), ZKL_EINVAL);
+    ck_assert_int_eq(open_with(NULL, "x509:CN=orders,O=example:31", why, sizeof why), ZKL_EINVAL);
+    ck_assert_int_eq(open_with(NULL, "sasl:orders:31", why, sizeof why), ZKL_EINVAL);
+    /* auth:: with no identity: the server would refuse the entry. */
+    ck_assert_int_eq(open_with(NULL, "auth::31", why, sizeof why), ZKL_EINVAL);
+    ck_assert_msg(strstr(why, "auth::") != NULL, "%s", why);
+    /* What is enough: the client's own digest, or an address it may have. */
+    ck_assert_int_eq(open_with(ALICE, "digest:" ALICE_ID ":13;world:anyone:1", why, sizeof why), 0);
+    ck_assert_int_eq(open_with(ALICE, "auth::31", why, sizeof why), 0);
+    ck_assert_int_eq(open_with(NULL, "world:anyone:1;ip:10.9.9.9:31", why, sizeof why), 0);
+    /* Nothing was created by any of them. */
+    ck_assert_int_eq(tu_children(tu_fixture_zk, tu_fixture_root), 0);
+}
+END_TEST
+
+/* An entry the server has no provider for (x509 on a server without TLS
+ * authentication) is refused by it: a named code and a text, and nothing
+ * of the attempt stays. */
+START_TEST(test_an_acl_the_server_refuses_is_einval_with_a_text)
+{
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "world", "anyone", ZKL_PERM_ALL), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "x509", "CN=orders,O=example", ZKL_PERM_ALL), 0);
+    zkl_client *c = NULL;
+    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, o, &c), 0);
+    zkl_client_opts_free(o);
+    char *p = tu_path("refused/lock");
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_last_zk_error(), ZINVALIDACL);
+    ck_assert_msg(strstr(zkl_last_error_text(), "ACL") != NULL, "%s", zkl_last_error_text());
+    ck_assert_int_eq(tu_children(tu_fixture_zk, tu_fixture_root), 0);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
 }
 END_TEST
 
@@ -209,6 +305,8 @@ int main(void)
         test_created_parents_and_contenders_carry_the_acl_entries,
         test_two_identities_share_a_tree_and_a_third_is_kept_out,
         test_bad_acl_entries_are_einval_with_a_reason,
+        test_entries_that_shut_the_client_out_are_refused_at_open,
+        test_an_acl_the_server_refuses_is_einval_with_a_text,
         test_tls_and_sasl_settings_without_support_are_enotsup,
         NULL,
     };

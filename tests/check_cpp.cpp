@@ -1280,6 +1280,19 @@ START_TEST(test_security_options)
     } catch (const zkl::error &e) {
         ck_assert(e.code() == zkl::errc::not_authorized);
     }
+    // A server the CA does not vouch for: the reason, and no word of an
+    // ACL, which nothing consulted.
+    try {
+        zkl::client c(secure, 10000ms,
+                      zkl::client_options().tls(t + "/other-ca.pem", t + "/client.pem",
+                                                t + "/client.key"));
+        ck_abort_msg("an untrusted server was taken");
+    } catch (const zkl::error &e) {
+        ck_assert(e.code() == zkl::errc::not_authorized);
+        ck_assert_msg(std::strstr(e.what(), "not trusted") != nullptr, "%s", e.what());
+        ck_assert_msg(std::strstr(e.what(), "not authorized by the ZooKeeper ACL") == nullptr,
+                      "%s", e.what());
+    }
 #else
     for (int which = 0; which < 2; which++) {
         try {

@@ -10,6 +10,26 @@ START_TEST(test_good_paths_are_accepted)
     ck_assert_int_eq(zkl__path_check("/a"), 0);
     ck_assert_int_eq(zkl__path_check("/locks/orders"), 0);
     ck_assert_int_eq(zkl__path_check("/a.b/..c/d..."), 0);
+    /* Digits, but not ten at the end of a segment below the first. */
+    ck_assert_int_eq(zkl__path_check("/0000000000/jobs"), 0);
+    ck_assert_int_eq(zkl__path_check("/x/job-000000000"), 0);
+    ck_assert_int_eq(zkl__path_check("/x/0000000000a/b"), 0);
+}
+END_TEST
+
+/* A segment named like a contender's node: its parent's lock would count
+ * it as a contender for ever. */
+START_TEST(test_segments_named_like_contender_nodes_are_refused)
+{
+    const char *bad[] = {"/x/jobs/job-lock-0000000000", "/x/lock-0000000042/y",
+                         "/x/_c_0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-lock-0000000001",
+                         "/x/__READ__0000000007", "/x/2024010112"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        zkl_last_error_clear();
+        ck_assert_msg(zkl__path_check(bad[i]) == ZKL_EINVAL, "accepted %s", bad[i]);
+        ck_assert_msg(strstr(zkl_last_error_text(), "contender") != NULL, "%s",
+                      zkl_last_error_text());
+    }
 }
 END_TEST
 
@@ -100,6 +120,7 @@ int main(void)
     const TTest *tests[] = {
         test_good_paths_are_accepted,
         test_bad_paths_are_refused,
+        test_segments_named_like_contender_nodes_are_refused,
         test_characters_the_server_refuses_are_refused,
         test_node_names_parse_kind_and_sequence,
         test_uuids_are_fresh_and_well_formed,

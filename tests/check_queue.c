@@ -619,6 +619,16 @@ START_TEST(test_queue_over_the_servers_limit_fails_clearly_and_leaves_no_node)
     ck_assert_uint_le(s1.listings - s0.listings, 2); /* no listing loop */
     ck_assert_int_eq(zkl_mutex_is_held(m), 0);
     ck_assert_int_eq(count_children(zh, dir), NODES); /* ours is gone */
+    /* The text names the path and how many children it has. */
+    ck_assert_msg(strstr(zkl_last_error_text(), "children") != NULL &&
+                      strstr(zkl_last_error_text(), dir) != NULL,
+                  "%s", zkl_last_error_text());
+    /* A listing of the participants says the same, not "nobody". */
+    zkl_participant *ps;
+    size_t np;
+    ck_assert_int_eq(zkl_participants_list(c, dir, &ps, &np), ZKL_EQUEUE);
+    ck_assert_msg(strstr(zkl_last_error_text(), "400 children") != NULL, "%s",
+                  zkl_last_error_text());
     ck_assert_ptr_nonnull(strstr(zkl_strerror(ZKL_EQUEUE), "jute.maxbuffer"));
     ck_assert_str_eq(zkl_err_name(ZKL_EQUEUE), "EQUEUE");
 

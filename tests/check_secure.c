@@ -217,6 +217,39 @@ START_TEST(test_sasl_failures_end_the_open_at_once)
 }
 END_TEST
 
+/* Entries that leave the client's own certificate or SASL user without
+ * CREATE and DELETE are refused at open, before anything is created: an
+ * x509 id in another order than the server's RFC 2253 one, another SASL
+ * user, a SASL password file that is a directory. */
+START_TEST(test_entries_that_shut_out_the_clients_identity_fail_the_open)
+{
+    zkl_client_opts *o = tls_opts("ca", "client", "client", NULL);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "x509", "O=zkl-test,CN=zkl-a", ZKL_PERM_ALL), 0);
+    open_fails(secure_hosts(), o, ZKL_EINVAL, "\"CN=zkl-a,O=zkl-test\"");
+    o = sasl_opts("alice", "alice.pw");
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "sasl", "bob", ZKL_PERM_ALL), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "world", "anyone", ZKL_PERM_READ), 0);
+    open_fails(tu_hosts(), o, ZKL_EINVAL, "without CREATE, DELETE");
+    o = sasl_opts("alice", "alice.pw");
+    char *dir = file("ZKL_TEST_SASL_DIR", "");
+    ck_assert_int_eq(zkl_client_opts_set_sasl(o, "DIGEST-MD5", "alice", dir), 0);
+    free(dir);
+    open_fails(tu_hosts(), o, ZKL_EINVAL, "Is a directory");
+    /* The subject as the server writes it: the open and an acquire work. */
+    o = tls_opts("ca", "client", "client", NULL);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "x509", "CN=zkl-a,O=zkl-test", ZKL_PERM_ALL), 0);
+    zkl_client *c = open_ok(secure_hosts(), o);
+    char *p = tu_path("own/lock");
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
 /* The ACL of the shared tree: the TLS identity zkl-a and the SASL user bob
  * contend; anyone may look. */
 static void shared_acl(zkl_client_opts *o)
@@ -417,6 +450,7 @@ int main(void)
     tcase_add_test(tc, test_every_recipe_acquires_with_sasl_digest_md5);
     tcase_add_test(tc, test_tls_failures_end_the_open_in_seconds_with_the_reason);
     tcase_add_test(tc, test_sasl_failures_end_the_open_at_once);
+    tcase_add_test(tc, test_entries_that_shut_out_the_clients_identity_fail_the_open);
     tcase_add_test(tc, test_a_tls_and_a_sasl_identity_share_a_tree_and_others_are_kept_out);
     tcase_add_test(tc, test_a_port_that_drops_tls_handshakes_raises_no_sigpipe);
     suite_add_tcase(s, tc);

@@ -188,6 +188,12 @@ START_TEST(test_missing_chroot_fails_the_open_and_names_it)
     char *in = tu_test_path("inside");
     ck_assert_int_eq(tu_children(tu_fixture_zk, in), 1);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
+    /* The chroot deleted while the client is open: an acquire names it. */
+    tu_rmr(tu_fixture_zk, tu_fixture_root);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 10000), ZKL_ENOCHROOT);
+    ck_assert_msg(strstr(zkl_last_error_text(), "no longer exists") != NULL, "%s",
+                  zkl_last_error_text());
+    ck_assert_int_eq(tu_exists(tu_fixture_zk, tu_fixture_root), 0);
     zkl_mutex_free(m);
     zkl_client_close(c);
 }
@@ -434,8 +440,20 @@ START_TEST(test_zookeeper_error_is_readable_after_ezk)
     char *eph = tu_test_path("ephemeral");
     make_node(eph, ZOO_EPHEMERAL);
     zkl_mutex *e = tu_test_mutex(c, eph);
-    ck_assert_int_eq(zkl_mutex_acquire(e, 10000), ZKL_EZK);
+    ck_assert_int_eq(zkl_mutex_acquire(e, 10000), ZKL_EINVAL);
     ck_assert_int_eq(zkl_last_zk_error(), ZNOCHILDRENFOREPHEMERALS);
+    ck_assert_msg(strstr(zkl_last_error_text(), "ephemeral") != NULL, "%s",
+                  zkl_last_error_text());
+    /* Deeper: the lock path's parent is the ephemeral node. At once, not
+     * after the retries a missing parent gets. */
+    char *under = tu_test_path("ephemeral/jobs/lock");
+    zkl_mutex *u = tu_test_mutex(c, under);
+    int64_t t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_mutex_acquire(u, 10000), ZKL_EINVAL);
+    ck_assert_int_lt(tu_now_ms() - t0, 5000);
+    ck_assert_int_eq(zkl_last_zk_error(), ZNOCHILDRENFOREPHEMERALS);
+    ck_assert_msg(strstr(zkl_last_error_text(), "ephemeral") != NULL, "%s",
+                  zkl_last_error_text());
     free(lp), free(missing);
 }
 END_TEST

@@ -541,13 +541,14 @@ secure_config() { # SPORT
 }
 
 # A certificate NAME.pem with key NAME.key, for SUBJECT, signed by CA
-# (ca or other-ca), valid for 127.0.0.1 and localhost.
-make_cert() { # NAME SUBJECT CA
+# (ca or other-ca), valid for 127.0.0.1 and localhost, for DAYS (7; 0: it
+# expires as it is made).
+make_cert() { # NAME SUBJECT CA [DAYS]
     local t=$DIR/tls
     openssl req -newkey rsa:2048 -nodes -keyout "$t/$1.key" -out "$t/$1.csr" -subj "$2" 2>/dev/null
     printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$t/$1.ext"
     openssl x509 -req -in "$t/$1.csr" -CA "$t/$3.pem" -CAkey "$t/$3.key" -CAcreateserial \
-        -out "$t/$1.pem" -days 7 -extfile "$t/$1.ext" 2>/dev/null
+        -out "$t/$1.pem" -days "${4:-7}" -extfile "$t/$1.ext" 2>/dev/null
     rm -f -- "$t/$1.csr" "$t/$1.ext"
 }
 
@@ -555,7 +556,7 @@ make_cert() { # NAME SUBJECT CA
 # the servers' keystore (server.p12, CN=localhost) and truststore
 # (trust.p12: ca.pem), store password "zkl-test-store"; client
 # certificates of ca.pem: client (CN=zkl-a,O=zkl-test) and client-b
-# (CN=zkl-b,O=zkl-test), client.enc.key (client.key encrypted with the
+# (CN=zkl-b,O=zkl-test), expired (CN=zkl-old, expired), client.enc.key (client.key encrypted with the
 # password in key.pw); stranger (CN=mallory) of other-ca.pem; and for Java
 # clients client.p12 (client's key and certificate) with trust.p12.
 make_tls_files() {
@@ -570,6 +571,7 @@ make_tls_files() {
     make_cert client "/O=zkl-test/CN=zkl-a" ca
     make_cert client-b "/O=zkl-test/CN=zkl-b" ca
     make_cert stranger "/CN=mallory" other-ca
+    make_cert expired "/O=zkl-test/CN=zkl-old" ca 0
     printf 'zkl-key-pw\n' >"$t/key.pw"
     openssl pkey -in "$t/client.key" -aes256 -passout pass:zkl-key-pw -out "$t/client.enc.key"
     openssl pkcs12 -export -in "$t/server.pem" -inkey "$t/server.key" -certfile "$t/ca.pem" \

@@ -61,6 +61,10 @@ const char *cli_servers(const char *opt);
  * itself: the commands decide what an expiry means. Returns 0, or an exit
  * code after printing why (EX_UNAVAILABLE, EX_NOPERM, EX_USAGE, ...). */
 int cli_connect(const char *servers, int session_ms, zkl_client **out);
+/* The library's wait for the first session in cli_connect (ms; 0: the
+ * session timeout): a caller that bounds connecting itself sets it, so
+ * that the library's reasons (a TLS refusal) come within that bound. */
+extern long cli_connect_ms;
 
 /* The security options of every command that connects (tools/secure.c):
  * TLS, SASL and ACL entries; their long options go into each command's

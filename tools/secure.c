@@ -97,16 +97,25 @@ static int add_acl(zkl_client_opts *o, const char *entry, const char *from)
     return 0;
 }
 
-/* The first line of `file`, without its end of line, into buf. */
+/* The first line of `file`, without its end of line, into buf. A file
+ * that cannot be read (missing, a directory) is bad usage, as the other
+ * files of the TLS options are (64). */
 static int read_first_line(const char *what, const char *file, char *buf, size_t n)
 {
     FILE *f = fopen(file, "re");
     if (f == NULL) {
         cli_err("%s '%s': %s", what, file, strerror(errno));
-        return EX_NOINPUT;
+        return EX_USAGE;
     }
-    if (fgets(buf, (int)n, f) == NULL)
+    errno = 0;
+    if (fgets(buf, (int)n, f) == NULL) {
         buf[0] = '\0';
+        if (ferror(f)) { /* e.g. EISDIR: not an empty password */
+            cli_err("%s '%s': %s", what, file, strerror(errno ? errno : EIO));
+            fclose(f);
+            return EX_USAGE;
+        }
+    }
     fclose(f);
     buf[strcspn(buf, "\r\n")] = '\0';
     return 0;

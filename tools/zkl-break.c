@@ -10,12 +10,26 @@
 #include "zkl/zookeeper.h"
 
 /* Delete `name` under `path`; prints what it deleted. 0, 1 if the node is
- * not there, or an exit code after saying why. */
+ * not there, 2 if it is no contender's (said so), or an exit code after
+ * saying why. */
 static int delete_one(zkl_client *c, const char *path, const zkl_participant *x)
 {
     char full[2048];
     snprintf(full, sizeof full, "%s/%s", path, x->node);
-    int zrc = zoo_delete(zkl_client_handle(c), full, -1);
+    /* Only a contender's node, which is ephemeral: a persistent child named
+     * like one (a lock path of its own, data) is no holder. Deleted at the
+     * version seen, so that what is deleted is what was checked. */
+    struct Stat st;
+    int zrc = zoo_exists(zkl_client_handle(c), full, 0, &st);
+    if (zrc == ZOK && st.ephemeralOwner == 0) {
+        char shown[2048];
+        cli_printable(full, shown, sizeof shown);
+        cli_err("not deleting %s: a persistent node, not a contender's (contenders' nodes are "
+                "ephemeral)", shown);
+        return 2;
+    }
+    if (zrc == ZOK)
+        zrc = zoo_delete(zkl_client_handle(c), full, st.version);
     if (zrc == ZNONODE)
         return 1;
     if (zrc != ZOK) {
@@ -54,13 +68,15 @@ int cli_break(int argc, char **argv)
         size_t pl = strlen(t.path);
         want = strncmp(want, t.path, pl) == 0 && want[pl] == '/' ? want + pl + 1 : "";
     }
-    int deleted = 0, code = 0;
+    int deleted = 0, skipped = 0, code = 0;
     for (size_t i = 0; i < n && code == 0; i++) {
         if (want != NULL ? strcmp(ps[i].node, want) != 0 : !ps[i].holds)
             continue;
         int r = delete_one(c, t.path, &ps[i]);
         if (r == 0)
             deleted++;
+        else if (r == 2)
+            skipped++;
         else if (r != 1)
             code = r;
     }
@@ -69,6 +85,8 @@ int cli_break(int argc, char **argv)
     if (code != 0)
         return code;
     if (deleted == 0) {
+        if (skipped > 0)
+            return 1; /* said why */
         if (t.node != NULL)
             cli_err("nothing to break: %s has no node %s", t.path, t.node);
         else

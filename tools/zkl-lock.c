@@ -609,6 +609,12 @@ static int lock_and_run(const struct lockopts *o, struct loop *l)
         if (o->connect_ms >= 0 &&
             (o->wait_ms == 0 || bound < 0 || now + o->connect_ms < bound))
             bound = now + o->connect_ms;
+        /* A bound shorter than the library's own wait (the session
+         * timeout): the library's wait ends with it, so that it asks the
+         * servers why (TLS) within it. */
+        cli_connect_ms = 0;
+        if (bound >= 0 && bound - now < o->session_ms)
+            cli_connect_ms = bound > now ? (long)(bound - now) : 1;
         int rc = connect_bounded(o, l, bound, &c);
         if (rc != 0)
             return rc;

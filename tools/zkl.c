@@ -265,12 +265,16 @@ static bool unresolved_host(const char *servers, char *out, size_t sz)
     return false;
 }
 
+long cli_connect_ms;
+
 int cli_connect(const char *servers, int session_ms, zkl_client **out)
 {
     zkl_client_opts *o;
     int rc = zkl_client_opts_new(&o);
     if (rc == 0)
         rc = zkl_client_opts_set_reopen(o, 0);
+    if (rc == 0 && cli_connect_ms > 0)
+        rc = zkl_client_opts_set_connect_timeout(o, (int)cli_connect_ms);
     const char *auth = getenv("ZKL_AUTH");
     if (rc == 0 && auth != NULL && *auth != '\0' &&
         zkl_client_opts_set_digest_auth(o, auth) == ZKL_EINVAL) {
@@ -359,9 +363,19 @@ const char *cli_path_problem(const char *path)
 int cli_report(const char *path, int err)
 {
     const char *why;
+    char shown[1100];
+    cli_printable(path, shown, sizeof shown);
     if (err == ZKL_EINVAL && (why = cli_path_problem(path)) != NULL)
-        return cli_usage_error("bad PATH '%s': %s", path, why);
-    cli_err("%s: %s", path, zkl_strerror(err));
+        return cli_usage_error("bad PATH '%s': %s", shown, why);
+    /* The library's reason, when it has one (a character the server
+     * refuses, a segment named like a contender's node, an ACL). */
+    why = zkl_last_error_text();
+    if (err == ZKL_EINVAL && strncmp(why, "path", 4) == 0)
+        return cli_usage_error("bad PATH '%s': %s", shown, why);
+    if (*why != '\0' && err != ZKL_ETIMEDOUT)
+        cli_err("%s: %s: %s", shown, zkl_strerror(err), why);
+    else
+        cli_err("%s: %s", shown, zkl_strerror(err));
     return cli_exit_for(err);
 }
 
@@ -517,8 +531,11 @@ static void hold_closed_std_fds(void)
 
 int cli_flush_stdout(void)
 {
+    static bool said; /* a command's flush and finish()'s: one message */
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_err("write error: %s", strerror(errno ? errno : EIO));
+        if (!said)
+            cli_err("write error: %s", strerror(errno ? errno : EIO));
+        said = true;
         return EX_IOERR;
     }
     return 0;

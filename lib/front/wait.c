@@ -98,8 +98,11 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
         *out = n;
         return 0;
     }
-    if (err == ZKL_EZK)
-        zkl__detail_zk(n->cn.zk_rc); /* for zkl_last_zk_error() */
+    int zk_rc = n->cn.zk_rc;
+    if (err == ZKL_EZK || (zk_rc != 0 && (err == ZKL_EINVAL || err == ZKL_ENOAUTH)))
+        zkl__detail_failed(zk_rc, dir); /* for zkl_last_zk_error(), with what it means */
+    else if (err == ZKL_EQUEUE)
+        zkl__detail_queue(dir, (long)n->cn.qlen, (long)c->max_request);
     /* Failed: make sure nothing of this attempt stays on the server. */
     pthread_mutex_unlock(&c->mu);
     if (o != NULL && o->cancel != NULL)
@@ -113,6 +116,10 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
     leave_engine(e);
     pthread_mutex_unlock(&c->mu);
     pthread_cond_destroy(&cv);
+    /* No parent could be made: a chroot deleted since the open fails
+     * every create so, and is worth naming. */
+    if (err == ZKL_EZK && zk_rc == ZNONODE && zkl__client_chroot_gone(c))
+        err = ZKL_ENOCHROOT;
     return err;
 }
 

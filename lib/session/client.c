@@ -262,8 +262,9 @@ static int start_keeper(zkl_client *c)
 
 /* A chroot that does not exist is no error to the server: every request
  * under it fails, and an acquire would retry creating its lock path until
- * it gave up. Ask once, at open. */
-static int check_chroot(zkl_client *c)
+ * it gave up. Ask once, at open; and again when an acquire could make no
+ * parent (the chroot deleted since), on the handle of the moment. */
+static int check_chroot(zkl_client *c, zhandle_t *zh, bool at_open)
 {
     const char *root = strchr(c->hosts, '/');
     if (root == NULL || root[1] == '\0')
@@ -272,17 +273,39 @@ static int check_chroot(zkl_client *c)
     pthread_mutex_lock(&c->mu);
     c->stats.requests++;
     pthread_mutex_unlock(&c->mu);
-    int rc = zoo_exists(c->zh, "/", 0, &st); /* the handle prefixes the chroot */
+    int rc = zoo_exists(zh, "/", 0, &st); /* the handle prefixes the chroot */
     if (rc == ZOK)
         return 0;
     if (rc == ZNONODE) {
-        zkl__detail("zkl_client_open: the chroot \"%.200s\" does not exist on the server", root);
+        if (at_open)
+            zkl__detail("zkl_client_open: the chroot \"%.200s\" does not exist on the server",
+                        root);
+        else
+            zkl__detail("the chroot \"%.200s\" no longer exists on the server (deleted since "
+                        "the client opened)", root);
         return ZKL_ENOCHROOT;
     }
     int err = zkl__err_from_zk(rc);
     zkl__detail("zkl_client_open: could not check the chroot \"%.200s\": ZooKeeper error %d (%s)",
                 root, rc, zerror(rc));
     return err;
+}
+
+bool zkl__client_chroot_gone(zkl_client *c)
+{
+    if (strchr(c->hosts, '/') == NULL)
+        return false;
+    pthread_rwlock_rdlock(&c->hlock); /* the keeper swaps no handle meanwhile */
+    pthread_mutex_lock(&c->mu);
+    zhandle_t *zh = c->closing ? NULL : c->zh;
+    pthread_mutex_unlock(&c->mu);
+    char keep[256];
+    snprintf(keep, sizeof keep, "%s", zkl_last_error_text());
+    bool gone = zh != NULL && check_chroot(c, zh, false) == ZKL_ENOCHROOT;
+    if (!gone) /* the failure's own text stays */
+        zkl__detail("%s", keep);
+    pthread_rwlock_unlock(&c->hlock);
+    return gone;
 }
 
 int zkl_client_open(const char *hosts, int session_timeout_ms, zkl_client **out)
@@ -335,7 +358,7 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
         zkl__hosts_wait_failed(hosts, rc, connect_ms);
         goto fail_zh;
     }
-    if ((rc = check_chroot(c)) != 0)
+    if ((rc = check_chroot(c, c->zh, true)) != 0)
         goto fail_zh;
     if ((rc = start_keeper(c)) != 0)
         goto fail_zh;

@@ -235,110 +235,13 @@ int zkl_client_opts_set_sasl(zkl_client_opts *o, const char *mechanism, const ch
 #endif
 }
 
-/* ---- ACLs ----------------------------------------------------------------- */
-
-/* Whether `id` is one the server takes for `scheme`; why not in *why. */
-static bool acl_id_ok(const char *scheme, const char *id, const char **why)
-{
-    if (strcmp(scheme, "world") == 0) {
-        *why = "the world scheme's only id is \"anyone\"";
-        return strcmp(id, "anyone") == 0;
-    }
-    if (strcmp(scheme, "auth") == 0) {
-        *why = "the auth scheme's id is \"\"";
-        return id[0] == '\0';
-    }
-    if (strcmp(scheme, "digest") == 0) {
-        /* user:base64(sha1(user:password)): 28 characters of base64. */
-        const char *colon = strchr(id, ':');
-        *why = "a digest id is user:hash, the hash base64(sha1(\"user:password\")) of 28 "
-               "characters";
-        return colon != NULL && colon != id && strchr(colon + 1, ':') == NULL &&
-               strlen(colon + 1) == 28 &&
-               strspn(colon + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") ==
-                   28;
-    }
-    if (strcmp(scheme, "sasl") == 0 || strcmp(scheme, "x509") == 0 ||
-        strcmp(scheme, "ip") == 0) {
-        *why = "the id is empty";
-        return id[0] != '\0';
-    }
-    *why = "unknown scheme (world, auth, digest, sasl, x509 or ip)";
-    return false;
-}
-
-int zkl_client_opts_add_acl(zkl_client_opts *o, const char *scheme, const char *id, int perms)
-{
-    if (o == NULL || scheme == NULL || id == NULL)
-        return ZKL_EINVAL;
-    const char *why = NULL;
-    if (!acl_id_ok(scheme, id, &why)) {
-        zkl__detail("zkl_client_opts_add_acl: \"%.40s:%.200s\": %s", scheme, id, why);
-        return ZKL_EINVAL;
-    }
-    if (perms <= 0 || perms > ZKL_PERM_ALL) {
-        zkl__detail("zkl_client_opts_add_acl: permissions %d: a nonzero combination of "
-                    "ZKL_PERM_* (1 to 31)", perms);
-        return ZKL_EINVAL;
-    }
-    struct ACL *d = realloc(o->acls.data, ((size_t)o->acls.count + 1) * sizeof *d);
-    if (d == NULL)
-        return ZKL_ENOMEM;
-    o->acls.data = d;
-    struct ACL *a = &d[o->acls.count];
-    a->perms = perms;
-    a->id.scheme = strdup(scheme);
-    a->id.id = strdup(id);
-    if (a->id.scheme == NULL || a->id.id == NULL) {
-        free(a->id.scheme);
-        free(a->id.id);
-        return ZKL_ENOMEM;
-    }
-    o->acls.count++;
-    return 0;
-}
-
-int zkl__options_acl_copy(struct ACL_vector *dst, const struct ACL_vector *src)
-{
-    *dst = (struct ACL_vector){0};
-    if (src->count == 0)
-        return 0;
-    if ((dst->data = calloc((size_t)src->count, sizeof *dst->data)) == NULL)
-        return ZKL_ENOMEM;
-    for (int32_t i = 0; i < src->count; i++, dst->count++) {
-        struct ACL *a = &dst->data[i];
-        a->perms = src->data[i].perms;
-        a->id.scheme = strdup(src->data[i].id.scheme);
-        a->id.id = strdup(src->data[i].id.id);
-        if (a->id.scheme == NULL || a->id.id == NULL) {
-            dst->count++;
-            zkl__options_acl_free(dst);
-            return ZKL_ENOMEM;
-        }
-    }
-    return 0;
-}
-
-void zkl__options_acl_free(struct ACL_vector *v)
-{
-    for (int32_t i = 0; i < v->count; i++) {
-        free(v->data[i].id.scheme);
-        free(v->data[i].id.id);
-    }
-    free(v->data);
-    *v = (struct ACL_vector){0};
-}
-
 int zkl__options_check(const zkl_client_opts *o)
 {
-    /* The creator-only ACL names the authenticated identity: without one
-     * the server would refuse every create (ZINVALIDACL). */
-    if (o->acl == ZKL_ACL_CREATOR && o->acls.count == 0 && o->digest == NULL &&
-        o->sec.tls_ca == NULL && o->sec.sasl_mech == NULL)
-        return ZKL_EINVAL;
     /* TLS and SASL files that cannot be used: refused before anything is
-     * sent, not retried by libzookeeper_mt until the session timeout. */
-    return zkl__secure_check(&o->sec);
+     * sent, not retried by libzookeeper_mt until the session timeout. Then
+     * the ACL, which may need the certificate's subject. */
+    int rc = zkl__secure_check(&o->sec);
+    return rc != 0 ? rc : zkl__acl_check(o);
 }
 
 int zkl__options_copy(zkl_client *c, const zkl_client_opts *o)
@@ -353,13 +256,6 @@ void zkl__options_drop(zkl_client *c)
     zkl__options_acl_free(&c->acls);
     zkl__secure_free(c->secure);
     c->secure = NULL;
-}
-
-const struct ACL_vector *zkl__options_acl(zkl_client *c)
-{
-    if (c->acls.count > 0)
-        return &c->acls;
-    return c->acl == ZKL_ACL_CREATOR ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
 }
 
 /* libzookeeper_mt logs to stderr at INFO by default: every connect and

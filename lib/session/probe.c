@@ -159,7 +159,10 @@ static int tls_handshake(const struct zkl__secure *sec, int fd, const char *serv
         int alert = reason - SSL_AD_REASON_OFFSET;
         bool cert = (alert >= SSL3_AD_BAD_CERTIFICATE && alert <= SSL3_AD_CERTIFICATE_UNKNOWN) ||
                     alert == TLS1_AD_UNKNOWN_CA || alert == TLS13_AD_CERTIFICATE_REQUIRED;
-        if (cert)
+        if (cert && zkl__secure_cert_expired(sec->o.tls_cert))
+            zkl__detail("zkl_client_open: TLS: the server %s refused the client certificate "
+                        "\"%.200s\": it has expired", server, sec->o.tls_cert);
+        else if (cert)
             zkl__detail("zkl_client_open: TLS: the server %s refused the client certificate "
                         "\"%.200s\" (%s)", server, sec->o.tls_cert, rs ? rs : "alert");
         else
@@ -261,6 +264,11 @@ static int open_stalled(zkl_client *c, int64_t started, int64_t deadline, bool *
     int64_t after = (int64_t)PROBE_AFTER_MS * MS;
     if ((int64_t)c->timeout_ms * MS / 3 < after)
         after = (int64_t)c->timeout_ms * MS / 3;
+    /* A short wait (zkl -n, -w under a second): ask halfway, so that the
+     * reason (a CA that does not verify the server, a refused certificate)
+     * is known before the wait ends. */
+    if ((deadline - started) / 2 < after)
+        after = (deadline - started) / 2;
     if (!*probed && now >= started + after) {
         *probed = true;
         int64_t until = now + PROBE_ALL_MS * MS;

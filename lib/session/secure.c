@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #ifdef HAVE_ZOOKEEPER_INIT_SASL
 #define HAVE_CYRUS_SASL_H 1 /* zookeeper.h then declares zookeeper_init_sasl */
@@ -18,6 +19,7 @@
 #ifdef HAVE_ZOOKEEPER_INIT_SSL
 #define HAVE_OPENSSL_H 1 /* zookeeper.h then declares zookeeper_init_ssl */
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #endif
@@ -54,8 +56,13 @@ static bool readable(const char *what, const char *path, char *why, size_t n)
         snprintf(why, n, "cannot read the %s \"%.200s\": %s", what, path, strerror(errno));
         return false;
     }
+    /* A directory opens for reading; its read fails (EISDIR). */
+    struct stat st;
+    bool dir = fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode);
     fclose(f);
-    return true;
+    if (dir)
+        snprintf(why, n, "cannot read the %s \"%.200s\": %s", what, path, strerror(EISDIR));
+    return !dir;
 }
 
 #ifdef HAVE_ZOOKEEPER_INIT_SSL
@@ -140,6 +147,70 @@ SSL_CTX *zkl__secure_tls_ctx(const struct zkl__secure_opts *s, char *why, size_t
     }
     SSL_CTX_free(ctx);
     return NULL;
+}
+
+/* The RDN types Java's X500Principal writes by name in RFC 2253 form; a
+ * subject with others (written as OIDs there) is not compared here. */
+static bool java_names(X509_NAME *name)
+{
+    static const int known[] = {NID_commonName, NID_countryName, NID_localityName,
+                                NID_stateOrProvinceName, NID_organizationName,
+                                NID_organizationalUnitName, NID_domainComponent,
+                                NID_userId};
+    for (int i = 0; i < X509_NAME_entry_count(name); i++) {
+        int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(X509_NAME_get_entry(name, i)));
+        bool ok = false;
+        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+            ok = ok || nid == known[k];
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+/* The first certificate in cert_file, or NULL. */
+static X509 *read_cert(const char *cert_file)
+{
+    FILE *f = fopen(cert_file, "re");
+    if (f == NULL)
+        return NULL;
+    X509 *x = PEM_read_X509(f, NULL, NULL, NULL);
+    fclose(f);
+    ERR_clear_error();
+    return x;
+}
+
+bool zkl__secure_cert_expired(const char *cert_file)
+{
+    X509 *x = read_cert(cert_file);
+    bool expired = x != NULL && X509_cmp_current_time(X509_get0_notAfter(x)) < 0;
+    X509_free(x);
+    return expired;
+}
+
+bool zkl__secure_subject(const char *cert_file, char *out, size_t n)
+{
+    X509 *x = read_cert(cert_file);
+    if (x == NULL)
+        return false;
+    bool ok = false;
+    BIO *b = BIO_new(BIO_s_mem());
+    X509_NAME *name = X509_get_subject_name(x);
+    if (b != NULL && name != NULL && java_names(name) &&
+        X509_NAME_print_ex(b, name, 0, XN_FLAG_RFC2253) >= 0) {
+        char *p;
+        long len = BIO_get_mem_data(b, &p);
+        /* Escapes (non-ASCII, special characters) differ between the two
+         * writers: such a subject is not compared either. */
+        if (len > 0 && (size_t)len < n && memchr(p, '\\', (size_t)len) == NULL) {
+            memcpy(out, p, (size_t)len);
+            out[len] = '\0';
+            ok = true;
+        }
+    }
+    BIO_free(b);
+    X509_free(x);
+    return ok;
 }
 #endif
 

@@ -176,6 +176,9 @@ void zkl__client_wake_all(zkl_client *c);
  * client of a parent process (its mutex may be the parent's, held); else 0
  * with c->mu taken, for the caller to unlock. */
 int zkl__client_lock(zkl_client *c, bool args_ok);
+/* Whether the client's chroot is gone from the server (asked now, from a
+ * caller thread, without c->mu): the detail then says so. */
+bool zkl__client_chroot_gone(zkl_client *c);
 /* The client's counters, the session listener's added (c->mu held). */
 void zkl__client_stats(zkl_client *c, zkl_client_stats *st);
 /* Record a new state and queue it for the listeners (c->mu held). */
@@ -271,6 +274,12 @@ zhandle_t *zkl__secure_handle(const struct zkl__secure *sec, const char *hosts, 
  * used. */
 struct ssl_ctx_st;
 struct ssl_ctx_st *zkl__secure_tls_ctx(const struct zkl__secure_opts *s, char *why, size_t n);
+/* The subject of the certificate in cert_file as ZooKeeper's x509 scheme
+ * names it (Java's RFC 2253 form, "CN=orders,O=example"), in out: false if
+ * it cannot be read or is not one written alike by OpenSSL and Java. */
+bool zkl__secure_subject(const char *cert_file, char *out, size_t n);
+/* Whether the (first) certificate in cert_file is past its notAfter. */
+bool zkl__secure_cert_expired(const char *cert_file);
 #endif
 /* SIGPIPE blocked in the calling thread between begin and end, for a call
  * that may write to a TLS socket or start the threads that will (a
@@ -282,6 +291,11 @@ struct zkl__nopipe {
 void zkl__nopipe_begin(struct zkl__nopipe *np);
 void zkl__nopipe_end(struct zkl__nopipe *np);
 
+/* The client's ACL entries checked at open (lib/session/acl.c): one the
+ * server would refuse (auth:: with no credentials), or a list that leaves
+ * the client without READ, CREATE or DELETE on its own lock paths as far
+ * as it can know its identities: ZKL_EINVAL with a detail. */
+int zkl__acl_check(const zkl_client_opts *o);
 /* Wait for the first session of a new client (lib/session/probe.c), c->mu
  * held (released while waiting), until `deadline` (monotonic ns): 0 once
  * connected, or ZKL_ECONNLOSS (none in time), ZKL_ENOAUTH (credentials

@@ -27,6 +27,38 @@ void zkl__detail_zk(int rc)
     zkl__detail("ZooKeeper error %d (%s)", rc, zerror(rc));
 }
 
+void zkl__detail_failed(int rc, const char *path)
+{
+    tl_zk = rc;
+    switch (rc) {
+    case ZINVALIDACL:
+        zkl__detail("the server refused the client's ACL entries for \"%.200s\" (ZooKeeper "
+                    "error %d, ZINVALIDACL): a scheme it has no provider for (x509 without "
+                    "TLS authentication, sasl without SASL) or an id it cannot parse",
+                    path, rc);
+        break;
+    case ZNOCHILDRENFOREPHEMERALS:
+        zkl__detail("\"%.200s\" or one of its parents is an ephemeral node, which can have "
+                    "no children (ZooKeeper error %d, ZNOCHILDRENFOREPHEMERALS)", path, rc);
+        break;
+    case ZNOAUTH:
+        zkl__detail("the server's ACL of \"%.200s\" or of a parent refuses this session "
+                    "(ZooKeeper error %d, ZNOAUTH)", path, rc);
+        break;
+    default:
+        zkl__detail_zk(rc);
+        break;
+    }
+}
+
+void zkl__detail_queue(const char *path, long children, long limit)
+{
+    zkl__detail("the lock path \"%.200s\" has %ld children, a listing over the client's request "
+                "limit of %ld bytes (the server's jute.maxbuffer): no contender can wait in its "
+                "queue; remove the children that are not contenders', or raise the limit",
+                path, children, limit);
+}
+
 void zkl__note_mapped(int rc)
 {
     tl_mapped = rc;

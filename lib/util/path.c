@@ -90,6 +90,24 @@ int zkl__path_check_server(const char *path, char *why, size_t whylen)
 #undef REFUSE
 }
 
+/* A segment below the first that ends in ten digits is named like a
+ * contender's node (a sequential node's suffix): its parent, as a lock
+ * path, would list it as a contender that never leaves, and `zkl break`
+ * on the parent would take it for the holder. */
+static int contender_segment(const char *path, char *why, size_t n)
+{
+    for (const char *seg = strchr(path + 1, '/'); seg != NULL; seg = strchr(seg + 1, '/')) {
+        size_t len = strcspn(seg + 1, "/");
+        if (len < 10 || strspn(seg + 1 + len - 10, "0123456789") < 10)
+            continue;
+        snprintf(why, n, "path segment \"%.*s\" ends in ten digits, as a contender's node does: "
+                 "its parent's lock would count it as a contender", (int)(len > 80 ? 80 : len),
+                 seg + 1);
+        return ZKL_EINVAL;
+    }
+    return 0;
+}
+
 int zkl__path_check(const char *path)
 {
     char why[160];
@@ -100,6 +118,8 @@ int zkl__path_check(const char *path)
         err = ZKL_EINVAL, snprintf(why, sizeof why, "path is longer than %d bytes", ZKL__MAX_PATH);
     if (err == 0 && strncmp(path, "/zookeeper", 10) == 0 && (path[10] == '\0' || path[10] == '/'))
         err = ZKL_EINVAL, snprintf(why, sizeof why, "path is under /zookeeper, the server's own");
+    if (err == 0)
+        err = contender_segment(path, why, sizeof why);
     if (err != 0)
         zkl__detail("%s", why);
     return err;

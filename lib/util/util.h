@@ -85,6 +85,12 @@ void zkl__random_uuid(char out[37]);
 void zkl__detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Record `rc` as the ZooKeeper code behind a ZKL_EZK the thread returns. */
 void zkl__detail_zk(int rc);
+/* Record `rc`, the ZooKeeper code behind an acquire's failure under
+ * `path`, with a sentence that says what it means where zkl knows. */
+void zkl__detail_failed(int rc, const char *path);
+/* The text of ZKL_EQUEUE: `path` has `children`, a listing over `limit`
+ * bytes. */
+void zkl__detail_queue(const char *path, long children, long limit);
 /* zkl__err_from_zk notes every code it maps, in the thread that maps it:
  * the engine keeps the one behind a failure for its caller's thread. */
 void zkl__note_mapped(int rc);

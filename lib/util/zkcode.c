@@ -28,6 +28,8 @@ int zkl__zk_class(int rc)
     case ZAUTHFAILED:
         return ZKL_ENOAUTH;
     case ZBADARGUMENTS:
+    case ZINVALIDACL:              /* the client's ACL entries: fix the options */
+    case ZNOCHILDRENFOREPHEMERALS: /* the lock path: fix the path */
         return ZKL_EINVAL;
     case ZSYSTEMERROR:
         return ZKL_ESYS;

@@ -502,6 +502,46 @@ test_tls_and_sasl_options_need_a_build_with_them() {
     "$ZKL" lock --acl "sasl:alice:rwxyz" /x true 2>"$tmp/acl.err"
     rc=$?
     [[ $rc == 64 ]] && grep -q "rwcda" "$tmp/acl.err" || fail "a bad --acl gave $rc: $(cat "$tmp/acl.err")"
+    # Entries that would shut zkl out of its own lock path, or that the
+    # server refuses: said before anything is created.
+    local acl
+    for acl in "world:anyone:rc:DELETE" "world:anyone:r:CREATE" "ip:999.1.1.1:rwcda:address" \
+        "auth::rwcda:credentials" "sasl:alice smith:rwcda:white space"; do
+        "$ZKL" lock --acl "${acl%:*}" "$root/acl/lock" true 2>"$tmp/acl.err"
+        rc=$?
+        [[ $rc == 64 ]] && grep -q "${acl##*:}" "$tmp/acl.err" ||
+            fail "--acl ${acl%:*} gave $rc: $(cat "$tmp/acl.err")"
+    done
+}
+
+test_paths_say_why_and_break_leaves_persistent_nodes() {
+    local rc p bad
+    # A segment named like a contender's node, and characters the server
+    # refuses: refused with the reason, before or after connecting.
+    for bad in "$root/cn/jobs/job-lock-0000000000:ten digits" $'/x/\xf0\x9f\x94\x92:U+1F512' \
+        $'/x/\xef\xbf\xbf:U+FFFF' $'/x/\xc0\xaf:not UTF-8' $'/x/\xed\xa0\x80:not UTF-8'; do
+        for cmd in lock holders; do
+            if [[ $cmd == lock ]]; then
+                "$ZKL" lock "${bad%:*}" true 2>"$tmp/path.err"
+            else
+                "$ZKL" holders "${bad%:*}" 2>"$tmp/path.err"
+            fi
+            rc=$?
+            [[ $rc == 64 ]] && grep -q "${bad##*:}" "$tmp/path.err" ||
+                fail "$cmd ${bad%:*} gave $rc: $(cat "$tmp/path.err")"
+        done
+    done
+    # A persistent child named like a contender is no holder to break.
+    p=$root/cn2
+    for n in /zkl-cli-test "$root" "$p" "$p/job-lock-0000000000"; do
+        python3 "$here/zknode.py" "$ZKL_TEST_HOSTS" create "$n" "" >/dev/null 2>&1
+    done
+    "$ZKL" break "$p" >"$tmp/break.out" 2>"$tmp/break.err"
+    rc=$?
+    [[ $rc == 1 ]] && grep -q "persistent" "$tmp/break.err" ||
+        fail "break of a persistent child gave $rc: $(cat "$tmp/break.out" "$tmp/break.err")"
+    python3 "$here/zknode.py" "$ZKL_TEST_HOSTS" set "$p/job-lock-0000000000" "" ||
+        fail "break deleted a persistent node"
 }
 
 test_bad_usage_gives_64_and_a_short_message() {
@@ -1016,6 +1056,11 @@ test_output_to_a_closed_stdout_is_an_error() {
     "$ZKL" break "$p" >&- 2>"$tmp/co.err"
     rc=$?
     [[ $rc == 74 ]] || fail "break >&- gave $rc, not 74: $(cat "$tmp/co.err")"
+    # One message, with the true reason.
+    "$ZKL" holders "$p" >&- 2>"$tmp/co.err"
+    rc=$?
+    [[ $rc == 74 && $(wc -l <"$tmp/co.err") == 1 ]] && grep -q "Bad file descriptor" "$tmp/co.err" ||
+        fail "holders >&- gave $rc: $(cat "$tmp/co.err")"
     touch "$tmp/co.stop"
     wait_exit 20 "$h" || fail "holder did not end"
 }

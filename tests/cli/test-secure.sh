@@ -95,6 +95,30 @@ out=$("$ZKL" lock --tls-ca "$T/ca.pem" --tls-cert "$T/client.pem" "$p/x" true 2>
 [[ $st == 64 && $out == *"--tls-key"* ]] || fail "zkl with half the TLS options: $st: $out"
 ok "without TLS, with another CA or half the options, zkl says why (69, 77, 64) in seconds"
 
+# With -n or -w under a second the reason is known in time; an expired
+# certificate is called so.
+for w in -n "-w 0.5"; do
+    st=0
+    # shellcheck disable=SC2086
+    out=$("$ZKL" lock $w --tls-ca "$T/other-ca.pem" --tls-cert "$T/client.pem" --tls-key "$T/client.key" \
+        "$p/x" true 2>&1) || st=$?
+    [[ $st == 77 && $out == *"is not trusted by the CA file"* ]] || fail "zkl $w with another CA: $st: $out"
+    st=0
+    # shellcheck disable=SC2086
+    out=$("$ZKL" lock $w --tls-ca "$T/ca.pem" --tls-cert "$T/expired.pem" --tls-key "$T/expired.key" \
+        "$p/x" true 2>&1) || st=$?
+    [[ $st == 77 && $out == *"expired"* ]] || fail "zkl $w with an expired certificate: $st: $out"
+done
+# Password files that cannot be read: a status zkl(1) lists, and why.
+for f in "$T/no-such.pw" "$T"; do
+    st=0
+    out=$("$ZKL" lock --tls-ca "$T/ca.pem" --tls-cert "$T/client.pem" --tls-key "$T/client.enc.key" \
+        --tls-key-password-file "$f" "$p/x" true 2>&1) || st=$?
+    [[ $st == 64 && $out == *"$f"* && ( $out == *"No such file"* || $out == *"Is a directory"* ) ]] ||
+        fail "zkl with the key password file $f: $st: $out"
+done
+ok "with -n and -w 0.5, another CA and an expired certificate say why (77); unreadable password files 64"
+
 # ---- two certificates share a tree -----------------------------------------------------
 acl=(--acl "x509:CN=zkl-a,O=zkl-test:rwcda" --acl "x509:CN=zkl-b,O=zkl-test:rwcd")
 out=$("$ZKL" lock "${tls[@]}" "${acl[@]}" "$p/shared/lock" true 2>&1) || fail "zkl-a: $out"

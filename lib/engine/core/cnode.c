@@ -282,7 +282,7 @@ void zkl__cnode_on(zkl__cnode *n, const zkl__event *ev)
         d = zkl__step_created(n, ev);
         break;
     case ZKL__E_PARENT:
-        if (ev->rc == ZNOAUTH || ev->rc == ZINVALIDACL)
+        if (ev->rc == ZNOAUTH || ev->rc == ZINVALIDACL || ev->rc == ZNOCHILDRENFOREPHEMERALS)
             n->parent_rc = (int8_t)ev->rc; /* the create that fails for want of it says why */
         break;
     case ZKL__E_LISTED:

@@ -198,7 +198,7 @@ void zkl__step_session_end(zkl__cnode *n);
 void zkl__step_retry(zkl__cnode *n, int64_t now);
 
 /* ---- decide.c ---- */
-bool zkl__decide_too_big(const zkl__cnode *n, const struct String_vector *kids);
+bool zkl__decide_too_big(zkl__cnode *n, const struct String_vector *kids);
 zkl__decision zkl__decide(zkl__cnode *n, const struct String_vector *kids);
 zkl__decision zkl__decide_listed(zkl__cnode *n, int rc, const struct String_vector *kids);
 zkl__decision zkl__decide_found(zkl__cnode *n, const zkl__event *ev);
