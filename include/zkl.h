@@ -1186,8 +1186,8 @@ typedef struct zkl_rwlock zkl_rwlock;
 
 /* A read-write lock on lock path `path` (absolute, no trailing '/', no
  * empty, "." or ".." segments, at most 1024 bytes, not under /zookeeper, no
- * segment below the first that ends in ten digits as a contender's node
- * does). Nothing is sent to the server yet. Returns 0 and a new lock in
+ * segment below the first named like a contender's node, such as
+ * job-lock-0000000000). Nothing is sent to the server yet. Returns 0 and a new lock in
  * *out (free with zkl_rwlock_free), ZKL_EINVAL (NULL, bad path), ZKL_ENOMEM, ZKL_ESYS.
  * Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_new(zkl_client *c, const char *path,

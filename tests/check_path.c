@@ -14,6 +14,9 @@ START_TEST(test_good_paths_are_accepted)
     ck_assert_int_eq(zkl__path_check("/0000000000/jobs"), 0);
     ck_assert_int_eq(zkl__path_check("/x/job-000000000"), 0);
     ck_assert_int_eq(zkl__path_check("/x/0000000000a/b"), 0);
+    /* Names that end in digits but are no contender's: dates, counters. */
+    ck_assert_int_eq(zkl__path_check("/x/2024010112"), 0);
+    ck_assert_int_eq(zkl__path_check("/jobs/report-2024010112/y"), 0);
 }
 END_TEST
 
@@ -23,7 +26,8 @@ START_TEST(test_segments_named_like_contender_nodes_are_refused)
 {
     const char *bad[] = {"/x/jobs/job-lock-0000000000", "/x/lock-0000000042/y",
                          "/x/_c_0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-lock-0000000001",
-                         "/x/__READ__0000000007", "/x/2024010112"};
+                         "/x/__READ__0000000007", "/x/a/latch-0000000003",
+                         "/x/3f2a__lock__0000000009"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         zkl_last_error_clear();
         ck_assert_msg(zkl__path_check(bad[i]) == ZKL_EINVAL, "accepted %s", bad[i]);

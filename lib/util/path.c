@@ -2,6 +2,7 @@
  * refuses in a lock path. Pure, but for the thread's detail text. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "util.h"
@@ -90,17 +91,36 @@ int zkl__path_check_server(const char *path, char *why, size_t whylen)
 #undef REFUSE
 }
 
-/* A segment below the first that ends in ten digits is named like a
- * contender's node (a sequential node's suffix): its parent, as a lock
- * path, would list it as a contender that never leaves, and `zkl break`
- * on the parent would take it for the holder. */
+/* A segment below the first that ends in ten digits after a contender's
+ * kind (lock-, latch-, __READ__, ...) or a protection prefix is named like a
+ * contender's node: its parent, as a lock path, would list it as a
+ * contender that never leaves, and `zkl break` on the parent would take it
+ * for the holder. Other names that end in digits (a date, "/jobs/2024010112")
+ * stay valid lock paths. */
+static bool contender_like(const char *seg, size_t len)
+{
+    static const char *const kinds[] = {"lock-", "latch-", "__READ__", "__WRIT__", "zkl-wait-",
+                                        "zkl-lease-", "__lock__", "__rlock__"};
+    if (len < 10 || strspn(seg + len - 10, "0123456789") < 10)
+        return false;
+    if (len > 3 && strncmp(seg, "_c_", 3) == 0)
+        return true;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        size_t kl = strlen(kinds[i]);
+        for (size_t at = 0; at + kl <= len - 10; at++)
+            if (strncmp(seg + at, kinds[i], kl) == 0)
+                return true;
+    }
+    return false;
+}
+
 static int contender_segment(const char *path, char *why, size_t n)
 {
     for (const char *seg = strchr(path + 1, '/'); seg != NULL; seg = strchr(seg + 1, '/')) {
         size_t len = strcspn(seg + 1, "/");
-        if (len < 10 || strspn(seg + 1 + len - 10, "0123456789") < 10)
+        if (!contender_like(seg + 1, len))
             continue;
-        snprintf(why, n, "path segment \"%.*s\" ends in ten digits, as a contender's node does: "
+        snprintf(why, n, "path segment \"%.*s\" is named like a contender's node: "
                  "its parent's lock would count it as a contender", (int)(len > 80 ? 80 : len),
                  seg + 1);
         return ZKL_EINVAL;
