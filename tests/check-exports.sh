@@ -4,7 +4,8 @@
 #  - the headers' ZKL_EXPORT declarations;
 #  - lib/libzkl.map, the linker's version script (a function it does not
 #    name is not exported at all, so a new function is caught here first);
-#  - debian/libzkl1.symbols, the Debian package's symbols file.
+#  - debian/libzkl1.symbols, the Debian package's symbols file;
+# and debian/changelog's upstream version is configure.ac's.
 # Each disagreement is named with the line that would mend it.
 set -eu
 src=${top_srcdir:-.}
@@ -82,6 +83,12 @@ if [ -f "$symbols" ]; then
 else
     bad "no $symbols"
 fi
+
+# The Debian package's version follows the project's (configure.ac's AC_INIT).
+pv=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"/\1/p' "${top_builddir:-.}/config.h")
+dv=$(sed -n '1s/^zkl (\([^)-]*\)-[^)]*).*/\1/p' "$src/debian/changelog")
+[ "$pv" = "$dv" ] || bad "debian/changelog's upstream version is '$dv', configure.ac's '$pv':" \
+    "add a changelog entry for $pv"
 
 n=$(wc -l <"$tmp/exported")
 [ "$n" -gt 10 ] || bad "only $n functions exported"
