@@ -19,6 +19,7 @@ PACKAGES=(
                                                            # and the servers' TLS (Netty)
     krb5-kdc krb5-admin-server krb5-user                   # a Kerberos KDC for SASL GSSAPI
     libsasl2-modules-gssapi-mit
+    abigail-tools cmake                                    # the ABI check, the CMake package's test
 )
 
 missing=()

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install zkl into a temporary root, then build examples/hello.c the way a
 # user would (cc app.c $(pkg-config --cflags --libs zkl)) and run it; the
-# same for a program on zkl/zookeeper.h (pkg-config zkl-zookeeper) and a
-# C++ one on zkl.hpp.
+# same for a program on zkl/zookeeper.h (pkg-config zkl-zookeeper), a C++
+# one on zkl.hpp, and a CMake project on the CMake package.
 set -euo pipefail
 build=$1
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -31,6 +31,18 @@ LD_LIBRARY_PATH="$root$libdir" "$root/bridge" "$ZKL_TEST_HOSTS"
 c++ -std=c++17 -Wall -Wextra -Werror "$top/tests/install/hello.cpp" \
     $(pkg-config --cflags --libs zkl) -o "$root/hello-cpp"
 LD_LIBRARY_PATH="$root$libdir" "$root/hello-cpp" "$ZKL_TEST_HOSTS"
+# A CMake project: find_package(zkl 1.0 CONFIG REQUIRED) finds the staged
+# install (its paths are relative to its own folder) and zkl::zkl builds and
+# links examples/hello.c, zkl::zookeeper tests/install/bridge.c.
+test -f "$root$libdir/cmake/zkl/zklConfig.cmake"
+test -f "$root$libdir/cmake/zkl/zklConfigVersion.cmake"
+cmake -S "$top/tests/install/cmake" -B "$root/cmake-build" -DZKL_SOURCE_DIR="$top" \
+    -DCMAKE_PREFIX_PATH="$root$prefix" -DCMAKE_C_FLAGS='-Wall -Werror' >"$root/cmake.log" 2>&1 ||
+    { cat "$root/cmake.log"; echo "install-check: the CMake consumer does not configure"; exit 1; }
+cmake --build "$root/cmake-build" >>"$root/cmake.log" 2>&1 ||
+    { cat "$root/cmake.log"; echo "install-check: the CMake consumer does not build"; exit 1; }
+LD_LIBRARY_PATH="$root$libdir" "$root/cmake-build/hello" "$ZKL_TEST_HOSTS"
+LD_LIBRARY_PATH="$root$libdir" "$root/cmake-build/bridge" "$ZKL_TEST_HOSTS"
 # The man pages and the guides: `man zkl_rwlock_read_acquire` finds the
 # family page through its link page, and docdir has the guides.
 dirs=$(printf 'zkl-print-dirs:\n\t@echo $(mandir) $(docdir)\n' |

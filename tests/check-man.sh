@@ -27,7 +27,8 @@ awk '/^ZKL_EXPORT/ { d = ""; on = 1 }
     sed -e 's/ZKL_EXPORT //' -e 's/ ZKL_WARN_UNUSED//' -e 's/[[:space:]][[:space:]]*/ /g' \
         -e 's/^ //' -e 's/( /(/g' -e 's/ )/)/g' >"$tmp/protos"
 sed 's/^[^(]*[ *]\(zkl_[a-z0-9_]*\)(.*/\1/' "$tmp/protos" | sort >"$tmp/declared"
-nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ { print $3 }' | sort >"$tmp/exported"
+# (nm shows a versioned function as NAME@@ZKL_1.0: the node is cut off.)
+nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ { sub(/@.*/, "", $3); print $3 }' | sort >"$tmp/exported"
 
 comm -13 "$tmp/declared" "$tmp/exported" >"$tmp/x"
 [ -s "$tmp/x" ] && bad "exported but not declared in the headers:" $(cat "$tmp/x")
