@@ -518,7 +518,7 @@ test_paths_say_why_and_break_leaves_persistent_nodes() {
     local rc p bad
     # A segment named like a contender's node, and characters the server
     # refuses: refused with the reason, before or after connecting.
-    for bad in "$root/cn/jobs/job-lock-0000000000:ten digits" $'/x/\xf0\x9f\x94\x92:U+1F512' \
+    for bad in "$root/cn/jobs/job-lock-0000000000:contender" $'/x/\xf0\x9f\x94\x92:U+1F512' \
         $'/x/\xef\xbf\xbf:U+FFFF' $'/x/\xc0\xaf:not UTF-8' $'/x/\xed\xa0\x80:not UTF-8'; do
         for cmd in lock holders; do
             if [[ $cmd == lock ]]; then
