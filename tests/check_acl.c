@@ -253,18 +253,26 @@ START_TEST(test_entries_that_shut_the_client_out_are_refused_at_open)
 }
 END_TEST
 
+/* A client whose nodes carry world:anyone:`perms` and scheme:id with
+ * every permission. */
+static zkl_client *world_and(int perms, const char *scheme, const char *id)
+{
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, "world", "anyone", perms), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(o, scheme, id, ZKL_PERM_ALL), 0);
+    zkl_client *c = NULL;
+    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, o, &c), 0);
+    zkl_client_opts_free(o);
+    return c;
+}
+
 /* An entry the server has no provider for (x509 on a server without TLS
  * authentication) is refused by it: a named code and a text, and nothing
  * of the attempt stays. */
 START_TEST(test_an_acl_the_server_refuses_is_einval_with_a_text)
 {
-    zkl_client_opts *o;
-    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
-    ck_assert_int_eq(zkl_client_opts_add_acl(o, "world", "anyone", ZKL_PERM_ALL), 0);
-    ck_assert_int_eq(zkl_client_opts_add_acl(o, "x509", "CN=orders,O=example", ZKL_PERM_ALL), 0);
-    zkl_client *c = NULL;
-    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, o, &c), 0);
-    zkl_client_opts_free(o);
+    zkl_client *c = world_and(ZKL_PERM_ALL, "x509", "CN=orders,O=example");
     char *p = tu_path("refused/lock");
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
@@ -274,6 +282,49 @@ START_TEST(test_an_acl_the_server_refuses_is_einval_with_a_text)
     ck_assert_int_eq(tu_children(tu_fixture_zk, tu_fixture_root), 0);
     zkl_mutex_free(m);
     zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+/* Entries the client cannot judge (an address it does not have) pass the
+ * open; the server then refuses the create under the parent the acquire
+ * made with them. That parent would shut every later client out: the
+ * acquire removes it again, and says why it failed. */
+START_TEST(test_a_refused_acquire_removes_the_parents_it_created)
+{
+    zkl_client *c = world_and(ZKL_PERM_READ, "ip", "10.9.9.9");
+    char *p = tu_path("kept/out/lock");
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), ZKL_ENOAUTH);
+    ck_assert_msg(strstr(zkl_last_error_text(), "ZNOAUTH") != NULL, "%s", zkl_last_error_text());
+    ck_assert_msg(strstr(zkl_last_error_text(), "stays") == NULL, "%s", zkl_last_error_text());
+    /* Seen by the fixture's own session: nothing of the attempt is left. */
+    ck_assert_int_eq(tu_children(tu_fixture_zk, tu_fixture_root), 0);
+    zkl_mutex_free(m);
+
+    /* Under a parent that lets anyone create but not delete, the parent
+     * the acquire made cannot go: the text says so. */
+    char *pre = tu_path("pre");
+    char world[] = "world", anyone[] = "anyone", digest[] = "digest", alice[] = ALICE_ID;
+    struct ACL entries[] = {
+        {ZOO_PERM_READ | ZOO_PERM_CREATE, {world, anyone}},
+        {ZOO_PERM_ALL, {digest, alice}},
+    };
+    struct ACL_vector v = {2, entries};
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, pre, "", 0, &v, 0, NULL, 0), ZOK);
+    char *q = tu_path("pre/kept/lock");
+    ck_assert_int_eq(zkl_mutex_new(c, q, &m), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), ZKL_ENOAUTH);
+    ck_assert_msg(strstr(zkl_last_error_text(), "ZNOAUTH") != NULL &&
+                      strstr(zkl_last_error_text(), "stays") != NULL,
+                  "%s", zkl_last_error_text());
+    ck_assert_int_eq(zkl_last_zk_error(), ZNOAUTH);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, pre), 1);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(q);
+    free(pre);
     free(p);
 }
 END_TEST
@@ -307,6 +358,7 @@ int main(void)
         test_bad_acl_entries_are_einval_with_a_reason,
         test_entries_that_shut_the_client_out_are_refused_at_open,
         test_an_acl_the_server_refuses_is_einval_with_a_text,
+        test_a_refused_acquire_removes_the_parents_it_created,
         test_tls_and_sasl_settings_without_support_are_enotsup,
         NULL,
     };

@@ -42,6 +42,12 @@ struct zkl__hooks {
 };
 
 /* One contender: the core's node, and what the shell keeps beside it. */
+/* Paths of lock parents an acquire created (malloc, each and the array). */
+typedef struct zkl__made {
+    char **paths;
+    size_t n;
+} zkl__made;
+
 struct zkl__node {
     zkl__cnode cn;           /* first: the core's part */
     zkl__wake_fn wake;       /* an asynchronous waiter's wake-up, or NULL ... */
@@ -55,6 +61,7 @@ struct zkl__node {
     int64_t owner;           /* the ephemeral owner its create (or find) answered */
     zkl__meter meter;
     bool broken;             /* the engine broke its state table on it: said on release */
+    zkl__made made;          /* the lock parents its creates made, outermost first */
 };
 
 /* The engine of a node's client (the core's sink context), and the client:
@@ -84,6 +91,8 @@ typedef struct zkl__qopts {
                               callback, whatever the client's option (a latch) */
     zkl__wake_fn wake;     /* an asynchronous waiter's wake-up (not a thread) */
     void *wake_arg;
+    zkl__made *made;       /* or NULL; a blocking acquire the server refused hands over
+                              the lock parents it created, for the caller to remove */
 } zkl__qopts;
 
 /* A front end beside the blocking calls (the asynchronous requests): the
@@ -134,6 +143,8 @@ bool zkl__engine_connected(const zkl_client *c);
 int zkl__shell_act(void *ctx, const zkl__act *a);
 /* Let the waiter of n look again (cv or wake-up). */
 void zkl__shell_wake(zkl__node *n);
+/* Free the paths in m, and empty it. */
+void zkl__made_free(zkl__made *m);
 
 /* ---- lib/engine/node.c: a node as its caller sees it ---- */
 /* Make a node for an acquire (no lock held): 0 and *out, or ZKL_ENOMEM

@@ -25,6 +25,27 @@ void zkl__shell_wake(zkl__node *n)
 
 /* ---- answers ------------------------------------------------------------------ */
 
+/* Remember a lock parent this node's creates made (the path without the
+ * chroot, as the server's answer names it): an acquire the server then
+ * refuses removes it. Without memory it is not remembered, and stays. */
+static void made_add(zkl__made *m, const char *path)
+{
+    char **p = realloc(m->paths, (m->n + 1) * sizeof *p);
+    if (p == NULL)
+        return;
+    m->paths = p;
+    if ((p[m->n] = strdup(path)) != NULL)
+        m->n++;
+}
+
+void zkl__made_free(zkl__made *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free(m->paths[i]);
+    free(m->paths);
+    *m = (zkl__made){0};
+}
+
 /* Hand an answer to its node: on ZooKeeper's completion thread, c->mu taken
  * for the call. The node lives until its answers are in (the core counts
  * them), so n is valid here; it may be freed by the call. */
@@ -38,6 +59,8 @@ static void answer(const void *data, zkl__event *ev)
      * of its current session (the core judges by its own rule). */
     if ((ev->type == ZKL__E_CREATED || ev->type == ZKL__E_FOUND) && ev->rc == ZOK)
         n->owner = ev->owner;
+    if (ev->type == ZKL__E_PARENT && ev->rc == ZOK && ev->name != NULL)
+        made_add(&n->made, ev->name);
     zkl__cnode_on(&n->cn, ev);
     pthread_mutex_unlock(&c->mu);
 }
@@ -55,8 +78,7 @@ static void create_done(int rc, const char *name, const struct Stat *st, const v
 
 static void parent_done(int rc, const char *name, const void *data)
 {
-    (void)name;
-    answer(data, &(zkl__event){.type = ZKL__E_PARENT, .rc = rc});
+    answer(data, &(zkl__event){.type = ZKL__E_PARENT, .rc = rc, .name = name});
 }
 
 static void list_done(int rc, const struct String_vector *kids, const void *data)
@@ -187,6 +209,7 @@ static int tell(struct zkl__engine *e, const zkl__act *a)
         free(n->path);
         free(n->hooks);
         free(n->ident);
+        zkl__made_free(&n->made);
         free(n);
         /* Only a closing client waits for nodes to go; otherwise this would
          * wake the keeper thread on every release, for nothing. */

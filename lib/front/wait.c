@@ -101,6 +101,12 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
     int zk_rc = n->cn.zk_rc;
     if (err == ZKL_EZK || (zk_rc != 0 && (err == ZKL_EINVAL || err == ZKL_ENOAUTH)))
         zkl__detail_failed(zk_rc, dir); /* for zkl_last_zk_error(), with what it means */
+    if (zk_rc != 0 && (err == ZKL_EINVAL || err == ZKL_ENOAUTH) && o != NULL && o->made != NULL) {
+        /* Refused: the parents made on the way would keep the refused
+         * entries for every later client; the caller removes them. */
+        *o->made = n->made;
+        n->made = (zkl__made){0};
+    }
     else if (err == ZKL_EQUEUE)
         zkl__detail_queue(dir, (long)n->cn.qlen, (long)c->max_request);
     /* Failed: make sure nothing of this attempt stays on the server. */
