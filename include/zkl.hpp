@@ -1997,6 +1997,13 @@ public:
     /* Join the election on `path` with `id` as the node's data. Throws
      * zkl::error (invalid_argument for a bad path). */
     latch(const client &c, const std::string &path, const std::string &id = "")
+        : latch(c, path, id, nullptr)
+    {
+    }
+    /* The same with a listener set before the latch joins, so that it hears
+     * the first change too (see on_change). */
+    latch(const client &c, const std::string &path, const std::string &id,
+          std::function<void(bool)> on_change_fn)
         : s_(std::make_shared<detail::latch_state>())
     {
         s_->client = c.shared();
@@ -2006,6 +2013,8 @@ public:
                       }),
                       "zkl::latch");
         s_->l = l;
+        if (on_change_fn)
+            on_change(std::move(on_change_fn));
         detail::check(detail::run([&] { return zkl_latch_start(l); }), "zkl::latch");
     }
     latch(latch &&) noexcept = default;
@@ -2036,7 +2045,9 @@ public:
     }
     /* Told true when the latch becomes leader, false when it stops (see
      * zkl_latch_set_listener); an empty function removes it. Exceptions it
-     * throws are dropped. */
+     * throws are dropped. The latch joins in its constructor: a listener set
+     * here may miss a leadership that began before; pass it to the
+     * constructor to hear every change. */
     void on_change(std::function<void(bool)> fn)
     {
         auto next = fn ? std::make_unique<std::function<void(bool)>>(std::move(fn)) : nullptr;

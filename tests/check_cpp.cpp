@@ -1167,8 +1167,9 @@ START_TEST(test_latch_raii_await_listener_and_token)
     std::atomic<int> ones{0}, zeros{0};
     std::int64_t first;
     {
-        zkl::latch a(c, P("el/x"), "a");
-        a.on_change([&](bool leading) { (leading ? ones : zeros)++; });
+        /* The listener is set before the latch joins: it hears the first
+         * leadership, however soon that comes. */
+        zkl::latch a(c, P("el/x"), "a", [&](bool leading) { (leading ? ones : zeros)++; });
         ck_assert(a.await(20s));
         ck_assert(a.is_leader());
         first = a.token();
