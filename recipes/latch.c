@@ -192,6 +192,13 @@ int zkl_latch_new(zkl_client *c, const char *path, const char *id, zkl_latch **o
     zkl_latch *l = zkl__owner_new(sizeof *l, offsetof(zkl_latch, own), c, path, NULL, false, &rc);
     if (l == NULL)
         return rc;
+    /* A latch starts its requests (zkl__async_start, which takes the object
+     * table's lock) while it holds own.mu, and the fork hooks take the
+     * table's lock before every registered object's mutex: registered, a
+     * fork during a (re)join could deadlock. So own.mu is left out of the
+     * fork hooks; a forked child must not use its parent's latch (as with
+     * every object: zkl(3)). */
+    zkl__obj_set_mutex(l, NULL);
     rc = ZKL_ESYS;
     if (pthread_mutex_init(&l->tell_mu, NULL) != 0)
         goto fail;
