@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# vs-commit.sh - this tree's zkl-bench beside an earlier commit's, on one server.
+#
+# Usage: bench/vs-commit.sh [--commit REV] [--pairs N] [--clients "8 32"]
+#                           [--ops N] [--zkl-bench PATH] [--out FILE]
+#
+# Builds REV's zkl-bench (default: 1.0.0, d5c6d18) from `git archive` into a
+# cache (${XDG_CACHE_HOME:-~/.cache}/zkl/vs-commit/<commit>), starts one
+# standalone ZooKeeper through tests/zk-harness.sh, warms it up, then runs
+# the contended workload N times (default 7) for each client count, the two
+# programs alternating within each pair and the one to go first alternating
+# from pair to pair, so that a drift of the server or the machine falls on
+# both alike. For each run it records throughput and the client CPU (user +
+# system of the benchmark process, from its rusage) per acquisition, and
+# prints, per client count, the medians of both and the median of the
+# per-pair ratios (this tree / REV). Every run's JSON line goes to FILE
+# (default: a file in the temporary folder, named at the end).
+# Everything it starts is stopped on exit, also on failure or Ctrl-C.
+# A benchmark: it reports, it never fails on a figure.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+top=$(cd "$here/.." && pwd -P)
+harness=$top/tests/zk-harness.sh
+
+rev=d5c6d18
+pairs=7
+clients="8 32"
+ops=3000
+new_bench=
+out=
+
+usage() {
+    sed -n '4,5p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+while (($#)); do
+    case $1 in
+    --commit) rev=$2; shift 2 ;;
+    --pairs) pairs=$2; shift 2 ;;
+    --clients) clients=$2; shift 2 ;;
+    --ops) ops=$2; shift 2 ;;
+    --zkl-bench) new_bench=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
+    esac
+done
+[[ $pairs =~ ^[1-9][0-9]*$ && $ops =~ ^[1-9][0-9]*$ ]] || { usage >&2; exit 2; }
+for n in $clients; do
+    [[ $n =~ ^[1-9][0-9]*$ ]] || { usage >&2; exit 2; }
+done
+
+note() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+if [[ -z $new_bench ]]; then
+    for c in ./tools/zkl-bench "$top/build/tools/zkl-bench"; do
+        [[ -x $c ]] && { new_bench=$c; break; }
+    done
+fi
+[[ -n $new_bench && -x $new_bench ]] || {
+    echo "vs-commit.sh: no zkl-bench for this tree: build it and pass --zkl-bench PATH" >&2
+    exit 1
+}
+new_bench=$(cd "$(dirname "$new_bench")" && pwd -P)/$(basename "$new_bench")
+
+commit=$(git -C "$top" rev-parse --verify "$rev^{commit}") || {
+    echo "vs-commit.sh: no commit $rev in $top" >&2
+    exit 1
+}
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/zkl/vs-commit/$commit
+old_bench=$cache/build/tools/zkl-bench
+if [[ ! -x $old_bench ]]; then
+    note "building zkl-bench of ${commit:0:12} in $cache"
+    rm -rf "$cache"
+    mkdir -p "$cache/src"
+    git -C "$top" archive "$commit" | tar -x -C "$cache/src"
+    # Built as configure sets it up by default (-O2), as this tree's build
+    # is; only the benchmark and the library it links.
+    if ! (cd "$cache/src" && autoreconf -fi && mkdir -p "$cache/build" && cd "$cache/build" &&
+        "$cache/src/configure" -q && make -s -j"$(nproc)" tools/zkl-bench) >"$cache/build.log" 2>&1; then
+        echo "vs-commit.sh: building ${commit:0:12} failed; see $cache/build.log" >&2
+        rm -rf "$cache/build"
+        exit 1
+    fi
+fi
+
+python=/usr/bin/python3
+[[ -x $python ]] || python=python3
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/zkl-vs.XXXXXX")
+zkdir=$work/zk
+[[ -n $out ]] || out=${TMPDIR:-/tmp}/zkl-vs-$(date +%Y%m%d-%H%M%S).jsonl
+: >"$out"
+child=
+
+cleanup() {
+    trap '' INT TERM HUP
+    if [[ -n $child ]] && kill -0 "$child" 2>/dev/null; then
+        kill -TERM "$child" 2>/dev/null || true
+        wait "$child" 2>/dev/null || true
+    fi
+    if [[ -d $zkdir ]]; then
+        "$harness" stop "$zkdir" >/dev/null 2>&1 || echo "vs-commit.sh: stopping ZooKeeper failed" >&2
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+note "starting ZooKeeper"
+"$harness" start "$zkdir" --tick 2000 --owner $$ >/dev/null
+servers=$(<"$zkdir/hosts")
+
+# run WHICH PROGRAM CLIENTS PAIR: one contended run under a small wrapper
+# that adds the child's CPU time (rusage) to its JSON line.
+run() {
+    local which=$1 prog=$2 n=$3 pair=$4 rc=0
+    timeout --kill-after=10 600 "$python" -c '
+import json, os, resource, subprocess, sys
+which, pair, prog = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+p = subprocess.run([prog] + sys.argv[4:], stdout=subprocess.PIPE, check=True)
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+d = json.loads(p.stdout.decode().strip().splitlines()[-1])
+cpu = ru.ru_utime + ru.ru_stime
+d.update(which=which, pair=pair, cpu_s=round(cpu, 4),
+         cpu_us_per_op=round(cpu * 1e6 / max(1, d["ops"]), 2))
+print(json.dumps(d))' "$which" "$pair" "$prog" --servers "$servers" \
+        --path "/bench/vs-$which" --workload contended --clients "$n" \
+        --ops "$ops" >>"$out" 2>"$work/err" &
+    child=$!
+    wait "$child" || rc=$?
+    child=
+    if ((rc != 0)); then
+        note "FAILED: $which, $n clients (status $rc): $(tail -n 3 "$work/err" | tr '\n' ' ')"
+        return 1
+    fi
+}
+
+note "warming the server up"
+for prog in "$old_bench" "$new_bench"; do
+    "$prog" --servers "$servers" --path /bench/warm --workload floor --ops 15000 >/dev/null
+    "$prog" --servers "$servers" --path /bench/warm --workload contended --clients 8 --ops 8000 >/dev/null
+done
+
+for n in $clients; do
+    for ((p = 1; p <= pairs; p++)); do
+        if ((p % 2)); then
+            run old "$old_bench" "$n" "$p" && run new "$new_bench" "$n" "$p"
+        else
+            run new "$new_bench" "$n" "$p" && run old "$old_bench" "$n" "$p"
+        fi
+        note "$n clients, pair $p of $pairs done"
+    done
+done
+
+"$python" - "$out" "${commit:0:12}" <<'EOF'
+import json, statistics, sys
+runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+print("this tree against %s: contended, medians of paired runs" % sys.argv[2])
+print("%8s %14s %14s %8s %14s %14s %8s" % ("clients", "old ops/s", "new ops/s",
+      "ratio", "old cpu us/op", "new cpu us/op", "ratio"))
+for n in sorted({r["clients"] for r in runs}):
+    by = {}
+    for r in runs:
+        if r["clients"] == n:
+            by.setdefault(r["pair"], {})[r["which"]] = r
+    full = [v for v in by.values() if "old" in v and "new" in v]
+    if not full:
+        continue
+    med = lambda k, w: statistics.median(v[w][k] for v in full)
+    tr = statistics.median(v["new"]["ops_per_sec"] / v["old"]["ops_per_sec"] for v in full)
+    cr = statistics.median(v["new"]["cpu_us_per_op"] / v["old"]["cpu_us_per_op"] for v in full)
+    print("%8d %14.1f %14.1f %8.3f %14.1f %14.1f %8.3f   (%d pairs)" % (
+        n, med("ops_per_sec", "old"), med("ops_per_sec", "new"), tr,
+        med("cpu_us_per_op", "old"), med("cpu_us_per_op", "new"), cr, len(full)))
+EOF
+note "every run: $out"
