@@ -142,12 +142,9 @@ int cli_leader(int argc, char **argv)
                 return rc;
         }
     }
-    if (optind + 1 != argc)
-        return cli_usage_error(optind >= argc ? "leader: no PATH" : "leader: one PATH only");
-    const char *path = argv[optind];
-    const char *why = cli_path_problem(path);
-    if (why != NULL)
-        return cli_usage_error("leader: bad PATH '%s': %s", path, why);
+    const char *path;
+    if ((rc = cli_one_path("leader", argc, argv, optind, &path)) != 0)
+        return rc;
 
     struct loop l;
     if (watching && (rc = loop_open(&l)) != 0)
