@@ -361,6 +361,41 @@ START_TEST(test_outsiders_child_ahead_of_the_latches_leads_for_them)
 }
 END_TEST
 
+/* A foreign child with the lowest sequence but no "latch-" in its name:
+ * Curator orders it by its whole name, behind every latch node, and so
+ * does zkl: it stops no latch from leading (a mixed election with Curator
+ * would otherwise have no leader at all), and the second latch follows
+ * the first, not it. */
+START_TEST(test_foreign_child_without_latch_in_its_name_sorts_behind_the_latches)
+{
+    char *p = tu_test_path("foreign");
+    char node[512];
+    tu_mkdirs(tu_fixture_zk, p);
+    snprintf(node, sizeof node, "%s/foreign-0000000000", p);
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, node, "x", 1, &ZOO_OPEN_ACL_UNSAFE,
+                                ZOO_EPHEMERAL, NULL, 0),
+                     ZOK);
+    struct cand k[2];
+    cand_init(&k[0], tu_test_client(10000), p, "a");
+    cand_init(&k[1], tu_test_client(10000), p, "b");
+    struct group g = {k, 2};
+    ck_assert_int_eq(zkl_latch_start(k[0].l), 0);
+    ck_assert_int_eq(zkl_latch_await(k[0].l, 20000), 0);
+    ck_assert_int_eq(zkl_latch_start(k[1].l), 0);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 20000));
+    ck_assert_int_eq(zkl_latch_await(k[1].l, 500), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(leaders(&g, NULL), 1);
+    /* The leader leaves: the second leads, the foreign child still there. */
+    ck_assert_int_eq(zkl_latch_close(k[0].l), 0);
+    ck_assert_int_eq(zkl_latch_await(k[1].l, 20000), 0);
+    ck_assert_int_eq(leaders(&g, NULL), 1);
+    zkl_latch_free(k[0].l);
+    zkl_latch_free(k[1].l);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, node, -1), ZOK);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+}
+END_TEST
+
 #define SECRET "alice:secret"
 static char world_s[] = "world", anyone_s[] = "anyone", auth_s[] = "auth", empty_s[] = "";
 
@@ -590,6 +625,7 @@ int main(int argc, char **argv)
         test_expired_leader_is_told_and_rejoins_with_a_larger_token,
         test_outsider_deleting_the_leaders_node,
         test_outsiders_child_ahead_of_the_latches_leads_for_them,
+        test_foreign_child_without_latch_in_its_name_sorts_behind_the_latches,
         test_acl_refusing_the_listing_ends_with_enoauth,
         test_hundred_candidates_each_lead_once,
         test_close_while_waiting_and_while_leading,

@@ -104,6 +104,25 @@ rc=$?
 rc2=$?
 [[ $rc == 64 && $rc2 == 64 ]] && ok "--id is elect's, -s is lock's: usage errors" ||
     not_ok "usage: lock --id $rc, elect -s $rc2"
+# A foreign child first by its sequence but without "latch-" in its name
+# goes behind the candidates, as for Curator: one leads, zkl leader names it.
+f=/zkl-elect-foreign$$
+python3 "$here/zknode.py" "$ZKL_SERVERS" create "$f" 00 >/dev/null &&
+    python3 "$here/zknode.py" "$ZKL_SERVERS" create "$f/lock-0000000000" 00 >/dev/null ||
+    not_ok "cannot make $f"
+"$ZKL" elect --id solo "$f" sh -c 'touch "$0"; while [ ! -e "$1" ]; do sleep 0.05; done' \
+    "$tmp/solo-led" "$tmp/solo-stop" 2>"$tmp/err-solo" &
+s=$!
+if wait_for 20 test -e "$tmp/solo-led" && [[ $("$ZKL" leader "$f" 2>&1) == solo ]]; then
+    ok "a foreign child first by sequence goes behind the candidates"
+else
+    not_ok "foreign child: led $(test -e "$tmp/solo-led" && echo yes || echo no)," \
+        "leader $("$ZKL" leader "$f" 2>&1)"
+fi
+touch "$tmp/solo-stop"
+wait "$s"
+python3 "$here/zknode.py" "$ZKL_SERVERS" deleteall "$f"
+
 # A path whose listing exceeds the request limit (1 MiB by default): 11
 # children with names of 100,000 bytes. zkl holders and zkl leader say so
 # and exit 76, as zkl lock would.
