@@ -19,8 +19,8 @@
  * token the latch's, "lost" the listener's 0 before the close).
  *
  * A latch's close says nothing of whether it led to the end, so before it
- * the worker proves it: a sync, then a listing in which its node (by its
- * token) still leads. Its "rel" then has rc 0 and the time of just before
+ * the worker proves it on a ZooKeeper handle of its own: a sync, then a
+ * listing on that connection in which its node (by its token) still leads. Its "rel" then has rc 0 and the time of just before
  * the sync: the node existed after that instant, so no later leader can
  * have begun before it. A leadership it cannot prove ends with rc
  * ZKL_ELOST, as a lock release that found the hold lost.
@@ -382,22 +382,43 @@ static void synced(int rc, const char *value, const void *data)
     pthread_mutex_unlock(&w->mu);
 }
 
-/* 0 if, after a sync sent now, the listing of `path` shows the node of
- * token `tok` leading; else -1. */
+/* The election's prover: a handle of its own (the client's may be closed
+ * and replaced at any moment), one check at a time. */
+static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
+static zhandle_t *probe;
+
+/* The key Curator orders latch children by: after the last "latch-". */
+static const char *latch_key(const char *name)
+{
+    const char *k = name;
+    for (const char *p = strstr(name, "latch-"); p != NULL; p = strstr(p + 1, "latch-"))
+        k = p + 6;
+    return k;
+}
+
+/* 0 if, after a sync sent now, a listing of `path` on the same connection
+ * shows the node of token `tok` (its czxid) first; else -1. */
 static int still_leads(const char *path, int64_t tok)
 {
-    zhandle_t *zh = zkl_client_handle(client);
+    pthread_mutex_lock(&probe_mu);
+    if (probe != NULL && zoo_state(probe) == ZOO_EXPIRED_SESSION_STATE) {
+        zookeeper_close(probe);
+        probe = NULL;
+    }
+    if (probe == NULL)
+        probe = zookeeper_init(o.servers, NULL, o.session_ms, NULL, NULL, 0);
+    int ok = -1;
     /* Freed only once answered: a late answer must find it. */
     struct sync_wait *w = calloc(1, sizeof *w);
-    if (zh == NULL || w == NULL) {
+    if (probe == NULL || w == NULL) {
         free(w);
-        return -1;
+        goto out;
     }
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
-    if (zoo_async(zh, path, synced, w) != ZOK) {
+    if (zoo_async(probe, path, synced, w) != ZOK) {
         free(w);
-        return -1;
+        goto out;
     }
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -408,17 +429,24 @@ static int still_leads(const char *path, int64_t tok)
     int done = w->done, rc = w->rc;
     pthread_mutex_unlock(&w->mu);
     if (!done)
-        return -1; /* w stays for the answer that may yet come */
+        goto out; /* w stays for the answer that may yet come */
     free(w);
-    if (rc != ZOK)
-        return -1;
-    zkl_participant *ps;
-    size_t n;
-    if (zkl_participants_list(client, path, &ps, &n) != 0)
-        return -1;
-    int ok = n > 0 && ps[0].holds && ps[0].token == tok;
-    zkl_participants_free(ps, n);
-    return ok ? 0 : -1;
+    struct String_vector kids = {0, NULL};
+    if (rc != ZOK || zoo_get_children(probe, path, 0, &kids) != ZOK)
+        goto out;
+    const char *first = NULL;
+    for (int i = 0; i < kids.count; i++)
+        if (first == NULL || strcmp(latch_key(kids.data[i]), latch_key(first)) < 0)
+            first = kids.data[i];
+    char full[1024];
+    struct Stat st;
+    if (first != NULL && snprintf(full, sizeof full, "%s/%s", path, first) < (int)sizeof full &&
+        zoo_exists(probe, full, 0, &st) == ZOK && st.czxid == tok)
+        ok = 0;
+    deallocate_String_vector(&kids);
+out:
+    pthread_mutex_unlock(&probe_mu);
+    return ok;
 }
 
 static void *run_elect(void *arg)
@@ -617,6 +645,8 @@ int main(int argc, char **argv)
     zkl_semmutex_free(semmutex);
     zkl_semaphore_free(sem);
     zkl_rwlock_free(rw);
+    if (probe != NULL)
+        zookeeper_close(probe);
     zkl_client_close(client);
     logj(now_ns(), -1, "exit", "");
     free(paths);
