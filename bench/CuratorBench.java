@@ -48,6 +48,17 @@
  *                acquire() returns.  "seconds" sums the handoff phases only
  *                (not the queueing).  Adds "wakeups_per_handoff": see
  *                RecheckCounter below.
+ *   elect        `clients` candidates (default 4) of one LeaderLatch
+ *                election, each leader resigning at once (close) and
+ *                joining again with a new latch: ops = leaderships.
+ *                Latency = from a resignation to the next leader's await()
+ *                returning (as tools/zkl-bench).
+ *   elect-kill   `ops` times (default 5), a leader in a JVM of its own
+ *                (this program with --elect-child) is SIGKILLed while one
+ *                candidate of ours follows.  Latency = from the SIGKILL to
+ *                our await() returning: the server's expiry of the dead
+ *                session, then the handover.  --session-timeout MS sets
+ *                every session's timeout (default 30000).
  *
  * --warmup N runs the same workload with N operations, untimed, on the
  * sub-path PATH/warmup before the timed run on PATH/timed.  --prefetch is
@@ -91,6 +102,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.drivers.TracerDriver;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.KeeperException;
@@ -113,7 +125,11 @@ public final class CuratorBench {
         int warmup = 0;
         int waiters = 100;      // queue
         String path = "/bench/curator";
+        int sessionMs = SESSION_TIMEOUT_MS;
     }
+
+    /** Every session's timeout (--session-timeout). */
+    static int sessionTimeoutMs = SESSION_TIMEOUT_MS;
 
     static final class UsageError extends Exception {
         UsageError(String msg) {
@@ -123,8 +139,8 @@ public final class CuratorBench {
 
     static final String USAGE =
         "usage: CuratorBench --servers HOST:PORT[,...] "
-        + "--workload uncontended|contended|many|herd|queue --clients N --ops N "
-        + "[--warmup N] [--path /bench/x] [--prefetch] [--waiters N]";
+        + "--workload uncontended|contended|many|herd|queue|elect|elect-kill --clients N --ops N "
+        + "[--warmup N] [--path /bench/x] [--prefetch] [--waiters N] [--session-timeout MS]";
 
     static Options parse(String[] args) throws UsageError {
         Options o = new Options();
@@ -145,6 +161,7 @@ public final class CuratorBench {
             case "--warmup": o.warmup = parseCount(a, v); break;
             case "--path": o.path = v; break;
             case "--waiters": o.waiters = parseCount(a, v); break;
+            case "--session-timeout": o.sessionMs = parseCount(a, v); break;
             default: throw new UsageError("unknown option " + a);
             }
         }
@@ -164,6 +181,14 @@ public final class CuratorBench {
             break;
         case "herd":
             if (o.clients < 0) o.clients = 100;
+            break;
+        case "elect":
+            if (o.clients < 0) o.clients = 4;
+            break;
+        case "elect-kill":
+            o.clients = 1;
+            if (o.ops < 0) o.ops = 5;
+            o.warmup = 0;
             break;
         case "queue":
             if (o.clients < 0) o.clients = 4;
@@ -305,7 +330,7 @@ public final class CuratorBench {
         for (int i = 0; i < n; i++) {
             CuratorFramework c = CuratorFrameworkFactory.builder()
                 .connectString(servers)
-                .sessionTimeoutMs(SESSION_TIMEOUT_MS)
+                .sessionTimeoutMs(sessionTimeoutMs)
                 .connectionTimeoutMs(CONNECT_TIMEOUT_MS)
                 .retryPolicy(new ExponentialBackoffRetry(100, 3))
                 .build();
@@ -533,6 +558,93 @@ public final class CuratorBench {
         return r;
     }
 
+    static Result elect(List<CuratorFramework> sessions, String path, int ops,
+                        Meter meter) throws Exception {
+        ensurePath(sessions.get(0), path);
+        long[] lat = new long[ops];
+        AtomicInteger done = new AtomicInteger();
+        AtomicLong resigned = new AtomicLong();
+        AtomicLong end = new AtomicLong();
+        Workers w = new Workers();
+        meter.begin();
+        long t0 = System.nanoTime();
+        resigned.set(t0);
+        for (int i = 0; i < sessions.size(); i++) {
+            CuratorFramework c = sessions.get(i);
+            w.start("candidate-" + i, () -> {
+                while (done.get() < ops) {
+                    LeaderLatch l = new LeaderLatch(c, path);
+                    l.start();
+                    l.await();
+                    long t = System.nanoTime();
+                    int k = done.getAndIncrement(); // only the leader is here
+                    if (k < ops) lat[k] = t - resigned.get();
+                    resigned.set(System.nanoTime());
+                    if (k == ops - 1) end.set(resigned.get());
+                    l.close();
+                }
+            });
+        }
+        w.joinAll();
+        meter.end();
+        Result r = new Result();
+        r.ops = ops;
+        r.elapsedNs = end.get() - t0;
+        r.latenciesNs = lat;
+        return r;
+    }
+
+    /** The leader that elect-kill kills: joins, says "L" once leading, waits. */
+    static void electChild(String servers, String path) throws Exception {
+        List<CuratorFramework> s = connectAll(servers, 1, new ArrayList<>());
+        LeaderLatch l = new LeaderLatch(s.get(0), path);
+        l.start();
+        l.await();
+        System.out.println("L");
+        System.out.flush();
+        Thread.sleep(Long.MAX_VALUE);
+    }
+
+    static Result electKill(CuratorFramework c, String servers, String path, int ops,
+                            Meter meter) throws Exception {
+        ensurePath(c, path);
+        long[] lat = new long[ops];
+        String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+        meter.begin();
+        long total = 0;
+        for (int i = 0; i < ops; i++) {
+            Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+                                           "CuratorBench", "--elect-child", servers, path,
+                                           Integer.toString(sessionTimeoutMs))
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            try {
+                if (p.getInputStream().read() != 'L') {
+                    throw new IOException("the leader to kill never led");
+                }
+                LeaderLatch l = new LeaderLatch(c, path);
+                l.start();
+                while (c.getChildren().forPath(path).size() < 2) {
+                    Thread.sleep(1);
+                }
+                long a = System.nanoTime();
+                p.destroyForcibly();            // SIGKILL
+                l.await();
+                lat[i] = System.nanoTime() - a;
+                total += lat[i];
+                l.close();
+            } finally {
+                p.destroyForcibly();
+                p.waitFor();
+            }
+        }
+        meter.end();
+        Result r = new Result();
+        r.ops = ops;
+        r.elapsedNs = total;
+        r.latenciesNs = lat;
+        return r;
+    }
+
     static Result many(CuratorFramework c, String base, int ops, Meter meter)
         throws Exception {
         ensurePath(c, base);
@@ -755,6 +867,10 @@ public final class CuratorBench {
             return many(sessions.get(0), subPath, ops, meter);
         case "queue":
             return queue(sessions, counters, subPath, ops, meter);
+        case "elect":
+            return elect(sessions, subPath, ops, meter);
+        case "elect-kill":
+            return electKill(sessions.get(0), o.servers, subPath, ops, meter);
         default:
             return herd(sessions.get(0), sessions.subList(1, sessions.size()),
                         counters, subPath, ops, meter);
@@ -762,6 +878,15 @@ public final class CuratorBench {
     }
 
     public static void main(String[] args) {
+        if (args.length == 4 && args[0].equals("--elect-child")) {
+            try {
+                sessionTimeoutMs = Integer.parseInt(args[3]);
+                electChild(args[1], args[2]);
+            } catch (Exception e) {
+                System.err.println("CuratorBench: " + e);
+            }
+            System.exit(1);
+        }
         Options o;
         try {
             o = parse(args);
@@ -771,13 +896,14 @@ public final class CuratorBench {
             System.exit(2);
             return;
         }
+        sessionTimeoutMs = o.sessionMs;
         int status = 0;
         List<CuratorFramework> sessions = new ArrayList<>();
         try {
             // Sessions: contended uses `clients` of them; herd one holder
             // plus `clients` waiters; the others just one.
             int nSessions = o.workload.equals("contended") || o.workload.equals("queue")
-                ? o.clients : o.workload.equals("herd") ? o.clients + 1 : 1;
+                || o.workload.equals("elect") ? o.clients : o.workload.equals("herd") ? o.clients + 1 : 1;
             connectAll(o.servers, nSessions, sessions);
             List<RecheckCounter> counters = new ArrayList<>();
             if (o.workload.equals("herd") || o.workload.equals("queue")) {

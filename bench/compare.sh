@@ -259,6 +259,16 @@ if [[ " ${impls[*]} " == *" zkl "* ]]; then
     run zkl metrics-contended-8 1 600 --workload contended --clients 8 --ops "$n_con" \
         --warmup 300 --metrics-ab "$ab"
 fi
+# Once: leader election, zkl and Curator's LeaderLatch side by side (kazoo
+# has no such benchmark): leadership changes when each leader resigns at
+# once, and the time from a leader's SIGKILL to the next leader, which the
+# server's expiry of the dead session (4 s here) dominates.
+for impl in "${impls[@]}"; do
+    [[ $impl == zkl || $impl == curator ]] || continue
+    note "$impl: elections"
+    run "$impl" elect-3 1 300 --workload elect --clients 3 --ops 300 --warmup 50
+    run "$impl" elect-kill 1 300 --workload elect-kill --ops 5 --session-timeout 4000
+done
 if [[ " ${impls[*]} " == *" zkl "* ]]; then
     note "zkl: 10,000 locks held"
     run zkl many-10000 1 300 --workload many --clients 1 --ops 10000

@@ -486,6 +486,19 @@ ZKL_EXPORT int zkl_client_session_id(zkl_client *c, int64_t *out);
  * Thread-safe. */
 ZKL_EXPORT int zkl_client_session_timeout(zkl_client *c);
 
+/* When the client will presume its session lost by the loss rule (above)
+ * unless an answer of the server's comes first: S + 9T/20 for the session
+ * open now, as nanoseconds of CLOCK_MONOTONIC, into *out. It moves later
+ * with each answered keepalive (about every T/10). For a supervisor that
+ * must end the work done under a lock before the server can expire the
+ * session even when the holding process is stopped or starved, and so
+ * cannot act: it can watch this instant from another process (the guard
+ * of `zkl lock` does). *out is 0 when no such instant is pending: no
+ * session yet, the session lost or closed, or a wrapped handle (whose
+ * owner applies no loss rule). Returns 0, ZKL_EINVAL (NULL), ZKL_EFORK.
+ * Thread-safe, cheap. */
+ZKL_EXPORT int zkl_client_loss_deadline(zkl_client *c, int64_t *out);
+
 /* A listener gets every state change, in order, on a thread of the
  * client's own (never a ZooKeeper thread, never with a zkl lock held).
  * It must not call zkl_client_close(). Returns 0, ZKL_EINVAL, ZKL_ENOMEM.

@@ -14,14 +14,38 @@
 
 #include "kit.h"
 
+/* Curator's order of an election's children (5.4's LeaderLatch sorts by
+ * StandardLockInternalsDriver's key): the text after the last "latch-",
+ * or the whole name without one, compared as strings. Latch nodes come in
+ * the order of their sequences; a foreign child goes by its whole name,
+ * behind them if it starts with a letter, "_" or a digit other than 0, so
+ * that it cannot stop a latch from leading while Curator's would. */
+static const char *curator_key(const char *name)
+{
+    const char *k = name;
+    for (const char *p = strstr(name, "latch-"); p != NULL; p = strstr(p + 1, "latch-"))
+        k = p + 6;
+    return k;
+}
+
+/* The first child in that order leads; a follower watches the child just
+ * before its own. Ties (never between latch nodes) go by sequence. */
 static bool latch_holds(const zkl__entry *cs, size_t n, size_t self, size_t *watch,
                         const void *arg)
 {
-    (void)cs, (void)n, (void)arg;
-    if (self == 0)
-        return true;
-    *watch = self - 1;
-    return false;
+    (void)arg;
+    const char *mine = curator_key(cs[self].name), *pk = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *k = curator_key(cs[i].name);
+        int c = strcmp(k, mine);
+        if (i == self || c > 0 || (c == 0 && i > self))
+            continue; /* behind ours */
+        if (pk == NULL || strcmp(k, pk) >= 0) {
+            pk = k;
+            *watch = i;
+        }
+    }
+    return pk == NULL;
 }
 
 /* No handoff without a listing: Curator's latch lists again whenever its

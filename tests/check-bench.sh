@@ -120,6 +120,7 @@ check protocol-alone protocol 20 --clients 1 --ops 20 --warmup 5
 check queue queue 30 --clients 3 --waiters 30
 check queue-async queue 30 --clients 3 --waiters 30 --async
 check elect elect 20 --clients 3 --ops 20 --warmup 3
+check elect-kill elect-kill 1 --ops 1 --session-timeout 2000
 
 # Bad usage is status 2 and prints nothing on stdout.
 for args in "--workload nonsense --servers $ZKL_TEST_HOSTS" "--servers $ZKL_TEST_HOSTS" \

@@ -1,7 +1,8 @@
 /* Leader election (zkl_latch) against a real ZooKeeper: one leader among
  * candidates, handover on close, a killed leader process, an expired
  * session (told, rejoined, a larger token), an outsider deleting the
- * leader's node, an ACL refusing the listing, a hundred candidates each
+ * leader's node, an outsider's child planted ahead of the latches, an ACL
+ * refusing the listing, a hundred candidates each
  * leading once, close in every state, and bad input. */
 #include <poll.h>
 #include <pthread.h>
@@ -288,6 +289,113 @@ START_TEST(test_outsider_deleting_the_leaders_node)
 }
 END_TEST
 
+/* A foreign child named as a latch's node, with the lowest sequence there
+ * is (made by name, as no sequential create can), ephemeral on the
+ * fixture's session. */
+static void plant(const char *path, char *node, size_t len)
+{
+    snprintf(node, len, "%s/_c_00000000-0000-4000-8000-000000000000-latch-0000000000", path);
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, node, "outsider", 8, &ZOO_OPEN_ACL_UNSAFE,
+                                ZOO_EPHEMERAL, NULL, 0),
+                     ZOK);
+}
+
+struct relisted {
+    zkl_client *c;
+    uint64_t listings;
+};
+
+static bool listed_again(void *arg)
+{
+    struct relisted *r = arg;
+    zkl_client_stats st;
+    return zkl_client_get_stats(r->c, &st) == 0 && st.listings > r->listings;
+}
+
+/* An outsider's child ahead of every latch node, planted before the
+ * candidates join and again while one follows: the first child leads, as
+ * for Curator, so no latch does while it is there (and never two); a
+ * latch follows its predecessor, and leads once the outsider's is gone. */
+START_TEST(test_outsiders_child_ahead_of_the_latches_leads_for_them)
+{
+    char *p = tu_test_path("planted");
+    char node[512], data[64];
+    tu_mkdirs(tu_fixture_zk, p);
+    plant(p, node, sizeof node);
+    struct cand k[2];
+    cand_init(&k[0], tu_test_client(10000), p, "a");
+    cand_init(&k[1], tu_test_client(10000), p, "b");
+    struct group g = {k, 2};
+    ck_assert_int_eq(zkl_latch_start(k[0].l), 0);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 20000));
+    ck_assert_int_eq(zkl_latch_start(k[1].l), 0);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 20000));
+    /* Both have listed (their nodes exist), and neither leads. */
+    ck_assert_int_eq(zkl_latch_await(k[0].l, 1000), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zkl_latch_await(k[1].l, 0), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(leaders(&g, NULL), 0);
+    first_child(k[0].c, p, data, sizeof data, NULL, 0);
+    ck_assert_str_eq(data, "outsider");
+    /* Its child gone, the first latch leads; the other follows. */
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, node, -1), ZOK);
+    ck_assert_int_eq(zkl_latch_await(k[0].l, 20000), 0);
+    ck_assert_int_eq(leaders(&g, NULL), 1);
+    ck_assert_int_eq(zkl_latch_is_leader(k[1].l), 0);
+    /* Planted again while b follows; a, leading, lists no more (nor does
+     * Curator's). When a leaves, b lists and finds the outsider first. */
+    plant(p, node, sizeof node);
+    zkl_client_stats st;
+    ck_assert_int_eq(zkl_client_get_stats(k[1].c, &st), 0);
+    struct relisted r = {k[1].c, st.listings};
+    ck_assert_int_eq(zkl_latch_close(k[0].l), 0);
+    ck_assert(tu_wait_until(listed_again, &r, 20000));
+    ck_assert_int_eq(zkl_latch_await(k[1].l, 500), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(leaders(&g, NULL), 0);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, node, -1), ZOK);
+    ck_assert_int_eq(zkl_latch_await(k[1].l, 20000), 0);
+    ck_assert_int_eq(leaders(&g, NULL), 1);
+    ck_assert_int_eq(k[0].h.repeats + k[1].h.repeats, 0);
+    zkl_latch_free(k[0].l);
+    zkl_latch_free(k[1].l);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+}
+END_TEST
+
+/* A foreign child with the lowest sequence but no "latch-" in its name:
+ * Curator orders it by its whole name, behind every latch node, and so
+ * does zkl: it stops no latch from leading (a mixed election with Curator
+ * would otherwise have no leader at all), and the second latch follows
+ * the first, not it. */
+START_TEST(test_foreign_child_without_latch_in_its_name_sorts_behind_the_latches)
+{
+    char *p = tu_test_path("foreign");
+    char node[512];
+    tu_mkdirs(tu_fixture_zk, p);
+    snprintf(node, sizeof node, "%s/foreign-0000000000", p);
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, node, "x", 1, &ZOO_OPEN_ACL_UNSAFE,
+                                ZOO_EPHEMERAL, NULL, 0),
+                     ZOK);
+    struct cand k[2];
+    cand_init(&k[0], tu_test_client(10000), p, "a");
+    cand_init(&k[1], tu_test_client(10000), p, "b");
+    struct group g = {k, 2};
+    ck_assert_int_eq(zkl_latch_start(k[0].l), 0);
+    ck_assert_int_eq(zkl_latch_await(k[0].l, 20000), 0);
+    ck_assert_int_eq(zkl_latch_start(k[1].l), 0);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 20000));
+    ck_assert_int_eq(zkl_latch_await(k[1].l, 500), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(leaders(&g, NULL), 1);
+    /* The leader leaves: the second leads, the foreign child still there. */
+    ck_assert_int_eq(zkl_latch_close(k[0].l), 0);
+    ck_assert_int_eq(zkl_latch_await(k[1].l, 20000), 0);
+    ck_assert_int_eq(leaders(&g, NULL), 1);
+    zkl_latch_free(k[0].l);
+    zkl_latch_free(k[1].l);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, node, -1), ZOK);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+}
+END_TEST
+
 #define SECRET "alice:secret"
 static char world_s[] = "world", anyone_s[] = "anyone", auth_s[] = "auth", empty_s[] = "";
 
@@ -516,6 +624,8 @@ int main(int argc, char **argv)
         test_sigkilled_leader_process_hands_over,
         test_expired_leader_is_told_and_rejoins_with_a_larger_token,
         test_outsider_deleting_the_leaders_node,
+        test_outsiders_child_ahead_of_the_latches_leads_for_them,
+        test_foreign_child_without_latch_in_its_name_sorts_behind_the_latches,
         test_acl_refusing_the_listing_ends_with_enoauth,
         test_hundred_candidates_each_lead_once,
         test_close_while_waiting_and_while_leading,

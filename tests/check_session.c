@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -126,6 +127,13 @@ static bool reconnected_new(void *arg)
     return zkl_client_state(c) == ZKL_STATE_CONNECTED && tu_client_session_id(c) != 0;
 }
 
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
 {
     char *p = tu_test_path("giveup");
@@ -143,6 +151,14 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     int negotiated = zoo_recv_timeout(zkl_client_handle(c));
     ck_assert_int_eq(zkl_client_session_timeout(c), negotiated);
     ck_assert_int_eq(zkl_client_session_timeout(NULL), ZKL_EINVAL);
+    /* The instant it gives the session up unless answered: ahead, within
+     * 9T/20 (on CLOCK_MONOTONIC). */
+    int64_t dl = 0, t_ns = mono_ns();
+    ck_assert_int_eq(zkl_client_loss_deadline(c, &dl), 0);
+    ck_assert_int_gt(dl, t_ns);
+    ck_assert_int_le(dl, t_ns + (int64_t)negotiated * 9 / 20 * 1000000);
+    ck_assert_int_eq(zkl_client_loss_deadline(NULL, &dl), ZKL_EINVAL);
+    ck_assert_int_eq(zkl_client_loss_deadline(c, NULL), ZKL_EINVAL);
     /* Cut the client off: the server stops answering until the client
      * has given its session up. */
     int64_t pause0 = tu_now_ms();
@@ -152,6 +168,8 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     bool gave_up = tu_wait_until(has_state, &lost, 20000);
     server("resume");
     ck_assert_msg(gave_up, "the client never gave up (state %d)", zkl_client_state(c));
+    /* Not before the instant it said: that only moves later. */
+    ck_assert_int_ge(mono_ns(), dl);
     /* Known without a handle too (the given-up one is closed). */
     ck_assert_int_eq(zkl_client_session_timeout(c), negotiated);
     int64_t susp = seen_at(&s, ZKL_STATE_SUSPENDED, 0), gone = seen_at(&s, ZKL_STATE_LOST, 0);
@@ -177,6 +195,8 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
      * (once the server expired the old session's node). */
     ck_assert(tu_wait_until(reconnected_new, c, 15000));
     ck_assert_int_ne(tu_client_session_id(c), sid);
+    ck_assert_int_eq(zkl_client_loss_deadline(c, &dl), 0);
+    ck_assert_int_gt(dl, 0);
     ck_assert_int_eq(zkl_mutex_acquire(m, 15000), 0);
     ck_assert_int_gt(tu_mutex_token(m), token);
     ck_assert_int_eq(zkl_mutex_release(m), 0);

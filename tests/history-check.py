@@ -146,6 +146,14 @@ def main(argv):
 #              read-write path; more than the limit on the semaphore path)
 #   token      confirmed exclusive holds of one path, in acquisition order,
 #              whose tokens do not strictly increase
+#   leaders    (elections, kind "elect") confirmed leaderships of one path,
+#              taken in the order of their tokens, that do not each begin
+#              after the one before ended: two leaders at once, or a
+#              leadership with a smaller token than an earlier one's. A
+#              leadership is confirmed when, after its last write, a sync
+#              and a listing still showed its node (by its token) leading;
+#              an unconfirmed one that overlaps the next is a margin (the
+#              loss window), as for locks
 #   stale      a store's journal of accepted writes (examples/fenced_store.h)
 #              with a token lower than one accepted before it, or one token
 #              accepted from two holders: a stale write was accepted
@@ -306,6 +314,15 @@ def nemesis_analyse(events, stores=None):
                 violations.append("token: %s: %s got %s at %d after %s got %s" % (
                     p, h["w"], h["tok"], h["acq"], last["w"], last["tok"]))
             last = h
+        # leaders: an election's leaderships, in token order, one after
+        # another in time.
+        led = sorted((h for h in ch if h["kind"] == "elect"), key=lambda h: h["tok"])
+        for a, b in zip(led, led[1:]):
+            if b["acq"] < a["end"]:
+                violations.append(
+                    "leaders: %s: %s led with token %s over [%d, %d] and %s with token %s "
+                    "from %d" % (p, a["w"], a["tok"], a["acq"], a["end"], b["w"], b["tok"],
+                                 b["acq"]))
         # store: a write that failed for another reason than a stale token
         # means the run could not test what it claims to.
         for h in ph:
@@ -431,6 +448,11 @@ def nemesis_main(args):
                                     ", ".join("%s %d" % (k, v) for k, v in sorted(
                                         hows.items(), key=lambda kv: str(kv[0]))),
                                     len(writes), refused, r["open"]))
+    led = [h for h in r["holds"] if h["kind"] == "elect"]
+    if led:
+        print("history-check: elections: %d leaderships, %d proven to the end (sync and "
+              "listing), checked one after another in token order" % (
+                  len(led), sum(1 for h in led if h["how"] == "released")))
     print("history-check: store journals: " +
           ", ".join("%s %d" % kv for kv in sorted(r["stores"].items())))
     rec = list(r["recovery"].values())
@@ -539,6 +561,17 @@ def nemesis_self_test(run):
     run(hist(*healed, {"ev": "ended", "w": "a", "pid": 9, "rc": -11, "t": 71}), ["--nemesis"], 1)
     run(hist({"ev": "cli-exit", "w": "a", "rc": -11, "t": 3}, *healed), ["--nemesis"], 1)
     run(hist({"ev": "cli-exit", "w": "a", "rc": -9, "t": 3}, *healed), ["--nemesis"], 0)
+    # an election: leaderships one after another, or two at once, or a
+    # later leadership with a smaller token; a lost leader overlapping the
+    # next is a margin
+    def led(w, t0, t1, tok, rc=0):
+        return (acq(w, t0, tok, "elect"), rel(w, t1, tok, rc))
+    run(hist(*led("a", 1, 2, 5), *led("b", 3, 4, 7), *healed), ["--nemesis"], 0)
+    run(hist(*led("a", 1, 3, 5), *led("b", 2, 4, 7), *healed), ["--nemesis"], 1)
+    run(hist(*led("a", 1, 2, 7), *led("b", 3, 4, 5), *healed), ["--nemesis"], 1)
+    run(hist(acq("a", 1, 5, "elect"), acq("b", 2, 7, "elect"),
+             {"ev": "lost", "w": "a", "t": 3, "tok": 5}, rel("a", 4, 5, -5), rel("b", 5, 7),
+             *healed), ["--nemesis"], 0)
     # an orphan node; a worker that never came back
     run(hist(*healed, {"ev": "orphan", "node": "/p/x", "owner": 1, "t": 80}), ["--nemesis"], 1)
     run(hist({"ev": "healed", "t": 5}, acq("a", 60, 9), rel("a", 61, 9), {"ev": "stop", "t": 70}),

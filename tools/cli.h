@@ -108,6 +108,10 @@ int cli_exit_for(int err);
 
 /* Why `path` is no lock path zkl accepts, or NULL. */
 const char *cli_path_problem(const char *path);
+/* The one PATH operand of `cmd` (argv[first], the last): 0 and *path, or
+ * EX_USAGE after saying what is wrong (none, more than one, a bad path,
+ * shown with its control characters as '?'). */
+int cli_one_path(const char *cmd, int argc, char **argv, int first, const char **path);
 /* Say what `err` from a call on lock path `path` means (for ZKL_EINVAL:
  * what is wrong with the path) and return its exit code. */
 int cli_report(const char *path, int err);

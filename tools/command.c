@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -152,6 +153,32 @@ static void job_stopped(struct job *j, int status)
     kill(-j->pgid, SIGCONT);
 }
 
+/* Hand the guard the loss rule's deadline as it stands (zkl_client_loss_
+ * deadline: S + 9T/20, the instant zkl itself is told the session lost):
+ * SIGTERM T/40 after it, by when a running zkl has ended COMMAND itself
+ * and moved the deadline (below), and SIGKILL --kill-after later but by
+ * T/20 after it, the earliest instant the server may expire the session.
+ * So a zkl that is stopped or starved past its session's end cannot leave
+ * COMMAND running beside the next holder. *armed is the SIGTERM instant
+ * the guard holds (0: none); nothing is sent unless it changes. */
+static void guard_renew(struct guard *g, zkl_client *c, long kill_after_ms, int64_t *armed)
+{
+    int64_t loss = 0;
+    int t = zkl_client_session_timeout(c);
+    if (zkl_client_loss_deadline(c, &loss) != 0 || loss == 0 || t <= 0)
+        return;
+    int64_t term = loss + (int64_t)t * 1000000 / 40;
+    int64_t kill = loss + (int64_t)t * 1000000 / 20;
+    if (kill_after_ms == 0)
+        kill = term;
+    else if (kill_after_ms < t && term + (int64_t)kill_after_ms * 1000000 < kill)
+        kill = term + (int64_t)kill_after_ms * 1000000;
+    if (term == *armed)
+        return;
+    guard_deadline(g, term, kill);
+    *armed = term;
+}
+
 /* Start COMMAND, in process group `pgid` unless --foreground. Returns 0,
  * or an exit code after saying why not. */
 static int spawn(const struct command *cmd, const struct loop *l, pid_t pgid, pid_t *pid)
@@ -211,6 +238,9 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
     int rc = guard_start(&g, !cmd->foreground, grace);
     if (rc != 0)
         return rc;
+    /* Armed before COMMAND exists. */
+    int64_t armed = 0;
+    guard_renew(&g, c, cmd->kill_after_ms, &armed);
     struct job j = {.group = !cmd->foreground,
                     .pgid = g.pid,
                     .tty = cmd->foreground ? -1 : tty_to_hand_over()};
@@ -233,6 +263,7 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
      * by the loss rule (zkl.h) the server may expire it soon, connected or
      * not. Until then a dropped connection is waited out. */
     int64_t kill_at = -1;
+    int64_t renew_at = -1; /* when to look at the loss rule's deadline again */
     int status = 0;
     bool ending = false; /* SIGTERM sent: a loss or a revocation */
     for (;;) {
@@ -245,6 +276,11 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
                 kill_at = cmd->kill_after_ms == 0 ? -1 : cli_now_ms() + cmd->kill_after_ms;
             }
             ending = true;
+            /* The guard keeps zkl's SIGKILL instant from now on, in case
+             * zkl stops again. */
+            int64_t at = kill_at >= 0 ? kill_at : cli_now_ms();
+            guard_deadline(&g, at * 1000000, at * 1000000);
+            armed = at * 1000000;
             cli_err("lock %s lost (its node was deleted, or the ZooKeeper session expired or may "
                     "expire any moment with no answer in time): terminating COMMAND (pid %ld)",
                     cmd->path, (long)pid);
@@ -254,8 +290,14 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
             kill_at = -1;
             cli_err("COMMAND (pid %ld) still runs: SIGKILL", (long)pid);
         }
+        /* Renewed at least every T/20: keepalives are answered every T/10,
+         * which leaves the guard at least about 6T/20 of margin. */
+        if (!*lost && (renew_at < 0 || cli_now_ms() >= renew_at)) {
+            guard_renew(&g, c, cmd->kill_after_ms, &armed);
+            renew_at = cli_now_ms() + (session_ms > 0 ? session_ms / 20 : 500);
+        }
         struct event ev;
-        loop_next(l, kill_at, &ev);
+        loop_next(l, loop_earliest(kill_at, *lost ? -1 : renew_at), &ev);
         if (ev.type == EV_STATE) {
             st = ev.state == ZKL_STATE_LOST || ev.state == ZKL_STATE_CLOSED ? ev.state
                                                                           : (int)zkl_client_state(c);
@@ -298,6 +340,16 @@ int command_run(const struct command *cmd, struct loop *l, zkl_client *c, bool *
     if (j.tty >= 0) {
         tty_give(j.tty, getpgrp()); /* the terminal is zkl's job's again */
         close(j.tty);
+    }
+    /* zkl did not run (stopped, starved) until past the deadline its guard
+     * held: the guard ended COMMAND, and the session may be gone. */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (!*lost && armed != 0 && (int64_t)now.tv_sec * 1000000000 + now.tv_nsec >= armed) {
+        *lost = true;
+        cli_err("lock %s lost: zkl did not run until past its session's deadline (stopped?); "
+                "COMMAND was ended by its guard",
+                cmd->path);
     }
     /* The session's end may be known only now. */
     if (!*lost && zkl_client_state(c) == ZKL_STATE_LOST) {

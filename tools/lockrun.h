@@ -67,7 +67,8 @@ int64_t loop_earliest(int64_t a, int64_t b);
  * COMMAND must end with zkl, whatever ends zkl (SIGKILL, the OOM killer, a
  * signal zkl does not handle): a lock whose session expires is given to the
  * next holder. The guard is a process of zkl's that ends COMMAND when zkl
- * is gone and had not stood it down. */
+ * is gone and had not stood it down, or when a deadline zkl gave it passed
+ * (zkl stopped or starved while its session may expire). */
 
 struct guard {
     pid_t pid;  /* the guard; with `group`, also COMMAND's process group */
@@ -82,6 +83,11 @@ struct guard {
 int guard_start(struct guard *g, bool group, long grace_ms);
 /* Without `group`: the process to end (COMMAND, in zkl's group). */
 void guard_watch(struct guard *g, pid_t pid);
+/* Unless renewed first, SIGTERM at term_ns and SIGKILL at kill_ns (both
+ * of CLOCK_MONOTONIC; SIGKILL at once if kill_ns <= term_ns), whether or
+ * not zkl is still there: for a zkl that is stopped or starved while its
+ * session is lost. term_ns 0 takes the deadline back. */
+void guard_deadline(struct guard *g, int64_t term_ns, int64_t kill_ns);
 /* Stand the guard down and reap it: call before COMMAND is reaped, so that
  * the guard never signals a process id that was given to another. */
 void guard_stop(struct guard *g);

@@ -169,15 +169,13 @@ int cli_holders(int argc, char **argv)
             return EX_USAGE;
         }
     }
-    if (optind + 1 != argc)
-        return cli_usage_error(optind >= argc ? "holders: no PATH" : "holders: one PATH only");
-    const char *path = argv[optind];
-    const char *why = cli_path_problem(path);
-    if (why != NULL)
-        return cli_usage_error("holders: bad PATH '%s': %s", path, why);
+    const char *path;
+    int rc = cli_one_path("holders", argc, argv, optind, &path);
+    if (rc != 0)
+        return rc;
 
     zkl_client *cl;
-    int rc = cli_connect(cli_servers(servers), (int)session_ms, &cl);
+    rc = cli_connect(cli_servers(servers), (int)session_ms, &cl);
     if (rc != 0)
         return rc;
     zkl_participant *cs;

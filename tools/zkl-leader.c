@@ -26,7 +26,14 @@ static int show(zkl_client *c, const char *path, bool json, struct leader *now, 
     int err = zkl_participants_list(c, path, &ps, &n);
     if (err != 0)
         return err;
-    const zkl_participant *p = n > 0 && ps[0].holds ? &ps[0] : NULL;
+    /* Holders come first. A latch node that leads goes before any other
+     * holder: a foreign child (a "lock-" node, say) first by sequence
+     * holds as a mutex's node would, but Curator orders it behind every
+     * latch node (recipes/latch.c). */
+    const zkl_participant *p = NULL;
+    for (size_t i = 0; i < n && ps[i].holds; i++)
+        if (p == NULL || (strcmp(p->kind, "latch-") != 0 && strcmp(ps[i].kind, "latch-") == 0))
+            p = &ps[i];
     struct leader was = *now;
     snprintf(now->node, sizeof now->node, "%s", p ? p->node : "");
     if (print && strcmp(was.node, now->node) != 0) {
@@ -142,12 +149,9 @@ int cli_leader(int argc, char **argv)
                 return rc;
         }
     }
-    if (optind + 1 != argc)
-        return cli_usage_error(optind >= argc ? "leader: no PATH" : "leader: one PATH only");
-    const char *path = argv[optind];
-    const char *why = cli_path_problem(path);
-    if (why != NULL)
-        return cli_usage_error("leader: bad PATH '%s': %s", path, why);
+    const char *path;
+    if ((rc = cli_one_path("leader", argc, argv, optind, &path)) != 0)
+        return rc;
 
     struct loop l;
     if (watching && (rc = loop_open(&l)) != 0)

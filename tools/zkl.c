@@ -234,6 +234,8 @@ int cli_exit_for(int err)
         return EX_NOPERM;
     case ZKL_EMISMATCH:
         return EX_CONFIG;
+    case ZKL_EQUEUE:
+        return EX_PROTOCOL; /* the listing exceeds what a request may carry */
     case ZKL_ENOMEM:
     case ZKL_ESYS:
         return EX_OSERR;
@@ -328,6 +330,22 @@ int cli_connect(const char *servers, int session_ms, zkl_client **out)
         cli_err("cannot connect to %s: %s", servers, *why != '\0' ? why : zkl_strerror(rc));
         return cli_exit_for(rc);
     }
+}
+
+int cli_one_path(const char *cmd, int argc, char **argv, int first, const char **path)
+{
+    if (first >= argc)
+        return cli_usage_error("%s: no PATH", cmd);
+    if (first + 1 < argc)
+        return cli_usage_error("%s: one PATH only", cmd);
+    const char *why = cli_path_problem(argv[first]);
+    if (why != NULL) {
+        char shown[1100];
+        cli_printable(argv[first], shown, sizeof shown);
+        return cli_usage_error("%s: bad PATH '%s': %s", cmd, shown, why);
+    }
+    *path = argv[first];
+    return 0;
 }
 
 const char *cli_path_problem(const char *path)

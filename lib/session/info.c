@@ -31,6 +31,22 @@ int zkl_client_session_timeout(zkl_client *c)
     return ms;
 }
 
+int zkl_client_loss_deadline(zkl_client *c, int64_t *out)
+{
+    int rc = zkl__client_lock(c, out != NULL);
+    if (rc != 0)
+        return rc;
+    /* The keeper gives the session up at this instant (lib/session/
+     * keeper.c): only for a handle of ours, and only while a session may
+     * still be alive. */
+    bool pending = c->owns_zh && c->sid != 0 &&
+                   (c->state == ZKL_STATE_CONNECTED || c->state == ZKL_STATE_RECONNECTED ||
+                    c->state == ZKL_STATE_SUSPENDED);
+    *out = pending ? zkl__keeper_loss_at(c) : 0;
+    pthread_mutex_unlock(&c->mu);
+    return 0;
+}
+
 int zkl_client_get_stats(zkl_client *c, zkl_client_stats *out)
 {
     int rc = zkl__client_lock(c, out != NULL);

@@ -6,6 +6,9 @@
 #     stderr does not kill it);
 #   - zkl is killed (SIGKILL, or a signal it does not handle): COMMAND's
 #     whole process group ends well before the session can expire;
+#   - zkl lock or zkl elect is stopped (SIGSTOP) past its session's end:
+#     COMMAND's group is told (SIGTERM) and ended before the next holder
+#     or leader starts, and zkl, continued, exits 75;
 #   - hold mode whose stdout's reader is gone exits 74 and leaves no node.
 # The proof each time is the next holder's: when it acquires, its COMMAND
 # looks whether the first COMMAND (or a process it started) still runs.
@@ -47,10 +50,10 @@ next_command() {
         "$tmp/$1.pids" "$tmp/$1.result"
 }
 
-# next_holder_saw NAME PATH: run the next holder of PATH (waiting up to
-# 60 s) and check what it saw.
+# next_holder_saw NAME PATH [KIND]: run the next holder of PATH (zkl KIND,
+# lock by default; waiting up to 60 s) and check what it saw.
 next_holder_saw() {
-    "$ZKL" lock -w 60 "$2" sh -c "$(next_command "$1")" || fail "the next holder gave $?"
+    "$ZKL" "${3:-lock}" -w 60 "$2" sh -c "$(next_command "$1")" || fail "the next holder gave $?"
     [[ $(cat "$tmp/$1.result" 2>/dev/null) == ok ]] ||
         fail "the next holder saw the first COMMAND run on: $(cat "$tmp/$1.result" 2>/dev/null)"
 }
@@ -114,6 +117,36 @@ test_command_ends_when_zkl_is_killed() {
 test_command_ends_when_zkl_dies_of_sigusr1_or_sigalrm() {
     killed_zkl usr1 USR1
     killed_zkl alrm ALRM
+}
+
+# stopped_zkl KIND NAME: `zkl KIND` (lock or elect) is stopped
+# while COMMAND runs, and stays stopped past its session's end while the
+# next holder waits. zkl's guard ends COMMAND's group (SIGTERM first, which
+# COMMAND notes) before the server can give the lock to the next holder;
+# continued, zkl says the lock was lost (75).
+stopped_zkl() {
+    local kind=$1 name=$2 p=$root/$2
+    local note="trap 'echo told >\"$tmp/$name.told\"; exit 143' TERM;"
+    "$ZKL" "$kind" --session-timeout 4000 "$p" sh -c "$(first_command "$name" "$note")" \
+        2>"$tmp/$name.err" &
+    local z=$!
+    wait_for 20 test -s "$tmp/$name.pids" || fail "the first COMMAND never started"
+    kill -STOP "$z"
+    next_holder_saw "$name" "$p" "$kind"
+    kill -CONT "$z"
+    wait_for 20 gone "$z" || fail "zkl did not end once continued"
+    wait "$z"
+    local rc=$?
+    [[ $rc == 75 ]] || fail "zkl gave $rc, not 75 (lost): $(cat "$tmp/$name.err")"
+    [[ -e $tmp/$name.told ]] || fail "COMMAND got no SIGTERM before its end"
+}
+
+test_command_ends_when_zkl_lock_is_stopped_past_its_session() {
+    stopped_zkl lock stop-lock
+}
+
+test_command_ends_when_zkl_elect_is_stopped_past_its_session() {
+    stopped_zkl elect stop-elect
 }
 
 # --foreground: COMMAND, in zkl's group, ends too.

@@ -104,6 +104,59 @@ rc=$?
 rc2=$?
 [[ $rc == 64 && $rc2 == 64 ]] && ok "--id is elect's, -s is lock's: usage errors" ||
     not_ok "usage: lock --id $rc, elect -s $rc2"
+# A foreign child first by its sequence but without "latch-" in its name
+# goes behind the candidates, as for Curator: one leads, zkl leader names it.
+f=/zkl-elect-foreign$$
+python3 "$here/zknode.py" "$ZKL_SERVERS" create "$f" 00 >/dev/null &&
+    python3 "$here/zknode.py" "$ZKL_SERVERS" create "$f/lock-0000000000" 00 >/dev/null ||
+    not_ok "cannot make $f"
+"$ZKL" elect --id solo "$f" sh -c 'touch "$0"; while [ ! -e "$1" ]; do sleep 0.05; done' \
+    "$tmp/solo-led" "$tmp/solo-stop" 2>"$tmp/err-solo" &
+s=$!
+if wait_for 20 test -e "$tmp/solo-led" && [[ $("$ZKL" leader "$f" 2>&1) == solo ]]; then
+    ok "a foreign child first by sequence goes behind the candidates"
+else
+    not_ok "foreign child: led $(test -e "$tmp/solo-led" && echo yes || echo no)," \
+        "leader $("$ZKL" leader "$f" 2>&1)"
+fi
+touch "$tmp/solo-stop"
+wait "$s"
+python3 "$here/zknode.py" "$ZKL_SERVERS" deleteall "$f"
+
+# A path whose listing exceeds the request limit (1 MiB by default): 11
+# children with names of 100,000 bytes. zkl holders and zkl leader say so
+# and exit 76, as zkl lock would.
+big=/zkl-elect-big$$
+long=$(printf 'x%.0s' $(seq 100000))
+python3 "$here/zknode.py" "$ZKL_SERVERS" create "$big" 00 >/dev/null || not_ok "cannot make $big"
+for i in $(seq 11); do
+    python3 "$here/zknode.py" "$ZKL_SERVERS" create "$big/$i$long" 00 >/dev/null ||
+        not_ok "cannot make a child of $big"
+done
+for cmd in holders leader; do
+    out=$("$ZKL" "$cmd" "$big" 2>&1)
+    rc=$?
+    [[ $rc == 76 && $out == *jute.maxbuffer* ]] && ok "$cmd on a queue over the limit: exit 76" ||
+        not_ok "$cmd on a queue over the limit: exit $rc: ${out:0:200}"
+done
+python3 "$here/zknode.py" "$ZKL_SERVERS" deleteall "$big"
+
+# zkl leader and zkl holders take exactly one PATH, and say a bad one
+# alike, its control characters shown as '?'.
+for cmd in leader holders; do
+    out1=$("$ZKL" "$cmd" /a /b 2>&1)
+    r1=$?
+    out2=$("$ZKL" "$cmd" $'/a\001' 2>&1)
+    r2=$?
+    out3=$("$ZKL" "$cmd" 2>&1)
+    r3=$?
+    if [[ $r1 == 64 && $r2 == 64 && $r3 == 64 && $out1 == *"$cmd: one PATH only"* &&
+        $out2 == *"$cmd: bad PATH '/a?'"* && $out3 == *"$cmd: no PATH"* ]]; then
+        ok "$cmd: one PATH, said alike"
+    else
+        not_ok "$cmd: $r1 $r2 $r3: $out1 | $out2 | $out3"
+    fi
+done
 wait_for 10 count_is 0 || not_ok "nodes left under $p"
 
 echo "$pass passed, $failed failed"

@@ -13,7 +13,17 @@
  *
  * Kinds: mutex, prefetch (zkl_mutex_new_opts with prefetch on), semmutex,
  * sem (one lease of a semaphore of --sem-max leases), read, write (the two
- * sides of a read-write lock), multi (a multi-lock of one mutex per path).
+ * sides of a read-write lock), multi (a multi-lock of one mutex per path),
+ * elect (a candidate of an election: a zkl_latch per leadership, joined,
+ * awaited, led with fenced writes, then closed; "acq" is a leadership, its
+ * token the latch's, "lost" the listener's 0 before the close).
+ *
+ * A latch's close says nothing of whether it led to the end, so before it
+ * the worker proves it on a ZooKeeper handle of its own: a sync, then a
+ * listing on that connection in which its node (by its token) still leads. Its "rel" then has rc 0 and the time of just before
+ * the sync: the node existed after that instant, so no later leader can
+ * have begun before it. A leadership it cannot prove ends with rc
+ * ZKL_ELOST, as a lock release that found the hold lost.
  * One more kind is not a worker but the command that `zkl lock` runs:
  *   nemesis-worker --kind cli-hold --paths P --log L --store-dir D --name W
  * takes its token from $ZKL_FENCING_TOKEN, logs acq, writes, sleeps, logs
@@ -50,6 +60,7 @@
 
 #include "fenced_store.h"
 #include "zkl.h"
+#include "zkl/zookeeper.h"
 
 #define MAXP 4
 
@@ -332,6 +343,162 @@ static void *run(void *arg)
     return NULL;
 }
 
+/* ---- elections ------------------------------------------------------------- */
+
+/* A leadership's state, shared with the latch's listener. */
+struct lead {
+    pthread_mutex_t mu;
+    int64_t tok;  /* the leadership's token, once known; 0: none */
+    int closing;  /* the worker closes the latch: its 0 is no loss */
+};
+
+static void on_leader(zkl_latch *l, int leader, void *arg)
+{
+    (void)l;
+    struct lead *ld = arg;
+    pthread_mutex_lock(&ld->mu);
+    int64_t tok = ld->closing ? 0 : ld->tok;
+    pthread_mutex_unlock(&ld->mu);
+    if (!leader && tok != 0) {
+        logj(now_ns(), -1, "lost", ",\"tok\":%" PRId64, tok);
+        note_lost(tok);
+    }
+}
+
+struct sync_wait {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, rc;
+};
+
+static void synced(int rc, const char *value, const void *data)
+{
+    (void)value;
+    struct sync_wait *w = (struct sync_wait *)data;
+    pthread_mutex_lock(&w->mu);
+    w->done = 1;
+    w->rc = rc;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* The election's prover: a handle of its own (the client's may be closed
+ * and replaced at any moment), one check at a time. */
+static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
+static zhandle_t *probe;
+
+/* The key Curator orders latch children by: after the last "latch-". */
+static const char *latch_key(const char *name)
+{
+    const char *k = name;
+    for (const char *p = strstr(name, "latch-"); p != NULL; p = strstr(p + 1, "latch-"))
+        k = p + 6;
+    return k;
+}
+
+/* 0 if, after a sync sent now, a listing of `path` on the same connection
+ * shows the node of token `tok` (its czxid) first; else -1. */
+static int still_leads(const char *path, int64_t tok)
+{
+    pthread_mutex_lock(&probe_mu);
+    if (probe != NULL && zoo_state(probe) == ZOO_EXPIRED_SESSION_STATE) {
+        zookeeper_close(probe);
+        probe = NULL;
+    }
+    if (probe == NULL)
+        probe = zookeeper_init(o.servers, NULL, o.session_ms, NULL, NULL, 0);
+    int ok = -1;
+    /* Freed only once answered: a late answer must find it. */
+    struct sync_wait *w = calloc(1, sizeof *w);
+    if (probe == NULL || w == NULL) {
+        free(w);
+        goto out;
+    }
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (zoo_async(probe, path, synced, w) != ZOK) {
+        free(w);
+        goto out;
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    pthread_mutex_lock(&w->mu);
+    while (!w->done && pthread_cond_timedwait(&w->cv, &w->mu, &until) == 0)
+        ;
+    int done = w->done, rc = w->rc;
+    pthread_mutex_unlock(&w->mu);
+    if (!done)
+        goto out; /* w stays for the answer that may yet come */
+    free(w);
+    struct String_vector kids = {0, NULL};
+    if (rc != ZOK || zoo_get_children(probe, path, 0, &kids) != ZOK)
+        goto out;
+    const char *first = NULL;
+    for (int i = 0; i < kids.count; i++)
+        if (first == NULL || strcmp(latch_key(kids.data[i]), latch_key(first)) < 0)
+            first = kids.data[i];
+    char full[1024];
+    struct Stat st;
+    if (first != NULL && snprintf(full, sizeof full, "%s/%s", path, first) < (int)sizeof full &&
+        zoo_exists(probe, full, 0, &st) == ZOK && st.czxid == tok)
+        ok = 0;
+    deallocate_String_vector(&kids);
+out:
+    pthread_mutex_unlock(&probe_mu);
+    return ok;
+}
+
+static void *run_elect(void *arg)
+{
+    int th = (int)(intptr_t)arg;
+    unsigned rs = seed_of(th);
+    const char *p0 = o.paths[0];
+    char id[64];
+    snprintf(id, sizeof id, "%s/%d", o.name, th);
+    while (!stopping()) {
+        struct lead ld = {.mu = PTHREAD_MUTEX_INITIALIZER};
+        zkl_latch *l = NULL;
+        int rc = zkl_latch_new(client, p0, id, &l);
+        if (rc == 0)
+            rc = zkl_latch_set_listener(l, on_leader, &ld);
+        if (rc == 0)
+            rc = zkl_latch_start(l);
+        if (rc == 0)
+            rc = zkl_latch_await(l, 10000);
+        int64_t tok = 0;
+        if (rc == 0)
+            rc = zkl_latch_token(l, &tok);
+        if (rc != 0) {
+            logj(now_ns(), th, "fail", ",\"op\":\"acquire\",\"rc\":%d", rc);
+            zkl_latch_free(l);
+            if (rc != ZKL_ETIMEDOUT)
+                sleep_ms(100);
+            continue;
+        }
+        pthread_mutex_lock(&ld.mu);
+        ld.tok = tok;
+        pthread_mutex_unlock(&ld.mu);
+        log_acq(th, p0, tok);
+        fenced_write(th, p0, tok);
+        for (int ms = 0; ms < o.long_hold_ms && !was_lost(tok) && !stopping(); ms += 50) {
+            sleep_ms(50);
+            if (ms % 250 == 200)
+                fenced_write(th, p0, tok);
+        }
+        hold_pause(&rs);
+        fenced_write(th, p0, tok);
+        int64_t t = now_ns();
+        rc = still_leads(p0, tok) == 0 ? 0 : ZKL_ELOST;
+        pthread_mutex_lock(&ld.mu);
+        ld.closing = 1;
+        pthread_mutex_unlock(&ld.mu);
+        zkl_latch_free(l);
+        log_rel(t, th, tok, rc);
+    }
+    return NULL;
+}
+
 /* ---- the command of `zkl lock` ---------------------------------------------- */
 
 static volatile sig_atomic_t got_term;
@@ -461,7 +628,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(k, "read") || !strcmp(k, "write")) {
         if ((rc = zkl_rwlock_new(client, o.paths[0], &rw)) == 0)
             rc = zkl_rwlock_set_lost_fn(rw, on_rw_lost, NULL);
-    } else {
+    } else if (strcmp(k, "elect")) {
         usage();
     }
     if (rc != 0) {
@@ -470,7 +637,7 @@ int main(int argc, char **argv)
     }
     pthread_t t[16];
     for (int i = 0; i < o.threads; i++)
-        pthread_create(&t[i], NULL, run, (void *)(intptr_t)i);
+        pthread_create(&t[i], NULL, strcmp(k, "elect") ? run : run_elect, (void *)(intptr_t)i);
     for (int i = 0; i < o.threads; i++)
         pthread_join(t[i], NULL);
     for (int i = 0; i < MAXP; i++)
@@ -478,6 +645,8 @@ int main(int argc, char **argv)
     zkl_semmutex_free(semmutex);
     zkl_semaphore_free(sem);
     zkl_rwlock_free(rw);
+    if (probe != NULL)
+        zookeeper_close(probe);
     zkl_client_close(client);
     logj(now_ns(), -1, "exit", "");
     free(paths);

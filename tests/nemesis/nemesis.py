@@ -49,7 +49,8 @@ WORKER_UID = 62000   # + worker number
 # The workers: name, kind, lock paths (keys of PATHS), threads, through the
 # delaying proxy. The mutex path is shared by the plain mutex, the prefetch
 # mutex, a multi-lock member and `zkl lock`, so they all exclude each other.
-PATHS = {"M": "mutex", "B": "multi-b", "SM": "semmutex", "S": "sem3", "RW": "rw"}
+PATHS = {"M": "mutex", "B": "multi-b", "SM": "semmutex", "S": "sem3", "RW": "rw",
+         "E": "election"}
 WORKERS = [
     ("mutex", "mutex", ["M"], 1, False),
     ("prefetch", "prefetch", ["M"], 1, True),
@@ -61,11 +62,13 @@ WORKERS = [
     ("sem-b", "sem", ["S"], 2, True),
     ("reader", "read", ["RW"], 2, True),
     ("writer", "write", ["RW"], 2, False),
+    ("elect-a", "elect", ["E"], 1, False),
+    ("elect-b", "elect", ["E"], 2, True),
 ]
 SEM_MAX = 3
 # Workers whose holds last seconds (a fenced write every 250 ms): faults hit
 # them while they hold and work, which is what the loss timing is about.
-LONG_HOLDERS = {"semmutex-a": 9000, "writer": 1500}
+LONG_HOLDERS = {"semmutex-a": 9000, "writer": 1500, "elect-a": 1500}
 
 # Fault kinds and their weights in a schedule.
 KINDS = [

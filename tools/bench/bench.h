@@ -174,6 +174,10 @@ void rw_run(struct run *r, const char *path, int ops, struct result *res);
 void many_run(struct run *r, const char *path, int ops, struct result *res);
 void sessions_run(struct run *r, const char *path, int ops, struct result *res);
 void elect_run(struct run *r, const char *path, int ops, struct result *res); /* elect.c */
+void elect_kill_run(struct run *r, const char *path, int ops, struct result *res); /* elect.c */
+/* The leader elect-kill kills (zkl-bench --elect-child SERVERS PATH MS):
+ * leads, writes "L" on stdout, waits for its SIGKILL. */
+int elect_child(const char *servers, const char *path, int session_ms);
 void herd_run(struct run *r, const char *path, int ops, struct result *res);
 void queue_run(struct run *r, const char *path, int ops, struct result *res);
 zhandle_t *bare_connect(const struct opts *o);

@@ -22,6 +22,8 @@
  *   many, sessions   many locks held at once (hold.c).
  *   herd, queue      a queue of waiters on one lock (queue.c).
  *   elect        leader election: each leader resigns at once (elect.c).
+ *   elect-kill   leader election: a leader's SIGKILL to the next leader
+ *                (elect.c; --ops kills, default 5).
  *   floor, chain     the bare ZooKeeper C client's floors (bare.c).
  *   protocol     zkl's node protocol for the mutex on the bare C client,
  *                as contended (protocol.c).
@@ -60,6 +62,7 @@ const struct workload zkl_bench_workloads[] = {
     {"queue", S_CLIENTS, false, 4, queue_run, OUT_WAKEUPS | OUT_QUEUE},
     {"sessions", S_ONE, false, -1, sessions_run, OUT_SESSIONS | OUT_TENTHS},
     {"elect", S_CLIENTS, false, 4, elect_run, 0},
+    {"elect-kill", S_ONE, false, 1, elect_kill_run, 0},
 };
 const int zkl_bench_nworkloads = (int)(sizeof zkl_bench_workloads / sizeof *zkl_bench_workloads);
 
@@ -169,6 +172,10 @@ static const struct workload *parse(int argc, char **argv, struct opts *o)
         o->clients = o->ops;
         o->warmup = 0;
     }
+    if (w->run == elect_kill_run) {
+        o->ops = o->ops > 0 ? o->ops : 5;
+        o->warmup = 0;
+    }
     if (o->ops < 0)
         o->ops = w->run == many_run ? 1000 : 2000;
     if (o->metrics_ab > 0 && w->bare)
@@ -203,6 +210,8 @@ static void close_sessions(struct run *r)
 
 int main(int argc, char **argv)
 {
+    if (argc == 5 && strcmp(argv[1], "--elect-child") == 0)
+        return elect_child(argv[2], argv[3], parse_count("--elect-child", argv[4], 1000));
     struct opts o = {.clients = -1,
                      .ops = -1,
                      .path = "/bench/zkl",
