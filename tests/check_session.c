@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "session.h" /* the seam: struct zkl__zapi */
 #include "testutil.h"
 #include "zkl/zookeeper.h"
 
@@ -403,6 +404,79 @@ START_TEST(test_listener_removal_waits_for_a_running_delivery)
 }
 END_TEST
 
+/* The seam below the session: a client opened with a table of its own
+ * (here one that counts, then calls the real client) makes its calls
+ * through it, from the first handle to the last close. */
+static struct {
+    int init, acreate2, adelete, close;
+} through;
+
+static zhandle_t *count_init(const char *host, watcher_fn fn, int recv_timeout,
+                             const clientid_t *cid, void *ctx, int flags)
+{
+    __atomic_add_fetch(&through.init, 1, __ATOMIC_SEQ_CST);
+    return zkl__zapi_real.init(host, fn, recv_timeout, cid, ctx, flags);
+}
+
+static int count_acreate2(zhandle_t *zh, const char *path, const char *value, int valuelen,
+                          const struct ACL_vector *acl, int mode, string_stat_completion_t done,
+                          const void *data)
+{
+    __atomic_add_fetch(&through.acreate2, 1, __ATOMIC_SEQ_CST);
+    return zkl__zapi_real.acreate2(zh, path, value, valuelen, acl, mode, done, data);
+}
+
+static int count_adelete(zhandle_t *zh, const char *path, int version, void_completion_t done,
+                         const void *data)
+{
+    __atomic_add_fetch(&through.adelete, 1, __ATOMIC_SEQ_CST);
+    return zkl__zapi_real.adelete(zh, path, version, done, data);
+}
+
+static int count_close(zhandle_t *zh)
+{
+    __atomic_add_fetch(&through.close, 1, __ATOMIC_SEQ_CST);
+    return zkl__zapi_real.close(zh);
+}
+
+START_TEST(test_a_client_makes_its_calls_through_the_table_it_was_opened_with)
+{
+    char *p = tu_test_path("seam");
+    struct zkl__zapi z = zkl__zapi_real;
+    z.init = count_init;
+    z.acreate2 = count_acreate2;
+    z.adelete = count_adelete;
+    z.close = count_close;
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    zkl__client_opts_set_zapi(o, &z);
+    zkl_client *c, *plain;
+    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, o, &c), 0);
+    zkl_client_opts_free(o);
+    ck_assert_int_eq(zkl_client_open(tu_hosts(), 10000, &plain), 0);
+    ck_assert_int_eq(__atomic_load_n(&through.init, __ATOMIC_SEQ_CST), 1);
+    zkl_mutex *m, *other;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_new(plain, p, &other), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
+    ck_assert_int_eq(zkl_mutex_release(m), 0);
+    int created = __atomic_load_n(&through.acreate2, __ATOMIC_SEQ_CST);
+    int deleted = __atomic_load_n(&through.adelete, __ATOMIC_SEQ_CST);
+    ck_assert_int_ge(created, 1);
+    ck_assert_int_ge(deleted, 1);
+    ck_assert_int_eq(zkl_mutex_acquire(other, 10000), 0); /* the real table: not counted */
+    ck_assert_int_eq(zkl_mutex_release(other), 0);
+    ck_assert_int_eq(__atomic_load_n(&through.acreate2, __ATOMIC_SEQ_CST), created);
+    ck_assert_int_eq(__atomic_load_n(&through.adelete, __ATOMIC_SEQ_CST), deleted);
+    zkl_mutex_free(m);
+    zkl_mutex_free(other);
+    zkl_client_close(plain);
+    ck_assert_int_eq(__atomic_load_n(&through.close, __ATOMIC_SEQ_CST), 0);
+    zkl_client_close(c);
+    ck_assert_int_eq(__atomic_load_n(&through.close, __ATOMIC_SEQ_CST), 1);
+}
+END_TEST
+
 int main(void)
 {
     const TTest *tests[] = {
@@ -411,6 +485,7 @@ int main(void)
         test_try_once_without_a_connection_is_econnloss_at_once,
         test_listener_removal_waits_for_a_running_delivery,
         test_client_getters_take_out_parameters,
+        test_a_client_makes_its_calls_through_the_table_it_was_opened_with,
         NULL,
     };
     return tu_run_zk_case("session", 90, tests);

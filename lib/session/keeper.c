@@ -102,7 +102,7 @@ static bool keepalive_maybe_send(zkl_client *c)
     const void *data = (const void *)(uintptr_t)((c->id << KA_SEQ_BITS) | seq);
     pthread_mutex_unlock(&c->mu);
     pthread_rwlock_rdlock(&c->hlock);
-    int rc = c->zh != NULL ? zoo_async(c->zh, "/", keepalive_done, data) : ZINVALIDSTATE;
+    int rc = c->zh != NULL ? c->zapi->async(c->zh, "/", keepalive_done, data) : ZINVALIDSTATE;
     pthread_rwlock_unlock(&c->hlock);
     pthread_mutex_lock(&c->mu);
     /* Not counted in stats.requests: those are the recipes' own. */
@@ -200,7 +200,7 @@ void *zkl__keeper_main(void *arg)
             }
             pthread_mutex_unlock(&c->mu);
             zkl__registry_unlock();
-            zookeeper_close(old);
+            c->zapi->close(old);
             /* Without re-open the client stays lost, with no handle. */
             int rc = c->reopen ? zkl__client_start_handle(c) : 0;
             pthread_rwlock_unlock(&c->hlock);

@@ -9,6 +9,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include "util.h"
+#include "zapi.h"
 
 /* The default of zkl_client_opts_set_max_request: jute.maxbuffer's. */
 #define ZKL__MAX_REQUEST_DEFAULT 0xfffff
@@ -20,6 +21,9 @@ struct zkl_client {
     pthread_mutex_t mu;    /* guards everything below and every node's state */
     pthread_cond_t cv;     /* state changes (open, close, keeper work) */
     pthread_rwlock_t hlock; /* read: using zh from a caller thread; write: swapping it */
+    /* libzookeeper_mt, or what stands in its place (lib/session/zapi.h):
+     * every call on zh goes through it; set at open, never changed. */
+    const struct zkl__zapi *zapi;
     zhandle_t *zh;
     watcher_fn wrapped_prev; /* the user's watcher, for a wrapped handle */
     int owns_zh;
@@ -149,6 +153,7 @@ struct zkl_client_opts {
     int lost_requests;
     struct ACL_vector acls; /* zkl_client_opts_add_acl's entries */
     struct zkl__secure_opts sec;
+    const struct zkl__zapi *zapi; /* NULL: libzookeeper_mt (zkl__zapi_real) */
 };
 
 struct zkl__listener {
@@ -229,6 +234,9 @@ void zkl__client_forget(zkl_client *c);
 /* The watcher for node watches: it hands their events to the listener's
  * on_watch_event. Its context is (void *)c->id. */
 watcher_fn zkl__client_watcher_fn(void);
+/* The seam the clients opened with these options use (lib/session/zapi.h):
+ * NULL (the default) for libzookeeper_mt. For tests and the simulation. */
+void zkl__client_opts_set_zapi(zkl_client_opts *o, const struct zkl__zapi *z);
 /* Quiet libzookeeper_mt's log, once per process (lib/session/options.c). */
 void zkl__options_log_init(void);
 
@@ -266,8 +274,8 @@ int zkl__secure_new(const struct zkl__secure_opts *s, struct zkl__secure **out);
 void zkl__secure_free(struct zkl__secure *sec);
 /* A new handle for c->hosts with the client's TLS or SASL settings (sec
  * may be NULL: a plain one), as zookeeper_init would make it. */
-zhandle_t *zkl__secure_handle(const struct zkl__secure *sec, const char *hosts, watcher_fn fn,
-                              int timeout_ms);
+zhandle_t *zkl__secure_handle(const struct zkl__zapi *z, const struct zkl__secure *sec,
+                              const char *hosts, watcher_fn fn, int timeout_ms);
 #ifdef HAVE_ZOOKEEPER_INIT_SSL
 /* A TLS client context with the settings' CA, certificate and key, which
  * verifies the server: NULL with the reason in why if a file cannot be
