@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "loss.h"
 #include "session.h" /* the seam: struct zkl__zapi */
 #include "testutil.h"
 #include "zkl/zookeeper.h"
@@ -158,13 +159,14 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     int64_t susp = seen_at(&s, ZKL_STATE_SUSPENDED, 0), gone = seen_at(&s, ZKL_STATE_LOST, 0);
     ck_assert_int_ge(susp, 0);
     ck_assert_int_le(susp, gone);
-    /* Given up by the loss rule: 9/20 of the negotiated timeout T after the
-     * send of the last request answered. That send was at most one
-     * keepalive period (T/10) before the pause began and no later than its
-     * end, so the give-up comes 7T/20..9T/20 after the pause, before the
-     * server's earliest expiry (T/2 after that send). */
-    ck_assert_int_ge(gone - pause0, negotiated * 7 / 20 - 200);
-    ck_assert_int_lt(gone - paused, negotiated * 9 / 20 + 1500);
+    /* Given up by the loss rule (lib/util/loss.h: 9/20 of the negotiated
+     * timeout T) after the send of the last request answered. That send
+     * was at most one keepalive period (T/10) before the pause began and
+     * no later than its end, so the give-up comes 7T/20..9T/20 after the
+     * pause, before the server's earliest expiry (T/2 after that send). */
+    int64_t loss_ms = zkl__loss_after_ns(negotiated) / 1000000;
+    ck_assert_int_ge(gone - pause0, loss_ms - negotiated / 10 - 200);
+    ck_assert_int_lt(gone - paused, loss_ms + 1500);
     ck_assert_int_eq(zkl_mutex_is_held(m), 0);
     ck_assert_int_eq(tu_mutex_token(m), ZKL_ELOST);
     /* The callback ran on the keeper, before or right after the listener. */
@@ -260,7 +262,7 @@ START_TEST(test_try_once_without_a_connection_is_econnloss_at_once)
     server("pause");
     int64_t ta = tu_now_ms();
     ck_assert_int_eq(zkl_mutex_acquire(m, 0), ZKL_ELOST);
-    ck_assert_int_lt(tu_now_ms() - ta, negotiated * 9 / 20 + 1500);
+    ck_assert_int_lt(tu_now_ms() - ta, zkl__loss_after_ns(negotiated) / 1000000 + 1500);
     ck_assert(suspended(c));
     server("resume");
     ck_assert(tu_wait_until(tu_client_connected, c, 30000));
