@@ -11,15 +11,7 @@
 #include "session.h"
 #include "zkl/zookeeper.h"
 
-/* ---- state ------------------------------------------------------------ */
-
-void zkl__client_push_event(zkl_client *c, int state)
-{
-    c->state = state;
-    if (c->ev_tail - c->ev_head < sizeof c->events / sizeof c->events[0])
-        c->events[c->ev_tail++ % (sizeof c->events / sizeof c->events[0])] = state;
-    pthread_cond_broadcast(&c->cv);
-}
+/* ---- state: the session's events move its machine (state.c) ---------- */
 
 static void session_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 {
@@ -47,10 +39,12 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
             c->stats.sessions++;
             /* The server created the session after the handle started. */
             c->last_ok_ns = c->handle_started_ns;
-            zkl__client_push_event(c, ZKL_STATE_CONNECTED);
+            zkl__sess_move(c, ZKL_STATE_CONNECTED, "a new session");
         } else {
-            zkl__client_push_event(c, c->state == ZKL_STATE_SUSPENDED ? ZKL_STATE_RECONNECTED
-                                                           : ZKL_STATE_CONNECTED);
+            zkl__sess_move(c,
+                           c->state == ZKL_STATE_SUSPENDED ? ZKL_STATE_RECONNECTED
+                                                           : ZKL_STATE_CONNECTED,
+                           "the session connected again");
         }
         c->ka_next_ns = 0; /* a keepalive at once: its answer renews last_ok_ns */
         pthread_cond_broadcast(&c->cv);
@@ -60,20 +54,16 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
         if (c->state != ZKL_STATE_SUSPENDED && c->state != ZKL_STATE_CONNECTING &&
             c->state != ZKL_STATE_LOST) {
             c->suspended_ns = zkl__now_ns(); /* the keeper's give-up clock */
-            zkl__client_push_event(c, ZKL_STATE_SUSPENDED);
+            zkl__sess_move(c, ZKL_STATE_SUSPENDED, "the connection dropped");
             zkl__client_wake_all(c); /* a try once stops waiting */
         }
     } else if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) {
         if (state == ZOO_AUTH_FAILED_STATE)
             c->auth_failed = 1;
-        /* Every node of the session is gone on the server: bump the
-         * generation first so no caller can see a lock as held any more. */
-        c->gen++;
-        c->sid = 0;
-        c->suspended_ns = 0;
-        c->last_ok_ns = 0;
-        zkl__client_push_event(c, ZKL_STATE_LOST);
-        zkl__client_session_end(c);
+        /* Every node of the session is gone on the server. */
+        zkl__sess_end(c, ZKL_STATE_LOST,
+                      state == ZOO_AUTH_FAILED_STATE ? "authentication failed"
+                                                     : "the session expired");
         if (c->reopen && c->owns_zh && !c->auth_failed)
             c->need_reopen = 1;
     }
@@ -372,7 +362,8 @@ int zkl_client_wrap(zhandle_t *zh, zkl_client **out)
     if (c->zapi->state(zh) == ZOO_CONNECTED_STATE) {
         const clientid_t *cid = c->zapi->client_id(zh);
         c->sid = cid ? cid->client_id : 0;
-        c->state = ZKL_STATE_CONNECTED;
+        zkl__sess_move(c, ZKL_STATE_CONNECTED, "a wrapped handle's session");
+        c->ev_head = c->ev_tail; /* listeners come later: nothing to deliver */
         c->stats.sessions = 1;
     }
     pthread_mutex_unlock(&c->mu);
@@ -428,8 +419,7 @@ void zkl_client_close(zkl_client *c)
     }
     pthread_mutex_lock(&c->mu);
     c->closing = 1;
-    c->state = ZKL_STATE_CLOSED;
-    zkl__client_session_end(c); /* wakes every blocked caller */
+    zkl__sess_end(c, ZKL_STATE_CLOSED, "the client closes"); /* wakes every blocked caller */
     pthread_cond_broadcast(&c->cv);
     /* ... and they return ZKL_ECLOSED promptly: wait until the last one
      * is out, as they still touch the client and their nodes. */

@@ -29,14 +29,8 @@ static int64_t give_up_at(zkl_client *c)
 static void give_up_session(zkl_client *c)
 {
     if (c->state != ZKL_STATE_SUSPENDED)
-        zkl__client_push_event(c, ZKL_STATE_SUSPENDED);
-    c->gen++;
-    c->sid = 0;
-    c->suspended_ns = 0;
-    c->last_ok_ns = 0;
-    c->ka_sent_ns = 0;
-    zkl__client_push_event(c, ZKL_STATE_LOST);
-    zkl__client_session_end(c);
+        zkl__sess_move(c, ZKL_STATE_SUSPENDED, "no answer in time");
+    zkl__sess_end(c, ZKL_STATE_LOST, "given up by the loss rule");
     c->need_reopen = 1;
 }
 
@@ -193,10 +187,7 @@ void *zkl__keeper_main(void *arg)
             if (c->sid != 0) {
                 /* The old handle got its session back after we gave up on
                  * it: closing the handle ends that session too. */
-                c->gen++;
-                c->sid = 0;
-                zkl__client_push_event(c, ZKL_STATE_LOST);
-                zkl__client_session_end(c);
+                zkl__sess_end(c, ZKL_STATE_LOST, "a given-up session came back");
             }
             pthread_mutex_unlock(&c->mu);
             zkl__registry_unlock();

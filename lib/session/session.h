@@ -1,5 +1,6 @@
 /* One ZooKeeper session shared by threads and locks (lib/session/): connect,
- * states and listeners, keepalive and the loss rule, re-open after expiry.
+ * states (a machine: state.c) and listeners, keepalive and the loss rule,
+ * re-open after expiry, over the seam to libzookeeper_mt (zapi.h).
  * It knows no locks: the one party that keeps state across it (the
  * lock-queue engine) registers as its listener. */
 #ifndef ZKL_SESSION_H
@@ -30,7 +31,7 @@ struct zkl_client {
     uint64_t id;           /* process-unique, the context of node watches */
     char *hosts;
     int timeout_ms;
-    int state;             /* enum zkl_state */
+    int state;             /* enum zkl_state: only zkl__sess_move() writes it */
     int64_t sid;           /* current session id, 0 if none */
     uint64_t gen;          /* session generation: +1 for every new session */
     int auth_failed;
@@ -80,6 +81,8 @@ struct zkl_client {
     int metric_paths;      /* ... and for at most this many lock paths its own */
     int lost_requests;     /* a held asynchronous request's loss is told to its callback */
     unsigned fork_gen;     /* zkl__fork_gen when the client was made */
+    uint64_t faults;       /* moves the session's table forbids (zkl__sess_move) */
+    char fault[160];       /* the last of them, said in words */
 };
 
 /* How many fork()s this process is from the one that started (counted by
@@ -123,6 +126,9 @@ typedef struct zkl__session_listener {
     void (*drop_all)(void *ctx);
     /* Add the listener's counters to the client's (zkl_client_get_stats). */
     void (*add_stats)(void *ctx, zkl_client_stats *st);
+    /* The session made a move its table forbids (a bug of zkl's): count
+     * it with the listener's own (zkl_metrics' faults). */
+    void (*on_fault)(void *ctx);
 } zkl__session_listener;
 /* Register `l` with context `ctx` (c->mu held): one listener per client. */
 void zkl__client_listen(zkl_client *c, const zkl__session_listener *l, void *ctx);
@@ -186,9 +192,19 @@ int zkl__client_lock(zkl_client *c, bool args_ok);
 bool zkl__client_chroot_gone(zkl_client *c);
 /* The client's counters, the session listener's added (c->mu held). */
 void zkl__client_stats(zkl_client *c, zkl_client_stats *st);
-/* Record a new state and queue it for the listeners (c->mu held). */
-void zkl__client_push_event(zkl_client *c, int state);
-/* Tell the session listener the session ended (c->mu held). */
+/* The session as a machine (lib/session/state.c), c->mu held. Move to
+ * state `to` (enum zkl_state), checked against the table of legal moves:
+ * a forbidden one is a bug of zkl's, counted (c->faults, the listener's
+ * on_fault) with `why` kept in c->fault, never aborted, and carried out.
+ * Every state but CLOSED is queued for the listeners. */
+bool zkl__sess_legal(int from, int to);
+void zkl__sess_move(zkl_client *c, int to, const char *why);
+/* The one way a session ends: to ZKL_STATE_LOST (its nodes are gone or
+ * presumed so: a new generation, no session id, the loss rule's clocks
+ * cleared) or ZKL_STATE_CLOSED (the client closes); then the session
+ * listener hears of it. */
+void zkl__sess_end(zkl_client *c, int to, const char *why);
+/* Tell the session listener the session ended (c->mu held): zkl__sess_end's. */
 void zkl__client_session_end(zkl_client *c);
 /* Start a session on a new handle (c->hlock held for writing). */
 int zkl__client_start_handle(zkl_client *c);
