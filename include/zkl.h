@@ -614,9 +614,10 @@ typedef struct zkl_metrics {
     /* Client-wide only (0 for a lock path): those of zkl_client_stats.
      * requests_all counts every request, lock queues' and others'. */
     uint64_t requests_all, creates, deletes, listings, watch_events, sessions, recovered;
-    /* Version 2. Internal errors of the lock engine: a state change its
-     * table forbids. The hold concerned, if any, is told lost (its release
-     * says ZKL_ELOST, zkl_last_error_text why). Never expected: report it. */
+    /* Version 2. Internal errors of the lock engine or of the session: a
+     * state change its table forbids. The hold concerned, if any, is told
+     * lost (its release says ZKL_ELOST, zkl_last_error_text why). Never
+     * expected: report it. */
     uint64_t faults;
 } zkl_metrics;
 

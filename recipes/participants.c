@@ -56,7 +56,8 @@ static bool is_downgrade(const zkl__entry *cs, size_t n, size_t i)
 }
 
 /* Read one node into p (hlock held). ZNONODE: gone since the listing. */
-static int read_node(zhandle_t *zh, const char *dir, const char *name, zkl_participant *p)
+static int read_node(zkl_client *c, zhandle_t *zh, const char *dir, const char *name,
+                     zkl_participant *p)
 {
     char *full = zkl__path_join(dir, name);
     if (full == NULL)
@@ -64,11 +65,11 @@ static int read_node(zhandle_t *zh, const char *dir, const char *name, zkl_parti
     char buf[1024];
     int len = (int)sizeof buf;
     struct Stat st;
-    int rc = zoo_get(zh, full, 0, buf, &len, &st);
+    int rc = c->zapi->get(zh, full, 0, buf, &len, &st);
     if (rc == ZNOAUTH) {
         /* The ACL refuses the data, not the stat. */
         p->readable = 0;
-        rc = zoo_exists(zh, full, 0, &st);
+        rc = c->zapi->exists(zh, full, 0, &st);
         len = 0;
     } else if (rc == ZOK) {
         p->readable = 1;
@@ -110,7 +111,7 @@ int zkl_participants_list(zkl_client *c, const char *path, zkl_participant **out
     if (berr != 0)
         return berr;
     struct String_vector kids = {0, NULL};
-    int rc = zoo_get_children(zh, path, 0, &kids);
+    int rc = c->zapi->get_children(zh, path, 0, &kids);
     if (rc == ZNONODE) {
         /* An emptied container parent: nobody takes part. */
         zkl__send_end(c, 1);
@@ -166,7 +167,7 @@ int zkl_participants_list(zkl_client *c, const char *path, zkl_participant **out
     }
     size_t have = 0;
     for (size_t i = 0; i < m && err == 0; i++) {
-        int zrc = read_node(zh, path, ps[i].node, &ps[i]);
+        int zrc = read_node(c, zh, path, ps[i].node, &ps[i]);
         if (zrc == ZNONODE) {
             free(ps[i].node); /* gone since the listing */
             continue;
@@ -206,7 +207,7 @@ int zkl_participants_limit(zkl_client *c, const char *path, int *max_leases)
         return berr;
     char buf[128];
     int len = (int)sizeof buf;
-    int rc = zoo_get(zh, path, 0, buf, &len, NULL);
+    int rc = c->zapi->get(zh, path, 0, buf, &len, NULL);
     zkl__send_end(c, 1);
     if (rc == ZNONODE) {
         *max_leases = 0;
@@ -231,12 +232,12 @@ static const char *child_name(const char *path, const char *node)
     return node + pl + 1;
 }
 
-static int revoke_one(zhandle_t *zh, const char *path, const char *name)
+static int revoke_one(zkl_client *c, zhandle_t *zh, const char *path, const char *name)
 {
     char *full = zkl__path_join(path, name);
     if (full == NULL)
         return ZKL_ENOMEM;
-    int rc = zoo_set(zh, full, REVOKE_MESSAGE, (int)strlen(REVOKE_MESSAGE), -1);
+    int rc = c->zapi->set(zh, full, REVOKE_MESSAGE, (int)strlen(REVOKE_MESSAGE), -1);
     free(full);
     return rc == ZNONODE ? ZKL_ENOTHELD : zkl__err_from_zk(rc);
 }
@@ -263,12 +264,12 @@ int zkl_revoke(zkl_client *c, const char *path, const char *node)
     }
     int rc = ZKL_ENOTHELD, sent = 0;
     if (name != NULL) {
-        rc = revoke_one(zh, path, name);
+        rc = revoke_one(c, zh, path, name);
         sent = 1;
     } else {
         /* Every holder: holders come first in the listing. */
         for (size_t i = 0; i < n && ps[i].holds; i++, sent++) {
-            int r = revoke_one(zh, path, ps[i].node);
+            int r = revoke_one(c, zh, path, ps[i].node);
             if (rc == ZKL_ENOTHELD || (rc == 0 && r != ZKL_ENOTHELD))
                 rc = r;
         }

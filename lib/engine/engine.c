@@ -187,6 +187,14 @@ static void drop_all(void *ctx)
     free(e);
 }
 
+/* A bug of the session's (a move its table forbids): counted with the
+ * engine's own (zkl_metrics' faults). */
+static void on_fault(void *ctx)
+{
+    struct zkl__engine *e = ctx;
+    zkl__metrics_fault(&e->metrics, NULL);
+}
+
 static void add_stats(void *ctx, zkl_client_stats *st)
 {
     struct zkl__engine *e = ctx;
@@ -208,6 +216,7 @@ static const zkl__session_listener listener = {
     .pending = pending,
     .drop_all = drop_all,
     .add_stats = add_stats,
+    .on_fault = on_fault,
 };
 
 struct zkl__engine *zkl__engine_find(zkl_client *c)

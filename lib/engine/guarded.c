@@ -23,7 +23,7 @@ int zkl__guarded_multi(zkl__node *n, int count, const zoo_op_t *ops,
     }
     /* The check goes first: the server applies the writes only while our
      * node exists, that is only while the lock is really held. */
-    zoo_check_op_init(&all[0], n->path, -1);
+    c->zapi->check_op_init(&all[0], n->path, -1);
     memcpy(all + 1, ops, (size_t)count * sizeof *ops);
     /* c->hlock (read) keeps the keeper from closing the handle while the
      * call runs without c->mu. */
@@ -40,7 +40,7 @@ int zkl__guarded_multi(zkl__node *n, int count, const zoo_op_t *ops,
     if (!ok) {
         err = ZKL_ELOST;
     } else {
-        int rc = zoo_multi(zh, count + 1, all, res);
+        int rc = c->zapi->multi(zh, count + 1, all, res);
         if (rc == ZOK)
             err = 0;
         else if (zkl__zk_conn_error(rc))

@@ -250,30 +250,32 @@ int zkl__shell_act(void *ctx, const zkl__act *a)
     switch (a->type) {
     case ZKL__A_CREATE: {
         const char *ident = n->ident ? n->ident : c->ident;
-        return zoo_acreate2(zh, a->path, ident, (int)strlen(ident), acl, a->mode, create_done, d);
+        return c->zapi->acreate2(zh, a->path, ident, (int)strlen(ident), acl, a->mode,
+                                 create_done, d);
     }
     case ZKL__A_PARENT:
-        return zoo_acreate(zh, a->path, "", 0, acl,
-                           c->container_parents ? ZOO_CONTAINER : ZOO_PERSISTENT, parent_done, d);
+        return c->zapi->acreate(zh, a->path, "", 0, acl,
+                                c->container_parents ? ZOO_CONTAINER : ZOO_PERSISTENT,
+                                parent_done, d);
     case ZKL__A_LIST:
         if (a->j != NULL)
-            return zoo_aget_children(zh, a->path, 0, joint_done, a->j);
-        return zoo_aget_children(zh, a->path, 0, list_done, d);
+            return c->zapi->aget_children(zh, a->path, 0, joint_done, a->j);
+        return c->zapi->aget_children(zh, a->path, 0, list_done, d);
     case ZKL__A_SYNC:
-        return zoo_async(zh, a->path, sync_done, d);
+        return c->zapi->async(zh, a->path, sync_done, d);
     case ZKL__A_WATCH_AHEAD:
-        return zoo_awget(zh, a->path, w, wc, a->slot == 0 ? ahead0_done : ahead1_done, d);
+        return c->zapi->awget(zh, a->path, w, wc, a->slot == 0 ? ahead0_done : ahead1_done, d);
     case ZKL__A_WATCH_MEMBER:
     case ZKL__A_READ_OWN:
-        return zoo_awget(zh, a->path, w, wc, data_done[a->type], d);
+        return c->zapi->awget(zh, a->path, w, wc, data_done[a->type], d);
     case ZKL__A_WATCH_KIDS:
-        return zoo_awget_children(zh, a->path, w, wc, kids_done, d);
+        return c->zapi->awget_children(zh, a->path, w, wc, kids_done, d);
     case ZKL__A_WATCH_OWN:
     case ZKL__A_FIND:
     case ZKL__A_WATCH_DIR:
-        return zoo_awexists(zh, a->path, w, wc, stat_done[a->type], d);
+        return c->zapi->awexists(zh, a->path, w, wc, stat_done[a->type], d);
     case ZKL__A_DELETE:
-        return zoo_adelete(zh, a->path, -1, delete_done, d);
+        return c->zapi->adelete(zh, a->path, -1, delete_done, d);
     default:
         return ZBADARGUMENTS;
     }

@@ -16,9 +16,6 @@ static void leave_engine(struct zkl__engine *e)
         pthread_cond_broadcast(&c->cv);
 }
 
-/* How long a failed acquire waits for its node's delete to be confirmed. */
-#define CLEANUP_GRACE_NS (500 * (int64_t)1000000)
-
 /* Between a lost session and the next one (the client re-opens by itself)
  * an acquire waits for the new session within its deadline rather than
  * failing at once: it has held nothing on the old one. */
@@ -48,7 +45,7 @@ static bool fired(const zkl__qopts *o)
 static void wait_settled(zkl__node *n, pthread_cond_t *cv)
 {
     zkl_client *c = ZKL__NODE_CLIENT(n);
-    int64_t grace = zkl__now_ns() + CLEANUP_GRACE_NS;
+    int64_t grace = zkl__now_ns() + ZKL__GRACE_NS; /* for its delete */
     n->cv = cv;
     while (zkl__node_current(n) && !zkl__node_settled(n) && zkl__engine_connected(c) &&
            zkl__cond_wait(cv, &c->mu, grace) == 0)

@@ -188,14 +188,14 @@ static int send_one(zkl_client *c, zhandle_t *zh, enum zkl__op op, const char *p
 {
     switch (op) {
     case ZKL__OP_GET:
-        return zoo_aget(zh, path, 0, zkl__get_done, sl);
+        return c->zapi->aget(zh, path, 0, zkl__get_done, sl);
     case ZKL__OP_KIDS:
-        return zoo_aget_children(zh, path, 0, kids_done, sl);
+        return c->zapi->aget_children(zh, path, 0, kids_done, sl);
     case ZKL__OP_CREATE:
-        return zoo_acreate(zh, path, data, data ? (int)strlen(data) : -1, zkl__options_acl(c),
-                           mode, zkl__string_done, sl);
+        return c->zapi->acreate(zh, path, data, data ? (int)strlen(data) : -1,
+                               zkl__options_acl(c), mode, zkl__string_done, sl);
     default:
-        return zoo_aset(zh, path, data, (int)strlen(data), version, stat_done, sl);
+        return c->zapi->aset(zh, path, data, (int)strlen(data), version, stat_done, sl);
     }
 }
 

@@ -23,8 +23,8 @@ int zkl__parents_send(zkl_client *c, zhandle_t *zh, const char *path, bool ances
          s = s ? strchr(s + 1, '/') : NULL) {
         if (s)
             *s = '\0';
-        int rc = zoo_acreate(zh, p, "", 0, zkl__options_acl(c), mode, done,
-                             (const char *)data + i * stride);
+        int rc = c->zapi->acreate(zh, p, "", 0, zkl__options_acl(c), mode, done,
+                                  (const char *)data + i * stride);
         if (sent)
             sent(arg, i, rc);
         i++;
@@ -51,8 +51,8 @@ void zkl__parents_remove(zkl_client *c, zkl__made *m, int64_t deadline)
         /* Deepest first, pipelined: served in order, each finds its
          * children gone. A parent someone else uses stays (ZNOTEMPTY). */
         for (size_t k = 0; k < m->n; k++)
-            zkl__sent(&b->s[k], zoo_adelete(zh, m->paths[m->n - 1 - k], -1, zkl__void_done,
-                                            &b->s[k]));
+            zkl__sent(&b->s[k], c->zapi->adelete(zh, m->paths[m->n - 1 - k], -1,
+                                                zkl__void_done, &b->s[k]));
         zkl__send_end(c, (int)m->n);
         err = zkl__batch_wait(b, zkl__request_deadline(c, deadline));
         for (size_t k = 0; err == 0 && k < m->n && bad == NULL; k++) {

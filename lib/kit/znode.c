@@ -137,7 +137,7 @@ static void fill_got(int rc, const char *value, int len, const struct Stat *st, 
 
 static int fill_ask(struct zkl__fill *f)
 {
-    return zoo_aget(f->zh, f->path, 0, fill_got, f);
+    return f->c->zapi->aget(f->zh, f->path, 0, fill_got, f);
 }
 
 static void fill_set(int rc, const struct Stat *st, const void *data)
@@ -168,8 +168,8 @@ static void fill_got(int rc, const char *value, int len, const struct Stat *st, 
         fill_end(f, 0, value, len);
     } else if (rc == ZOK && !f->dropped) {
         /* There, without data: fill it in, unless someone writes first. */
-        int src = zoo_aset(f->zh, f->path, f->want, (int)strlen(f->want), st->version, fill_set,
-                           f);
+        int src = c->zapi->aset(f->zh, f->path, f->want, (int)strlen(f->want), st->version,
+                                fill_set, f);
         if (src != ZOK)
             fill_end(f, zkl__err_from_zk(src), NULL, 0);
     } else {
@@ -220,8 +220,10 @@ int zkl__znode_guarded_set(zkl__node *n, const char *path, const void *data, int
 {
     if (zkl__path_check(path) != 0 || len < 0 || (data == NULL && len > 0))
         return ZKL_EINVAL;
+    if (n == NULL)
+        return ZKL_ENOTHELD; /* as zkl__znode_guarded_ops says */
     zoo_op_t op;
-    zoo_set_op_init(&op, path, data, len, -1, NULL);
+    zkl__node_client(n)->zapi->set_op_init(&op, path, data, len, -1, NULL);
     zoo_op_result_t res = {.err = ZOK};
     int rc = zkl__znode_guarded_ops(n, 1, &op, &res);
     if (rc == ZKL_EZK && res.err == ZNONODE) {

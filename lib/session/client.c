@@ -11,15 +11,7 @@
 #include "session.h"
 #include "zkl/zookeeper.h"
 
-/* ---- state ------------------------------------------------------------ */
-
-void zkl__client_push_event(zkl_client *c, int state)
-{
-    c->state = state;
-    if (c->ev_tail - c->ev_head < sizeof c->events / sizeof c->events[0])
-        c->events[c->ev_tail++ % (sizeof c->events / sizeof c->events[0])] = state;
-    pthread_cond_broadcast(&c->cv);
-}
+/* ---- state: the session's events move its machine (state.c) ---------- */
 
 static void session_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 {
@@ -35,9 +27,9 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
         return;
     }
     if (state == ZOO_CONNECTED_STATE) {
-        const clientid_t *cid = zoo_client_id(zh);
+        const clientid_t *cid = c->zapi->client_id(zh);
         int64_t sid = cid ? cid->client_id : 0;
-        c->negotiated_ms = zoo_recv_timeout(zh);
+        c->negotiated_ms = c->zapi->recv_timeout(zh);
         c->suspended_ns = 0;
         if (sid != c->sid) {
             /* A new session: nodes of any earlier one are not ours. */
@@ -47,10 +39,12 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
             c->stats.sessions++;
             /* The server created the session after the handle started. */
             c->last_ok_ns = c->handle_started_ns;
-            zkl__client_push_event(c, ZKL_STATE_CONNECTED);
+            zkl__sess_move(c, ZKL_STATE_CONNECTED, "a new session");
         } else {
-            zkl__client_push_event(c, c->state == ZKL_STATE_SUSPENDED ? ZKL_STATE_RECONNECTED
-                                                           : ZKL_STATE_CONNECTED);
+            zkl__sess_move(c,
+                           c->state == ZKL_STATE_SUSPENDED ? ZKL_STATE_RECONNECTED
+                                                           : ZKL_STATE_CONNECTED,
+                           "the session connected again");
         }
         c->ka_next_ns = 0; /* a keepalive at once: its answer renews last_ok_ns */
         pthread_cond_broadcast(&c->cv);
@@ -60,20 +54,16 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
         if (c->state != ZKL_STATE_SUSPENDED && c->state != ZKL_STATE_CONNECTING &&
             c->state != ZKL_STATE_LOST) {
             c->suspended_ns = zkl__now_ns(); /* the keeper's give-up clock */
-            zkl__client_push_event(c, ZKL_STATE_SUSPENDED);
+            zkl__sess_move(c, ZKL_STATE_SUSPENDED, "the connection dropped");
             zkl__client_wake_all(c); /* a try once stops waiting */
         }
     } else if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) {
         if (state == ZOO_AUTH_FAILED_STATE)
             c->auth_failed = 1;
-        /* Every node of the session is gone on the server: bump the
-         * generation first so no caller can see a lock as held any more. */
-        c->gen++;
-        c->sid = 0;
-        c->suspended_ns = 0;
-        c->last_ok_ns = 0;
-        zkl__client_push_event(c, ZKL_STATE_LOST);
-        zkl__client_session_end(c);
+        /* Every node of the session is gone on the server. */
+        zkl__sess_end(c, ZKL_STATE_LOST,
+                      state == ZOO_AUTH_FAILED_STATE ? "authentication failed"
+                                                     : "the session expired");
         if (c->reopen && c->owns_zh && !c->auth_failed)
             c->need_reopen = 1;
     }
@@ -99,11 +89,11 @@ watcher_fn zkl__client_watcher_fn(void)
     return node_watcher;
 }
 
-static void close_handle(zhandle_t *zh)
+static void close_handle(zkl_client *c, zhandle_t *zh)
 {
     struct zkl__nopipe np;
     zkl__nopipe_begin(&np);
-    zookeeper_close(zh);
+    c->zapi->close(zh);
     zkl__nopipe_end(&np);
 }
 
@@ -118,7 +108,8 @@ int zkl__client_start_handle(zkl_client *c)
      * session as for the first. */
     struct zkl__nopipe np;
     zkl__nopipe_begin(&np);
-    zhandle_t *zh = zkl__secure_handle(c->secure, c->hosts, session_watcher, c->timeout_ms);
+    zhandle_t *zh =
+        zkl__secure_handle(c->zapi, c->secure, c->hosts, session_watcher, c->timeout_ms);
     int init_errno = errno;
     zkl__nopipe_end(&np);
     errno = init_errno;
@@ -129,9 +120,9 @@ int zkl__client_start_handle(zkl_client *c)
     }
     /* Resolve host names once per window, not on every poll: measurable on
      * every round trip otherwise. */
-    zoo_set_servers_resolution_delay(zh, 60000);
+    c->zapi->set_servers_resolution_delay(zh, 60000);
     if (c->digest != NULL)
-        zoo_add_auth(zh, "digest", c->digest, (int)strlen(c->digest), NULL, NULL);
+        c->zapi->add_auth(zh, "digest", c->digest, (int)strlen(c->digest), NULL, NULL);
     pthread_mutex_lock(&c->mu);
     c->zh = zh;
     c->handle_started_ns = started;
@@ -160,6 +151,7 @@ static zkl_client *client_alloc(const zkl_client_opts *o)
     c->metrics_off = o ? !o->metrics : 0;
     c->metric_paths = o ? o->metric_paths : ZKL__METRIC_PATHS_DEFAULT;
     c->lost_requests = o ? o->lost_requests : 0;
+    c->zapi = o && o->zapi ? o->zapi : &zkl__zapi_real;
     if (o && zkl__options_copy(c, o) != 0) {
         zkl__options_drop(c);
         goto fail_dg;
@@ -239,7 +231,7 @@ static int check_chroot(zkl_client *c, zhandle_t *zh, bool at_open)
     pthread_mutex_lock(&c->mu);
     c->stats.requests++;
     pthread_mutex_unlock(&c->mu);
-    int rc = zoo_exists(zh, "/", 0, &st); /* the handle prefixes the chroot */
+    int rc = c->zapi->exists(zh, "/", 0, &st); /* the handle prefixes the chroot */
     if (rc == ZOK)
         return 0;
     if (rc == ZNONODE) {
@@ -335,7 +327,7 @@ fail_zh:
     c->closing = 1;
     pthread_mutex_unlock(&c->mu);
     zkl__registry_remove(c);
-    close_handle(c->zh);
+    close_handle(c, c->zh);
     client_destroy(c);
     return rc;
 fail_reg:
@@ -349,14 +341,15 @@ int zkl_client_wrap(zhandle_t *zh, zkl_client **out)
 {
     if (zh == NULL || out == NULL)
         return ZKL_EINVAL;
-    int st = zoo_state(zh);
+    /* The caller's handle is libzookeeper_mt's own: the real table. */
+    int st = zkl__zapi_real.state(zh);
     if (st == ZOO_EXPIRED_SESSION_STATE || st == ZOO_AUTH_FAILED_STATE)
         return ZKL_ELOST;
     zkl_client *c = client_alloc(NULL);
     if (c == NULL)
         return ZKL_ENOMEM;
     c->reopen = 0; /* the handle is the caller's: we never replace it */
-    c->timeout_ms = zoo_recv_timeout(zh);
+    c->timeout_ms = c->zapi->recv_timeout(zh);
     int rc = zkl__registry_add(c);
     if (rc != 0) {
         client_destroy(c);
@@ -365,17 +358,18 @@ int zkl_client_wrap(zhandle_t *zh, zkl_client **out)
     zkl__registry_lock();
     pthread_mutex_lock(&c->mu);
     c->zh = zh;
-    c->wrapped_prev = zoo_set_watcher(zh, session_watcher);
-    if (zoo_state(zh) == ZOO_CONNECTED_STATE) {
-        const clientid_t *cid = zoo_client_id(zh);
+    c->wrapped_prev = c->zapi->set_watcher(zh, session_watcher);
+    if (c->zapi->state(zh) == ZOO_CONNECTED_STATE) {
+        const clientid_t *cid = c->zapi->client_id(zh);
         c->sid = cid ? cid->client_id : 0;
-        c->state = ZKL_STATE_CONNECTED;
+        zkl__sess_move(c, ZKL_STATE_CONNECTED, "a wrapped handle's session");
+        c->ev_head = c->ev_tail; /* listeners come later: nothing to deliver */
         c->stats.sessions = 1;
     }
     pthread_mutex_unlock(&c->mu);
     zkl__registry_unlock();
     if ((rc = start_keeper(c)) != 0) {
-        zoo_set_watcher(zh, c->wrapped_prev);
+        c->zapi->set_watcher(zh, c->wrapped_prev);
         zkl__registry_remove(c);
         client_destroy(c);
         return rc;
@@ -425,8 +419,7 @@ void zkl_client_close(zkl_client *c)
     }
     pthread_mutex_lock(&c->mu);
     c->closing = 1;
-    c->state = ZKL_STATE_CLOSED;
-    zkl__client_session_end(c); /* wakes every blocked caller */
+    zkl__sess_end(c, ZKL_STATE_CLOSED, "the client closes"); /* wakes every blocked caller */
     pthread_cond_broadcast(&c->cv);
     /* ... and they return ZKL_ECLOSED promptly: wait until the last one
      * is out, as they still touch the client and their nodes. */
@@ -441,9 +434,9 @@ void zkl_client_close(zkl_client *c)
         /* Completions still pending are called with ZCLOSING, and free
          * the nodes that only they kept alive. */
         if (c->zh != NULL)
-            close_handle(c->zh);
+            close_handle(c, c->zh);
     } else {
-        zoo_set_watcher(c->zh, c->wrapped_prev);
+        c->zapi->set_watcher(c->zh, c->wrapped_prev);
         /* The caller's handle lives on: wait until no request of ours is
          * pending, as each completion refers to one of our nodes. */
         pthread_mutex_lock(&c->mu);

@@ -26,7 +26,7 @@ int zkl_client_session_timeout(zkl_client *c)
     int rc = zkl__client_lock(c, true);
     if (rc != 0)
         return rc;
-    int ms = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
+    int ms = zkl__loss_timeout_ms(c->negotiated_ms, c->timeout_ms);
     pthread_mutex_unlock(&c->mu);
     return ms;
 }

@@ -29,14 +29,8 @@ static int64_t give_up_at(zkl_client *c)
 static void give_up_session(zkl_client *c)
 {
     if (c->state != ZKL_STATE_SUSPENDED)
-        zkl__client_push_event(c, ZKL_STATE_SUSPENDED);
-    c->gen++;
-    c->sid = 0;
-    c->suspended_ns = 0;
-    c->last_ok_ns = 0;
-    c->ka_sent_ns = 0;
-    zkl__client_push_event(c, ZKL_STATE_LOST);
-    zkl__client_session_end(c);
+        zkl__sess_move(c, ZKL_STATE_SUSPENDED, "no answer in time");
+    zkl__sess_end(c, ZKL_STATE_LOST, "given up by the loss rule");
     c->need_reopen = 1;
 }
 
@@ -102,7 +96,7 @@ static bool keepalive_maybe_send(zkl_client *c)
     const void *data = (const void *)(uintptr_t)((c->id << KA_SEQ_BITS) | seq);
     pthread_mutex_unlock(&c->mu);
     pthread_rwlock_rdlock(&c->hlock);
-    int rc = c->zh != NULL ? zoo_async(c->zh, "/", keepalive_done, data) : ZINVALIDSTATE;
+    int rc = c->zh != NULL ? c->zapi->async(c->zh, "/", keepalive_done, data) : ZINVALIDSTATE;
     pthread_rwlock_unlock(&c->hlock);
     pthread_mutex_lock(&c->mu);
     /* Not counted in stats.requests: those are the recipes' own. */
@@ -193,14 +187,11 @@ void *zkl__keeper_main(void *arg)
             if (c->sid != 0) {
                 /* The old handle got its session back after we gave up on
                  * it: closing the handle ends that session too. */
-                c->gen++;
-                c->sid = 0;
-                zkl__client_push_event(c, ZKL_STATE_LOST);
-                zkl__client_session_end(c);
+                zkl__sess_end(c, ZKL_STATE_LOST, "a given-up session came back");
             }
             pthread_mutex_unlock(&c->mu);
             zkl__registry_unlock();
-            zookeeper_close(old);
+            c->zapi->close(old);
             /* Without re-open the client stays lost, with no handle. */
             int rc = c->reopen ? zkl__client_start_handle(c) : 0;
             pthread_rwlock_unlock(&c->hlock);

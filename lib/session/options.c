@@ -127,6 +127,11 @@ int zkl_client_opts_set_lost_requests(zkl_client_opts *o, int on)
     return 0;
 }
 
+void zkl__client_opts_set_zapi(zkl_client_opts *o, const struct zkl__zapi *z)
+{
+    o->zapi = z;
+}
+
 /* ---- TLS and SASL -------------------------------------------------------- */
 
 #if defined(HAVE_ZOOKEEPER_INIT_SSL) || defined(HAVE_ZOOKEEPER_INIT_SASL)
@@ -260,15 +265,16 @@ void zkl__options_drop(zkl_client *c)
 
 /* libzookeeper_mt logs to stderr at INFO by default: every connect and
  * disconnect. A library should be quiet; ZKL_ZK_LOG=1 brings it back, and
- * zkl_client_opts_set_quiet_zk_log(o, 0) leaves it to the program. */
+ * zkl_client_opts_set_quiet_zk_log(o, 0) leaves it to the program. The log
+ * is the process's, not a client's: set through the real table. */
 void zkl__options_log_init(void)
 {
     const char *v = getenv("ZKL_ZK_LOG");
     if (v && *v == '1') {
-        zoo_set_debug_level(ZOO_LOG_LEVEL_INFO);
+        zkl__zapi_real.set_debug_level(ZOO_LOG_LEVEL_INFO);
         return;
     }
-    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+    zkl__zapi_real.set_debug_level(ZOO_LOG_LEVEL_ERROR);
     /* Above descriptor 2: in a program started with stdout closed, the
      * lowest free descriptor is 1, and /dev/null there would swallow the
      * program's own output without an error. */
@@ -278,7 +284,7 @@ void zkl__options_log_init(void)
         close(fd);
     FILE *devnull = high >= 0 ? fdopen(high, "w") : NULL;
     if (devnull)
-        zoo_set_log_stream(devnull); /* kept open for the process's life */
+        zkl__zapi_real.set_log_stream(devnull); /* kept open for the process's life */
     else if (high >= 0)
         close(high);
 }

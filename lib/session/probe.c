@@ -246,7 +246,7 @@ static int open_stalled(zkl_client *c, int64_t started, int64_t deadline, bool *
     bool sasl = false;
 #ifdef HAVE_ZOOKEEPER_INIT_SASL
     sasl = c->secure != NULL && c->secure->o.sasl_mech != NULL;
-    if (sasl && zoo_state(c->zh) == ZOO_AUTH_FAILED_STATE) {
+    if (sasl && c->zapi->state(c->zh) == ZOO_AUTH_FAILED_STATE) {
         const struct zkl__secure_opts *o = &c->secure->o;
         if (strcmp(o->sasl_mech, "DIGEST-MD5") == 0)
             zkl__detail("zkl_client_open: SASL: the server refused the DIGEST-MD5 credentials "

@@ -415,12 +415,12 @@ void zkl__secure_free(struct zkl__secure *sec)
 
 /* ---- the handle ------------------------------------------------------------------ */
 
-zhandle_t *zkl__secure_handle(const struct zkl__secure *sec, const char *hosts, watcher_fn fn,
-                              int timeout_ms)
+zhandle_t *zkl__secure_handle(const struct zkl__zapi *z, const struct zkl__secure *sec,
+                              const char *hosts, watcher_fn fn, int timeout_ms)
 {
 #ifdef HAVE_ZOOKEEPER_INIT_SSL
     if (sec != NULL && sec->tls_arg != NULL)
-        return zookeeper_init_ssl(hosts, sec->tls_arg, fn, timeout_ms, NULL, NULL, 0);
+        return z->init_ssl(hosts, sec->tls_arg, fn, timeout_ms, NULL, NULL, 0);
 #endif
 #ifdef HAVE_ZOOKEEPER_INIT_SASL
     if (sec != NULL && sec->o.sasl_mech != NULL) {
@@ -446,9 +446,9 @@ zhandle_t *zkl__secure_handle(const struct zkl__secure *sec, const char *hosts, 
             .mechlist = sec->o.sasl_mech,
             .callbacks = sec->sasl_callbacks,
         };
-        return zookeeper_init_sasl(hosts, fn, timeout_ms, NULL, NULL, 0, NULL, &params);
+        return z->init_sasl(hosts, fn, timeout_ms, NULL, NULL, 0, NULL, &params);
     }
 #endif
     (void)sec;
-    return zookeeper_init(hosts, fn, timeout_ms, NULL, NULL, 0);
+    return z->init(hosts, fn, timeout_ms, NULL, NULL, 0);
 }

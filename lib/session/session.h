@@ -1,5 +1,6 @@
 /* One ZooKeeper session shared by threads and locks (lib/session/): connect,
- * states and listeners, keepalive and the loss rule, re-open after expiry.
+ * states (a machine: state.c) and listeners, keepalive and the loss rule,
+ * re-open after expiry, over the seam to libzookeeper_mt (zapi.h).
  * It knows no locks: the one party that keeps state across it (the
  * lock-queue engine) registers as its listener. */
 #ifndef ZKL_SESSION_H
@@ -9,6 +10,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include "util.h"
+#include "zapi.h"
 
 /* The default of zkl_client_opts_set_max_request: jute.maxbuffer's. */
 #define ZKL__MAX_REQUEST_DEFAULT 0xfffff
@@ -20,13 +22,16 @@ struct zkl_client {
     pthread_mutex_t mu;    /* guards everything below and every node's state */
     pthread_cond_t cv;     /* state changes (open, close, keeper work) */
     pthread_rwlock_t hlock; /* read: using zh from a caller thread; write: swapping it */
+    /* libzookeeper_mt, or what stands in its place (lib/session/zapi.h):
+     * every call on zh goes through it; set at open, never changed. */
+    const struct zkl__zapi *zapi;
     zhandle_t *zh;
     watcher_fn wrapped_prev; /* the user's watcher, for a wrapped handle */
     int owns_zh;
     uint64_t id;           /* process-unique, the context of node watches */
     char *hosts;
     int timeout_ms;
-    int state;             /* enum zkl_state */
+    int state;             /* enum zkl_state: only zkl__sess_move() writes it */
     int64_t sid;           /* current session id, 0 if none */
     uint64_t gen;          /* session generation: +1 for every new session */
     int auth_failed;
@@ -76,6 +81,8 @@ struct zkl_client {
     int metric_paths;      /* ... and for at most this many lock paths its own */
     int lost_requests;     /* a held asynchronous request's loss is told to its callback */
     unsigned fork_gen;     /* zkl__fork_gen when the client was made */
+    uint64_t faults;       /* moves the session's table forbids (zkl__sess_move) */
+    char fault[160];       /* the last of them, said in words */
 };
 
 /* How many fork()s this process is from the one that started (counted by
@@ -119,6 +126,9 @@ typedef struct zkl__session_listener {
     void (*drop_all)(void *ctx);
     /* Add the listener's counters to the client's (zkl_client_get_stats). */
     void (*add_stats)(void *ctx, zkl_client_stats *st);
+    /* The session made a move its table forbids (a bug of zkl's): count
+     * it with the listener's own (zkl_metrics' faults). */
+    void (*on_fault)(void *ctx);
 } zkl__session_listener;
 /* Register `l` with context `ctx` (c->mu held): one listener per client. */
 void zkl__client_listen(zkl_client *c, const zkl__session_listener *l, void *ctx);
@@ -149,6 +159,7 @@ struct zkl_client_opts {
     int lost_requests;
     struct ACL_vector acls; /* zkl_client_opts_add_acl's entries */
     struct zkl__secure_opts sec;
+    const struct zkl__zapi *zapi; /* NULL: libzookeeper_mt (zkl__zapi_real) */
 };
 
 struct zkl__listener {
@@ -181,9 +192,19 @@ int zkl__client_lock(zkl_client *c, bool args_ok);
 bool zkl__client_chroot_gone(zkl_client *c);
 /* The client's counters, the session listener's added (c->mu held). */
 void zkl__client_stats(zkl_client *c, zkl_client_stats *st);
-/* Record a new state and queue it for the listeners (c->mu held). */
-void zkl__client_push_event(zkl_client *c, int state);
-/* Tell the session listener the session ended (c->mu held). */
+/* The session as a machine (lib/session/state.c), c->mu held. Move to
+ * state `to` (enum zkl_state), checked against the table of legal moves:
+ * a forbidden one is a bug of zkl's, counted (c->faults, the listener's
+ * on_fault) with `why` kept in c->fault, never aborted, and carried out.
+ * Every state but CLOSED is queued for the listeners. */
+bool zkl__sess_legal(int from, int to);
+void zkl__sess_move(zkl_client *c, int to, const char *why);
+/* The one way a session ends: to ZKL_STATE_LOST (its nodes are gone or
+ * presumed so: a new generation, no session id, the loss rule's clocks
+ * cleared) or ZKL_STATE_CLOSED (the client closes); then the session
+ * listener hears of it. */
+void zkl__sess_end(zkl_client *c, int to, const char *why);
+/* Tell the session listener the session ended (c->mu held): zkl__sess_end's. */
 void zkl__client_session_end(zkl_client *c);
 /* Start a session on a new handle (c->hlock held for writing). */
 int zkl__client_start_handle(zkl_client *c);
@@ -229,6 +250,9 @@ void zkl__client_forget(zkl_client *c);
 /* The watcher for node watches: it hands their events to the listener's
  * on_watch_event. Its context is (void *)c->id. */
 watcher_fn zkl__client_watcher_fn(void);
+/* The seam the clients opened with these options use (lib/session/zapi.h):
+ * NULL (the default) for libzookeeper_mt. For tests and the simulation. */
+void zkl__client_opts_set_zapi(zkl_client_opts *o, const struct zkl__zapi *z);
 /* Quiet libzookeeper_mt's log, once per process (lib/session/options.c). */
 void zkl__options_log_init(void);
 
@@ -266,8 +290,8 @@ int zkl__secure_new(const struct zkl__secure_opts *s, struct zkl__secure **out);
 void zkl__secure_free(struct zkl__secure *sec);
 /* A new handle for c->hosts with the client's TLS or SASL settings (sec
  * may be NULL: a plain one), as zookeeper_init would make it. */
-zhandle_t *zkl__secure_handle(const struct zkl__secure *sec, const char *hosts, watcher_fn fn,
-                              int timeout_ms);
+zhandle_t *zkl__secure_handle(const struct zkl__zapi *z, const struct zkl__secure *sec,
+                              const char *hosts, watcher_fn fn, int timeout_ms);
 #ifdef HAVE_ZOOKEEPER_INIT_SSL
 /* A TLS client context with the settings' CA, certificate and key, which
  * verifies the server: NULL with the reason in why if a file cannot be

@@ -12,14 +12,26 @@
  * the session lost a twentieth of T before that, at S + 9T/20, connected
  * or not: a server that stopped answering (frozen, partitioned without a
  * reset) is not noticed as a disconnection before 2T/3. */
-#include "util.h"
+#include "loss.h"
+
+int zkl__loss_timeout_ms(int negotiated_ms, int requested_ms)
+{
+    return negotiated_ms > 0 ? negotiated_ms : requested_ms;
+}
+
+int64_t zkl__loss_after_ns(int timeout_ms)
+{
+    if (timeout_ms <= 0)
+        return 0;
+#if defined(ZKL_MUTANT) && ZKL_MUTANT == 3 /* tests/sim/mutants.sh */
+    return (int64_t)timeout_ms * 11 / 10 * 1000000;
+#endif
+    return (int64_t)timeout_ms * 9 / 20 * 1000000;
+}
 
 int64_t zkl__loss_at(int64_t last_ok_ns, int timeout_ms)
 {
     if (timeout_ms <= 0 || last_ok_ns == 0)
         return 0;
-#if defined(ZKL_MUTANT) && ZKL_MUTANT == 3 /* tests/sim/mutants.sh */
-    return last_ok_ns + (int64_t)timeout_ms * 11 / 10 * 1000000;
-#endif
-    return last_ok_ns + (int64_t)timeout_ms * 9 / 20 * 1000000;
+    return last_ok_ns + zkl__loss_after_ns(timeout_ms);
 }

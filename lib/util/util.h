@@ -40,12 +40,9 @@ int64_t zkl__deadline(long timeout_ms);
 int zkl__cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline);
 int zkl__cond_init(pthread_cond_t *cv);
 
-/* ---- the loss rule (loss.c: pure) ---------------------------------------------- */
+/* ---- the loss rule and the grace (loss.h, loss.c: pure) ------------------------ */
 
-/* When a client presumes its session lost: S + 9T/20 for the send time S
- * (monotonic ns) of the last request whose answer arrived and the session
- * timeout T (ms); 0 when either is not known yet. */
-int64_t zkl__loss_at(int64_t last_ok_ns, int timeout_ms);
+#include "loss.h"
 
 /* ---- ZooKeeper's codes (zkcode.c: pure; detail.c) ------------------------------ */
 

@@ -365,7 +365,7 @@ struct dreq *aq_start(struct dwk *w, int kind, long timeout_ms, int64_t hold_ns,
     int64_t deadline = try_once       ? now + (int64_t)c->timeout_ms * MS
                        : timeout_ms < 0 ? ZKL__NO_DEADLINE
                                         : now + (int64_t)timeout_ms * MS;
-    r->bound = deadline == ZKL__NO_DEADLINE ? ZKL__NO_DEADLINE : deadline + 500 * MS;
+    r->bound = deadline == ZKL__NO_DEADLINE ? ZKL__NO_DEADLINE : deadline + ZKL__GRACE_NS;
     static const int paths[] = {[AQ_MUTEX] = P_A, [AQ_READ] = P_RW, [AQ_WRITE] = P_RW,
                                 [AQ_SEM] = P_SEM, [AQ_MULTI] = P_A, [AQ_BURST] = P_Q};
     const zkl__policy *pol = kind == AQ_READ    ? &zkl__read_policy

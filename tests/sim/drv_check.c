@@ -276,7 +276,7 @@ void check_acquire_end(struct drv *d, struct dcl *c, int64_t started, int64_t bo
 
 void check_prompt(struct drv *d, struct dcl *c, const zkl__cnode *n, int64_t started)
 {
-    int t = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
+    int t = zkl__loss_timeout_ms(c->negotiated_ms, c->timeout_ms);
     int64_t took = now_of(d) - started, bound = 2 * (int64_t)t * MS / 3 + PROMPT_SLACK;
     if (n->patience != ZKL__P_DEADLINE && took > bound)
         drv_violation(d, V_PROMPT,
@@ -379,8 +379,8 @@ void check_step(struct drv *d)
                           h->cl->ix, h->sess, drv_paths[h->path], (long long)h->token);
             return;
         }
-        int64_t by = zkl__loss_at(n->deleted_at, h->cl->negotiated_ms ? h->cl->negotiated_ms
-                                                                       : h->cl->timeout_ms);
+        int64_t by = zkl__loss_at(n->deleted_at,
+                                  zkl__loss_timeout_ms(h->cl->negotiated_ms, h->cl->timeout_ms));
         if ((n->deleted_by_other || n->deleted_held) && now >= by) {
             drv_violation(d, V_TOLD,
                           "client %d still believes it holds %s (token %lld): its node went "

@@ -14,8 +14,8 @@
 
 #include "drv.h"
 
-/* How long a failed acquire waits for its node's delete (wait.c). */
-#define GRACE (500 * MS)
+/* How long a failed acquire waits for its node's delete: the library's. */
+#define GRACE ZKL__GRACE_NS
 
 enum { PR_NONE, PR_EW, PR_HOLDS_ACQ, PR_HOLDS_REL, PR_REL, PR_LEAVE, PR_SLEEP, PR_CALL };
 

@@ -6,11 +6,8 @@
  * deletes, so that its callback hears of it with nothing left behind. */
 
 #include "areq.h"
+#include "loss.h" /* ZKL__GRACE_NS: a failed request waits for its nodes' deletes */
 #include "machine.h"
-
-/* How long a failed request waits for its nodes' deletes (as a blocking
- * failure does, lib/front/wait.c). */
-#define GRACE_NS (500 * (int64_t)1000000)
 
 #define TO(s) (1u << (s))
 #define R(s) ZKL__R_##s
@@ -123,7 +120,7 @@ static void fail(struct run *x, int v)
     zkl__areq *r = x->r;
     r->result = v;
     move(x, R(CLEANING));
-    r->deadline = x->now + GRACE_NS;
+    r->deadline = x->now + ZKL__GRACE_NS;
     act(x, ZKL__RA_TIMER, NULL, 0, r->deadline);
     act(x, ZKL__RA_LEAVE, r->n, 0, 0);
     for (size_t i = 0; i < r->nkept; i++)

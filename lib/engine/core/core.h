@@ -11,8 +11,12 @@
  * The files:
  *   core.c     the core of one client: the session as the nodes see it,
  *              the nodes' lists, the interned lock paths, the counters
- *   node.c     a node's machine: its states, the one transition function,
- *              the table of legal moves and what entering a state does
+ *   cnode.c    a node's machine: its one entry (zkl__cnode_on), its states,
+ *              the one transition function, the table of legal moves and
+ *              what entering a state does
+ *   steps.c    the steps the machine takes (create, delete, recover, queue
+ *              again, fail), each changing state only through cnode.c
+ *   names.c    a node's names and a watch event's path taken apart
  *   decide.c   a listing's answer: find our node, ask the policy, hold or
  *              watch; recovery after a lost create's answer
  *   walk.c     the nodes ahead of ours: walk back when one goes, or hold
@@ -21,7 +25,7 @@
  *   joint.c    listings shared by a session's waiters on one lock path
  *   alone.c    a lock path acquired alone: its create's number proves it
  *   verdict.c  what an acquire that waits on a node returns now
- *   request.c  an asynchronous request's machine
+ *   areq.c     an asynchronous request's machine (areq.h)
  *
  * Ownership: the shell allocates a node (its struct embeds zkl__cnode) and
  * frees it when the core says ZKL__A_FREE; the core owns the strings it
@@ -154,7 +158,7 @@ typedef struct zkl__event {
 /* ---- a node ----------------------------------------------------------------- */
 
 /* A node's life. Only the transition function changes it, against a table
- * of legal moves (node.c). */
+ * of legal moves (cnode.c). */
 enum zkl__nstate {
     ZKL__N_NEW,       /* made, nothing sent yet */
     ZKL__N_CREATING,  /* create (+ listing) sent; name unknown until it answers */
@@ -282,7 +286,7 @@ typedef struct zkl__cnode {
     uint8_t retries;       /* refused deletes so far: the backoff grows with it */
     uint8_t uuid[16];
     uint8_t nahead;
-    uint8_t st;            /* enum zkl__nstate: only node.c's move() writes it */
+    uint8_t st;            /* enum zkl__nstate: only zkl__cnode_move() writes it */
     uint8_t caller;        /* enum zkl__caller */
     uint8_t own;           /* enum zkl__own */
     uint8_t listing;       /* enum zkl__listing */

@@ -1,7 +1,7 @@
 /* The queue's order: a listing of the lock path comes in; find our node
  * (or, after a lost create's answer, look for it by its uuid and check who
  * owns it), ask the recipe's policy whether it holds, and if not whom to
- * watch. Returns what to do; node.c does it. */
+ * watch. Returns what to do; cnode.c does it. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,8 +1,9 @@
 /* What the core's files share and nobody else sees: the core's struct,
  * the steps a node's machine takes, and the decisions the other files
- * hand back to it. Only node.c changes a node's state; decide.c, walk.c,
- * watch.c and alone.c look at what an answer or an event says and return
- * what to do (a zkl__step), which node.c carries out. */
+ * hand back to it. Only cnode.c changes a node's state (zkl__cnode_move,
+ * which steps.c's steps call); decide.c, walk.c, watch.c and alone.c look
+ * at what an answer or an event says and return what to do (a zkl__step),
+ * which cnode.c carries out. */
 #ifndef ZKL_MACHINE_H
 #define ZKL_MACHINE_H
 
@@ -70,7 +71,7 @@ struct zkl__core {
     uint32_t rmoves[8][8];                        /* requests' moves taken (tests) */
 };
 
-/* What an answer or an event means for a node: node.c carries it out. */
+/* What an answer or an event means for a node: cnode.c carries it out. */
 enum zkl__step {
     ZKL__S_NONE,    /* nothing more (watches armed, a listing sent, ...) */
     ZKL__S_HOLD,    /* the node holds */
