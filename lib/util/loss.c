@@ -18,8 +18,5 @@ int64_t zkl__loss_at(int64_t last_ok_ns, int timeout_ms)
 {
     if (timeout_ms <= 0 || last_ok_ns == 0)
         return 0;
-#if defined(ZKL_MUTANT) && ZKL_MUTANT == 3 /* tests/sim/mutants.sh */
-    return last_ok_ns + (int64_t)timeout_ms * 11 / 10 * 1000000;
-#endif
     return last_ok_ns + (int64_t)timeout_ms * 9 / 20 * 1000000;
 }
