@@ -6,7 +6,7 @@
 # files the patch changed (and those including a changed header) are
 # compiled, and sim-locks is linked from them ahead of the build's own
 # archives, which give everything else. Each mutant must be found, a
-# violation reported, within SIM_MUTANT_SEEDS schedules (default 100) from
+# violation reported, within SIM_MUTANT_SEEDS schedules (default 500) from
 # seed SIM_SEED (default 1), where the real core (SIM_LOCKS) passes every
 # one of them. A patch that no longer applies or builds fails the run.
 # Ends with "mutants: K of N found"; fails unless every one is found.
@@ -15,7 +15,7 @@
 # folder), MUT_DIR (a scratch folder), MUT_CC, MUT_CPPFLAGS (with
 # -I$MUT_SRCDIR/... paths, which are searched in the copy first), MUT_CFLAGS,
 # MUT_LDFLAGS, MUT_LIBS (the build's archives, then the libraries).
-seeds=${SIM_MUTANT_SEEDS:-100}
+seeds=${SIM_MUTANT_SEEDS:-500}
 seed=${SIM_SEED:-1}
 real=$1
 top=$MUT_SRCDIR
@@ -84,7 +84,8 @@ for p in "$top"/tests/sim/mutants/*.patch; do
         cp -R "$top/tests/sim" "$copy/tests/" &&
         chmod -R u+w "$copy" || exit 1
     # Strict: no fuzz, no reversed patch, no backup files.
-    if ! log=$(cd "$copy" && patch -p1 -F0 --forward --batch --no-backup-if-mismatch < "$p" 2>&1); then
+    if ! log=$(cd "$copy" && patch -p1 -F0 --forward --batch --no-backup-if-mismatch <"$p" 2>&1)
+    then
         broken=$((broken + 1))
         echo "mutant $name ($what): FAILED: the patch no longer applies:"
         printf '%s\n' "$log" | sed 's/^/    /'
@@ -105,7 +106,9 @@ for p in "$top"/tests/sim/mutants/*.patch; do
     for c in tests/sim/sim_locks.c $(to_compile $changed); do
         # Only what sim-locks links: not the other programs of tests/sim.
         case $c in
-        tests/sim/check_*.c | tests/sim/diff_*.c | tests/sim/zkproxy.c | tests/sim/sim_speed.c) continue ;;
+        tests/sim/check_*.c | tests/sim/diff_*.c | tests/sim/zkproxy.c | tests/sim/sim_speed.c)
+            continue
+            ;;
         lib/*.c | recipes/*.c | tests/sim/*.c) ;;
         *) continue ;;
         esac
@@ -122,7 +125,8 @@ for p in "$top"/tests/sim/mutants/*.patch; do
         objs="$objs $o"
     done
     # shellcheck disable=SC2086
-    if $ok && ! log=$($MUT_CC $MUT_CFLAGS $MUT_LDFLAGS -o "$copy/sim-locks" $objs $MUT_LIBS 2>&1); then
+    if $ok && ! log=$($MUT_CC $MUT_CFLAGS $MUT_LDFLAGS -o "$copy/sim-locks" $objs $MUT_LIBS 2>&1)
+    then
         ok=false
         echo "mutant $name ($what): FAILED: it does not link:"
         printf '%s\n' "$log" | sed 's/^/    /'
