@@ -218,7 +218,7 @@ struct dwk {
 
 /* A client's leader latch (recipes/latch.c's struct zkl_latch): the
  * request taking part now, the one it leads on, what its listener was told
- * last; a timer makes it join or leave. */
+ * last; a timer (TM_LATCH) makes it join or leave. */
 struct dlatch {
     bool started;        /* joined, not closed */
     struct dreq *cur;    /* taking part now, or NULL (no session) */
@@ -226,8 +226,7 @@ struct dlatch {
     int64_t cur_sid;     /* the session cur was started in */
     int told;            /* the listener's last value */
     int err;             /* what ended taking part for good */
-    int64_t at;          /* its timer, and the timer's generation */
-    uint32_t tgen;
+    uint32_t tgen;       /* its join-or-leave timer's generation */
     int joins;           /* requests it started */
     struct dreq *held[8]; /* held results delivered, their callbacks not run yet */
     int nheld;

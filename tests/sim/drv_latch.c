@@ -35,7 +35,6 @@ static int64_t now_of(const struct dcl *c)
 
 static void latch_timer_at(struct dcl *c, int64_t at)
 {
-    c->latch.at = at;
     zsim_timer(c->d->w, NULL, at, DRV_TIMER(c, TM_LATCH, 0, ++c->latch.tgen));
 }
 
@@ -49,11 +48,11 @@ void latch_begin(struct dcl *c)
 
 /* The listener hears `leader` if that is news: a leadership is a hold of
  * the node it leads on. */
-static struct dhold *tell(struct dcl *c, int leader)
+static void tell(struct dcl *c, int leader)
 {
     struct dlatch *l = &c->latch;
     if (l->told == leader)
-        return NULL;
+        return;
     l->told = leader;
     drv_trace(c->d, "client %d latch: the listener hears %d", c->ix, leader);
     if (leader && l->lead != NULL) {
@@ -67,14 +66,13 @@ static struct dhold *tell(struct dcl *c, int leader)
                           (unsigned long long)c->sid, c->state);
         check_grant(c->d, n, 1000 + l->lead->id, HK_EXCL, 0);
         l->lead->hold[0] = n->hold;
-        return n->hold;
+        return;
     }
     for (struct dhold *h = c->d->holds; h; h = h->next)
         if (h->cl == c && h->path == P_LATCH) {
             check_end(c->d, h, "its listener hears 0");
             break;
         }
-    return NULL;
 }
 
 /* take_part: a new node if the latch has none. Refused between sessions
@@ -143,12 +141,8 @@ static void latch_done(struct dreq *r, int result)
          * between. */
         zsim_timer(c->d->w, NULL, now_of(c) + MS, DRV_TIMER(c, TM_LATCH, 1, 0));
     }
-    if (ended) {
-        struct dreq *now_lead = l->lead;
-        l->lead = NULL;
-        tell(c, 0);
-        l->lead = now_lead;
-    }
+    if (ended)
+        tell(c, 0); /* an earlier leadership ends before this one begins */
     if (say >= 0)
         tell(c, say);
     if (drop)

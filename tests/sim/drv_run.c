@@ -9,8 +9,8 @@
 
 #include "drv.h"
 
-const char *const drv_paths[NPATHS] = {"/l/a", "/l/b", "/l/rw", "/l/sem", "/l/q",
-                                          "/l/latch"};
+const char *const drv_paths[NPATHS] = {"/l/a",   "/l/b", "/l/rw",
+                                       "/l/sem", "/l/q", "/l/latch"};
 
 #define HEAL_IX 0xff
 #define SETTLE_LIMIT (120 * SEC)
