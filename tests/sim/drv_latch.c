@@ -230,6 +230,11 @@ void latch_timer(struct dcl *c, int who, uint32_t gen)
         latch_timer_at(c, now_of(c) + 1 + (int64_t)zsim_below(c->d->w, 3 * SEC));
         return;
     }
+    if (!c->started) {
+        /* zkl_client_open has not returned: the program has no client yet */
+        latch_timer_at(c, now_of(c) + 100 * MS);
+        return;
+    }
     drv_trace(c->d, "client %d latch: start", c->ix);
     l->started = true;
     l->err = 0;
