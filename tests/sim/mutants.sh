@@ -18,7 +18,8 @@
 seeds=${SIM_MUTANT_SEEDS:-500}
 seed=${SIM_SEED:-1}
 real=$1
-top=$MUT_SRCDIR
+top=$MUT_SRCDIR                     # as the flags name it (relative, perhaps)
+src=$(cd "$top" && pwd) || exit 1   # and where the patches are read from anywhere
 work=$MUT_DIR
 
 run_sim() {
@@ -71,7 +72,7 @@ mkdir -p "$work" || exit 1
 found=0
 total=0
 broken=0
-for p in "$top"/tests/sim/mutants/*.patch; do
+for p in "$src"/tests/sim/mutants/*.patch; do
     [ -f "$p" ] || continue
     total=$((total + 1))
     name=${p##*/}
@@ -80,8 +81,8 @@ for p in "$top"/tests/sim/mutants/*.patch; do
     [ -n "$what" ] || what=$(head -n 1 "$p")
     copy=$work/$name
     mkdir -p "$copy/tests" &&
-        cp -R "$top/lib" "$top/recipes" "$top/include" "$copy/" &&
-        cp -R "$top/tests/sim" "$copy/tests/" &&
+        cp -R "$src/lib" "$src/recipes" "$src/include" "$copy/" &&
+        cp -R "$src/tests/sim" "$copy/tests/" &&
         chmod -R u+w "$copy" || exit 1
     # Strict: no fuzz, no reversed patch, no backup files.
     if ! log=$(cd "$copy" && patch -p1 -F0 --forward --batch --no-backup-if-mismatch <"$p" 2>&1)
@@ -93,7 +94,7 @@ for p in "$top"/tests/sim/mutants/*.patch; do
     fi
     changed=
     for f in $(sed -n 's/^+++ [^/]*\/\([^	 ]*\).*/\1/p' "$p"); do
-        cmp -s "$top/$f" "$copy/$f" || changed="$changed $f"
+        cmp -s "$src/$f" "$copy/$f" || changed="$changed $f"
     done
     if [ -z "$changed" ]; then
         broken=$((broken + 1))
