@@ -76,7 +76,7 @@ if [ "$quick" = yes ]; then
     exit 0
 fi
 
-step "simulation mutants (cores built with a real bug brought back: the simulation must find each)"
+step "simulation mutants (patches that bring a real bug back: the simulation must find each)"
 make -C "$top/build" -s -j"$jobs" check-sim-mutants
 
 step "fault tests (3-node ensemble: pauses, kills, leader failover, Curator interop)"

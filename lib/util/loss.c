@@ -23,9 +23,6 @@ int64_t zkl__loss_after_ns(int timeout_ms)
 {
     if (timeout_ms <= 0)
         return 0;
-#if defined(ZKL_MUTANT) && ZKL_MUTANT == 3 /* tests/sim/mutants.sh */
-    return (int64_t)timeout_ms * 11 / 10 * 1000000;
-#endif
     return (int64_t)timeout_ms * 9 / 20 * 1000000;
 }
 

@@ -19,6 +19,8 @@
  *                  multi-lock's steps)
  *   drv_recipes.c  what a worker does: every recipe, blocking and
  *                  asynchronous, holds, reentry, downgrade, cancel
+ *   drv_latch.c    a client's leader latch: joins, rejoins, leaves
+ *                  (recipes/latch.c), and its invariants
  *   drv_check.c    the invariants
  *   drv_tape.c     the tape of a schedule's steps and faults; shrinking
  *   drv_run.c      one schedule: the world, its clients, the steps, the end
@@ -44,7 +46,7 @@
 
 /* ---- lock paths, and what each allows ------------------------------------ */
 
-enum { P_A, P_B, P_RW, P_SEM, P_Q, NPATHS };
+enum { P_A, P_B, P_RW, P_SEM, P_Q, P_LATCH, NPATHS };
 extern const char *const drv_paths[NPATHS];
 #define SEM_MAX 3
 #define SEM_DATA "max_leases=3"
@@ -101,6 +103,7 @@ typedef struct dnode {
                               or a forced expiry */
     bool deleted_expired;  /* ... the leader expired its session */
     bool deleted_held;     /* ... by its own session while its owner believed it held */
+    int64_t owner;         /* its ephemeral owner, as the server said (shell.c) */
     char name[DRV_NAME]; /* its node's name once known */
     struct dnode *hnext;   /* d->byname */
 } dnode;
@@ -213,6 +216,22 @@ struct dwk {
 
 #define DRV_WORKERS 6
 
+/* A client's leader latch (recipes/latch.c's struct zkl_latch): the
+ * request taking part now, the one it leads on, what its listener was told
+ * last; a timer (TM_LATCH) makes it join or leave. */
+struct dlatch {
+    bool started;        /* joined, not closed */
+    struct dreq *cur;    /* taking part now, or NULL (no session) */
+    struct dreq *lead;   /* leading on, or NULL */
+    int64_t cur_sid;     /* the session cur was started in */
+    int told;            /* the listener's last value */
+    int err;             /* what ended taking part for good */
+    uint32_t tgen;       /* its join-or-leave timer's generation */
+    int joins;           /* requests it started */
+    struct dreq *held[8]; /* held results delivered, their callbacks not run yet */
+    int nheld;
+};
+
 struct dcl {
     struct drv *d;
     int ix;              /* its place in d->cl[] */
@@ -245,11 +264,12 @@ struct dcl {
     uint32_t rate_n;
     uint64_t sent;
     struct dreq *reqs;   /* its live asynchronous requests */
+    struct dlatch latch;
 };
 
 /* ---- asynchronous requests ---------------------------------------------------- */
 
-enum { AQ_MUTEX, AQ_READ, AQ_WRITE, AQ_SEM, AQ_MULTI, AQ_BURST };
+enum { AQ_MUTEX, AQ_READ, AQ_WRITE, AQ_SEM, AQ_MULTI, AQ_BURST, AQ_LATCH };
 
 struct dreq {
     zkl__areq m;          /* the core's machine */
@@ -305,7 +325,8 @@ struct violation {
     char text[512];
 };
 enum { V_HOLDERS = 1, V_BASIS, V_TOLD, V_EXPIRED, V_TOKEN, V_TWICE, V_STRAY_LOSS, V_DEADLINE,
-       V_ORPHAN, V_RATE, V_LOST_LIVE, V_STUCK, V_LEFT, V_KEPT, V_TABLE, V_LOST_GRANT, V_PROMPT, V_NKINDS };
+       V_ORPHAN, V_RATE, V_LOST_LIVE, V_STUCK, V_LEFT, V_KEPT, V_TABLE, V_LOST_GRANT, V_PROMPT,
+       V_PRED, V_ABSENT, V_SESSION, V_NKINDS };
 extern const char *const violation_names[V_NKINDS];
 
 /* One step of a tape: the seed of the world's choices for it, and a fault
@@ -389,7 +410,7 @@ uint64_t drv_tag(struct dcl *c, uint32_t slot);
 #define DRV_TIMER(c, kind, who, gen)                                                            \
     ((uint64_t)((c)->serial & 0xff) << 56 | ((uint64_t)(c)->ix + 1) << 48 |                   \
      (uint64_t)(kind) << 40 | (uint64_t)((who) & 0xffff) << 24 | ((gen) & 0xffffff))
-enum { TM_KEEPER = 1, TM_WORKER, TM_CANCEL, TM_REQ, TM_HEAL_LINK, TM_HEAL_CUT, TM_THAW };
+enum { TM_KEEPER = 1, TM_WORKER, TM_CANCEL, TM_REQ, TM_HEAL_LINK, TM_HEAL_CUT, TM_THAW, TM_LATCH };
 void drv_run_woken(struct dcl *c);
 void drv_wake(struct dcl *c, struct dwait *w);
 void drv_unwake(struct dcl *c, struct dwait *w);
@@ -441,6 +462,20 @@ void aq_call_answer(struct dreq *r, const struct dslot *sl, const struct zsim_it
 void aq_close_all(struct dcl *c);
 void aq_free_all(struct dcl *c);
 struct dreq *aq_by_id(struct dcl *c, int id);
+struct dreq *aq_start_latch(struct dcl *c);
+void aq_free(struct dreq *r);
+
+/* drv_latch.c */
+void latch_begin(struct dcl *c);
+void latch_timer(struct dcl *c, int who, uint32_t gen);
+void latch_result(struct dreq *r, int result);
+void latch_session(struct dcl *c);
+void latch_close(struct dcl *c);
+bool latch_node_settled(const struct dcl *c, const dnode *n);
+bool latch_settled(const struct dcl *c, char *why, size_t size);
+bool latch_takes_part(const struct dcl *c, const char *name);
+void latch_check_ahead(struct drv *d, const dnode *n, const char *ahead);
+void latch_check_quiet(struct drv *d);
 
 /* drv_check.c */
 void check_grant(struct drv *d, dnode *n, int owner, enum hkind kind, int leases);

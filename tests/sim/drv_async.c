@@ -230,7 +230,7 @@ static void unlist(struct dreq *r)
 }
 
 /* zkl_request_free, and the worker hears that its request is done. */
-static void aq_free(struct dreq *r)
+void aq_free(struct dreq *r)
 {
     struct drv *d = r->cl->d;
     for (int i = 0; i < 2; i++)
@@ -296,8 +296,12 @@ static void run(struct dwait *wt)
         zkl__areq_on(&r->m, ZKL__RE_LOOK, now, act, r);
     if (r->ready) {
         r->ready = false;
-        if (zkl__areq_on(&r->m, ZKL__RE_DELIVER, now, act, r) == 1)
-            callback(r, r->m.result);
+        if (zkl__areq_on(&r->m, ZKL__RE_DELIVER, now, act, r) == 1) {
+            if (r->kind == AQ_LATCH)
+                latch_result(r, r->m.result); /* recipes/latch.c's request_done */
+            else
+                callback(r, r->m.result);
+        }
     }
 }
 
@@ -346,10 +350,25 @@ struct dreq *aq_by_id(struct dcl *c, int id)
     return NULL;
 }
 
+static struct dreq *start(struct dcl *c, struct dwk *w, int kind, long timeout_ms,
+                          int64_t hold_ns, int64_t cancel_ns);
+
 /* zkl__async_start_steps, for one recipe's asynchronous acquire. */
 struct dreq *aq_start(struct dwk *w, int kind, long timeout_ms, int64_t hold_ns, int64_t cancel_ns)
 {
-    struct dcl *c = w->cl;
+    return start(w->cl, w, kind, timeout_ms, hold_ns, cancel_ns);
+}
+
+/* A latch's request (recipes/latch.c's take_part): no deadline, its loss
+ * told through its callback, no worker. */
+struct dreq *aq_start_latch(struct dcl *c)
+{
+    return start(c, NULL, AQ_LATCH, -1, 0, -1);
+}
+
+static struct dreq *start(struct dcl *c, struct dwk *w, int kind, long timeout_ms,
+                          int64_t hold_ns, int64_t cancel_ns)
+{
     struct drv *d = c->d;
     int64_t now = zsim_now(d->w);
     struct dreq *r = calloc(1, sizeof *r);
@@ -367,10 +386,12 @@ struct dreq *aq_start(struct dwk *w, int kind, long timeout_ms, int64_t hold_ns,
                                         : now + (int64_t)timeout_ms * MS;
     r->bound = deadline == ZKL__NO_DEADLINE ? ZKL__NO_DEADLINE : deadline + ZKL__GRACE_NS;
     static const int paths[] = {[AQ_MUTEX] = P_A, [AQ_READ] = P_RW, [AQ_WRITE] = P_RW,
-                                [AQ_SEM] = P_SEM, [AQ_MULTI] = P_A, [AQ_BURST] = P_Q};
+                                [AQ_SEM] = P_SEM, [AQ_MULTI] = P_A, [AQ_BURST] = P_Q,
+                                [AQ_LATCH] = P_LATCH};
     const zkl__policy *pol = kind == AQ_READ    ? &zkl__read_policy
                              : kind == AQ_WRITE ? &zkl__write_policy
                              : kind == AQ_SEM   ? &zkl__gate_policy
+                             : kind == AQ_LATCH ? &zkl__latch_policy
                                                 : &zkl__lock_policy;
     r->path = paths[kind];
     if (kind == AQ_SEM) {
@@ -395,8 +416,8 @@ struct dreq *aq_start(struct dwk *w, int kind, long timeout_ms, int64_t hold_ns,
                         : enqueue(r, r->path, pol, kind == AQ_SEM ? (const void *)&r->ga : NULL,
                                   NULL, NULL, try_once, &n);
     if (rc != 0) {
-        drv_trace(d, "client %d worker %d: asynchronous acquire refused: %s", c->ix, w->id,
-                  zkl_err_name(rc));
+        drv_trace(d, "client %d %s %d: asynchronous acquire refused: %s", c->ix,
+                  w ? "worker" : "latch", w ? w->id : 0, zkl_err_name(rc));
         d->failures++;
         r->freed = true;
         drv_unwake(c, &r->wt);
@@ -409,7 +430,8 @@ struct dreq *aq_start(struct dwk *w, int kind, long timeout_ms, int64_t hold_ns,
     r->cancel_at = cancel_ns >= 0 ? now + cancel_ns : 0;
     r->next = c->reqs;
     c->reqs = r;
-    w->nreqs++;
+    if (w != NULL)
+        w->nreqs++;
     aq_timer_at(r, deadline);
     if (r->cancel_at)
         aq_timer_at(r, r->cancel_at);

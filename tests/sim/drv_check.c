@@ -47,7 +47,8 @@ const char *const violation_names[V_NKINDS] = {
     [V_STRAY_LOSS] = "stray",  [V_DEADLINE] = "deadline", [V_ORPHAN] = "orphan",
     [V_RATE] = "rate",         [V_LOST_LIVE] = "lost-live", [V_STUCK] = "stuck",
     [V_LEFT] = "left",         [V_KEPT] = "kept",        [V_TABLE] = "table",
-    [V_LOST_GRANT] = "lost-grant", [V_PROMPT] = "prompt"};
+    [V_LOST_GRANT] = "lost-grant", [V_PROMPT] = "prompt", [V_PRED] = "pred",
+    [V_ABSENT] = "absent", [V_SESSION] = "session"};
 
 static const char *const kind_names[] = {"exclusive", "read", "write", "lease"};
 
@@ -423,7 +424,8 @@ static void left_one(void *arg, const char *name)
         return;
     for (int i = 0; i < a->d->nclients; i++) {
         struct dcl *c = a->d->cl[i];
-        if (c != NULL && c->sid != 0 && st.ephemeralOwner == c->sid)
+        if (c != NULL && c->sid != 0 && st.ephemeralOwner == c->sid &&
+            !(a->path == P_LATCH && latch_takes_part(c, name)))
             drv_violation(a->d, V_LEFT, "%s stays on the server (client %d's live session) "
                           "after every operation ended", path, c->ix);
     }

@@ -9,7 +9,8 @@
 
 #include "drv.h"
 
-const char *const drv_paths[NPATHS] = {"/l/a", "/l/b", "/l/rw", "/l/sem", "/l/q"};
+const char *const drv_paths[NPATHS] = {"/l/a",   "/l/b", "/l/rw",
+                                       "/l/sem", "/l/q", "/l/latch"};
 
 #define HEAL_IX 0xff
 #define SETTLE_LIMIT (120 * SEC)
@@ -96,6 +97,7 @@ struct dcl *drv_client_new(struct drv *d, int ix)
     drv_trace(d, "client %d (serial %d): open, session timeout %d ms", ix, c->serial,
               c->timeout_ms);
     drv_session_start(c);
+    latch_begin(c);
     return c;
 }
 
@@ -169,6 +171,9 @@ static void timer(struct drv *d, uint64_t tag)
             aq_timer(r, gen);
         break;
     }
+    case TM_LATCH:
+        latch_timer(c, who, gen);
+        break;
     default:
         break;
     }
@@ -257,6 +262,8 @@ static void housekeeping(struct drv *d)
             continue;
         if (c->old != NULL)
             drv_old_handle(c);
+        if (c->retiring && !c->closing && c->latch.started)
+            latch_close(c);
         if ((c->retiring || d->settling) && !c->closing && client_idle(c) && c->retiring)
             drv_client_close(c);
         if (c->gone) {
@@ -284,10 +291,16 @@ static void step(struct drv *d, const struct tape_step *ts)
     d->step++;
 }
 
+struct count_arg {
+    const struct dcl *c;
+    int live;
+};
+
+/* A node of the core not done, but a latch's node taking part. */
 static void count_node(zkl__cnode *n, void *arg)
 {
-    (void)n;
-    ++*(int *)arg;
+    struct count_arg *ca = arg;
+    ca->live += !latch_node_settled(ca->c, (const dnode *)n);
 }
 
 /* Everything settled: no operation runs, every client is connected, and
@@ -304,12 +317,16 @@ static bool settled(struct drv *d, char *why, size_t size)
                          op_name(c->wk[k].op), c->wk[k].phase);
                 return false;
             }
-        if (c->reqs != NULL) {
-            snprintf(why, size, "client %d: request %d still running", c->ix, c->reqs->id);
+        for (const struct dreq *r = c->reqs; r; r = r->next)
+            if (r->kind != AQ_LATCH) {
+                snprintf(why, size, "client %d: request %d still running", c->ix, r->id);
+                return false;
+            }
+        if (!latch_settled(c, why, size))
             return false;
-        }
-        int live = 0;
-        zkl__core_each(c->core, count_node, &live);
+        struct count_arg ca = {c, 0};
+        zkl__core_each(c->core, count_node, &ca);
+        int live = ca.live;
         if (!drv_connected(c) || c->old != NULL || live > 0) {
             snprintf(why, size, "client %d: %s", c->ix,
                      !drv_connected(c) ? "not connected"
@@ -351,6 +368,7 @@ static void settle(struct drv *d)
     for (int i = 0; i < d->nclients; i++)
         if (d->cl[i])
             check_quiet(d, d->cl[i]);
+    latch_check_quiet(d);
     /* every client closes; its sessions end */
     for (int i = 0; i < d->nclients; i++)
         if (d->cl[i] && !d->cl[i]->closing) {

@@ -88,6 +88,7 @@ void drv_session_event(struct dcl *c, zsim_session *s, int state)
         zkl__core_connection(c->core, true, now);
         drv_wake_all(c); /* wait_reopened's waiters, and stalled ones */
         drv_keeper_kick(c, now);
+        latch_session(c); /* the client's state listeners */
         if (!c->started) {
             /* zkl_client_open returned: the program's threads begin */
             c->started = true;

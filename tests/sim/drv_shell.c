@@ -281,6 +281,9 @@ int drv_sink(void *ctx, const zkl__act *a)
         rc = zsim_async(s, a->path, tag);
         break;
     case ZKL__A_WATCH_AHEAD:
+        if (n->path == P_LATCH)
+            latch_check_ahead(c->d, n, a->path);
+        /* fall through */
     case ZKL__A_WATCH_MEMBER:
     case ZKL__A_READ_OWN:
         rc = zsim_aget(s, a->path, w, tag);
@@ -350,6 +353,8 @@ static void node_answer(struct dcl *c, const struct dslot *sl, const struct zsim
         ev.data = it->data;
         ev.len = it->datalen;
     }
+    if ((ev.type == ZKL__E_CREATED || ev.type == ZKL__E_FOUND) && it->rc == ZOK)
+        sl->n->owner = ev.owner; /* whose the node is, as the server says */
     if (ev.type == ZKL__E_CREATED) {
         /* The core keeps the node's name, not its path. */
         const char *slash = it->rc == ZOK && it->value ? strrchr(it->value, '/') : NULL;

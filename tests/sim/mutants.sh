@@ -1,43 +1,155 @@
 #!/bin/sh
-# check-sim-mutants: tests/sim/mutants.sh SIM_LOCKS MUTANT...
-# Each MUTANT is sim-locks built with one real bug brought back
-# (-DZKL_MUTANT=n, Makefile.am); each must be found, a violation reported,
-# within SIM_MUTANT_SEEDS schedules (default 100) from seed SIM_SEED
-# (default 1), where the real core (SIM_LOCKS) passes every one of them.
+# check-sim-mutants: tests/sim/mutants.sh SIM_LOCKS
+# Each tests/sim/mutants/NN-name.patch brings back one real bug (its
+# "Subject:" line says which). For each, a copy of what sim-locks is built
+# from (lib, recipes, include, tests/sim) is patched with patch -p1, the
+# files the patch changed (and those including a changed header) are
+# compiled, and sim-locks is linked from them ahead of the build's own
+# archives, which give everything else. Each mutant must be found, a
+# violation reported, within SIM_MUTANT_SEEDS schedules (default 500) from
+# seed SIM_SEED (default 1), where the real core (SIM_LOCKS) passes every
+# one of them. A patch that no longer applies or builds fails the run.
 # Ends with "mutants: K of N found"; fails unless every one is found.
-seeds=${SIM_MUTANT_SEEDS:-100}
+#
+# From the Makefile (check-sim-mutants): MUT_SRCDIR (the top source
+# folder), MUT_DIR (a scratch folder), MUT_CC, MUT_CPPFLAGS (with
+# -I$MUT_SRCDIR/... paths, which are searched in the copy first), MUT_CFLAGS,
+# MUT_LDFLAGS, MUT_LIBS (the build's archives, then the libraries).
+seeds=${SIM_MUTANT_SEEDS:-500}
 seed=${SIM_SEED:-1}
 real=$1
-shift
-if ! out=$(SIM_SEED=$seed SIM_SCHEDULES=$seeds SIM_SHRINK=0 SIM_EVENTS=1000000000 "$real" 2>/dev/null)
-then
+top=$MUT_SRCDIR                     # as the flags name it (relative, perhaps)
+src=$(cd "$top" && pwd) || exit 1   # and where the patches are read from anywhere
+work=$MUT_DIR
+
+run_sim() {
+    SIM_SEED=$seed SIM_SCHEDULES=$seeds SIM_SHRINK=0 SIM_EVENTS=1000000000 "$1" 2>/dev/null
+}
+
+if ! out=$(run_sim "$real"); then
     printf '%s\n' "$out" | grep '^sim: VIOLATION' | head -n 1
     echo "mutants: the real core fails these schedules: no mutant can be told apart"
     exit 1
 fi
+
+# The include flags with the copy's folders searched first.
+cppflags() {
+    for f in $MUT_CPPFLAGS; do
+        case $f in
+        "-I$top") printf ' -I%s %s' "$1" "$f" ;;
+        "-I$top"/*) printf ' -I%s/%s %s' "$1" "${f#-I"$top"/}" "$f" ;;
+        *) printf ' %s' "$f" ;;
+        esac
+    done
+}
+
+# The C files to compile for the changed files $@ (paths in the tree): a
+# changed C file, and every C file that includes a changed header, at any
+# depth (by name, as the sources include them).
+to_compile() {
+    seen=" "
+    todo="$*"
+    while [ -n "$todo" ]; do
+        set -- $todo
+        todo=
+        for f in "$@"; do
+            case $seen in *" $f "*) continue ;; esac
+            seen="$seen$f "
+            case $f in
+            *.c) printf '%s\n' "$f" ;;
+            *.h)
+                base=${f##*/}
+                todo="$todo $(cd "$copy" && grep -rlF "#include \"$base\"" lib recipes \
+                    tests/sim include | grep '\.[ch]$' | tr '\n' ' ')"
+                ;;
+            esac
+        done
+    done
+}
+
+rm -rf "$work"
+mkdir -p "$work" || exit 1
 found=0
 total=0
-for prog in "$@"; do
+broken=0
+for p in "$src"/tests/sim/mutants/*.patch; do
+    [ -f "$p" ] || continue
     total=$((total + 1))
-    n=${prog##*sim-mutant}
-    case $n in
-    1) what="a handoff without the own node's watch" ;;
-    3) what="the loss told after the next holder may start" ;;
-    4) what="a walk-back that trusts a vanished node ahead" ;;
-    5) what="a downgrade node with a fresh sequence" ;;
-    6) what="an asynchronous multi-lock that stops checking its earlier member" ;;
-    7) what="a stalled held node deleted on reconnection, its hold unsaid" ;;
-    8) what="a try once that waits out its session timeout" ;;
-    *) what="?" ;;
-    esac
-    out=$(SIM_SEED=$seed SIM_SCHEDULES=$seeds SIM_SHRINK=0 SIM_EVENTS=1000000000 "$prog" 2>/dev/null)
+    name=${p##*/}
+    name=${name%.patch}
+    what=$(sed -n 's/^Subject: *//p' "$p" | head -n 1)
+    [ -n "$what" ] || what=$(head -n 1 "$p")
+    copy=$work/$name
+    mkdir -p "$copy/tests" &&
+        cp -R "$src/lib" "$src/recipes" "$src/include" "$copy/" &&
+        cp -R "$src/tests/sim" "$copy/tests/" &&
+        chmod -R u+w "$copy" || exit 1
+    # Strict: no fuzz, no reversed patch, no backup files.
+    if ! log=$(cd "$copy" && patch -p1 -F0 --forward --batch --no-backup-if-mismatch <"$p" 2>&1)
+    then
+        broken=$((broken + 1))
+        echo "mutant $name ($what): FAILED: the patch no longer applies:"
+        printf '%s\n' "$log" | sed 's/^/    /'
+        continue
+    fi
+    changed=
+    for f in $(sed -n 's/^+++ [^/]*\/\([^	 ]*\).*/\1/p' "$p"); do
+        cmp -s "$src/$f" "$copy/$f" || changed="$changed $f"
+    done
+    if [ -z "$changed" ]; then
+        broken=$((broken + 1))
+        echo "mutant $name ($what): FAILED: the patch changes nothing"
+        continue
+    fi
+    flags=$(cppflags "$copy")
+    objs=
+    ok=true
+    for c in tests/sim/sim_locks.c $(to_compile $changed); do
+        # Only what sim-locks links: not the other programs of tests/sim.
+        case $c in
+        tests/sim/check_*.c | tests/sim/diff_*.c | tests/sim/zkproxy.c | tests/sim/sim_speed.c)
+            continue
+            ;;
+        lib/*.c | recipes/*.c | tests/sim/*.c) ;;
+        *) continue ;;
+        esac
+        o=$copy/obj/$(echo "$c" | tr / _).o
+        case " $objs " in *" $o "*) continue ;; esac
+        mkdir -p "$copy/obj"
+        # shellcheck disable=SC2086
+        if ! log=$($MUT_CC $flags $MUT_CFLAGS -c "$copy/$c" -o "$o" 2>&1); then
+            ok=false
+            echo "mutant $name ($what): FAILED: $c does not compile:"
+            printf '%s\n' "$log" | sed 's/^/    /'
+            break
+        fi
+        objs="$objs $o"
+    done
+    # shellcheck disable=SC2086
+    if $ok && ! log=$($MUT_CC $MUT_CFLAGS $MUT_LDFLAGS -o "$copy/sim-locks" $objs $MUT_LIBS 2>&1)
+    then
+        ok=false
+        echo "mutant $name ($what): FAILED: it does not link:"
+        printf '%s\n' "$log" | sed 's/^/    /'
+    fi
+    if ! $ok; then
+        broken=$((broken + 1))
+        continue
+    fi
+    out=$(run_sim "$copy/sim-locks")
     line=$(printf '%s\n' "$out" | grep '^sim: VIOLATION' | head -n 1)
+    events=$(printf '%s\n' "$out" | sed -n 's/^sim: seed [0-9]*, \([0-9]*\) events,.*/\1/p')
     if [ -n "$line" ]; then
         found=$((found + 1))
-        echo "mutant $n ($what): found: ${line#sim: VIOLATION }"
+        echo "mutant $name ($what): found after $events events: ${line#sim: VIOLATION }"
+        rm -rf "$copy"
     else
-        echo "mutant $n ($what): NOT found in $seeds schedules from seed $seed"
+        echo "mutant $name ($what): NOT found in $seeds schedules from seed $seed"
     fi
 done
-echo "mutants: $found of $total found"
-[ "$found" -eq "$total" ]
+if [ "$broken" -gt 0 ]; then
+    echo "mutants: $found of $total found, $broken not built"
+else
+    echo "mutants: $found of $total found"
+fi
+[ "$total" -gt 0 ] && [ "$found" -eq "$total" ]

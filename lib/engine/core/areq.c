@@ -67,9 +67,6 @@ static bool node_holds(const zkl__cnode *n)
 /* The kept nodes that are part of the hold all hold. */
 static bool kept_hold(const zkl__areq *r)
 {
-#if defined(ZKL_MUTANT) && ZKL_MUTANT == 6 /* tests/sim/mutants.sh */
-    return true;
-#endif
     for (size_t i = 0; r->keep_held && i < r->nkept; i++)
         if (!node_holds(r->kept[i]))
             return false;

@@ -153,10 +153,6 @@ void zkl__step_create(zkl__cnode *n)
     if (n->creates > 0)
         send_parents(n);
     int mode = ZKL__MODE_EPHEMERAL_SEQUENTIAL;
-#if defined(ZKL_MUTANT) && ZKL_MUTANT == 5 /* tests/sim/mutants.sh */
-    if (n->side)
-        n->side->fixed_seq[0] = '\0';
-#endif
     if (n->side && n->side->fixed_seq[0]) {
         /* A plain ephemeral node that sorts with a given sequence (read-lock
          * downgrade, PROTOCOL §4). */
@@ -420,9 +416,6 @@ void zkl__step_reconnect(zkl__cnode *n)
                 n->side->group[i].armed = false;
         zkl__step_list(n);
         break;
-#if defined(ZKL_MUTANT) && ZKL_MUTANT == 7 /* tests/sim/mutants.sh */
-    case N(HELD):
-#endif
     case N(RELEASING):
     case N(DELETING):
     case N(BACKOFF):

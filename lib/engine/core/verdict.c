@@ -21,10 +21,8 @@ int zkl__verdict(const zkl__cnode *n, const zkl__wait_view *w)
      * perhaps): the shell wakes waiters when the connection goes. */
     if (n->patience != ZKL__P_DEADLINE && !k->connected)
         return ZKL_ECONNLOSS;
-#if !(defined(ZKL_MUTANT) && ZKL_MUTANT == 8) /* tests/sim/mutants.sh */
     if (n->patience == ZKL__P_ANSWERED)
         return ZKL_ETIMEDOUT;
-#endif
     if (w->deadline_past)
         return ZKL_ETIMEDOUT;
     return 1;

@@ -28,9 +28,6 @@ static bool watch_send(zkl__cnode *n, zkl__act *a)
 void zkl__watch_own(zkl__cnode *n)
 {
     char own[ZKL__NAME_BUF], buf[ZKL__MAX_PATH + 96];
-#if defined(ZKL_MUTANT) && ZKL_MUTANT == 1 /* tests/sim/mutants.sh */
-    return;
-#endif
     if (n->own != ZKL__OWN_OFF || zkl__core_own(n, own) == NULL)
         return;
     zkl__act a = {.type = ZKL__A_WATCH_OWN, .path = zkl__core_full(n, own, buf)};
@@ -266,10 +263,6 @@ static zkl__decision ahead_answer(zkl__cnode *n, int slot, int rc)
         send_kids(n);
         return zkl__do(ZKL__S_NONE);
     }
-#if defined(ZKL_MUTANT) && ZKL_MUTANT == 4 /* tests/sim/mutants.sh */
-    if (rc == ZNONODE)
-        return zkl__do(ZKL__S_NONE);
-#endif
     n->armed[slot] = false;
     if (rc == ZNONODE) {
         /* Already gone before the watch was set: the next one ahead, or
