@@ -615,6 +615,34 @@ static const core_case cases[] = {
      "state A QUEUED\n"
      "err A ELOST\n"
      "verdict A ELOST\n"},
+    {"past the 32-bit wrap a sequence is negative: a name not of ours, deleted by that name",
+     "node A lock\n"
+     "start A\n"
+     "expect A:create A:list\n"
+     "create A ok -2147483647\n"
+     "expect A:delete A:wake\n"
+     "state A DELETING\n"
+     "err A EZK\n"
+     "verdict A EZK\n"
+     "list A ok A1\n"
+     "delete A ok\n"
+     "expect A:wake\n"
+     "state A GONE\n"},
+    {"a lost create whose node came past the 32-bit wrap deletes it by its name, and fails",
+     "node A lock\n"
+     "start A\n"
+     "create A CONNLOSS\n"
+     "expect A:create A:list A:sync\n"
+     "list A CONNLOSS\n"
+     "sync A\n"
+     "list A ok x:lock-3 A-2147483647\n"
+     "expect A:list A:delete A:wake\n"
+     "state A DELETING\n"
+     "err A EZK\n"
+     "verdict A EZK\n"
+     "delete A ok\n"
+     "expect A:wake\n"
+     "state A GONE\n"},
     {"a create answered with a name not of ours deletes the node by that name",
      "node A lock\n"
      "start A\n"

@@ -311,7 +311,7 @@ extern const char *const violation_names[V_NKINDS];
 /* One step of a tape: the seed of the world's choices for it, and a fault
  * injected before it. */
 enum fault_kind { F_NONE, F_DROP, F_LINK, F_PARTITION, F_FREEZE, F_EXPIRE, F_OUTSIDER, F_RETIRE,
-                  F_NKINDS };
+                  F_AIM, F_CROWD, F_NKINDS };
 struct tape_step {
     uint64_t seed;
     int64_t orig;     /* its place in the tape made from the seed */
@@ -389,7 +389,7 @@ uint64_t drv_tag(struct dcl *c, uint32_t slot);
 #define DRV_TIMER(c, kind, who, gen)                                                            \
     ((uint64_t)((c)->serial & 0xff) << 56 | ((uint64_t)(c)->ix + 1) << 48 |                   \
      (uint64_t)(kind) << 40 | (uint64_t)((who) & 0xffff) << 24 | ((gen) & 0xffffff))
-enum { TM_KEEPER = 1, TM_WORKER, TM_CANCEL, TM_REQ, TM_HEAL_LINK, TM_HEAL_CUT, TM_THAW };
+enum { TM_KEEPER = 1, TM_WORKER, TM_CANCEL, TM_REQ, TM_HEAL_LINK, TM_HEAL_CUT, TM_THAW, TM_DRAIN };
 void drv_run_woken(struct dcl *c);
 void drv_wake(struct dcl *c, struct dwait *w);
 void drv_unwake(struct dcl *c, struct dwait *w);
@@ -467,5 +467,6 @@ void tape_print(const struct tape *t, FILE *out);
 int tape_parse(struct tape *t, const char *text);
 const char *fault_name(int kind);
 int tape_set_mix(const char *spec);
+int32_t tape_cversion_start(const struct tape *t);
 
 #endif

@@ -103,7 +103,7 @@ void server_containers(zsim_world *w)
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < t->ncont; i++) {
         const struct znode *z = t->containers[i];
-        if (z->nkids == 0 && z->st.cversion > 0) {
+        if (z->nkids == 0 && z->st.cversion != w->cfg.cversion_start) {
             SIM_GROW(doomed, n, cap);
             doomed[n++] = sim_memdup(z->path, z->plen);
         }

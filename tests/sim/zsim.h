@@ -146,6 +146,10 @@ struct zsim_config {
     uint32_t p_outsider;  /* an outsider changes a node under outsider_root */
     const char *outsider_root; /* "/" by default */
     int64_t fault_max_ns;      /* longest a timed fault lasts (4 ticks) */
+    /* The count of child creations a new node starts with (0): near
+     * INT32_MAX, its children's sequence numbers soon pass the 32-bit
+     * wrap, where the server's %010d of a signed int turns negative. */
+    int32_t cversion_start;
 };
 
 #define ZSIM_MAX_SERVERS 7
@@ -375,6 +379,9 @@ int zsim_outsider_set_acl(zsim_world *w, const char *path, int version,
  * the outsider's session ends, or an ACL it changed is put back. Returns 0,
  * or -1 if there was nothing to act on. */
 int zsim_outsider_random(zsim_world *w);
+/* The same on the node at path (under outsider_root), a plant beside it
+ * taking its very sequence: -1 if there is no such node. */
+int zsim_outsider_at(zsim_world *w, const char *path);
 /* Every ACL an outsider changed goes back to open (a run's end heals). */
 void zsim_outsider_mend(zsim_world *w);
 
