@@ -245,6 +245,9 @@ struct dcl {
     uint32_t rate_n;
     uint64_t sent;
     struct dreq *reqs;   /* its live asynchronous requests */
+    /* time faults: the whole process paused, its callbacks blocked, its
+     * keeper's ticks late (by late_ns), each until the time given */
+    int64_t paused_until, blocked_until, late_until, late_ns;
 };
 
 /* ---- asynchronous requests ---------------------------------------------------- */
@@ -311,7 +314,7 @@ extern const char *const violation_names[V_NKINDS];
 /* One step of a tape: the seed of the world's choices for it, and a fault
  * injected before it. */
 enum fault_kind { F_NONE, F_DROP, F_LINK, F_PARTITION, F_FREEZE, F_EXPIRE, F_OUTSIDER, F_RETIRE,
-                  F_AIM, F_CROWD, F_NKINDS };
+                  F_AIM, F_CROWD, F_PAUSE, F_BLOCK, F_LATE, F_NKINDS };
 struct tape_step {
     uint64_t seed;
     int64_t orig;     /* its place in the tape made from the seed */
@@ -389,7 +392,7 @@ uint64_t drv_tag(struct dcl *c, uint32_t slot);
 #define DRV_TIMER(c, kind, who, gen)                                                            \
     ((uint64_t)((c)->serial & 0xff) << 56 | ((uint64_t)(c)->ix + 1) << 48 |                   \
      (uint64_t)(kind) << 40 | (uint64_t)((who) & 0xffff) << 24 | ((gen) & 0xffffff))
-enum { TM_KEEPER = 1, TM_WORKER, TM_CANCEL, TM_REQ, TM_HEAL_LINK, TM_HEAL_CUT, TM_THAW, TM_DRAIN };
+enum { TM_KEEPER = 1, TM_WORKER, TM_CANCEL, TM_REQ, TM_HEAL_LINK, TM_HEAL_CUT, TM_THAW, TM_DRAIN, TM_RESUME };
 void drv_run_woken(struct dcl *c);
 void drv_wake(struct dcl *c, struct dwait *w);
 void drv_unwake(struct dcl *c, struct dwait *w);
@@ -409,6 +412,7 @@ void drv_client_cancel(struct dcl *c);
 void drv_client_close(struct dcl *c);
 void drv_old_handle(struct dcl *c);
 bool drv_connected(const struct dcl *c);
+void drv_hold(struct dcl *c);
 void drv_wake_all(struct dcl *c);
 
 /* drv_wait.c */
@@ -456,6 +460,7 @@ void check_acquire_end(struct drv *d, struct dcl *c, int64_t started, int64_t bo
 void check_quiet(struct drv *d, struct dcl *c);
 void check_rate(struct dcl *c);
 void check_prompt(struct drv *d, struct dcl *c, const zkl__cnode *n, int64_t started);
+bool check_stood(const struct dcl *c, int64_t since);
 
 /* drv_tape.c */
 void tape_init(struct tape *t, uint64_t seed, int64_t steps);

@@ -245,6 +245,8 @@ static void timer(struct drv *d, uint64_t tag)
             zsim_freeze(d->w, who, false);
         } else if (kind == TM_DRAIN) {
             drain(d, who);
+        } else if (kind == TM_RESUME && who < d->nclients && d->cl[who] != NULL) {
+            drv_hold(d->cl[who]);
         }
         return;
     }
@@ -253,6 +255,10 @@ static void timer(struct drv *d, uint64_t tag)
     struct dcl *c = d->cl[ix];
     if (c == NULL || (c->serial & 0xff) != serial || c->gone)
         return;
+    if (zsim_now(d->w) < c->paused_until) {
+        zsim_timer(d->w, NULL, c->paused_until, tag); /* no thread of it runs */
+        return;
+    }
     switch (kind) {
     case TM_KEEPER:
         if (gen == (c->kgen & 0xffffff))
@@ -340,6 +346,23 @@ static void fault(struct drv *d, const struct tape_step *ts)
                 drv_client_cancel(c);
         }
         break;
+    case F_PAUSE: /* the whole process stops: a debugger, a swap storm, a VM paused */
+    case F_BLOCK: /* a callback blocks the completion thread */
+        if (c != NULL && !c->gone && now >= c->paused_until) {
+            int64_t *until = ts->fault == F_PAUSE ? &c->paused_until : &c->blocked_until;
+            if (now + ts->len > *until)
+                *until = now + ts->len;
+            drv_hold(c);
+            heal_timer(d, *until, TM_RESUME, c->ix);
+        }
+        break;
+    case F_LATE: /* the keeper's ticks come late, within the loss rule's margin */
+        if (c != NULL && !c->gone) {
+            int t = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
+            c->late_until = now + ts->len;
+            c->late_ns = 1 + (int64_t)zsim_below(d->w, (uint64_t)t * MS / 25);
+        }
+        break;
     case F_AIM:
         aim(d, ts);
         break;
@@ -365,8 +388,8 @@ static void housekeeping(struct drv *d)
 {
     for (int i = 0; i < d->nclients; i++) {
         struct dcl *c = d->cl[i];
-        if (c == NULL)
-            continue;
+        if (c == NULL || zsim_now(d->w) < c->paused_until || zsim_now(d->w) < c->blocked_until)
+            continue; /* its threads wait */
         if (c->old != NULL)
             drv_old_handle(c);
         if ((c->retiring || d->settling) && !c->closing && client_idle(c) && c->retiring)

@@ -24,7 +24,8 @@ uint64_t drv_mix(uint64_t x)
 }
 
 static const char *const fault_names[F_NKINDS] = {
-    "none", "drop", "link", "partition", "freeze", "expire", "outsider", "retire", "aim", "crowd"};
+    "none",     "drop",   "link",  "partition", "freeze", "expire", "outsider",
+    "retire",   "aim",    "crowd", "pause",     "block",  "late"};
 
 const char *fault_name(int kind)
 {
@@ -35,23 +36,26 @@ const char *fault_name(int kind)
  * (tape_set_mix, SIM_MIX). Aimed faults and crowds come only with drawn
  * mixes (drawn_extra), so that a mix named by its factors replays as it
  * did before they existed. */
-static const uint32_t default_rate[F_NKINDS] = {0, 400, 250, 120, 100, 60, 2000, 100, 0, 0};
-static uint32_t rate[F_NKINDS] = {0, 400, 250, 120, 100, 60, 2000, 100, 0, 0};
-static const uint32_t drawn_extra[F_NKINDS] = {[F_AIM] = 150, [F_CROWD] = 8};
+static const uint32_t default_rate[F_NKINDS] = {0, 400, 250, 120, 100, 60, 2000, 100};
+static uint32_t rate[F_NKINDS] = {0, 400, 250, 120, 100, 60, 2000, 100};
+static const uint32_t drawn_extra[F_NKINDS] = {
+    [F_AIM] = 150, [F_CROWD] = 8, [F_PAUSE] = 40, [F_BLOCK] = 60, [F_LATE] = 100};
 
 /* "drawn" (the default): each schedule draws its mix from its seed, one of
  * these factors over the run's rates (none, drop, link, partition, freeze,
  * expire, outsider, retire, aim, crowd): the default, connections dropped
  * twenty times as often, outsiders five times, both, silent links and cut
  * or stopped servers, forced expiries, outsiders aimed at holders and at
- * waiters' predecessors, crowds of hundreds of contenders. A sixth of the
+ * waiters' predecessors, crowds of hundreds of contenders, time faults of
+ * the clients (paused processes, blocked callbacks, late keepers). A sixth of the
  * schedules also start every parent's sequence near its 32-bit wrap. */
 static bool drawn = true;
 static const uint8_t drawn_mix[][F_NKINDS] = {
-    {0, 1, 1, 1, 1, 1, 1, 1, 1, 1},  {0, 20, 1, 1, 1, 1, 1, 1, 1, 1},
-    {0, 1, 1, 1, 1, 1, 5, 1, 2, 1},  {0, 20, 1, 1, 1, 1, 4, 1, 1, 1},
-    {0, 1, 8, 4, 4, 1, 1, 1, 1, 1},  {0, 2, 1, 1, 1, 10, 1, 2, 1, 1},
-    {0, 2, 1, 1, 1, 1, 1, 1, 12, 1}, {0, 1, 1, 1, 1, 1, 1, 1, 2, 12},
+    {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},  {0, 20, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 1, 1, 1, 1, 1, 5, 1, 2, 1, 1, 1, 1},  {0, 20, 1, 1, 1, 1, 4, 1, 1, 1, 1, 1, 1},
+    {0, 1, 8, 4, 4, 1, 1, 1, 1, 1, 1, 1, 1},  {0, 2, 1, 1, 1, 10, 1, 2, 1, 1, 1, 1, 1},
+    {0, 2, 1, 1, 1, 1, 1, 1, 12, 1, 1, 1, 1}, {0, 1, 1, 1, 1, 1, 1, 1, 2, 12, 1, 1, 1},
+    {0, 1, 1, 1, 1, 4, 1, 1, 1, 1, 8, 8, 8},
 };
 
 static const uint8_t *drawn_times(uint64_t seed)

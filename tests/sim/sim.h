@@ -377,6 +377,8 @@ struct zsim_session {
     uint32_t epoch;
     bool link_out; /* client to server */
     bool link_in;  /* server to client */
+    bool hold_items;  /* its callbacks wait (the completion thread is blocked) */
+    bool stopped;     /* its own thread stands still too (the process paused) */
     int64_t link_heal_gen;
     int order[ZSIM_MAX_SERVERS];
     int nhosts, next_srv;

@@ -533,6 +533,20 @@ void zsim_link_oneway(zsim_session *s, bool to_server, bool to_client)
     link_set(s, to_server, to_client);
 }
 
+void zsim_hold(zsim_session *s, bool items, bool stopped)
+{
+    zsim_world *w = s->w;
+    drop_current(w);
+    sim_trace(w, "session %d: callbacks %s, client thread %s", s->ix, items ? "held" : "run",
+              stopped ? "stopped" : "runs");
+    bool resume = s->stopped && !stopped;
+    s->hold_items = items;
+    s->stopped = stopped;
+    sess_ready(s);
+    if (resume)
+        client_timer(s); /* what came due meanwhile, at once */
+}
+
 void zsim_link(zsim_session *s, bool up)
 {
     zsim_link_oneway(s, up, up);

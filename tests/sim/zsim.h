@@ -349,6 +349,12 @@ void zsim_link(zsim_session *s, bool up);
  * comes back; items sent while to_client is down arrive when it does, or
  * are lost with the connection. */
 void zsim_link_oneway(zsim_session *s, bool to_server, bool to_client);
+/* The program's side stands still: with items, no callback of the session
+ * runs (its items wait, as behind a callback that blocks); with stopped,
+ * the C client's own thread stands still too (no ping, no timeout: a
+ * paused process), and looks at its clock when it runs again. What the
+ * server sends meanwhile waits in the socket. (false, false) resumes. */
+void zsim_hold(zsim_session *s, bool items, bool stopped);
 /* A follower cut from the leader (or healed): it answers reads and pings
  * from its stale tree, holds writes and syncs, forwards no touches, and
  * after sync_limit ticks drops its clients and refuses new ones until healed. */
