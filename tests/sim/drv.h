@@ -248,6 +248,7 @@ struct dcl {
     /* time faults: the whole process paused, its callbacks blocked, its
      * keeper's ticks late (by late_ns), each until the time given */
     int64_t paused_until, blocked_until, late_until, late_ns;
+    int64_t link_back;   /* when its silent link last came back */
 };
 
 /* ---- asynchronous requests ---------------------------------------------------- */
@@ -314,7 +315,8 @@ extern const char *const violation_names[V_NKINDS];
 /* One step of a tape: the seed of the world's choices for it, and a fault
  * injected before it. */
 enum fault_kind { F_NONE, F_DROP, F_LINK, F_PARTITION, F_FREEZE, F_EXPIRE, F_OUTSIDER, F_RETIRE,
-                  F_AIM, F_CROWD, F_PAUSE, F_BLOCK, F_LATE, F_NKINDS };
+                  F_AIM, F_CROWD, F_PAUSE, F_BLOCK, F_LATE, F_FAILOVER, F_LEADER_PAUSE,
+                  F_LEADER_SLOW, F_NKINDS };
 struct tape_step {
     uint64_t seed;
     int64_t orig;     /* its place in the tape made from the seed */

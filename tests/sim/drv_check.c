@@ -285,7 +285,10 @@ void check_acquire_end(struct drv *d, struct dcl *c, int64_t started, int64_t bo
 void check_prompt(struct drv *d, struct dcl *c, const zkl__cnode *n, int64_t started)
 {
     int t = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
-    int64_t took = now_of(d) - started, bound = 2 * (int64_t)t * MS / 3 + PROMPT_SLACK;
+    /* a silent link that came back meanwhile was heard: the client's two
+     * thirds of silence start again there */
+    int64_t took = now_of(d) - (c->link_back > started ? c->link_back : started);
+    int64_t bound = 2 * (int64_t)t * MS / 3 + PROMPT_SLACK;
     if (n->patience != ZKL__P_DEADLINE && took > bound && !check_stood(c, started))
         drv_violation(d, V_PROMPT,
                       "client %d: a try once decided %.3f s after its call, over %.3f s (two "
@@ -389,8 +392,8 @@ void check_step(struct drv *d)
         }
         int64_t by = zkl__loss_at(n->deleted_at, h->cl->negotiated_ms ? h->cl->negotiated_ms
                                                                        : h->cl->timeout_ms);
-        if (by < h->cl->paused_until)
-            by = h->cl->paused_until; /* told when it runs again */
+        if (by < h->cl->paused_until + 10 * MS)
+            by = h->cl->paused_until + 10 * MS; /* told as it runs again */
         if ((n->deleted_by_other || n->deleted_held) && now >= by) {
             drv_violation(d, V_TOLD,
                           "client %d still believes it holds %s (token %lld): its node went "

@@ -189,15 +189,18 @@ static bool crowd_node(const char *name)
 }
 
 /* Hundreds of contenders of another program's join a queue, of the kind
- * of one that is there, and leave it one by one from its head (drain). */
+ * of one waiting there, and leave it one by one from its head (drain). */
 static void crowd(struct drv *d, const struct tape_step *ts)
 {
     int p = ts->target % NPATHS;
     struct kids k = {0};
     zsim_truth_children(d->w, drv_paths[p], kid_add, &k);
+    /* waiters: the newest contender's kind, not a semaphore's lease (no
+     * more leases than its limit exist: a waiter takes one once it fits) */
     const char *kind = NULL;
-    for (size_t i = 0; i < k.n && kind == NULL; i++)
-        if (strncmp(k.v[i], "_c_", 3) == 0 && strlen(k.v[i]) > 50 && !crowd_node(k.v[i]))
+    for (size_t i = k.n; i-- > 0 && kind == NULL;)
+        if (strncmp(k.v[i], "_c_", 3) == 0 && strlen(k.v[i]) > 50 && !crowd_node(k.v[i]) &&
+            strstr(k.v[i] + 40, "lease") == NULL)
             kind = k.v[i];
     if (kind != NULL) {
         int many = 100 + (int)zsim_below(d->w, 300);
@@ -239,6 +242,8 @@ static void timer(struct drv *d, uint64_t tag)
             struct sinfo *si = drv_sinfo(d, who);
             if (si->s != NULL)
                 zsim_link(si->s, true);
+            if (si->owner != NULL)
+                si->owner->link_back = zsim_now(d->w); /* its 2T/3 of silence start again */
         } else if (kind == TM_HEAL_CUT) {
             zsim_partition(d->w, who, false);
         } else if (kind == TM_THAW) {
@@ -256,7 +261,9 @@ static void timer(struct drv *d, uint64_t tag)
     if (c == NULL || (c->serial & 0xff) != serial || c->gone)
         return;
     if (zsim_now(d->w) < c->paused_until) {
-        zsim_timer(d->w, NULL, c->paused_until, tag); /* no thread of it runs */
+        /* no thread of it runs; when they do, in any order (the keeper's
+         * and the callbacks' threads race) */
+        zsim_timer(d->w, NULL, c->paused_until + 1 + (int64_t)zsim_below(d->w, 5 * MS), tag);
         return;
     }
     switch (kind) {
@@ -362,6 +369,15 @@ static void fault(struct drv *d, const struct tape_step *ts)
             c->late_until = now + ts->len;
             c->late_ns = 1 + (int64_t)zsim_below(d->w, (uint64_t)t * MS / 25);
         }
+        break;
+    case F_FAILOVER: /* an election of 50 ms to a second */
+        zsim_failover(d->w, 50 * MS + ts->len % (950 * MS));
+        break;
+    case F_LEADER_PAUSE: /* shorter than the followers' sync limit (a second) */
+        zsim_leader_pause(d->w, 1 + ts->len % (900 * MS));
+        break;
+    case F_LEADER_SLOW:
+        zsim_leader_slow(d->w, ts->len);
         break;
     case F_AIM:
         aim(d, ts);

@@ -355,6 +355,17 @@ void zsim_link_oneway(zsim_session *s, bool to_server, bool to_client);
  * paused process), and looks at its clock when it runs again. What the
  * server sends meanwhile waits in the socket. (false, false) resumes. */
 void zsim_hold(zsim_session *s, bool items, bool stopped);
+/* Leader changes. zsim_failover: the leader is lost; every server drops
+ * its clients and serves none for ns (the election), the touches the
+ * followers had not passed on are lost, and the new leader (server 0
+ * again in the model) starts every session's expiry anew, one timeout from
+ * its start. zsim_leader_pause: the leader stands still for ns (pings,
+ * expiry, requests); when it runs again, what ran out expires first.
+ * zsim_leader_slow: the leader commits nothing for ns: writes and syncs
+ * wait, pings, touches and expiry go on. */
+void zsim_failover(zsim_world *w, int64_t ns);
+void zsim_leader_pause(zsim_world *w, int64_t ns);
+void zsim_leader_slow(zsim_world *w, int64_t ns);
 /* A follower cut from the leader (or healed): it answers reads and pings
  * from its stale tree, holds writes and syncs, forwards no touches, and
  * after sync_limit ticks drops its clients and refuses new ones until healed. */
@@ -424,6 +435,7 @@ struct zsim_counts {
     uint64_t steps, delivered, processed, applied, txns, timers;
     uint64_t drops, links, partitions, freezes, expiries, outsiders;
     uint64_t sessions_expired, connects;
+    uint64_t failovers, leader_pauses;
 };
 void zsim_counts(const zsim_world *w, struct zsim_counts *out);
 /* Called with one line per step of the world (no newline), or NULL. */
