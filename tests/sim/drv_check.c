@@ -285,9 +285,12 @@ void check_acquire_end(struct drv *d, struct dcl *c, int64_t started, int64_t bo
 void check_prompt(struct drv *d, struct dcl *c, const zkl__cnode *n, int64_t started)
 {
     int t = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
-    /* a silent link that came back meanwhile was heard: the client's two
-     * thirds of silence start again there */
-    int64_t took = now_of(d) - (c->link_back > started ? c->link_back : started);
+    /* a silent link that came back meanwhile, or a leader that answers
+     * again, was heard: the client's two thirds of silence start again */
+    int64_t from = c->link_back > started ? c->link_back : started;
+    if (d->lead_back > from && d->lead_back <= now_of(d))
+        from = d->lead_back;
+    int64_t took = now_of(d) - from;
     int64_t bound = 2 * (int64_t)t * MS / 3 + PROMPT_SLACK;
     if (n->patience != ZKL__P_DEADLINE && took > bound && !check_stood(c, started))
         drv_violation(d, V_PROMPT,
@@ -394,6 +397,8 @@ void check_step(struct drv *d)
                                                                        : h->cl->timeout_ms);
         if (by < h->cl->paused_until + 10 * MS)
             by = h->cl->paused_until + 10 * MS; /* told as it runs again */
+        if (h->cl->late_until + h->cl->late_ns >= n->deleted_at)
+            by += h->cl->late_ns; /* by its keeper's late tick */
         if ((n->deleted_by_other || n->deleted_held) && now >= by) {
             drv_violation(d, V_TOLD,
                           "client %d still believes it holds %s (token %lld): its node went "

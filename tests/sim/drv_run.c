@@ -307,6 +307,12 @@ static void dispatch(struct drv *d, const struct zsim_item *it)
 
 /* ---- faults --------------------------------------------------------------------------- */
 
+static void lead_stall(struct drv *d, int64_t until)
+{
+    if (until > d->lead_back)
+        d->lead_back = until;
+}
+
 static void fault(struct drv *d, const struct tape_step *ts)
 {
     struct dcl *c = d->cl[ts->target % d->nclients];
@@ -372,12 +378,15 @@ static void fault(struct drv *d, const struct tape_step *ts)
         break;
     case F_FAILOVER: /* an election of 50 ms to a second */
         zsim_failover(d->w, 50 * MS + ts->len % (950 * MS));
+        lead_stall(d, now + 50 * MS + ts->len % (950 * MS));
         break;
     case F_LEADER_PAUSE: /* shorter than the followers' sync limit (a second) */
         zsim_leader_pause(d->w, 1 + ts->len % (900 * MS));
+        lead_stall(d, now + 1 + ts->len % (900 * MS));
         break;
     case F_LEADER_SLOW:
         zsim_leader_slow(d->w, ts->len);
+        lead_stall(d, now + ts->len);
         break;
     case F_AIM:
         aim(d, ts);
