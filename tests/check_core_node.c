@@ -324,6 +324,27 @@ static const core_case cases[] = {
      "sync A\n"
      "list A ok x:lock-3 A4\n"
      "expect A:find:A4\n"},
+    /* A recovery's listing, made while disconnected, leaves on the next
+     * connection ahead of the next recovery's sync: a lagging server may
+     * answer it without the node the lost create made. */
+    {"a lost create is not judged by an earlier recovery's listing, sent before the latest sync",
+     "node A lock\n"
+     "start A\n"
+     "down\n"
+     "create A CONNLOSS\n"
+     "list A CONNLOSS\n"
+     "up\n"
+     "expect A:create A:list A:sync A:list\n"
+     "down\n"
+     "sync A CONNLOSS\n"
+     "up\n"
+     "expect A:sync\n"
+     "list A ok x:lock-3\n"
+     "expect A:list\n"
+     "state A RECOVER\n"
+     "sync A\n"
+     "list A ok x:lock-3 A4\n"
+     "expect A:find:A4\n"},
     {"a refused release of a node someone else deleted meanwhile tells its loss",
      "node A lock\n"
      "start A\n"
