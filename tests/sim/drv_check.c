@@ -94,9 +94,10 @@ void check_change(void *arg, const struct zsim_change *c)
         return;
     }
     if (c->closing && c->owner == n->sess && si != NULL) {
-        if (si->forced || now_of(d) < n->cl->paused_until)
+        if (si->forced || now_of(d) < n->cl->paused_until + 10 * MS)
             n->deleted_by_other = true; /* no ensemble expires before the timeout; a
-                                           paused process can only be told once it runs */
+                                           paused process can only be told once it runs
+                                           again, its threads in any order */
         else if (!si->closed)
             n->deleted_expired = true;
         return;
