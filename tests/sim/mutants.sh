@@ -7,6 +7,9 @@
 # Ends with "mutants: K of N found"; fails unless every one is found.
 seeds=${SIM_MUTANT_SEEDS:-100}
 seed=${SIM_SEED:-1}
+# the mix the census was taken under (SIM_MIX=drawn for the world drawn per schedule)
+SIM_MIX=${SIM_MIX:-fixed}
+export SIM_MIX
 real=$1
 shift
 if ! out=$(SIM_SEED=$seed SIM_SCHEDULES=$seeds SIM_SHRINK=0 SIM_EVENTS=1000000000 "$real" 2>/dev/null)
