@@ -324,6 +324,27 @@ static const core_case cases[] = {
      "sync A\n"
      "list A ok x:lock-3 A4\n"
      "expect A:find:A4\n"},
+    /* A recovery's listing, made while disconnected, leaves on the next
+     * connection ahead of the next recovery's sync: a lagging server may
+     * answer it without the node the lost create made. */
+    {"a lost create is not judged by an earlier recovery's listing, sent before the latest sync",
+     "node A lock\n"
+     "start A\n"
+     "down\n"
+     "create A CONNLOSS\n"
+     "list A CONNLOSS\n"
+     "up\n"
+     "expect A:create A:list A:sync A:list\n"
+     "down\n"
+     "sync A CONNLOSS\n"
+     "up\n"
+     "expect A:sync\n"
+     "list A ok x:lock-3\n"
+     "expect A:list\n"
+     "state A RECOVER\n"
+     "sync A\n"
+     "list A ok x:lock-3 A4\n"
+     "expect A:find:A4\n"},
     {"a refused release of a node someone else deleted meanwhile tells its loss",
      "node A lock\n"
      "start A\n"
@@ -615,6 +636,34 @@ static const core_case cases[] = {
      "state A QUEUED\n"
      "err A ELOST\n"
      "verdict A ELOST\n"},
+    {"past the 32-bit wrap a sequence is negative: a name not of ours, deleted by that name",
+     "node A lock\n"
+     "start A\n"
+     "expect A:create A:list\n"
+     "create A ok -2147483647\n"
+     "expect A:delete A:wake\n"
+     "state A DELETING\n"
+     "err A EZK\n"
+     "verdict A EZK\n"
+     "list A ok A1\n"
+     "delete A ok\n"
+     "expect A:wake\n"
+     "state A GONE\n"},
+    {"a lost create whose node came past the 32-bit wrap deletes it by its name, and fails",
+     "node A lock\n"
+     "start A\n"
+     "create A CONNLOSS\n"
+     "expect A:create A:list A:sync\n"
+     "list A CONNLOSS\n"
+     "sync A\n"
+     "list A ok x:lock-3 A-2147483647\n"
+     "expect A:list A:delete A:wake\n"
+     "state A DELETING\n"
+     "err A EZK\n"
+     "verdict A EZK\n"
+     "delete A ok\n"
+     "expect A:wake\n"
+     "state A GONE\n"},
     {"a create answered with a name not of ours deletes the node by that name",
      "node A lock\n"
      "start A\n"

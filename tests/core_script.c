@@ -111,7 +111,10 @@ static const char *foreign_uuid = "0f0e0d0c-0b0a-4908-8706-050403020100";
 /* "A7" -> node A's name with sequence 7; "x:lock-3" -> another client's. */
 static bool make_name(struct world *w, const char *s, char *out, size_t size)
 {
-    if (s[0] >= 'A' && s[0] <= 'Z' && s[1] >= '0' && s[1] <= '9') {
+    /* A7, or A-2147483647: a sequence past the 32-bit wrap, as the server
+     * names it */
+    if (s[0] >= 'A' && s[0] <= 'Z' &&
+        ((s[1] >= '0' && s[1] <= '9') || (s[1] == '-' && s[2] >= '0' && s[2] <= '9'))) {
         struct tnode *t = node_of(w, s[0]);
         if (t == NULL)
             return false;

@@ -300,8 +300,8 @@ void client_timer(zsim_session *s)
 {
     zsim_world *w = s->w;
     s->timer_at = INT64_MAX;
-    if (s->finished)
-        return;
+    if (s->finished || s->stopped)
+        return; /* a stopped client looks at its clock when it runs again */
     if (s->closing && w->now >= s->close_deadline) {
         sim_trace(w, "session %d: no answer to its close in time", s->ix);
         finish(s, ZSIM_CLOSING);

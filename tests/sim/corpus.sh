@@ -11,11 +11,11 @@ n=0
 bad=0
 while read -r seed mix what; do
     case $seed in '' | '#'*) continue ;; esac
-    [ "$mix" = - ] && mix=
+    [ "$mix" = - ] && mix=fixed
     n=$((n + 1))
     if ! out=$(SIM_MIX=$mix SIM_SEED=$seed SIM_SCHEDULES=1 SIM_SHRINK=0 "$prog" 2>&1); then
         bad=$((bad + 1))
-        echo "corpus: seed $seed (${mix:-default mix}; once $what) fails:"
+        echo "corpus: seed $seed ($mix mix; once $what) fails:"
         printf '%s\n' "$out" | grep -E '^sim: (VIOLATION|CRASH|replay)' | head -n 3
     fi
 done <"$corpus"

@@ -265,6 +265,10 @@ struct dcl {
     uint64_t sent;
     struct dreq *reqs;   /* its live asynchronous requests */
     struct dlatch latch;
+    /* time faults: the whole process paused, its callbacks blocked, its
+     * keeper's ticks late (by late_ns), each until the time given */
+    int64_t paused_until, blocked_until, late_until, late_ns;
+    int64_t link_back;   /* when its silent link last came back */
 };
 
 /* ---- asynchronous requests ---------------------------------------------------- */
@@ -332,7 +336,8 @@ extern const char *const violation_names[V_NKINDS];
 /* One step of a tape: the seed of the world's choices for it, and a fault
  * injected before it. */
 enum fault_kind { F_NONE, F_DROP, F_LINK, F_PARTITION, F_FREEZE, F_EXPIRE, F_OUTSIDER, F_RETIRE,
-                  F_NKINDS };
+                  F_AIM, F_CROWD, F_PAUSE, F_BLOCK, F_LATE, F_FAILOVER, F_LEADER_PAUSE,
+                  F_LEADER_SLOW, F_NKINDS };
 struct tape_step {
     uint64_t seed;
     int64_t orig;     /* its place in the tape made from the seed */
@@ -378,6 +383,7 @@ struct drv {
     struct dhold *holds;   /* live holds */
     struct dhold *ended;   /* and those that ended */
     int64_t max_excl[NPATHS]; /* tokens: the largest exclusive one granted */
+    int64_t lead_back;        /* when the leader's last stall (election, pause, slowness) ends */
     struct sinfo *sess;    /* by the world's session index */
     size_t nsess;
     struct violation v;
@@ -410,7 +416,8 @@ uint64_t drv_tag(struct dcl *c, uint32_t slot);
 #define DRV_TIMER(c, kind, who, gen)                                                            \
     ((uint64_t)((c)->serial & 0xff) << 56 | ((uint64_t)(c)->ix + 1) << 48 |                   \
      (uint64_t)(kind) << 40 | (uint64_t)((who) & 0xffff) << 24 | ((gen) & 0xffffff))
-enum { TM_KEEPER = 1, TM_WORKER, TM_CANCEL, TM_REQ, TM_HEAL_LINK, TM_HEAL_CUT, TM_THAW, TM_LATCH };
+enum { TM_KEEPER = 1, TM_WORKER, TM_CANCEL, TM_REQ, TM_HEAL_LINK, TM_HEAL_CUT, TM_THAW, TM_LATCH,
+       TM_DRAIN, TM_RESUME };
 void drv_run_woken(struct dcl *c);
 void drv_wake(struct dcl *c, struct dwait *w);
 void drv_unwake(struct dcl *c, struct dwait *w);
@@ -430,6 +437,7 @@ void drv_client_cancel(struct dcl *c);
 void drv_client_close(struct dcl *c);
 void drv_old_handle(struct dcl *c);
 bool drv_connected(const struct dcl *c);
+void drv_hold(struct dcl *c);
 void drv_wake_all(struct dcl *c);
 
 /* drv_wait.c */
@@ -491,6 +499,7 @@ void check_acquire_end(struct drv *d, struct dcl *c, int64_t started, int64_t bo
 void check_quiet(struct drv *d, struct dcl *c);
 void check_rate(struct dcl *c);
 void check_prompt(struct drv *d, struct dcl *c, const zkl__cnode *n, int64_t started);
+bool check_stood(const struct dcl *c, int64_t since);
 
 /* drv_tape.c */
 void tape_init(struct tape *t, uint64_t seed, int64_t steps);
@@ -502,5 +511,6 @@ void tape_print(const struct tape *t, FILE *out);
 int tape_parse(struct tape *t, const char *text);
 const char *fault_name(int kind);
 int tape_set_mix(const char *spec);
+int32_t tape_cversion_start(const struct tape *t);
 
 #endif

@@ -339,7 +339,10 @@ void aq_timer(struct dreq *r, uint32_t gen)
     if (r->delivered_held)
         aq_timer_at(r, r->release_at);
     else if (r->m.st == ZKL__R_PENDING || r->m.st == ZKL__R_CLEANING)
-        aq_timer_at(r, r->m.deadline);
+        /* past its deadline while its step waits for an answer, it is
+         * looked at again and again (lib/front/async.c's keeper): here
+         * each millisecond, lest virtual time stand still */
+        aq_timer_at(r, r->m.deadline > now ? r->m.deadline : now + MS);
 }
 
 struct dreq *aq_by_id(struct dcl *c, int id)

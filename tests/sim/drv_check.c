@@ -95,8 +95,10 @@ void check_change(void *arg, const struct zsim_change *c)
         return;
     }
     if (c->closing && c->owner == n->sess && si != NULL) {
-        if (si->forced)
-            n->deleted_by_other = true; /* no ensemble expires before the timeout */
+        if (si->forced || now_of(d) < n->cl->paused_until + 10 * MS)
+            n->deleted_by_other = true; /* no ensemble expires before the timeout; a
+                                           paused process can only be told once it runs
+                                           again, its threads in any order */
         else if (!si->closed)
             n->deleted_expired = true;
         return;
@@ -261,11 +263,18 @@ void check_freed(struct drv *d, dnode *n)
                       c->ix, n->uid, n->cn.st, n->cn.err ? zkl_err_name(n->cn.err) : "none", path);
 }
 
+/* Whether a pause of the process or a blocked callback overlapped what
+ * began at `since`: its time bounds do not hold then. */
+bool check_stood(const struct dcl *c, int64_t since)
+{
+    return c->paused_until > since || c->blocked_until > since;
+}
+
 void check_acquire_end(struct drv *d, struct dcl *c, int64_t started, int64_t bound, int rc,
                        uint64_t gen, const char *what)
 {
-    (void)started, (void)gen, (void)rc;
-    if (bound != ZKL__NO_DEADLINE && now_of(d) > bound)
+    (void)gen, (void)rc;
+    if (bound != ZKL__NO_DEADLINE && now_of(d) > bound && !check_stood(c, started))
         drv_violation(d, V_DEADLINE, "client %d: an %s ended %.3f s after its bound", c->ix,
                       what, (double)(now_of(d) - bound) / SEC);
 }
@@ -278,8 +287,14 @@ void check_acquire_end(struct drv *d, struct dcl *c, int64_t started, int64_t bo
 void check_prompt(struct drv *d, struct dcl *c, const zkl__cnode *n, int64_t started)
 {
     int t = zkl__loss_timeout_ms(c->negotiated_ms, c->timeout_ms);
-    int64_t took = now_of(d) - started, bound = 2 * (int64_t)t * MS / 3 + PROMPT_SLACK;
-    if (n->patience != ZKL__P_DEADLINE && took > bound)
+    /* a silent link that came back meanwhile, or a leader that answers
+     * again, was heard: the client's two thirds of silence start again */
+    int64_t from = c->link_back > started ? c->link_back : started;
+    if (d->lead_back > from && d->lead_back <= now_of(d))
+        from = d->lead_back;
+    int64_t took = now_of(d) - from;
+    int64_t bound = 2 * (int64_t)t * MS / 3 + PROMPT_SLACK;
+    if (n->patience != ZKL__P_DEADLINE && took > bound && !check_stood(c, started))
         drv_violation(d, V_PROMPT,
                       "client %d: a try once decided %.3f s after its call, over %.3f s (two "
                       "thirds of its session timeout, and %.3f s)",
@@ -382,6 +397,10 @@ void check_step(struct drv *d)
         }
         int64_t by = zkl__loss_at(n->deleted_at,
                                   zkl__loss_timeout_ms(h->cl->negotiated_ms, h->cl->timeout_ms));
+        if (by < h->cl->paused_until + 10 * MS)
+            by = h->cl->paused_until + 10 * MS; /* told as it runs again */
+        if (h->cl->late_until + h->cl->late_ns >= n->deleted_at)
+            by += h->cl->late_ns; /* by its keeper's late tick */
         if ((n->deleted_by_other || n->deleted_held) && now >= by) {
             drv_violation(d, V_TOLD,
                           "client %d still believes it holds %s (token %lld): its node went "
@@ -399,7 +418,7 @@ void check_step(struct drv *d)
         for (int k = 0; c && k < c->nwk; k++) {
             const struct dwk *w = &c->wk[k];
             if ((w->phase == W_ACQ || w->phase == W_SETTLE) && w->bound != ZKL__NO_DEADLINE &&
-                now > w->bound && w->prim != 0) {
+                now > w->bound && w->prim != 0 && !check_stood(c, w->call_started)) {
                 drv_violation(d, V_DEADLINE,
                               "client %d worker %d: an acquire (%s) still runs %.3f s after its "
                               "bound",

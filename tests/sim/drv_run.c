@@ -127,6 +127,113 @@ static void heal_timer(struct drv *d, int64_t at, int kind, int who)
                (uint64_t)HEAL_IX << 48 | (uint64_t)kind << 40 | (uint64_t)(who & 0xffff) << 24);
 }
 
+/* ---- aimed faults and crowds ---------------------------------------------------------- */
+
+/* The children of a lock path that end in a sequence, lowest first. */
+struct kids {
+    char (*v)[160];
+    int64_t *seq;
+    size_t n, cap;
+};
+
+static void kid_add(void *arg, const char *name)
+{
+    struct kids *k = arg;
+    size_t len = strlen(name);
+    if (len < 10 || len >= sizeof k->v[0] || strspn(name + len - 10, "0123456789") != 10)
+        return;
+    if (k->n == k->cap) {
+        k->cap = k->cap ? 2 * k->cap : 64;
+        k->v = realloc(k->v, k->cap * sizeof *k->v);
+        k->seq = realloc(k->seq, k->cap * sizeof *k->seq);
+        if (k->v == NULL || k->seq == NULL)
+            abort();
+    }
+    int64_t seq = strtoll(name + len - 10, NULL, 10);
+    size_t i = k->n++;
+    for (; i > 0 && k->seq[i - 1] > seq; i--) {
+        k->seq[i] = k->seq[i - 1];
+        memcpy(k->v[i], k->v[i - 1], sizeof k->v[i]);
+    }
+    k->seq[i] = seq;
+    memcpy(k->v[i], name, len + 1);
+}
+
+static void kids_free(struct kids *k)
+{
+    free(k->v);
+    free(k->seq);
+}
+
+/* An outsider acts right at the head of a queue (b even: the holder's
+ * node) or just ahead of a waiter (its predecessor): deletes it, changes
+ * its data or ACL, or plants a node that ties with its sequence. */
+static void aim(struct drv *d, const struct tape_step *ts)
+{
+    const char *dir = drv_paths[ts->target % NPATHS];
+    struct kids k = {0};
+    zsim_truth_children(d->w, dir, kid_add, &k);
+    if (k.n > 0) {
+        size_t at = (ts->b & 1) == 0 || k.n < 2 ? 0 : (size_t)zsim_below(d->w, k.n - 1);
+        char path[200];
+        snprintf(path, sizeof path, "%s/%s", dir, k.v[at]);
+        drv_trace(d, "fault: an outsider aims at %s (%s)", path, at ? "a predecessor" : "the head");
+        zsim_outsider_at(d->w, path);
+    }
+    kids_free(&k);
+}
+
+#define CROWD_UUID "0dd0dd00-0000-4000-8000-000000000000"
+
+static bool crowd_node(const char *name)
+{
+    return strncmp(name, "_c_" CROWD_UUID "-", 40) == 0;
+}
+
+/* Hundreds of contenders of another program's join a queue, of the kind
+ * of one waiting there, and leave it one by one from its head (drain). */
+static void crowd(struct drv *d, const struct tape_step *ts)
+{
+    int p = ts->target % NPATHS;
+    struct kids k = {0};
+    zsim_truth_children(d->w, drv_paths[p], kid_add, &k);
+    /* waiters: the newest contender's kind, not a semaphore's lease (no
+     * more leases than its limit exist: a waiter takes one once it fits) */
+    const char *kind = NULL;
+    for (size_t i = k.n; i-- > 0 && kind == NULL;)
+        if (strncmp(k.v[i], "_c_", 3) == 0 && strlen(k.v[i]) > 50 && !crowd_node(k.v[i]) &&
+            strstr(k.v[i] + 40, "lease") == NULL)
+            kind = k.v[i];
+    if (kind != NULL) {
+        int many = 100 + (int)zsim_below(d->w, 300);
+        char path[200];
+        snprintf(path, sizeof path, "%s/_c_" CROWD_UUID "-%.*s", drv_paths[p],
+                 (int)(strlen(kind) - 50), kind + 40);
+        drv_trace(d, "fault: a crowd of %d joins %s", many, drv_paths[p]);
+        for (int i = 0; i < many; i++)
+            zsim_outsider_create(d->w, path, "", 0, &ZSIM_OPEN_ACL_UNSAFE,
+                                 ZSIM_EPHEMERAL_SEQUENTIAL, NULL, 0);
+        heal_timer(d, zsim_now(d->w) + 50 * MS, TM_DRAIN, p);
+    }
+    kids_free(&k);
+}
+
+static void drain(struct drv *d, int p)
+{
+    struct kids k = {0};
+    zsim_truth_children(d->w, drv_paths[p], kid_add, &k);
+    size_t i = 0;
+    while (i < k.n && !crowd_node(k.v[i]))
+        i++;
+    if (i < k.n) {
+        char path[200];
+        snprintf(path, sizeof path, "%s/%s", drv_paths[p], k.v[i]);
+        zsim_outsider_delete(d->w, path, -1);
+        heal_timer(d, zsim_now(d->w) + 1 + (int64_t)zsim_below(d->w, 20 * MS), TM_DRAIN, p);
+    }
+    kids_free(&k);
+}
+
 static void timer(struct drv *d, uint64_t tag)
 {
     int ix = (int)((tag >> 48) & 0xff) - 1, kind = (int)((tag >> 40) & 0xff);
@@ -137,10 +244,16 @@ static void timer(struct drv *d, uint64_t tag)
             struct sinfo *si = drv_sinfo(d, who);
             if (si->s != NULL)
                 zsim_link(si->s, true);
+            if (si->owner != NULL)
+                si->owner->link_back = zsim_now(d->w); /* its 2T/3 of silence start again */
         } else if (kind == TM_HEAL_CUT) {
             zsim_partition(d->w, who, false);
         } else if (kind == TM_THAW) {
             zsim_freeze(d->w, who, false);
+        } else if (kind == TM_DRAIN) {
+            drain(d, who);
+        } else if (kind == TM_RESUME && who < d->nclients && d->cl[who] != NULL) {
+            drv_hold(d->cl[who]);
         }
         return;
     }
@@ -149,6 +262,12 @@ static void timer(struct drv *d, uint64_t tag)
     struct dcl *c = d->cl[ix];
     if (c == NULL || (c->serial & 0xff) != serial || c->gone)
         return;
+    if (zsim_now(d->w) < c->paused_until) {
+        /* no thread of it runs; when they do, in any order (the keeper's
+         * and the callbacks' threads race) */
+        zsim_timer(d->w, NULL, c->paused_until + 1 + (int64_t)zsim_below(d->w, 5 * MS), tag);
+        return;
+    }
     switch (kind) {
     case TM_KEEPER:
         if (gen == (c->kgen & 0xffffff))
@@ -192,6 +311,12 @@ static void dispatch(struct drv *d, const struct zsim_item *it)
 }
 
 /* ---- faults --------------------------------------------------------------------------- */
+
+static void lead_stall(struct drv *d, int64_t until)
+{
+    if (until > d->lead_back)
+        d->lead_back = until;
+}
 
 static void fault(struct drv *d, const struct tape_step *ts)
 {
@@ -239,6 +364,41 @@ static void fault(struct drv *d, const struct tape_step *ts)
                 drv_client_cancel(c);
         }
         break;
+    case F_PAUSE: /* the whole process stops: a debugger, a swap storm, a VM paused */
+    case F_BLOCK: /* a callback blocks the completion thread */
+        if (c != NULL && !c->gone && now >= c->paused_until) {
+            int64_t *until = ts->fault == F_PAUSE ? &c->paused_until : &c->blocked_until;
+            if (now + ts->len > *until)
+                *until = now + ts->len;
+            drv_hold(c);
+            heal_timer(d, *until, TM_RESUME, c->ix);
+        }
+        break;
+    case F_LATE: /* the keeper's ticks come late, within the loss rule's margin */
+        if (c != NULL && !c->gone) {
+            int t = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
+            c->late_until = now + ts->len;
+            c->late_ns = 1 + (int64_t)zsim_below(d->w, (uint64_t)t * MS / 25);
+        }
+        break;
+    case F_FAILOVER: /* an election of 50 ms to a second */
+        zsim_failover(d->w, 50 * MS + ts->len % (950 * MS));
+        lead_stall(d, now + 50 * MS + ts->len % (950 * MS));
+        break;
+    case F_LEADER_PAUSE: /* shorter than the followers' sync limit (a second) */
+        zsim_leader_pause(d->w, 1 + ts->len % (900 * MS));
+        lead_stall(d, now + 1 + ts->len % (900 * MS));
+        break;
+    case F_LEADER_SLOW:
+        zsim_leader_slow(d->w, ts->len);
+        lead_stall(d, now + ts->len);
+        break;
+    case F_AIM:
+        aim(d, ts);
+        break;
+    case F_CROWD:
+        crowd(d, ts);
+        break;
     default:
         break;
     }
@@ -258,8 +418,8 @@ static void housekeeping(struct drv *d)
 {
     for (int i = 0; i < d->nclients; i++) {
         struct dcl *c = d->cl[i];
-        if (c == NULL)
-            continue;
+        if (c == NULL || zsim_now(d->w) < c->paused_until || zsim_now(d->w) < c->blocked_until)
+            continue; /* its threads wait */
         if (c->old != NULL)
             drv_old_handle(c);
         if (c->retiring && !c->closing && c->latch.started)
@@ -419,6 +579,7 @@ int drv_run(const struct tape *t, const struct drv_opts *o, struct violation *v,
     cfg.container_check_ns = 1 * SEC;
     cfg.latency_ns = 2 * MS;
     cfg.outsider_root = "/l";
+    cfg.cversion_start = tape_cversion_start(t);
     if (zsim_world_new(&cfg, &d->w) != ZSIM_OK)
         abort();
     zsim_on_change(d->w, check_change, d);
@@ -427,6 +588,8 @@ int drv_run(const struct tape *t, const struct drv_opts *o, struct violation *v,
     zsim_outsider_create(d->w, "/l", "", 0, &ZSIM_OPEN_ACL_UNSAFE, ZSIM_PERSISTENT, NULL, 0);
     zsim_outsider_create(d->w, drv_paths[P_SEM], SEM_DATA, (int)strlen(SEM_DATA),
                          &ZSIM_OPEN_ACL_UNSAFE, ZSIM_PERSISTENT, NULL, 0);
+    if (cfg.cversion_start != 0)
+        drv_trace(d, "world: every new node's sequence starts at %d", (int)cfg.cversion_start);
     d->nclients = DRV_CLIENTS;
     for (int i = 0; i < d->nclients; i++)
         d->cl[i] = drv_client_new(d, i);

@@ -41,8 +41,21 @@ static void session_end(struct dcl *c)
     drv_wake_all(c);
 }
 
+/* The time faults on the client's handles, as they stand now. */
+void drv_hold(struct dcl *c)
+{
+    int64_t now = now_of(c);
+    bool paused = now < c->paused_until, held = paused || now < c->blocked_until;
+    zsim_session *s[2] = {c->s, c->old};
+    for (int i = 0; i < 2; i++)
+        if (s[i] != NULL)
+            zsim_hold(s[i], held, paused);
+}
+
 void drv_keeper_kick(struct dcl *c, int64_t at)
 {
+    if (at > 0 && now_of(c) < c->late_until)
+        at += c->late_ns; /* the keeper's thread is late */
     if (at <= 0 || (c->keeper_at != 0 && c->keeper_at <= at && c->keeper_at > now_of(c)))
         return;
     c->keeper_at = at;
@@ -57,6 +70,7 @@ void drv_session_start(struct dcl *c)
     struct sinfo *si = drv_sinfo(c->d, zsim_session_index(c->s));
     si->owner = c;
     si->s = c->s;
+    drv_hold(c);
     drv_trace(c->d, "client %d: new handle, session %d", c->ix, zsim_session_index(c->s));
 }
 

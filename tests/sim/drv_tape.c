@@ -23,8 +23,10 @@ uint64_t drv_mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static const char *const fault_names[F_NKINDS] = {"none",   "drop",    "link",     "partition",
-                                                  "freeze", "expire",  "outsider", "retire"};
+static const char *const fault_names[F_NKINDS] = {
+    "none",     "drop",   "link",  "partition", "freeze", "expire", "outsider",
+    "retire",   "aim",    "crowd", "pause",     "block",  "late",   "failover",
+    "leader-pause", "leader-slow"};
 
 const char *fault_name(int kind)
 {
@@ -32,29 +34,60 @@ const char *fault_name(int kind)
 }
 
 /* Faults per million steps, by kind: the default mix, or one a run sets
- * (tape_set_mix, SIM_MIX). */
+ * (tape_set_mix, SIM_MIX). Aimed faults and crowds come only with drawn
+ * mixes (drawn_extra), so that a mix named by its factors replays as it
+ * did before they existed. */
 static const uint32_t default_rate[F_NKINDS] = {0, 400, 250, 120, 100, 60, 2000, 100};
 static uint32_t rate[F_NKINDS] = {0, 400, 250, 120, 100, 60, 2000, 100};
+static const uint32_t drawn_extra[F_NKINDS] = {
+    [F_AIM] = 150,   [F_CROWD] = 8,         [F_PAUSE] = 40,       [F_BLOCK] = 60,
+    [F_LATE] = 100,  [F_FAILOVER] = 15,     [F_LEADER_PAUSE] = 25, [F_LEADER_SLOW] = 40};
 
-/* "drawn": each schedule draws its mix from its seed, one of these factors
- * over the run's rates (none, drop, link, partition, freeze, expire,
- * outsider, retire): the default, connections dropped twenty times as
- * often, outsiders five times, both, silent links and cut or stopped
- * servers, forced expiries. */
-static bool drawn;
+/* "drawn" (the default): each schedule draws its mix from its seed, one of
+ * these factors over the run's rates (none, drop, link, partition, freeze,
+ * expire, outsider, retire, aim, crowd, pause, block, late, failover,
+ * leader-pause, leader-slow): the default, connections dropped
+ * twenty times as often, outsiders five times, both, silent links and cut
+ * or stopped servers, forced expiries, outsiders aimed at holders and at
+ * waiters' predecessors, crowds of hundreds of contenders, time faults of
+ * the clients (paused processes, blocked callbacks, late keepers), leader
+ * changes (failovers, a leader paused or slow). A sixth of the
+ * schedules also start every parent's sequence near its 32-bit wrap. */
+static bool drawn = true;
 static const uint8_t drawn_mix[][F_NKINDS] = {
-    {0, 1, 1, 1, 1, 1, 1, 1},  {0, 20, 1, 1, 1, 1, 1, 1}, {0, 1, 1, 1, 1, 1, 5, 1},
-    {0, 20, 1, 1, 1, 1, 4, 1}, {0, 1, 8, 4, 4, 1, 1, 1},  {0, 2, 1, 1, 1, 10, 1, 2},
+    {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 20, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 1, 1, 1, 1, 1, 5, 1, 2, 1, 1, 1, 1, 1, 1, 1},
+    {0, 20, 1, 1, 1, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 1, 8, 4, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 2, 1, 1, 1, 10, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 2, 1, 1, 1, 1, 1, 1, 12, 1, 1, 1, 1, 1, 1, 1},
+    {0, 1, 1, 1, 1, 1, 1, 1, 2, 12, 1, 1, 1, 1, 1, 1},
+    {0, 1, 1, 1, 1, 4, 1, 1, 1, 1, 8, 8, 8, 1, 1, 1},
+    {0, 1, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 10, 10, 10},
 };
 
+static const uint8_t *drawn_times(uint64_t seed)
+{
+    return drawn_mix[drawn ? drv_mix(seed ^ 0x313e) % (sizeof drawn_mix / sizeof drawn_mix[0]) : 0];
+}
+
+int32_t tape_cversion_start(const struct tape *t)
+{
+    if (!drawn || drv_mix(t->seed ^ 0x3a9) % 6 != 0)
+        return 0;
+    return INT32_MAX - (int32_t)(drv_mix(t->seed ^ 0x3aa) % 100);
+}
+
 /* A mix as text: "kind=rate" or "kind*factor", comma-separated, over the
- * default (e.g. "drop*20,outsider*4"), or "drawn" (per schedule). 0, or
- * -1 for a bad one. */
+ * default (e.g. "drop*20,outsider*4"), "fixed" (the default mix in every
+ * schedule), or "drawn" (per schedule, the default). 0, or -1 for a bad
+ * one. */
 int tape_set_mix(const char *spec)
 {
     memcpy(rate, default_rate, sizeof rate);
-    drawn = spec != NULL && strcmp(spec, "drawn") == 0;
-    if (drawn)
+    drawn = spec == NULL || *spec == '\0' || strcmp(spec, "drawn") == 0;
+    if (drawn || strcmp(spec, "fixed") == 0)
         return 0;
     uint64_t sum = 0;
     for (const char *p = spec; p && *p;) {
@@ -82,14 +115,14 @@ static struct tape_step gen(uint64_t seed, int64_t i)
     s.seed = drv_mix(seed ^ drv_mix((uint64_t)i + 0x51ed));
     uint64_t f = drv_mix(s.seed ^ 0xfa17);
     uint32_t r = (uint32_t)(f % 1000000);
-    const uint8_t *times =
-        drawn_mix[drawn ? drv_mix(seed ^ 0x313e) % (sizeof drawn_mix / sizeof drawn_mix[0]) : 0];
+    const uint8_t *times = drawn_times(seed);
     for (int k = 1; k < F_NKINDS; k++) {
-        if (r < rate[k] * times[k]) {
+        uint32_t p = (rate[k] + (drawn ? drawn_extra[k] : 0)) * times[k];
+        if (r < p) {
             s.fault = (uint8_t)k;
             break;
         }
-        r -= rate[k] * times[k];
+        r -= p;
     }
     if (s.fault == F_NONE)
         return s;

@@ -68,6 +68,11 @@ void server_touch(zsim_world *w, zsim_session *s)
  * time ran out. */
 void server_halftick(zsim_world *w)
 {
+    if (!server_linked(w, 0)) {
+        /* no leader pings or expires: it stands still, or is being elected */
+        timer_push(w, w->now + w->cfg.tick_ns / 2, TM_HALFTICK, 0, 0);
+        return;
+    }
     for (int i = 1; i < w->nsrv; i++) {
         struct server *x = &w->srv[i];
         if (!server_linked(w, i))
@@ -77,7 +82,15 @@ void server_halftick(zsim_world *w)
         while (x->touched.n > 0)
             iset_del(&x->touched, x->touched.v[x->touched.n - 1]);
     }
-    if (w->now % w->cfg.tick_ns == 0) {
+    if (w->now % w->cfg.tick_ns == 0)
+        leader_expire_due(w);
+    timer_push(w, w->now + w->cfg.tick_ns / 2, TM_HALFTICK, 0, 0);
+}
+
+/* The leader's expirer: every session whose time ran out. */
+void leader_expire_due(zsim_world *w)
+{
+    {
         int32_t *due = NULL;
         size_t n = 0, cap = 0;
         for (size_t k = 0; k < w->alive.n; k++) {
@@ -91,7 +104,6 @@ void server_halftick(zsim_world *w)
             leader_expire(w, w->sess[due[k]]);
         free(due);
     }
-    timer_push(w, w->now + w->cfg.tick_ns / 2, TM_HALFTICK, 0, 0);
 }
 
 /* The leader's container sweep: an empty container that ever had a child
@@ -103,7 +115,7 @@ void server_containers(zsim_world *w)
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < t->ncont; i++) {
         const struct znode *z = t->containers[i];
-        if (z->nkids == 0 && z->st.cversion > 0) {
+        if (z->nkids == 0 && z->st.cversion != w->cfg.cversion_start) {
             SIM_GROW(doomed, n, cap);
             doomed[n++] = sim_memdup(z->path, z->plen);
         }

@@ -17,6 +17,9 @@
 # MUT_LDFLAGS, MUT_LIBS (the build's archives, then the libraries).
 seeds=${SIM_MUTANT_SEEDS:-500}
 seed=${SIM_SEED:-1}
+# the mix the census was taken under (SIM_MIX=drawn for the world drawn per schedule)
+SIM_MIX=${SIM_MIX:-fixed}
+export SIM_MIX
 real=$1
 top=$MUT_SRCDIR                     # as the flags name it (relative, perhaps)
 src=$(cd "$top" && pwd) || exit 1   # and where the patches are read from anywhere

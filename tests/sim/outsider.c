@@ -187,6 +187,8 @@ static const struct zsim_acl acl_stranger[] = {
 static const struct zsim_acl_vector outsider_acls[] = {
     {1, acl_read_only}, {1, acl_no_delete}, {1, acl_no_read}, {1, acl_stranger}};
 
+static void act_on(zsim_world *w, const struct znode *z, bool tie);
+
 int zsim_outsider_random(zsim_world *w)
 {
     /* What outsiders do also comes undone: their sessions end, and the
@@ -211,6 +213,16 @@ int zsim_outsider_random(zsim_world *w)
     }
     if (z == NULL)
         return -1;
+    act_on(w, z, false);
+    return 0;
+}
+
+/* One action of an outsider's on a node: delete it (a leaf), change its
+ * data or its ACL, or plant a node beside it: with its name's prefix and
+ * the next sequence, or (`tie`) with its very sequence under another
+ * contender's prefix, so that it sorts right beside it. */
+static void act_on(zsim_world *w, const struct znode *z, bool tie)
+{
     w->counts.outsiders++;
     char *path = sim_memdup(z->path, z->plen);
     size_t plen = z->plen, name = z->name;
@@ -239,7 +251,11 @@ int zsim_outsider_random(zsim_world *w)
         while (digits < 10 && digits < plen - name && path[plen - 1 - digits] >= '0' &&
                path[plen - 1 - digits] <= '9')
             digits++;
-        if (digits == 10) {
+        if (digits == 10 && tie && plen - name > 3 + 10 && memcmp(path + name, "_c_", 3) == 0) {
+            path[name + 3] = path[name + 3] == '0' ? '1' : '0'; /* another uuid */
+            zsim_outsider_create(w, path, "planted", 7, &ZSIM_OPEN_ACL_UNSAFE, ZSIM_EPHEMERAL,
+                                 NULL, 0);
+        } else if (digits == 10) {
             path[plen - 10] = '\0';
             zsim_outsider_create(w, path, "planted", 7, &ZSIM_OPEN_ACL_UNSAFE,
                                  ZSIM_EPHEMERAL_SEQUENTIAL, NULL, 0);
@@ -254,6 +270,14 @@ int zsim_outsider_random(zsim_world *w)
     }
     }
     free(path);
+}
+
+int zsim_outsider_at(zsim_world *w, const char *path)
+{
+    const struct znode *z = tree_find(&w->srv[0].tree, path, strlen(path));
+    if (z == NULL || !under_root(w, z))
+        return -1;
+    act_on(w, z, true);
     return 0;
 }
 

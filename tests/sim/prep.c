@@ -231,11 +231,11 @@ static int prep_create(struct prep *p, const struct wop *op, zsim_session *s, st
     out->container = op->mode == ZSIM_CONTAINER;
     out->owner = out->container ? ZSIM_CONTAINER_OWNER : eph ? s->id : 0;
     out->owner_ix = eph ? s->ix : -1;
-    out->cversion = parent.cversion + 1;
+    out->cversion = (int32_t)((uint32_t)parent.cversion + 1u); /* Java's int wraps */
     parent.nkids++;
     parent.cversion = out->cversion;
     put_rec(p, path, pn, &parent);
-    struct rec z = {NULL, n, true, 0, 0, 0, 0, out->owner, acl};
+    struct rec z = {NULL, n, true, 0, p->w->cfg.cversion_start, 0, 0, out->owner, acl};
     put_rec(p, name, n, &z);
     return ZSIM_OK;
 }

@@ -133,7 +133,7 @@ int64_t req_size(const struct req *r)
 void sess_ready(zsim_session *s)
 {
     zsim_world *w = s->w;
-    if (s->nin - s->held > 0)
+    if (s->nin - s->held > 0 && !s->hold_items)
         iset_add(&w->deliver, s->ix);
     else
         iset_del(&w->deliver, s->ix);

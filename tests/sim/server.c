@@ -14,6 +14,8 @@
 bool server_linked(const zsim_world *w, int srv)
 {
     const struct server *x = &w->srv[srv];
+    if (w->srv[0].frozen || w->srv[0].looking)
+        return false; /* the leader stands still, or an election runs */
     return srv == 0 || (!x->cut && !x->frozen && !x->looking);
 }
 
@@ -368,7 +370,7 @@ bool sess_processable(const zsim_session *s)
     bool read = r->kind == ZSIM_REQ_EXISTS || r->kind == ZSIM_REQ_GET ||
                 r->kind == ZSIM_REQ_CHILDREN || r->kind == ZSIM_REQ_CHILDREN2 ||
                 r->kind == REQ_SETWATCHES;
-    return read || server_linked(w, s->server);
+    return read || (server_linked(w, s->server) && !w->lead_slow);
 }
 
 void server_take(zsim_world *w, zsim_session *s)

@@ -377,6 +377,8 @@ struct zsim_session {
     uint32_t epoch;
     bool link_out; /* client to server */
     bool link_in;  /* server to client */
+    bool hold_items;  /* its callbacks wait (the completion thread is blocked) */
+    bool stopped;     /* its own thread stands still too (the process paused) */
     int64_t link_heal_gen;
     int order[ZSIM_MAX_SERVERS];
     int nhosts, next_srv;
@@ -410,7 +412,10 @@ enum timer_kind {
     TM_LINK_HEAL,
     TM_CUT_HEAL,
     TM_THAW,
-    TM_SYNC_LIMIT
+    TM_SYNC_LIMIT,
+    TM_ELECTED,
+    TM_LEADER_RESUME,
+    TM_LEADER_FAST
 };
 struct timer {
     int64_t at;
@@ -430,6 +435,9 @@ struct zsim_world {
     struct acl_list *open_acl;
     struct server srv[ZSIM_MAX_SERVERS];
     int nsrv;
+    uint64_t lead_gen; /* of an election or a leader's pause (srv[0] looking or frozen) */
+    bool lead_slow;    /* the leader commits nothing (a slow disk): writes and syncs wait */
+    uint64_t slow_gen;
     /* committed transactions not yet applied everywhere */
     struct logent *log;
     size_t log_head, log_n, log_cap;
@@ -489,6 +497,7 @@ void wtable_free(struct wtable *t);
 void server_apply_next(zsim_world *w, int srv);
 void server_touch(zsim_world *w, zsim_session *s);
 void leader_touch(zsim_world *w, zsim_session *s);
+void leader_expire_due(zsim_world *w);
 void server_halftick(zsim_world *w);
 void server_containers(zsim_world *w);
 void server_drop_clients(zsim_world *w, int srv);

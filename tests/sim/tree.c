@@ -102,7 +102,7 @@ static void eph_unlink(struct tree *t, struct znode *z)
 void znode_stat(const struct znode *z, struct zsim_stat *out)
 {
     *out = z->st;
-    out->cversion = z->st.cversion * 2 - (int32_t)z->nkids;
+    out->cversion = (int32_t)((uint32_t)z->st.cversion * 2u - z->nkids); /* wraps as Java's int */
     if (out->ephemeralOwner == ZSIM_CONTAINER_OWNER)
         out->ephemeralOwner = 0;
 }
@@ -184,6 +184,7 @@ static void apply_create(zsim_world *w, int srv, const struct txn *x, int64_t zx
     z->st.czxid = z->st.mzxid = z->st.pzxid = zxid;
     z->st.ctime = z->st.mtime = time_ms;
     z->st.ephemeralOwner = x->owner;
+    z->st.cversion = w->cfg.cversion_start;
     if (x->owner_ix >= 0) {
         z->owner = x->owner_ix;
         eph_link(t, z);
@@ -193,7 +194,7 @@ static void apply_create(zsim_world *w, int srv, const struct txn *x, int64_t zx
         z->cont = (int32_t)t->ncont;
         t->containers[t->ncont++] = z;
     }
-    if (x->cversion > parent->st.cversion) {
+    if ((int32_t)((uint32_t)x->cversion - (uint32_t)parent->st.cversion) > 0) { /* past a wrap too */
         parent->st.cversion = x->cversion;
         parent->st.pzxid = zxid;
     }

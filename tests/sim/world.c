@@ -162,6 +162,9 @@ static void freeze_set(zsim_world *w, int srv, bool frozen)
     attempts_retry(w, srv);
 }
 
+static void ready_all(zsim_world *w);
+static void elected(zsim_world *w);
+
 static void timer_fire(zsim_world *w, const struct timer *t)
 {
     w->counts.timers++;
@@ -199,6 +202,26 @@ static void timer_fire(zsim_world *w, const struct timer *t)
     case TM_THAW:
         if (t->b == w->srv[t->a].freeze_gen)
             freeze_set(w, t->a, false);
+        break;
+    case TM_ELECTED:
+        if (t->b == w->lead_gen && w->srv[0].looking)
+            elected(w);
+        break;
+    case TM_LEADER_RESUME:
+        if (t->b == w->lead_gen && w->srv[0].frozen) {
+            /* Its expirer wakes with the rest: what ran out during the
+             * pause expires before any follower's touches come in. */
+            sim_trace(w, "the leader runs again");
+            w->srv[0].frozen = false;
+            leader_expire_due(w);
+            ready_all(w);
+        }
+        break;
+    case TM_LEADER_FAST:
+        if (t->b == w->slow_gen && w->lead_slow) {
+            w->lead_slow = false;
+            ready_all(w);
+        }
         break;
     case TM_SYNC_LIMIT: {
         struct server *x = &w->srv[t->a];
@@ -533,9 +556,94 @@ void zsim_link_oneway(zsim_session *s, bool to_server, bool to_client)
     link_set(s, to_server, to_client);
 }
 
+void zsim_hold(zsim_session *s, bool items, bool stopped)
+{
+    zsim_world *w = s->w;
+    drop_current(w);
+    sim_trace(w, "session %d: callbacks %s, client thread %s", s->ix, items ? "held" : "run",
+              stopped ? "stopped" : "runs");
+    bool resume = s->stopped && !stopped;
+    s->hold_items = items;
+    s->stopped = stopped;
+    sess_ready(s);
+    if (resume)
+        client_timer(s); /* what came due meanwhile, at once */
+}
+
 void zsim_link(zsim_session *s, bool up)
 {
     zsim_link_oneway(s, up, up);
+}
+
+static void ready_all(zsim_world *w)
+{
+    for (int i = 0; i < w->nsrv; i++) {
+        server_apply_ready(w, i);
+        conn_ready(w, i);
+        attempts_retry(w, i);
+    }
+}
+
+void zsim_failover(zsim_world *w, int64_t ns)
+{
+    drop_current(w);
+    if (w->srv[0].looking || w->srv[0].frozen)
+        return;
+    sim_trace(w, "the leader is lost: every server looks for a new one for %.3f s", (double)ns / 1e9);
+    w->counts.failovers++;
+    w->lead_gen++;
+    for (int i = 0; i < w->nsrv; i++) {
+        struct server *x = &w->srv[i];
+        x->looking = true;
+        server_drop_clients(w, i);
+        while (x->touched.n > 0) /* touches not passed on are lost */
+            iset_del(&x->touched, x->touched.v[0]);
+    }
+    ready_all(w);
+    timer_push(w, w->now + (ns > 0 ? ns : 1), TM_ELECTED, 0, w->lead_gen);
+}
+
+/* A new leader (still server 0 in the model) serves: as ZooKeeper's, its
+ * session tracker starts every session anew, one timeout from now. */
+static void elected(zsim_world *w)
+{
+    sim_trace(w, "a leader is elected; every session's expiry starts anew");
+    w->srv[0].looking = false;
+    for (int i = 1; i < w->nsrv; i++) {
+        struct server *x = &w->srv[i];
+        if (!x->cut && !x->frozen) {
+            server_resync(w, i);
+            x->looking = false;
+        }
+    }
+    for (size_t k = 0; k < w->alive.n; k++)
+        leader_touch(w, w->sess[w->alive.v[k]]);
+    ready_all(w);
+}
+
+void zsim_leader_pause(zsim_world *w, int64_t ns)
+{
+    drop_current(w);
+    if (w->srv[0].looking || w->srv[0].frozen)
+        return;
+    sim_trace(w, "the leader stands still for %.3f s", (double)ns / 1e9);
+    w->counts.leader_pauses++;
+    w->srv[0].frozen = true;
+    w->lead_gen++;
+    ready_all(w);
+    timer_push(w, w->now + (ns > 0 ? ns : 1), TM_LEADER_RESUME, 0, w->lead_gen);
+}
+
+void zsim_leader_slow(zsim_world *w, int64_t ns)
+{
+    drop_current(w);
+    if (w->lead_slow)
+        return;
+    sim_trace(w, "the leader commits nothing for %.3f s", (double)ns / 1e9);
+    w->lead_slow = true;
+    w->slow_gen++;
+    ready_all(w);
+    timer_push(w, w->now + (ns > 0 ? ns : 1), TM_LEADER_FAST, 0, w->slow_gen);
 }
 
 void zsim_partition(zsim_world *w, int server, bool cut)

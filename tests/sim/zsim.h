@@ -146,6 +146,10 @@ struct zsim_config {
     uint32_t p_outsider;  /* an outsider changes a node under outsider_root */
     const char *outsider_root; /* "/" by default */
     int64_t fault_max_ns;      /* longest a timed fault lasts (4 ticks) */
+    /* The count of child creations a new node starts with (0): near
+     * INT32_MAX, its children's sequence numbers soon pass the 32-bit
+     * wrap, where the server's %010d of a signed int turns negative. */
+    int32_t cversion_start;
 };
 
 #define ZSIM_MAX_SERVERS 7
@@ -345,6 +349,23 @@ void zsim_link(zsim_session *s, bool up);
  * comes back; items sent while to_client is down arrive when it does, or
  * are lost with the connection. */
 void zsim_link_oneway(zsim_session *s, bool to_server, bool to_client);
+/* The program's side stands still: with items, no callback of the session
+ * runs (its items wait, as behind a callback that blocks); with stopped,
+ * the C client's own thread stands still too (no ping, no timeout: a
+ * paused process), and looks at its clock when it runs again. What the
+ * server sends meanwhile waits in the socket. (false, false) resumes. */
+void zsim_hold(zsim_session *s, bool items, bool stopped);
+/* Leader changes. zsim_failover: the leader is lost; every server drops
+ * its clients and serves none for ns (the election), the touches the
+ * followers had not passed on are lost, and the new leader (server 0
+ * again in the model) starts every session's expiry anew, one timeout from
+ * its start. zsim_leader_pause: the leader stands still for ns (pings,
+ * expiry, requests); when it runs again, what ran out expires first.
+ * zsim_leader_slow: the leader commits nothing for ns: writes and syncs
+ * wait, pings, touches and expiry go on. */
+void zsim_failover(zsim_world *w, int64_t ns);
+void zsim_leader_pause(zsim_world *w, int64_t ns);
+void zsim_leader_slow(zsim_world *w, int64_t ns);
 /* A follower cut from the leader (or healed): it answers reads and pings
  * from its stale tree, holds writes and syncs, forwards no touches, and
  * after sync_limit ticks drops its clients and refuses new ones until healed. */
@@ -375,6 +396,9 @@ int zsim_outsider_set_acl(zsim_world *w, const char *path, int version,
  * the outsider's session ends, or an ACL it changed is put back. Returns 0,
  * or -1 if there was nothing to act on. */
 int zsim_outsider_random(zsim_world *w);
+/* The same on the node at path (under outsider_root), a plant beside it
+ * taking its very sequence: -1 if there is no such node. */
+int zsim_outsider_at(zsim_world *w, const char *path);
 /* Every ACL an outsider changed goes back to open (a run's end heals). */
 void zsim_outsider_mend(zsim_world *w);
 
@@ -411,6 +435,7 @@ struct zsim_counts {
     uint64_t steps, delivered, processed, applied, txns, timers;
     uint64_t drops, links, partitions, freezes, expiries, outsiders;
     uint64_t sessions_expired, connects;
+    uint64_t failovers, leader_pauses;
 };
 void zsim_counts(const zsim_world *w, struct zsim_counts *out);
 /* Called with one line per step of the world (no newline), or NULL. */

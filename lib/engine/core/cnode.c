@@ -289,6 +289,12 @@ void zkl__cnode_on(zkl__cnode *n, const zkl__event *ev)
         d = zkl__decide_listed(n, ev->rc, ev->kids);
         break;
     case ZKL__E_SYNCED: /* the listing sent right behind it tells what happened */
+        /* Unless the sync was lost with its connection: a listing of the
+         * recovery still out may leave on the next connection without a
+         * sync ahead of it, and a lagging server answer it without the node
+         * the lost create made. Recover again there, behind a new sync. */
+        if (zkl__zk_conn_error(ev->rc) && current(n) && n->st == N(RECOVER))
+            d = zkl__do(ZKL__S_STALL);
         break;
     case ZKL__E_FOUND:
         d = zkl__decide_found(n, ev);

@@ -69,6 +69,26 @@ static bool recoverable(const zkl__cnode *n, const char *name)
     return true;
 }
 
+/* A lost create's node made past the 32-bit wrap of the parent's counter:
+ * our uuid and kind, then a negative sequence ("-2147483647", the server's
+ * %010d of a signed int), a name the node cannot keep. NULL if none. */
+static const char *wrapped_own(const zkl__cnode *n, const struct String_vector *kids)
+{
+    size_t kl = strlen(zkl__cnode_kind(n));
+    char uuid[37];
+    zkl__uuid_text(n->uuid, uuid);
+    for (int i = 0; kids && i < kids->count; i++) {
+        const char *name = kids->data[i];
+        size_t len = strlen(name);
+        if (!zkl__name_has_uuid(name, uuid) || len < 40 + kl + 2 ||
+            memcmp(name + 40, zkl__cnode_kind(n), kl) != 0 || name[40 + kl] != '-' ||
+            strspn(name + 40 + kl + 1, "0123456789") != len - 40 - kl - 1)
+            continue;
+        return name;
+    }
+    return NULL;
+}
+
 void zkl__decide_skip_clear(zkl__cnode *n)
 {
     if (n->side == NULL)
@@ -323,6 +343,12 @@ zkl__decision zkl__decide(zkl__cnode *n, const struct String_vector *kids)
     size_t cnt = kids ? (size_t)kids->count : 0;
     zkl__entry stackbuf[64], *cs = stackbuf, me;
     size_t self = 0, older = 0, total = 0;
+    const char *wrapped = n->st == ZKL__N_RECOVER ? wrapped_own(n, kids) : NULL;
+    if (wrapped != NULL) {
+        /* as a create answered with that name: delete it, and fail */
+        zkl__step_set_err(n, ZKL_EZK, ZAPIERROR);
+        return (zkl__decision){ZKL__S_DELETE, 0, 0, wrapped};
+    }
     char own[ZKL__NAME_BUF];
     bool near = nearest_only(n, cnt) && zkl__entry_parse(zkl__core_own(n, own), &me) == 0;
     if (!near && cnt > 64 && (cs = zkl__core_malloc(n->core, cnt * sizeof *cs)) == NULL)

@@ -140,11 +140,16 @@ void zkl__joint_on(struct zkl__joint *j, int rc, const struct String_vector *kid
         joint_free(j);
     }
     for (size_t i = 0; i < nu; i++) {
-        /* Its listing could not be sent: as a listing of its own would. */
-        unsent[i]->refs--;
-        unsent[i]->listing = ZKL__L_IDLE;
-        (void)zkl__step_unsent(unsent[i], sent);
-        zkl__cnode_maybe_free(unsent[i]);
+        /* Its listing could not be sent: as a listing of its own would,
+         * if it still wants one. One that holds by now (a handoff), or
+         * lost its hold since, or whose session ended, has no use for it
+         * (as a listing's answer then changes nothing). */
+        zkl__cnode *n = unsent[i];
+        n->refs--;
+        n->listing = ZKL__L_IDLE;
+        if (zkl__cnode_current(n) && (n->st == ZKL__N_QUEUED || n->st == ZKL__N_RECOVER))
+            (void)zkl__step_unsent(n, sent);
+        zkl__cnode_maybe_free(n);
     }
     free(unsent);
     for (size_t i = 0; i < k; i++) {
