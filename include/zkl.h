@@ -401,10 +401,12 @@ ZKL_EXPORT int zkl_client_opts_set_sasl(zkl_client_opts *o, const char *mechanis
  * subject as the server writes it, RFC 2253), and an "auth" entry without
  * credentials, make zkl_client_open_opts fail with ZKL_EINVAL and a text,
  * before anything is created. Entries it cannot judge (an "ip" address)
- * count as its own: should the server then refuse a blocking acquire's
- * create (mutex, read-write lock, semaphore), the lock parents that acquire
- * created are deleted again, deepest first, each if still empty; a delete
- * refused too is named in zkl_last_error_text().
+ * count as its own: should the server then refuse an acquire's create
+ * (blocking or asynchronous, of any recipe, a multi-lock's member, a
+ * latch's node), the lock parents that acquire created are deleted again,
+ * deepest first, each if still empty, before the call returns or the
+ * request's callback runs; a delete a blocking acquire finds refused too
+ * is named in zkl_last_error_text().
  * Returns 0, ZKL_EINVAL (NULL, an unknown
  * scheme, an id the scheme cannot hold: a bad address or mask, a SASL id
  * with white space, a subject without TYPE=value parts; perms 0 or out of
