@@ -340,11 +340,13 @@ ZKL_EXPORT int zkl_client_opts_set_lost_requests(zkl_client_opts *o, int on);
  * subject (ACL scheme "x509", id e.g. "CN=orders,O=example").
  * The names and the password are copied (zkl wipes its copies of the
  * password when it frees them) and may hold no ',' (libzookeeper_mt
- * separates them with commas). libzookeeper_mt 3.8 itself does not: its
- * zookeeper_init_ssl duplicates the joined "ca,cert,key,password" string
- * and never frees that copy, so each session opened over TLS (the open,
- * and each re-open after an expiry) leaves one copy, password included, in
- * the process's heap for its life. The
+ * separates them with commas). libzookeeper_mt 3.8 as released does not:
+ * its zookeeper_init_ssl duplicates the joined "ca,cert,key,password"
+ * string and never frees that copy, so each session opened over TLS (the
+ * open, and each re-open after an expiry) leaves one copy, password
+ * included, in the process's heap for its life. The client that
+ * scripts/build-zookeeper-client.sh builds is patched to free that copy,
+ * wiped, when the session's handle closes. The
  * files are read when a session is opened, each time, so files replaced on
  * disk count from the next connection. zkl_client_open_opts first loads
  * them and refuses what it cannot use (ZKL_EINVAL, with the file and the
