@@ -381,7 +381,9 @@ int zkl_latch_close(zkl_latch *l)
     enum latch_state was = l->st;
     if (was != L_CLOSED)
         l->st = L_CLOSED; /* nothing new starts */
-    while (l->starting > 0) /* a request being started: its join is to leave too */
+    /* A request being started: its join is to leave too. (In a forked
+     * child no thread finishes it: its join has no request there.) */
+    while (l->starting > 0 && !zkl__forked(l->own.c))
         pthread_cond_wait(&l->cv, &l->own.mu);
     struct join *joins = l->joins, *lead = l->lead;
     if (was != L_CLOSED) {
