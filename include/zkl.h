@@ -340,11 +340,13 @@ ZKL_EXPORT int zkl_client_opts_set_lost_requests(zkl_client_opts *o, int on);
  * subject (ACL scheme "x509", id e.g. "CN=orders,O=example").
  * The names and the password are copied (zkl wipes its copies of the
  * password when it frees them) and may hold no ',' (libzookeeper_mt
- * separates them with commas). libzookeeper_mt 3.8 itself does not: its
- * zookeeper_init_ssl duplicates the joined "ca,cert,key,password" string
- * and never frees that copy, so each session opened over TLS (the open,
- * and each re-open after an expiry) leaves one copy, password included, in
- * the process's heap for its life. The
+ * separates them with commas). libzookeeper_mt 3.8 as released does not:
+ * its zookeeper_init_ssl duplicates the joined "ca,cert,key,password"
+ * string and never frees that copy, so each session opened over TLS (the
+ * open, and each re-open after an expiry) leaves one copy, password
+ * included, in the process's heap for its life. The client that
+ * scripts/build-zookeeper-client.sh builds is patched to free that copy,
+ * wiped, when the session's handle closes. The
  * files are read when a session is opened, each time, so files replaced on
  * disk count from the next connection. zkl_client_open_opts first loads
  * them and refuses what it cannot use (ZKL_EINVAL, with the file and the
@@ -401,10 +403,12 @@ ZKL_EXPORT int zkl_client_opts_set_sasl(zkl_client_opts *o, const char *mechanis
  * subject as the server writes it, RFC 2253), and an "auth" entry without
  * credentials, make zkl_client_open_opts fail with ZKL_EINVAL and a text,
  * before anything is created. Entries it cannot judge (an "ip" address)
- * count as its own: should the server then refuse a blocking acquire's
- * create (mutex, read-write lock, semaphore), the lock parents that acquire
- * created are deleted again, deepest first, each if still empty; a delete
- * refused too is named in zkl_last_error_text().
+ * count as its own: should the server then refuse an acquire's create
+ * (blocking or asynchronous, of any recipe, a multi-lock's member, a
+ * latch's node), the lock parents that acquire created are deleted again,
+ * deepest first, each if still empty, before the call returns or the
+ * request's callback runs; a delete a blocking acquire finds refused too
+ * is named in zkl_last_error_text().
  * Returns 0, ZKL_EINVAL (NULL, an unknown
  * scheme, an id the scheme cannot hold: a bad address or mask, a SASL id
  * with white space, a subject without TYPE=value parts; perms 0 or out of

@@ -59,7 +59,8 @@ enum latch_state { L_NEW, L_STARTED, L_CLOSED };
 struct join {
     zkl_latch *l;
     zkl_request *r;
-    int64_t sid; /* the session it was started in */
+    int64_t sid;   /* the session it was started in */
+    bool starting; /* its request is being started (own.mu not held) */
     struct join *next;
 };
 
@@ -68,11 +69,12 @@ struct zkl_latch {
                               own.mu guards the fields below */
     pthread_mutex_t tell_mu; /* one listener call at a time, in order; taken
                                 before own.mu */
-    pthread_cond_t cv;     /* leadership, a failure or the close: await */
+    pthread_cond_t cv;     /* leadership, a failure, the close, a start done */
     enum latch_state st;
-    struct join *joins;    /* every request not yet freed */
+    struct join *joins;    /* every request not yet freed, and one being started */
     struct join *cur;      /* the one taking part now; NULL: none (no session) */
     struct join *lead;     /* the one it leads on, or NULL */
+    int starting;          /* joins being started: the close waits for them */
     int err;               /* what ended taking part for good, or 0 */
     int told;              /* the last value the listener was told */
     zkl_latch_fn fn;
@@ -81,36 +83,58 @@ struct zkl_latch {
 
 static void request_done(zkl_request *r, int result, void *arg);
 
-/* Take part with a new node if the latch has none (own.mu held). A client
- * without a session right now is no failure: the next session's listener
- * call starts it. */
-static void take_part(zkl_latch *l)
+/* Take part with a new node if the latch has none (own.mu held): the
+ * join is linked now, and returned for start_join to start once own.mu
+ * is released (starting a request takes the object table's lock, which
+ * the fork hooks take before every object's mutex); NULL if there is
+ * nothing to start. */
+static struct join *take_part(zkl_latch *l)
 {
     if (l->st != L_STARTED || l->cur != NULL || l->err != 0)
-        return;
+        return NULL;
     struct join *j = calloc(1, sizeof *j);
     if (j == NULL) {
         l->err = ZKL_ENOMEM;
         pthread_cond_broadcast(&l->cv);
-        return;
+        return NULL;
     }
     j->l = l;
     if (zkl_client_session_id(l->own.c, &j->sid) != 0)
         j->sid = 0;
-    zkl__qopts o = {.ident = l->own.ident, .tell_lost = true};
-    int rc = zkl__async_start(l->own.c, l->own.path, &zkl__latch_policy, &o, -1, request_done, j,
-                              &j->r);
-    if (rc != 0) {
-        free(j);
-        if (rc != ZKL_ELOST) { /* ZKL_ELOST: between sessions; the next one starts it */
-            l->err = rc;
-            pthread_cond_broadcast(&l->cv);
-        }
-        return;
-    }
+    j->starting = true;
+    l->starting++;
     j->next = l->joins;
     l->joins = j;
     l->cur = j;
+    return j;
+}
+
+static void unlink_join(zkl_latch *l, struct join *j);
+
+/* Start j's request (NULL does nothing; no latch lock held). Until it is
+ * started the close waits, and so does its callback, which may run on
+ * another thread before zkl__async_start returns. A client without a
+ * session right now is no failure: the next session's listener call
+ * starts it. */
+static void start_join(zkl_latch *l, struct join *j)
+{
+    if (j == NULL)
+        return;
+    zkl__qopts o = {.ident = l->own.ident, .tell_lost = true};
+    int rc = zkl__async_start(l->own.c, l->own.path, &zkl__latch_policy, &o, -1, request_done, j,
+                              &j->r);
+    pthread_mutex_lock(&l->own.mu);
+    j->starting = false;
+    l->starting--;
+    if (rc != 0) {
+        unlink_join(l, j);
+        if (rc != ZKL_ELOST && l->st == L_STARTED) /* ZKL_ELOST: the next session starts it */
+            l->err = rc;
+    }
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->own.mu);
+    if (rc != 0)
+        free(j);
 }
 
 static void unlink_join(zkl_latch *l, struct join *j)
@@ -148,12 +172,15 @@ static void request_done(zkl_request *r, int result, void *arg)
     zkl_latch *l = j->l;
     pthread_mutex_lock(&l->tell_mu);
     pthread_mutex_lock(&l->own.mu);
+    while (j->starting) /* its starter has yet to hear that it started */
+        pthread_cond_wait(&l->cv, &l->own.mu);
     if (l->st == L_CLOSED) { /* the close frees the request */
         pthread_mutex_unlock(&l->own.mu);
         pthread_mutex_unlock(&l->tell_mu);
         return;
     }
     int say = -1;
+    struct join *next = NULL;
     bool ended = false; /* an earlier leadership ends before this one begins */
     bool drop = false;
     /* Lead only on a node that the server says is the current session's:
@@ -174,7 +201,7 @@ static void request_done(zkl_request *r, int result, void *arg)
             l->err = result; /* retrying cannot cure these */
             pthread_cond_broadcast(&l->cv);
         }
-        take_part(l); /* its node is gone: take part again (Curator's latch does) */
+        next = take_part(l); /* its node is gone: take part again (Curator's latch does) */
         pthread_cond_broadcast(&l->cv); /* an await between sessions returns */
     }
     pthread_mutex_unlock(&l->own.mu);
@@ -187,6 +214,7 @@ static void request_done(zkl_request *r, int result, void *arg)
         zkl_request_free(r); /* from its own callback: freed once this returns */
         free(j);
     }
+    start_join(l, next);
 }
 
 /* The client's state listener: a new session is the latch's cue to take
@@ -203,8 +231,9 @@ static void on_state(zkl_client *c, enum zkl_state state, void *arg)
     pthread_mutex_lock(&l->own.mu);
     if (l->cur != NULL && l->cur->sid != sid)
         l->cur = NULL;
-    take_part(l);
+    struct join *j = take_part(l);
     pthread_mutex_unlock(&l->own.mu);
+    start_join(l, j);
 }
 
 int zkl_latch_new(zkl_client *c, const char *path, const char *id, zkl_latch **out)
@@ -216,13 +245,6 @@ int zkl_latch_new(zkl_client *c, const char *path, const char *id, zkl_latch **o
     zkl_latch *l = zkl__owner_new(sizeof *l, offsetof(zkl_latch, own), c, path, NULL, false, &rc);
     if (l == NULL)
         return rc;
-    /* A latch starts its requests (zkl__async_start, which takes the object
-     * table's lock) while it holds own.mu, and the fork hooks take the
-     * table's lock before every registered object's mutex: registered, a
-     * fork during a (re)join could deadlock. So own.mu is left out of the
-     * fork hooks; a forked child must not use its parent's latch (as with
-     * every object: zkl(3)). */
-    zkl__obj_set_mutex(l, NULL);
     rc = ZKL_ESYS;
     if (pthread_mutex_init(&l->tell_mu, NULL) != 0)
         goto fail;
@@ -256,9 +278,12 @@ int zkl_latch_start(zkl_latch *l)
         return rc;
     pthread_mutex_lock(&l->own.mu);
     l->st = L_STARTED;
-    take_part(l);
+    struct join *j = take_part(l);
+    pthread_mutex_unlock(&l->own.mu);
+    start_join(l, j);
+    pthread_mutex_lock(&l->own.mu);
     rc = l->err;
-    if (rc != 0)
+    if (rc != 0 && l->st == L_STARTED)
         l->st = L_NEW;
     pthread_mutex_unlock(&l->own.mu);
     if (rc != 0) {
@@ -378,9 +403,14 @@ int zkl_latch_close(zkl_latch *l)
     pthread_mutex_lock(&l->tell_mu);
     pthread_mutex_lock(&l->own.mu);
     enum latch_state was = l->st;
+    if (was != L_CLOSED)
+        l->st = L_CLOSED; /* nothing new starts */
+    /* A request being started: its join is to leave too. (In a forked
+     * child no thread finishes it: its join has no request there.) */
+    while (l->starting > 0 && !zkl__forked(l->own.c))
+        pthread_cond_wait(&l->cv, &l->own.mu);
     struct join *joins = l->joins, *lead = l->lead;
     if (was != L_CLOSED) {
-        l->st = L_CLOSED;
         l->joins = l->cur = l->lead = NULL;
         pthread_cond_broadcast(&l->cv);
     }

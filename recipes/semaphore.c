@@ -241,7 +241,7 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
     struct zkl__gate_arg ga = {s->max, n};
     zkl__qopts go = {.arg = &ga, .cancel = h};
     zkl__node *gate;
-    int rc = zkl__acquire_node(s->own.c, s->own.path, &zkl__gate_policy, &go, deadline, &gate);
+    int rc = zkl__wait_acquire(s->own.c, s->own.path, &zkl__gate_policy, &go, deadline, &gate);
     if (rc != 0) {
         zkl__batch_drop(chk);
         free(l);
@@ -269,7 +269,7 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
         zkl__lease_kind(kind, sizeof kind, n);
         zkl__qopts lo = {.kind = kind, .arg = &ga, .within = gate, .cancel = h};
         zkl__owner_arm(&s->own, &lo);
-        rc = zkl__acquire_node(s->own.c, s->own.path, &zkl__lease_policy, &lo, deadline, &l->node);
+        rc = zkl__wait_acquire(s->own.c, s->own.path, &zkl__lease_policy, &lo, deadline, &l->node);
     }
     /* Leaving the gate wakes the next waiter. After success nothing waits
      * for the server's confirmation; after a failure the call returns with

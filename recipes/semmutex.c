@@ -77,7 +77,7 @@ static int acquire_with(void *self, long timeout_ms, zkl_cancel *h)
     zkl__node *n = NULL;
     zkl__qopts o = {.prefetch = s->own.prefetch, .ident = s->own.ident, .cancel = h};
     zkl__owner_arm(&s->own, &o);
-    rc = zkl__acquire_node(s->own.c, s->own.path, &zkl__lock_policy, &o, deadline, &n);
+    rc = zkl__wait_acquire(s->own.c, s->own.path, &zkl__lock_policy, &o, deadline, &n);
     pthread_mutex_lock(&s->own.mu);
     s->acquiring = false;
     if (rc == 0) {

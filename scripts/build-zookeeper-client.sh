@@ -14,7 +14,8 @@
 # protocol come from the jute compiler in Debian's libzookeeper-java
 # (org.apache.jute.compiler.generated.Rcc, in zookeeper-jute.jar), and the
 # one call OpenSSL 3 removed, FIPS_mode(), becomes
-# EVP_default_properties_is_fips_enabled(NULL).
+# EVP_default_properties_is_fips_enabled(NULL); and zookeeper_init_ssl's
+# copy of the TLS key password is freed, wiped, with the handle.
 #
 # Idempotent: when PREFIX holds a build of this script's recipe for the same
 # source version, it says so and exits at once. Needs root (or sudo) only to
@@ -115,6 +116,18 @@ mkdir -p "$csrc/generated"
 # OpenSSL 3 has no FIPS_mode().
 sed -i 's/FIPS_mode()/EVP_default_properties_is_fips_enabled(NULL)/' "$csrc/src/zookeeper.c"
 grep -q 'FIPS_mode' "$csrc/src/zookeeper.c" && die "FIPS_mode() still in zookeeper.c"
+
+# zookeeper_init_ssl copies its "ca,cert,key,password" argument twice, splits
+# the second copy and never frees it, so the key password stays in the heap
+# after zookeeper_close. Split the copy the handle keeps (certstr, which
+# nothing reads whole) instead, and wipe its parts before the handle frees it.
+perl -0pi -e 's/zcert\.ca = strtok\(strdup\(cert\), ","\);/zcert.ca = strtok(zcert.certstr, ",");/' \
+    "$csrc/src/zookeeper.c"
+perl -0pi -e 's/(\n([ \t]*)free\(zh->fd->cert->certstr\);)/\n$2if (zh->fd->cert->ca) explicit_bzero(zh->fd->cert->ca, strlen(zh->fd->cert->ca));\n$2if (zh->fd->cert->cert) explicit_bzero(zh->fd->cert->cert, strlen(zh->fd->cert->cert));\n$2if (zh->fd->cert->key) explicit_bzero(zh->fd->cert->key, strlen(zh->fd->cert->key));\n$2if (zh->fd->cert->passwd) explicit_bzero(zh->fd->cert->passwd, strlen(zh->fd->cert->passwd));$1/' \
+    "$csrc/src/zookeeper.c"
+grep -q 'strtok(strdup(cert)' "$csrc/src/zookeeper.c" && die "zookeeper_init_ssl still splits a copy it never frees"
+[[ $(grep -c 'explicit_bzero(zh->fd->cert->' "$csrc/src/zookeeper.c") == 4 ]] ||
+    die "the wipe of the TLS key password did not apply to zookeeper.c"
 
 say "building libzookeeper_mt $version with OpenSSL and Cyrus SASL"
 (cd "$csrc" && autoreconf -fi >"$work/autoreconf.log" 2>&1) ||

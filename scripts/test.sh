@@ -9,7 +9,8 @@
 #      nemesis (make check-nemesis: random faults in a network namespace of
 #      its own, skipped without root); the libFuzzer targets (tests/fuzz);
 #      the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer;
-#   4. ThreadSanitizer on the lock suites; valgrind memcheck on the suites (0 leaks, 0 errors);
+#   4. ThreadSanitizer on the lock suites; valgrind memcheck on the suites and
+#      on check_secure in build-tls (0 leaks, 0 errors);
 #   5. make install into a temporary root, and a program built against it
 #      with pkg-config, run against ZooKeeper;
 #   6. make distcheck.
@@ -174,6 +175,14 @@ TSAN_OPTIONS="suppressions=$top/scripts/tsan.supp:die_after_fork=0:halt_on_error
 
 step "valgrind memcheck"
 "$top/tests/with-zk.sh" -- "$top/scripts/memcheck.sh" "$top/build"
+# A TLS and SASL suite too, on the client the TLS stage built: each TLS open
+# hands libzookeeper_mt the key password, and no copy of it may stay behind.
+if [[ -x $top/build-tls/tests/check_secure ]]; then
+    "$top/tests/with-zk.sh" --tls --sasl -- "$top/scripts/memcheck.sh" "$top/build-tls" \
+        tests/check_secure
+else
+    echo "memcheck: tests/check_secure: SKIP: no TLS build (see the TLS and SASL stage)"
+fi
 
 step "install and build a program with pkg-config"
 "$top/tests/with-zk.sh" -- "$top/scripts/install-check.sh" "$top/build"

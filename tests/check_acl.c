@@ -3,6 +3,7 @@
  * tree through them while a third is kept out, and bad entries are refused
  * before anything is sent. Also the TLS and SASL options of a build without
  * them: ZKL_ENOTSUP with a text that names the configure option. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,6 +330,171 @@ START_TEST(test_a_refused_acquire_removes_the_parents_it_created)
 }
 END_TEST
 
+/* An asynchronous request's callback, heard. */
+struct heard {
+    atomic_int rc, done;
+};
+
+static void heard_fn(zkl_request *r, int result, void *arg)
+{
+    (void)r;
+    struct heard *h = arg;
+    atomic_store(&h->rc, result);
+    atomic_store(&h->done, 1);
+}
+
+static bool heard_done(void *arg)
+{
+    return atomic_load(&((struct heard *)arg)->done) != 0;
+}
+
+/* The asynchronous requests clean up as the blocking acquire does: when
+ * the callback hears of the refusal, the parents are gone already. */
+START_TEST(test_a_refused_async_acquire_removes_the_parents_it_created)
+{
+    zkl_client *c = world_and(ZKL_PERM_READ, "ip", "10.9.9.9");
+    char *p = tu_path("async/out/lock");
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    struct heard h = {0};
+    zkl_request *r;
+    ck_assert_int_eq(zkl_mutex_acquire_async(m, 5000, heard_fn, &h, &r), 0);
+    ck_assert(tu_wait_until(heard_done, &h, 20000));
+    ck_assert_int_eq(atomic_load(&h.rc), ZKL_ENOAUTH);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, tu_fixture_root), 0);
+    zkl_request_free(r);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+/* A multi-lock whose first member holds (its lock path exists, open to
+ * all) and whose second is refused: the first is given back, and the
+ * parents the second made go before the callback hears. */
+START_TEST(test_a_refused_multilock_member_removes_the_parents_it_created)
+{
+    char *ml = tu_path("ml"), *first = tu_path("ml/first"), *second = tu_path("ml/second/lock");
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, ml, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, first, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
+                     ZOK);
+    zkl_client *c = world_and(ZKL_PERM_READ, "ip", "10.9.9.9");
+    const char *paths[] = {first, second};
+    zkl_multilock *l;
+    ck_assert_int_eq(zkl_multilock_new(c, paths, 2, &l), 0);
+    struct heard h = {0};
+    zkl_request *r;
+    ck_assert_int_eq(zkl_multilock_acquire_async(l, 5000, heard_fn, &h, &r), 0);
+    ck_assert(tu_wait_until(heard_done, &h, 20000));
+    ck_assert_int_eq(atomic_load(&h.rc), ZKL_ENOAUTH);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, ml), 1); /* "first" only */
+    ck_assert(tu_wait_children(tu_fixture_zk, first, 0, 20000));
+    zkl_request_free(r);
+    zkl_multilock_free(l);
+    zkl_client_close(c);
+    free(second);
+    free(first);
+    free(ml);
+}
+END_TEST
+
+/* A latch refused its node: await says so, with nothing left behind. */
+START_TEST(test_a_refused_latch_removes_the_parents_it_created)
+{
+    zkl_client *c = world_and(ZKL_PERM_READ, "ip", "10.9.9.9");
+    char *p = tu_path("latch/out/election");
+    zkl_latch *l;
+    ck_assert_int_eq(zkl_latch_new(c, p, "a", &l), 0);
+    ck_assert_int_eq(zkl_latch_start(l), 0);
+    ck_assert_int_eq(zkl_latch_await(l, 20000), ZKL_ENOAUTH);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, tu_fixture_root), 0);
+    zkl_latch_free(l);
+    zkl_client_close(c);
+    free(p);
+}
+END_TEST
+
+/* An outsider that creates a node under the parent the refused acquire
+ * made, before that acquire deletes it: the delete is refused as not
+ * empty, the parent stays, the acquire fails for its own reason only. */
+struct outsider {
+    char child[256];
+    atomic_int rc; /* its create's answer, 1 until then */
+};
+
+static void outsider_created(int rc, const char *name, const void *data)
+{
+    (void)name;
+    atomic_store(&((struct outsider *)data)->rc, rc);
+}
+
+/* The parent appeared (the acquire made it): create a node under it. */
+static void outsider_watch(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+    (void)state, (void)path;
+    struct outsider *o = ctx;
+    if (type != ZOO_CREATED_EVENT ||
+        zoo_acreate(zh, o->child, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, outsider_created, o) != ZOK)
+        atomic_store(&o->rc, ZSYSTEMERROR);
+}
+
+static bool outsider_answered(void *arg)
+{
+    return atomic_load(&((struct outsider *)arg)->rc) != 1;
+}
+
+START_TEST(test_a_parent_an_outsider_uses_meanwhile_stays)
+{
+    /* The outsider (the fixture, authenticated as alice) may create under
+     * the parents; the client may not. */
+    zkl_client_opts *co;
+    ck_assert_int_eq(zkl_client_opts_new(&co), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(co, "world", "anyone", ZKL_PERM_READ), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(co, "ip", "10.9.9.9", ZKL_PERM_ALL), 0);
+    ck_assert_int_eq(zkl_client_opts_add_acl(co, "digest", ALICE_ID, ZKL_PERM_ALL), 0);
+    zkl_client *c = NULL;
+    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, co, &c), 0);
+    zkl_client_opts_free(co);
+    /* Who comes first is the server's to decide: rounds until the
+     * outsider's create came before the delete (each round checks both
+     * orders). */
+    bool raced = false;
+    for (int round = 0; round < 20 && !raced; round++) {
+        char leaf[64];
+        snprintf(leaf, sizeof leaf, "race%d/lock", round);
+        char *p = tu_path(leaf);
+        char *dir = tu_path(leaf);
+        *strrchr(dir, '/') = '\0'; /* made; the server refuses the create below it */
+        struct outsider o = {.rc = 1};
+        snprintf(o.child, sizeof o.child, "%s/outsider", dir);
+        struct Stat st;
+        ck_assert_int_eq(zoo_wexists(tu_fixture_zk, dir, outsider_watch, &o, &st), ZNONODE);
+        zkl_mutex *m;
+        ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+        ck_assert_int_eq(zkl_mutex_acquire(m, 5000), ZKL_ENOAUTH);
+        ck_assert_int_eq(zkl_last_zk_error(), ZNOAUTH);
+        ck_assert_msg(strstr(zkl_last_error_text(), "stays") == NULL, "%s",
+                      zkl_last_error_text());
+        zkl_mutex_free(m);
+        ck_assert(tu_wait_until(outsider_answered, &o, 20000));
+        int rc = atomic_load(&o.rc);
+        if (rc == ZOK) { /* first: its node and the parent stay */
+            raced = true;
+            ck_assert_int_eq(tu_children(tu_fixture_zk, dir), 1);
+            ck_assert_int_eq(zoo_delete(tu_fixture_zk, o.child, -1), ZOK);
+            ck_assert_int_eq(zoo_delete(tu_fixture_zk, dir, -1), ZOK);
+        } else { /* late: the parents were gone already */
+            ck_assert_int_eq(rc, ZNONODE);
+        }
+        ck_assert_int_eq(tu_children(tu_fixture_zk, tu_fixture_root), 0);
+        free(dir);
+        free(p);
+    }
+    ck_assert_msg(raced, "the outsider never came first in 20 rounds");
+    zkl_client_close(c);
+}
+END_TEST
+
 START_TEST(test_tls_and_sasl_settings_without_support_are_enotsup)
 {
 #if defined(HAVE_ZOOKEEPER_INIT_SSL) || defined(HAVE_ZOOKEEPER_INIT_SASL)
@@ -359,6 +525,10 @@ int main(void)
         test_entries_that_shut_the_client_out_are_refused_at_open,
         test_an_acl_the_server_refuses_is_einval_with_a_text,
         test_a_refused_acquire_removes_the_parents_it_created,
+        test_a_refused_async_acquire_removes_the_parents_it_created,
+        test_a_refused_multilock_member_removes_the_parents_it_created,
+        test_a_refused_latch_removes_the_parents_it_created,
+        test_a_parent_an_outsider_uses_meanwhile_stays,
         test_tls_and_sasl_settings_without_support_are_enotsup,
         NULL,
     };

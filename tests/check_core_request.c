@@ -54,6 +54,20 @@ static const core_case cases[] = {
                     "expect R:detach:A A:free R:untimed R:ready\n"
                     "rdeliver R 1\n"
                     "rstate R DONE\n"},
+    {"a cleaning request waits for the deletes of the parents it made, then is told",
+     CORE_WAITING_A "request R on A deadline=1000\n"
+                    "wait 1000\n"
+                    "rlook R\n"
+                    "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
+                    "runmaking R 1\n"
+                    "delete A ok\n"
+                    "expect A:wake\n"
+                    "rlook R\n"
+                    "expect -\n"
+                    "rstate R CLEANING\n"
+                    "runmaking R 0\n"
+                    "rlook R\n"
+                    "expect R:detach:A A:free R:untimed R:ready\n"},
     {"a cleaning request that is not answered within its grace is told anyway",
      CORE_WAITING_A "request R on A deadline=100\n"
                     "wait 100\n"

@@ -527,6 +527,74 @@ START_TEST(test_fork_while_a_thread_uses_a_cancel_handle)
 }
 END_TEST
 
+/* ---- a fork while another thread uses a latch -------------------------------- */
+
+struct latch_churn {
+    zkl_latch *l;
+    atomic_int stop, rounds;
+    bool yield;
+};
+
+/* Asks the latch, without pause: at a fork it is likely inside its mutex. */
+static void *latch_churn_main(void *arg)
+{
+    struct latch_churn *ch = arg;
+    while (!atomic_load(&ch->stop)) {
+        for (int k = 0; k < 100; k++)
+            (void)zkl_latch_is_leader(ch->l);
+        atomic_fetch_add(&ch->rounds, 1);
+        if (ch->yield)
+            sched_yield();
+    }
+    return NULL;
+}
+
+static bool latch_churning(void *arg)
+{
+    return atomic_load(&((struct latch_churn *)arg)->rounds) > 0;
+}
+
+static void child_frees_the_latch(void *arg)
+{
+    struct latch_churn *ch = arg;
+    CHILD_AT("is_leader");
+    CHILD_CHECK(zkl_latch_is_leader(ch->l) == 0);
+    CHILD_AT("free");
+    zkl_latch_free(ch->l);
+    CHILD_AT("done");
+}
+
+/* A latch that joined (its request started) is covered by the fork hooks
+ * as every lock object is: a child forked while another thread was inside
+ * the latch's mutex finds it usable, and frees it at once. */
+START_TEST(test_fork_while_a_thread_uses_a_latch)
+{
+    zkl_client *c = tu_client(10000);
+    char *p = tu_path("latch");
+    struct latch_churn ch = {.yield = tu_under_valgrind()};
+    ck_assert_int_eq(zkl_latch_new(c, p, "a", &ch.l), 0);
+    ck_assert_int_eq(zkl_latch_start(ch.l), 0);
+    ck_assert_int_eq(zkl_latch_await(ch.l, 10000), 0);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, latch_churn_main, &ch), 0);
+    bool started = tu_wait_until(latch_churning, &ch, 10000);
+    char msg[6144] = "";
+    int ok = 1;
+    int forks = tu_under_valgrind() ? 5 : 100;
+    for (int i = 0; i < forks && started && ok; i++)
+        ok = run_child(child_frees_the_latch, &ch, 30000, msg, sizeof msg);
+    atomic_store(&ch.stop, 1);
+    pthread_join(th, NULL);
+    ck_assert_msg(started, "the thread did not start");
+    ck_assert_msg(ok, "%s", msg);
+    ck_assert_int_eq(zkl_latch_is_leader(ch.l), 1); /* the parent's leads on */
+    zkl_latch_free(ch.l);
+    zkl_client_close(c);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    free(p);
+}
+END_TEST
+
 /* ---- a client closed in the child while the parent goes on ------------------ */
 
 static void child_closes_the_client(void *arg)
@@ -567,6 +635,7 @@ int main(int argc, char **argv)
         test_child_frees_objects_a_parent_thread_waits_on,
         test_close_in_the_child_leaves_the_parents_session,
         test_fork_while_a_thread_uses_a_cancel_handle,
+        test_fork_while_a_thread_uses_a_latch,
         NULL,
     };
     return tu_run_zk_case("fork", 120, tests);

@@ -704,6 +704,10 @@ static bool request_cmd(struct world *w, char **tok, int nt)
         const char *have = rstate_names[q->m.st];
         return nt > 2 && strcmp(have, tok[2]) == 0 ? true : failf(w, "%s is %s", tok[1], have);
     }
+    if (strcmp(tok[0], "runmaking") == 0) { /* the front's parent deletes out (1) or not */
+        q->m.unmaking = nt > 2 && strcmp(tok[2], "1") == 0;
+        return true;
+    }
     if (strcmp(tok[0], "rresult") == 0) {
         int want = nt > 2 ? err_of(tok[2]) : 99;
         return q->m.result == want ? true : failf(w, "%s result %d", tok[1], q->m.result);

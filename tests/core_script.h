@@ -53,6 +53,7 @@
  *   rlook R / rdeliver R 1 / rcancel R 0 / rrelease R ELOST / rfree R
  *                        an event, and what the call returns
  *   rstate R HELD / rresult R ELOST
+ *   runmaking R 1      the front's deletes of the parents R made: out (1) or answered (0)
  *
  * A request's actions print as R:take:A, R:count:A:0, R:leave:A, R:ready, ...
  *

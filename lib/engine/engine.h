@@ -11,6 +11,7 @@
  *   lib/engine/node.c     a node as its caller sees it: made, started, given
  *                         up, released, asked about
  *   lib/engine/guarded.c  guarded writes
+ *   lib/engine/unmake.c   the lock parents a refused attempt made, deleted again
  *
  * Every function here is called with c->mu held unless it says otherwise. */
 #ifndef ZKL_ENGINE_H
@@ -91,8 +92,6 @@ typedef struct zkl__qopts {
                               callback, whatever the client's option (a latch) */
     zkl__wake_fn wake;     /* an asynchronous waiter's wake-up (not a thread) */
     void *wake_arg;
-    zkl__made *made;       /* or NULL; a blocking acquire the server refused hands over
-                              the lock parents it created, for the caller to remove */
 } zkl__qopts;
 
 /* A front end beside the blocking calls (the asynchronous requests): the
@@ -145,6 +144,28 @@ int zkl__shell_act(void *ctx, const zkl__act *a);
 void zkl__shell_wake(zkl__node *n);
 /* Free the paths in m, and empty it. */
 void zkl__made_free(zkl__made *m);
+
+/* ---- lib/engine/unmake.c: the lock parents a refused attempt made ---- */
+/* Told of each answer to an unmake's deletes (c->mu held, any thread). */
+typedef void (*zkl__unmake_fn)(void *arg);
+/* Whether n's attempt, failed with err, was refused by the server (its
+ * ACL entries, or a request it rejects): the parents it made must go. */
+bool zkl__node_refused_create(const zkl__node *n, int err);
+/* If so, and n's creates made lock parents: send their deletes, deepest
+ * first (each deletes only an empty node), and return the unmake that
+ * waits for the answers, calling fn(arg) on each; else NULL (also without
+ * memory: the parents stay). The front end calls this once its attempt
+ * failed and n is given up, then drops it. */
+struct zkl__unmake *zkl__node_unmake(zkl__node *n, int err, zkl__unmake_fn fn, void *arg);
+/* Answers still to come (false for NULL). */
+bool zkl__unmake_pending(const struct zkl__unmake *u);
+/* The first parent whose delete failed other than "gone" or "not empty"
+ * (or could not be sent), its code in *rc; NULL if none (so far). Valid
+ * until the drop. */
+const char *zkl__unmake_refused(const struct zkl__unmake *u, int *rc);
+/* Done with u (NULL does nothing): fn is not called from now on; u goes
+ * with its last answer. */
+void zkl__unmake_drop(struct zkl__unmake *u);
 
 /* ---- lib/engine/node.c: a node as its caller sees it ---- */
 /* Make a node for an acquire (no lock held): 0 and *out, or ZKL_ENOMEM

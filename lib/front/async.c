@@ -97,6 +97,15 @@ static void detach_node(zkl__node *n)
     zkl__node_detach(n);
 }
 
+/* An answer to the deletes of the lock parents a refused request made
+ * (c->mu held): the machine, cleaning, looks again. */
+static void unmade(void *arg)
+{
+    zkl_request *r = arg;
+    r->m.unmaking = zkl__unmake_pending(r->unmake);
+    zkl__async_poke(r);
+}
+
 static int act(void *ctx, const zkl__ract *x)
 {
     zkl_request *r = ctx;
@@ -114,6 +123,12 @@ static int act(void *ctx, const zkl__ract *x)
         break;
     case ZKL__RA_LEAVE:
         zkl__node_leave(n);
+        /* The failed node (not a member given back): the parents its
+         * refused creates made go after it, and the cleaning waits. */
+        if (r->m.st == ZKL__R_CLEANING && x->n == r->m.n && r->unmake == NULL) {
+            r->unmake = zkl__node_unmake(n, r->m.result, unmade, r);
+            r->m.unmaking = zkl__unmake_pending(r->unmake);
+        }
         break;
     case ZKL__RA_DETACH:
         detach_node(n);

@@ -18,6 +18,7 @@ struct zkl_request {
     void *step_ctx;
     zkl_request_fn fn;
     void *arg;
+    struct zkl__unmake *unmake; /* refused: the deletes of the lock parents it made */
     uint8_t cb;              /* enum zkl__callback: FREED, freed by its own callback */
     bool in_look, in_ready, in_timed; /* which of the client's lists hold it */
     zkl_request *lnext;      /* a->look or a->ready, never both at once */

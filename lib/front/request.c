@@ -50,6 +50,7 @@ void zkl_request_free(zkl_request *r)
         return;
     zkl_client *c = r->a->c;
     if (zkl__forked(c)) { /* memory only: its node is the client's to free */
+        zkl__unmake_drop(r->unmake);
         zkl__async_free_now(r);
         zkl__obj_done(c);
         return;
@@ -60,6 +61,8 @@ void zkl_request_free(zkl_request *r)
         pthread_cond_wait(&c->cv, &c->mu);
     zkl__async_on(r, ZKL__RE_FREE);
     zkl__async_unlist(r);
+    zkl__unmake_drop(r->unmake); /* its answers no longer look for r */
+    r->unmake = NULL;
     if (r->step != NULL)
         r->step->drop(r->step_ctx); /* under c->mu: its answers take it */
     r->step = NULL;

@@ -3,6 +3,7 @@
  * the call's one deadline passes; on failure it makes sure no node of the
  * attempt stays on the server. Release and leave likewise wait for the
  * server's answer. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "front.h"
@@ -53,6 +54,39 @@ static void wait_settled(zkl__node *n, pthread_cond_t *cv)
     n->cv = NULL;
 }
 
+static void unmade(void *arg)
+{
+    pthread_cond_broadcast(arg);
+}
+
+/* A refused attempt's lock parents go too (lib/engine/unmake.c), waited for
+ * as its node was; a parent that stays for another reason than someone
+ * else's node under it is named in the detail text. */
+static void unmake(zkl__node *n, int err, pthread_cond_t *cv)
+{
+    zkl_client *c = ZKL__NODE_CLIENT(n);
+    struct zkl__unmake *u = zkl__node_unmake(n, err, unmade, cv);
+    if (u == NULL)
+        return;
+    int64_t grace = zkl__now_ns() + CLEANUP_GRACE_NS;
+    bool late = false;
+    while (zkl__unmake_pending(u) && !late)
+        late = !zkl__engine_connected(c) || zkl__cond_wait(cv, &c->mu, grace) != 0;
+    int rc = 0;
+    const char *bad = zkl__unmake_refused(u, &rc);
+    if (bad != NULL || zkl__unmake_pending(u)) {
+        char was[256];
+        snprintf(was, sizeof was, "%s", zkl_last_error_text());
+        if (bad == NULL)
+            zkl__detail("%.150s; the parents it created may stay (no answer to their delete)",
+                        was);
+        else
+            zkl__detail("%.150s; the parent \"%.50s\" it created stays (delete refused: "
+                        "ZooKeeper error %d)", was, bad, rc);
+    }
+    zkl__unmake_drop(u);
+}
+
 int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, const zkl__qopts *o,
                       int64_t deadline, zkl__node **out)
 {
@@ -98,13 +132,7 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
     int zk_rc = n->cn.zk_rc;
     if (err == ZKL_EZK || (zk_rc != 0 && (err == ZKL_EINVAL || err == ZKL_ENOAUTH)))
         zkl__detail_failed(zk_rc, dir); /* for zkl_last_zk_error(), with what it means */
-    if (zk_rc != 0 && (err == ZKL_EINVAL || err == ZKL_ENOAUTH) && o != NULL && o->made != NULL) {
-        /* Refused: the parents made on the way would keep the refused
-         * entries for every later client; the caller removes them. */
-        *o->made = n->made;
-        n->made = (zkl__made){0};
-    }
-    else if (err == ZKL_EQUEUE)
+    if (err == ZKL_EQUEUE)
         zkl__detail_queue(dir, (long)n->cn.qlen, (long)c->max_request);
     /* Failed: make sure nothing of this attempt stays on the server. */
     pthread_mutex_unlock(&c->mu);
@@ -113,6 +141,7 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
     pthread_mutex_lock(&c->mu);
     zkl__node_leave(n);
     wait_settled(n, &cv);
+    unmake(n, err, &cv);
     zkl__node_count_end(n, err);
     zkl__engine_hooks_off(n); /* the caller never held it: nothing to tell */
     zkl__node_detach(n);      /* n may be gone from here on */

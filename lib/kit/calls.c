@@ -96,11 +96,6 @@ void zkl__string_done(int rc, const char *value, const void *data)
     slot_done((struct zkl__slot *)data, rc);
 }
 
-void zkl__void_done(int rc, const void *data)
-{
-    slot_done((struct zkl__slot *)data, rc);
-}
-
 static void stat_done(int rc, const struct Stat *st, const void *data)
 {
     (void)st;

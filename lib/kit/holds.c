@@ -254,7 +254,7 @@ int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
     q.on_revoke = own->revocable ? hold_revoke : NULL;
     q.hook_arg = h;
     zkl__node *n;
-    int rc = zkl__acquire_node(own->c, dir, pol, &q, deadline, &n);
+    int rc = zkl__wait_acquire(own->c, dir, pol, &q, deadline, &n);
     if (rc != 0)
         return rc;
     if ((rc = zkl__holds_add(h, n)) != 0)

@@ -272,7 +272,6 @@ void zkl__batch_destroy(struct zkl__batch *b);
 void zkl__get_done(int rc, const char *value, int len, const struct Stat *st,
                                const void *data);
 void zkl__string_done(int rc, const char *value, const void *data);
-void zkl__void_done(int rc, const void *data);
 /* Take the session's handle for sending (c->hlock held until send_end). */
 int zkl__send_begin(zkl_client *c, zhandle_t **zh);
 void zkl__send_end(zkl_client *c, int requests);
@@ -376,15 +375,4 @@ typedef void (*zkl__parent_sent_fn)(void *arg, size_t i, int rc);
 int zkl__parents_send(zkl_client *c, zhandle_t *zh, const char *path, bool ancestors,
                                   bool self, string_completion_t done, const void *data,
                                   size_t stride, zkl__parent_sent_fn sent, void *arg);
-/* Delete the lock parents in m (those a refused acquire created), deepest
- * first, each only if still empty, answered within `deadline` (or the
- * session timeout, once that passed); a delete the server refuses, or no
- * answer, is added to the thread's detail text. Frees m's paths. No lock
- * held. */
-void zkl__parents_remove(zkl_client *c, zkl__made *m, int64_t deadline);
-/* zkl__wait_acquire (o not NULL), and if the server refused it, the lock
- * parents it created removed (zkl__parents_remove): every blocking
- * acquire of a recipe goes through here. */
-int zkl__acquire_node(zkl_client *c, const char *dir, const zkl__policy *pol,
-                      const zkl__qopts *o, int64_t deadline, zkl__node **out);
 #endif

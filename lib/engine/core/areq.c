@@ -3,7 +3,8 @@
  * below. The request judges its node as a blocking caller would
  * (verdict.c), then asks its front end to deliver the result; a failed
  * attempt first waits, briefly and while connected, for its nodes'
- * deletes, so that its callback hears of it with nothing left behind. */
+ * deletes (and those of the lock parents a refused one made), so that its
+ * callback hears of it with nothing left behind. */
 
 #include "areq.h"
 #include "loss.h" /* ZKL__GRACE_NS: a failed request waits for its nodes' deletes */
@@ -174,7 +175,8 @@ static void judge_pending(struct run *x)
 static void judge_cleaning(struct run *x)
 {
     zkl__areq *r = x->r;
-    bool unsettled = r->n != NULL && zkl__cnode_current(r->n) && !zkl__cnode_settled(r->n);
+    bool unsettled = r->unmaking ||
+                     (r->n != NULL && zkl__cnode_current(r->n) && !zkl__cnode_settled(r->n));
     for (size_t i = 0; i < r->nkept && !unsettled; i++)
         unsettled = zkl__cnode_current(r->kept[i]) && !zkl__cnode_settled(r->kept[i]);
     const struct zkl__core *k = r->n ? r->n->core : r->nkept ? r->kept[0]->core : NULL;

@@ -41,6 +41,8 @@ typedef struct zkl__areq {
     bool stepped;       /* the recipe takes steps (a gate, then a lease) */
     bool keep_held;     /* the kept nodes are part of the hold (a multi-lock's) */
     bool tell_loss;     /* a loss while held is told (ZKL__R_LOSING) */
+    bool unmaking;      /* CLEANING: the front's deletes of the lock parents the
+                           refused attempt made are unanswered (front-written) */
 } zkl__areq;
 
 /* What the machine asks its front end to do. */
