@@ -68,7 +68,7 @@ static void unmake(zkl__node *n, int err, pthread_cond_t *cv)
     struct zkl__unmake *u = zkl__node_unmake(n, err, unmade, cv);
     if (u == NULL)
         return;
-    int64_t grace = zkl__now_ns() + CLEANUP_GRACE_NS;
+    int64_t grace = zkl__now_ns() + ZKL__GRACE_NS;
     bool late = false;
     while (zkl__unmake_pending(u) && !late)
         late = !zkl__engine_connected(c) || zkl__cond_wait(cv, &c->mu, grace) != 0;
