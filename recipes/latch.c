@@ -371,7 +371,11 @@ int zkl_latch_set_listener(zkl_latch *l, zkl_latch_fn fn, void *arg)
 static int leave(zkl_client *c, zkl_request *r, bool held, int64_t deadline)
 {
     int rc = 0;
-    if (held) {
+    /* A grant whose callback is on its way (it waits for the latch's
+     * locks) is held for the request, not yet for the latch: cancel says
+     * so, and it leaves as a leader does, confirmed. */
+    int crc = held ? ZKL_EBUSY : zkl_request_cancel(r);
+    if (crc == ZKL_EBUSY) {
         const char *node = zkl_request_node(r);
         char *path = node ? strdup(node) : NULL;
         rc = zkl_request_release(r);
@@ -389,7 +393,7 @@ static int leave(zkl_client *c, zkl_request *r, bool held, int64_t deadline)
             rc = ZKL_ENOMEM;
         }
         free(path);
-    } else if (zkl_request_cancel(r) == 0 && !zkl__request_wait_settled(r, deadline)) {
+    } else if (crc == 0 && !zkl__request_wait_settled(r, deadline)) {
         rc = ZKL_ETIMEDOUT;
     }
     zkl_request_free(r);

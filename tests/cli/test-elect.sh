@@ -19,6 +19,8 @@ p=/zkl-elect-test/$$
 leader_is() { [[ $("$ZKL" leader "$p" 2>/dev/null) == "$1" ]]; }
 count_is() { [[ $(contenders "$p") == "$1" ]]; }
 lines() { [[ -f $1 ]] && (($(wc -l <"$1") >= $2)); }
+# --watch has printed this leader (it prints a leader it lists while that one leads).
+watched() { grep -qx "$1" "$tmp/watch.out"; }
 
 # COMMAND: log "ID TOKEN", then wait for its stop file; exit 3.
 run() {
@@ -53,6 +55,7 @@ fi
 rc=$?
 [[ $rc == 1 ]] && ok "elect -n with another candidate there: exit 1 at once" || not_ok "elect -n: exit $rc"
 
+wait_for 20 watched alpha
 touch "$tmp/stop-alpha"
 wait_for 15 gone "$a"
 wait "$a"
@@ -66,12 +69,14 @@ else
 fi
 
 # Its node deleted: COMMAND's whole group ends, zkl elect exits 75.
+wait_for 20 watched beta
 touch "$tmp/stop-beta" # beta's COMMAND was already waiting: stop it first
 wait "$b"
 "$ZKL" elect --id gamma "$p" sh -c 'sleep 300 & echo $! >"$0"; wait' "$tmp/gamma.pid" \
     2>"$tmp/err-gamma" &
 g=$!
 wait_for 20 test -s "$tmp/gamma.pid" || not_ok "gamma never led"
+wait_for 20 watched gamma
 "$ZKL" break "$p" >/dev/null
 if wait_for 20 gone "$g"; then
     wait "$g"
