@@ -426,6 +426,110 @@ START_TEST(test_listener_removal_waits_for_a_running_delivery)
 }
 END_TEST
 
+/* A borrowed handle outlives its session: the keeper, which wants to
+ * close it to open a new session after the expiry, waits until it is back
+ * (under ASan a close meanwhile is a use-after-free of the next call). */
+struct lent {
+    zkl_client *c;
+    zhandle_t *zh;
+};
+
+static bool borrow_is_lost(void *arg)
+{
+    zhandle_t *zh = NULL;
+    int rc = zkl_client_handle_borrow(arg, &zh);
+    if (rc == 0)
+        zkl_client_handle_return(arg, zh);
+    return rc == ZKL_ELOST && zh == NULL;
+}
+
+static bool handle_replaced(void *arg)
+{
+    struct lent *l = arg;
+    return zkl_client_handle(l->c) != l->zh;
+}
+
+static bool connected_anew(void *arg)
+{
+    struct lent *l = arg;
+    return tu_client_connected(l->c) && zkl_client_handle(l->c) != l->zh;
+}
+
+START_TEST(test_a_borrowed_handle_stays_open_across_an_expiry_until_returned)
+{
+    zkl_client *c = tu_test_client(4000);
+    zhandle_t *zh = (zhandle_t *)&zh;
+    ck_assert_int_eq(zkl_client_handle_borrow(NULL, &zh), ZKL_EINVAL);
+    ck_assert_ptr_null(zh);
+    ck_assert_int_eq(zkl_client_handle_borrow(c, NULL), ZKL_EINVAL);
+    zkl_client_handle_return(NULL, zh); /* nothing to do */
+    zkl_client_handle_return(c, NULL);
+
+    ck_assert_int_eq(zkl_client_handle_borrow(c, &zh), 0);
+    ck_assert_ptr_eq(zh, zkl_client_handle(c));
+    int64_t sid = tu_client_session_id(c);
+    tu_expire_session(c);
+    /* The keeper has come to close it: no new loan between sessions. */
+    ck_assert(tu_wait_until(borrow_is_lost, c, 30000));
+    struct lent l = {c, zh};
+    ck_assert(!tu_wait_until(handle_replaced, &l, 1000));
+    struct Stat st;
+    int zrc = zoo_exists(zh, "/", 0, &st); /* the old handle still answers */
+    ck_assert_msg(zrc == ZSESSIONEXPIRED || zrc == ZINVALIDSTATE, "zoo_exists: %d", zrc);
+    ck_assert_int_eq(zkl_client_state(c), ZKL_STATE_LOST);
+    zkl_client_handle_return(c, zh);
+
+    /* Back: the old handle is closed, a new session opens and lends. */
+    ck_assert(tu_wait_until(connected_anew, &l, 30000));
+    ck_assert_int_ne(tu_client_session_id(c), sid);
+    zhandle_t *now;
+    ck_assert_int_eq(zkl_client_handle_borrow(c, &now), 0);
+    ck_assert_int_eq(zoo_exists(now, "/", 0, &st), ZOK);
+    zkl_client_handle_return(c, now);
+}
+END_TEST
+
+/* A closed client lends nothing (its memory kept by an open lock object),
+ * and a close waits for a loan returned from another thread. */
+static void *return_later(void *arg)
+{
+    struct lent *l = arg;
+    /* The close has begun once a borrow says so. */
+    zhandle_t *zh;
+    int64_t end = tu_now_ms() + 30000;
+    while (zkl_client_handle_borrow(l->c, &zh) != ZKL_ECLOSED && tu_now_ms() < end) {
+        if (zh != NULL)
+            zkl_client_handle_return(l->c, zh);
+        usleep(10000);
+    }
+    struct Stat st;
+    int zrc = zoo_exists(l->zh, "/", 0, &st); /* still open: the close waits */
+    zkl_client_handle_return(l->c, l->zh);
+    return (void *)(intptr_t)zrc;
+}
+
+START_TEST(test_a_closing_client_waits_for_its_lent_handle_and_lends_no_more)
+{
+    char *p = tu_test_path("lent");
+    zkl_client *c;
+    ck_assert_int_eq(zkl_client_open(tu_hosts(), 10000, &c), 0);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0); /* keeps the client's memory */
+    struct lent l = {c, NULL};
+    ck_assert_int_eq(zkl_client_handle_borrow(c, &l.zh), 0);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, return_later, &l), 0);
+    zkl_client_close(c);
+    void *res;
+    ck_assert_int_eq(pthread_join(t, &res), 0);
+    ck_assert_int_eq((int)(intptr_t)res, ZOK);
+    zhandle_t *zh = (zhandle_t *)&zh;
+    ck_assert_int_eq(zkl_client_handle_borrow(c, &zh), ZKL_ECLOSED);
+    ck_assert_ptr_null(zh);
+    zkl_mutex_free(m);
+}
+END_TEST
+
 /* The seam below the session: a client opened with a table of its own
  * (here one that counts, then calls the real client) makes its calls
  * through it, from the first handle to the last close. */
@@ -508,6 +612,8 @@ int main(void)
         test_listener_removal_waits_for_a_running_delivery,
         test_client_getters_take_out_parameters,
         test_a_client_makes_its_calls_through_the_table_it_was_opened_with,
+        test_a_borrowed_handle_stays_open_across_an_expiry_until_returned,
+        test_a_closing_client_waits_for_its_lent_handle_and_lends_no_more,
         NULL,
     };
     return tu_run_zk_case("session", 90, tests);

@@ -20,7 +20,14 @@ static int delete_one(zkl_client *c, const char *path, const zkl_participant *x)
      * like one (a lock path of its own, data) is no holder. Deleted at the
      * version seen, so that what is deleted is what was checked. */
     struct Stat st;
-    int zrc = zoo_exists(zkl_client_handle(c), full, 0, &st);
+    zhandle_t *zh;
+    int err = zkl_client_handle_borrow(c, &zh); /* the keeper closes no borrowed handle */
+    if (err != 0)
+        return cli_report(path, err);
+    int zrc = zoo_exists(zh, full, 0, &st);
+    if (zrc == ZOK && st.ephemeralOwner != 0)
+        zrc = zoo_delete(zh, full, st.version);
+    zkl_client_handle_return(c, zh);
     if (zrc == ZOK && st.ephemeralOwner == 0) {
         char shown[2048];
         cli_printable(full, shown, sizeof shown);
@@ -28,8 +35,6 @@ static int delete_one(zkl_client *c, const char *path, const zkl_participant *x)
                 "ephemeral)", shown);
         return 2;
     }
-    if (zrc == ZOK)
-        zrc = zoo_delete(zkl_client_handle(c), full, st.version);
     if (zrc == ZNONODE)
         return 1;
     if (zrc != ZOK) {

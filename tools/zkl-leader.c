@@ -75,12 +75,14 @@ static void on_watch(zhandle_t *zh, int type, int state, const char *path, void 
 }
 
 /* Arm a watch that fires on the next change of the path's children (or
- * on its creation): 0, or a ZKL_E... code. */
+ * on its creation): 0, or a ZKL_E... code. The handle is borrowed, as the
+ * client's keeper closes it when a session ends, which --watch outlives. */
 static int arm(zkl_client *c, const char *path, int *wfd)
 {
-    zhandle_t *zh = zkl_client_handle(c);
-    if (zh == NULL)
-        return ZKL_ELOST;
+    zhandle_t *zh;
+    int err = zkl_client_handle_borrow(c, &zh);
+    if (err != 0)
+        return err;
     struct String_vector kids = {0, NULL};
     int rc = zoo_wget_children(zh, path, on_watch, wfd, &kids);
     deallocate_String_vector(&kids);
@@ -89,6 +91,7 @@ static int arm(zkl_client *c, const char *path, int *wfd)
         rc = zoo_wexists(zh, path, on_watch, wfd, &st);
         rc = rc == ZNONODE ? ZOK : rc;
     }
+    zkl_client_handle_return(c, zh);
     return rc == ZOK ? 0 : rc == ZNOAUTH ? ZKL_ENOAUTH : ZKL_ECONNLOSS;
 }
 

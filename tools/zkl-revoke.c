@@ -38,29 +38,39 @@ static const char *node_name(const char *path, const char *node)
 
 /* The holder did not let go: put its owner back where the request wrote
  * over it, unless the node changed since (then it is not ours to touch). */
-static void restore_owner(zhandle_t *zh, const struct target *x)
+static void restore_owner(zkl_client *c, const struct target *x)
 {
     char buf[64];
     int len = (int)sizeof buf;
     struct Stat st;
-    if (x->owner == NULL || zoo_get(zh, x->full, 0, buf, &len, &st) != ZOK ||
-        len != (int)strlen(CLI_REVOKE_DATA) || memcmp(buf, CLI_REVOKE_DATA, (size_t)len) != 0)
+    zhandle_t *zh;
+    if (x->owner == NULL || zkl_client_handle_borrow(c, &zh) != 0)
         return;
-    (void)zoo_set(zh, x->full, x->owner, (int)x->owner_len, st.version);
+    if (zoo_get(zh, x->full, 0, buf, &len, &st) == ZOK &&
+        len == (int)strlen(CLI_REVOKE_DATA) && memcmp(buf, CLI_REVOKE_DATA, (size_t)len) == 0)
+        (void)zoo_set(zh, x->full, x->owner, (int)x->owner_len, st.version);
+    zkl_client_handle_return(c, zh);
 }
 
 /* Wait until every target's node is gone, or until `wait_ms` passed. */
-static void wait_gone(zhandle_t *zh, struct target *xs, size_t n, long wait_ms)
+static void wait_gone(zkl_client *c, struct target *xs, size_t n, long wait_ms)
 {
     int64_t until = cli_now_ms() + wait_ms;
     for (;;) {
         size_t left = 0;
+        /* Borrowed for one round only: between sessions there is none,
+         * and a loan held for the whole wait would keep an expired
+         * session from being replaced. */
+        zhandle_t *zh;
+        bool lent = zkl_client_handle_borrow(c, &zh) == 0;
         for (size_t i = 0; i < n; i++) {
             struct Stat st;
-            if (!xs[i].gone && zoo_exists(zh, xs[i].full, 0, &st) == ZNONODE)
+            if (lent && !xs[i].gone && zoo_exists(zh, xs[i].full, 0, &st) == ZNONODE)
                 xs[i].gone = true;
             left += !xs[i].gone;
         }
+        if (lent)
+            zkl_client_handle_return(c, zh);
         if (left == 0 || cli_now_ms() >= until)
             return;
         usleep(50 * 1000);
@@ -118,14 +128,13 @@ static int ask_and_wait(zkl_client *c, const struct cli_target *t, const char *w
             if (!xs[i].gone)
                 printf("asked to let go: %s (owner %s)\n", xs[i].full, xs[i].shown);
     } else if (code == 0) {
-        zhandle_t *zh = zkl_client_handle(c);
-        wait_gone(zh, xs, k, t->wait_ms);
+        wait_gone(c, xs, k, t->wait_ms);
         for (size_t i = 0; i < k; i++) {
             if (xs[i].gone) {
                 printf("let go: %s (owner %s)\n", xs[i].full, xs[i].shown);
                 continue;
             }
-            restore_owner(zh, &xs[i]);
+            restore_owner(c, &xs[i]);
             cli_err("did not let go within %g s: %s (owner %s): it does not act on revocation "
                     "requests (a zkl lock without --revocable?); its owner is back in its node",
                     (double)t->wait_ms / 1000, xs[i].full, xs[i].shown);

@@ -25,8 +25,30 @@ ZKL_EXPORT int zkl_client_wrap(zhandle_t *zh, zkl_client **out);
 
 /* The handle of the client's current session. Borrowed: it changes when
  * the client re-opens after expiry, and is closed by zkl_client_close()
- * unless it was wrapped. NULL for NULL. */
+ * unless it was wrapped. NULL for NULL. The client's keeper thread may
+ * close it at any moment (a session given up or expired), even during a
+ * call on it: zkl_client_handle_borrow is the safe way to use it while the
+ * client runs. */
 ZKL_EXPORT zhandle_t *zkl_client_handle(zkl_client *c);
+
+/* Lend the handle of the client's current session: *out is a handle that
+ * the client does not close until it is given back with
+ * zkl_client_handle_return (a re-open after expiry, or zkl_client_close,
+ * waits for that), so calls on it are safe from any thread meanwhile (if
+ * its session ended, they fail with a ZooKeeper code). Give it back soon:
+ * while a loan is out the client cannot replace an expired session, so a
+ * thread with a loan must not wait for a new one (an acquire). Each successful borrow needs one return; borrow and
+ * return may be on different threads. zkl_client_close waits until every
+ * loan is back: return before closing, or close from another thread.
+ * Returns 0, ZKL_EINVAL (NULL c or out), ZKL_ELOST (no handle now: the
+ * session was given up or expired and no new one is open yet; try again
+ * later), ZKL_ECLOSED (zkl_client_close has begun), ZKL_EFORK (a client of
+ * a parent process). *out is NULL on failure. Thread-safe. */
+ZKL_EXPORT int zkl_client_handle_borrow(zkl_client *c, zhandle_t **out);
+
+/* Give back a handle that zkl_client_handle_borrow lent. NULL c or zh, or
+ * a client of a parent process (after fork), does nothing. Thread-safe. */
+ZKL_EXPORT void zkl_client_handle_return(zkl_client *c, zhandle_t *zh);
 
 /* Run `ops` (count >= 1) as one ZooKeeper multi-op that the server applies
  * only if the calling thread still holds `m`: a check of the holder's own

@@ -409,6 +409,35 @@ zhandle_t *zkl_client_handle(zkl_client *c)
     return zh;
 }
 
+int zkl_client_handle_borrow(zkl_client *c, zhandle_t **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    int rc = zkl__client_lock(c, out != NULL);
+    if (rc != 0)
+        return rc;
+    if (c->closing)
+        rc = ZKL_ECLOSED;
+    else if (c->zh == NULL || c->handle_going)
+        rc = ZKL_ELOST;
+    else {
+        c->borrows++;
+        *out = c->zh;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+void zkl_client_handle_return(zkl_client *c, zhandle_t *zh)
+{
+    if (c == NULL || zh == NULL || zkl__forked(c))
+        return;
+    pthread_mutex_lock(&c->mu);
+    if (c->borrows > 0 && --c->borrows == 0)
+        pthread_cond_broadcast(&c->cv); /* a closer waits for the last one */
+    pthread_mutex_unlock(&c->mu);
+}
+
 void zkl_client_close(zkl_client *c)
 {
     if (c == NULL)
@@ -429,6 +458,12 @@ void zkl_client_close(zkl_client *c)
     if (c->keeper_started)
         pthread_join(c->keeper, NULL);
     zkl__registry_remove(c);
+    /* Every borrowed handle comes back first: the loan is of the client's
+     * memory as much as of the handle. */
+    pthread_mutex_lock(&c->mu);
+    while (c->borrows > 0)
+        pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
     pthread_rwlock_wrlock(&c->hlock);
     if (c->owns_zh) {
         /* Completions still pending are called with ZCLOSING, and free

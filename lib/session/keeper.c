@@ -177,6 +177,14 @@ void *zkl__keeper_main(void *arg)
                 c->sl->on_tick(c->sl_ctx);
             if (c->closing)
                 break;
+            /* A handle lent out (zkl_client_handle_borrow) is closed only
+             * once every loan is back; no new loan of it meanwhile. Its
+             * events still come in: their need of a re-open is this one. */
+            c->handle_going = 1;
+            while (c->borrows > 0 && !c->closing)
+                pthread_cond_wait(&c->cv, &c->mu);
+            if (c->closing)
+                break; /* zkl_client_close waits for the loans itself */
             c->need_reopen = 0;
             zhandle_t *old = c->zh;
             pthread_mutex_unlock(&c->mu);
@@ -184,6 +192,7 @@ void *zkl__keeper_main(void *arg)
             zkl__registry_lock();
             pthread_mutex_lock(&c->mu);
             c->zh = NULL; /* stop routing the old handle's events here */
+            c->handle_going = 0; /* no handle now: a borrow is ZKL_ELOST */
             if (c->sid != 0) {
                 /* The old handle got its session back after we gave up on
                  * it: closing the handle ends that session too. */

@@ -28,6 +28,11 @@ struct zkl_client {
     zhandle_t *zh;
     watcher_fn wrapped_prev; /* the user's watcher, for a wrapped handle */
     int owns_zh;
+    /* zkl_client_handle_borrow: handles lent out now, and 1 while the one
+     * in zh is on its way to be closed (no new loan of it); whoever closes
+     * a handle waits, c->mu released, until borrows is 0 (c->cv). */
+    int borrows;
+    int handle_going;
     uint64_t id;           /* process-unique, the context of node watches */
     char *hosts;
     int timeout_ms;

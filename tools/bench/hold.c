@@ -26,10 +26,15 @@
 static void make_paths(struct run *r, const char *base, int ops)
 {
     char path[1100];
+    zhandle_t *zh;
+    int rc = zkl_client_handle_borrow(r->cs[0], &zh); /* kept open meanwhile */
+    if (rc != 0)
+        die("many paths", rc);
     for (int i = 0; i < ops; i++) {
         snprintf(path, sizeof path, "%s/%d", base, i);
-        ensure_path(zkl_client_handle(r->cs[0]), path);
+        ensure_path(zh, path);
     }
+    zkl_client_handle_return(r->cs[0], zh);
 }
 
 void many_run(struct run *r, const char *base, int ops, struct result *res)
