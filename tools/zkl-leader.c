@@ -83,13 +83,22 @@ static int arm(zkl_client *c, const char *path, int *wfd)
     int err = zkl_client_handle_borrow(c, &zh);
     if (err != 0)
         return err;
-    struct String_vector kids = {0, NULL};
-    int rc = zoo_wget_children(zh, path, on_watch, wfd, &kids);
-    deallocate_String_vector(&kids);
-    if (rc == ZNONODE) {
+    int rc;
+    for (;;) {
+        struct String_vector kids = {0, NULL};
+        rc = zoo_wget_children(zh, path, on_watch, wfd, &kids);
+        deallocate_String_vector(&kids);
+        if (rc != ZNONODE)
+            break;
+        /* No path yet: watch for its creation. If it was created since the
+         * listing, the exists call sets a watch on its data, which a new
+         * child does not fire: watch its children then, as above. */
         struct Stat st;
         rc = zoo_wexists(zh, path, on_watch, wfd, &st);
-        rc = rc == ZNONODE ? ZOK : rc;
+        if (rc != ZOK) {
+            rc = rc == ZNONODE ? ZOK : rc;
+            break;
+        }
     }
     zkl_client_handle_return(c, zh);
     return rc == ZOK ? 0 : rc == ZNOAUTH ? ZKL_ENOAUTH : ZKL_ECONNLOSS;
