@@ -17,8 +17,8 @@ int metrics_ab(const struct opts *o, const struct workload *w, int nsessions)
         on.cs[i] = open_client_metrics(o, true);
         off.cs[i] = open_client_metrics(o, false);
     }
-    zhandle_t *admin = zkl_client_handle(on.cs[0]);
-    delete_tree(admin, o->path);
+    zkl_client *admin = on.cs[0];
+    client_delete_tree(admin, o->path);
     int n = o->metrics_ab;
     double *tput[2] = {xcalloc((size_t)n, sizeof(double)), xcalloc((size_t)n, sizeof(double))};
     double *p50[2] = {xcalloc((size_t)n, sizeof(double)), xcalloc((size_t)n, sizeof(double))};
@@ -28,7 +28,7 @@ int metrics_ab(const struct opts *o, const struct workload *w, int nsessions)
     if (o->warmup > 0) {
         for (int k = 0; k < 2; k++) {
             snprintf(sub, sizeof sub, "%s/warmup%d", o->path, k);
-            ensure_path(admin, sub);
+            client_ensure_path(admin, sub);
             run_once(k == 0 ? &on : &off, w, sub, o->warmup, &res);
             free(res.lat);
         }
@@ -37,7 +37,7 @@ int metrics_ab(const struct opts *o, const struct workload *w, int nsessions)
         for (int j = 0; j < 2; j++) {
             int k = (i + j) % 2; /* 0: metrics on, 1: off */
             snprintf(sub, sizeof sub, "%s/pass%d-%d", o->path, i, k);
-            ensure_path(admin, sub);
+            client_ensure_path(admin, sub);
             int64_t c0 = cpu_ns();
             run_once(k == 0 ? &on : &off, w, sub, o->ops, &res);
             cpu[k][i] = (double)(cpu_ns() - c0) / 1e3 / res.ops;
@@ -49,7 +49,7 @@ int metrics_ab(const struct opts *o, const struct workload *w, int nsessions)
             free(res.lat);
         }
     }
-    delete_tree(admin, o->path);
+    client_delete_tree(admin, o->path);
     /* Each pass's on/off pair ran back to back: the median of their ratios
      * is the least disturbed by a machine whose load drifts. */
     double *pair = xcalloc((size_t)n, sizeof(double));

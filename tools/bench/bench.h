@@ -122,6 +122,14 @@ zkl_client *open_client(const struct opts *o);
 zkl_mutex *new_mutex(zkl_client *c, const char *path, bool prefetch);
 void ensure_path(zhandle_t *zh, const char *path);
 void delete_tree(zhandle_t *zh, const char *path);
+/* The same through a client's session: its handle lent
+ * (zkl_client_handle_borrow) for the call alone, since a loan held across a
+ * run would keep the client from replacing an expired session; or die. */
+void client_ensure_path(zkl_client *c, const char *path);
+void client_delete_tree(zkl_client *c, const char *path);
+/* A client's handle lent for a look at the server, or die; give it back
+ * with zkl_client_handle_return before c waits for anything. */
+zhandle_t *borrow_or_die(zkl_client *c);
 void stats_add(zkl_client_stats *sum, const zkl_client_stats *a, int sign);
 void stats_sum(zkl_client **cs, int n, zkl_client_stats *out);
 /* Threads with small stacks: the herd runs a hundred, a queue thousands. */

@@ -153,6 +153,29 @@ void delete_tree(zhandle_t *zh, const char *path)
         fprintf(stderr, "%s: delete %s: %s\n", zkl_bench_prog, path, zerror(rc));
 }
 
+zhandle_t *borrow_or_die(zkl_client *c)
+{
+    zhandle_t *zh = NULL;
+    int rc = zkl_client_handle_borrow(c, &zh);
+    if (rc != 0)
+        die("zkl_client_handle_borrow", rc);
+    return zh;
+}
+
+void client_ensure_path(zkl_client *c, const char *path)
+{
+    zhandle_t *zh = borrow_or_die(c);
+    ensure_path(zh, path);
+    zkl_client_handle_return(c, zh);
+}
+
+void client_delete_tree(zkl_client *c, const char *path)
+{
+    zhandle_t *zh = borrow_or_die(c);
+    delete_tree(zh, path);
+    zkl_client_handle_return(c, zh);
+}
+
 void stats_add(zkl_client_stats *sum, const zkl_client_stats *a, int sign)
 {
     sum->requests += (uint64_t)sign * a->requests;

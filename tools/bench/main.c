@@ -208,6 +208,16 @@ static void close_sessions(struct run *r)
     free(r->cs);
 }
 
+/* `path` made (make) or deleted with what is below it: on the first bare
+ * handle, or through the first client's session. */
+static void admin_tree(const struct run *r, const struct workload *w, const char *path, bool make)
+{
+    if (w->bare)
+        (make ? ensure_path : delete_tree)(r->zhs[0], path);
+    else
+        (make ? client_ensure_path : client_delete_tree)(r->cs[0], path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "--elect-child") == 0)
@@ -226,13 +236,12 @@ int main(int argc, char **argv)
         return metrics_ab(&o, w, nsessions);
     struct run r = {.o = &o};
     open_sessions(&r, w, nsessions);
-    zhandle_t *admin = w->bare ? r.zhs[0] : zkl_client_handle(r.cs[0]);
-    delete_tree(admin, o.path); /* what a failed run left */
+    admin_tree(&r, w, o.path, false); /* what a failed run left */
     char sub[1100];
     struct result res;
     if (o.warmup > 0) {
         snprintf(sub, sizeof sub, "%s/warmup", o.path);
-        ensure_path(admin, sub);
+        admin_tree(&r, w, sub, true);
         run_once(&r, w, sub, o.warmup, &res);
         free(res.lat);
     }
@@ -240,9 +249,9 @@ int main(int argc, char **argv)
     meter.servers = server_list(o.servers, &meter.nservers);
     r.meter = &meter;
     snprintf(sub, sizeof sub, "%s/timed", o.path);
-    ensure_path(admin, sub);
+    admin_tree(&r, w, sub, true);
     run_once(&r, w, sub, o.ops, &res);
-    delete_tree(admin, o.path);
+    admin_tree(&r, w, o.path, false);
     report(&o, w, &meter, &res);
     free(res.lat);
     for (int i = 0; i < meter.nservers; i++)

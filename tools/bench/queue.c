@@ -76,10 +76,15 @@ static void *waiter_main(void *arg)
     return NULL;
 }
 
-static int count_children(zhandle_t *zh, const char *path)
+/* The children of `path`, listed through c's session (its handle lent for
+ * the call: the holder on it acquires again between rounds). */
+static int count_children(zkl_client *c, const char *path)
 {
+    zhandle_t *zh = borrow_or_die(c);
     struct String_vector kids = {0, NULL};
-    if (zoo_get_children(zh, path, 0, &kids) != ZOK)
+    int rc = zoo_get_children(zh, path, 0, &kids);
+    zkl_client_handle_return(c, zh);
+    if (rc != ZOK)
         return -1;
     int n = kids.count;
     deallocate_String_vector(&kids);
@@ -98,7 +103,6 @@ void herd_run(struct run *r, const char *path, int ops, struct result *res)
     struct herd_shared sh = {.lat = res->lat};
     for (int i = 0; i < n; i++)
         ws[i] = (struct waiter){.m = new_mutex(r->cs[i + 1], path, r->o->prefetch), .sh = &sh};
-    zhandle_t *zh = zkl_client_handle(r->cs[0]);
     int64_t busy = 0;
     zkl_client_stats before;
     run_begin(r, &before);
@@ -111,7 +115,7 @@ void herd_run(struct run *r, const char *path, int ops, struct result *res)
         /* Wait until every waiter's node is in the queue, then a moment
          * more so that every watch is set. */
         int64_t deadline = now_ns() + (int64_t)120 * 1000000000;
-        while (count_children(zh, path) < n + 1) {
+        while (count_children(r->cs[0], path) < n + 1) {
             if (now_ns() > deadline)
                 die("herd waiters did not queue up", 0);
             sleep_ms(5);
@@ -166,18 +170,24 @@ static void *queuer_main(void *arg)
 }
 
 /* The number of children from the path's stat: no listing of a long queue. */
-static int count_children_stat(zhandle_t *zh, const char *path)
+static int count_children_stat(zkl_client *c, const char *path)
 {
+    zhandle_t *zh = borrow_or_die(c);
     struct Stat st;
-    return zoo_exists(zh, path, 0, &st) == ZOK ? st.numChildren : -1;
+    int rc = zoo_exists(zh, path, 0, &st);
+    zkl_client_handle_return(c, zh);
+    return rc == ZOK ? st.numChildren : -1;
 }
 
 /* The bytes of one listing of `path` as the server sends it: a count, then
  * each name with its length. */
-static long listing_bytes(zhandle_t *zh, const char *path)
+static long listing_bytes(zkl_client *c, const char *path)
 {
+    zhandle_t *zh = borrow_or_die(c);
     struct String_vector kids = {0, NULL};
-    if (zoo_get_children(zh, path, 0, &kids) != ZOK)
+    int rc = zoo_get_children(zh, path, 0, &kids);
+    zkl_client_handle_return(c, zh);
+    if (rc != ZOK)
         return -1;
     long b = 4;
     for (int i = 0; i < kids.count; i++)
@@ -247,10 +257,10 @@ static void wait_deletes(struct run *r, const zkl_client_stats *before, uint64_t
 
 /* Wait until `path` has `want` children (the queue's nodes, from the path's
  * stat: no listing of a long queue). */
-static void wait_children(zhandle_t *zh, const char *path, int want)
+static void wait_children(zkl_client *c, const char *path, int want)
 {
     int64_t deadline = now_ns() + (int64_t)600 * 1000000000;
-    while (count_children_stat(zh, path) < want) {
+    while (count_children_stat(c, path) < want) {
         if (now_ns() > deadline)
             die("queue waiters did not join", 0);
         sleep_ms(5);
@@ -260,7 +270,7 @@ static void wait_children(zhandle_t *zh, const char *path, int want)
 void queue_run(struct run *r, const char *path, int ops, struct result *res)
 {
     int n = ops, s = r->ncs;
-    zhandle_t *zh = zkl_client_handle(r->cs[0]);
+    zkl_client *admin = r->cs[0];
     zkl_mutex *holder = new_mutex(r->cs[0], path, r->o->prefetch);
     int rc = zkl_mutex_acquire(holder, LOCK_TIMEOUT_MS);
     if (rc != 0)
@@ -288,7 +298,7 @@ void queue_run(struct run *r, const char *path, int ops, struct result *res)
              * now, so what the rest add is the cost of a waiter alone. Not
              * timed as joining. */
             int64_t f0 = now_ns();
-            wait_children(zh, path, s + 1);
+            wait_children(admin, path, s + 1);
             heap_first = wait_quiet(r->cs, r->ncs);
             first_ns = now_ns() - f0;
         }
@@ -302,7 +312,7 @@ void queue_run(struct run *r, const char *path, int ops, struct result *res)
         ws[i] = (struct queuer){.m = new_mutex(r->cs[i % s], path, r->o->prefetch), .sh = &sh};
         start_thread(&ts[i], queuer_main, &ws[i], 64 * 1024);
     }
-    wait_children(zh, path, n + 1);
+    wait_children(admin, path, n + 1);
     res->join_ns = now_ns() - j0 - first_ns;
     /* Every node is on the server; let the last listings be answered and
      * the last watches be set. */
@@ -310,7 +320,7 @@ void queue_run(struct run *r, const char *path, int ops, struct result *res)
     res->bytes_per_waiter_all = heap1 == 0 ? NAN : ((double)heap1 - (double)heap0) / n;
     res->bytes_per_waiter = heap_first == 0 ? res->bytes_per_waiter_all
                                             : ((double)heap1 - (double)heap_first) / (n - s);
-    res->listing_bytes = (double)listing_bytes(zh, path);
+    res->listing_bytes = (double)listing_bytes(admin, path);
     zkl_client_stats joined;
     stats_sum(r->cs, r->ncs, &joined);
     res->join_listings = (double)(joined.listings - before.listings) / n;
