@@ -226,6 +226,17 @@ static void leader_and_follower(const char *p, struct cand *a, struct cand *b)
     ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
 }
 
+/* The end of a test of leader_and_follower's two: each was told once per
+ * change, and freed, they leave nothing. */
+static void pair_end(struct cand *a, struct cand *b, const char *p)
+{
+    ck_assert_int_eq(a->h.repeats, 0);
+    ck_assert_int_eq(b->h.repeats, 0);
+    zkl_latch_free(a->l);
+    zkl_latch_free(b->l);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+}
+
 START_TEST(test_expired_leader_is_told_and_rejoins_with_a_larger_token)
 {
     char *p = tu_test_path("expiry");
@@ -256,11 +267,83 @@ START_TEST(test_expired_leader_is_told_and_rejoins_with_a_larger_token)
     ck_assert_int_eq(zkl_latch_await(a.l, 30000), 0);
     ck_assert_int_gt(latch_token(a.l), tb);
     wait_told(&a.h, &a.h.ones, 2);
-    ck_assert_int_eq(a.h.repeats, 0);
-    ck_assert_int_eq(b.h.repeats, 0);
-    zkl_latch_free(a.l);
-    zkl_latch_free(b.l);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    pair_end(&a, &b, p);
+}
+END_TEST
+
+/* The election's nodes of `session`, and of every other session. */
+struct by_session {
+    zkl_client *c; /* the client that lists */
+    const char *path;
+    int64_t session;
+    int mine, others;
+};
+
+static void count_by_session(struct by_session *s)
+{
+    zkl_participant *ps;
+    size_t n;
+    ck_assert_int_eq(zkl_participants_list(s->c, s->path, &ps, &n), 0);
+    s->mine = s->others = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ps[i].session == s->session)
+            s->mine++;
+        else
+            s->others++;
+    }
+    zkl_participants_free(ps, n);
+}
+
+/* The condition for tu_wait_until: a node of the session shows. */
+static bool session_joined(void *arg)
+{
+    struct by_session *s = arg;
+    count_by_session(s);
+    return s->mine >= 1;
+}
+
+/* A latch expired while following takes part again on its new session at
+ * once, with one node of that session, and the leader leads on. Then
+ * alone, expired while leading: told, it rejoins on its next session and
+ * leads again with no one else there. */
+START_TEST(test_expired_latch_rejoins_on_its_new_session_with_one_node)
+{
+    char *p = tu_test_path("rejoin");
+    struct cand a, b;
+    leader_and_follower(p, &a, &b);
+    struct by_session nodes = {a.c, p, tu_client_session_id(b.c), 0, 0};
+    int64_t ta = latch_token(a.l);
+    tu_expire_session(b.c);
+    ck_assert(tu_wait_until(tu_client_connected, b.c, 30000));
+    ck_assert_int_ne(tu_client_session_id(b.c), nodes.session);
+    nodes.session = tu_client_session_id(b.c);
+    tu_wait_until(session_joined, &nodes, 30000);
+    /* The other node is the leader's: nothing of b's old session stays. */
+    ck_assert_int_eq(nodes.mine, 1);
+    ck_assert_int_eq(nodes.others, 1);
+    ck_assert_int_eq(zkl_latch_is_leader(b.l), 0);
+    ck_assert_int_eq(zkl_latch_await(a.l, 0), 0);
+    ck_assert_int_eq(latch_token(a.l), ta);
+    ck_assert_int_eq(heard_get(&b.h, &b.h.ones), 0);
+
+    /* b alone, leading, expired: told, then leads on its next session. */
+    ck_assert_int_eq(zkl_latch_close(a.l), 0);
+    ck_assert_int_eq(zkl_latch_await(b.l, 30000), 0);
+    int64_t tb = latch_token(b.l);
+    wait_told(&b.h, &b.h.ones, 1);
+    int zeros = heard_get(&b.h, &b.h.zeros);
+    tu_expire_session(b.c);
+    wait_told(&b.h, &b.h.zeros, zeros + 1);
+    /* Between sessions await says ZKL_ELOST; on the next one it waits. */
+    ck_assert(tu_wait_until(tu_client_connected, b.c, 30000));
+    ck_assert_int_eq(zkl_latch_await(b.l, 30000), 0);
+    ck_assert_int_gt(latch_token(b.l), tb);
+    wait_told(&b.h, &b.h.ones, 2);
+    nodes.session = tu_client_session_id(b.c);
+    count_by_session(&nodes);
+    ck_assert_int_eq(nodes.mine, 1);
+    ck_assert_int_eq(nodes.others, 0);
+    pair_end(&a, &b, p);
 }
 END_TEST
 
@@ -556,7 +639,7 @@ START_TEST(test_listener_runs_in_dispatch_on_an_event_loop)
     /* Leadership comes with the callback, which only dispatch runs. */
     ck_assert(tu_wait_children(tu_fixture_zk, p, 1, 10000));
     ck_assert_int_eq(loop_heard, -1);
-    int64_t end = tu_now_ms() + 20000;
+    int64_t end = tu_now_ms() + tu_ms(20000);
     while (loop_heard != 1 && tu_now_ms() < end) {
         struct pollfd pf = {fd, POLLIN, 0};
         if (poll(&pf, 1, 1000) > 0)
@@ -623,6 +706,7 @@ int main(int argc, char **argv)
         test_one_of_three_leads_and_close_hands_over,
         test_sigkilled_leader_process_hands_over,
         test_expired_leader_is_told_and_rejoins_with_a_larger_token,
+        test_expired_latch_rejoins_on_its_new_session_with_one_node,
         test_outsider_deleting_the_leaders_node,
         test_outsiders_child_ahead_of_the_latches_leads_for_them,
         test_foreign_child_without_latch_in_its_name_sorts_behind_the_latches,
