@@ -60,12 +60,12 @@ void never(zkl_request *r, int result, void *arg)
 bool fd_readable(int fd, int ms)
 {
     struct pollfd p = {.fd = fd, .events = POLLIN};
-    return poll(&p, 1, ms) == 1;
+    return poll(&p, 1, tu_ms(ms)) == 1;
 }
 
 void dispatch_until_called(zkl_client *c, int fd, struct res *s)
 {
-    int64_t end = tu_now_ms() + PROMPT_MS;
+    int64_t end = tu_now_ms() + tu_ms(PROMPT_MS);
     while (calls_of(s) == 0 && tu_now_ms() < end)
         if (fd_readable(fd, 100))
             ck_assert_int_ge(zkl_client_dispatch(c), 0);

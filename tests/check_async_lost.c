@@ -32,7 +32,7 @@ static void on_result(zkl_request *r, int result, void *arg)
 static int dispatch(zkl_client *c, int fd, int want)
 {
     int ran = 0;
-    int64_t end = tu_now_ms() + PROMPT_MS;
+    int64_t end = tu_now_ms() + tu_ms(PROMPT_MS);
     while (ran < want && tu_now_ms() < end) {
         struct pollfd p = {fd, POLLIN, 0};
         if (poll(&p, 1, 100) > 0)

@@ -50,7 +50,7 @@ static bool not_held(void *arg)
 
 static void wait_lost_calls(struct lost_log *l, int n)
 {
-    int64_t end = tu_now_ms() + PROMPT_MS;
+    int64_t end = tu_now_ms() + tu_ms(PROMPT_MS);
     while (tu_now_ms() < end && lost_calls(l) < n)
         usleep(2000);
 }

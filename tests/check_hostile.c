@@ -412,7 +412,7 @@ START_TEST(test_lease_whose_node_is_deleted_is_lost)
     const char *node = zkl_lease_node(l);
     ck_assert_ptr_nonnull(node);
     ck_assert_int_eq(zoo_delete(tu_fixture_zk, node, -1), ZOK);
-    int64_t end = tu_now_ms() + 10000;
+    int64_t end = tu_now_ms() + tu_ms(10000);
     while (tu_now_ms() < end && zkl_lease_is_held(l))
         usleep(2000);
     ck_assert_int_eq(zkl_lease_is_held(l), 0);
@@ -496,7 +496,7 @@ START_TEST(test_semaphore_waiter_whose_node_is_deleted_queues_again)
     ck_assert_ptr_nonnull(gate);
     ck_assert_int_eq(zoo_delete(tu_fixture_zk, gate, -1), ZOK);
     /* B queues again: a new waiter node. */
-    int64_t end = tu_now_ms() + 10000;
+    int64_t end = tu_now_ms() + tu_ms(10000);
     char *again = NULL;
     while (tu_now_ms() < end) {
         free(again);
@@ -575,7 +575,7 @@ START_TEST(test_expiry_tells_each_of_40_mutexes_once)
         free(p);
     }
     tu_expire_session(c);
-    int64_t end = tu_now_ms() + 30000;
+    int64_t end = tu_now_ms() + tu_ms(30000);
     while (tu_now_ms() < end && tally_total(&tally_mx, N) < N)
         usleep(5000);
     usleep(200 * 1000); /* room for a second, wrong call */
@@ -624,7 +624,7 @@ START_TEST(test_expiry_reports_all_40_leases_of_a_semaphore)
         pthread_mutex_unlock(&tally_sem.mu);
     }
     tu_expire_session(c);
-    int64_t end = tu_now_ms() + 30000;
+    int64_t end = tu_now_ms() + tu_ms(30000);
     while (tu_now_ms() < end && tally_total(&tally_sem, N) < N)
         usleep(5000);
     usleep(200 * 1000);
@@ -644,7 +644,7 @@ END_TEST
 static zkl_client *client_with(const char *digest, enum zkl_acl acl)
 {
     zkl_client *c = tu_client_with(digest, acl);
-    int64_t end = tu_now_ms() + 10000;
+    int64_t end = tu_now_ms() + tu_ms(10000);
     while (zkl_client_state(c) != ZKL_STATE_CONNECTED && tu_now_ms() < end)
         usleep(2000);
     ck_assert_int_eq(zkl_client_state(c), ZKL_STATE_CONNECTED);
@@ -746,7 +746,7 @@ START_TEST(test_release_whose_delete_is_refused_keeps_the_hold)
     char *node = nth_child(p, 0);
     ck_assert_ptr_nonnull(node);
     ck_assert_int_eq(zoo_delete(tu_fixture_zk, node, -1), ZOK);
-    int64_t end = tu_now_ms() + 10000;
+    int64_t end = tu_now_ms() + tu_ms(10000);
     while (tu_now_ms() < end && zkl_semmutex_is_held(sm))
         usleep(2000);
     ck_assert_int_eq(zkl_semmutex_is_held(sm), 0);
@@ -848,6 +848,18 @@ END_TEST
  * nodes: it waits quietly on the lock path's children, gets a lease once
  * the holder goes, and its client closes at once (no request it counts on
  * is left unanswered). */
+/* The crowd's acquisitions went past `base`. */
+struct acquired_since {
+    atomic_int *acquired;
+    int base;
+};
+
+static bool acquired_again(void *arg)
+{
+    struct acquired_since *a = arg;
+    return atomic_load(a->acquired) > a->base;
+}
+
 START_TEST(test_semaphore_waiter_that_may_not_read_the_holders_waits_quietly)
 {
     char *p = tu_test_path("semcreator");
@@ -977,7 +989,7 @@ static void lock_path_deleted(enum kind k)
     for (int round = 0; round < 2; round++) {
         /* Until one that was not looked at yet is done (none left, as
          * when both were done in the first round: on at once). */
-        int64_t end = tu_now_ms() + 15000;
+        int64_t end = tu_now_ms() + tu_ms(15000);
         while (tu_now_ms() < end &&
                (atomic_load(&w[0].release) == 0 || atomic_load(&w[1].release) == 0) &&
                !(waiter_done(&w[0]) && atomic_load(&w[0].release) == 0) &&
@@ -1032,7 +1044,11 @@ static void lock_path_deleted(enum kind k)
         usleep(300 * 1000);
         wipe(p);
     }
-    usleep(500 * 1000);
+    /* After the last wipe someone gets in again (a slow machine may take
+     * its time). */
+    int base = atomic_load(&acquired);
+    struct acquired_since since = {&acquired, base};
+    ck_assert(tu_wait_until(acquired_again, &since, 20000));
     atomic_store(&stop, 1);
     for (int i = 0; i < N; i++)
         pthread_join(t[i], NULL);

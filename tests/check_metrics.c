@@ -83,7 +83,7 @@ static void wait_watching(zkl_client *c, const char *path)
 {
     int64_t sid = 0;
     ck_assert_int_eq(zkl_client_session_id(c, &sid), 0);
-    int64_t end = tu_now_ms() + PROMPT_MS;
+    int64_t end = tu_now_ms() + tu_ms(PROMPT_MS);
     for (;;) {
         struct String_vector kids = {0};
         ck_assert_int_eq(zoo_get_children(tu_fixture_zk, path, 0, &kids), ZOK);

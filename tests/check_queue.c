@@ -568,7 +568,7 @@ static zhandle_t *raw_connect(const char *hosts)
 {
     zhandle_t *zh = zookeeper_init(hosts, NULL, 20000, NULL, NULL, 0);
     ck_assert_ptr_nonnull(zh);
-    int64_t end = tu_now_ms() + 10000;
+    int64_t end = tu_now_ms() + tu_ms(10000);
     while (zoo_state(zh) != ZOO_CONNECTED_STATE && tu_now_ms() < end)
         usleep(10000);
     ck_assert_int_eq(zoo_state(zh), ZOO_CONNECTED_STATE);

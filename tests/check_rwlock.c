@@ -134,7 +134,7 @@ static int reader_rendezvous(zkl_rwlock *rw, struct rw_shared *s, int nreaders)
         return -1;
     int in = __atomic_add_fetch(&s->readers, 1, __ATOMIC_SEQ_CST);
     note_max(&s->max_readers, in);
-    int64_t end = tu_now_ms() + 30000;
+    int64_t end = tu_now_ms() + tu_ms(30000);
     while (__atomic_load_n(&s->readers, __ATOMIC_SEQ_CST) < nreaders && tu_now_ms() < end)
         usleep(1000);
     if (__atomic_load_n(&s->readers, __ATOMIC_SEQ_CST) < nreaders)
@@ -194,7 +194,7 @@ struct worker {
 
 static void wait_go(struct rw_shared *s)
 {
-    int64_t end = tu_now_ms() + 60000;
+    int64_t end = tu_now_ms() + tu_ms(60000);
     while (__atomic_load_n(&s->go, __ATOMIC_SEQ_CST) == 0 && tu_now_ms() < end)
         usleep(1000);
 }

@@ -574,7 +574,7 @@ START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
 {
     char *p = tu_test_path("expired");
     char *data = tu_test_path("data");
-    zkl_client *a = tu_test_client(4000), *b = tu_test_client(4000);
+    zkl_client *a = tu_test_client(8000), *b = tu_test_client(8000);
     zkl_semaphore *sa = tu_test_semaphore(a, p, 1), *sb = tu_test_semaphore(b, p, 1);
     zkl_lease *l;
     take(sa, 1, &l);

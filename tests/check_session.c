@@ -188,7 +188,7 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     ck_assert_int_eq(zkl_mutex_is_held(m), 0);
     ck_assert_int_eq(tu_mutex_token(m), ZKL_ELOST);
     /* The callback ran on the keeper, before or right after the listener. */
-    int64_t end = tu_now_ms() + 5000;
+    int64_t end = tu_now_ms() + tu_ms(5000);
     while (tu_now_ms() < end && lost_calls(&s) == 0)
         usleep(2000);
     ck_assert_int_eq(lost_calls(&s), 1);
@@ -311,7 +311,7 @@ START_TEST(test_try_once_without_a_connection_is_econnloss_at_once)
     ck_assert(tu_wait_until(no_kids, &kp, 15000));
     ck_assert(tu_wait_until(no_kids, &kq, 15000));
     int rc;
-    int64_t end = tu_now_ms() + 15000;
+    int64_t end = tu_now_ms() + tu_ms(15000);
     while ((rc = zkl_mutex_acquire(m, 0)) == ZKL_ECONNLOSS && tu_now_ms() < end)
         usleep(20000); /* a give-up and re-open may still be under way */
     ck_assert_int_eq(rc, 0);
@@ -346,7 +346,7 @@ static bool connected_again(void *arg)
 START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
 {
     char *p = tu_test_path("lostsem");
-    zkl_client *c = tu_test_client(4000);
+    zkl_client *c = tu_test_client(8000);
     struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
     zkl_semaphore *sem;
     zkl_lease *one, *two, *kept;
@@ -361,7 +361,7 @@ START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
     tu_expire_session(c);
     ck_assert(tu_wait_until(lease_not_held, one, 30000));
     ck_assert(tu_wait_until(lease_not_held, two, 5000));
-    int64_t end = tu_now_ms() + 5000;
+    int64_t end = tu_now_ms() + tu_ms(5000);
     while (tu_now_ms() < end && lost_calls(&s) < 2)
         usleep(2000);
     ck_assert_int_eq(lost_calls(&s), 2);
@@ -375,7 +375,7 @@ START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
     int64_t t3 = tu_lease_token(three);
     tu_expire_session(c);
     ck_assert(tu_wait_until(lease_not_held, three, 30000));
-    end = tu_now_ms() + 5000;
+    end = tu_now_ms() + tu_ms(5000);
     while (tu_now_ms() < end && lost_calls(&s) < 3)
         usleep(2000);
     ck_assert_int_eq(lost_calls(&s), 3);
@@ -409,7 +409,7 @@ END_TEST
 
 START_TEST(test_listener_removal_waits_for_a_running_delivery)
 {
-    zkl_client *c = tu_test_client(4000);
+    zkl_client *c = tu_test_client(8000);
     struct slow *s = calloc(1, sizeof *s);
     ck_assert_int_eq(zkl_client_add_listener(c, slow_listener, s), 0);
     tu_expire_session(c); /* lost, then a new session: events to deliver */
@@ -460,7 +460,7 @@ static bool connected_anew(void *arg)
 
 START_TEST(test_a_borrowed_handle_stays_open_across_an_expiry_until_returned)
 {
-    zkl_client *c = tu_test_client(4000);
+    zkl_client *c = tu_test_client(8000);
     zhandle_t *zh = (zhandle_t *)&zh;
     ck_assert_int_eq(zkl_client_handle_borrow(NULL, &zh), ZKL_EINVAL);
     ck_assert_ptr_null(zh);
@@ -499,7 +499,7 @@ static void *return_later(void *arg)
     struct lent *l = arg;
     /* The close has begun once a borrow says so. */
     zhandle_t *zh;
-    int64_t end = tu_now_ms() + 30000;
+    int64_t end = tu_now_ms() + tu_ms(30000);
     while (zkl_client_handle_borrow(l->c, &zh) != ZKL_ECLOSED && tu_now_ms() < end) {
         if (zh != NULL)
             zkl_client_handle_return(l->c, zh);

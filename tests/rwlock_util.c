@@ -35,7 +35,7 @@ static void *bg_main(void *arg)
     if (b->rc != 0)
         return NULL;
     __atomic_store_n(&b->got, 1, __ATOMIC_SEQ_CST);
-    int64_t end = tu_now_ms() + 60000;
+    int64_t end = tu_now_ms() + tu_ms(60000);
     while (!__atomic_load_n(&b->release, __ATOMIC_SEQ_CST) && tu_now_ms() < end)
         usleep(1000);
     b->released_rc = b->write ? zkl_rwlock_write_release(b->rw) : zkl_rwlock_read_release(b->rw);

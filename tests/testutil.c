@@ -32,6 +32,29 @@ bool tu_under_valgrind(void)
 #endif
 }
 
+int tu_slowdown(void)
+{
+    static int factor;
+    if (factor == 0) {
+        factor = 1;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+        factor = 3;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+        factor = 3;
+#endif
+#endif
+        if (tu_under_valgrind())
+            factor = 3;
+    }
+    return factor;
+}
+
+int tu_ms(int ms)
+{
+    return ms * tu_slowdown();
+}
+
 const char *tu_hosts(void)
 {
     const char *h = getenv("ZKL_TEST_HOSTS");
@@ -121,7 +144,7 @@ zhandle_t *tu_zk(void)
      * servers' names on every poll, inside the C library's resolver lock
      * much of the time, and a suite's forked child inherits it locked. */
     zoo_set_servers_resolution_delay(zh, 60000);
-    int64_t end = tu_now_ms() + 15000;
+    int64_t end = tu_now_ms() + tu_ms(15000);
     while (zoo_state(zh) != ZOO_CONNECTED_STATE && tu_now_ms() < end)
         usleep(2000);
     ck_assert_msg(zoo_state(zh) == ZOO_CONNECTED_STATE, "raw handle did not connect");
@@ -183,7 +206,7 @@ int tu_exists(zhandle_t *zh, const char *path)
 
 bool tu_wait_until(bool (*cond)(void *), void *arg, int timeout_ms)
 {
-    int64_t end = tu_now_ms() + timeout_ms;
+    int64_t end = tu_now_ms() + tu_ms(timeout_ms);
     for (;;) {
         if (cond(arg))
             return true;
@@ -215,7 +238,7 @@ static bool attach_finds_it_gone(const clientid_t *id, int timeout_ms)
     int events = 0;
     zhandle_t *other = zookeeper_init(tu_hosts(), counting_watcher, timeout_ms, id, &events, 0);
     ck_assert_ptr_nonnull(other);
-    int64_t end = tu_now_ms() + 15000;
+    int64_t end = tu_now_ms() + tu_ms(15000);
     int st = zoo_state(other);
     /* Wait for the event to be delivered, not only for the state:
      * libzookeeper_mt leaks an event still queued when the handle closes. */
@@ -234,34 +257,36 @@ void tu_expire_session(zkl_client *c)
     /* The session to expire is the one the client has once it is connected:
      * on a loaded machine (a sanitizer build beside busy loops) a short
      * session may have been lost and be re-opening just now, with no id yet.
-     * Read the client's id and its handle's until both name one session. */
+     * Read the client's id and its handle's until both name one session; the
+     * handle borrowed for that, since the client closes it when a session
+     * ends. */
     int64_t old = 0;
-    zhandle_t *zh = NULL;
     clientid_t id = {0};
-    int64_t until = tu_now_ms() + 30000;
+    int timeout = 0;
+    int64_t until = tu_now_ms() + tu_ms(30000);
     for (;;) {
         ck_assert_msg(tu_wait_until(tu_client_connected, c, 30000), "no session to expire");
         old = tu_client_session_id(c);
-        zh = zkl_client_handle(c);
-        if (old != 0 && zh != NULL) {
+        zhandle_t *zh = NULL;
+        if (old > 0 && zkl_client_handle_borrow(c, &zh) == 0) {
             id = *zoo_client_id(zh);
+            timeout = zoo_recv_timeout(zh);
+            zkl_client_handle_return(c, zh);
             if (id.client_id == old)
                 break;
         }
         ck_assert_msg(tu_now_ms() < until, "the client's session did not settle");
         usleep(2000);
     }
-    /* Read now: once the session is gone the client closes zh. */
-    int timeout = zoo_recv_timeout(zh);
     /* Close the session from a second handle until another one that
      * attaches is told that it is gone: the first handle may take its
      * session back between a second one's attach and close (then that
      * close closes nothing). */
-    int64_t end = tu_now_ms() + 30000;
+    int64_t end = tu_now_ms() + tu_ms(30000);
     while (!attach_finds_it_gone(&id, timeout))
         ck_assert_msg(tu_now_ms() < end, "could not expire the session");
     /* Gone on the server: the client hears of it when it reconnects. */
-    end = tu_now_ms() + 15000;
+    end = tu_now_ms() + tu_ms(15000);
     while (tu_client_session_id(c) == old && zkl_client_state(c) != ZKL_STATE_LOST) {
         ck_assert_msg(tu_now_ms() < end, "the client did not see its session expire");
         usleep(2000);
@@ -271,7 +296,7 @@ void tu_expire_session(zkl_client *c)
 TCase *tu_tcase(const char *name, int timeout_s)
 {
     TCase *tc = tcase_create(name);
-    tcase_set_timeout(tc, timeout_s);
+    tcase_set_timeout(tc, timeout_s * tu_slowdown());
     return tc;
 }
 
@@ -634,7 +659,7 @@ int tu_counter_write(const char *path, long v)
 
 int tu_wait_exit(pid_t pid, int timeout_ms)
 {
-    int64_t end = tu_now_ms() + timeout_ms;
+    int64_t end = tu_now_ms() + tu_ms(timeout_ms);
     for (;;) {
         int st;
         pid_t r = waitpid(pid, &st, WNOHANG);
@@ -732,7 +757,7 @@ bool tu_session_watches(const char *path, int64_t session)
 
 bool tu_wait_session_watches(const char *path, int64_t session, int timeout_ms)
 {
-    int64_t end = tu_now_ms() + timeout_ms;
+    int64_t end = tu_now_ms() + tu_ms(timeout_ms);
     while (!tu_session_watches(path, session)) {
         if (tu_now_ms() >= end)
             return false;

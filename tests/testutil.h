@@ -33,7 +33,15 @@ void tu_mkdirs(zhandle_t *zh, const char *path);
 int tu_children(zhandle_t *zh, const char *path);
 /* 1 if `path` exists. */
 int tu_exists(zhandle_t *zh, const char *path);
-/* Poll `cond` until true or `timeout_ms` passed; returns the last value. */
+/* How many times slower than a plain build this one runs: 3 under a
+ * sanitizer or valgrind, else 1. Deadlines (a bound on failure, never the
+ * time a test takes) and test case timeouts stretch by it; session
+ * timeouts do not (tests time the server's expiry by them). */
+int tu_slowdown(void);
+/* `ms` stretched so. */
+int tu_ms(int ms);
+/* Poll `cond` until true or tu_ms(`timeout_ms`) passed; returns the last
+ * value. */
 bool tu_wait_until(bool (*cond)(void *), void *arg, int timeout_ms);
 /* A condition for it: the client (arg) is connected, with a new session or
  * its old one. */
@@ -103,7 +111,7 @@ zkl_rwlock *tu_test_rwlock(zkl_client *c, const char *path);
 zkl_semmutex *tu_test_semmutex(zkl_client *c, const char *path);
 zkl_semaphore *tu_test_semaphore(zkl_client *c, const char *path, int limit);
 /* Wait until `path` has exactly `want` children; false if it has not
- * within `timeout_ms`. */
+ * within tu_ms(`timeout_ms`). */
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms);
 /* The same for `want` children or more: waiters queued behind others. */
 bool tu_wait_children_at_least(zhandle_t *zh, const char *path, int want, int timeout_ms);
@@ -153,12 +161,13 @@ int64_t tu_realtime_ns(void);
  * non-atomic read-modify-write a lock must protect. */
 long tu_counter_read(const char *path);
 int tu_counter_write(const char *path, long v);
-/* Wait up to timeout_ms for child `pid`: its exit status (128+signal if
+/* Wait up to tu_ms(timeout_ms) for child `pid`: its exit status (128+signal if
  * killed), or -1 if it is still running, -2 if it is not our child. */
 int tu_wait_exit(pid_t pid, int timeout_ms);
 /* A Suite runner that fails on any failure: main() of every suite. */
 int tu_run(Suite *s);
-/* A test case with a timeout large enough for ZooKeeper work. */
+/* A test case with a timeout large enough for ZooKeeper work
+ * (timeout_s, stretched by tu_slowdown()). */
 TCase *tu_tcase(const char *name, int timeout_s);
 /* The main() of a suite of one test case, both named `suite`: the tests of
  * the NULL-terminated list in it, each with the ZooKeeper fixture
