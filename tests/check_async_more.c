@@ -823,9 +823,7 @@ static void *dispatcher_main(void *arg)
 START_TEST(test_close_during_a_dispatch_runs_no_callback_beside_it)
 {
     char *held = tu_test_path("overlap-held");
-    zkl_client *h = tu_test_client(10000);
-    zkl_mutex *hm = tu_test_mutex(h, held);
-    ck_assert_int_eq(zkl_mutex_acquire(hm, 5000), 0);
+    zkl_mutex *hm = tu_test_holder(held);
     int64_t end = tu_now_ms() + 20000;
     for (int i = 0; i < 20 && tu_now_ms() < end; i++) {
         char leaf[32];

@@ -36,8 +36,7 @@ START_TEST(test_client_without_credentials_gets_enoauth_on_a_protected_lock)
 {
     char *p = tu_test_path("protected/lock");
     zkl_client *owner = tu_client_with(SECRET, ZKL_ACL_CREATOR);
-    zkl_mutex *mo = tu_test_mutex(owner, p);
-    ck_assert_int_eq(zkl_mutex_acquire(mo, 5000), 0);
+    zkl_mutex *mo = tu_test_held_mutex(owner, p);
     const char *node = zkl_mutex_node(mo);
     ck_assert_ptr_nonnull(node);
 
@@ -93,8 +92,7 @@ START_TEST(test_missing_lock_path_under_a_protected_parent_is_enoauth)
     ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), ZKL_ENOAUTH);
     ck_assert_int_lt(tu_now_ms() - t0, 3000);
     /* The owner's own lock below it works. */
-    zkl_mutex *mo = tu_test_mutex(owner, p);
-    ck_assert_int_eq(zkl_mutex_acquire(mo, 5000), 0);
+    zkl_mutex *mo = tu_test_held_mutex(owner, p);
     ck_assert_int_eq(zkl_mutex_release(mo), 0);
     zkl_client_close(x);
     zkl_client_close(owner);
@@ -211,8 +209,7 @@ START_TEST(test_credentials_never_show_in_nodes_messages_or_logs)
     unlink(logpath);
     /* The data of the lock's nodes carry host and pid only. */
     zkl_client *c = tu_client_with(SECRET, ZKL_ACL_CREATOR);
-    zkl_mutex *m = tu_test_mutex(c, p);
-    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    zkl_mutex *m = tu_test_held_mutex(c, p);
     char data[256];
     int len = sizeof data - 1;
     ck_assert_int_eq(zoo_get(zkl_client_handle(c), zkl_mutex_node(m), 0, data, &len, NULL), ZOK);

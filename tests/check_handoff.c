@@ -243,9 +243,7 @@ START_TEST(test_client_holding_many_locks_still_routes_each_handoff)
         free(hp);
     }
     char *p = tu_test_path("shared");
-    zkl_client *hc = tu_test_client(10000);
-    zkl_mutex *hm = tu_test_mutex(hc, p);
-    ck_assert_int_eq(zkl_mutex_acquire(hm, 10000), 0);
+    zkl_mutex *hm = tu_test_holder(p);
     struct sharer w[W];
     for (int i = 0; i < W; i++) {
         w[i] = (struct sharer){.rc = -100};

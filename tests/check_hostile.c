@@ -476,10 +476,8 @@ static bool child_appeared(void *arg)
 START_TEST(test_semaphore_waiter_whose_node_is_deleted_queues_again)
 {
     char *p = tu_test_path("sem");
-    zkl_client *ca = tu_test_client(10000), *cb = tu_test_client(10000), *cc = tu_test_client(10000);
-    zkl_semaphore *sa = tu_test_semaphore(ca, p, 1);
-    zkl_semaphore *sb = tu_test_semaphore(cb, p, 1);
-    zkl_semaphore *sc = tu_test_semaphore(cc, p, 1);
+    zkl_semaphore *sa = tu_test_semaphore_apart(p, 1), *sb = tu_test_semaphore_apart(p, 1);
+    zkl_semaphore *sc = tu_test_semaphore_apart(p, 1);
     zkl_lease *la;
     ck_assert_int_eq(zkl_semaphore_acquire(sa, 5000, &la), 0);
     /* A's own waiter node goes just after its acquire returns: only its
@@ -721,8 +719,7 @@ START_TEST(test_release_whose_delete_is_refused_keeps_the_hold)
     char *p = tu_test_path("nodelete");
     make_guarded_path(p, ZOO_PERM_CREATE | ZOO_PERM_READ);
     zkl_client *c = tu_test_client(10000);
-    zkl_mutex *m = tu_test_mutex(c, p);
-    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    zkl_mutex *m = tu_test_held_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0); /* count 2 */
     ck_assert_int_eq(zkl_mutex_release(m), 0);       /* count 1 */
     ck_assert_int_eq(zkl_mutex_release(m), ZKL_ENOAUTH);
@@ -778,8 +775,7 @@ START_TEST(test_multilock_whose_undo_is_refused_says_what_stays_held)
     char *a = tu_test_path("ml-a-nodelete"), *b = tu_test_path("ml-b-taken");
     make_guarded_path(a, ZOO_PERM_CREATE | ZOO_PERM_READ);
     zkl_client *c = tu_test_client(10000), *other = tu_test_client(10000);
-    zkl_mutex *hb = tu_test_mutex(other, b);
-    ck_assert_int_eq(zkl_mutex_acquire(hb, 5000), 0);
+    zkl_mutex *hb = tu_test_held_mutex(other, b);
     zkl_mutex *ma = tu_test_mutex(c, a), *mb = tu_test_mutex(c, b);
     zkl_lock *ls[2];
     ck_assert_int_eq(zkl_mutex_as_lock(ma, &ls[0]), 0);

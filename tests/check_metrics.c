@@ -168,8 +168,7 @@ START_TEST(test_cancel_counts_waiting_and_later_attempts)
 {
     char *p = tu_test_path("cancel");
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(30000);
-    zkl_mutex *ha = tu_test_mutex(a, p);
-    ck_assert_int_eq(zkl_mutex_acquire(ha, 5000), 0);
+    zkl_mutex *ha = tu_test_held_mutex(a, p);
     struct waiter w = {.c = b, .path = p, .timeout_ms = ZKL_WAIT_FOREVER, .rc = 1};
     ck_assert_int_eq(pthread_create(&w.th, NULL, waiter_main, &w), 0);
     wait_children(p, 2);
@@ -200,8 +199,7 @@ START_TEST(test_a_hold_lost_with_its_session_counts_once)
 {
     char *p = tu_test_path("lost");
     zkl_client *c = tu_test_client(10000);
-    zkl_mutex *mx = tu_test_mutex(c, p);
-    ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), 0);
+    zkl_mutex *mx = tu_test_held_mutex(c, p);
     tu_expire_session(c);
     ck_assert(tu_wait_until(lost_one, c, 20000));
     ck_assert_int_eq(zkl_mutex_release(mx), ZKL_ELOST);
@@ -452,8 +450,7 @@ START_TEST(test_a_small_buffer_gets_the_needed_size)
 {
     char *p = tu_test_path("small");
     zkl_client *c = tu_test_client(10000);
-    zkl_mutex *mx = tu_test_mutex(c, p);
-    ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), 0);
+    zkl_mutex *mx = tu_test_held_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_release(mx), 0);
     char small[16];
     size_t need = 0;
@@ -515,8 +512,7 @@ START_TEST(test_metrics_off_count_nothing)
     zkl_client *c;
     ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, o, &c), 0);
     zkl_client_opts_free(o);
-    zkl_mutex *mx = tu_test_mutex(c, p);
-    ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), 0);
+    zkl_mutex *mx = tu_test_held_mutex(c, p);
     ck_assert_int_eq(zkl_mutex_release(mx), 0);
     zkl_metrics m = get(c);
     expect(&m, 0, 0, 0, 0, 0, 0);

@@ -295,8 +295,7 @@ START_TEST(test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere)
 {
     char *m1 = tu_path("m1"), *m2 = tu_path("m2"), *m3 = tu_path("m3");
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
-    zkl_mutex *bm = tu_test_mutex(b, m2);
-    ck_assert_int_eq(zkl_mutex_acquire(bm, 5000), 0);
+    zkl_mutex *bm = tu_test_held_mutex(b, m2);
     const char *paths[] = {m3, m1, m2};
     zkl_multilock *ml;
     ck_assert_int_eq(zkl_multilock_new(a, paths, 3, &ml), 0);
@@ -367,8 +366,7 @@ START_TEST(test_multilock_timeout_bounds_the_whole_call)
 {
     char *m1 = tu_path("t1"), *m2 = tu_path("t2"), *m3 = tu_path("t3");
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
-    zkl_mutex *bm = tu_test_mutex(b, m3);
-    ck_assert_int_eq(zkl_mutex_acquire(bm, 5000), 0);
+    zkl_mutex *bm = tu_test_held_mutex(b, m3);
     /* Three mutexes, the last held elsewhere. */
     const char *paths[] = {m1, m2, m3};
     zkl_multilock *ml;
@@ -437,8 +435,7 @@ START_TEST(test_multilock_huge_timeout_waits_instead_of_failing_at_once)
 {
     char *p1 = tu_path("h1"), *p2 = tu_path("h2");
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
-    zkl_mutex *bm = tu_test_mutex(b, p2);
-    ck_assert_int_eq(zkl_mutex_acquire(bm, 5000), 0);
+    zkl_mutex *bm = tu_test_held_mutex(b, p2);
     const char *paths[] = {p1, p2};
     zkl_multilock *ml;
     ck_assert_int_eq(zkl_multilock_new(a, paths, 2, &ml), 0);

@@ -176,9 +176,7 @@ static bool all_armed(void *arg)
 START_TEST(test_mutex_release_wakes_exactly_one_of_twenty_waiters)
 {
     char *p = tu_test_path("herd");
-    zkl_client *hc = tu_test_client(10000);
-    zkl_mutex *hm = tu_test_mutex(hc, p);
-    ck_assert_int_eq(zkl_mutex_acquire(hm, 5000), 0);
+    zkl_mutex *hm = tu_test_holder(p);
     struct waiter w[WAITERS];
     for (int i = 0; i < WAITERS; i++) {
         w[i].c = tu_client(10000);
@@ -307,8 +305,7 @@ START_TEST(test_mutex_creates_missing_parents_as_containers)
 {
     char *p = tu_test_path("deep/er/lock");
     zkl_client *c = tu_test_client(10000);
-    zkl_mutex *m = tu_test_mutex(c, p);
-    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    zkl_mutex *m = tu_test_held_mutex(c, p);
     const char *node = zkl_mutex_node(m);
     ck_assert_ptr_nonnull(node);
     ck_assert(strncmp(node, p, strlen(p)) == 0);

@@ -34,14 +34,7 @@ static void interop_setup(void)
     tu_fixture_setup_named("rwlock");
     snprintf(tmpdir, sizeof tmpdir, "/tmp/zkl-rwlock-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-    /* Small, quick JVMs: two cores are shared with the server and zkl. */
-    setenv("ZKL_JAVA_OPTS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx96m -Xss512k", 0);
-    /* Compile the worker once, before any test starts several at once. */
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "sh '%s/bench/build-java.sh' --cached '%s/tests/interop/CuratorWorker.java' >/dev/null",
-             ZKL_SRCDIR, ZKL_SRCDIR);
-    ck_assert_msg(system(cmd) == 0, "cannot build the Curator worker (JDK and Curator jars?)");
+    tu_curator_worker_build();
 }
 
 static void interop_teardown(void)
@@ -180,8 +173,7 @@ START_TEST(test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wa
 {
     char *p = tu_test_path("curator-share");
     char *log = tmpfile_path("share.log"), *cnt = tmpfile_path("counter");
-    zkl_client *c = tu_test_client(10000);
-    zkl_rwlock *rw = tu_test_rwlock(c, p);
+    zkl_rwlock *rw = tu_test_rwlock_apart(p);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
     /* A Curator reader gets in next to ours, and leaves. */
     pid_t cr = spawn_curator(p, "read", 1, 1, log, cnt);
@@ -224,8 +216,7 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_curator_writer_out)
 {
     char *p = tu_test_path("curator-downgrade");
     char *log = tmpfile_path("downgrade.log"), *cnt = tmpfile_path("counter");
-    zkl_client *c = tu_test_client(10000);
-    zkl_rwlock *rw = tu_test_rwlock(c, p);
+    zkl_rwlock *rw = tu_test_rwlock_apart(p);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     /* Behind our writer: a Curator reader, then a Curator writer. */
     pid_t cr = spawn_curator(p, "read", 1, 200, log, cnt);

@@ -157,8 +157,7 @@ START_TEST(test_semaphore_serves_waiters_in_arrival_order)
 {
     enum { W = 8 };
     char *p = tu_test_path("fair");
-    zkl_client *hc = tu_test_client(10000);
-    zkl_semaphore *hs = tu_test_semaphore(hc, p, 2);
+    zkl_semaphore *hs = tu_test_semaphore_apart(p, 2);
     zkl_lease *a, *b;
     take(hs, 1, &a);
     take(hs, 1, &b);
@@ -254,8 +253,7 @@ static uint64_t events_of(zkl_client *c)
 START_TEST(test_semaphore_release_wakes_one_of_twenty_waiters)
 {
     char *p = tu_test_path("herd");
-    zkl_client *hc = tu_test_client(10000);
-    zkl_semaphore *hs = tu_test_semaphore(hc, p, 3);
+    zkl_semaphore *hs = tu_test_semaphore_apart(p, 3);
     zkl_lease *mine[3];
     for (int i = 0; i < 3; i++)
         take(hs, 1, &mine[i]);
@@ -497,10 +495,8 @@ static void *blocked_main(void *arg)
 START_TEST(test_semaphore_timeouts_leave_no_node)
 {
     char *p = tu_test_path("timeout");
-    zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000), *c = tu_test_client(10000);
-    zkl_semaphore *sa = tu_test_semaphore(a, p, 2);
-    zkl_semaphore *sb = tu_test_semaphore(b, p, 2);
-    zkl_semaphore *sc = tu_test_semaphore(c, p, 2);
+    zkl_semaphore *sa = tu_test_semaphore_apart(p, 2), *sb = tu_test_semaphore_apart(p, 2);
+    zkl_semaphore *sc = tu_test_semaphore_apart(p, 2);
     zkl_lease *la;
     take(sa, 2, &la);
     wait_children(p, 1);

@@ -390,14 +390,7 @@ START_TEST(test_semmutex_excludes_curator_interprocessmutex_on_one_path)
         z[i] = (struct zkl_side){.c = tu_client(10000), .no = i};
         ck_assert_int_eq(zkl_semmutex_new(z[i].c, p, &z[i].s), 0);
     }
-    /* Small JVMs: two cores are shared with the server and zkl. Compile the
-     * worker once, before both start. */
-    setenv("ZKL_JAVA_OPTS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx96m -Xss512k", 0);
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "sh '%s/bench/build-java.sh' --cached '%s/tests/interop/CuratorWorker.java' >/dev/null",
-             ZKL_SRCDIR, ZKL_SRCDIR);
-    ck_assert_msg(system(cmd) == 0, "cannot build the Curator worker (JDK and Curator jars?)");
+    tu_curator_worker_build();
     char dir[] = "/tmp/zkl-semmutex-XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));
     char log[64], counter[64], script[1024], iters[16], hold[16];
@@ -449,6 +442,7 @@ START_TEST(test_semmutex_excludes_curator_interprocessmutex_on_one_path)
     char summary[256];
     int hist = history_check(log, summary, sizeof summary);
     long count = tu_counter_read(counter);
+    char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", dir);

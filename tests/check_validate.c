@@ -147,8 +147,7 @@ START_TEST(test_guarded_write_to_a_refused_path_sends_nothing)
 {
     zkl_client *c = tu_test_client(10000);
     char *lp = tu_test_path("lock");
-    zkl_mutex *m = tu_test_mutex(c, lp);
-    ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
+    zkl_mutex *m = tu_test_held_mutex(c, lp);
     uint64_t before = stats_of(c).requests;
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         char *p = join(tu_fixture_root, refused[i].leaf);
@@ -243,8 +242,7 @@ START_TEST(test_oversized_guarded_write_is_refused_before_sending)
     char *lp = tu_path("lock"), *target = tu_path("data"), *missing = tu_path("datx");
     make_node(tu_fixture_root, 0);
     make_node(target, 0);
-    zkl_mutex *m = tu_test_mutex(c, lp);
-    ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
+    zkl_mutex *m = tu_test_held_mutex(c, lp);
     char *buf = calloc(1, 2 * DEFAULT_LIMIT);
 
     /* At the limit (the request is larger still) and well over it. */
@@ -295,8 +293,7 @@ START_TEST(test_the_limit_is_an_option)
     char *lp = tu_path("lock"), *target = tu_path("data");
     make_node(tu_fixture_root, 0);
     make_node(target, 0);
-    zkl_mutex *m = tu_test_mutex(c, lp);
-    ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
+    zkl_mutex *m = tu_test_held_mutex(c, lp);
     char buf[16384] = {0};
     uint64_t before = stats_of(c).requests;
     ck_assert_int_eq(zkl_mutex_guarded_set(m, target, buf, 16384), ZKL_EINVAL);

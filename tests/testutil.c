@@ -331,6 +331,16 @@ int tu_run_case(const char *suite, int timeout_s, void (*setup)(void), void (*te
     return run_case(suite, timeout_s, false, setup, teardown, tests);
 }
 
+void tu_curator_worker_build(void)
+{
+    setenv("ZKL_JAVA_OPTS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx96m -Xss512k", 0);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "sh '%s/bench/build-java.sh' --cached '%s/tests/interop/CuratorWorker.java' >/dev/null",
+             ZKL_SRCDIR, ZKL_SRCDIR);
+    ck_assert_msg(system(cmd) == 0, "cannot build the Curator worker (JDK and Curator jars?)");
+}
+
 int tu_run(Suite *s)
 {
     SRunner *sr = srunner_create(s);
@@ -488,6 +498,38 @@ TEST_OBJECT(mutex, (zkl_client *c, const char *path), (c, path, &o))
 TEST_OBJECT(rwlock, (zkl_client *c, const char *path), (c, path, &o))
 TEST_OBJECT(semmutex, (zkl_client *c, const char *path), (c, path, &o))
 TEST_OBJECT(semaphore, (zkl_client *c, const char *path, int limit), (c, path, limit, &o))
+
+zkl_mutex *tu_test_held_mutex(zkl_client *c, const char *path)
+{
+    zkl_mutex *m = tu_test_mutex(c, path);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
+    return m;
+}
+
+zkl_mutex *tu_test_holder(const char *path)
+{
+    return tu_test_held_mutex(tu_test_client(10000), path);
+}
+
+zkl_rwlock *tu_test_rwlock_apart(const char *path)
+{
+    return tu_test_rwlock(tu_test_client(10000), path);
+}
+
+zkl_semaphore *tu_test_semaphore_apart(const char *path, int limit)
+{
+    return tu_test_semaphore(tu_test_client(10000), path, limit);
+}
+
+void tu_expect_turns(zkl_mutex *first, zkl_mutex *second)
+{
+    ck_assert_int_eq(zkl_mutex_acquire(first, 5000), 0);
+    int64_t t1 = tu_mutex_token(first);
+    ck_assert_int_eq(zkl_mutex_acquire(second, 0), ZKL_ETIMEDOUT);
+    ck_assert_int_eq(zkl_mutex_release(first), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(second, 5000), 0);
+    ck_assert_int_gt(tu_mutex_token(second), t1);
+}
 
 void tu_fixture_teardown(void)
 {

@@ -106,6 +106,19 @@ char *tu_test_path(const char *leaf);
 zkl_client *tu_test_client(int session_timeout_ms);
 /* A mutex on c and path (made, or the test fails), freed after the test. */
 zkl_mutex *tu_test_mutex(zkl_client *c, const char *path);
+/* tu_test_mutex, acquired (within 10 s, or the test fails). */
+zkl_mutex *tu_test_held_mutex(zkl_client *c, const char *path);
+/* A mutex held on a client of its own (tu_test_client(10000)): a holder
+ * that others queue behind. */
+zkl_mutex *tu_test_holder(const char *path);
+/* A read-write lock and a semaphore each on a client of its own
+ * (tu_test_client(10000)): contenders of separate sessions. */
+zkl_rwlock *tu_test_rwlock_apart(const char *path);
+zkl_semaphore *tu_test_semaphore_apart(const char *path, int limit);
+/* Two mutexes on one path, of two clients, take turns: `first` acquires,
+ * `second` cannot at once, and gets the lock with a larger token when
+ * `first` lets go (it holds at the end); or the test fails. */
+void tu_expect_turns(zkl_mutex *first, zkl_mutex *second);
 /* The same for the other recipes. */
 zkl_rwlock *tu_test_rwlock(zkl_client *c, const char *path);
 zkl_semmutex *tu_test_semmutex(zkl_client *c, const char *path);
@@ -164,6 +177,11 @@ int tu_counter_write(const char *path, long v);
 /* Wait up to tu_ms(timeout_ms) for child `pid`: its exit status (128+signal if
  * killed), or -1 if it is still running, -2 if it is not our child. */
 int tu_wait_exit(pid_t pid, int timeout_ms);
+/* The Curator worker of the interop tests (tests/interop) compiled once,
+ * before a test starts several, and small JVMs for it (ZKL_JAVA_OPTS, if
+ * unset: two cores are shared with the server and zkl); or the test
+ * fails. */
+void tu_curator_worker_build(void);
 /* A Suite runner that fails on any failure: main() of every suite. */
 int tu_run(Suite *s);
 /* A test case with a timeout large enough for ZooKeeper work
