@@ -36,7 +36,8 @@ static void teardown(void)
 }
 
 /* A client authenticated as `digest` whose nodes carry the shared ACL:
- * alice and bob contend (read, create, delete), anyone may look (read). */
+ * alice and bob contend (read, create, delete), anyone may look (read).
+ * Closed after the test. */
 static zkl_client *shared_client(const char *digest)
 {
     zkl_client_opts *o;
@@ -51,7 +52,7 @@ static zkl_client *shared_client(const char *digest)
     int rc = zkl_client_open_opts(tu_hosts(), 10000, o, &c);
     zkl_client_opts_free(o);
     ck_assert_msg(rc == 0, "open: %s", zkl_strerror(rc));
-    return c;
+    return tu_test_adopt(c);
 }
 
 /* The ACL of `path` as "scheme:id:perms;..." in out. */
@@ -71,15 +72,12 @@ static void acl_text(const char *path, char *out, size_t n)
 
 START_TEST(test_created_parents_and_contenders_carry_the_acl_entries)
 {
-    char *p = tu_path("app/orders");
+    char *p = tu_test_path("app/orders");
     zkl_client *a = shared_client(ALICE);
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(a, p, &m), 0);
-    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    zkl_mutex *m = tu_test_held_mutex(a, p);
     const char *want = "digest:" ALICE_ID ":31;digest:" BOB_ID ":15;world:anyone:1;";
     char got[512];
-    char *app = tu_path("app");
-    acl_text(app, got, sizeof got);
+    acl_text(tu_test_path("app"), got, sizeof got);
     ck_assert_str_eq(got, want);
     acl_text(p, got, sizeof got);
     ck_assert_str_eq(got, want);
@@ -87,34 +85,25 @@ START_TEST(test_created_parents_and_contenders_carry_the_acl_entries)
     ck_assert_str_eq(got, want);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     /* A counting semaphore's own node too. */
-    char *sp = tu_path("pool");
-    zkl_semaphore *s;
+    char *sp = tu_test_path("pool");
+    zkl_semaphore *s = tu_test_semaphore(a, sp, 2);
     zkl_lease *l;
-    ck_assert_int_eq(zkl_semaphore_new(a, sp, 2, &s), 0);
     ck_assert_int_eq(zkl_semaphore_acquire(s, 5000, &l), 0);
     acl_text(sp, got, sizeof got);
     ck_assert_str_eq(got, want);
     ck_assert_int_eq(zkl_lease_release(l), 0);
-    zkl_semaphore_free(s);
-    zkl_mutex_free(m);
-    zkl_client_close(a);
-    free(sp);
-    free(app);
-    free(p);
 }
 END_TEST
 
 START_TEST(test_two_identities_share_a_tree_and_a_third_is_kept_out)
 {
-    char *p = tu_path("shared/lock");
+    char *p = tu_test_path("shared/lock");
     zkl_client *a = shared_client(ALICE), *b = shared_client(BOB);
-    zkl_mutex *ma, *mb;
-    ck_assert_int_eq(zkl_mutex_new(a, p, &ma), 0);
-    ck_assert_int_eq(zkl_mutex_new(b, p, &mb), 0);
+    zkl_mutex *ma = tu_test_mutex(a, p), *mb = tu_test_mutex(b, p);
     /* bob queues behind alice, and gets the lock when she lets go. */
     tu_expect_turns(ma, mb);
     /* Anyone may look: the listing names bob as the holder. */
-    zkl_client *x = tu_client(10000);
+    zkl_client *x = tu_test_client(10000);
     zkl_participant *ps;
     size_t n;
     ck_assert_int_eq(zkl_participants_list(x, p, &ps, &n), 0);
@@ -123,25 +112,20 @@ START_TEST(test_two_identities_share_a_tree_and_a_third_is_kept_out)
     zkl_participants_free(ps, n);
     /* ... but a client without either credential cannot contend, at once,
      * and leaves nothing. */
-    zkl_mutex *mx;
-    ck_assert_int_eq(zkl_mutex_new(x, p, &mx), 0);
+    zkl_mutex *mx = tu_test_mutex(x, p);
     int64_t t0 = tu_now_ms();
-    ck_assert_int_eq(zkl_mutex_acquire(mx, 5000), ZKL_ENOAUTH);
-    ck_assert_int_lt(tu_now_ms() - t0, 3000);
+    ck_assert_int_eq(zkl_mutex_acquire(mx, tu_ms(5000)), ZKL_ENOAUTH);
+    ck_assert_int_lt(tu_now_ms() - t0, tu_ms(3000));
     ck_assert_msg(strstr(zkl_last_error_text(), "ZNOAUTH") != NULL &&
                       strstr(zkl_last_error_text(), p) != NULL,
                   "%s", zkl_last_error_text());
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     /* Alice may break bob's hold (DELETE on the lock path); bob hears of it. */
-    ck_assert_int_eq(zoo_delete(zkl_client_handle(a), zkl_mutex_node(mb), -1), ZOK);
+    zhandle_t *zh;
+    ck_assert_int_eq(zkl_client_handle_borrow(a, &zh), 0);
+    ck_assert_int_eq(zoo_delete(zh, zkl_mutex_node(mb), -1), ZOK);
+    zkl_client_handle_return(a, zh);
     ck_assert_int_eq(zkl_mutex_release(mb), ZKL_ELOST);
-    zkl_mutex_free(mx);
-    zkl_client_close(x);
-    zkl_mutex_free(ma);
-    zkl_mutex_free(mb);
-    zkl_client_close(a);
-    zkl_client_close(b);
-    free(p);
 }
 END_TEST
 
@@ -251,7 +235,7 @@ START_TEST(test_entries_that_shut_the_client_out_are_refused_at_open)
 END_TEST
 
 /* A client whose nodes carry world:anyone:`perms` and scheme:id with
- * every permission. */
+ * every permission, closed after the test. */
 static zkl_client *world_and(int perms, const char *scheme, const char *id)
 {
     zkl_client_opts *o;
@@ -261,7 +245,7 @@ static zkl_client *world_and(int perms, const char *scheme, const char *id)
     zkl_client *c = NULL;
     ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, o, &c), 0);
     zkl_client_opts_free(o);
-    return c;
+    return tu_test_adopt(c);
 }
 
 /* An entry the server has no provider for (x509 on a server without TLS
@@ -270,16 +254,11 @@ static zkl_client *world_and(int perms, const char *scheme, const char *id)
 START_TEST(test_an_acl_the_server_refuses_is_einval_with_a_text)
 {
     zkl_client *c = world_and(ZKL_PERM_ALL, "x509", "CN=orders,O=example");
-    char *p = tu_path("refused/lock");
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    zkl_mutex *m = tu_test_mutex(c, tu_test_path("refused/lock"));
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), ZKL_EINVAL);
     ck_assert_int_eq(zkl_last_zk_error(), ZINVALIDACL);
     ck_assert_msg(strstr(zkl_last_error_text(), "ACL") != NULL, "%s", zkl_last_error_text());
     ck_assert_int_eq(tu_children(tu_fixture_zk, tu_fixture_root), 0);
-    zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -290,19 +269,16 @@ END_TEST
 START_TEST(test_a_refused_acquire_removes_the_parents_it_created)
 {
     zkl_client *c = world_and(ZKL_PERM_READ, "ip", "10.9.9.9");
-    char *p = tu_path("kept/out/lock");
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    zkl_mutex *m = tu_test_mutex(c, tu_test_path("kept/out/lock"));
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), ZKL_ENOAUTH);
     ck_assert_msg(strstr(zkl_last_error_text(), "ZNOAUTH") != NULL, "%s", zkl_last_error_text());
     ck_assert_msg(strstr(zkl_last_error_text(), "stays") == NULL, "%s", zkl_last_error_text());
     /* Seen by the fixture's own session: nothing of the attempt is left. */
     ck_assert_int_eq(tu_children(tu_fixture_zk, tu_fixture_root), 0);
-    zkl_mutex_free(m);
 
     /* Under a parent that lets anyone create but not delete, the parent
      * the acquire made cannot go: the text says so. */
-    char *pre = tu_path("pre");
+    char *pre = tu_test_path("pre");
     char world[] = "world", anyone[] = "anyone", digest[] = "digest", alice[] = ALICE_ID;
     struct ACL entries[] = {
         {ZOO_PERM_READ | ZOO_PERM_CREATE, {world, anyone}},
@@ -310,19 +286,13 @@ START_TEST(test_a_refused_acquire_removes_the_parents_it_created)
     };
     struct ACL_vector v = {2, entries};
     ck_assert_int_eq(zoo_create(tu_fixture_zk, pre, "", 0, &v, 0, NULL, 0), ZOK);
-    char *q = tu_path("pre/kept/lock");
-    ck_assert_int_eq(zkl_mutex_new(c, q, &m), 0);
-    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), ZKL_ENOAUTH);
+    zkl_mutex *under = tu_test_mutex(c, tu_test_path("pre/kept/lock"));
+    ck_assert_int_eq(zkl_mutex_acquire(under, 5000), ZKL_ENOAUTH);
     ck_assert_msg(strstr(zkl_last_error_text(), "ZNOAUTH") != NULL &&
                       strstr(zkl_last_error_text(), "stays") != NULL,
                   "%s", zkl_last_error_text());
     ck_assert_int_eq(zkl_last_zk_error(), ZNOAUTH);
     ck_assert_int_eq(tu_children(tu_fixture_zk, pre), 1);
-    zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(q);
-    free(pre);
-    free(p);
 }
 END_TEST
 
@@ -349,9 +319,7 @@ static bool heard_done(void *arg)
 START_TEST(test_a_refused_async_acquire_removes_the_parents_it_created)
 {
     zkl_client *c = world_and(ZKL_PERM_READ, "ip", "10.9.9.9");
-    char *p = tu_path("async/out/lock");
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    zkl_mutex *m = tu_test_mutex(c, tu_test_path("async/out/lock"));
     struct heard h = {0};
     zkl_request *r;
     ck_assert_int_eq(zkl_mutex_acquire_async(m, 5000, heard_fn, &h, &r), 0);
@@ -359,9 +327,6 @@ START_TEST(test_a_refused_async_acquire_removes_the_parents_it_created)
     ck_assert_int_eq(atomic_load(&h.rc), ZKL_ENOAUTH);
     ck_assert_int_eq(tu_children(tu_fixture_zk, tu_fixture_root), 0);
     zkl_request_free(r);
-    zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 
@@ -370,7 +335,8 @@ END_TEST
  * parents the second made go before the callback hears. */
 START_TEST(test_a_refused_multilock_member_removes_the_parents_it_created)
 {
-    char *ml = tu_path("ml"), *first = tu_path("ml/first"), *second = tu_path("ml/second/lock");
+    char *ml = tu_test_path("ml"), *first = tu_test_path("ml/first");
+    char *second = tu_test_path("ml/second/lock");
     ck_assert_int_eq(zoo_create(tu_fixture_zk, ml, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     ck_assert_int_eq(zoo_create(tu_fixture_zk, first, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
                      ZOK);
@@ -387,10 +353,6 @@ START_TEST(test_a_refused_multilock_member_removes_the_parents_it_created)
     ck_assert(tu_wait_children(tu_fixture_zk, first, 0, 20000));
     zkl_request_free(r);
     zkl_multilock_free(l);
-    zkl_client_close(c);
-    free(second);
-    free(first);
-    free(ml);
 }
 END_TEST
 
@@ -398,15 +360,12 @@ END_TEST
 START_TEST(test_a_refused_latch_removes_the_parents_it_created)
 {
     zkl_client *c = world_and(ZKL_PERM_READ, "ip", "10.9.9.9");
-    char *p = tu_path("latch/out/election");
     zkl_latch *l;
-    ck_assert_int_eq(zkl_latch_new(c, p, "a", &l), 0);
+    ck_assert_int_eq(zkl_latch_new(c, tu_test_path("latch/out/election"), "a", &l), 0);
     ck_assert_int_eq(zkl_latch_start(l), 0);
     ck_assert_int_eq(zkl_latch_await(l, 20000), ZKL_ENOAUTH);
     ck_assert_int_eq(tu_children(tu_fixture_zk, tu_fixture_root), 0);
     zkl_latch_free(l);
-    zkl_client_close(c);
-    free(p);
 }
 END_TEST
 

@@ -167,21 +167,14 @@ END_TEST
 
 START_TEST(test_guarded_set_of_a_missing_node_is_enoent)
 {
-    zkl_client *c = tu_client(10000);
-    char *lock = tu_path("lock"), *target = tu_path("missing");
-    zkl_mutex *m = NULL;
-    ck_assert_int_eq(zkl_mutex_new(c, lock, &m), 0);
-    ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
+    char *target = tu_test_path("missing");
+    zkl_mutex *m = tu_test_holder(tu_test_path("lock"));
     int rc = zkl_mutex_guarded_set(m, target, "x", 1);
     ck_assert_msg(rc == ZKL_ENOENT, "guarded set of a missing node: %s", zkl_err_name(rc));
     ck_assert_msg(strstr(zkl_last_error_text(), target) != NULL, "text: %s", zkl_last_error_text());
     ck_assert_int_eq(tu_exists(tu_fixture_zk, target), 0);
     ck_assert_int_eq(zkl_mutex_is_held(m), 1);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
-    zkl_mutex_free(m);
-    zkl_client_close(c);
-    free(lock);
-    free(target);
 }
 END_TEST
 

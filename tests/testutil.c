@@ -473,11 +473,15 @@ char *tu_test_path(const char *leaf)
     return p;
 }
 
-zkl_client *tu_test_client(int session_timeout_ms)
+zkl_client *tu_test_adopt(zkl_client *c)
 {
-    zkl_client *c = tu_client(session_timeout_ms);
     tu_defer(client_close, c);
     return c;
+}
+
+zkl_client *tu_test_client(int session_timeout_ms)
+{
+    return tu_test_adopt(tu_client(session_timeout_ms));
 }
 
 /* tu_test_mutex and the like, written once for every recipe: the object

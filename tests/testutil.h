@@ -104,6 +104,8 @@ void tu_defer(void (*fn)(void *), void *arg);
 char *tu_test_path(const char *leaf);
 /* tu_client, closed after the test. */
 zkl_client *tu_test_client(int session_timeout_ms);
+/* A client the test opened its own way, closed after the test; c back. */
+zkl_client *tu_test_adopt(zkl_client *c);
 /* A mutex on c and path (made, or the test fails), freed after the test. */
 zkl_mutex *tu_test_mutex(zkl_client *c, const char *path);
 /* tu_test_mutex, acquired (within 10 s, or the test fails). */
