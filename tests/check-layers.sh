@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The library's layers, read from its object files (nm), not from its
-# includes: which file defines each symbol, and which files use it.
+# The library's layers, read from its object files (nm: which file defines
+# each symbol, and which files use it) and from its sources (what each
+# folder includes, what it calls by name):
 #  - no cycle of calls spans two folders (lib/util, lib/session, lib/metrics,
 #    lib/engine/core, lib/engine, lib/front, lib/kit, recipes);
 #  - no C file sits directly in lib/, and nothing in lib/ uses a symbol
