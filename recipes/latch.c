@@ -121,7 +121,7 @@ static void start_join(zkl_latch *l, struct join *j)
     if (j == NULL)
         return;
     zkl__qopts o = {.ident = l->own.ident, .tell_lost = true};
-    int rc = zkl__async_start(l->own.c, l->own.path, &zkl__latch_policy, &o, -1, request_done, j,
+    int rc = zkl__kit_async_start(l->own.c, l->own.path, &zkl__latch_policy, &o, -1, request_done, j,
                               &j->r);
     pthread_mutex_lock(&l->own.mu);
     j->starting = false;
@@ -186,7 +186,7 @@ static void request_done(zkl_request *r, int result, void *arg)
     /* Lead only on a node that the server says is the current session's:
      * a node of an earlier session may still be first for a moment while
      * its session expires (CURATOR-696). */
-    if (result == 0 && j == l->cur && zkl__request_on_session(r)) {
+    if (result == 0 && j == l->cur && zkl__kit_request_on_session(r)) {
         ended = l->lead != NULL;
         l->lead = j;
         say = 1;
@@ -393,7 +393,7 @@ static int leave(zkl_client *c, zkl_request *r, bool held, int64_t deadline)
             rc = ZKL_ENOMEM;
         }
         free(path);
-    } else if (crc == 0 && !zkl__request_wait_settled(r, deadline)) {
+    } else if (crc == 0 && !zkl__kit_request_wait_settled(r, deadline)) {
         rc = ZKL_ETIMEDOUT;
     }
     zkl_request_free(r);
@@ -411,7 +411,7 @@ int zkl_latch_close(zkl_latch *l)
         l->st = L_CLOSED; /* nothing new starts */
     /* A request being started: its join is to leave too. (In a forked
      * child no thread finishes it: its join has no request there.) */
-    while (l->starting > 0 && !zkl__forked(l->own.c))
+    while (l->starting > 0 && !zkl__kit_forked(l->own.c))
         pthread_cond_wait(&l->cv, &l->own.mu);
     struct join *joins = l->joins, *lead = l->lead;
     if (was != L_CLOSED) {
@@ -445,7 +445,7 @@ void zkl_latch_free(zkl_latch *l)
     if (l == NULL)
         return;
     (void)zkl_latch_close(l);
-    zkl__obj_close(l, "zkl_latch_free");
+    zkl__kit_obj_close(l, "zkl_latch_free");
     pthread_cond_destroy(&l->cv);
     pthread_mutex_destroy(&l->tell_mu);
     zkl__owner_done(&l->own);

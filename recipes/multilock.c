@@ -200,7 +200,7 @@ static int member_acquire(zkl_lock *l, long timeout_ms, zkl_cancel *h)
     if (h == NULL)
         return l->ops.acquire(l->self, timeout_ms);
     if (l->with != NULL)
-        return zkl__obj_acquire_cancellable(l->self, l->with_name, l->with, timeout_ms, h);
+        return zkl__kit_obj_acquire_cancellable(l->self, l->with_name, l->with, timeout_ms, h);
     return zkl_cancel_is_fired(h) ? ZKL_ECANCELED : l->ops.acquire(l->self, timeout_ms);
 }
 
@@ -208,7 +208,7 @@ static int acquire_with(void *self, long timeout_ms, zkl_cancel *ch)
 {
     zkl_multilock *ml = self;
     for (size_t i = 0; i < ml->n; i++) /* a child of fork(): as its members */
-        if (ml->m[i]->c != NULL && zkl__forked(ml->m[i]->c))
+        if (ml->m[i]->c != NULL && zkl__kit_forked(ml->m[i]->c))
             return ZKL_EFORK;
     int64_t deadline = zkl__deadline(timeout_ms);
     zkl__hold *h = zkl__holds_find(&ml->holds);
@@ -284,7 +284,7 @@ void zkl_multilock_free(zkl_multilock *ml)
 {
     if (ml == NULL)
         return;
-    zkl__obj_close(ml, "zkl_multilock_free");
+    zkl__kit_obj_close(ml, "zkl_multilock_free");
     /* Best effort for the calling thread; other threads' holds of owned
      * mutexes go with zkl_mutex_free. */
     if (zkl__holds_find(&ml->holds) != NULL)
@@ -317,12 +317,12 @@ int zkl_multilock_as_lock(zkl_multilock *ml, zkl_lock **out)
 
 int zkl_multilock_acquire(zkl_multilock *ml, long timeout_ms)
 {
-    return zkl__obj_acquire(ml, "zkl_multilock_acquire", acquire_with, timeout_ms);
+    return zkl__kit_obj_acquire(ml, "zkl_multilock_acquire", acquire_with, timeout_ms);
 }
 
 int zkl_multilock_acquire_cancellable(zkl_multilock *ml, long timeout_ms, zkl_cancel *h)
 {
-    return zkl__obj_acquire_cancellable(ml, "zkl_multilock_acquire_cancellable", acquire_with,
+    return zkl__kit_obj_acquire_cancellable(ml, "zkl_multilock_acquire_cancellable", acquire_with,
                                         timeout_ms, h);
 }
 
@@ -362,7 +362,7 @@ static int ml_held(void *ctx, zkl_request *r, zkl__node *n, zkl__node **next, bo
     if (++st->cur == st->n)
         return 0; /* the last member holds: all do */
     zkl__qopts o = {.prefetch = st->prefetch[st->cur], .ident = st->idents[st->cur]};
-    int rc = zkl__async_enqueue(r, st->dirs[st->cur], st->pols[st->cur], &o, next);
+    int rc = zkl__kit_async_enqueue(r, st->dirs[st->cur], st->pols[st->cur], &o, next);
     if (rc != 0)
         *counted = true; /* the enqueue counted it, on its own path */
     return rc;
@@ -402,7 +402,7 @@ static int start_async(zkl_multilock *ml, long timeout_ms, zkl_request_fn fn, vo
         return ZKL_ENOMEM;
     }
     zkl__qopts o = {.prefetch = st->prefetch[0], .ident = st->idents[0]};
-    int rc = zkl__async_start_steps(c, st->dirs[0], st->pols[0], &o, timeout_ms, &ml_steps, st,
+    int rc = zkl__kit_async_start_steps(c, st->dirs[0], st->pols[0], &o, timeout_ms, &ml_steps, st,
                                     ml->n, fn, arg, out);
     if (rc != 0)
         ml_step_free(st);
@@ -414,8 +414,8 @@ int zkl_multilock_acquire_async(zkl_multilock *ml, long timeout_ms, zkl_request_
 {
     if (ml == NULL)
         return ZKL_EINVAL;
-    zkl__obj_enter(ml, "zkl_multilock_acquire_async");
+    zkl__kit_obj_enter(ml, "zkl_multilock_acquire_async");
     int rc = start_async(ml, timeout_ms, fn, arg, out);
-    zkl__obj_leave(ml);
+    zkl__kit_obj_leave(ml);
     return rc;
 }

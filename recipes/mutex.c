@@ -114,7 +114,7 @@ void zkl_mutex_free(zkl_mutex *m)
 {
     if (m == NULL)
         return;
-    zkl__obj_close(m, "zkl_mutex_free");
+    zkl__kit_obj_close(m, "zkl_mutex_free");
     zkl__owner_stop(&m->own); /* no callback runs from here on */
     zkl__holds_drop_all(&m->holds);
     zkl__owner_done(&m->own);
@@ -141,7 +141,7 @@ int zkl_mutex_as_lock(zkl_mutex *m, zkl_lock **out)
 
 int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms)
 {
-    return zkl__obj_acquire(m, "zkl_mutex_acquire", acquire_with, timeout_ms);
+    return zkl__kit_obj_acquire(m, "zkl_mutex_acquire", acquire_with, timeout_ms);
 }
 
 int zkl_mutex_acquire_async(zkl_mutex *m, long timeout_ms, zkl_request_fn fn, void *arg,
@@ -154,6 +154,6 @@ int zkl_mutex_acquire_async(zkl_mutex *m, long timeout_ms, zkl_request_fn fn, vo
 
 int zkl_mutex_acquire_cancellable(zkl_mutex *m, long timeout_ms, zkl_cancel *h)
 {
-    return zkl__obj_acquire_cancellable(m, "zkl_mutex_acquire_cancellable", acquire_with,
+    return zkl__kit_obj_acquire_cancellable(m, "zkl_mutex_acquire_cancellable", acquire_with,
                                         timeout_ms, h);
 }

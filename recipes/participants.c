@@ -65,11 +65,11 @@ static int read_node(zkl_client *c, zhandle_t *zh, const char *dir, const char *
     char buf[1024];
     int len = (int)sizeof buf;
     struct Stat st;
-    int rc = c->zapi->get(zh, full, 0, buf, &len, &st);
+    int rc = zkl__kit_get(c, zh, full, buf, &len, &st);
     if (rc == ZNOAUTH) {
         /* The ACL refuses the data, not the stat. */
         p->readable = 0;
-        rc = c->zapi->exists(zh, full, 0, &st);
+        rc = zkl__kit_exists(c, zh, full, &st);
         len = 0;
     } else if (rc == ZOK) {
         p->readable = 1;
@@ -111,7 +111,7 @@ int zkl_participants_list(zkl_client *c, const char *path, zkl_participant **out
     if (berr != 0)
         return berr;
     struct String_vector kids = {0, NULL};
-    int rc = c->zapi->get_children(zh, path, 0, &kids);
+    int rc = zkl__kit_children(c, zh, path, &kids);
     if (rc == ZNONODE) {
         /* An emptied container parent: nobody takes part. */
         zkl__send_end(c, 1);
@@ -128,9 +128,9 @@ int zkl_participants_list(zkl_client *c, const char *path, zkl_participant **out
     long bytes = 4;
     for (int32_t i = 0; i < kids.count; i++)
         bytes += 4 + (long)strlen(kids.data[i]);
-    if (bytes > c->max_request) {
+    if (bytes > zkl__kit_max_request(c)) {
         zkl__send_end(c, 1);
-        zkl__detail_queue(path, (long)kids.count, (long)c->max_request);
+        zkl__detail_queue(path, (long)kids.count, (long)zkl__kit_max_request(c));
         deallocate_String_vector(&kids);
         return ZKL_EQUEUE;
     }
@@ -207,7 +207,7 @@ int zkl_participants_limit(zkl_client *c, const char *path, int *max_leases)
         return berr;
     char buf[128];
     int len = (int)sizeof buf;
-    int rc = c->zapi->get(zh, path, 0, buf, &len, NULL);
+    int rc = zkl__kit_get(c, zh, path, buf, &len, NULL);
     zkl__send_end(c, 1);
     if (rc == ZNONODE) {
         *max_leases = 0;
@@ -237,7 +237,7 @@ static int revoke_one(zkl_client *c, zhandle_t *zh, const char *path, const char
     char *full = zkl__path_join(path, name);
     if (full == NULL)
         return ZKL_ENOMEM;
-    int rc = c->zapi->set(zh, full, REVOKE_MESSAGE, (int)strlen(REVOKE_MESSAGE), -1);
+    int rc = zkl__kit_set(c, zh, full, REVOKE_MESSAGE, (int)strlen(REVOKE_MESSAGE));
     free(full);
     return rc == ZNONODE ? ZKL_ENOTHELD : zkl__err_from_zk(rc);
 }

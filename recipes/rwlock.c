@@ -118,9 +118,9 @@ static int read_acquire_with(void *self, long timeout_ms, zkl_cancel *h)
          * write release and this read. Only from a live write hold, and
          * only in its session (`within`): a node with an old sequence made
          * in a later session would jump the queue. */
-        if (!zkl__node_held(wnode))
+        if (!zkl__kit_node_held(wnode))
             return ZKL_ELOST;
-        const char *wp = zkl__node_path(wnode);
+        const char *wp = zkl__kit_node_path(wnode);
         memcpy(seq, wp + strlen(wp) - SEQ_DIGITS, sizeof seq);
         downgrade = true;
         o.fixed_seq = seq;
@@ -244,7 +244,7 @@ void zkl_rwlock_free(zkl_rwlock *rw)
 {
     if (rw == NULL)
         return;
-    zkl__obj_close(rw, "zkl_rwlock_free");
+    zkl__kit_obj_close(rw, "zkl_rwlock_free");
     zkl__owner_stop(&rw->own); /* no callback runs from here on */
     zkl__holds_drop_all(&rw->rd);
     zkl__holds_drop_all(&rw->wr);
@@ -256,12 +256,12 @@ void zkl_rwlock_free(zkl_rwlock *rw)
 
 int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms)
 {
-    return zkl__obj_acquire(rw, "zkl_rwlock_read_acquire", read_acquire_with, timeout_ms);
+    return zkl__kit_obj_acquire(rw, "zkl_rwlock_read_acquire", read_acquire_with, timeout_ms);
 }
 
 int zkl_rwlock_write_acquire(zkl_rwlock *rw, long timeout_ms)
 {
-    return zkl__obj_acquire(rw, "zkl_rwlock_write_acquire", write_acquire_with, timeout_ms);
+    return zkl__kit_obj_acquire(rw, "zkl_rwlock_write_acquire", write_acquire_with, timeout_ms);
 }
 
 /* Asynchronous acquires: the request's hold is its own, so a read request
@@ -285,12 +285,12 @@ int zkl_rwlock_write_acquire_async(zkl_rwlock *rw, long timeout_ms, zkl_request_
 
 int zkl_rwlock_read_acquire_cancellable(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
 {
-    return zkl__obj_acquire_cancellable(rw, "zkl_rwlock_read_acquire_cancellable",
+    return zkl__kit_obj_acquire_cancellable(rw, "zkl_rwlock_read_acquire_cancellable",
                                         read_acquire_with, timeout_ms, h);
 }
 
 int zkl_rwlock_write_acquire_cancellable(zkl_rwlock *rw, long timeout_ms, zkl_cancel *h)
 {
-    return zkl__obj_acquire_cancellable(rw, "zkl_rwlock_write_acquire_cancellable",
+    return zkl__kit_obj_acquire_cancellable(rw, "zkl_rwlock_write_acquire_cancellable",
                                         write_acquire_with, timeout_ms, h);
 }

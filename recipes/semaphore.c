@@ -241,7 +241,7 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
     struct zkl__gate_arg ga = {s->max, n};
     zkl__qopts go = {.arg = &ga, .cancel = h};
     zkl__node *gate;
-    int rc = zkl__wait_acquire(s->own.c, s->own.path, &zkl__gate_policy, &go, deadline, &gate);
+    int rc = zkl__kit_wait_acquire(s->own.c, s->own.path, &zkl__gate_policy, &go, deadline, &gate);
     if (rc != 0) {
         zkl__batch_drop(chk);
         free(l);
@@ -261,7 +261,7 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
     }
 
     if (rc != 0)
-        zkl__wait_failed(gate, rc); /* no lease tried: the attempt ends here */
+        zkl__kit_wait_failed(gate, rc); /* no lease tried: the attempt ends here */
     if (rc == 0) {
         /* Only the gate holder creates leases, and only within the gate's
          * session: after an expiry the gate is someone else's. */
@@ -269,12 +269,12 @@ static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long ti
         zkl__lease_kind(kind, sizeof kind, n);
         zkl__qopts lo = {.kind = kind, .arg = &ga, .within = gate, .cancel = h};
         zkl__owner_arm(&s->own, &lo);
-        rc = zkl__wait_acquire(s->own.c, s->own.path, &zkl__lease_policy, &lo, deadline, &l->node);
+        rc = zkl__kit_wait_acquire(s->own.c, s->own.path, &zkl__lease_policy, &lo, deadline, &l->node);
     }
     /* Leaving the gate wakes the next waiter. After success nothing waits
      * for the server's confirmation; after a failure the call returns with
      * no node of it left, as far as the connection allows. */
-    zkl__wait_leave(gate, rc != 0);
+    zkl__kit_wait_leave(gate, rc != 0);
     if (rc != 0) {
         free(l);
         return rc;
@@ -305,7 +305,7 @@ void zkl_semaphore_free(zkl_semaphore *s)
 {
     if (s == NULL)
         return;
-    zkl__obj_close(s, "zkl_semaphore_free"); /* an acquire meanwhile aborts */
+    zkl__kit_obj_close(s, "zkl_semaphore_free"); /* an acquire meanwhile aborts */
     zkl__owner_stop(&s->own); /* no callback runs from here on */
     pthread_mutex_lock(&s->own.mu);
     s->freed = true;
@@ -330,7 +330,7 @@ int zkl_lease_release(zkl_lease *l)
     pthread_mutex_lock(&s->own.mu);
     ZKL__DLIST_UNLINK(s->leases, l, prev, next);
     pthread_mutex_unlock(&s->own.mu);
-    int rc = zkl__wait_release(l->node);
+    int rc = zkl__kit_wait_release(l->node);
     pthread_mutex_lock(&s->own.mu);
     bool kept = zkl__release_kept(rc);
     if (kept) {
@@ -354,15 +354,15 @@ int zkl_lease_release(zkl_lease *l)
 int zkl_lease_is_held(zkl_lease *l)
 {
     /* Not while suspended: the session may have expired on the server. */
-    return l != NULL && zkl__node_held(l->node);
+    return l != NULL && zkl__kit_node_held(l->node);
 }
 
 int zkl_lease_token(zkl_lease *l, int64_t *out)
 {
     if (l == NULL)
         return ZKL_EINVAL;
-    return zkl__token_out(zkl__forked(zkl__node_client(l->node)) ? ZKL_EFORK
-                          : zkl__node_held(l->node)            ? zkl__node_token(l->node)
+    return zkl__token_out(zkl__kit_forked(zkl__kit_node_client(l->node)) ? ZKL_EFORK
+                          : zkl__kit_node_held(l->node)            ? zkl__kit_node_token(l->node)
                                                                : ZKL_ELOST,
                           out);
 }
@@ -374,7 +374,7 @@ int zkl_lease_count(zkl_lease *l)
 
 const char *zkl_lease_node(zkl_lease *l)
 {
-    return l == NULL ? NULL : zkl__node_path(l->node);
+    return l == NULL ? NULL : zkl__kit_node_path(l->node);
 }
 
 int zkl_lease_guarded_multi(zkl_lease *l, int count, const zoo_op_t *ops,
@@ -450,9 +450,9 @@ int zkl_semaphore_acquire_many(zkl_semaphore *s, int n, long timeout_ms, zkl_lea
 {
     if (s == NULL)
         return ZKL_EINVAL;
-    zkl__obj_enter(s, "zkl_semaphore_acquire_many"); /* a free meanwhile aborts, naming it */
+    zkl__kit_obj_enter(s, "zkl_semaphore_acquire_many"); /* a free meanwhile aborts, naming it */
     int rc = zkl_semaphore_acquire_many_unguarded(s, n, timeout_ms, NULL, out);
-    zkl__obj_leave(s);
+    zkl__kit_obj_leave(s);
     return rc;
 }
 
@@ -463,9 +463,9 @@ int zkl_semaphore_acquire_many_cancellable(zkl_semaphore *s, int n, long timeout
         return ZKL_EINVAL;
     if (h != NULL && zkl_cancel_is_fired(h))
         return ZKL_ECANCELED;
-    zkl__obj_enter(s, "zkl_semaphore_acquire_many_cancellable");
+    zkl__kit_obj_enter(s, "zkl_semaphore_acquire_many_cancellable");
     int rc = zkl_semaphore_acquire_many_unguarded(s, n, timeout_ms, h, out);
-    zkl__obj_leave(s);
+    zkl__kit_obj_leave(s);
     return rc;
 }
 
@@ -474,10 +474,10 @@ static int acquire_async(zkl_semaphore *s, const char *name, int n, long timeout
 {
     if (s == NULL)
         return ZKL_EINVAL;
-    zkl__obj_enter(s, name);
+    zkl__kit_obj_enter(s, name);
     int rc = zkl__semaphore_start_async(s->own.c, s->own.path, s->max, n, timeout_ms, fn, arg,
                                         out);
-    zkl__obj_leave(s);
+    zkl__kit_obj_leave(s);
     return rc;
 }
 

@@ -46,7 +46,7 @@ static void limit_known(void *arg, int err, const char *data, int len)
         st->lim = L_OK;
     else
         st->lim_rc = ZKL_EMISMATCH;
-    zkl__async_poke(st->r);
+    zkl__kit_async_poke(st->r);
 }
 
 static int step_held(void *ctx, zkl_request *r, zkl__node *n, zkl__node **next, bool *counted)
@@ -79,7 +79,7 @@ static int step_held(void *ctx, zkl_request *r, zkl__node *n, zkl__node **next, 
         return 1; /* its answer is still to come */
     zkl__qopts lo = {.kind = st->kind, .arg = &st->ga, .within = n};
     zkl__node *lease;
-    int rc = zkl__async_enqueue(r, st->path, &zkl__lease_policy, &lo, &lease);
+    int rc = zkl__kit_async_enqueue(r, st->path, &zkl__lease_policy, &lo, &lease);
     if (rc != 0) {
         *counted = true; /* the enqueue counted it */
         return rc;
@@ -114,7 +114,7 @@ int zkl__semaphore_start_async(zkl_client *c, const char *path, int max, int n,
     /* Sent before the gate: answered by the time the gate holds. */
     st->chk = zkl__get_ahead(c, path);
     zkl__qopts go = {.arg = &st->ga};
-    int rc = zkl__async_start_steps(c, path, &zkl__gate_policy, &go, timeout_ms, &sem_steps, st, 2,
+    int rc = zkl__kit_async_start_steps(c, path, &zkl__gate_policy, &go, timeout_ms, &sem_steps, st, 2,
                                     fn, arg, out);
     if (rc != 0)
         step_free(st);

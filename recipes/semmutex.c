@@ -67,7 +67,7 @@ static int acquire_with(void *self, long timeout_ms, zkl_cancel *h)
     else if (s->node != NULL)
         /* Still held: waiting could only deadlock. Lost: the old hold must
          * be released (and so acknowledged) first, as for the mutex. */
-        rc = zkl__node_held(s->node) ? ZKL_EDEADLK : ZKL_ELOST;
+        rc = zkl__kit_node_held(s->node) ? ZKL_EDEADLK : ZKL_ELOST;
     else
         s->acquiring = true;
     pthread_mutex_unlock(&s->own.mu);
@@ -77,7 +77,7 @@ static int acquire_with(void *self, long timeout_ms, zkl_cancel *h)
     zkl__node *n = NULL;
     zkl__qopts o = {.prefetch = s->own.prefetch, .ident = s->own.ident, .cancel = h};
     zkl__owner_arm(&s->own, &o);
-    rc = zkl__wait_acquire(s->own.c, s->own.path, &zkl__lock_policy, &o, deadline, &n);
+    rc = zkl__kit_wait_acquire(s->own.c, s->own.path, &zkl__lock_policy, &o, deadline, &n);
     pthread_mutex_lock(&s->own.mu);
     s->acquiring = false;
     if (rc == 0) {
@@ -101,7 +101,7 @@ int zkl_semmutex_release(zkl_semmutex *s)
     pthread_mutex_unlock(&s->own.mu);
     if (n == NULL)
         return ZKL_ENOTHELD;
-    int rc = zkl__wait_release(n);
+    int rc = zkl__kit_wait_release(n);
     if (zkl__release_kept(rc)) {
         /* The server refused the delete: the node stays, and so does the
          * hold, for the caller to try again. */
@@ -119,7 +119,7 @@ int zkl_semmutex_is_held(zkl_semmutex *s)
     pthread_mutex_lock(&s->own.mu);
     /* Like every zkl lock: uncertain while suspended is not lost; the
      * client gives the session up after 4/3 of its timeout. */
-    int held = s->node != NULL && zkl__node_held(s->node);
+    int held = s->node != NULL && zkl__kit_node_held(s->node);
     pthread_mutex_unlock(&s->own.mu);
     return held;
 }
@@ -130,8 +130,8 @@ int zkl_semmutex_token(zkl_semmutex *s, int64_t *out)
         return ZKL_EINVAL;
     pthread_mutex_lock(&s->own.mu);
     int64_t t = s->node == NULL           ? ZKL_ENOTHELD
-                : zkl__forked(s->own.c)   ? ZKL_EFORK
-                : zkl__node_held(s->node) ? zkl__node_token(s->node)
+                : zkl__kit_forked(s->own.c)   ? ZKL_EFORK
+                : zkl__kit_node_held(s->node) ? zkl__kit_node_token(s->node)
                                           : ZKL_ELOST;
     pthread_mutex_unlock(&s->own.mu);
     return zkl__token_out(t, out);
@@ -208,13 +208,13 @@ void zkl_semmutex_free(zkl_semmutex *s)
 {
     if (s == NULL)
         return;
-    zkl__obj_close(s, "zkl_semmutex_free");
+    zkl__kit_obj_close(s, "zkl_semmutex_free");
     zkl__owner_stop(&s->own); /* no callback runs from here on */
     /* Best effort: the node goes now rather than with the session; a
      * delete the server refuses is the engine's to retry. */
-    if (s->node != NULL && zkl__release_kept(zkl__wait_release(s->node)))
-        zkl__wait_leave(s->node, false);
-    if (!zkl__forked(s->own.c)) /* a parent's thread may still wait on it */
+    if (s->node != NULL && zkl__release_kept(zkl__kit_wait_release(s->node)))
+        zkl__kit_wait_leave(s->node, false);
+    if (!zkl__kit_forked(s->own.c)) /* a parent's thread may still wait on it */
         pthread_cond_destroy(&s->idle);
     zkl__owner_done(&s->own);
     free(s);
@@ -224,7 +224,7 @@ void zkl_semmutex_free(zkl_semmutex *s)
 
 int zkl_semmutex_acquire(zkl_semmutex *s, long timeout_ms)
 {
-    return zkl__obj_acquire(s, "zkl_semmutex_acquire", acquire_with, timeout_ms);
+    return zkl__kit_obj_acquire(s, "zkl_semmutex_acquire", acquire_with, timeout_ms);
 }
 
 /* The request's hold is its own, not the object's: the object's hold and
@@ -239,6 +239,6 @@ int zkl_semmutex_acquire_async(zkl_semmutex *s, long timeout_ms, zkl_request_fn 
 
 int zkl_semmutex_acquire_cancellable(zkl_semmutex *s, long timeout_ms, zkl_cancel *h)
 {
-    return zkl__obj_acquire_cancellable(s, "zkl_semmutex_acquire_cancellable", acquire_with,
+    return zkl__kit_obj_acquire_cancellable(s, "zkl_semmutex_acquire_cancellable", acquire_with,
                                         timeout_ms, h);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The library's layers, read from its object files (nm), not from its
-# includes: which file defines each symbol, and which files use it.
+# The library's layers, read from its object files (nm: which file defines
+# each symbol, and which files use it) and from its sources (what each
+# folder includes, what it calls by name):
 #  - no cycle of calls spans two folders (lib/util, lib/session, lib/metrics,
 #    lib/engine/core, lib/engine, lib/front, lib/kit, recipes);
 #  - no C file sits directly in lib/, and nothing in lib/ uses a symbol
@@ -11,7 +12,17 @@
 #    zookeeper_* (libzookeeper_mt's functions); every other file goes through
 #    its table (lib/session/zapi.h), so that a model can stand in for it;
 #  - no C file of lib/ or recipes/ is over 500 lines, and no struct there
-#    has more than 5 bool members (a state is a named state, not flags).
+#    has more than 5 bool members (a state is a named state, not flags);
+#  - and from the includes: each folder's C files compile with an include
+#    path that holds only the headers the folder may include (its own and
+#    those of the folders below it; a recipe: the kit's header and the
+#    argument types it names, no struct of a layer below the kit), so that
+#    a recipe that includes front.h or reads c->field fails to compile;
+#  - a recipe calls no internal function (zkl__) of the front ends, the
+#    engine, the session or the metrics: it goes through the kit; and
+#    calls through the seam's table (->zapi->) stay below the front ends;
+#  - a cycle of calls between the files of one folder spans at most the
+#    files the folder's bound says (strongly connected components).
 # Needs a build: tests/check-layers.sh [BUILD_DIR] (make check passes its own).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -68,11 +79,74 @@ for f in sorted(list(top.glob('lib/**/*.[ch]')) + list(top.glob('recipes/*.[ch]'
     if f.relative_to(top).as_posix() in ('lib/session/zapi.c', 'lib/session/zapi.h'):
         continue
     text = re.sub(r'/\*.*?\*/', lambda m: '\n' * m.group(0).count('\n'), f.read_text(), flags=re.S)
+    rel = f.relative_to(top)
     for no, line in enumerate(text.splitlines(), 1):
         for m in re.finditer(r'(?<![\w.>])(zoo_\w+|zookeeper_\w+)\s*\(', line):
             print(f'check-layers: {f.relative_to(top)}:{no} calls {m.group(1)} '
                   '(only lib/session/zapi.c calls libzookeeper_mt)')
             ok = False
+        if re.search(r'->\s*zapi\s*->', line) and rel.parts[0] == 'recipes' or \
+                rel.parts[:2] == ('lib', 'front') and re.search(r'->\s*zapi\s*->', line):
+            print(f'check-layers: {rel}:{no} calls through the seam\'s table '
+                  '(the front ends and the recipes ask the kit or the engine)')
+            ok = False
+sys.exit(0 if ok else 1)
+EOF
+
+# The includes: each folder's C files, copied out of the tree (so that a
+# relative "../engine/engine.h" finds nothing), compiled (syntax only) with
+# an include path that holds only the headers the folder may include. The
+# folders from the top down; each may include its own headers and those of
+# the folders below it, but for the private ones (named with their folder).
+python3 - "$top" "$build" <<'EOF' || fail=1
+import concurrent.futures, glob, os, shutil, subprocess, sys, tempfile
+top, build = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+order = ['lib/kit', 'lib/front', 'lib/engine', 'lib/session', 'lib/metrics', 'lib/engine/core',
+         'lib/util']
+private = {'lib/front/async.h': 'lib/front', 'lib/engine/core/machine.h': 'lib/engine/core'}
+# A recipe sees the kit's header, the argument types it fills in for the
+# layers below (qopts.h, step.h), the policy it defines, and lib/util.
+allowed = {'recipes': ['lib/kit/kit.h', 'lib/engine/qopts.h', 'lib/front/step.h',
+                       'lib/engine/core/policy.h'] + glob.glob('lib/util/*.h', root_dir=top)}
+for i, d in enumerate(order):
+    allowed[d] = [h for below in order[i:] for h in glob.glob(below + '/*.h', root_dir=top)
+                  if private.get(h, d) == d]
+tmp = tempfile.mkdtemp()
+jobs = []
+try:
+    # the public headers, copied too: no path from them leads into the tree
+    public = os.path.join(tmp, 'public')
+    shutil.copytree(os.path.join(top, 'include'), public, ignore=shutil.ignore_patterns('*.in'))
+    shutil.copytree(os.path.join(build, 'include'), public, dirs_exist_ok=True)
+    for d, hs in allowed.items():
+        inc = os.path.join(tmp, d, 'include')
+        src = os.path.join(tmp, d, 'src')
+        os.makedirs(inc)
+        os.makedirs(src)
+        for h in hs + ['config.h']:
+            real = os.path.join(build if h == 'config.h' else top, h)
+            os.symlink(real, os.path.join(inc, os.path.basename(h)))
+        for c in sorted(glob.glob(d + '/*.c', root_dir=top)):
+            shutil.copy(os.path.join(top, c), src)
+            jobs.append((c, os.path.join(src, os.path.basename(c)), inc))
+    def compile(job):
+        c, copy, inc = job
+        r = subprocess.run([os.environ.get('CC_LAYERS', 'cc'), '-fsyntax-only', '-DHAVE_CONFIG_H',
+                            '-D_GNU_SOURCE', '-DTHREADED', '-pthread', '-I' + inc,
+                            '-I' + public, copy], capture_output=True, text=True)
+        return c, r.returncode, r.stderr
+    ok = True
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        for c, rc, err in ex.map(compile, jobs):
+            if rc != 0:
+                ok = False
+                lines = [l for l in err.splitlines() if 'error' in l][:3]
+                print(f'check-layers: {c} does not compile with only the headers '
+                      f'{os.path.dirname(c)} may include:')
+                for l in lines:
+                    print('    ' + l.replace(tmp + '/', ''))
+finally:
+    shutil.rmtree(tmp)
 sys.exit(0 if ok else 1)
 EOF
 
@@ -122,6 +196,57 @@ for u, syms in uses.items():
             if defs.get(s, '').startswith('recipes/'):
                 print(f'check-layers: {u} uses {s}, defined in {defs[s]}')
                 ok = False
+# strongly connected components (Tarjan) of the graph `edges` (node ->
+# its successors) over `nodes`
+def strong_components(nodes, edges):
+    index, low, stack, on, comps = {}, {}, [], set(), []
+    def strong(v):
+        index[v] = low[v] = len(index); stack.append(v); on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                strong(w); low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop(); on.discard(w); comp.append(w)
+                if w == v: break
+            comps.append(comp)
+    for v in nodes:
+        if v not in index:
+            strong(v)
+    return comps
+# a recipe's internal calls go to the kit (or to lib/util, the core's
+# pure helpers, another recipe); the public API is anyone's
+for u, syms in uses.items():
+    if folder(u) == 'recipes':
+        for s in sorted(syms):
+            d = defs.get(s, '')
+            if s.startswith('zkl__') and folder(d) in ('lib/front', 'lib/engine', 'lib/session',
+                                                      'lib/metrics'):
+                print(f'check-layers: {u} calls {s}, defined in {d} (a recipe goes through the kit)')
+                ok = False
+# cycles inside a folder: the strongly connected components of its files'
+# calls, each at most the folder's bound (2 where not named: a pair)
+bound = {'lib/engine/core': 9, 'lib/session': 5}
+files = {}
+for u, syms in uses.items():
+    for s in syms:
+        d = defs.get(s)
+        if d is not None and d != u and folder(d) == folder(u):
+            files.setdefault(u, set()).add(d)
+fcomps = strong_components(sorted(uses), files)
+largest = {}
+for comp in fcomps:
+    d = folder(comp[0])
+    largest[d] = max(largest.get(d, 1), len(comp))
+    if len(comp) > bound.get(d, 2):
+        ok = False
+        print(f'check-layers: a cycle of {len(comp)} files in {d} (at most {bound.get(d, 2)}): '
+              + ', '.join(sorted(os.path.basename(u) for u in comp)))
+print('check-layers: the largest cycle of files in each folder: '
+      + ', '.join(f'{d} {n}' for d, n in sorted(largest.items())))
 # the graph of folders: an edge A -> B when a file of A uses a symbol of B
 edges = {}
 for u, syms in uses.items():
@@ -129,24 +254,7 @@ for u, syms in uses.items():
         d = defs.get(s)
         if d is not None and folder(d) != folder(u):
             edges.setdefault(folder(u), {}).setdefault(folder(d), set()).add(f'{u} -> {s} ({d})')
-# strongly connected components (Tarjan) over folders
-index, low, stack, on, comps, i = {}, {}, [], set(), [], [0]
-def strong(v):
-    index[v] = low[v] = i[0]; i[0] += 1; stack.append(v); on.add(v)
-    for w in edges.get(v, {}):
-        if w not in index:
-            strong(w); low[v] = min(low[v], low[w])
-        elif w in on:
-            low[v] = min(low[v], index[w])
-    if low[v] == index[v]:
-        comp = []
-        while True:
-            w = stack.pop(); on.discard(w); comp.append(w)
-            if w == v: break
-        comps.append(comp)
-for v in sorted(set(folder(u) for u in uses)):
-    if v not in index:
-        strong(v)
+comps = strong_components(sorted(set(folder(u) for u in uses)), edges)
 for comp in comps:
     if len(comp) > 1:
         ok = False

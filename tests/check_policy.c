@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core.h"
 #include "kit.h"
 
 #define CASES 20000

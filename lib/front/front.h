@@ -8,6 +8,7 @@
 #define ZKL_FRONT_H
 
 #include "engine.h"
+#include "step.h"
 
 /* ---- lock objects' lifetimes (lib/front/objects.c) ---------------------------- */
 
@@ -22,9 +23,6 @@ void zkl__obj_set_mutex(const void *obj, pthread_mutex_t *mu);
  * call through an object that is not open aborts the process. */
 void zkl__obj_enter(const void *obj, const char *fn);
 void zkl__obj_leave(const void *obj);
-/* A recipe's blocking acquire of its object, with a cancel handle (NULL:
- * none). */
-typedef int (*zkl__acquire_fn)(void *obj, long timeout_ms, zkl_cancel *h);
 /* A recipe's acquire, as its public call: ZKL_EINVAL for a NULL obj,
  * ZKL_EFORK for an object of a parent process, else `acquire` without a
  * cancel handle between zkl__obj_enter(obj, fn) and zkl__obj_leave. */
@@ -78,12 +76,8 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
  * node (it is gone), ZKL_ECLOSED, ZKL_EFORK (in a child of fork(): nothing
  * sent, the node left to the client's local free). Any other code
  * (ZKL_ENOAUTH: the server refused the delete) means the node stays and is
- * still held, not freed: zkl__release_kept() tells. */
+ * still held, not freed: zkl__release_kept() (step.h) tells. */
 int zkl__wait_release(zkl__node *n);
-static inline bool zkl__release_kept(int rc)
-{
-    return rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED && rc != ZKL_EFORK;
-}
 /* Give a node up (held or not) and hand it to the engine, which frees it:
  * its delete is sent, and the call waits for the server's confirmation only
  * if `wait`, and only while connected. Otherwise the engine finishes the
@@ -109,22 +103,6 @@ bool zkl__request_on_session(zkl_request *r);
  * its node deleted (or its session ended): true then. Takes c->mu. */
 bool zkl__request_wait_settled(zkl_request *r, int64_t deadline);
 
-/* An asynchronous acquire in steps (a semaphore: its gate node, then its
- * lease node). `held` runs when the request's node holds, c->mu held and
- * sending allowed (the keeper thread, or the closing one): it returns 0 to
- * deliver the request held; 0 with *next set to a node it enqueued
- * (zkl__async_enqueue) for the request to wait on instead, the held one
- * kept until the request is delivered (then left) or fails (then deleted
- * with it); 1 to wait for zkl__async_poke; or a ZKL_E... code to fail,
- * setting *counted if the metrics have the attempt's outcome already.
- * `drop` frees ctx once the request is freed. */
-typedef struct zkl__async_step {
-    int (*held)(void *ctx, zkl_request *r, zkl__node *n, zkl__node **next, bool *counted);
-    void (*drop)(void *ctx);
-    /* The kept nodes are part of the hold (a multi-lock's members): they
-     * stay until the request is released, and each counts as a hold. */
-    bool keep_held;
-} zkl__async_step;
 /* zkl__async_start with steps, `nodes` nodes in all at most: ctx is the
  * request's once this returns 0 (else still the caller's). */
 int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *pol,

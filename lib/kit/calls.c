@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "front.h"
 #include "kit.h"
 
 struct zkl__batch *zkl__batch_new(size_t n)

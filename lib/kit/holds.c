@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "front.h"
 #include "kit.h"
 
 /* ---- the owner -------------------------------------------------------------- */

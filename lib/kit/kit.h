@@ -8,11 +8,25 @@
  *   lib/kit/calls.c    requests with a deadline, for a recipe's own nodes
  *   lib/kit/znode.c    a recipe's own nodes: a recorded parameter, guarded writes
  *   lib/kit/parents.c  lock parents for a recipe's own nodes
- *   lib/kit/lockopts.c lock options (zkl_lock_opts) */
+ *   lib/kit/lockopts.c lock options (zkl_lock_opts)
+ *   lib/kit/pass.c     the calls a recipe makes into the front ends, the
+ *                      engine and the session, passed on
+ *
+ * It shows a recipe no struct of the layers below: a client, a node and a
+ * request are opaque here, and a recipe names nothing of the front ends,
+ * the engine or the session but what this header declares (the argument
+ * types of qopts.h and step.h). tests/check-layers.sh compiles every
+ * recipe with only these headers on its include path. */
 #ifndef ZKL_KIT_H
 #define ZKL_KIT_H
 
-#include "front.h"
+#include <pthread.h>
+#include <zookeeper/zookeeper.h>
+
+#include "policy.h"
+#include "qopts.h"
+#include "step.h"
+#include "util.h"
 
 /* ---- the recipes' policies (recipes/) ------------------------------------------ */
 
@@ -375,4 +389,54 @@ typedef void (*zkl__parent_sent_fn)(void *arg, size_t i, int rc);
 int zkl__parents_send(zkl_client *c, zhandle_t *zh, const char *path, bool ancestors,
                                   bool self, string_completion_t done, const void *data,
                                   size_t stride, zkl__parent_sent_fn sent, void *arg);
+/* ---- the calls a recipe makes below the kit (lib/kit/pass.c) ---------------
+ * Each passes its arguments on, unchanged, to the function of the front
+ * ends (lib/front/front.h), the engine (lib/engine/engine.h) or the
+ * session (lib/session/session.h) whose name follows zkl__kit_, and
+ * returns what it returns; the comments there say what they do. */
+
+/* lock objects' lifetimes (lib/front/objects.c) */
+void zkl__kit_obj_enter(const void *obj, const char *fn);
+void zkl__kit_obj_leave(const void *obj);
+void zkl__kit_obj_close(const void *obj, const char *fn);
+int zkl__kit_obj_acquire(void *obj, const char *fn, zkl__acquire_fn acquire, long timeout_ms);
+int zkl__kit_obj_acquire_cancellable(void *obj, const char *fn, zkl__acquire_fn acquire,
+                                     long timeout_ms, zkl_cancel *h);
+/* the blocking calls (lib/front/wait.c) */
+int zkl__kit_wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
+                          const zkl__qopts *o, int64_t deadline, zkl__node **out);
+int zkl__kit_wait_release(zkl__node *n);
+void zkl__kit_wait_leave(zkl__node *n, bool wait);
+void zkl__kit_wait_failed(zkl__node *n, int rc);
+/* asynchronous acquires (lib/front/async.c, lib/front/request.c) */
+int zkl__kit_async_start(zkl_client *c, const char *dir, const zkl__policy *pol,
+                         const zkl__qopts *o, long timeout_ms, zkl_request_fn fn, void *arg,
+                         zkl_request **out);
+int zkl__kit_async_start_steps(zkl_client *c, const char *dir, const zkl__policy *pol,
+                               const zkl__qopts *o, long timeout_ms, const zkl__async_step *step,
+                               void *ctx, size_t nodes, zkl_request_fn fn, void *arg,
+                               zkl_request **out);
+int zkl__kit_async_enqueue(zkl_request *r, const char *dir, const zkl__policy *pol,
+                           const zkl__qopts *o, zkl__node **out);
+void zkl__kit_async_poke(zkl_request *r);
+bool zkl__kit_request_on_session(zkl_request *r);
+bool zkl__kit_request_wait_settled(zkl_request *r, int64_t deadline);
+/* a node as its caller sees it (lib/engine/node.c) */
+int zkl__kit_node_held(const zkl__node *n);
+int64_t zkl__kit_node_token(const zkl__node *n);
+const char *zkl__kit_node_path(const zkl__node *n);
+zkl_client *zkl__kit_node_client(const zkl__node *n);
+/* the session (lib/session/session.h): zkl__forked, and the synchronous
+ * requests of zkl__send_begin's handle zh (c->zapi's get, exists,
+ * get_children, set; no watch, any version), and the largest request the
+ * server takes (c->max_request) */
+bool zkl__kit_forked(const zkl_client *c);
+int zkl__kit_get(zkl_client *c, zhandle_t *zh, const char *path, char *buf, int *len,
+                 struct Stat *st);
+int zkl__kit_exists(zkl_client *c, zhandle_t *zh, const char *path, struct Stat *st);
+int zkl__kit_children(zkl_client *c, zhandle_t *zh, const char *path,
+                      struct String_vector *kids);
+int zkl__kit_set(zkl_client *c, zhandle_t *zh, const char *path, const char *data, int len);
+int zkl__kit_max_request(const zkl_client *c);
+
 #endif

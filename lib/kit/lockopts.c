@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "front.h"
 #include "kit.h"
 
 int zkl_lock_opts_new(zkl_lock_opts **out)

@@ -1,6 +1,7 @@
 /* A recipe's lost-hold callback: the user's function and its argument. The
  * engine tells the recipe of each lost node through the node's hook, on the
  * client's keeper thread; the hook reads the callback here. */
+#include "front.h"
 #include "kit.h"
 
 /* Wait until no hook started before this call is running: the keeper runs

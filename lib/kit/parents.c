@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "front.h"
 #include "kit.h"
 
 int zkl__parents_send(zkl_client *c, zhandle_t *zh, const char *path, bool ancestors, bool self,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "front.h"
 #include "kit.h"
 
 static void ancestor_sent(void *arg, size_t i, int rc)

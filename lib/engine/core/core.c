@@ -167,7 +167,7 @@ void zkl__core_session(struct zkl__core *k, uint64_t gen, int64_t sid, bool clos
     zkl__alone_forget(k);
     for (zkl__cnode *n = k->live, *next; n; n = next) {
         next = n->next;
-        zkl__step_session_end(n);
+        zkl__cnode_on(n, &(zkl__event){.type = ZKL__E_SESSION_END, .now = now});
     }
 }
 

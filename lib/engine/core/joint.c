@@ -94,13 +94,11 @@ static int send_list(struct zkl__joint *j)
     return j->core->sink(j->core->ctx, &a);
 }
 
-/* Hand one listing's answer to n, as its own listing's answer would be. */
+/* Hand one listing's answer to n, as its own listing's answer: by the
+ * node's one entry. */
 static void serve(zkl__cnode *n, int rc, const struct String_vector *kids, int64_t now)
 {
-    n->core->now = now;
-    n->refs--;
-    zkl__cnode_apply(n, zkl__decide_listed(n, rc, kids), now);
-    zkl__cnode_maybe_free(n);
+    zkl__cnode_on(n, &(zkl__event){.type = ZKL__E_LISTED, .rc = rc, .kids = kids, .now = now});
 }
 
 static bool asked_again(const struct zkl__joint *j, const zkl__cnode *n)
