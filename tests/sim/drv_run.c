@@ -534,14 +534,21 @@ static void count_node(zkl__cnode *n, void *arg)
     ca->live += !latch_node_settled(ca->c, (const dnode *)n);
 }
 
-/* Everything settled: no operation runs, every client is connected, and
- * its core let go of every node (no delete out, none refused). */
+/* Everything settled: no process stands still or has yet to hear that its
+ * session ended, no operation runs, every client is connected, and its
+ * core let go of every node (no delete out, none refused). */
 static bool settled(struct drv *d, char *why, size_t size)
 {
     for (int i = 0; i < d->nclients; i++) {
         const struct dcl *c = d->cl[i];
         if (c == NULL)
             continue;
+        if (zsim_now(d->w) < c->paused_until || zsim_now(d->w) < c->blocked_until ||
+            (c->s != NULL && drv_connected(c) && !zsim_session_alive(c->s))) {
+            /* it believes what it last heard: the news of its session waits */
+            snprintf(why, size, "client %d: the news of its session is on its way", c->ix);
+            return false;
+        }
         for (int k = 0; k < c->nwk; k++)
             if (c->wk[k].busy) {
                 snprintf(why, size, "client %d worker %d still in its %s (phase %d)", c->ix, k,
