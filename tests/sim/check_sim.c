@@ -707,6 +707,34 @@ START_TEST(test_a_follower_cut_from_the_leader_serves_stale_reads_until_sync_lim
 }
 END_TEST
 
+/* A follower cut from the leader right after it answered a session's sync
+ * (zsim_cut_after_sync) never passes that touch on: the leader expires
+ * the session one timeout after the touch its last ping brought, on its
+ * whole ticks, whatever the pings' phase. */
+START_TEST(test_a_touch_cut_off_before_the_next_ping_is_never_counted)
+{
+    struct zsim_config c;
+    zsim_config_default(&c); /* tick 2 s: pings every second */
+    c.servers = 3;
+    c.seed = 16;
+    c.ping_phase_ns = 300000000; /* pings at 1.3 s, 2.3 s, ... */
+    zsim_world *w = NULL;
+    ck_assert_int_eq(zsim_world_new(&c, &w), ZSIM_OK);
+    zsim_session *f = connect_to(w, 1, 4000, 2);
+    zsim_advance(w, 1500000000 - zsim_now(w));
+    /* the connection's touch came with the ping at 1.3 s: expiry at 6 s */
+    zsim_cut_after_sync(f, 20000000000);
+    ck_assert_int_eq(call_rc(w, f, zsim_async(f, "/", 5), 5), ZSIM_OK);
+    int64_t synced = zsim_now(w);
+    ck_assert_int_lt(synced, 2300000000);
+    while (zsim_session_alive(f))
+        zsim_advance(w, zsim_next_timer(w) - zsim_now(w));
+    /* passed on at 2.3 s, the sync's touch would have kept it to 8 s */
+    ck_assert_int_eq(zsim_now(w), 6000000000);
+    zsim_world_free(w);
+}
+END_TEST
+
 START_TEST(test_a_followers_pings_keep_a_session_alive_through_the_leader)
 {
     zsim_world *w = mkworld(3, 15);
@@ -1099,6 +1127,7 @@ static Suite *sim_suite(void)
     tcase_add_test(tc, test_a_lost_connection_reports_connecting_then_losses_in_order);
     tcase_add_test(tc, test_an_expired_session_loses_its_ephemerals_and_its_handle);
     tcase_add_test(tc, test_a_silent_session_expires_on_the_leaders_tick);
+    tcase_add_test(tc, test_a_touch_cut_off_before_the_next_ping_is_never_counted);
     tcase_add_test(tc, test_the_negotiated_timeout_lies_within_the_servers_bounds);
     tcase_add_test(tc, test_a_close_ends_the_session_and_fires_the_watches_of_its_ephemerals);
     tcase_add_test(tc, test_requests_pending_at_a_close_without_a_connection_get_closing);

@@ -269,6 +269,8 @@ struct dcl {
      * keeper's ticks late (by late_ns), each until the time given */
     int64_t paused_until, blocked_until, late_until, late_ns;
     int64_t link_back;   /* when its silent link last came back */
+    int unheard;         /* F_UNHEARD: keepalives it sends unheard from its next one on */
+    int unheard_left;
 };
 
 /* ---- asynchronous requests ---------------------------------------------------- */
@@ -337,7 +339,7 @@ extern const char *const violation_names[V_NKINDS];
  * injected before it. */
 enum fault_kind { F_NONE, F_DROP, F_LINK, F_PARTITION, F_FREEZE, F_EXPIRE, F_OUTSIDER, F_RETIRE,
                   F_AIM, F_CROWD, F_PAUSE, F_BLOCK, F_LATE, F_FAILOVER, F_LEADER_PAUSE,
-                  F_LEADER_SLOW, F_NKINDS };
+                  F_LEADER_SLOW, F_UNHEARD, F_NKINDS };
 struct tape_step {
     uint64_t seed;
     int64_t orig;     /* its place in the tape made from the seed */
@@ -417,7 +419,7 @@ uint64_t drv_tag(struct dcl *c, uint32_t slot);
     ((uint64_t)((c)->serial & 0xff) << 56 | ((uint64_t)(c)->ix + 1) << 48 |                   \
      (uint64_t)(kind) << 40 | (uint64_t)((who) & 0xffff) << 24 | ((gen) & 0xffffff))
 enum { TM_KEEPER = 1, TM_WORKER, TM_CANCEL, TM_REQ, TM_HEAL_LINK, TM_HEAL_CUT, TM_THAW, TM_LATCH,
-       TM_DRAIN, TM_RESUME };
+       TM_DRAIN, TM_RESUME, TM_HEAL_ARM };
 void drv_run_woken(struct dcl *c);
 void drv_wake(struct dcl *c, struct dwait *w);
 void drv_unwake(struct dcl *c, struct dwait *w);
@@ -512,5 +514,7 @@ int tape_parse(struct tape *t, const char *text);
 const char *fault_name(int kind);
 int tape_set_mix(const char *spec);
 int32_t tape_cversion_start(const struct tape *t);
+void drv_unheard_sent(struct dcl *c);
+int64_t tape_ping_phase(const struct tape *t, int64_t half_tick);
 
 #endif

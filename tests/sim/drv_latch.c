@@ -244,11 +244,13 @@ void latch_timer(struct dcl *c, int who, uint32_t gen)
 
 /* ---- its invariants ---------------------------------------------------------------- */
 
-/* The sequence a latch node sorts by (its last ten digits), or -1. */
+/* The sequence a latch node sorts by (its last ten digits), or -1; also
+ * for one past the 32-bit wrap ("latch--2147483646"), which sorts by its
+ * text after "latch-", ahead of every positive one, never between two. */
 static long long seq_of(const char *name)
 {
     size_t len = strlen(name);
-    if (len < 10)
+    if (len < 10 || (len > 10 && name[len - 11] == '-' && len > 11 && name[len - 12] == '-'))
         return -1;
     for (size_t i = len - 10; i < len; i++)
         if (name[i] < '0' || name[i] > '9')

@@ -240,12 +240,14 @@ static void timer(struct drv *d, uint64_t tag)
     int who = (int)((tag >> 24) & 0xffff), serial = (int)(tag >> 56);
     uint32_t gen = (uint32_t)(tag & 0xffffff);
     if (ix == HEAL_IX - 1) {
-        if (kind == TM_HEAL_LINK) {
+        if (kind == TM_HEAL_LINK || kind == TM_HEAL_ARM) {
             struct sinfo *si = drv_sinfo(d, who);
             if (si->s != NULL)
                 zsim_link(si->s, true);
             if (si->owner != NULL)
                 si->owner->link_back = zsim_now(d->w); /* its 2T/3 of silence start again */
+            if (kind == TM_HEAL_ARM && si->s != NULL)
+                zsim_cut_after_sync(si->s, 2 * (int64_t)zsim_recv_timeout(si->s) * MS);
         } else if (kind == TM_HEAL_CUT) {
             zsim_partition(d->w, who, false);
         } else if (kind == TM_THAW) {
@@ -318,6 +320,73 @@ static void lead_stall(struct drv *d, int64_t until)
         d->lead_back = until;
 }
 
+/* The keeper's ticks come late by ns until `until`: no less late than
+ * before while a tick made late before may still be pending, which the
+ * told invariant allows for by the client's late_ns. */
+static void late_set(struct dcl *c, int64_t until, int64_t ns)
+{
+    if (zsim_now(c->d->w) <= c->late_until + c->late_ns && c->late_ns > ns)
+        ns = c->late_ns;
+    if (until > c->late_until)
+        c->late_until = until;
+    c->late_ns = ns;
+}
+
+/* The client of a live hold (the target-th, round), else the target's. */
+static struct dcl *holder(struct drv *d, int target)
+{
+    int n = 0;
+    for (struct dhold *h = d->holds; h; h = h->next)
+        n += h->live && !h->cl->gone;
+    if (n == 0)
+        return d->cl[target % d->nclients];
+    int k = target % n;
+    for (struct dhold *h = d->holds; h; h = h->next)
+        if (h->live && !h->cl->gone && k-- == 0)
+            return h->cl;
+    return NULL;
+}
+
+/* The earliest expiry the server allows, aimed at a holder. Its
+ * requests go unheard from right after its next keepalive reached the
+ * server (a silent link one way) while its keeper sends two to five more,
+ * unless b says none; once they arrive, its follower is cut from the
+ * leader right after it answers the last sync, before its next ping passes
+ * that touch on: the leader counts from the keepalive before the silence.
+ * Its keeper may run late meanwhile (as F_LATE). */
+static void unheard(struct drv *d, const struct tape_step *ts)
+{
+    struct dcl *c = holder(d, ts->target);
+    zsim_session *s = c && !c->gone ? c->s : NULL;
+    if (s == NULL || zsim_recv_timeout(s) <= 0)
+        return;
+    int64_t t = (int64_t)zsim_recv_timeout(s) * MS;
+    drv_trace(d, "fault: the touches of client %d go unheard", c->ix);
+    if (ts->a == 0)
+        late_set(c, zsim_now(d->w) + 2 * t, 1 + (int64_t)zsim_below(d->w, (uint64_t)t / 25));
+    if (ts->b == 2)
+        zsim_cut_after_sync(s, 2 * t);
+    else if (c->unheard == 0 && c->unheard_left == 0)
+        c->unheard = 2 + (int)(ts->len % 4);
+}
+
+/* The keeper sent a keepalive, which reached the server: an unheard
+ * client's requests go silent now, and come through once it sent the
+ * number of keepalives the fault said (or after its timeout). */
+void drv_unheard_sent(struct dcl *c)
+{
+    int ix = zsim_session_index(c->s);
+    if (c->unheard > 0) {
+        zsim_link_oneway(c->s, false, true);
+        heal_timer(c->d, zsim_now(c->d->w) + (int64_t)zsim_recv_timeout(c->s) * MS, TM_HEAL_LINK,
+                   ix);
+        c->unheard_left = c->unheard;
+        c->unheard = 0;
+    } else if (--c->unheard_left == 0) {
+        heal_timer(c->d, zsim_now(c->d->w), TM_HEAL_ARM, ix);
+    }
+}
+
 static void fault(struct drv *d, const struct tape_step *ts)
 {
     struct dcl *c = d->cl[ts->target % d->nclients];
@@ -377,8 +446,7 @@ static void fault(struct drv *d, const struct tape_step *ts)
     case F_LATE: /* the keeper's ticks come late, within the loss rule's margin */
         if (c != NULL && !c->gone) {
             int t = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
-            c->late_until = now + ts->len;
-            c->late_ns = 1 + (int64_t)zsim_below(d->w, (uint64_t)t * MS / 25);
+            late_set(c, now + ts->len, 1 + (int64_t)zsim_below(d->w, (uint64_t)t * MS / 25));
         }
         break;
     case F_FAILOVER: /* an election of 50 ms to a second */
@@ -395,6 +463,9 @@ static void fault(struct drv *d, const struct tape_step *ts)
         break;
     case F_AIM:
         aim(d, ts);
+        break;
+    case F_UNHEARD:
+        unheard(d, ts);
         break;
     case F_CROWD:
         crowd(d, ts);
@@ -463,14 +534,21 @@ static void count_node(zkl__cnode *n, void *arg)
     ca->live += !latch_node_settled(ca->c, (const dnode *)n);
 }
 
-/* Everything settled: no operation runs, every client is connected, and
- * its core let go of every node (no delete out, none refused). */
+/* Everything settled: no process stands still or has yet to hear that its
+ * session ended, no operation runs, every client is connected, and its
+ * core let go of every node (no delete out, none refused). */
 static bool settled(struct drv *d, char *why, size_t size)
 {
     for (int i = 0; i < d->nclients; i++) {
         const struct dcl *c = d->cl[i];
         if (c == NULL)
             continue;
+        if (zsim_now(d->w) < c->paused_until || zsim_now(d->w) < c->blocked_until ||
+            (c->s != NULL && drv_connected(c) && !zsim_session_alive(c->s))) {
+            /* it believes what it last heard: the news of its session waits */
+            snprintf(why, size, "client %d: the news of its session is on its way", c->ix);
+            return false;
+        }
         for (int k = 0; k < c->nwk; k++)
             if (c->wk[k].busy) {
                 snprintf(why, size, "client %d worker %d still in its %s (phase %d)", c->ix, k,
@@ -580,6 +658,7 @@ int drv_run(const struct tape *t, const struct drv_opts *o, struct violation *v,
     cfg.latency_ns = 2 * MS;
     cfg.outsider_root = "/l";
     cfg.cversion_start = tape_cversion_start(t);
+    cfg.ping_phase_ns = tape_ping_phase(t, cfg.tick_ns / 2);
     if (zsim_world_new(&cfg, &d->w) != ZSIM_OK)
         abort();
     zsim_on_change(d->w, check_change, d);

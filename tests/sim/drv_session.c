@@ -175,6 +175,8 @@ static void keepalive_maybe_send(struct dcl *c)
         if (c->ka_sent == now)
             c->ka_sent = 0;
         c->ka_ring[k].sent = 0;
+    } else if (c->unheard > 0 || c->unheard_left > 0) {
+        drv_unheard_sent(c);
     }
 }
 

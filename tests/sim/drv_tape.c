@@ -26,7 +26,7 @@ uint64_t drv_mix(uint64_t x)
 static const char *const fault_names[F_NKINDS] = {
     "none",     "drop",   "link",  "partition", "freeze", "expire", "outsider",
     "retire",   "aim",    "crowd", "pause",     "block",  "late",   "failover",
-    "leader-pause", "leader-slow"};
+    "leader-pause", "leader-slow", "unheard"};
 
 const char *fault_name(int kind)
 {
@@ -41,30 +41,32 @@ static const uint32_t default_rate[F_NKINDS] = {0, 400, 250, 120, 100, 60, 2000,
 static uint32_t rate[F_NKINDS] = {0, 400, 250, 120, 100, 60, 2000, 100};
 static const uint32_t drawn_extra[F_NKINDS] = {
     [F_AIM] = 150,   [F_CROWD] = 8,         [F_PAUSE] = 40,       [F_BLOCK] = 60,
-    [F_LATE] = 100,  [F_FAILOVER] = 15,     [F_LEADER_PAUSE] = 25, [F_LEADER_SLOW] = 40};
+    [F_LATE] = 100,  [F_FAILOVER] = 15,     [F_LEADER_PAUSE] = 25, [F_LEADER_SLOW] = 40,
+    [F_UNHEARD] = 60};
 
 /* "drawn" (the default): each schedule draws its mix from its seed, one of
  * these factors over the run's rates (none, drop, link, partition, freeze,
  * expire, outsider, retire, aim, crowd, pause, block, late, failover,
- * leader-pause, leader-slow): the default, connections dropped
+ * leader-pause, leader-slow, unheard): the default, connections dropped
  * twenty times as often, outsiders five times, both, silent links and cut
  * or stopped servers, forced expiries, outsiders aimed at holders and at
  * waiters' predecessors, crowds of hundreds of contenders, time faults of
  * the clients (paused processes, blocked callbacks, late keepers), leader
- * changes (failovers, a leader paused or slow). A sixth of the
+ * changes (failovers, a leader paused or slow); each with a holder's
+ * touches unheard at times (F_UNHEARD). A sixth of the
  * schedules also start every parent's sequence near its 32-bit wrap. */
 static bool drawn = true;
 static const uint8_t drawn_mix[][F_NKINDS] = {
-    {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-    {0, 20, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-    {0, 1, 1, 1, 1, 1, 5, 1, 2, 1, 1, 1, 1, 1, 1, 1},
-    {0, 20, 1, 1, 1, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-    {0, 1, 8, 4, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-    {0, 2, 1, 1, 1, 10, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1},
-    {0, 2, 1, 1, 1, 1, 1, 1, 12, 1, 1, 1, 1, 1, 1, 1},
-    {0, 1, 1, 1, 1, 1, 1, 1, 2, 12, 1, 1, 1, 1, 1, 1},
-    {0, 1, 1, 1, 1, 4, 1, 1, 1, 1, 8, 8, 8, 1, 1, 1},
-    {0, 1, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 10, 10, 10},
+    {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 20, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 1, 1, 1, 1, 1, 5, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 20, 1, 1, 1, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 1, 8, 4, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 2, 1, 1, 1, 10, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 2, 1, 1, 1, 1, 1, 1, 12, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 1, 1, 1, 1, 1, 1, 1, 2, 12, 1, 1, 1, 1, 1, 1, 1},
+    {0, 1, 1, 1, 1, 4, 1, 1, 1, 1, 8, 8, 8, 1, 1, 1, 1},
+    {0, 1, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 10, 10, 10, 1},
 };
 
 static const uint8_t *drawn_times(uint64_t seed)
@@ -132,6 +134,16 @@ static struct tape_step gen(uint64_t seed, int64_t i)
     s.b = (int8_t)((g >> 16) % 4) - 1;
     s.len = 1 + (int64_t)((g >> 24) % (uint64_t)(3 * SEC));
     return s;
+}
+
+/* Drawn worlds, and mixes that name the unheard fault, ping the followers
+ * at a phase of their own against the ticks the leader expires on; the
+ * other mixes keep them on the ticks, and replay as before. */
+int64_t tape_ping_phase(const struct tape *t, int64_t half_tick)
+{
+    if ((!drawn && rate[F_UNHEARD] == 0) || half_tick <= 1)
+        return 0;
+    return (int64_t)(drv_mix(t->seed ^ 0x9a5e) % (uint64_t)half_tick);
 }
 
 void tape_init(struct tape *t, uint64_t seed, int64_t steps)

@@ -65,7 +65,7 @@ void server_touch(zsim_world *w, zsim_session *s)
 
 /* Every half tick the leader pings its followers, which answer with the
  * sessions they saw since; on every tick it expires the sessions whose
- * time ran out. */
+ * time ran out (here when the pings fall on ticks, else TM_EXPIRE). */
 void server_halftick(zsim_world *w)
 {
     if (!server_linked(w, 0)) {
@@ -82,7 +82,7 @@ void server_halftick(zsim_world *w)
         while (x->touched.n > 0)
             iset_del(&x->touched, x->touched.v[x->touched.n - 1]);
     }
-    if (w->now % w->cfg.tick_ns == 0)
+    if (w->cfg.ping_phase_ns == 0 && w->now % w->cfg.tick_ns == 0)
         leader_expire_due(w);
     timer_push(w, w->now + w->cfg.tick_ns / 2, TM_HALFTICK, 0, 0);
 }

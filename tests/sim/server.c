@@ -151,6 +151,15 @@ static void sync_answer(zsim_world *w, zsim_session *s, struct req *r, int64_t z
     item_finish(it);
     req_free(sess_pop(s));
     sess_emit(s, it);
+    bool last = true; /* no other sync of the session has reached the server */
+    for (const struct req *q = s->rq_head; q && last; q = q->next)
+        last = !(q->arrived && q->kind == ZSIM_REQ_SYNC);
+    if (s->cut_ns > 0 && s->server > 0 && last) {
+        /* cut right after this step (zsim_cut_after_sync) */
+        w->cut_srv = s->server;
+        w->cut_len = s->cut_ns;
+        s->cut_ns = 0;
+    }
 }
 
 /* ---- taking requests ------------------------------------------------------- */

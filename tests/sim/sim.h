@@ -400,6 +400,7 @@ struct zsim_session {
     struct cwtable cw;
     struct wreg *regs;
     int64_t timer_at;         /* the earliest session timer pushed */
+    int64_t cut_ns;           /* zsim_cut_after_sync: armed for this long */
 };
 
 /* ---- the world ---------------------------------------------------------------- */
@@ -415,7 +416,8 @@ enum timer_kind {
     TM_SYNC_LIMIT,
     TM_ELECTED,
     TM_LEADER_RESUME,
-    TM_LEADER_FAST
+    TM_LEADER_FAST,
+    TM_EXPIRE
 };
 struct timer {
     int64_t at;
@@ -438,6 +440,8 @@ struct zsim_world {
     uint64_t lead_gen; /* of an election or a leader's pause (srv[0] looking or frozen) */
     bool lead_slow;    /* the leader commits nothing (a slow disk): writes and syncs wait */
     uint64_t slow_gen;
+    int cut_srv;      /* a follower to cut right after this step (zsim_cut_after_sync) */
+    int64_t cut_len;
     /* committed transactions not yet applied everywhere */
     struct logent *log;
     size_t log_head, log_n, log_cap;

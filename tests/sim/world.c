@@ -172,6 +172,11 @@ static void timer_fire(zsim_world *w, const struct timer *t)
     case TM_HALFTICK:
         server_halftick(w);
         break;
+    case TM_EXPIRE: /* on whole ticks, apart from the pings (ping_phase_ns) */
+        if (server_linked(w, 0))
+            leader_expire_due(w);
+        timer_push(w, w->now + w->cfg.tick_ns, TM_EXPIRE, 0, 0);
+        break;
     case TM_SESSION: {
         zsim_session *s = w->sess[t->a];
         if (t->at == s->timer_at)
@@ -259,7 +264,8 @@ int zsim_world_new(const struct zsim_config *cfg, zsim_world **out)
     *out = NULL;
     if (cfg->servers < 1 || cfg->servers > ZSIM_MAX_SERVERS || cfg->tick_ns < 2 ||
         cfg->sync_limit < 1 || cfg->container_check_ns < 1 || cfg->max_buffer < 1 ||
-        cfg->latency_ns < 0 || cfg->answer_limit < 0)
+        cfg->latency_ns < 0 || cfg->answer_limit < 0 || cfg->ping_phase_ns < 0 ||
+        cfg->ping_phase_ns >= cfg->tick_ns / 2)
         return ZSIM_BADARGUMENTS;
     zsim_world *w = sim_alloc(sizeof *w);
     w->cfg = *cfg;
@@ -285,7 +291,9 @@ int zsim_world_new(const struct zsim_config *cfg, zsim_world **out)
     w->next_session_id = (int64_t)1 << 56 | 1;
     w->log_base = 1;
     w->prep = prep_new(w);
-    timer_push(w, cfg->tick_ns / 2, TM_HALFTICK, 0, 0);
+    timer_push(w, cfg->tick_ns / 2 + cfg->ping_phase_ns, TM_HALFTICK, 0, 0);
+    if (cfg->ping_phase_ns != 0)
+        timer_push(w, cfg->tick_ns, TM_EXPIRE, 0, 0);
     timer_push(w, cfg->container_check_ns, TM_CONTAINER, 0, 0);
     *out = w;
     return ZSIM_OK;
@@ -336,10 +344,26 @@ void zsim_world_free(zsim_world *w)
 
 /* ---- the scheduler ----------------------------------------------------------- */
 
+/* A follower that answered an armed session's sync (zsim_cut_after_sync)
+ * is cut from the leader before anything else happens. */
+static void cut_pending(zsim_world *w)
+{
+    int srv = w->cut_srv;
+    w->cut_srv = 0;
+    struct server *x = &w->srv[srv];
+    if (srv <= 0 || x->cut || x->frozen || x->looking)
+        return;
+    w->counts.partitions++;
+    partition_set(w, srv, true);
+    timer_push(w, w->now + w->cut_len, TM_CUT_HEAL, srv, x->cut_gen);
+}
+
 static void drop_current(zsim_world *w)
 {
     item_free(w, w->current);
     w->current = NULL;
+    if (w->cut_srv > 0)
+        cut_pending(w);
 }
 
 const struct zsim_item *zsim_deliver_timer(zsim_world *w)
@@ -654,6 +678,12 @@ void zsim_partition(zsim_world *w, int server, bool cut)
     if (cut && !w->srv[server].cut)
         w->counts.partitions++;
     partition_set(w, server, cut);
+}
+
+void zsim_cut_after_sync(zsim_session *s, int64_t ns)
+{
+    drop_current(s->w);
+    s->cut_ns = ns > 0 ? ns : 0;
 }
 
 void zsim_freeze(zsim_world *w, int server, bool frozen)

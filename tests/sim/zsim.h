@@ -150,6 +150,12 @@ struct zsim_config {
      * INT32_MAX, its children's sequence numbers soon pass the 32-bit
      * wrap, where the server's %010d of a signed int turns negative. */
     int32_t cversion_start;
+    /* The leader pings its followers this long after each half tick (0,
+     * below a half tick), while it expires sessions on whole ticks: the
+     * server's expiry queue counts ticks of the clock, its pings from the
+     * leader's start, so a touch a follower passes on may come just before
+     * a tick boundary as well as on it. */
+    int64_t ping_phase_ns;
 };
 
 #define ZSIM_MAX_SERVERS 7
@@ -370,6 +376,13 @@ void zsim_leader_slow(zsim_world *w, int64_t ns);
  * from its stale tree, holds writes and syncs, forwards no touches, and
  * after sync_limit ticks drops its clients and refuses new ones until healed. */
 void zsim_partition(zsim_world *w, int server, bool cut);
+/* The session's follower is cut from the leader for ns right after it next
+ * answers a sync of the session with no other sync of it behind: the
+ * touch of that sync never reaches the leader, which counts the session's
+ * expiry from the touches it heard before, the earliest the server allows
+ * after that request (aimed at a holder after a silence: the touches before
+ * it are as old as the silence is long). A session on the leader is not cut. */
+void zsim_cut_after_sync(zsim_session *s, int64_t ns);
 /* A follower stopped (or resumed): it does nothing at all. */
 void zsim_freeze(zsim_world *w, int server, bool frozen);
 /* The leader expires the session now (as the test harness does). */
