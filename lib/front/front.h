@@ -89,9 +89,17 @@ static inline bool zkl__release_kept(int rc)
  * if `wait`, and only while connected. Otherwise the engine finishes the
  * delete on reconnect, or the session's end takes the node. */
 void zkl__wait_leave(zkl__node *n, bool wait);
-/* The attempt node n stood for failed with rc after n was held (a gate
- * whose semaphore turned out wrong): counted in the metrics as such. */
-void zkl__wait_failed(zkl__node *n, int rc);
+/* Start an acquire's asynchronous request: zkl__async_start_steps with fn
+ * NULL and arg `cv`, given the timeout left. */
+typedef int (*zkl__start_fn)(void *ctx, long timeout_ms, pthread_cond_t *cv, zkl_request **out);
+/* A blocking acquire made of an asynchronous request and a wait for it:
+ * as zkl__wait_acquire, for the call's timeout and cancel handle h (or
+ * NULL); the request's machine applies the deadline, the try-once bound
+ * and the grace of a failure. 0 and the held node in *out, the caller's
+ * from then on (released with zkl__wait_release), or a ZKL_E... code.
+ * `dir` names the lock path in a failure's detail text. */
+int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cancel *h,
+                      zkl__start_fn start, void *ctx, zkl__node **out);
 
 /* ---- asynchronous acquires (lib/front/async.c) ------------------------------- */
 
@@ -111,7 +119,8 @@ bool zkl__request_wait_settled(zkl_request *r, int64_t deadline);
 
 /* An asynchronous acquire in steps (a semaphore: its gate node, then its
  * lease node). `held` runs when the request's node holds, c->mu held and
- * sending allowed (the keeper thread, or the closing one): it returns 0 to
+ * sending allowed (the keeper thread, the closing one, or the blocking
+ * caller waiting on the request): it returns 0 to
  * deliver the request held; 0 with *next set to a node it enqueued
  * (zkl__async_enqueue) for the request to wait on instead, the held one
  * kept until the request is delivered (then left) or fails (then deleted
@@ -126,7 +135,9 @@ typedef struct zkl__async_step {
     bool keep_held;
 } zkl__async_step;
 /* zkl__async_start with steps, `nodes` nodes in all at most: ctx is the
- * request's once this returns 0 (else still the caller's). */
+ * request's once this returns 0 (else still the caller's). With fn NULL a
+ * blocking caller waits on the request (zkl__wait_request): arg is the
+ * condition variable it waits on, and the nodes keep o's hooks. */
 int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *pol,
                            const zkl__qopts *o, long timeout_ms, const zkl__async_step *step,
                            void *ctx, size_t nodes, zkl_request_fn fn, void *arg,
