@@ -173,10 +173,12 @@ static void wake(zkl__node *n, void *arg)
 
 void zkl__async_poke(zkl_request *r)
 {
+    if (r->wcv != NULL) {
+        pthread_cond_broadcast(r->wcv); /* its blocking caller judges it */
+        return;
+    }
     look_push(r->a, r);
     pthread_cond_broadcast(&r->a->c->cv);
-    if (r->wcv != NULL)
-        pthread_cond_broadcast(r->wcv); /* its blocking caller judges it too */
 }
 
 /* Judge every woken request, and those whose time came. */
@@ -360,11 +362,11 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
     r->step_ctx = ctx;
     r->arg = arg;
     r->wcv = fn == NULL ? arg : NULL;
-    bool try_once = timeout_ms == 0;
     /* A try once waits for the policy's first answer, bounded by the
      * session timeout, as the blocking call does. */
-    int64_t deadline = try_once ? zkl__now_ns() + (int64_t)c->timeout_ms * 1000000
-                                : zkl__deadline(timeout_ms);
+    bool try_once;
+    int64_t until = zkl__deadline(timeout_ms); /* before the now it is judged at */
+    int64_t deadline = zkl__wait_until(until, zkl__now_ns(), c->timeout_ms, &try_once);
     pthread_mutex_lock(&c->mu);
     struct zkl__async *a = c->closing ? NULL : zkl__async_of(c);
     rc = c->closing ? ZKL_ECLOSED : a == NULL ? ZKL_ENOMEM : 0;

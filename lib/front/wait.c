@@ -125,8 +125,8 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
         return ZKL_ENOMEM;
     /* Try-once (timeout 0) still waits for the policy's first answer,
      * bounded by the session timeout. */
-    bool try_once = deadline <= zkl__now_ns();
-    int64_t wait_until = try_once ? zkl__now_ns() + (int64_t)c->timeout_ms * 1000000 : deadline;
+    bool try_once;
+    int64_t wait_until = zkl__wait_until(deadline, zkl__now_ns(), c->timeout_ms, &try_once);
     zkl__node *n;
     int err = zkl__node_enqueue(c, dir, pol, o, try_once, true, &cv, &n);
     if (err != 0) {
@@ -195,9 +195,11 @@ int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cance
     if (h != NULL)
         zkl__cancel_watch(h, &reg, c, &cv);
     pthread_mutex_lock(&c->mu);
-    /* The request's machine decides, here or on the keeper thread: the
+    struct zkl__engine *e = zkl__engine_of(c); /* made by the start: counts us inside */
+    /* The request's machine decides, here (or on the closing thread): the
      * deadline, the try-once bound, the grace of a failure are its own.
-     * Its times are when to look again; an answer it awaits pokes us. */
+     * Its times are when to look again; its nodes and the answers it
+     * awaits wake us (zkl__async_poke). */
     bool asked = false;
     while ((err = zkl__async_on(r, ZKL__RE_TAKE)) == 1) {
         if (!asked && h != NULL && zkl__cancel_fired(h)) {
@@ -219,13 +221,12 @@ int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cance
         say_unmade(r->unmake);
     }
     int zk_rc = r->m.zk_rc;
-    r->wcv = NULL;
     pthread_mutex_unlock(&c->mu);
     if (h != NULL)
         zkl__cancel_unwatch(h, &reg);
     zkl_request_free(r);
     pthread_mutex_lock(&c->mu);
-    leave_engine(zkl__engine_of(c));
+    leave_engine(e);
     pthread_mutex_unlock(&c->mu);
     pthread_cond_destroy(&cv);
     if (err == 0)
