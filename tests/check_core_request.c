@@ -311,6 +311,28 @@ static const core_case cases[] = {
                  "rtake R 0\n"
                  "expect R:hand:B\n"
                  "state B HELD\n"},
+    {"a failed request keeps its node's ZooKeeper code for its caller's detail text",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 2\n"
+     "request R on A deadline=1000\n"
+     "list A NOAUTH\n"
+     "expect A:create A:list A:own A:delete A:wake\n"
+     "rlook R\n"
+     "expect R:count:A:ENOAUTH R:timer R:leave:A\n"
+     "rfailed R NOAUTH 0\n"
+     "rresult R ENOAUTH\n"},
+    {"a request failed with EQUEUE keeps the length of the listing",
+     "maxreq 4096\n"
+     "node A lock\n"
+     "start A\n"
+     "create A ok 9\n"
+     "request R on A deadline=1000\n"
+     "list A ok " CORE_LONG_LISTING_A9
+     "rlook R\n"
+     "expect A:create A:list A:own A:delete A:wake R:count:A:EQUEUE R:timer R:leave:A\n"
+     "rresult R EQUEUE\n"
+     "rfailed R ok 80\n"},
     {"a request granted, then lost before its caller takes it, says ELOST",
      CORE_HELD_A "request R on A deadline=1000\n"
                  "rlook R\n"

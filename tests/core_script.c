@@ -658,6 +658,7 @@ static struct treq *req_of(struct world *w, const char *s)
 
 /* request R on A [deadline=ms] [steps] [keep] [tell]; rlook R; rdeliver R 1;
  * rcancel R 0; rrelease R ELOST; rfree R; rtake R 0; rstate R HELD; rresult R ELOST;
+ * rfailed R NOAUTH 0 (the failed node's ZooKeeper code and listing's length);
  * step R next=B | step R deliver | step R wait | step R EMISMATCH */
 static bool request_cmd(struct world *w, char **tok, int nt)
 {
@@ -707,6 +708,13 @@ static bool request_cmd(struct world *w, char **tok, int nt)
     if (strcmp(tok[0], "runmaking") == 0) { /* the front's parent deletes out (1) or not */
         q->m.unmaking = nt > 2 && strcmp(tok[2], "1") == 0;
         return true;
+    }
+    if (strcmp(tok[0], "rfailed") == 0) { /* what a failure keeps for its detail text */
+        int zk = nt > 2 ? code_of(tok[2]) : 1;
+        long qlen = nt > 3 ? atol(tok[3]) : 0;
+        return q->m.zk_rc == zk && (long)q->m.qlen == qlen
+                   ? true
+                   : failf(w, "%s failed with %d, %ld listed", tok[1], q->m.zk_rc, (long)q->m.qlen);
     }
     if (strcmp(tok[0], "rresult") == 0) {
         int want = nt > 2 ? err_of(tok[2]) : 99;
