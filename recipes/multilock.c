@@ -7,7 +7,6 @@
  * multi-locks from waiting for each other in a cycle, however they nest
  * (ordering a nested multi-lock as one unit, by its smallest key, would
  * not: {{/a,/c},/b} and {/b,/c} would deadlock). */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,20 +157,6 @@ int zkl_multilock_new(zkl_client *c, const char *const *paths, size_t n,
     return zkl_multilock_new_opts(c, paths, n, NULL, out);
 }
 
-/* What is left of the call's one deadline, in the milliseconds a member's
- * acquire takes. Rounded up, so a member never gets less than what is left;
- * after the deadline a member is tried once without waiting. */
-static long remaining_ms(long timeout_ms, int64_t deadline)
-{
-    if (timeout_ms < 0)
-        return ZKL_WAIT_FOREVER;
-    int64_t left = deadline - zkl__now_ns();
-    if (left <= 0)
-        return 0;
-    int64_t ms = left / 1000000 + (left % 1000000 != 0);
-    return ms > LONG_MAX ? LONG_MAX : (long)ms;
-}
-
 static bool all_held(zkl_multilock *ml)
 {
     for (size_t i = 0; i < ml->n; i++)
@@ -225,7 +210,10 @@ static int acquire_with(void *self, long timeout_ms, zkl_cancel *ch)
     int rc = 0;
     for (; got < ml->n; got++) {
         zkl_lock *l = ml->m[got];
-        if ((rc = member_acquire(l, remaining_ms(timeout_ms, deadline), ch)) != 0)
+        /* What is left of the call's one deadline: after it, a member is
+         * tried once without waiting. */
+        long left = zkl__remaining_ms(timeout_ms, deadline, zkl__now_ns());
+        if ((rc = member_acquire(l, left, ch)) != 0)
             break;
     }
     if (rc == 0)

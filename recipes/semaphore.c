@@ -167,23 +167,6 @@ int zkl__semaphore_parse_limit(const char *data, int len)
     return (int)v;
 }
 
-/* Make sure the semaphore node records our limit: created (persistent, so
- * the limit stays with the semaphore) if missing, filled in if it has no
- * data. ZKL_EMISMATCH if it records another limit or something that is no
- * limit. */
-static int ensure_limit(zkl_semaphore *s, int64_t deadline)
-{
-    char want[32], *data;
-    int len;
-    snprintf(want, sizeof want, LIMIT_KEY "%d", s->max);
-    int rc = zkl__znode_fill(s->own.c, s->own.path, want, deadline, &data, &len);
-    if (rc != 0)
-        return rc;
-    int limit = zkl__semaphore_parse_limit(data, len);
-    free(data);
-    return limit == s->max ? 0 : ZKL_EMISMATCH;
-}
-
 /* ---- the semaphore ---------------------------------------------------------- */
 
 /* The user's lost callback, for a lease's node. */
@@ -223,58 +206,31 @@ static void count_in(zkl_lease *l)
     pthread_mutex_unlock(&s->own.mu);
 }
 
+/* The blocking acquire is the asynchronous request (semaphore_async.c) and
+ * a wait for it: the lease node it holds is handed to the lease. */
+struct acquiring {
+    zkl_semaphore *s;
+    int n;
+};
+
+static int start_request(void *ctx, long timeout_ms, pthread_cond_t *cv, zkl_request **out)
+{
+    struct acquiring *x = ctx;
+    zkl_semaphore *s = x->s;
+    return zkl__semaphore_start_async(s->own.c, s->own.path, s->max, x->n, timeout_ms, &s->own,
+                                      NULL, cv, out);
+}
+
 static int zkl_semaphore_acquire_many_unguarded(zkl_semaphore *s, int n, long timeout_ms,
                                                 zkl_cancel *h, zkl_lease **out)
 {
     if (s == NULL || out == NULL || n < 1 || n > s->max)
         return ZKL_EINVAL;
-    int64_t deadline = zkl__deadline(timeout_ms);
     zkl_lease *l = calloc(1, sizeof *l);
     if (l == NULL)
         return ZKL_ENOMEM;
-
-    /* Check the recorded limit on every acquire (it may have been recreated
-     * since zkl_semaphore_new). The read goes out before our waiter node,
-     * so its answer is in by the time the gate is ours: no extra wait. */
-    struct zkl__batch *chk = zkl__get_ahead(s->own.c, s->own.path);
-
-    struct zkl__gate_arg ga = {s->max, n};
-    zkl__qopts go = {.arg = &ga, .cancel = h};
-    zkl__node *gate;
-    int rc = zkl__kit_wait_acquire(s->own.c, s->own.path, &zkl__gate_policy, &go, deadline, &gate);
-    if (rc != 0) {
-        zkl__batch_drop(chk);
-        free(l);
-        return rc;
-    }
-
-    const char *data;
-    int len, limit = zkl__get_peek(chk, &data, &len) ? zkl__semaphore_parse_limit(data, len) : 0;
-    zkl__batch_drop(chk);
-    if (limit > 0 && limit != s->max)
-        rc = ZKL_EMISMATCH;
-    else if (limit <= 0) {
-        /* Not read, or not there: the slow way. Past the deadline (a try
-         * once), it still gets its answers, bounded as the engine bounds a
-         * try-once acquire: by the session timeout. */
-        rc = ensure_limit(s, zkl__request_deadline(s->own.c, deadline));
-    }
-
-    if (rc != 0)
-        zkl__kit_wait_failed(gate, rc); /* no lease tried: the attempt ends here */
-    if (rc == 0) {
-        /* Only the gate holder creates leases, and only within the gate's
-         * session: after an expiry the gate is someone else's. */
-        char kind[32];
-        zkl__lease_kind(kind, sizeof kind, n);
-        zkl__qopts lo = {.kind = kind, .arg = &ga, .within = gate, .cancel = h};
-        zkl__owner_arm(&s->own, &lo);
-        rc = zkl__kit_wait_acquire(s->own.c, s->own.path, &zkl__lease_policy, &lo, deadline, &l->node);
-    }
-    /* Leaving the gate wakes the next waiter. After success nothing waits
-     * for the server's confirmation; after a failure the call returns with
-     * no node of it left, as far as the connection allows. */
-    zkl__kit_wait_leave(gate, rc != 0);
+    struct acquiring x = {s, n};
+    int rc = zkl__kit_wait_request(s->own.c, s->own.path, timeout_ms, h, start_request, &x, &l->node);
     if (rc != 0) {
         free(l);
         return rc;
@@ -475,8 +431,9 @@ static int acquire_async(zkl_semaphore *s, const char *name, int n, long timeout
     if (s == NULL)
         return ZKL_EINVAL;
     zkl__kit_obj_enter(s, name);
-    int rc = zkl__semaphore_start_async(s->own.c, s->own.path, s->max, n, timeout_ms, fn, arg,
-                                        out);
+    int rc = fn == NULL ? ZKL_EINVAL
+                        : zkl__semaphore_start_async(s->own.c, s->own.path, s->max, n, timeout_ms,
+                                                     NULL, fn, arg, out);
     zkl__kit_obj_leave(s);
     return rc;
 }

@@ -1,7 +1,7 @@
-/* The counting semaphore's asynchronous acquire: the blocking path's steps
- * (recipes/semaphore.c) run on the engine instead of a thread. The request
- * waits on its gate node; once the gate holds, the recorded limit is
- * checked (the read sent before the gate, or, if that found no limit,
+/* The counting semaphore's acquire, written once: an asynchronous request
+ * that the blocking call (recipes/semaphore.c) starts and waits for. The
+ * request waits on its gate node; once the gate holds, the recorded limit
+ * is checked (the read sent before the gate, or, if that found no limit,
  * lib/kit/znode.c's read and conditional write of ours, on the engine),
  * then the lease node is made within the gate's session and the request
  * waits on it; it holds at once, and the gate is left (lib/front/async.c). */
@@ -25,6 +25,7 @@ struct sem_step {
     int lim_rc;              /* the limit check failed: why */
     struct zkl__fill *fill;  /* the limit's read (and write) out, or NULL */
     const zkl__node *lease;
+    zkl__owner *own;         /* a blocking caller's semaphore: the lease's hooks */
 };
 
 static void step_free(struct sem_step *st)
@@ -77,7 +78,11 @@ static int step_held(void *ctx, zkl_request *r, zkl__node *n, zkl__node **next, 
     }
     if (st->lim != L_OK)
         return 1; /* its answer is still to come */
+    /* Only the gate holder creates leases, and only within the gate's
+     * session: after an expiry the gate is someone else's. */
     zkl__qopts lo = {.kind = st->kind, .arg = &st->ga, .within = n};
+    if (st->own != NULL)
+        zkl__owner_arm(st->own, &lo);
     zkl__node *lease;
     int rc = zkl__kit_async_enqueue(r, st->path, &zkl__lease_policy, &lo, &lease);
     if (rc != 0) {
@@ -97,10 +102,10 @@ static void step_drop(void *ctx)
 static const zkl__async_step sem_steps = {step_held, step_drop, false};
 
 int zkl__semaphore_start_async(zkl_client *c, const char *path, int max, int n,
-                               long timeout_ms, zkl_request_fn fn, void *arg,
+                               long timeout_ms, zkl__owner *own, zkl_request_fn fn, void *arg,
                                zkl_request **out)
 {
-    if (fn == NULL || out == NULL || n < 1 || n > max)
+    if (out == NULL || n < 1 || n > max)
         return ZKL_EINVAL;
     struct sem_step *st = calloc(1, sizeof *st);
     if (st == NULL || (st->path = strdup(path)) == NULL) {
@@ -108,6 +113,7 @@ int zkl__semaphore_start_async(zkl_client *c, const char *path, int max, int n,
         return ZKL_ENOMEM;
     }
     st->c = c;
+    st->own = own;
     st->ga = (struct zkl__gate_arg){max, n};
     zkl__lease_kind(st->kind, sizeof st->kind, n);
     snprintf(st->want, sizeof st->want, "max_leases=%d", max);

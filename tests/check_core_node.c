@@ -470,15 +470,7 @@ static const core_case cases[] = {
      "node A lock\n"
      "start A\n"
      "create A ok 9\n"
-     "list A ok x:lock-1 x:lock-2 x:lock-3 x:lock-4 x:lock-5 x:lock-6 x:lock-7 x:lock-8 "
-     "x:lock-10 x:lock-11 x:lock-12 x:lock-13 x:lock-14 x:lock-15 x:lock-16 x:lock-17 x:lock-18 "
-     "x:lock-19 x:lock-20 x:lock-21 x:lock-22 x:lock-23 x:lock-24 x:lock-25 x:lock-26 x:lock-27 "
-     "x:lock-28 x:lock-29 x:lock-30 x:lock-31 x:lock-32 x:lock-33 x:lock-34 x:lock-35 x:lock-36 "
-     "x:lock-37 x:lock-38 x:lock-39 x:lock-40 x:lock-41 x:lock-42 x:lock-43 x:lock-44 x:lock-45 "
-     "x:lock-46 x:lock-47 x:lock-48 x:lock-49 x:lock-50 x:lock-51 x:lock-52 x:lock-53 x:lock-54 "
-     "x:lock-55 x:lock-56 x:lock-57 x:lock-58 x:lock-59 x:lock-60 x:lock-61 x:lock-62 x:lock-63 "
-     "x:lock-64 x:lock-65 x:lock-66 x:lock-67 x:lock-68 x:lock-69 x:lock-70 x:lock-71 x:lock-72 "
-     "x:lock-73 x:lock-74 x:lock-75 x:lock-76 x:lock-77 x:lock-78 x:lock-79 x:lock-80 A9\n"
+     "list A ok " CORE_LONG_LISTING_A9
      "expect A:create A:list A:own A:delete A:wake\n"
      "err A EQUEUE\n"},
     {"a lock path removed under a waiter queues it again",

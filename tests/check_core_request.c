@@ -266,6 +266,82 @@ static const core_case cases[] = {
      "expect A:wake A:ahead0:x:lock-1\n"
      "rlook R\n"
      "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"},
+    /* A blocking call is a request its caller waits for and takes
+     * (ZKL__RE_TAKE) in place of a callback. */
+    {"a blocking caller takes a granted request's node: handed over, not left",
+     CORE_HELD_A "request R on A deadline=1000\n"
+                 "rlook R\n"
+                 "expect R:take:A R:count:A:0 R:untimed R:ready\n"
+                 "rtake R 0\n"
+                 "expect R:hand:A\n"
+                 "rstate R DONE\n"
+                 "rfree R\n"
+                 "expect R:unready R:untimed\n"
+                 "state A HELD\n"},
+    {"a blocking caller's take of a pending request is not yet",
+     CORE_WAITING_A "request R on A deadline=1000\n"
+                    "rtake R 1\n"
+                    "expect -\n"
+                    "rstate R PENDING\n"},
+    {"a blocking caller takes a failed request's code once its node is gone",
+     CORE_WAITING_A "request R on A deadline=100\n"
+                    "wait 100\n"
+                    "rlook R\n"
+                    "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
+                    "rtake R 1\n"
+                    "delete A ok\n"
+                    "expect A:wake\n"
+                    "rlook R\n"
+                    "expect R:detach:A A:free R:untimed R:ready\n"
+                    "rtake R ETIMEDOUT\n"
+                    "expect -\n"
+                    "rstate R DONE\n"},
+    {"a blocking caller of a semaphore is handed its lease, the gate left",
+     CORE_HELD_A "node B lease\n"
+                 "request R on A deadline=1000 steps\n"
+                 "step R next=B\n"
+                 "start B\n"
+                 "rlook R\n"
+                 "create B ok 2\n"
+                 "list B ok A1 B2\n"
+                 "step R deliver\n"
+                 "rlook R\n"
+                 "expect B:create B:list R:step:A R:look B:own B:wake R:step:B R:take:B "
+                 "R:count:B:0 R:leave:A A:delete R:detach:A R:untimed R:ready\n"
+                 "rtake R 0\n"
+                 "expect R:hand:B\n"
+                 "state B HELD\n"},
+    {"a failed request keeps its node's ZooKeeper code for its caller's detail text",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 2\n"
+     "request R on A deadline=1000\n"
+     "list A NOAUTH\n"
+     "expect A:create A:list A:own A:delete A:wake\n"
+     "rlook R\n"
+     "expect R:count:A:ENOAUTH R:timer R:leave:A\n"
+     "rfailed R NOAUTH 0\n"
+     "rresult R ENOAUTH\n"},
+    {"a request failed with EQUEUE keeps the length of the listing",
+     "maxreq 4096\n"
+     "node A lock\n"
+     "start A\n"
+     "create A ok 9\n"
+     "request R on A deadline=1000\n"
+     "list A ok " CORE_LONG_LISTING_A9
+     "rlook R\n"
+     "expect A:create A:list A:own A:delete A:wake R:count:A:EQUEUE R:timer R:leave:A\n"
+     "rresult R EQUEUE\n"
+     "rfailed R ok 80\n"},
+    {"a request granted, then lost before its caller takes it, says ELOST",
+     CORE_HELD_A "request R on A deadline=1000\n"
+                 "rlook R\n"
+                 "expect R:take:A R:count:A:0 R:untimed R:ready\n"
+                 "deleted A1\n"
+                 "expect A:lost A:wake\n"
+                 "rtake R ELOST\n"
+                 "expect R:detach:A A:free\n"
+                 "rstate R DONE\n"},
 };
 
 /* The request's table: every move must be taken by some row above. */

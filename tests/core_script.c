@@ -595,10 +595,10 @@ static const char *const ract_names[] = {
     [ZKL__RA_STEP] = "step",       [ZKL__RA_TAKE] = "take",       [ZKL__RA_COUNT] = "count",
     [ZKL__RA_RELEASED] = "released", [ZKL__RA_LEAVE] = "leave",   [ZKL__RA_DETACH] = "detach",
     [ZKL__RA_READY] = "ready",     [ZKL__RA_UNREADY] = "unready", [ZKL__RA_TIMER] = "timer",
-    [ZKL__RA_UNTIMED] = "untimed", [ZKL__RA_LOOK] = "look",
+    [ZKL__RA_UNTIMED] = "untimed", [ZKL__RA_LOOK] = "look",       [ZKL__RA_HAND] = "hand",
 };
 
-static unsigned ractions[ZKL__RA_LOOK + 1];
+static unsigned ractions[ZKL__RA_HAND + 1];
 
 unsigned core_script_ractions(int type)
 {
@@ -657,7 +657,8 @@ static struct treq *req_of(struct world *w, const char *s)
 }
 
 /* request R on A [deadline=ms] [steps] [keep] [tell]; rlook R; rdeliver R 1;
- * rcancel R 0; rrelease R ELOST; rfree R; rstate R HELD; rresult R ELOST;
+ * rcancel R 0; rrelease R ELOST; rfree R; rtake R 0; rstate R HELD; rresult R ELOST;
+ * rfailed R NOAUTH 0 (the failed node's ZooKeeper code and listing's length);
  * step R next=B | step R deliver | step R wait | step R EMISMATCH */
 static bool request_cmd(struct world *w, char **tok, int nt)
 {
@@ -708,6 +709,13 @@ static bool request_cmd(struct world *w, char **tok, int nt)
         q->m.unmaking = nt > 2 && strcmp(tok[2], "1") == 0;
         return true;
     }
+    if (strcmp(tok[0], "rfailed") == 0) { /* what a failure keeps for its detail text */
+        int zk = nt > 2 ? code_of(tok[2]) : 1;
+        long qlen = nt > 3 ? atol(tok[3]) : 0;
+        return q->m.zk_rc == zk && (long)q->m.qlen == qlen
+                   ? true
+                   : failf(w, "%s failed with %d, %ld listed", tok[1], q->m.zk_rc, (long)q->m.qlen);
+    }
     if (strcmp(tok[0], "rresult") == 0) {
         int want = nt > 2 ? err_of(tok[2]) : 99;
         return q->m.result == want ? true : failf(w, "%s result %d", tok[1], q->m.result);
@@ -717,7 +725,7 @@ static bool request_cmd(struct world *w, char **tok, int nt)
         enum zkl__rev_type ev;
     } evs[] = {{"rlook", ZKL__RE_LOOK},       {"rdeliver", ZKL__RE_DELIVER},
                {"rcancel", ZKL__RE_CANCEL},   {"rrelease", ZKL__RE_RELEASE},
-               {"rfree", ZKL__RE_FREE}};
+               {"rfree", ZKL__RE_FREE},       {"rtake", ZKL__RE_TAKE}};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++) {
         if (strcmp(evs[i].cmd, tok[0]) != 0)
             continue;

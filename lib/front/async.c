@@ -134,7 +134,10 @@ static int act(void *ctx, const zkl__ract *x)
         detach_node(n);
         break;
     case ZKL__RA_READY:
-        ready_push(r->a, r);
+        if (r->wcv != NULL)
+            pthread_cond_broadcast(r->wcv); /* its caller takes it (ZKL__RE_TAKE) */
+        else
+            ready_push(r->a, r);
         break;
     case ZKL__RA_UNREADY:
         ready_remove(r->a, r);
@@ -146,8 +149,10 @@ static int act(void *ctx, const zkl__ract *x)
         timed_remove(r->a, r);
         break;
     case ZKL__RA_LOOK:
-        look_push(r->a, r);
-        pthread_cond_broadcast(&r->a->c->cv);
+        zkl__async_poke(r);
+        break;
+    case ZKL__RA_HAND:
+        r->handed = n;
         break;
     }
     return 0;
@@ -162,13 +167,16 @@ int zkl__async_on(zkl_request *r, enum zkl__rev_type ev)
  * keeper judges it. */
 static void wake(zkl__node *n, void *arg)
 {
-    zkl_request *r = arg;
-    look_push(r->a, r); /* a held one is looked at for a loss */
-    pthread_cond_broadcast(&ZKL__NODE_CLIENT(n)->cv);
+    (void)n;
+    zkl__async_poke(arg); /* a held one is looked at for a loss */
 }
 
 void zkl__async_poke(zkl_request *r)
 {
+    if (r->wcv != NULL) {
+        pthread_cond_broadcast(r->wcv); /* its blocking caller judges it */
+        return;
+    }
     look_push(r->a, r);
     pthread_cond_broadcast(&r->a->c->cv);
 }
@@ -304,7 +312,8 @@ static int enqueue(zkl_request *r, const char *dir, const zkl__policy *pol, cons
     zkl__qopts q = o ? *o : (zkl__qopts){0};
     q.wake = wake;
     q.wake_arg = r;
-    q.on_lost = q.on_revoke = NULL;
+    if (r->wcv == NULL) /* a blocking caller's hold keeps its owner's hooks */
+        q.on_lost = q.on_revoke = NULL;
     zkl__node *n;
     int err = zkl__node_make(pol, &q, try_once, &n);
     if (err == 0)
@@ -323,6 +332,8 @@ int zkl__async_enqueue(zkl_request *r, const char *dir, const zkl__policy *pol,
 int zkl__async_start(zkl_client *c, const char *dir, const zkl__policy *pol, const zkl__qopts *o,
                      long timeout_ms, zkl_request_fn fn, void *arg, zkl_request **out)
 {
+    if (fn == NULL)
+        return ZKL_EINVAL;
     return zkl__async_start_steps(c, dir, pol, o, timeout_ms, NULL, NULL, 1, fn, arg, out);
 }
 
@@ -331,7 +342,7 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
                            void *ctx, size_t nodes, zkl_request_fn fn, void *arg,
                            zkl_request **out)
 {
-    if (fn == NULL || out == NULL)
+    if (out == NULL || (fn == NULL && arg == NULL))
         return ZKL_EINVAL;
     zkl_request *r = calloc(1, sizeof *r);
     zkl__cnode **kept = nodes > 1 ? calloc(nodes - 1, sizeof *kept) : NULL;
@@ -350,11 +361,12 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
     r->step = step;
     r->step_ctx = ctx;
     r->arg = arg;
-    bool try_once = timeout_ms == 0;
+    r->wcv = fn == NULL ? arg : NULL;
     /* A try once waits for the policy's first answer, bounded by the
      * session timeout, as the blocking call does. */
-    int64_t deadline = try_once ? zkl__now_ns() + (int64_t)c->timeout_ms * 1000000
-                                : zkl__deadline(timeout_ms);
+    bool try_once;
+    int64_t until = zkl__deadline(timeout_ms); /* before the now it is judged at */
+    int64_t deadline = zkl__wait_until(until, zkl__now_ns(), c->timeout_ms, &try_once);
     pthread_mutex_lock(&c->mu);
     struct zkl__async *a = c->closing ? NULL : zkl__async_of(c);
     rc = c->closing ? ZKL_ECLOSED : a == NULL ? ZKL_ENOMEM : 0;
@@ -371,6 +383,8 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
     }
     zkl__areq_init(&r->m, &n->cn, kept, deadline, step != NULL, step && step->keep_held,
                    c->lost_requests != 0 || (o != NULL && o->tell_lost));
+    if (r->wcv != NULL)
+        zkl__engine_of(c)->inside++; /* a closing client waits for its caller */
     timed_add(a, r, deadline); /* without a deadline: listed for the close */
     look_push(a, r);           /* what happened before the machine knew its node */
     pthread_cond_broadcast(&c->cv);

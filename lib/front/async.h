@@ -1,5 +1,6 @@
 /* The asynchronous front end's requests (lib/front/async.c), shared with the
- * public calls on a request (lib/front/request.c) and no one else. The
+ * public calls on a request (lib/front/request.c) and the blocking calls
+ * that wait on one (lib/front/wait.c), and no one else. The
  * request's decisions are the core's (lib/engine/core/areq.c); this keeps
  * the lists that carry them out. Everything here is guarded by c->mu. */
 #ifndef ZKL_ASYNC_H
@@ -16,8 +17,10 @@ struct zkl_request {
     struct zkl__async *a;    /* the client's asynchronous front (a->c: the client) */
     const zkl__async_step *step; /* or NULL: one node, no steps */
     void *step_ctx;
-    zkl_request_fn fn;
+    zkl_request_fn fn;       /* NULL: a blocking caller waits on it (lib/front/wait.c) ... */
     void *arg;
+    pthread_cond_t *wcv;     /* ... on this, woken where a callback would be made ready */
+    zkl__node *handed;       /* what ZKL__RE_TAKE handed that caller */
     struct zkl__unmake *unmake; /* refused: the deletes of the lock parents it made */
     uint8_t cb;              /* enum zkl__callback: FREED, freed by its own callback */
     bool in_look, in_ready, in_timed; /* which of the client's lists hold it */

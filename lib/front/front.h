@@ -83,9 +83,14 @@ int zkl__wait_release(zkl__node *n);
  * if `wait`, and only while connected. Otherwise the engine finishes the
  * delete on reconnect, or the session's end takes the node. */
 void zkl__wait_leave(zkl__node *n, bool wait);
-/* The attempt node n stood for failed with rc after n was held (a gate
- * whose semaphore turned out wrong): counted in the metrics as such. */
-void zkl__wait_failed(zkl__node *n, int rc);
+/* A blocking acquire made of an asynchronous request and a wait for it:
+ * as zkl__wait_acquire, for the call's timeout and cancel handle h (or
+ * NULL); the request's machine applies the deadline, the try-once bound
+ * and the grace of a failure. 0 and the held node in *out, the caller's
+ * from then on (released with zkl__wait_release), or a ZKL_E... code.
+ * `dir` names the lock path in a failure's detail text. */
+int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cancel *h,
+                      zkl__start_fn start, void *ctx, zkl__node **out);
 
 /* ---- asynchronous acquires (lib/front/async.c) ------------------------------- */
 
@@ -104,7 +109,9 @@ bool zkl__request_on_session(zkl_request *r);
 bool zkl__request_wait_settled(zkl_request *r, int64_t deadline);
 
 /* zkl__async_start with steps, `nodes` nodes in all at most: ctx is the
- * request's once this returns 0 (else still the caller's). */
+ * request's once this returns 0 (else still the caller's). With fn NULL a
+ * blocking caller waits on the request (zkl__wait_request): arg is the
+ * condition variable it waits on, and the nodes keep o's hooks. */
 int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *pol,
                            const zkl__qopts *o, long timeout_ms, const zkl__async_step *step,
                            void *ctx, size_t nodes, zkl_request_fn fn, void *arg,

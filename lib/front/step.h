@@ -5,6 +5,7 @@
 #ifndef ZKL_STEP_H
 #define ZKL_STEP_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "qopts.h"
@@ -14,6 +15,10 @@
  * none). */
 typedef int (*zkl__acquire_fn)(void *obj, long timeout_ms, zkl_cancel *h);
 
+/* Start an acquire's asynchronous request: zkl__async_start_steps with fn
+ * NULL and arg `cv`, given the timeout left. */
+typedef int (*zkl__start_fn)(void *ctx, long timeout_ms, pthread_cond_t *cv, zkl_request **out);
+
 /* A release's code that kept the node, still held (zkl__wait_release). */
 static inline bool zkl__release_kept(int rc)
 {
@@ -22,7 +27,8 @@ static inline bool zkl__release_kept(int rc)
 
 /* An asynchronous acquire in steps (a semaphore: its gate node, then its
  * lease node). `held` runs when the request's node holds, c->mu held and
- * sending allowed (the keeper thread, or the closing one): it returns 0 to
+ * sending allowed (the keeper thread, the closing one, or the blocking
+ * caller waiting on the request): it returns 0 to
  * deliver the request held; 0 with *next set to a node it enqueued
  * (zkl__async_enqueue) for the request to wait on instead, the held one
  * kept until the request is delivered (then left) or fails (then deleted

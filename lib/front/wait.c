@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "front.h"
+#include "async.h"
 
 /* A caller thread is done with the client (c->mu held): a closing client
  * waits for the last one before it frees anything they touch. */
@@ -59,6 +59,42 @@ static void unmade(void *arg)
     pthread_cond_broadcast(arg);
 }
 
+/* A lock parent of a refused attempt that stays, named in the detail text. */
+static void say_unmade(const struct zkl__unmake *u)
+{
+    int rc = 0;
+    const char *bad = u != NULL ? zkl__unmake_refused(u, &rc) : NULL;
+    if (bad != NULL || (u != NULL && zkl__unmake_pending(u))) {
+        char was[256];
+        snprintf(was, sizeof was, "%s", zkl_last_error_text());
+        if (bad == NULL)
+            zkl__detail("%.150s; the parents it created may stay (no answer to their delete)",
+                        was);
+        else
+            zkl__detail("%.150s; the parent \"%.50s\" it created stays (delete refused: "
+                        "ZooKeeper error %d)", was, bad, rc);
+    }
+}
+
+/* What a failed acquire on `dir` tells zkl_last_zk_error() and
+ * zkl_last_error_text(), from the failed node's ZooKeeper code and listing;
+ * the error it returns. */
+static int say_failed(zkl_client *c, const char *dir, int err, int zk_rc, long qlen)
+{
+    if (err == ZKL_EZK || (zk_rc != 0 && (err == ZKL_EINVAL || err == ZKL_ENOAUTH)))
+        zkl__detail_failed(zk_rc, dir); /* for zkl_last_zk_error(), with what it means */
+    if (err == ZKL_EQUEUE)
+        zkl__detail_queue(dir, qlen, (long)c->max_request);
+    return err;
+}
+
+/* No parent could be made: a chroot deleted since the open fails every
+ * create so, and is worth naming. */
+static int chroot_named(zkl_client *c, int err, int zk_rc)
+{
+    return err == ZKL_EZK && zk_rc == ZNONODE && zkl__client_chroot_gone(c) ? ZKL_ENOCHROOT : err;
+}
+
 /* A refused attempt's lock parents go too (lib/engine/unmake.c), waited for
  * as its node was; a parent that stays for another reason than someone
  * else's node under it is named in the detail text. */
@@ -72,18 +108,7 @@ static void unmake(zkl__node *n, int err, pthread_cond_t *cv)
     bool late = false;
     while (zkl__unmake_pending(u) && !late)
         late = !zkl__engine_connected(c) || zkl__cond_wait(cv, &c->mu, grace) != 0;
-    int rc = 0;
-    const char *bad = zkl__unmake_refused(u, &rc);
-    if (bad != NULL || zkl__unmake_pending(u)) {
-        char was[256];
-        snprintf(was, sizeof was, "%s", zkl_last_error_text());
-        if (bad == NULL)
-            zkl__detail("%.150s; the parents it created may stay (no answer to their delete)",
-                        was);
-        else
-            zkl__detail("%.150s; the parent \"%.50s\" it created stays (delete refused: "
-                        "ZooKeeper error %d)", was, bad, rc);
-    }
+    say_unmade(u);
     zkl__unmake_drop(u);
 }
 
@@ -100,8 +125,8 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
         return ZKL_ENOMEM;
     /* Try-once (timeout 0) still waits for the policy's first answer,
      * bounded by the session timeout. */
-    bool try_once = deadline <= zkl__now_ns();
-    int64_t wait_until = try_once ? zkl__now_ns() + (int64_t)c->timeout_ms * 1000000 : deadline;
+    bool try_once;
+    int64_t wait_until = zkl__wait_until(deadline, zkl__now_ns(), c->timeout_ms, &try_once);
     zkl__node *n;
     int err = zkl__node_enqueue(c, dir, pol, o, try_once, true, &cv, &n);
     if (err != 0) {
@@ -130,10 +155,7 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
         return 0;
     }
     int zk_rc = n->cn.zk_rc;
-    if (err == ZKL_EZK || (zk_rc != 0 && (err == ZKL_EINVAL || err == ZKL_ENOAUTH)))
-        zkl__detail_failed(zk_rc, dir); /* for zkl_last_zk_error(), with what it means */
-    if (err == ZKL_EQUEUE)
-        zkl__detail_queue(dir, (long)n->cn.qlen, (long)c->max_request);
+    say_failed(c, dir, err, zk_rc, (long)n->cn.qlen);
     /* Failed: make sure nothing of this attempt stays on the server. */
     pthread_mutex_unlock(&c->mu);
     if (o != NULL && o->cancel != NULL)
@@ -148,11 +170,68 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
     leave_engine(e);
     pthread_mutex_unlock(&c->mu);
     pthread_cond_destroy(&cv);
-    /* No parent could be made: a chroot deleted since the open fails
-     * every create so, and is worth naming. */
-    if (err == ZKL_EZK && zk_rc == ZNONODE && zkl__client_chroot_gone(c))
-        err = ZKL_ENOCHROOT;
-    return err;
+    return chroot_named(c, err, zk_rc);
+}
+
+int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cancel *h,
+                      zkl__start_fn start, void *ctx, zkl__node **out)
+{
+    if (zkl__forked(c))
+        return ZKL_EFORK;
+    if (h != NULL && zkl__cancel_fired(h))
+        return ZKL_ECANCELED;
+    int64_t deadline = zkl__deadline(timeout_ms);
+    wait_reopened(c, deadline);
+    pthread_cond_t cv; /* ours to wait on: the request wakes it */
+    if (zkl__cond_init(&cv) != 0)
+        return ZKL_ENOMEM;
+    zkl_request *r;
+    int err = start(ctx, zkl__remaining_ms(timeout_ms, deadline, zkl__now_ns()), &cv, &r);
+    if (err != 0) {
+        pthread_cond_destroy(&cv);
+        return err;
+    }
+    struct zkl__cancel_reg reg;
+    if (h != NULL)
+        zkl__cancel_watch(h, &reg, c, &cv);
+    pthread_mutex_lock(&c->mu);
+    struct zkl__engine *e = zkl__engine_of(c); /* made by the start: counts us inside */
+    /* The request's machine decides, here (or on the closing thread): the
+     * deadline, the try-once bound, the grace of a failure are its own.
+     * Its times are when to look again; its nodes and the answers it
+     * awaits wake us (zkl__async_poke). */
+    bool asked = false;
+    while ((err = zkl__async_on(r, ZKL__RE_TAKE)) == 1) {
+        if (!asked && h != NULL && zkl__cancel_fired(h)) {
+            asked = true;
+            (void)zkl__async_on(r, ZKL__RE_CANCEL);
+        }
+        (void)zkl__async_on(r, ZKL__RE_LOOK);
+        if (r->m.st == ZKL__R_READY)
+            continue;
+        int64_t at = r->m.deadline > zkl__now_ns() ? r->m.deadline : ZKL__NO_DEADLINE;
+        (void)zkl__cond_wait(&cv, &c->mu, at);
+    }
+    zkl__node *n = r->handed;
+    if (err == 0) {
+        n->wake = NULL; /* the caller's now, as zkl__wait_acquire leaves its node */
+        n->cv = NULL;
+    } else {
+        say_failed(c, dir, err, r->m.zk_rc, (long)r->m.qlen);
+        say_unmade(r->unmake);
+    }
+    int zk_rc = r->m.zk_rc;
+    pthread_mutex_unlock(&c->mu);
+    if (h != NULL)
+        zkl__cancel_unwatch(h, &reg);
+    zkl_request_free(r);
+    pthread_mutex_lock(&c->mu);
+    leave_engine(e);
+    pthread_mutex_unlock(&c->mu);
+    pthread_cond_destroy(&cv);
+    if (err == 0)
+        *out = n;
+    return chroot_named(c, err, zk_rc);
 }
 
 void zkl__wait_leave(zkl__node *n, bool wait)
@@ -174,13 +253,6 @@ void zkl__wait_leave(zkl__node *n, bool wait)
     zkl__node_detach(n);
     leave_engine(e);
     pthread_mutex_unlock(&c->mu);
-}
-
-void zkl__wait_failed(zkl__node *n, int rc)
-{
-    pthread_mutex_lock(&ZKL__NODE_CLIENT(n)->mu);
-    zkl__node_count_end(n, rc);
-    pthread_mutex_unlock(&ZKL__NODE_CLIENT(n)->mu);
 }
 
 int zkl__wait_release(zkl__node *n)

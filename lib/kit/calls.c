@@ -230,8 +230,7 @@ int zkl__get_many(zkl_client *c, char *const *paths, size_t n, int64_t deadline,
 
 int64_t zkl__request_deadline(zkl_client *c, int64_t deadline)
 {
-    int64_t now = zkl__now_ns();
-    return deadline > now ? deadline : now + (int64_t)c->timeout_ms * 1000000;
+    return zkl__wait_until(deadline, zkl__now_ns(), c->timeout_ms, NULL);
 }
 
 struct zkl__batch *zkl__get_ahead(zkl_client *c, const char *path)

@@ -58,9 +58,12 @@ int zkl__lease_count(const zkl__entry *e);
  * data, -1 for data that is no limit. */
 int zkl__semaphore_parse_limit(const char *data, int len);
 
-/* The counting semaphore's asynchronous acquire (recipes/semaphore_async.c). */
+/* The counting semaphore's acquire as a request (recipes/semaphore_async.c):
+ * fn NULL for a blocking caller's (zkl__async_start_steps), whose lease
+ * carries the hooks of `own` (else NULL). */
+struct zkl__owner;
 int zkl__semaphore_start_async(zkl_client *c, const char *path, int max, int n, long timeout_ms,
-                               zkl_request_fn fn, void *arg, zkl_request **out);
+                               struct zkl__owner *own, zkl_request_fn fn, void *arg, zkl_request **out);
 
 /* The longest id a node may carry as its data (zkl_lock_opts_set_id). */
 #define ZKL__ID_MAX 4096
@@ -339,19 +342,10 @@ typedef struct zkl__read {
 int zkl__read_children(zkl_client *c, const char *dir, int (*pick)(const char *name),
                                    int64_t deadline, zkl__read **out, size_t *n);
 void zkl__reads_free(zkl__read *r, size_t n);
-/* Create the missing ancestors of `path` (not `path` itself), as the
- * client creates lock parents; answers ignored: the create that follows
- * tells. 0, or why the requests could not be sent or answered. */
-int zkl__create_ancestors(zkl_client *c, const char *path, int64_t deadline);
-/* Make sure the persistent node `path` carries data: create it (and its
- * missing ancestors) with `want` if it is missing, fill it in with `want`,
- * by version, if it has none. 0 with the data it carries then (`want`, or
- * what another client wrote first) in *data (malloc, NUL-terminated) and
- * *len; or a ZKL_E... code. */
-int zkl__znode_fill(zkl_client *c, const char *path, const char *want,
-                               int64_t deadline, char **data, int *len);
-/* The same, started on the engine (c->mu held; sent on the session's
- * current handle), without creating: a node missing is ZNONODE's code.
+/* Make sure the persistent node `path` (a lock path, so there) carries
+ * data: fill it in with `want`, by version, if it has none; started on the
+ * engine (c->mu held; sent on the session's current handle), without
+ * creating: a node missing is ZNONODE's code.
  * fn is called once, on ZooKeeper's thread with c->mu held, with 0 and the
  * data the node carries (borrowed for the call), or a ZKL_E... code; or
  * never, after zkl__znode_fill_drop. NULL with *err if nothing was sent. */
@@ -407,7 +401,8 @@ int zkl__kit_wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol
                           const zkl__qopts *o, int64_t deadline, zkl__node **out);
 int zkl__kit_wait_release(zkl__node *n);
 void zkl__kit_wait_leave(zkl__node *n, bool wait);
-void zkl__kit_wait_failed(zkl__node *n, int rc);
+int zkl__kit_wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cancel *h,
+                          zkl__start_fn start, void *ctx, zkl__node **out);
 /* asynchronous acquires (lib/front/async.c, lib/front/request.c) */
 int zkl__kit_async_start(zkl_client *c, const char *dir, const zkl__policy *pol,
                          const zkl__qopts *o, long timeout_ms, zkl_request_fn fn, void *arg,

@@ -47,9 +47,10 @@ void zkl__kit_wait_leave(zkl__node *n, bool wait)
     zkl__wait_leave(n, wait);
 }
 
-void zkl__kit_wait_failed(zkl__node *n, int rc)
+int zkl__kit_wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cancel *h,
+                          zkl__start_fn start, void *ctx, zkl__node **out)
 {
-    zkl__wait_failed(n, rc);
+    return zkl__wait_request(c, dir, timeout_ms, h, start, ctx, out);
 }
 
 int zkl__kit_async_start(zkl_client *c, const char *dir, const zkl__policy *pol,

@@ -79,7 +79,7 @@ static bool keepalive_maybe_send(zkl_client *c)
     if (c->closing || c->need_reopen || c->negotiated_ms <= 0 || now < c->ka_next_ns ||
         (c->state != ZKL_STATE_CONNECTED && c->state != ZKL_STATE_RECONNECTED))
         return false;
-    int64_t every = (int64_t)c->negotiated_ms * 1000000 / 10;
+    int64_t every = zkl__keepalive_ns(c->negotiated_ms);
     c->ka_next_ns = now + every;
     /* One in flight at a time; one that was never answered within a whole
      * period is forgotten (its answer, if any, still counts). */

@@ -5,12 +5,22 @@
 #ifndef ZKL_LOSS_H
 #define ZKL_LOSS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* How long a failed acquire (blocking or asynchronous) waits, while
  * connected, for the server to confirm its node's delete before it
  * returns: a failure leaves nothing behind that it could have removed. */
 #define ZKL__GRACE_NS (500 * (int64_t)1000000)
+
+/* The keeper's keepalive period while connected: T/10 (ns) for the
+ * session timeout T the server granted (ms); 0 for one not known (<= 0). */
+int64_t zkl__keepalive_ns(int timeout_ms);
+/* Until when an acquire waits, at `now`, for its `deadline`: that
+ * deadline, or for a try once (a deadline not after now) the session
+ * timeout T (ms) from now, within which its policy's first answer (or a
+ * request's answer) is awaited; *try_once says which (may be NULL). */
+int64_t zkl__wait_until(int64_t deadline, int64_t now, int timeout_ms, bool *try_once);
 
 /* The session timeout T the rule counts with (ms): the one the server
  * granted, or the one asked for while none has been granted yet. */

@@ -1,5 +1,6 @@
 /* The monotonic clock, deadlines and waits on them. */
 #include <errno.h>
+#include <limits.h>
 #include <time.h>
 
 #include "util.h"
@@ -19,6 +20,17 @@ int64_t zkl__deadline(long timeout_ms)
     if (timeout_ms < 0 || (int64_t)timeout_ms > (ZKL__NO_DEADLINE - now) / 1000000)
         return ZKL__NO_DEADLINE;
     return now + (int64_t)timeout_ms * 1000000;
+}
+
+long zkl__remaining_ms(long timeout_ms, int64_t deadline, int64_t now)
+{
+    if (timeout_ms < 0)
+        return -1; /* ZKL_WAIT_FOREVER */
+    int64_t left = deadline - now;
+    if (left <= 0)
+        return 0;
+    int64_t ms = left / 1000000 + (left % 1000000 != 0);
+    return ms > LONG_MAX ? LONG_MAX : (long)ms;
 }
 
 int zkl__cond_init(pthread_cond_t *cv)

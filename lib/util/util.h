@@ -35,6 +35,10 @@ static inline void *zkl__new_zeroed(bool args_ok, size_t size, int *rc)
 int64_t zkl__now_ns(void);
 /* One absolute deadline for a call: forever for timeout < 0, now for 0. */
 int64_t zkl__deadline(long timeout_ms);
+/* What is left at `now` of the deadline a call with timeout_ms made, in
+ * milliseconds rounded up (never less than what is left): 0 once past (a
+ * try once), -1 (forever) for a negative timeout_ms. */
+long zkl__remaining_ms(long timeout_ms, int64_t deadline, int64_t now);
 /* Wait on cv (created by zkl__cond_init) until signalled or the deadline;
  * returns 0, or ETIMEDOUT once the deadline has passed. */
 int zkl__cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline);

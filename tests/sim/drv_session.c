@@ -155,7 +155,7 @@ static void keepalive_maybe_send(struct dcl *c)
     if (c->closing || c->need_reopen || c->negotiated_ms <= 0 || now < c->ka_next ||
         !drv_connected(c))
         return;
-    int64_t every = (int64_t)c->negotiated_ms * MS / 10;
+    int64_t every = zkl__keepalive_ns(c->negotiated_ms);
     c->ka_next = now + every;
     /* One in flight at a time; one never answered within a period is
      * forgotten (its answer, if any, still counts). */

@@ -117,6 +117,8 @@ static void fail(struct run *x, int v)
 {
     zkl__areq *r = x->r;
     r->result = v;
+    r->zk_rc = r->n != NULL ? r->n->zk_rc : 0;
+    r->qlen = r->n != NULL ? r->n->qlen : 0;
     move(x, R(CLEANING));
     r->deadline = x->now + ZKL__GRACE_NS;
     act(x, ZKL__RA_TIMER, NULL, 0, r->deadline);
@@ -213,6 +215,24 @@ static int deliver(struct run *x)
     }
     move(x, r->result == 0 ? R(HELD) : R(DONE));
     return 1;
+}
+
+/* A blocking caller takes the result in place of a callback: a hold's
+ * nodes are its own from here on, neither left nor detached. */
+static int take(struct run *x)
+{
+    zkl__areq *r = x->r;
+    if (r->st != R(READY) || deliver(x) == 0)
+        return 1; /* not yet (or granted, then lost: its members go first) */
+    if (r->st == R(HELD)) {
+        for (size_t i = 0; i < r->nkept; i++)
+            act(x, ZKL__RA_HAND, r->kept[i], 0, 0);
+        act(x, ZKL__RA_HAND, r->n, 0, 0);
+        r->nkept = 0;
+        r->n = NULL;
+        move(x, R(DONE));
+    }
+    return r->result;
 }
 
 static int cancel(struct run *x)
@@ -317,6 +337,8 @@ int zkl__areq_on(zkl__areq *r, enum zkl__rev_type ev, int64_t now, zkl__rsink_fn
     case ZKL__RE_FREE:
         free_all(&x);
         return 0;
+    case ZKL__RE_TAKE:
+        return take(&x);
     }
     return 0;
 }

@@ -34,6 +34,8 @@ typedef struct zkl__areq {
     zkl__cnode **kept;  /* the steps' held nodes, oldest first */
     int64_t deadline;   /* its deadline; CLEANING: how long it waits for its deletes */
     int result;
+    uint32_t qlen;      /* failed: the failed node's listing length (ZKL_EQUEUE) ... */
+    int16_t zk_rc;      /* ... and the ZooKeeper code behind its error, for a waiter */
     uint8_t nkept;
     uint8_t st;         /* enum zkl__rstate: only areq.c's move writes it */
     uint8_t end;        /* enum zkl__rend */
@@ -59,7 +61,8 @@ enum zkl__ract_type {
     ZKL__RA_UNREADY,  /* ... no longer */
     ZKL__RA_TIMER,    /* be woken at `at` (ZKL__NO_DEADLINE: listed, no time) */
     ZKL__RA_UNTIMED,  /* no timer any more */
-    ZKL__RA_LOOK      /* be judged again soon */
+    ZKL__RA_LOOK,     /* be judged again soon */
+    ZKL__RA_HAND      /* held node n is handed to the blocking caller (ZKL__RE_TAKE) */
 };
 
 typedef struct zkl__ract {
@@ -73,13 +76,17 @@ typedef struct zkl__ract {
 
 typedef int (*zkl__rsink_fn)(void *ctx, const zkl__ract *a);
 
-/* Events, each with the time; the last two return the call's result. */
+/* Events, each with the time; all but LOOK and FREE return the call's result. */
 enum zkl__rev_type {
     ZKL__RE_LOOK,    /* its node (or a step's answer) woke it, or its time came */
     ZKL__RE_DELIVER, /* its result is about to be delivered: 1 to deliver it */
     ZKL__RE_CANCEL,  /* zkl_request_cancel: 0, ZKL_EBUSY (held), ZKL_EINVAL (done) */
     ZKL__RE_RELEASE, /* zkl_request_release: 0, ZKL_ELOST, ZKL_ECLOSED, ZKL_ENOTHELD */
-    ZKL__RE_FREE     /* zkl_request_free: everything goes */
+    ZKL__RE_FREE,    /* zkl_request_free: everything goes */
+    ZKL__RE_TAKE     /* a blocking caller takes the result instead of a callback:
+                        READY only (else 1: not yet); the result, and when 0 the
+                        held node is the caller's (r->n, handed over, neither left
+                        nor detached: a lock object keeps it) and the request DONE */
 };
 
 /* Set a request up around its first node. */
