@@ -388,10 +388,8 @@ START_TEST(test_rwlock_mutex_and_reader_on_one_path_exclude_each_other)
 {
     char *p = tu_test_path("mixed");
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
-    zkl_mutex *m;
-    zkl_rwlock *rw;
-    ck_assert_int_eq(zkl_mutex_new(a, p, &m), 0);
-    ck_assert_int_eq(zkl_rwlock_new(b, p, &rw), 0);
+    zkl_mutex *m = tu_test_mutex(a, p);
+    zkl_rwlock *rw = tu_test_rwlock(b, p);
     /* The mutex holds: a reader treats its "lock-" node as a writer. */
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 300), ZKL_ETIMEDOUT);
@@ -413,8 +411,6 @@ START_TEST(test_rwlock_mutex_and_reader_on_one_path_exclude_each_other)
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    zkl_mutex_free(m);
-    zkl_rwlock_free(rw);
 }
 END_TEST
 

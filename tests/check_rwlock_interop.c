@@ -53,10 +53,13 @@ static void interop_teardown(void)
     tu_fixture_teardown();
 }
 
+/* A file of the test's directory, its name freed after the test. */
 static char *tmpfile_path(const char *name)
 {
     char *s = malloc(strlen(tmpdir) + strlen(name) + 2);
+    ck_assert_ptr_nonnull(s);
     sprintf(s, "%s/%s", tmpdir, name);
+    tu_defer(free, s);
     return s;
 }
 
@@ -207,8 +210,6 @@ START_TEST(test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wa
     ck_assert_int_lt(ivs[2].rel, got);
     ck_assert_int_eq(tu_counter_read(cnt), 2);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    free(log);
-    free(cnt);
 }
 END_TEST
 
@@ -243,8 +244,6 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_curator_writer_out)
     ck_assert_int_gt(ivs[1].acq, released);
     ck_assert_int_gt(ivs[1].acq, ivs[0].rel);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    free(log);
-    free(cnt);
 }
 END_TEST
 
@@ -375,9 +374,6 @@ START_TEST(test_rwlock_mixed_curator_and_zkl_run_never_overlaps_a_writer)
     ck_assert_int_ge(max_readers, 2);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     munmap(stop, sizeof *stop);
-    free(stopfile);
-    free(log);
-    free(cnt);
 }
 END_TEST
 
@@ -460,8 +456,6 @@ static void election_run(const char *leaf, const char *curator_mode, const char 
     ck_assert_int_eq(zkl_n, ZKL * PER);
     ck_assert_int_eq(tu_counter_read(cnt), n);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
-    free(log);
-    free(cnt);
 }
 
 START_TEST(test_curator_leader_latches_and_zkl_latches_share_one_election)
@@ -494,8 +488,6 @@ START_TEST(test_curator_names_the_zkl_leader_by_its_id)
     fclose(f);
     ck_assert_str_eq(line, "LEADER orders-7\n");
     zkl_latch_free(l);
-    free(log);
-    free(cnt);
 }
 END_TEST
 
