@@ -2,7 +2,7 @@
  * ZooKeeper (docs/simulation.md). Each schedule opens real zkl clients
  * over the model's zapi (tests/sim/zapi_sim.c) with no keeper thread and
  * the virtual clock (util.h: zkl__set_virtual), and runs mutexes and
- * semaphores through the public asynchronous API: one thread, every step
+ * semaphores and read-write locks through the public asynchronous API: one thread, every step
  * chosen from the seed (a world step, a keeper's round, a dispatch, an
  * acquire, release, cancel or free, a fault), so a seed replays exactly.
  *
@@ -15,11 +15,13 @@
  *
  * The invariants, checked after every step against the leader's tree:
  *   holders   per lock path, the believed holds whose node exists: at most
- *             one of a mutex, at most SEM_MAX leases of the semaphore;
+ *             one of a mutex, at most SEM_MAX leases of the semaphore, one
+ *             writer and then no reader of the read-write lock;
  *   told      a believed hold whose node is gone is told (its callback
  *             ZKL_ELOST, zkl_request_is_held 0) by the loss rule's time
  *             from the deletion;
- *   token     a mutex's tokens rise;
+ *   token     a mutex's tokens rise, and a read-write lock's are above
+ *             every writer's granted before;
  *   twice     one result per request, a second only ZKL_ELOST for a hold;
  *   deadline  a result comes by the deadline (a try once: a session
  *             timeout) and the failed attempt's grace;
@@ -44,8 +46,11 @@
 #define SEM_MAX 2
 #define SLACK (50 * MS) /* a keeper's round comes this late at most */
 
-enum { L_MUTEX, L_SEM, NLOCKS };
-static const char *const lock_paths[NLOCKS] = {"/sim/mutex", "/sim/sem"};
+/* What a request acquires: the mutex, a lease of the semaphore, the
+ * read or the write lock of the read-write lock. */
+enum { L_MUTEX, L_SEM, L_READ, L_WRITE, NLOCKS };
+static const char *const lock_paths[NLOCKS] = {"/sim/mutex", "/sim/sem", "/sim/rw", "/sim/rw"};
+static const char *const lock_names[NLOCKS] = {"mutex", "semaphore", "read lock", "write lock"};
 
 struct req {
     struct cl *k;
@@ -66,6 +71,7 @@ struct cl {
     zkl_client *c;
     zkl_mutex *m;
     zkl_semaphore *s;
+    zkl_rwlock *rw;
     int64_t timer_at;
     bool fd_mode;
 };
@@ -78,7 +84,7 @@ static struct {
     struct cl cl[NCL];
     struct req *reqs;
     int ids;
-    int64_t max_token;
+    int64_t max_token, max_write; /* the mutex's, the write lock's largest */
     uint64_t hash;
     int64_t events;
     uint64_t acquisitions;
@@ -209,7 +215,7 @@ static void on_result(zkl_request *r, int result, void *arg)
     struct req *q = arg;
     int64_t now = zsim_now(R.w);
     mix((uint64_t)q->id << 32 ^ (uint32_t)result);
-    trace("client %d: request %d (%s): result %s", q->k->ix, q->id, lock_paths[q->lock],
+    trace("client %d: request %d (%s): result %s", q->k->ix, q->id, lock_names[q->lock],
           zkl_strerror(result));
     if (q->done) {
         if (result != ZKL_ELOST || q->result != 0)
@@ -246,6 +252,14 @@ static void on_result(zkl_request *r, int result, void *arg)
                       R.max_token);
         if (token > R.max_token)
             R.max_token = token;
+    } else if (q->lock == L_READ || q->lock == L_WRITE) {
+        /* Above every write lock's granted before, a reader's too. */
+        if (token <= R.max_write)
+            violation("token", "request %d (%s): token %" PRId64 " not above %" PRId64
+                      " of a write lock before it", q->id, lock_names[q->lock], token,
+                      R.max_write);
+        if (q->lock == L_WRITE && token > R.max_write)
+            R.max_write = token;
     }
     q->release_at = now + (int64_t)zsim_below(R.w, 3000) * MS;
 }
@@ -270,11 +284,23 @@ static void start_request(struct cl *k)
         q->bound = q->started + q->timeout_ms * MS + ZKL__GRACE_NS + SLACK;
     else if (q->timeout_ms == 0)
         q->bound = q->started + (int64_t)k->c->timeout_ms * MS + ZKL__GRACE_NS + SLACK;
-    int rc = q->lock == L_MUTEX
-                 ? zkl_mutex_acquire_async(k->m, q->timeout_ms, on_result, q, &q->r)
-                 : zkl_semaphore_acquire_async(k->s, q->timeout_ms, on_result, q, &q->r);
+    int rc = ZKL_EINVAL;
+    switch (q->lock) {
+    case L_MUTEX:
+        rc = zkl_mutex_acquire_async(k->m, q->timeout_ms, on_result, q, &q->r);
+        break;
+    case L_SEM:
+        rc = zkl_semaphore_acquire_async(k->s, q->timeout_ms, on_result, q, &q->r);
+        break;
+    case L_READ:
+        rc = zkl_rwlock_read_acquire_async(k->rw, q->timeout_ms, on_result, q, &q->r);
+        break;
+    case L_WRITE:
+        rc = zkl_rwlock_write_acquire_async(k->rw, q->timeout_ms, on_result, q, &q->r);
+        break;
+    }
     mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x5a5a);
-    trace("client %d: request %d on %s, timeout %ld ms: %s", k->ix, q->id, lock_paths[q->lock],
+    trace("client %d: request %d on the %s, timeout %ld ms: %s", k->ix, q->id, lock_names[q->lock],
           q->timeout_ms, zkl_strerror(rc));
     if (rc != 0) {
         free(q);
@@ -404,6 +430,9 @@ static void check(void)
     if (live[L_SEM] > SEM_MAX)
         violation("holders", "%d leases of the semaphore %s (at most %d)", live[L_SEM],
                   lock_paths[L_SEM], SEM_MAX);
+    if (live[L_WRITE] > 1 || (live[L_WRITE] > 0 && live[L_READ] > 0))
+        violation("holders", "%d writers and %d readers hold %s", live[L_WRITE], live[L_READ],
+                  lock_paths[L_WRITE]);
 }
 
 struct orphan_arg {
@@ -431,7 +460,7 @@ static void orphan_child(void *arg, const char *name)
 
 static void check_orphans(void)
 {
-    for (int l = 0; l < NLOCKS; l++) {
+    for (int l = 0; l < L_WRITE; l++) {
         struct orphan_arg o = {lock_paths[l], 0, ""};
         zsim_truth_children(R.w, lock_paths[l], orphan_child, &o);
         if (o.found > 0)
@@ -481,7 +510,8 @@ static int open_client(struct cl *k, int ix)
     if (k->fd_mode && zkl_client_event_fd(k->c, &fd) != 0)
         return -1;
     if (zkl_mutex_new(k->c, lock_paths[L_MUTEX], &k->m) != 0 ||
-        zkl_semaphore_new(k->c, lock_paths[L_SEM], SEM_MAX, &k->s) != 0)
+        zkl_semaphore_new(k->c, lock_paths[L_SEM], SEM_MAX, &k->s) != 0 ||
+        zkl_rwlock_new(k->c, lock_paths[L_READ], &k->rw) != 0)
         return -1;
     return 0;
 }
@@ -529,6 +559,7 @@ end:
             continue;
         zkl_mutex_free(k->m);
         zkl_semaphore_free(k->s);
+        zkl_rwlock_free(k->rw);
         zkl_client_close(k->c);
     }
     zkl__set_virtual(NULL);
