@@ -2,7 +2,8 @@
  * ZooKeeper (docs/simulation.md). Each schedule opens real zkl clients
  * over the model's zapi (tests/sim/zapi_sim.c) with no keeper thread and
  * the virtual clock (util.h: zkl__set_virtual), and runs mutexes and
- * semaphores and read-write locks through the public asynchronous API: one thread, every step
+ * semaphores, semaphore-mutexes and read-write locks through the public
+ * asynchronous API: one thread, every step
  * chosen from the seed (a world step, a keeper's round, a dispatch, an
  * acquire, release, cancel or free, a fault), so a seed replays exactly.
  *
@@ -15,7 +16,8 @@
  *
  * The invariants, checked after every step against the leader's tree:
  *   holders   per lock path, the believed holds whose node exists: at most
- *             one of a mutex, at most SEM_MAX leases of the semaphore, one
+ *             one of a mutex or the semaphore-mutex, at most SEM_MAX leases
+ *             of the semaphore, one
  *             writer and then no reader of the read-write lock;
  *   told      a believed hold whose node is gone is told (its callback
  *             ZKL_ELOST, zkl_request_is_held 0) by the loss rule's time
@@ -48,9 +50,11 @@
 
 /* What a request acquires: the mutex, a lease of the semaphore, the
  * read or the write lock of the read-write lock. */
-enum { L_MUTEX, L_SEM, L_READ, L_WRITE, NLOCKS };
-static const char *const lock_paths[NLOCKS] = {"/sim/mutex", "/sim/sem", "/sim/rw", "/sim/rw"};
-static const char *const lock_names[NLOCKS] = {"mutex", "semaphore", "read lock", "write lock"};
+enum { L_MUTEX, L_SEM, L_SEMMUTEX, L_READ, L_WRITE, NLOCKS };
+static const char *const lock_paths[NLOCKS] = {"/sim/mutex", "/sim/sem", "/sim/semmutex",
+                                               "/sim/rw", "/sim/rw"};
+static const char *const lock_names[NLOCKS] = {"mutex", "semaphore", "semaphore-mutex",
+                                               "read lock", "write lock"};
 
 struct req {
     struct cl *k;
@@ -72,6 +76,7 @@ struct cl {
     zkl_mutex *m;
     zkl_semaphore *s;
     zkl_rwlock *rw;
+    zkl_semmutex *sm;
     int64_t timer_at;
     bool fd_mode;
 };
@@ -292,6 +297,9 @@ static void start_request(struct cl *k)
     case L_SEM:
         rc = zkl_semaphore_acquire_async(k->s, q->timeout_ms, on_result, q, &q->r);
         break;
+    case L_SEMMUTEX:
+        rc = zkl_semmutex_acquire_async(k->sm, q->timeout_ms, on_result, q, &q->r);
+        break;
     case L_READ:
         rc = zkl_rwlock_read_acquire_async(k->rw, q->timeout_ms, on_result, q, &q->r);
         break;
@@ -430,6 +438,9 @@ static void check(void)
     if (live[L_SEM] > SEM_MAX)
         violation("holders", "%d leases of the semaphore %s (at most %d)", live[L_SEM],
                   lock_paths[L_SEM], SEM_MAX);
+    if (live[L_SEMMUTEX] > 1)
+        violation("holders", "%d holders of the semaphore-mutex %s", live[L_SEMMUTEX],
+                  lock_paths[L_SEMMUTEX]);
     if (live[L_WRITE] > 1 || (live[L_WRITE] > 0 && live[L_READ] > 0))
         violation("holders", "%d writers and %d readers hold %s", live[L_WRITE], live[L_READ],
                   lock_paths[L_WRITE]);
@@ -511,7 +522,8 @@ static int open_client(struct cl *k, int ix)
         return -1;
     if (zkl_mutex_new(k->c, lock_paths[L_MUTEX], &k->m) != 0 ||
         zkl_semaphore_new(k->c, lock_paths[L_SEM], SEM_MAX, &k->s) != 0 ||
-        zkl_rwlock_new(k->c, lock_paths[L_READ], &k->rw) != 0)
+        zkl_rwlock_new(k->c, lock_paths[L_READ], &k->rw) != 0 ||
+        zkl_semmutex_new(k->c, lock_paths[L_SEMMUTEX], &k->sm) != 0)
         return -1;
     return 0;
 }
@@ -560,6 +572,7 @@ end:
         zkl_mutex_free(k->m);
         zkl_semaphore_free(k->s);
         zkl_rwlock_free(k->rw);
+        zkl_semmutex_free(k->sm);
         zkl_client_close(k->c);
     }
     zkl__set_virtual(NULL);
