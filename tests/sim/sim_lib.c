@@ -19,6 +19,8 @@
  *             one of a mutex or the semaphore-mutex, at most SEM_MAX leases
  *             of the semaphore, one
  *             writer and then no reader of the read-write lock;
+ *   expired   the leader expires no session of a believed hold, unless a
+ *             fault forced it;
  *   told      a believed hold whose node is gone is told (its callback
  *             ZKL_ELOST, zkl_request_is_held 0) by the loss rule's time
  *             from the deletion;
@@ -66,6 +68,7 @@ struct req {
     int result;
     char node[256];
     int64_t gone_at;    /* a believed hold's node found gone then */
+    zsim_session *sess; /* a hold's session */
     int64_t release_at; /* a hold is released then; a failure freed then */
     struct req *next;
 };
@@ -96,6 +99,8 @@ static struct {
     bool violated;
     char vtext[600];
     int64_t link_heal[NCL];
+    zsim_session *forced[64]; /* sessions a fault expired */
+    int nforced;
 } R;
 
 static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -214,6 +219,8 @@ static zsim_session *session_of(struct cl *k)
 
 /* ---- requests --------------------------------------------------------------------- */
 
+static void check_expired(const struct req *q);
+
 static void on_result(zkl_request *r, int result, void *arg)
 {
     (void)r;
@@ -241,6 +248,7 @@ static void on_result(zkl_request *r, int result, void *arg)
     }
     R.acquisitions++;
     q->held = true;
+    q->sess = session_of(q->k);
     const char *node = zkl_request_node(q->r);
     snprintf(q->node, sizeof q->node, "%s", node ? node : "");
     int64_t token = 0;
@@ -249,9 +257,10 @@ static void on_result(zkl_request *r, int result, void *arg)
     /* A hold granted on a node already gone (its session expired before
      * the client heard) is in the loss window from the start: its token
      * orders nothing. */
-    if (zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK)
+    if (zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK) {
         q->gone_at = now;
-    else if (q->lock == L_MUTEX) {
+        check_expired(q);
+    } else if (q->lock == L_MUTEX) {
         if (token <= R.max_token)
             violation("token", "request %d: token %" PRId64 " not above %" PRId64, q->id, token,
                       R.max_token);
@@ -372,6 +381,10 @@ static void fault(void)
         break;
     case 1:
         trace("fault: client %d's session expires", k->ix);
+        if (R.nforced < (int)(sizeof R.forced / sizeof R.forced[0]))
+            R.forced[R.nforced++] = s;
+        else
+            break; /* no more: the expired check would not know it forced */
         zsim_expire(s);
         break;
     case 2:
@@ -405,6 +418,20 @@ static void heal(bool all)
 
 /* ---- the invariants --------------------------------------------------------------- */
 
+/* A believed hold's node is gone: not by its session's expiry, unless a
+ * fault forced that (the loss rule presumes the loss before the earliest
+ * expiry). */
+static void check_expired(const struct req *q)
+{
+    if (q->sess == NULL || zsim_session_alive(q->sess))
+        return;
+    for (int i = 0; i < R.nforced; i++)
+        if (R.forced[i] == q->sess)
+            return;
+    violation("expired", "request %d: the leader expired its session while its hold was "
+              "believed (node %s)", q->id, q->node);
+}
+
 static void check(void)
 {
     int64_t now = zsim_now(R.w);
@@ -422,6 +449,7 @@ static void check(void)
         if (q->gone_at == 0 && zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK) {
             q->gone_at = now;
             trace("the leader has no node %s of request %d, believed held", q->node, q->id);
+            check_expired(q);
         }
         if (q->gone_at == 0) {
             live[q->lock]++;
