@@ -318,7 +318,7 @@ int zkl_client_open_opts(const char *hosts, int session_timeout_ms, const zkl_cl
     }
     if ((rc = check_chroot(c, c->zh, true)) != 0)
         goto fail_zh;
-    if ((rc = start_keeper(c)) != 0)
+    if ((opts == NULL || !opts->no_keeper) && (rc = start_keeper(c)) != 0)
         goto fail_zh;
     *out = c;
     return 0;

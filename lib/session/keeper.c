@@ -108,28 +108,30 @@ static bool keepalive_maybe_send(zkl_client *c)
     return true;
 }
 
-/* The keeper thread: re-opens after expiry and delivers state changes to
- * listeners, so neither happens on a ZooKeeper thread. */
-void *zkl__keeper_main(void *arg)
+/* One round of the keeper's work (c->mu held; dropped and taken again
+ * meanwhile): 1 when more is at hand now, 0 when it waits for a signal of
+ * c->cv or until *wake (0: no time), -1 once the client closes. */
+int zkl__keeper_step(zkl_client *c, int64_t *wake_out)
 {
-    zkl_client *c = arg;
-    pthread_mutex_lock(&c->mu);
-    for (;;) {
-        while (!c->closing && !c->need_reopen && c->ev_head == c->ev_tail) {
-            /* The listener's hooks and retries (may release c->mu). */
-            int64_t work = c->sl ? c->sl->on_tick(c->sl_ctx) : 0;
-            if (c->closing || c->need_reopen || c->ev_head != c->ev_tail)
-                continue;
-            /* With c->mu dropped, work may have come that woke no one. */
-            if (c->owns_zh && keepalive_maybe_send(c))
-                continue;
-            if (c->closing || c->need_reopen || c->ev_head != c->ev_tail)
-                break;
-            int64_t at = give_up_at(c);
+    *wake_out = 0;
+    if (!c->closing && !c->need_reopen && c->ev_head == c->ev_tail) {
+        /* The listener's hooks and retries (may release c->mu). */
+        int64_t work = c->sl ? c->sl->on_tick(c->sl_ctx) : 0;
+        if (c->closing || c->need_reopen || c->ev_head != c->ev_tail)
+            return 1;
+        /* With c->mu dropped, work may have come that woke no one. */
+        if (c->owns_zh && keepalive_maybe_send(c))
+            return 1;
+        int64_t at = 0;
+        bool idle = !(c->closing || c->need_reopen || c->ev_head != c->ev_tail);
+        if (idle) {
+            at = give_up_at(c);
             if (at != 0 && zkl__now_ns() >= at) {
                 give_up_session(c);
-                break;
+                idle = false;
             }
+        }
+        if (idle) {
             int64_t wake = at;
             if (c->owns_zh && c->negotiated_ms > 0 &&
                 (c->state == ZKL_STATE_CONNECTED || c->state == ZKL_STATE_RECONNECTED) &&
@@ -137,76 +139,95 @@ void *zkl__keeper_main(void *arg)
                 wake = c->ka_next_ns;
             if (work != 0 && (wake == 0 || work < wake))
                 wake = work;
+            *wake_out = wake;
+            return 0;
+        }
+    }
+    while (c->ev_head != c->ev_tail) {
+        int st = c->events[c->ev_head++ % (sizeof c->events / sizeof c->events[0])];
+        /* Snapshot the listeners, call them unlocked: all of them,
+         * however many (a small array on the stack covers most). */
+        struct zkl__listener few[16], *snap = few;
+        size_t k = 0, total = 0;
+        for (struct zkl__listener *l = c->listeners; l; l = l->next)
+            total++;
+        if (total > 16 && (snap = malloc(total * sizeof *snap)) == NULL) {
+            snap = few;
+            total = 16; /* out of memory: the first 16 still hear */
+        }
+        for (struct zkl__listener *l = c->listeners; l && k < total; l = l->next)
+            snap[k++] = *l;
+        c->delivering = 1;
+        pthread_mutex_unlock(&c->mu);
+        for (size_t i = 0; i < k; i++)
+            snap[i].fn(c, (enum zkl_state)st, snap[i].arg);
+        if (snap != few)
+            free(snap);
+        pthread_mutex_lock(&c->mu);
+        c->delivering = 0;
+        c->delivery++;
+        pthread_cond_broadcast(&c->cv); /* for zkl_client_remove_listener */
+    }
+    if (c->closing)
+        return -1;
+    if (c->need_reopen) {
+        /* The session's holds are lost: tell their owners now, not
+         * after closing its handle, which can take seconds (a close
+         * request flushed to a server that does not answer). */
+        if (c->sl)
+            c->sl->on_tick(c->sl_ctx);
+        if (c->closing)
+            return -1;
+        /* A handle lent out (zkl_client_handle_borrow) is closed only
+         * once every loan is back; no new loan of it meanwhile. Its
+         * events still come in: their need of a re-open is this one. */
+        c->handle_going = 1;
+        while (c->borrows > 0 && !c->closing)
+            pthread_cond_wait(&c->cv, &c->mu);
+        if (c->closing)
+            return -1; /* zkl_client_close waits for the loans itself */
+        c->need_reopen = 0;
+        zhandle_t *old = c->zh;
+        pthread_mutex_unlock(&c->mu);
+        pthread_rwlock_wrlock(&c->hlock);
+        zkl__registry_lock();
+        pthread_mutex_lock(&c->mu);
+        c->zh = NULL; /* stop routing the old handle's events here */
+        c->handle_going = 0; /* no handle now: a borrow is ZKL_ELOST */
+        if (c->sid != 0) {
+            /* The old handle got its session back after we gave up on
+             * it: closing the handle ends that session too. */
+            zkl__sess_end(c, ZKL_STATE_LOST, "a given-up session came back");
+        }
+        pthread_mutex_unlock(&c->mu);
+        zkl__registry_unlock();
+        c->zapi->close(old);
+        /* Without re-open the client stays lost, with no handle. */
+        int rc = c->reopen ? zkl__client_start_handle(c) : 0;
+        pthread_rwlock_unlock(&c->hlock);
+        pthread_mutex_lock(&c->mu);
+        if (rc != 0)
+            c->need_reopen = 1; /* try again on the next wake-up */
+    }
+    return 1;
+}
+
+/* The keeper thread: re-opens after expiry and delivers state changes to
+ * listeners, so neither happens on a ZooKeeper thread. */
+void *zkl__keeper_main(void *arg)
+{
+    zkl_client *c = arg;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        int64_t wake;
+        int r = zkl__keeper_step(c, &wake);
+        if (r < 0)
+            break;
+        if (r == 0) {
             if (wake == 0)
                 pthread_cond_wait(&c->cv, &c->mu);
             else
                 zkl__cond_wait(&c->cv, &c->mu, wake);
-        }
-        while (c->ev_head != c->ev_tail) {
-            int st = c->events[c->ev_head++ % (sizeof c->events / sizeof c->events[0])];
-            /* Snapshot the listeners, call them unlocked: all of them,
-             * however many (a small array on the stack covers most). */
-            struct zkl__listener few[16], *snap = few;
-            size_t k = 0, total = 0;
-            for (struct zkl__listener *l = c->listeners; l; l = l->next)
-                total++;
-            if (total > 16 && (snap = malloc(total * sizeof *snap)) == NULL) {
-                snap = few;
-                total = 16; /* out of memory: the first 16 still hear */
-            }
-            for (struct zkl__listener *l = c->listeners; l && k < total; l = l->next)
-                snap[k++] = *l;
-            c->delivering = 1;
-            pthread_mutex_unlock(&c->mu);
-            for (size_t i = 0; i < k; i++)
-                snap[i].fn(c, (enum zkl_state)st, snap[i].arg);
-            if (snap != few)
-                free(snap);
-            pthread_mutex_lock(&c->mu);
-            c->delivering = 0;
-            c->delivery++;
-            pthread_cond_broadcast(&c->cv); /* for zkl_client_remove_listener */
-        }
-        if (c->closing)
-            break;
-        if (c->need_reopen) {
-            /* The session's holds are lost: tell their owners now, not
-             * after closing its handle, which can take seconds (a close
-             * request flushed to a server that does not answer). */
-            if (c->sl)
-                c->sl->on_tick(c->sl_ctx);
-            if (c->closing)
-                break;
-            /* A handle lent out (zkl_client_handle_borrow) is closed only
-             * once every loan is back; no new loan of it meanwhile. Its
-             * events still come in: their need of a re-open is this one. */
-            c->handle_going = 1;
-            while (c->borrows > 0 && !c->closing)
-                pthread_cond_wait(&c->cv, &c->mu);
-            if (c->closing)
-                break; /* zkl_client_close waits for the loans itself */
-            c->need_reopen = 0;
-            zhandle_t *old = c->zh;
-            pthread_mutex_unlock(&c->mu);
-            pthread_rwlock_wrlock(&c->hlock);
-            zkl__registry_lock();
-            pthread_mutex_lock(&c->mu);
-            c->zh = NULL; /* stop routing the old handle's events here */
-            c->handle_going = 0; /* no handle now: a borrow is ZKL_ELOST */
-            if (c->sid != 0) {
-                /* The old handle got its session back after we gave up on
-                 * it: closing the handle ends that session too. */
-                zkl__sess_end(c, ZKL_STATE_LOST, "a given-up session came back");
-            }
-            pthread_mutex_unlock(&c->mu);
-            zkl__registry_unlock();
-            c->zapi->close(old);
-            /* Without re-open the client stays lost, with no handle. */
-            int rc = c->reopen ? zkl__client_start_handle(c) : 0;
-            pthread_rwlock_unlock(&c->hlock);
-            pthread_mutex_lock(&c->mu);
-            if (rc != 0)
-                c->need_reopen = 1; /* try again on the next wake-up */
         }
     }
     pthread_mutex_unlock(&c->mu);

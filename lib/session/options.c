@@ -132,6 +132,11 @@ void zkl__client_opts_set_zapi(zkl_client_opts *o, const struct zkl__zapi *z)
     o->zapi = z;
 }
 
+void zkl__client_opts_set_no_keeper(zkl_client_opts *o, int on)
+{
+    o->no_keeper = on != 0;
+}
+
 /* ---- TLS and SASL -------------------------------------------------------- */
 
 #if defined(HAVE_ZOOKEEPER_INIT_SSL) || defined(HAVE_ZOOKEEPER_INIT_SASL)

@@ -165,6 +165,7 @@ struct zkl_client_opts {
     struct ACL_vector acls; /* zkl_client_opts_add_acl's entries */
     struct zkl__secure_opts sec;
     const struct zkl__zapi *zapi; /* NULL: libzookeeper_mt (zkl__zapi_real) */
+    int no_keeper; /* no keeper thread: the embedder calls zkl__keeper_step */
 };
 
 struct zkl__listener {
@@ -239,6 +240,12 @@ void zkl__registry_fork_child(void);
 void zkl__fork_keep_handle(zhandle_t *zh);
 /* The keeper thread's body (lib/session/keeper.c); its argument is the client. */
 void *zkl__keeper_main(void *arg);
+/* One round of the keeper's work (c->mu held; dropped and taken again
+ * meanwhile): 1 when more is at hand now, 0 when it waits for a signal of
+ * c->cv or until *wake (monotonic ns; 0: no time), -1 once the client
+ * closes. The thread loops on it; a client opened without the thread
+ * (zkl__client_opts_set_no_keeper) has its embedder call it instead. */
+int zkl__keeper_step(zkl_client *c, int64_t *wake);
 
 /* Lock objects still open keep a closed client's memory (lib/front/objects.c
  * counts them): the last one to go frees it. */
@@ -258,6 +265,10 @@ watcher_fn zkl__client_watcher_fn(void);
 /* The seam the clients opened with these options use (lib/session/zapi.h):
  * NULL (the default) for libzookeeper_mt. For tests and the simulation. */
 void zkl__client_opts_set_zapi(zkl_client_opts *o, const struct zkl__zapi *z);
+/* Clients opened with these options start no keeper thread: whoever opened
+ * them runs its rounds (zkl__keeper_step), in one thread with everything
+ * else, on the virtual clock (util.h: zkl__set_virtual). For the simulation. */
+void zkl__client_opts_set_no_keeper(zkl_client_opts *o, int on);
 /* Quiet libzookeeper_mt's log, once per process (lib/session/options.c). */
 void zkl__options_log_init(void);
 

@@ -8,6 +8,10 @@
 
 void zkl__random(void *buf, size_t size)
 {
+    if (zkl__virtual != NULL) { /* a simulation's seeded stream */
+        zkl__virtual->random(zkl__virtual->arg, buf, size);
+        return;
+    }
     unsigned char *r = buf;
     size_t got = 0;
     while (got < size) {

@@ -5,8 +5,17 @@
 
 #include "util.h"
 
+const struct zkl__virtual *zkl__virtual;
+
+void zkl__set_virtual(const struct zkl__virtual *v)
+{
+    zkl__virtual = v;
+}
+
 int64_t zkl__now_ns(void)
 {
+    if (zkl__virtual != NULL)
+        return zkl__virtual->now(zkl__virtual->arg);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -46,6 +55,8 @@ int zkl__cond_init(pthread_cond_t *cv)
 
 int zkl__cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline)
 {
+    if (zkl__virtual != NULL)
+        return zkl__virtual->wait(zkl__virtual->arg, cv, mu, deadline);
     if (deadline == ZKL__NO_DEADLINE) {
         pthread_cond_wait(cv, mu);
         return 0;

@@ -43,6 +43,20 @@ long zkl__remaining_ms(long timeout_ms, int64_t deadline, int64_t now);
  * returns 0, or ETIMEDOUT once the deadline has passed. */
 int zkl__cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline);
 int zkl__cond_init(pthread_cond_t *cv);
+/* Virtual time, for a program that runs the library in one thread, every
+ * step chosen by its own scheduler (the simulation, tests/sim/sim_lib.c):
+ * the clock, the waits on it (entered with mu held, which the hook may
+ * release meanwhile; 0, or ETIMEDOUT once the deadline has passed) and the
+ * randomness the library draws, instead of the real ones. Set before any
+ * client opens, NULL again after the last closes; never in production. */
+struct zkl__virtual {
+    int64_t (*now)(void *arg);
+    int (*wait)(void *arg, pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline);
+    void (*random)(void *arg, void *buf, size_t size);
+    void *arg;
+};
+void zkl__set_virtual(const struct zkl__virtual *v);
+extern const struct zkl__virtual *zkl__virtual;
 
 /* ---- the loss rule and the grace (loss.h, loss.c: pure) ------------------------ */
 

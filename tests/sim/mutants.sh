@@ -1,15 +1,19 @@
 #!/bin/sh
-# check-sim-mutants: tests/sim/mutants.sh SIM_LOCKS
+# check-sim-mutants: tests/sim/mutants.sh SIM_LOCKS [SIM_LIB]
 # Each tests/sim/mutants/NN-name.patch brings back one real bug (its
 # "Subject:" line says which). For each, a copy of what sim-locks is built
 # from (lib, recipes, include, tests/sim) is patched with patch -p1, the
 # files the patch changed (and those including a changed header) are
 # compiled, and sim-locks is linked from them ahead of the build's own
-# archives, which give everything else. Each mutant must be found, a
-# violation reported, within SIM_MUTANT_SEEDS schedules (default 500) from
-# seed SIM_SEED (default 1), where the real core (SIM_LOCKS) passes every
-# one of them. A patch that no longer applies or builds fails the run.
-# Ends with "mutants: K of N found"; fails unless every one is found.
+# archives, which give everything else. A patch with a line
+# "Program: sim-lib" is run by sim-lib instead (the real library over the
+# model: tests/sim/sim_lib.c), built the same way. Each mutant must be
+# found, a violation reported, within SIM_MUTANT_SEEDS schedules (default
+# 500) from seed SIM_SEED (default 1), where the real program (SIM_LOCKS,
+# SIM_LIB) passes every one of them. A patch that no longer applies or
+# builds fails the run. SIM_MUTANTS, a pattern, picks some patches by name
+# (default: all). Ends with "mutants: K of N found"; fails unless every one
+# is found.
 #
 # From the Makefile (check-sim-mutants): MUT_SRCDIR (the top source
 # folder), MUT_DIR (a scratch folder), MUT_CC, MUT_CPPFLAGS (with
@@ -21,6 +25,7 @@ seed=${SIM_SEED:-1}
 SIM_MIX=${SIM_MIX:-fixed}
 export SIM_MIX
 real=$1
+real_lib=${2:-}
 top=$MUT_SRCDIR                     # as the flags name it (relative, perhaps)
 src=$(cd "$top" && pwd) || exit 1   # and where the patches are read from anywhere
 work=$MUT_DIR
@@ -32,6 +37,11 @@ run_sim() {
 if ! out=$(run_sim "$real"); then
     printf '%s\n' "$out" | grep '^sim: VIOLATION' | head -n 1
     echo "mutants: the real core fails these schedules: no mutant can be told apart"
+    exit 1
+fi
+if [ -n "$real_lib" ] && ! out=$(run_sim "$real_lib"); then
+    printf '%s\n' "$out" | grep '^sim: VIOLATION' | head -n 1
+    echo "mutants: the real library fails these schedules (sim-lib): no mutant can be told apart"
     exit 1
 fi
 
@@ -75,12 +85,24 @@ mkdir -p "$work" || exit 1
 found=0
 total=0
 broken=0
-for p in "$src"/tests/sim/mutants/*.patch; do
+for p in "$src"/tests/sim/mutants/${SIM_MUTANTS:-*}.patch; do
     [ -f "$p" ] || continue
     total=$((total + 1))
     name=${p##*/}
     name=${name%.patch}
     what=$(sed -n 's/^Subject: *//p' "$p" | head -n 1)
+    # Which program finds it, and what that is built from.
+    prog=sim-locks
+    mains=tests/sim/sim_locks.c
+    if grep -q '^Program: *sim-lib' "$p"; then
+        if [ -z "$real_lib" ]; then
+            broken=$((broken + 1))
+            echo "mutant $name ($what): FAILED: it needs sim-lib, which was not given"
+            continue
+        fi
+        prog=sim-lib
+        mains="tests/sim/sim_lib.c tests/sim/zapi_sim.c"
+    fi
     [ -n "$what" ] || what=$(head -n 1 "$p")
     copy=$work/$name
     mkdir -p "$copy/tests" &&
@@ -107,13 +129,16 @@ for p in "$src"/tests/sim/mutants/*.patch; do
     flags=$(cppflags "$copy")
     objs=
     ok=true
-    for c in tests/sim/sim_locks.c $(to_compile $changed); do
-        # Only what sim-locks links: not the other programs of tests/sim.
-        case $c in
-        tests/sim/check_*.c | tests/sim/diff_*.c | tests/sim/zkproxy.c | tests/sim/sim_speed.c)
+    for c in $mains $(to_compile $changed); do
+        # Only what the program links: not the other programs of tests/sim.
+        case $prog:$c in
+        *:tests/sim/check_*.c | *:tests/sim/diff_*.c | *:tests/sim/zkproxy.c | \
+            *:tests/sim/sim_speed.c | sim-locks:tests/sim/sim_lib.c | \
+            sim-locks:tests/sim/zapi_sim.c | sim-lib:tests/sim/sim_locks.c | \
+            sim-lib:tests/sim/drv_*.c)
             continue
             ;;
-        lib/*.c | recipes/*.c | tests/sim/*.c) ;;
+        *:lib/*.c | *:recipes/*.c | *:tests/sim/*.c) ;;
         *) continue ;;
         esac
         o=$copy/obj/$(echo "$c" | tr / _).o
@@ -129,7 +154,7 @@ for p in "$src"/tests/sim/mutants/*.patch; do
         objs="$objs $o"
     done
     # shellcheck disable=SC2086
-    if $ok && ! log=$($MUT_CC $MUT_CFLAGS $MUT_LDFLAGS -o "$copy/sim-locks" $objs $MUT_LIBS 2>&1)
+    if $ok && ! log=$($MUT_CC $MUT_CFLAGS $MUT_LDFLAGS -o "$copy/$prog" $objs $MUT_LIBS 2>&1)
     then
         ok=false
         echo "mutant $name ($what): FAILED: it does not link:"
@@ -139,7 +164,7 @@ for p in "$src"/tests/sim/mutants/*.patch; do
         broken=$((broken + 1))
         continue
     fi
-    out=$(run_sim "$copy/sim-locks")
+    out=$(run_sim "$copy/$prog")
     line=$(printf '%s\n' "$out" | grep '^sim: VIOLATION' | head -n 1)
     events=$(printf '%s\n' "$out" | sed -n 's/^sim: seed [0-9]*, \([0-9]*\) events,.*/\1/p')
     if [ -n "$line" ]; then

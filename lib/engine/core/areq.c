@@ -149,9 +149,12 @@ static void judge_pending(struct run *x)
             act(x, ZKL__RA_LOOK, NULL, 0, 0);
             return;
         }
-        if (s == 1)
-            return; /* the step waits for an answer */
-        v = s;
+        /* The step waits for an answer (a semaphore's limit read), but
+         * not past the deadline: an answer that never comes (a silent
+         * link) must not hold the result back until the session ends. */
+        if (s == 1 && x->now < r->deadline)
+            return;
+        v = s == 1 ? ZKL_ETIMEDOUT : s;
     }
     if (v == 0 && act(x, ZKL__RA_TAKE, r->n, 0, 0) != 0)
         v = ZKL_ENOMEM;

@@ -1,0 +1,25 @@
+/* The model's zapi (tests/sim/zapi_sim.c): lib/session/zapi.h's table over
+ * the model of ZooKeeper, for real zkl clients in the simulation. One world
+ * at a time, one thread. */
+#ifndef ZAPI_SIM_H
+#define ZAPI_SIM_H
+
+#include "session.h"
+#include "zsim.h"
+
+/* The table, for zkl__client_opts_set_zapi. */
+extern const struct zkl__zapi zapi_sim;
+
+/* Handles made from now on are sessions of world w (forgetting those of
+ * the world before), until zapi_sim_end. */
+void zapi_sim_begin(zsim_world *w);
+void zapi_sim_end(void);
+/* Hand an item the world delivered (zsim_step) to the library: the
+ * completion of its request, or its watchers. */
+void zapi_sim_item(const struct zsim_item *it);
+/* The model's session behind a handle of this table. */
+zsim_session *zapi_sim_session(zhandle_t *zh);
+/* Requests sent whose completion has not been called yet. */
+size_t zapi_sim_pending(void);
+
+#endif
