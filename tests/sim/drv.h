@@ -330,7 +330,7 @@ struct violation {
 };
 enum { V_HOLDERS = 1, V_BASIS, V_TOLD, V_EXPIRED, V_TOKEN, V_TWICE, V_STRAY_LOSS, V_DEADLINE,
        V_ORPHAN, V_RATE, V_LOST_LIVE, V_STUCK, V_LEFT, V_KEPT, V_TABLE, V_LOST_GRANT, V_PROMPT,
-       V_PRED, V_ABSENT, V_SESSION, V_NKINDS };
+       V_PRED, V_ABSENT, V_SESSION, V_SPIN, V_NKINDS };
 extern const char *const violation_names[V_NKINDS];
 
 /* One step of a tape: the seed of the world's choices for it, and a fault

@@ -338,11 +338,19 @@ void aq_timer(struct dreq *r, uint32_t gen)
         aq_timer_at(r, r->cancel_at);
     if (r->delivered_held)
         aq_timer_at(r, r->release_at);
-    else if (r->m.st == ZKL__R_PENDING || r->m.st == ZKL__R_CLEANING)
-        /* past its deadline while its step waits for an answer, it is
-         * looked at again and again (lib/front/async.c's keeper): here
-         * each millisecond, lest virtual time stand still */
+    else if (r->m.st == ZKL__R_PENDING || r->m.st == ZKL__R_CLEANING) {
+        /* Judged at its deadline and still waiting: lib/front/async.c's
+         * keeper would take that deadline for its next wake-up and look
+         * at it again at once, without end (a step's answer that outwaited
+         * the deadline did). Here it is looked at a millisecond later,
+         * lest virtual time stand still. */
+        if (r->m.deadline <= now)
+            drv_violation(c->d, V_SPIN,
+                          "client %d request %d: still %s at its deadline: the keeper would "
+                          "wake for it again at once, without end",
+                          c->ix, id, r->m.st == ZKL__R_PENDING ? "pending" : "cleaning");
         aq_timer_at(r, r->m.deadline > now ? r->m.deadline : now + MS);
+    }
 }
 
 struct dreq *aq_by_id(struct dcl *c, int id)

@@ -48,7 +48,7 @@ const char *const violation_names[V_NKINDS] = {
     [V_RATE] = "rate",         [V_LOST_LIVE] = "lost-live", [V_STUCK] = "stuck",
     [V_LEFT] = "left",         [V_KEPT] = "kept",        [V_TABLE] = "table",
     [V_LOST_GRANT] = "lost-grant", [V_PROMPT] = "prompt", [V_PRED] = "pred",
-    [V_ABSENT] = "absent", [V_SESSION] = "session"};
+    [V_ABSENT] = "absent", [V_SESSION] = "session", [V_SPIN] = "spin"};
 
 static const char *const kind_names[] = {"exclusive", "read", "write", "lease"};
 

@@ -147,9 +147,12 @@ static void judge_pending(struct run *x)
             act(x, ZKL__RA_LOOK, NULL, 0, 0);
             return;
         }
-        if (s == 1)
+        if (s == 1 && x->now < r->deadline)
             return; /* the step waits for an answer */
-        v = s;
+        /* An answer that outwaits the deadline ends the attempt there, as
+         * the blocking call's does (ZKL_ETIMEDOUT): its nodes go now, and
+         * the answer, when it comes, decides nothing. */
+        v = s == 1 ? ZKL_ETIMEDOUT : s;
     }
     if (v == 0 && act(x, ZKL__RA_TAKE, r->n, 0, 0) != 0)
         v = ZKL_ENOMEM;
