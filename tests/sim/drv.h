@@ -262,6 +262,7 @@ struct dcl {
     bool sm_acquiring;
     int64_t rate_sec;
     uint32_t rate_n;
+    uint32_t rate_ups;   /* connections up again in that second */
     uint64_t sent;
     struct dreq *reqs;   /* its live asynchronous requests */
     struct dlatch latch;
@@ -391,6 +392,10 @@ struct drv {
     bool stop;            /* a violation: stop at once */
     uint64_t acquisitions, failures, losses;
     int64_t max_rate;
+    bool swarm_on;        /* the watches world: */
+    int swarm_client;     /* ... the client of the swarm, */
+    int swarm_left;       /* ... its requests still to start, */
+    int64_t swarm_next;   /* ... and when the next one starts */
 };
 
 /* drv_run.c */
@@ -471,6 +476,7 @@ void aq_close_all(struct dcl *c);
 void aq_free_all(struct dcl *c);
 struct dreq *aq_by_id(struct dcl *c, int id);
 struct dreq *aq_start_latch(struct dcl *c);
+struct dreq *aq_start_swarm(struct dcl *c, int kind, long timeout_ms, int64_t hold_ns);
 void aq_free(struct dreq *r);
 
 /* drv_latch.c */
@@ -498,6 +504,7 @@ void check_acquire_end(struct drv *d, struct dcl *c, int64_t started, int64_t bo
                        uint64_t gen, const char *what);
 void check_quiet(struct drv *d, struct dcl *c);
 void check_rate(struct dcl *c);
+void check_rate_up(struct dcl *c);
 void check_prompt(struct drv *d, struct dcl *c, const zkl__cnode *n, int64_t started);
 bool check_stood(const struct dcl *c, int64_t since);
 
@@ -512,5 +519,6 @@ int tape_parse(struct tape *t, const char *text);
 const char *fault_name(int kind);
 int tape_set_mix(const char *spec);
 int32_t tape_cversion_start(const struct tape *t);
+int tape_swarm(const struct tape *t);
 
 #endif

@@ -377,6 +377,12 @@ struct dreq *aq_start_latch(struct dcl *c)
     return start(c, NULL, AQ_LATCH, -1, 0, -1);
 }
 
+/* One of a swarm's requests (the watches world): no worker, no cancel. */
+struct dreq *aq_start_swarm(struct dcl *c, int kind, long timeout_ms, int64_t hold_ns)
+{
+    return start(c, NULL, kind, timeout_ms, hold_ns, -1);
+}
+
 static struct dreq *start(struct dcl *c, struct dwk *w, int kind, long timeout_ms,
                           int64_t hold_ns, int64_t cancel_ns)
 {

@@ -321,6 +321,8 @@ static void lead_stall(struct drv *d, int64_t until)
 static void fault(struct drv *d, const struct tape_step *ts)
 {
     struct dcl *c = d->cl[ts->target % d->nclients];
+    if (ts->fault == F_DROP && d->swarm_on && (ts->target & 0x80))
+        c = d->cl[d->swarm_client]; /* the watches world: its swarm's client */
     zsim_session *s = c && !c->gone ? c->s : NULL;
     int srv = 1 + ts->target % 2;
     int64_t now = zsim_now(d->w);
@@ -433,9 +435,29 @@ static void housekeeping(struct drv *d)
     }
 }
 
+/* The watches world: the swarm's next request, 10 to 30 ms after the one
+ * before (within the checker's rate), on the lock paths of the mutexes and
+ * the read-write lock; one in three waits without a deadline, the others
+ * up to 30 s; each holds up to 400 ms, so that the queues grow. */
+static void swarm(struct drv *d, const struct tape_step *ts)
+{
+    struct dcl *c = d->cl[d->swarm_client];
+    if (d->swarm_left == 0 || zsim_now(d->w) < d->swarm_next || c == NULL || !c->started || c->retiring ||
+        c->closing || d->settling || zsim_now(d->w) < c->paused_until ||
+        zsim_now(d->w) < c->blocked_until)
+        return;
+    static const int kinds[] = {AQ_MUTEX, AQ_BURST, AQ_READ, AQ_WRITE};
+    uint64_t r = drv_mix(ts->seed ^ 0x5a4);
+    long timeout = r % 3 == 0 ? -1 : 1000 + (long)((r >> 8) % 29000);
+    aq_start_swarm(c, kinds[(r >> 40) % 4], timeout, (int64_t)((r >> 48) % 401) * MS);
+    d->swarm_left--;
+    d->swarm_next = zsim_now(d->w) + (int64_t)(10 + (r >> 16) % 21) * MS;
+}
+
 static void step(struct drv *d, const struct tape_step *ts)
 {
     zsim_reseed(d->w, ts->seed);
+    swarm(d, ts);
     if (ts->fault != F_NONE)
         fault(d, ts);
     const struct zsim_item *it;
@@ -580,6 +602,11 @@ int drv_run(const struct tape *t, const struct drv_opts *o, struct violation *v,
     cfg.latency_ns = 2 * MS;
     cfg.outsider_root = "/l";
     cfg.cversion_start = tape_cversion_start(t);
+    d->swarm_left = tape_swarm(t);
+    d->swarm_client = (int)(drv_mix(t->seed ^ 0x3b1) % DRV_CLIENTS);
+    d->swarm_on = d->swarm_left > 0;
+    if (d->swarm_on)
+        cfg.max_buffer = 8 * 1024;
     if (zsim_world_new(&cfg, &d->w) != ZSIM_OK)
         abort();
     zsim_on_change(d->w, check_change, d);
@@ -590,6 +617,9 @@ int drv_run(const struct tape *t, const struct drv_opts *o, struct violation *v,
                          &ZSIM_OPEN_ACL_UNSAFE, ZSIM_PERSISTENT, NULL, 0);
     if (cfg.cversion_start != 0)
         drv_trace(d, "world: every new node's sequence starts at %d", (int)cfg.cversion_start);
+    if (d->swarm_left > 0)
+        drv_trace(d, "world: client %d starts a swarm of %d requests; jute.maxbuffer %d",
+                  d->swarm_client, d->swarm_left, (int)cfg.max_buffer);
     d->nclients = DRV_CLIENTS;
     for (int i = 0; i < d->nclients; i++)
         d->cl[i] = drv_client_new(d, i);
