@@ -262,7 +262,8 @@ struct dcl {
     bool sm_acquiring;
     int64_t rate_sec;
     uint32_t rate_n;
-    uint32_t rate_ups;   /* connections up again in that second */
+    uint32_t rate_ups;   /* connections up again in that second, */
+    uint32_t rate_allow; /* ... and the requests they allow besides */
     uint64_t sent;
     struct dreq *reqs;   /* its live asynchronous requests */
     struct dlatch latch;

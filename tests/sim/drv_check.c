@@ -309,6 +309,7 @@ static void rate_second(struct dcl *c)
         c->rate_sec = sec;
         c->rate_n = 0;
         c->rate_ups = 0;
+        c->rate_allow = 0;
     }
 }
 
@@ -319,13 +320,19 @@ static void count_live(zkl__cnode *n, void *arg)
 }
 
 /* The connection up again: each of the client's nodes may look at its own
- * node once more (a reconnection's missed events), which a client of
- * hundreds of waiters whose connection breaks again and again does at
- * each: proportional work, no loop. */
+ * node once more (a reconnection's missed events) and send again what the
+ * lost connection failed (its create, listing, sync or delete), and the
+ * keeper a keepalive: a client of hundreds of waiters whose connection
+ * breaks again at once (a setWatches over the servers' limit) does that
+ * at each reconnection, proportional work and no loop, until the loss
+ * rule gives the session up. */
 void check_rate_up(struct dcl *c)
 {
     rate_second(c);
+    uint32_t nodes = 0;
+    zkl__core_each(c->core, count_live, &nodes);
     c->rate_ups++;
+    c->rate_allow += 2 * nodes + 4;
 }
 
 void check_rate(struct dcl *c)
@@ -333,17 +340,12 @@ void check_rate(struct dcl *c)
     rate_second(c);
     if (++c->rate_n > c->d->max_rate)
         c->d->max_rate = c->rate_n;
-    if (c->rate_n <= RATE_MAX || c->rate_n % 64 != 1)
-        return;
-    uint32_t nodes = 0;
-    if (c->rate_ups > 0)
-        zkl__core_each(c->core, count_live, &nodes);
-    uint32_t bound = RATE_MAX + c->rate_ups * nodes;
-    if (c->rate_n > bound && c->rate_n - 64 <= bound)
+    if (c->rate_n == RATE_MAX + c->rate_allow + 1)
         drv_violation(c->d, V_RATE,
                       "client %d: more than %u requests in virtual second %lld (%d, and %u for "
-                      "each of its %u connections up again)",
-                      c->ix, bound, (long long)c->rate_sec, RATE_MAX, nodes, c->rate_ups);
+                      "its nodes at %u connections up again)",
+                      c->ix, RATE_MAX + c->rate_allow, (long long)c->rate_sec, RATE_MAX,
+                      c->rate_allow, c->rate_ups);
 }
 
 /* ---- at every step ---------------------------------------------------------------------- */
