@@ -493,6 +493,14 @@ static bool settled(struct drv *d, char *why, size_t size)
         const struct dcl *c = d->cl[i];
         if (c == NULL)
             continue;
+        /* A process that stood still has yet to hear what happened
+         * meanwhile: its session's expiry, say, which its latch acts on. */
+        if (zsim_now(d->w) <= c->paused_until || zsim_now(d->w) <= c->blocked_until ||
+            (drv_connected(c) && c->s != NULL && !zsim_session_alive(c->s))) {
+            snprintf(why, size, "client %d: its process stood still, or its session ended unheard",
+                     c->ix);
+            return false;
+        }
         for (int k = 0; k < c->nwk; k++)
             if (c->wk[k].busy) {
                 snprintf(why, size, "client %d worker %d still in its %s (phase %d)", c->ix, k,
