@@ -386,6 +386,7 @@ struct drv {
     struct dhold *ended;   /* and those that ended */
     int64_t max_excl[NPATHS]; /* tokens: the largest exclusive one granted */
     int64_t lead_back;        /* when the leader's last stall (election, pause, slowness) ends */
+    int64_t lead_back_was;    /* ... and the one before, when the last began after it ended */
     struct sinfo *sess;    /* by the world's session index */
     size_t nsess;
     struct violation v;

@@ -290,8 +290,9 @@ void check_prompt(struct drv *d, struct dcl *c, const zkl__cnode *n, int64_t sta
     /* a silent link that came back meanwhile, or a leader that answers
      * again, was heard: the client's two thirds of silence start again */
     int64_t from = c->link_back > started ? c->link_back : started;
-    if (d->lead_back > from && d->lead_back <= now_of(d))
-        from = d->lead_back;
+    int64_t back = d->lead_back <= now_of(d) ? d->lead_back : d->lead_back_was;
+    if (back > from)
+        from = back;
     int64_t took = now_of(d) - from;
     int64_t bound = 2 * (int64_t)t * MS / 3 + PROMPT_SLACK;
     if (n->patience != ZKL__P_DEADLINE && took > bound && !check_stood(c, started))

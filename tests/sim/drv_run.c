@@ -314,8 +314,11 @@ static void dispatch(struct drv *d, const struct zsim_item *it)
 
 static void lead_stall(struct drv *d, int64_t until)
 {
-    if (until > d->lead_back)
-        d->lead_back = until;
+    if (until <= d->lead_back)
+        return;
+    if (d->lead_back <= zsim_now(d->w)) /* ended: a try once's silence counts from it */
+        d->lead_back_was = d->lead_back;
+    d->lead_back = until;
 }
 
 static void fault(struct drv *d, const struct tape_step *ts)
