@@ -1,10 +1,10 @@
 /* What only one recipe's asynchronous acquire does, against a real
  * ZooKeeper (what they all do alike: check_async). The counting semaphore:
  * n leases at once, waiting behind a full semaphore, a limit recorded
- * differently, hundreds of requests over a small limit with the limit
- * checked. The multi-lock: mixed and nested members, all or nothing on
- * timeout and cancel, the refused user lock, the cancellable blocking
- * acquire. The read-write lock and the semaphore-mutex: readers share, a
+ * differently, a limit's write answered after the deadline, hundreds of
+ * requests over a small limit with the limit checked. The multi-lock:
+ * mixed and nested members, all or nothing on timeout and cancel, the
+ * refused user lock, the cancellable blocking acquire. The read-write lock and the semaphore-mutex: readers share, a
  * writer waits, an object's own hold and its requests exclude each other.
  * The mutex: thousands of requests on one client (distinct paths, and one
  * path with mutual exclusion checked); the client's calls with bad
@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "async_recipes.h"
+#include "session.h" /* the seam: struct zkl__zapi */
 
 
 static void wait_kids_at_least(const char *path, int want)
@@ -118,6 +119,95 @@ START_TEST(test_semaphore_limit_mismatch_leaves_nothing)
     zkl_request_free(rb);
 }
 END_TEST
+/* The limit's conditional write, its answer held back by the test: the
+ * seam below the session passes the write on and keeps the answer until
+ * the test lets it through. */
+static struct {
+    pthread_mutex_t mu;
+    const char *path;
+    stat_completion_t done;
+    const void *data;
+    bool answered; /* the server's answer came (kept, not passed on) */
+    int rc;
+    struct Stat st;
+} late = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void late_answer(int rc, const struct Stat *st, const void *data)
+{
+    (void)data;
+    pthread_mutex_lock(&late.mu);
+    late.rc = rc;
+    if (st != NULL)
+        late.st = *st;
+    late.answered = true;
+    pthread_mutex_unlock(&late.mu);
+}
+
+static int late_aset(zhandle_t *zh, const char *path, const char *buffer, int buflen, int version,
+                     stat_completion_t done, const void *data)
+{
+    pthread_mutex_lock(&late.mu);
+    bool hold = late.path != NULL && strcmp(path, late.path) == 0 && late.done == NULL;
+    if (hold) {
+        late.done = done;
+        late.data = data;
+    }
+    pthread_mutex_unlock(&late.mu);
+    return zkl__zapi_real.aset(zh, path, buffer, buflen, version, hold ? late_answer : done,
+                               hold ? NULL : data);
+}
+
+static bool late_came(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&late.mu);
+    bool came = late.answered;
+    pthread_mutex_unlock(&late.mu);
+    return came;
+}
+
+/* A request's deadline binds the recipe's steps too: a gate that holds
+ * while the limit's write waits for its answer ends at the deadline,
+ * ZKL_ETIMEDOUT, its gate node deleted, whenever that answer comes. */
+START_TEST(test_semaphore_limit_answer_late_times_out_at_the_deadline)
+{
+    char *p = tu_test_path("sem-late");
+    tu_mkdirs(tu_fixture_zk, tu_fixture_root);
+    /* there, without a limit: the acquire writes it */
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, p, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
+                     ZOK);
+    struct zkl__zapi z = zkl__zapi_real;
+    z.aset = late_aset;
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    zkl__client_opts_set_zapi(o, &z);
+    zkl_client *c;
+    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, o, &c), 0);
+    zkl_client_opts_free(o);
+    late.path = p;
+    zkl_semaphore *s;
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 3, &s), 0);
+    struct res a;
+    res_init(&a);
+    zkl_request *ra;
+    ck_assert_int_eq(zkl_semaphore_acquire_async(s, 3000, on_done, &a, &ra), 0);
+    ck_assert_msg(tu_wait_until(late_came, NULL, PROMPT_MS), "no limit written");
+    ck_assert_int_eq(wait_result(&a), ZKL_ETIMEDOUT); /* the answer still held */
+    wait_kids(p, 0);
+    limit_is(p, "max_leases=3");
+    pthread_mutex_lock(&late.mu);
+    stat_completion_t done = late.done;
+    late.done = NULL;
+    late.path = NULL;
+    pthread_mutex_unlock(&late.mu);
+    done(late.rc, &late.st, late.data); /* the dropped step hears it, alone */
+    ck_assert_int_eq(calls_of(&a), 1);
+    zkl_request_free(ra);
+    zkl_semaphore_free(s);
+    zkl_client_close(c);
+}
+END_TEST
+
 /* ---- many requests over a small limit ------------------------------------ */
 
 /* Under valgrind a fifth: memcheck looks for memory errors, not scale. */
@@ -868,6 +958,7 @@ int main(void)
     const TTest *tests[] = {
         test_semaphore_grant_many_then_wait_behind_full,
         test_semaphore_limit_mismatch_leaves_nothing,
+        test_semaphore_limit_answer_late_times_out_at_the_deadline,
         test_semaphore_hundreds_of_requests_never_exceed_the_limit,
         test_multilock_grant_mixed_members_then_release,
         test_multilock_all_or_nothing_on_timeout_and_cancel,

@@ -214,14 +214,15 @@ static const core_case cases[] = {
                  "rlook R\n"
                  "expect R:step:A\n"
                  "rstate R PENDING\n"},
-    {"a step still waiting for its answer at the deadline fails the request",
-     CORE_HELD_A "request R on A deadline=100 steps\n"
+    {"a step whose answer outwaits the deadline times out there, its node deleted",
+     CORE_HELD_A "request R on A deadline=1000 steps\n"
                  "step R wait\n"
                  "rlook R\n"
                  "expect R:step:A\n"
-                 "wait 100\n"
+                 "wait 1000\n"
                  "rlook R\n"
                  "expect R:step:A R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
+                 "rstate R CLEANING\n"
                  "rresult R ETIMEDOUT\n"},
     {"a step that fails fails the request, its node deleted",
      CORE_HELD_A "request R on A deadline=1000 steps\n"

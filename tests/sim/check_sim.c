@@ -10,6 +10,9 @@
 
 #include "sim.h"
 
+/* The driver's checker (drv.h, whose names clash with the model's). */
+long long latch_seq_of(const char *name);
+
 /* ---- helpers ------------------------------------------------------------ */
 
 static zsim_world *mkworld(int servers, uint64_t seed)
@@ -489,14 +492,21 @@ START_TEST(test_an_empty_container_goes_once_it_had_a_child)
 }
 END_TEST
 
-START_TEST(test_a_request_over_the_size_limit_closes_the_connection)
+/* One server whose jute.maxbuffer is max_buffer. */
+static zsim_world *limited_world(int max_buffer)
 {
     struct zsim_config c;
     zsim_config_default(&c);
     c.servers = 1;
-    c.max_buffer = 1000;
+    c.max_buffer = max_buffer;
     zsim_world *w;
-    zsim_world_new(&c, &w);
+    ck_assert_int_eq(zsim_world_new(&c, &w), ZSIM_OK);
+    return w;
+}
+
+START_TEST(test_a_request_over_the_size_limit_closes_the_connection)
+{
+    zsim_world *w = limited_world(1000);
     zsim_session *s = connect_to(w, 0, 10000, 1);
     /* header 8 + path 4+3 + data 4+n + ACL 27 + flags 4 */
     int fits = 1000 - (8 + 7 + 4 + 27 + 4);
@@ -521,6 +531,49 @@ START_TEST(test_a_request_over_the_size_limit_closes_the_connection)
 }
 END_TEST
 
+/* The items up to the answer tagged `tag`: its code, and how many times
+ * the session connected meanwhile. */
+static int answer_after_connects(zsim_world *w, zsim_session *s, uint64_t tag, int *connects)
+{
+    *connects = 0;
+    for (;;) {
+        const struct zsim_item *it = next_item(w, s);
+        if (it->kind == ZSIM_SESSION && it->state == ZSIM_CONNECTED_STATE)
+            ++*connects;
+        if (it->kind == ZSIM_ANSWER && it->tag == tag)
+            return it->rc;
+    }
+}
+
+START_TEST(test_watches_set_again_over_the_size_limit_close_every_connection)
+{
+    zsim_world *w = limited_world(200);
+    zsim_session *s = connect_to(w, 0, 10000, 1);
+    /* header 8, zxid 8, three counts 12, and 4 + 39 for each path: 200 */
+    char path[4][48];
+    for (int i = 0; i < 4; i++) {
+        snprintf(path[i], sizeof path[i], "/%038d", i);
+        ck_assert_int_eq(call_rc(w, s, zsim_aexists(s, path[i], 7, 1 + (uint64_t)i), 1 + (uint64_t)i),
+                         ZSIM_NONODE);
+    }
+    zsim_drop(s, 0, 0);
+    int connects;
+    ck_assert_int_eq(zsim_async(s, "/", 10), ZSIM_OK);
+    ck_assert_int_eq(answer_after_connects(w, s, 10, &connects), ZSIM_OK);
+    ck_assert_int_eq(connects, 1);
+    /* One more watch, of 4 + 1: the next setWatches is over the limit,
+     * and every connection closes on it, the requests behind it lost. */
+    ck_assert_int_eq(call_rc(w, s, zsim_aexists(s, "/x", 7, 11), 11), ZSIM_NONODE);
+    zsim_drop(s, 0, 0);
+    for (uint64_t tag = 20; tag < 23; tag++) {
+        ck_assert_int_eq(zsim_async(s, "/", tag), ZSIM_OK);
+        ck_assert_int_eq(answer_after_connects(w, s, tag, &connects), ZSIM_CONNECTIONLOSS);
+    }
+    ck_assert(zsim_session_alive(s)); /* each connection touches it */
+    zsim_world_free(w);
+}
+END_TEST
+
 START_TEST(test_an_answer_over_a_clients_limit_breaks_its_connection)
 {
     struct zsim_config c;
@@ -537,6 +590,19 @@ START_TEST(test_an_answer_over_a_clients_limit_breaks_its_connection)
     session_event(w, s, ZSIM_CONNECTING_STATE);
     ck_assert_int_eq(answer(w, s, 1)->rc, ZSIM_CONNECTIONLOSS);
     zsim_world_free(w);
+}
+END_TEST
+
+/* The checker's order of latch nodes (pred, absent): a name past the
+ * sequence's 32-bit wrap is no sequence, its last ten digits though they
+ * are: "latch--2147483644" sorts before "latch-2147483643". */
+START_TEST(test_the_checker_reads_no_sequence_in_a_name_past_the_wrap)
+{
+    ck_assert_int_eq(latch_seq_of("_c_u-latch-2147483646"), 2147483646);
+    ck_assert_int_eq(latch_seq_of("_c_u-latch-0000000007"), 7);
+    ck_assert_int_eq(latch_seq_of("_c_u-latch--2147483644"), -1);
+    ck_assert_int_eq(latch_seq_of("_c_u-latch--999999999"), -1);
+    ck_assert_int_eq(latch_seq_of("latch"), -1);
 }
 END_TEST
 
@@ -1119,6 +1185,8 @@ static Suite *sim_suite(void)
     tc = tcase_create("servers");
     tcase_add_test(tc, test_a_follower_lags_and_a_sync_catches_it_up);
     tcase_add_test(tc, test_a_request_over_the_size_limit_closes_the_connection);
+    tcase_add_test(tc, test_watches_set_again_over_the_size_limit_close_every_connection);
+    tcase_add_test(tc, test_the_checker_reads_no_sequence_in_a_name_past_the_wrap);
     tcase_add_test(tc, test_an_answer_over_a_clients_limit_breaks_its_connection);
     tcase_add_test(tc, test_a_follower_cut_from_the_leader_serves_stale_reads_until_sync_limit);
     tcase_add_test(tc, test_a_followers_pings_keep_a_session_alive_through_the_leader);

@@ -374,6 +374,33 @@ static void sc_reconnect(struct be *b)
     barrier(b, 2);
 }
 
+/* The C client sets every watch again in one setWatches: past
+ * jute.maxbuffer (here a thousand exists watches on paths of a thousand
+ * bytes), the server closes each reconnection as it reads its length,
+ * and the requests behind it fail; the session lives on. */
+static void sc_setwatches_limit(struct be *b)
+{
+    open_session(b, 0, 10000, true);
+    static char path[1001];
+    size_t r = strlen(root);
+    ck_assert_uint_lt(r, 900);
+    memcpy(path, root, r);
+    memset(path + r, 'w', 1000 - r);
+    path[r] = '/';
+    for (int i = 0; i < 1048; i++) { /* 8 + 8 + 3 * 4 + 1048 * (4 + 1000) */
+        for (int k = 0, v = i; k < 4; k++, v /= 10)
+            path[999 - k] = (char)('0' + v % 10);
+        DO(b, 0, 100 + (uint64_t)i, b->ops->exists(b, 0, path, 97, 100 + (uint64_t)i));
+    }
+    /* what follows, as often as the connection breaks: which lines */
+    mark(b, 0, "[");
+    b->ops->reset(b, 0);
+    for (uint64_t tag = 20; tag < 22; tag++) {
+        refused(b, 0, tag, b->ops->sync(b, 0, "/", tag));
+        await_answer(b, 0, tag);
+    }
+}
+
 /* jute.maxbuffer: a request of exactly the servers' limit is taken, one
  * byte more closes the connection. */
 static void sc_size_limit(struct be *b)
@@ -572,6 +599,7 @@ DIFF_TEST(test_a_session_close_agrees, sc_close)
 DIFF_TEST(test_a_session_expiry_agrees, sc_expiry)
 DIFF_TEST(test_a_lost_answer_and_watches_set_again_agree, sc_reconnect)
 DIFF_TEST(test_the_request_size_limit_agrees, sc_size_limit)
+DIFF_TEST(test_watches_set_again_over_the_size_limit_agree, sc_setwatches_limit)
 DIFF_TEST(test_acl_refusals_agree, sc_acls)
 
 int main(void)
@@ -592,6 +620,7 @@ int main(void)
     tcase_add_test(tc, test_a_session_expiry_agrees);
     tcase_add_test(tc, test_a_lost_answer_and_watches_set_again_agree);
     tcase_add_test(tc, test_the_request_size_limit_agrees);
+    tcase_add_test(tc, test_watches_set_again_over_the_size_limit_agree);
     tcase_add_test(tc, test_acl_refusals_agree);
     suite_add_tcase(s, tc);
     return tu_run(s);

@@ -83,6 +83,26 @@ static void attempt_failed(zsim_session *s, int rc)
     attempt_start(s, s->next_srv == 0);
 }
 
+/* The size of the setWatches the C client sends (send_set_watches): all of
+ * its watches in one request, whatever their number: the header, the last
+ * zxid, and the paths of its three tables (a path in two tables counts
+ * twice). Over the servers' jute.maxbuffer, it closes the connection as
+ * any request does (server_take), on every reconnection. */
+static int64_t setwatches_size(const zsim_session *s)
+{
+    int64_t n = 8 + 8 + 3 * 4;
+    PTAB_EACH(&s->cw.map, i)
+    {
+        const struct cwentry *ce = s->cw.map.tab[i].p;
+        unsigned bits = 0;
+        for (int j = 0; j < ce->n; j++)
+            bits |= ce->v[j].bits;
+        int tables = !!(bits & CW_NODE) + !!(bits & CW_EXIST) + !!(bits & CW_CHILD);
+        n += tables * (4 + (int64_t)strlen(ce->path));
+    }
+    return n;
+}
+
 static void connected(zsim_session *s, int srv)
 {
     zsim_world *w = s->w;
@@ -115,7 +135,10 @@ static void connected(zsim_session *s, int srv)
     if (s->cw.map.count > 0) {
         struct req *r = req_new(REQ_SETWATCHES, 0);
         r->zxid = s->last_zxid;
-        r->size = req_size(r);
+        r->size = setwatches_size(s);
+        r->oversize = r->size > w->cfg.max_buffer;
+        sim_trace(w, "session %d sends its watches again: %lld bytes%s", s->ix, (long long)r->size,
+                  r->oversize ? ", over the size limit" : "");
         r->next = s->rq_head;
         s->rq_head = r;
         if (s->rq_tail == NULL)

@@ -222,6 +222,20 @@ void diff_normalize(struct be *b, struct diff_lines out[DIFF_SESSIONS])
         /* the server leaves these runs in any order: sort them */
         for (int i = 0; i < n;) {
             int j = i + 1;
+            if (strcmp(out[s].v[i], "M [") == 0) {
+                /* a run repeated as often as time allows (a connection
+                 * that breaks again at once), to the end: which lines */
+                qsort(out[s].v + i + 1, (size_t)(n - i - 1), sizeof *out[s].v, str_cmp);
+                int kept = i + 1;
+                for (int m = i + 1; m < n; m++) {
+                    if (kept > i + 1 && strcmp(out[s].v[kept - 1], out[s].v[m]) == 0)
+                        free(out[s].v[m]);
+                    else
+                        out[s].v[kept++] = out[s].v[m];
+                }
+                out[s].n = n = kept;
+                break;
+            }
             if (strcmp(out[s].v[i], "M {") == 0) {
                 while (j < n && strcmp(out[s].v[j], "M }") != 0)
                     j++;

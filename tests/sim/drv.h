@@ -262,6 +262,8 @@ struct dcl {
     bool sm_acquiring;
     int64_t rate_sec;
     uint32_t rate_n;
+    uint32_t rate_ups;   /* connections up again in that second, */
+    uint32_t rate_allow; /* ... and the requests they allow besides */
     uint64_t sent;
     struct dreq *reqs;   /* its live asynchronous requests */
     struct dlatch latch;
@@ -332,7 +334,7 @@ struct violation {
 };
 enum { V_HOLDERS = 1, V_BASIS, V_TOLD, V_EXPIRED, V_TOKEN, V_TWICE, V_STRAY_LOSS, V_DEADLINE,
        V_ORPHAN, V_RATE, V_LOST_LIVE, V_STUCK, V_LEFT, V_KEPT, V_TABLE, V_LOST_GRANT, V_PROMPT,
-       V_PRED, V_ABSENT, V_SESSION, V_NKINDS };
+       V_PRED, V_ABSENT, V_SESSION, V_SPIN, V_NKINDS };
 extern const char *const violation_names[V_NKINDS];
 
 /* One step of a tape: the seed of the world's choices for it, and a fault
@@ -386,6 +388,7 @@ struct drv {
     struct dhold *ended;   /* and those that ended */
     int64_t max_excl[NPATHS]; /* tokens: the largest exclusive one granted */
     int64_t lead_back;        /* when the leader's last stall (election, pause, slowness) ends */
+    int64_t lead_back_was;    /* ... and the one before, when the last began after it ended */
     struct sinfo *sess;    /* by the world's session index */
     size_t nsess;
     struct violation v;
@@ -393,6 +396,10 @@ struct drv {
     bool stop;            /* a violation: stop at once */
     uint64_t acquisitions, failures, losses;
     int64_t max_rate;
+    bool swarm_on;        /* the watches world: */
+    int swarm_client;     /* ... the client of the swarm, */
+    int swarm_left;       /* ... its requests still to start, */
+    int64_t swarm_next;   /* ... and when the next one starts */
 };
 
 /* drv_run.c */
@@ -473,6 +480,7 @@ void aq_close_all(struct dcl *c);
 void aq_free_all(struct dcl *c);
 struct dreq *aq_by_id(struct dcl *c, int id);
 struct dreq *aq_start_latch(struct dcl *c);
+struct dreq *aq_start_swarm(struct dcl *c, int kind, long timeout_ms, int64_t hold_ns);
 void aq_free(struct dreq *r);
 
 /* drv_latch.c */
@@ -485,6 +493,7 @@ bool latch_node_settled(const struct dcl *c, const dnode *n);
 bool latch_settled(const struct dcl *c, char *why, size_t size);
 bool latch_takes_part(const struct dcl *c, const char *name);
 void latch_check_ahead(struct drv *d, const dnode *n, const char *ahead);
+long long latch_seq_of(const char *name);
 void latch_check_quiet(struct drv *d);
 
 /* drv_check.c */
@@ -500,6 +509,7 @@ void check_acquire_end(struct drv *d, struct dcl *c, int64_t started, int64_t bo
                        uint64_t gen, const char *what);
 void check_quiet(struct drv *d, struct dcl *c);
 void check_rate(struct dcl *c);
+void check_rate_up(struct dcl *c);
 void check_prompt(struct drv *d, struct dcl *c, const zkl__cnode *n, int64_t started);
 bool check_stood(const struct dcl *c, int64_t since);
 
@@ -516,5 +526,6 @@ int tape_set_mix(const char *spec);
 int32_t tape_cversion_start(const struct tape *t);
 void drv_unheard_sent(struct dcl *c);
 int64_t tape_ping_phase(const struct tape *t, int64_t half_tick);
+int tape_swarm(const struct tape *t);
 
 #endif

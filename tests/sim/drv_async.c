@@ -338,11 +338,19 @@ void aq_timer(struct dreq *r, uint32_t gen)
         aq_timer_at(r, r->cancel_at);
     if (r->delivered_held)
         aq_timer_at(r, r->release_at);
-    else if (r->m.st == ZKL__R_PENDING || r->m.st == ZKL__R_CLEANING)
-        /* past its deadline while its step waits for an answer, it is
-         * looked at again and again (lib/front/async.c's keeper): here
-         * each millisecond, lest virtual time stand still */
+    else if (r->m.st == ZKL__R_PENDING || r->m.st == ZKL__R_CLEANING) {
+        /* Judged at its deadline and still waiting: lib/front/async.c's
+         * keeper would take that deadline for its next wake-up and look
+         * at it again at once, without end (a step's answer that outwaited
+         * the deadline did). Here it is looked at a millisecond later,
+         * lest virtual time stand still. */
+        if (r->m.deadline <= now)
+            drv_violation(c->d, V_SPIN,
+                          "client %d request %d: still %s at its deadline: the keeper would "
+                          "wake for it again at once, without end",
+                          c->ix, id, r->m.st == ZKL__R_PENDING ? "pending" : "cleaning");
         aq_timer_at(r, r->m.deadline > now ? r->m.deadline : now + MS);
+    }
 }
 
 struct dreq *aq_by_id(struct dcl *c, int id)
@@ -367,6 +375,12 @@ struct dreq *aq_start(struct dwk *w, int kind, long timeout_ms, int64_t hold_ns,
 struct dreq *aq_start_latch(struct dcl *c)
 {
     return start(c, NULL, AQ_LATCH, -1, 0, -1);
+}
+
+/* One of a swarm's requests (the watches world): no worker, no cancel. */
+struct dreq *aq_start_swarm(struct dcl *c, int kind, long timeout_ms, int64_t hold_ns)
+{
+    return start(c, NULL, kind, timeout_ms, hold_ns, -1);
 }
 
 static struct dreq *start(struct dcl *c, struct dwk *w, int kind, long timeout_ms,

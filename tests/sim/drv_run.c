@@ -316,8 +316,11 @@ static void dispatch(struct drv *d, const struct zsim_item *it)
 
 static void lead_stall(struct drv *d, int64_t until)
 {
-    if (until > d->lead_back)
-        d->lead_back = until;
+    if (until <= d->lead_back)
+        return;
+    if (d->lead_back <= zsim_now(d->w)) /* ended: a try once's silence counts from it */
+        d->lead_back_was = d->lead_back;
+    d->lead_back = until;
 }
 
 /* The keeper's ticks come late by ns until `until`: no less late than
@@ -390,6 +393,8 @@ void drv_unheard_sent(struct dcl *c)
 static void fault(struct drv *d, const struct tape_step *ts)
 {
     struct dcl *c = d->cl[ts->target % d->nclients];
+    if (ts->fault == F_DROP && d->swarm_on && (ts->target & 0x80))
+        c = d->cl[d->swarm_client]; /* the watches world: its swarm's client */
     zsim_session *s = c && !c->gone ? c->s : NULL;
     int srv = 1 + ts->target % 2;
     int64_t now = zsim_now(d->w);
@@ -504,9 +509,29 @@ static void housekeeping(struct drv *d)
     }
 }
 
+/* The watches world: the swarm's next request, 10 to 30 ms after the one
+ * before (within the checker's rate), on the lock paths of the mutexes and
+ * the read-write lock; one in three waits without a deadline, the others
+ * up to 30 s; each holds up to 400 ms, so that the queues grow. */
+static void swarm(struct drv *d, const struct tape_step *ts)
+{
+    struct dcl *c = d->cl[d->swarm_client];
+    if (d->swarm_left == 0 || zsim_now(d->w) < d->swarm_next || c == NULL || !c->started || c->retiring ||
+        c->closing || d->settling || zsim_now(d->w) < c->paused_until ||
+        zsim_now(d->w) < c->blocked_until)
+        return;
+    static const int kinds[] = {AQ_MUTEX, AQ_BURST, AQ_READ, AQ_WRITE};
+    uint64_t r = drv_mix(ts->seed ^ 0x5a4);
+    long timeout = r % 3 == 0 ? -1 : 1000 + (long)((r >> 8) % 29000);
+    aq_start_swarm(c, kinds[(r >> 40) % 4], timeout, (int64_t)((r >> 48) % 401) * MS);
+    d->swarm_left--;
+    d->swarm_next = zsim_now(d->w) + (int64_t)(10 + (r >> 16) % 21) * MS;
+}
+
 static void step(struct drv *d, const struct tape_step *ts)
 {
     zsim_reseed(d->w, ts->seed);
+    swarm(d, ts);
     if (ts->fault != F_NONE)
         fault(d, ts);
     const struct zsim_item *it;
@@ -543,10 +568,12 @@ static bool settled(struct drv *d, char *why, size_t size)
         const struct dcl *c = d->cl[i];
         if (c == NULL)
             continue;
-        if (zsim_now(d->w) < c->paused_until || zsim_now(d->w) < c->blocked_until ||
-            (c->s != NULL && drv_connected(c) && !zsim_session_alive(c->s))) {
-            /* it believes what it last heard: the news of its session waits */
-            snprintf(why, size, "client %d: the news of its session is on its way", c->ix);
+        /* A process that stood still has yet to hear what happened
+         * meanwhile: its session's expiry, say, which its latch acts on. */
+        if (zsim_now(d->w) <= c->paused_until || zsim_now(d->w) <= c->blocked_until ||
+            (drv_connected(c) && c->s != NULL && !zsim_session_alive(c->s))) {
+            snprintf(why, size, "client %d: its process stood still, or its session ended unheard",
+                     c->ix);
             return false;
         }
         for (int k = 0; k < c->nwk; k++)
@@ -659,6 +686,11 @@ int drv_run(const struct tape *t, const struct drv_opts *o, struct violation *v,
     cfg.outsider_root = "/l";
     cfg.cversion_start = tape_cversion_start(t);
     cfg.ping_phase_ns = tape_ping_phase(t, cfg.tick_ns / 2);
+    d->swarm_left = tape_swarm(t);
+    d->swarm_client = (int)(drv_mix(t->seed ^ 0x3b1) % DRV_CLIENTS);
+    d->swarm_on = d->swarm_left > 0;
+    if (d->swarm_on)
+        cfg.max_buffer = 8 * 1024;
     if (zsim_world_new(&cfg, &d->w) != ZSIM_OK)
         abort();
     zsim_on_change(d->w, check_change, d);
@@ -669,6 +701,9 @@ int drv_run(const struct tape *t, const struct drv_opts *o, struct violation *v,
                          &ZSIM_OPEN_ACL_UNSAFE, ZSIM_PERSISTENT, NULL, 0);
     if (cfg.cversion_start != 0)
         drv_trace(d, "world: every new node's sequence starts at %d", (int)cfg.cversion_start);
+    if (d->swarm_left > 0)
+        drv_trace(d, "world: client %d starts a swarm of %d requests; jute.maxbuffer %d",
+                  d->swarm_client, d->swarm_left, (int)cfg.max_buffer);
     d->nclients = DRV_CLIENTS;
     for (int i = 0; i < d->nclients; i++)
         d->cl[i] = drv_client_new(d, i);

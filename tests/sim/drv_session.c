@@ -95,6 +95,7 @@ void drv_session_event(struct dcl *c, zsim_session *s, int state)
                                                         : ZKL_STATE_CONNECTED;
         }
         c->ka_next = 0; /* a keepalive at once */
+        check_rate_up(c);
         drv_trace(c->d, "client %d: %s, session %d (gen %llu)", c->ix,
                   c->state == ZKL_STATE_CONNECTED ? "connected" : "reconnected",
                   zsim_session_index(s), (unsigned long long)c->gen);

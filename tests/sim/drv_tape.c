@@ -81,6 +81,27 @@ int32_t tape_cversion_start(const struct tape *t)
     return INT32_MAX - (int32_t)(drv_mix(t->seed ^ 0x3aa) % 100);
 }
 
+/* The watches world, an eighth of the drawn schedules (the corpus's drawn
+ * seeds are not among them): one client starts a swarm of 150 to 450
+ * asynchronous acquires, 10 to 30 ms apart, so that a reconnection
+ * sends hundreds of its watches again in one setWatches, against servers
+ * whose jute.maxbuffer is 8 KiB: a stand-in, at the simulation's scale,
+ * for the thousands of watches that fill the default 1 MiB. Connections
+ * drop 1,500 times more per million steps, half of the drops the swarm's
+ * client's. */
+static bool swarm_world(uint64_t seed)
+{
+    return drawn && drv_mix(seed ^ 0x3ae) % 8 == 0;
+}
+
+/* The swarm's size, or 0. */
+int tape_swarm(const struct tape *t)
+{
+    if (!swarm_world(t->seed))
+        return 0;
+    return 150 + (int)(drv_mix(t->seed ^ 0x3b0) % 301);
+}
+
 /* A mix as text: "kind=rate" or "kind*factor", comma-separated, over the
  * default (e.g. "drop*20,outsider*4"), "fixed" (the default mix in every
  * schedule), or "drawn" (per schedule, the default). 0, or -1 for a bad
@@ -120,6 +141,8 @@ static struct tape_step gen(uint64_t seed, int64_t i)
     const uint8_t *times = drawn_times(seed);
     for (int k = 1; k < F_NKINDS; k++) {
         uint32_t p = (rate[k] + (drawn ? drawn_extra[k] : 0)) * times[k];
+        if (k == F_DROP && swarm_world(seed))
+            p += 1500;
         if (r < p) {
             s.fault = (uint8_t)k;
             break;
