@@ -201,7 +201,15 @@ static void request_done(zkl_request *r, int result, void *arg)
             l->err = result; /* retrying cannot cure these */
             pthread_cond_broadcast(&l->cv);
         }
-        next = take_part(l); /* its node is gone: take part again (Curator's latch does) */
+        /* Its node is gone: take part again (Curator's latch does), but
+         * not on a session the handle refused it for (expired, and not yet
+         * heard of: the completion thread busy): a new node would be
+         * refused at once too, and again. The next session, or connection,
+         * takes part (on_state), unless it has begun already. */
+        int64_t sid = 0;
+        bool parked = zkl__kit_request_session_refused(r) &&
+                      zkl_client_session_id(l->own.c, &sid) == 0 && sid == j->sid;
+        next = parked ? NULL : take_part(l);
         pthread_cond_broadcast(&l->cv); /* an await between sessions returns */
     }
     pthread_mutex_unlock(&l->own.mu);

@@ -2,7 +2,7 @@
  * candidates, handover on close, a killed leader process, an expired
  * session (told, rejoined, a larger token), an outsider deleting the
  * leader's node, an outsider's child planted ahead of the latches, an ACL
- * refusing the listing, a hundred candidates each
+ * refusing the listing, a handle that refuses creates at once, a hundred candidates each
  * leading once, close in every state, and bad input. */
 #include <poll.h>
 #include <pthread.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "session.h" /* the seam: struct zkl__zapi */
 #include "testutil.h"
 
 /* What a latch's listener heard: each call alternates, or it counts a
@@ -344,6 +345,98 @@ START_TEST(test_expired_latch_rejoins_on_its_new_session_with_one_node)
     ck_assert_int_eq(nodes.mine, 1);
     ck_assert_int_eq(nodes.others, 0);
     pair_end(&a, &b, p);
+}
+END_TEST
+
+/* The client's table (the seam below the session) refuses the latch's
+ * creates at once while `on`, as an expired handle does before its
+ * session event is heard (the completion thread busy): ZINVALIDSTATE. */
+static struct {
+    const char *path; /* the election's path: its creates are refused */
+    int on, refused;
+} dead;
+
+static int dead_acreate2(zhandle_t *zh, const char *path, const char *value, int valuelen,
+                         const struct ACL_vector *acl, int mode, string_stat_completion_t done,
+                         const void *data)
+{
+    if (__atomic_load_n(&dead.on, __ATOMIC_SEQ_CST) &&
+        strncmp(path, dead.path, strlen(dead.path)) == 0 && path[strlen(dead.path)] == '/') {
+        __atomic_fetch_add(&dead.refused, 1, __ATOMIC_SEQ_CST);
+        return ZINVALIDSTATE;
+    }
+    return zkl__zapi_real.acreate2(zh, path, value, valuelen, acl, mode, done, data);
+}
+
+static bool refused_once(void *arg)
+{
+    (void)arg;
+    return __atomic_load_n(&dead.refused, __ATOMIC_SEQ_CST) >= 1;
+}
+
+static void on_barrier(zkl_request *r, int result, void *arg)
+{
+    (void)r;
+    __atomic_store_n((int *)arg, result == 0 ? 1 : 2, __ATOMIC_SEQ_CST);
+}
+
+static bool barrier_passed(void *arg)
+{
+    return __atomic_load_n((int *)arg, __ATOMIC_SEQ_CST) != 0;
+}
+
+/* A latch whose node went while its handle refuses every create at once
+ * takes part again once, not over and over: it waits for the client's
+ * next session (or connection), and leads on it. */
+START_TEST(test_a_create_refused_at_once_waits_for_the_next_session)
+{
+    char *p = tu_test_path("dead");
+    struct zkl__zapi z = zkl__zapi_real;
+    z.acreate2 = dead_acreate2;
+    dead.path = p;
+    dead.on = dead.refused = 0;
+    zkl_client_opts *co;
+    ck_assert_int_eq(zkl_client_opts_new(&co), 0);
+    zkl__client_opts_set_zapi(co, &z);
+    zkl_client *c = NULL;
+    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), tu_ms(10000), co, &c), 0);
+    zkl_client_opts_free(co);
+    struct cand a;
+    cand_init(&a, c, p, "a");
+    ck_assert_int_eq(zkl_latch_start(a.l), 0);
+    ck_assert_int_eq(zkl_latch_await(a.l, 20000), 0);
+    char node[512];
+    first_child(c, p, NULL, 0, node, sizeof node);
+
+    __atomic_store_n(&dead.on, 1, __ATOMIC_SEQ_CST);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, node, -1), ZOK);
+    wait_told(&a.h, &a.h.zeros, 1);
+    ck_assert(tu_wait_until(refused_once, NULL, 20000));
+    /* A request of the same client's, answered by the server, delivered
+     * by the thread that would spin: the latch made no second attempt
+     * meanwhile. */
+    char *mp = tu_test_path("barrier");
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, mp, &m), 0);
+    int passed = 0;
+    zkl_request *r;
+    ck_assert_int_eq(zkl_mutex_acquire_async(m, 20000, on_barrier, &passed, &r), 0);
+    ck_assert(tu_wait_until(barrier_passed, &passed, 30000));
+    ck_assert_int_eq(passed, 1);
+    ck_assert_int_eq(__atomic_load_n(&dead.refused, __ATOMIC_SEQ_CST), 1);
+    zkl_request_free(r);
+    zkl_mutex_free(m);
+
+    /* On the next session it takes part again, and leads. */
+    __atomic_store_n(&dead.on, 0, __ATOMIC_SEQ_CST);
+    tu_expire_session(c);
+    ck_assert(tu_wait_until(tu_client_connected, c, 30000));
+    ck_assert_int_eq(zkl_latch_await(a.l, 30000), 0);
+    wait_told(&a.h, &a.h.ones, 2);
+    ck_assert_int_eq(__atomic_load_n(&dead.refused, __ATOMIC_SEQ_CST), 1);
+    zkl_latch_free(a.l);
+    zkl_client_close(c);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 30000));
 }
 END_TEST
 
@@ -708,6 +801,7 @@ int main(int argc, char **argv)
         test_expired_leader_is_told_and_rejoins_with_a_larger_token,
         test_expired_latch_rejoins_on_its_new_session_with_one_node,
         test_outsider_deleting_the_leaders_node,
+        test_a_create_refused_at_once_waits_for_the_next_session,
         test_outsiders_child_ahead_of_the_latches_leads_for_them,
         test_foreign_child_without_latch_in_its_name_sorts_behind_the_latches,
         test_acl_refusing_the_listing_ends_with_enoauth,

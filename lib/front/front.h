@@ -104,6 +104,10 @@ int zkl__async_start(zkl_client *c, const char *dir, const zkl__policy *pol, con
  * said when it created (or found) the node: its ephemeral owner is the
  * session the client has now. Takes c->mu. */
 bool zkl__request_on_session(zkl_request *r);
+/* A failed request failed because the handle refused it for its session
+ * (expired, closing, or one the client has not yet heard ended): a new
+ * attempt on this session would fail at once too. Takes c->mu. */
+bool zkl__request_session_refused(zkl_request *r);
 /* Wait, up to the deadline, until a request cancelled while pending has
  * its node deleted (or its session ended): true then. Takes c->mu. */
 bool zkl__request_wait_settled(zkl_request *r, int64_t deadline);

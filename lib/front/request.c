@@ -166,6 +166,15 @@ bool zkl__request_on_session(zkl_request *r)
     return ok;
 }
 
+bool zkl__request_session_refused(zkl_request *r)
+{
+    zkl_client *c = r->a->c;
+    pthread_mutex_lock(&c->mu);
+    bool refused = r->m.result == ZKL_ELOST && zkl__zk_session_error(r->m.zk_rc);
+    pthread_mutex_unlock(&c->mu);
+    return refused;
+}
+
 bool zkl__request_wait_settled(zkl_request *r, int64_t deadline)
 {
     zkl_client *c = r->a->c;

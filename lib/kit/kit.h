@@ -415,6 +415,7 @@ int zkl__kit_async_enqueue(zkl_request *r, const char *dir, const zkl__policy *p
                            const zkl__qopts *o, zkl__node **out);
 void zkl__kit_async_poke(zkl_request *r);
 bool zkl__kit_request_on_session(zkl_request *r);
+bool zkl__kit_request_session_refused(zkl_request *r);
 bool zkl__kit_request_wait_settled(zkl_request *r, int64_t deadline);
 /* a node as its caller sees it (lib/engine/node.c) */
 int zkl__kit_node_held(const zkl__node *n);

@@ -84,6 +84,11 @@ bool zkl__kit_request_on_session(zkl_request *r)
     return zkl__request_on_session(r);
 }
 
+bool zkl__kit_request_session_refused(zkl_request *r)
+{
+    return zkl__request_session_refused(r);
+}
+
 bool zkl__kit_request_wait_settled(zkl_request *r, int64_t deadline)
 {
     return zkl__request_wait_settled(r, deadline);

@@ -125,6 +125,12 @@ static void latch_done(struct dreq *r, int result)
         if (r == l->lead)
             say = 0;
         drop = true;
+        /* A node the handle refused for its session (expired, not yet
+         * heard of): the library takes part again on the next session
+         * (on_state), not on this one, where a node would be refused at
+         * once too, and again. */
+        bool parked = result == ZKL_ELOST && zkl__zk_session_error(r->m.zk_rc) && c->sid != 0 &&
+                      l->cur == r && l->cur_sid == c->sid;
         if (l->cur == r)
             l->cur = NULL;
         if (l->lead == r)
@@ -132,14 +138,11 @@ static void latch_done(struct dreq *r, int result)
         if (result == ZKL_ECLOSED || result == ZKL_ENOAUTH || result == ZKL_ENOMEM ||
             result == ZKL_EZK || result == ZKL_ECANCELED || result == ZKL_EQUEUE)
             l->err = result;
-        /* Its node is gone: take part again, from the keeper's next turn.
-         * The library does so at once, on the thread that runs callbacks,
-         * while the one that runs the client's watcher may still have to
-         * say that the session expired: until then each new node fails at
-         * once (the handle refuses requests), so it may spin for a while.
-         * Here one thread runs both, in order: the world takes its steps
-         * between. */
-        zsim_timer(c->d->w, NULL, now_of(c) + MS, DRV_TIMER(c, TM_LATCH, 1, 0));
+        /* Its node is gone: take part again, from the keeper's next turn
+         * (the library does so at once, on the thread that runs callbacks;
+         * here the world takes its steps between). */
+        if (!parked)
+            zsim_timer(c->d->w, NULL, now_of(c) + MS, DRV_TIMER(c, TM_LATCH, 1, 0));
     }
     if (ended)
         tell(c, 0); /* an earlier leadership ends before this one begins */
