@@ -656,6 +656,19 @@ static const core_case cases[] = {
      "delete A ok\n"
      "expect A:wake\n"
      "state A GONE\n"},
+    /* Someone else made a node with our uuid that came past the wrap: the
+     * lost create's own node, listed beside it, is ours to recover; the
+     * other is not taken for ours (deleting it would leave ours orphaned). */
+    {"a lost create finds its own node beside a wrapped name with its uuid, and recovers it",
+     "node A lock\n"
+     "start A\n"
+     "create A CONNLOSS\n"
+     "expect A:create A:list A:sync\n"
+     "list A CONNLOSS\n"
+     "sync A\n"
+     "list A ok x:lock-3 A5 A-2147483648\n"
+     "expect A:list A:find:A5\n"
+     "state A RECOVER\n"},
     {"a create answered with a name not of ours deletes the node by that name",
      "node A lock\n"
      "start A\n"

@@ -77,16 +77,24 @@ static const char *wrapped_own(const zkl__cnode *n, const struct String_vector *
     size_t kl = strlen(zkl__cnode_kind(n));
     char uuid[37];
     zkl__uuid_text(n->uuid, uuid);
+    const char *wrapped = NULL;
     for (int i = 0; kids && i < kids->count; i++) {
         const char *name = kids->data[i];
         size_t len = strlen(name);
-        if (!zkl__name_has_uuid(name, uuid) || len < 40 + kl + 2 ||
-            memcmp(name + 40, zkl__cnode_kind(n), kl) != 0 || name[40 + kl] != '-' ||
-            strspn(name + 40 + kl + 1, "0123456789") != len - 40 - kl - 1)
+        if (!zkl__name_has_uuid(name, uuid) || len < 40 + kl + 1 ||
+            memcmp(name + 40, zkl__cnode_kind(n), kl) != 0)
             continue;
-        return name;
+        const char *seq = name + 40 + kl;
+        size_t digits = strspn(seq, "0123456789");
+        /* A name of ours with a sequence that fits is listed too: the lost
+         * create made that one (recovered as such), and the wrapped one
+         * is someone else's with our uuid, not ours to delete. */
+        if (digits > 0 && digits == len - 40 - kl)
+            return NULL;
+        if (seq[0] == '-' && len > 40 + kl + 1 && strspn(seq + 1, "0123456789") == len - 40 - kl - 1)
+            wrapped = name;
     }
-    return NULL;
+    return wrapped;
 }
 
 void zkl__decide_skip_clear(zkl__cnode *n)
