@@ -136,6 +136,139 @@ static int64_t mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* A process that stood still past the loss rule's deadline, its session
+ * expired meanwhile, hears first the answers that came before: it presumes
+ * the session lost before it acts on any of them, and takes no lock on a
+ * node that went with the session. The client's table holds the create's
+ * answer back on the completion thread until the session is gone on the
+ * server and the deadline passed, and then the session's events until the
+ * acquire returned; the client runs without a keeper thread, so that
+ * nothing else applies the rule meanwhile, as in a stopped process whose
+ * threads all start again at once. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const char *dir;
+    clientid_t id;
+    int timeout;
+    string_stat_completion_t done;
+    watcher_fn watcher;
+    int stage; /* 1: the answer is held back; 2: let it go; 3: the acquire returned */
+} stale = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, {0}, 0, NULL, NULL, 0};
+
+static void stale_events(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+    if (type == ZOO_SESSION_EVENT) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 30;
+        pthread_mutex_lock(&stale.mu);
+        while (stale.stage == 2 && pthread_cond_timedwait(&stale.cv, &stale.mu, &until) == 0)
+            ;
+        pthread_mutex_unlock(&stale.mu);
+    }
+    stale.watcher(zh, type, state, path, ctx);
+}
+
+static zhandle_t *stale_init(const char *host, watcher_fn fn, int recv_timeout,
+                             const clientid_t *clientid, void *context, int flags)
+{
+    stale.watcher = fn;
+    return zkl__zapi_real.init(host, stale_events, recv_timeout, clientid, context, flags);
+}
+
+static void stale_created(int rc, const char *name, const struct Stat *st, const void *data)
+{
+    pthread_mutex_lock(&stale.mu);
+    stale.stage = 1;
+    pthread_cond_broadcast(&stale.cv);
+    while (stale.stage != 2)
+        pthread_cond_wait(&stale.cv, &stale.mu);
+    pthread_mutex_unlock(&stale.mu);
+    stale.done(rc, name, st, data);
+}
+
+static int stale_acreate2(zhandle_t *zh, const char *path, const char *value, int valuelen,
+                          const struct ACL_vector *acl, int mode, string_stat_completion_t done,
+                          const void *data)
+{
+    size_t dl = strlen(stale.dir);
+    if (stale.done == NULL && strncmp(path, stale.dir, dl) == 0 && path[dl] == '/') {
+        stale.id = *zkl__zapi_real.client_id(zh);
+        stale.timeout = zkl__zapi_real.recv_timeout(zh);
+        stale.done = done;
+        done = stale_created;
+    }
+    return zkl__zapi_real.acreate2(zh, path, value, valuelen, acl, mode, done, data);
+}
+
+struct stale_acquire {
+    zkl_mutex *m;
+    int rc;
+};
+
+static void *stale_acquirer(void *arg)
+{
+    struct stale_acquire *a = arg;
+    a->rc = zkl_mutex_acquire(a->m, tu_ms(30000));
+    pthread_mutex_lock(&stale.mu);
+    stale.stage = 3;
+    pthread_cond_broadcast(&stale.cv);
+    pthread_mutex_unlock(&stale.mu);
+    return NULL;
+}
+
+START_TEST(test_answers_after_the_loss_deadline_take_no_lock)
+{
+    (void)tu_test_path("stale"); /* cleaned up after the test */
+    char *dir = tu_path("stale/lock");
+    tu_mkdirs(tu_fixture_zk, dir);
+    stale.dir = dir;
+    stale.done = NULL;
+    stale.stage = 0;
+    struct zkl__zapi z = zkl__zapi_real;
+    z.acreate2 = stale_acreate2;
+    z.init = stale_init;
+    zkl_client_opts *co;
+    ck_assert_int_eq(zkl_client_opts_new(&co), 0);
+    zkl__client_opts_set_zapi(co, &z);
+    zkl__client_opts_set_no_keeper(co, 1);
+    zkl_client *c = NULL;
+    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), tu_ms(4000), co, &c), 0);
+    zkl_client_opts_free(co);
+    struct stale_acquire a = {NULL, 1};
+    ck_assert_int_eq(zkl_mutex_new(c, dir, &a.m), 0);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, stale_acquirer, &a), 0);
+
+    /* The create's answer is in, held back: the session goes on the
+     * server, its node with it, and the loss rule's deadline passes. */
+    pthread_mutex_lock(&stale.mu);
+    while (stale.stage != 1)
+        pthread_cond_wait(&stale.cv, &stale.mu);
+    pthread_mutex_unlock(&stale.mu);
+    int64_t deadline = 0;
+    ck_assert_int_eq(zkl_client_loss_deadline(c, &deadline), 0);
+    ck_assert_int_gt(deadline, 0);
+    tu_expire_id(&stale.id, stale.timeout);
+    ck_assert(tu_wait_children(tu_fixture_zk, dir, 0, 30000));
+    while (mono_ns() <= deadline)
+        usleep(1000);
+
+    pthread_mutex_lock(&stale.mu);
+    stale.stage = 2;
+    pthread_cond_broadcast(&stale.cv);
+    pthread_mutex_unlock(&stale.mu);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_int_eq(a.rc, ZKL_ELOST);
+    ck_assert_int_eq(zkl_mutex_is_held(a.m), 0);
+    zkl_mutex_free(a.m);
+    zkl_client_close(c);
+    ck_assert(tu_wait_children(tu_fixture_zk, dir, 0, 30000));
+    free(dir);
+}
+END_TEST
+
 START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
 {
     char *p = tu_test_path("giveup");
@@ -609,6 +742,7 @@ END_TEST
 int main(void)
 {
     const TTest *tests[] = {
+        test_answers_after_the_loss_deadline_take_no_lock,
         test_suspended_client_gives_its_session_up_and_goes_on,
         test_semaphore_lost_callback_fires_once_per_lost_lease,
         test_try_once_without_a_connection_is_econnloss_at_once,

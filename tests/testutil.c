@@ -252,6 +252,13 @@ static bool attach_finds_it_gone(const clientid_t *id, int timeout_ms)
     return st == ZOO_EXPIRED_SESSION_STATE;
 }
 
+void tu_expire_id(const clientid_t *id, int timeout_ms)
+{
+    int64_t end = tu_now_ms() + tu_ms(30000);
+    while (!attach_finds_it_gone(id, timeout_ms))
+        ck_assert_msg(tu_now_ms() < end, "could not expire the session");
+}
+
 void tu_expire_session(zkl_client *c)
 {
     /* The session to expire is the one the client has once it is connected:
@@ -282,9 +289,8 @@ void tu_expire_session(zkl_client *c)
      * attaches is told that it is gone: the first handle may take its
      * session back between a second one's attach and close (then that
      * close closes nothing). */
-    int64_t end = tu_now_ms() + tu_ms(30000);
-    while (!attach_finds_it_gone(&id, timeout))
-        ck_assert_msg(tu_now_ms() < end, "could not expire the session");
+    tu_expire_id(&id, timeout);
+    int64_t end;
     /* Gone on the server: the client hears of it when it reconnects. */
     end = tu_now_ms() + tu_ms(15000);
     while (tu_client_session_id(c) == old && zkl_client_state(c) != ZKL_STATE_LOST) {

@@ -49,6 +49,9 @@ bool tu_client_connected(void *c);
 /* Make the server expire the session of `c` (another handle joins the
  * session with its id and password, then closes it). */
 void tu_expire_session(zkl_client *c);
+/* Make the server expire the session `id` (as tu_expire_session, without
+ * waiting for any client to hear of it). */
+void tu_expire_id(const clientid_t *id, int timeout_ms);
 /* The ZooKeeper harness script: ZKL_HARNESS, else the source tree's. */
 const char *tu_harness_path(void);
 /* A private server for a test that must break or limit it: the harness

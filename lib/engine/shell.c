@@ -55,6 +55,10 @@ static void answer(const void *data, zkl__event *ev)
     zkl_client *c = ZKL__NODE_CLIENT(n);
     pthread_mutex_lock(&c->mu);
     ev->now = zkl__now_ns();
+    /* Past the loss rule's instant the answer may be of a session the
+     * server has ended: the session is given up first, and the core takes
+     * it as one of an ended session. */
+    zkl__keeper_give_up_due(c, ev->now);
     /* Whose the node is, as the server says: a latch leads only on a node
      * of its current session (the core judges by its own rule). */
     if ((ev->type == ZKL__E_CREATED || ev->type == ZKL__E_FOUND) && ev->rc == ZOK)
@@ -92,7 +96,9 @@ static void joint_done(int rc, const struct String_vector *kids, const void *dat
     zkl__node *first = (zkl__node *)zkl__joint_first(j);
     zkl_client *c = ZKL__NODE_CLIENT(first); /* a joint serves one node at least */
     pthread_mutex_lock(&c->mu);
-    zkl__joint_on(j, rc, kids, zkl__now_ns());
+    int64_t now = zkl__now_ns();
+    zkl__keeper_give_up_due(c, now); /* as in answer() */
+    zkl__joint_on(j, rc, kids, now);
     pthread_mutex_unlock(&c->mu);
 }
 

@@ -34,6 +34,15 @@ static void give_up_session(zkl_client *c)
     c->need_reopen = 1;
 }
 
+bool zkl__keeper_give_up_due(zkl_client *c, int64_t now)
+{
+    int64_t at = give_up_at(c);
+    if (at == 0 || now < at || c->closing || c->need_reopen)
+        return false;
+    give_up_session(c);
+    return true;
+}
+
 /* ---- keepalive -----------------------------------------------------------
  * libzookeeper_mt's pings are invisible to us, so the keeper sends a cheap
  * request of its own every T/10 while connected; its answer moves

@@ -144,6 +144,11 @@ const struct ACL_vector *zkl__options_acl(zkl_client *c);
 /* When the client presumes its session lost by the loss rule (monotonic
  * ns), 0 if not known yet. With c->mu held. */
 int64_t zkl__keeper_loss_at(const zkl_client *c);
+/* The loss rule applied as an answer or a watch event arrives, before it
+ * is acted on (c->mu held): if the rule's instant has passed (a process
+ * that stood still hears what came before), the session is given up, as
+ * the keeper would on its next round. True then. */
+bool zkl__keeper_give_up_due(zkl_client *c, int64_t now);
 
 /* TLS and SASL settings, as given (lib/session/secure.c). */
 struct zkl__secure_opts {

@@ -440,6 +440,7 @@ void drv_count_request(struct dcl *c);
 void drv_session_start(struct dcl *c);
 void drv_session_event(struct dcl *c, zsim_session *s, int state);
 void drv_keeper(struct dcl *c);
+bool drv_give_up_due(struct dcl *c, int64_t now);
 void drv_keeper_kick(struct dcl *c, int64_t at);
 void drv_keepalive_done(struct dcl *c, const struct dslot *sl, const struct zsim_item *it);
 void drv_client_cancel(struct dcl *c);

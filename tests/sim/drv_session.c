@@ -244,6 +244,21 @@ static void reopen(struct dcl *c)
     close_handle(c);
 }
 
+/* zkl__keeper_give_up_due: the loss rule applied as an answer or a watch
+ * event arrives, before it is acted on; the keeper's next turn re-opens. */
+bool drv_give_up_due(struct dcl *c, int64_t now)
+{
+    if (c->gone || c->closing || c->need_reopen ||
+        !(c->state == ZKL_STATE_SUSPENDED || drv_connected(c)))
+        return false;
+    int64_t at = zkl__loss_at(c->last_ok, c->negotiated_ms);
+    if (at == 0 || now < at)
+        return false;
+    give_up(c);
+    drv_keeper_kick(c, now);
+    return true;
+}
+
 void drv_keeper(struct dcl *c)
 {
     int64_t now = now_of(c);

@@ -387,6 +387,8 @@ void drv_item(struct dcl *c, const struct zsim_item *it)
         /* The children as the C client passes them. */
         struct String_vector kids = {it->count, (char **)it->names};
         const struct String_vector *kv = it->rc == ZOK ? &kids : NULL;
+        if (sl.kind == SL_NODE || sl.kind == SL_JOINT)
+            drv_give_up_due(c, zsim_now(d->w)); /* as the library's shell */
         switch (sl.kind) {
         case SL_NODE:
             node_answer(c, &sl, it, kv);
@@ -418,6 +420,8 @@ void drv_item(struct dcl *c, const struct zsim_item *it)
     } else if (it->kind == ZSIM_WATCH) {
         /* Only the live handle's events: an old one's watches are of an
          * ended session, whose nodes are gone. */
+        if (it->session == c->s && c->s != NULL)
+            drv_give_up_due(c, zsim_now(d->w)); /* as the library's watcher */
         for (int k = 0; k < it->nwatchers; k++)
             if (it->watchers[k] == DRV_WATCHER(c) && it->session == c->s && c->s != NULL)
                 zkl__core_watch_event(c->core, it->type, it->path, zsim_now(d->w));
