@@ -207,7 +207,8 @@ void diff_normalize(struct be *b, struct diff_lines out[DIFF_SESSIONS])
     for (int s = 0; s < DIFF_SESSIONS; s++)
         for (int i = 0; i < b->log[s].n; i++)
             zxid_collect(b->log[s].v[i]);
-    qsort(zx, nzx, sizeof *zx, i64_cmp);
+    if (nzx > 0) /* zx is NULL until a zxid was seen */
+        qsort(zx, nzx, sizeof *zx, i64_cmp);
     size_t k = 0;
     for (size_t i = 0; i < nzx; i++)
         if (k == 0 || zx[k - 1] != zx[i])
