@@ -610,8 +610,13 @@ START_TEST(test_a_borrowed_handle_stays_open_across_an_expiry_until_returned)
     struct lent l = {c, zh, sid};
     ck_assert(!tu_wait_until(handle_replaced, &l, 1000));
     struct Stat st;
-    int zrc = zoo_exists(zh, "/", 0, &st); /* the old handle still answers */
-    ck_assert_msg(zrc == ZSESSIONEXPIRED || zrc == ZINVALIDSTATE, "zoo_exists: %d", zrc);
+    /* The old handle is still open and answers: that its session expired,
+     * or, when the loss rule gave the session up before the handle heard
+     * of the expiry (a loaded machine), that it is still trying to connect. */
+    int zrc = zoo_exists(zh, "/", 0, &st);
+    ck_assert_msg(zrc == ZSESSIONEXPIRED || zrc == ZINVALIDSTATE || zrc == ZOPERATIONTIMEOUT ||
+                      zrc == ZCONNECTIONLOSS,
+                  "zoo_exists: %d", zrc);
     ck_assert_int_eq(zkl_client_state(c), ZKL_STATE_LOST);
     zkl_client_handle_return(c, zh);
 
