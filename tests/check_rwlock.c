@@ -398,7 +398,7 @@ START_TEST(test_rwlock_mutex_and_reader_on_one_path_exclude_each_other)
     struct bg r;
     bg_start(&r, rw, 0, 60000);
     wait_children(p, 2);
-    wait_requests(b, s0.requests + 3); /* create, listing, watch */
+    wait_requests(b, s0.requests + 4); /* create, listing, own watch, watch */
     ck_assert_int_eq(__atomic_load_n(&r.got, __ATOMIC_SEQ_CST), 0);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     ck_assert(tu_wait_until(bg_got, &r, 30000));

@@ -20,11 +20,14 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_writer_out)
     char wnode[512];
     snprintf(wnode, sizeof wnode, "%s", zkl_rwlock_write_node(ra));
 
-    /* Another client queues a writer: create, listing, watch on ours. */
+    /* Another client queues a writer: its create, listing, own-node watch
+     * and watch on ours, all answered. Were the last still in flight, our
+     * release could reach the server first: the watch's answer, not its
+     * event, would tell the writer. */
     struct bg wb;
     bg_start(&wb, rb, 1, 60000);
     wait_children(p, 2);
-    wait_requests(b, 3);
+    wait_requests(b, 4);
 
     /* Downgrade: the read is granted at once, next to the writer. */
     ck_assert_int_eq(zkl_rwlock_read_acquire(ra, 0), 0);
