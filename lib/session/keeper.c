@@ -131,26 +131,18 @@ int zkl__keeper_step(zkl_client *c, int64_t *wake_out)
         /* With c->mu dropped, work may have come that woke no one. */
         if (c->owns_zh && keepalive_maybe_send(c))
             return 1;
-        int64_t at = 0;
-        bool idle = !(c->closing || c->need_reopen || c->ev_head != c->ev_tail);
-        if (idle) {
-            at = give_up_at(c);
-            if (at != 0 && zkl__now_ns() >= at) {
-                give_up_session(c);
-                idle = false;
-            }
-        }
-        if (idle) {
-            int64_t wake = at;
-            if (c->owns_zh && c->negotiated_ms > 0 &&
-                (c->state == ZKL_STATE_CONNECTED || c->state == ZKL_STATE_RECONNECTED) &&
-                (wake == 0 || c->ka_next_ns < wake))
-                wake = c->ka_next_ns;
-            if (work != 0 && (wake == 0 || work < wake))
-                wake = work;
-            *wake_out = wake;
-            return 0;
-        }
+        /* Its state change and the re-open are at hand then. */
+        if (zkl__keeper_give_up_due(c, zkl__now_ns()))
+            return 1;
+        int64_t wake = give_up_at(c);
+        if (c->owns_zh && c->negotiated_ms > 0 &&
+            (c->state == ZKL_STATE_CONNECTED || c->state == ZKL_STATE_RECONNECTED) &&
+            (wake == 0 || c->ka_next_ns < wake))
+            wake = c->ka_next_ns;
+        if (work != 0 && (wake == 0 || work < wake))
+            wake = work;
+        *wake_out = wake;
+        return 0;
     }
     while (c->ev_head != c->ev_tail) {
         int st = c->events[c->ev_head++ % (sizeof c->events / sizeof c->events[0])];
