@@ -777,16 +777,25 @@ END_TEST
  * (zsim_cut_after_sync) never passes that touch on: the leader expires
  * the session one timeout after the touch its last ping brought, on its
  * whole ticks, whatever the pings' phase. */
-START_TEST(test_a_touch_cut_off_before_the_next_ping_is_never_counted)
+/* Three servers, tick 2 s, syncLimit 5, the leader's pings every second
+ * at 1.3 s, 2.3 s, ...; a session of timeout 4 s on server 1. */
+static zsim_world *phased_world(uint64_t seed, zsim_session **f)
 {
     struct zsim_config c;
-    zsim_config_default(&c); /* tick 2 s: pings every second */
+    zsim_config_default(&c);
     c.servers = 3;
-    c.seed = 16;
-    c.ping_phase_ns = 300000000; /* pings at 1.3 s, 2.3 s, ... */
+    c.seed = seed;
+    c.ping_phase_ns = 300000000;
     zsim_world *w = NULL;
     ck_assert_int_eq(zsim_world_new(&c, &w), ZSIM_OK);
-    zsim_session *f = connect_to(w, 1, 4000, 2);
+    *f = connect_to(w, 1, 4000, 2);
+    return w;
+}
+
+START_TEST(test_a_touch_cut_off_before_the_next_ping_is_never_counted)
+{
+    zsim_session *f;
+    zsim_world *w = phased_world(16, &f);
     zsim_advance(w, 1500000000 - zsim_now(w));
     /* the connection's touch came with the ping at 1.3 s: expiry at 6 s */
     zsim_cut_after_sync(f, 20000000000);
@@ -797,6 +806,34 @@ START_TEST(test_a_touch_cut_off_before_the_next_ping_is_never_counted)
         zsim_advance(w, zsim_next_timer(w) - zsim_now(w));
     /* passed on at 2.3 s, the sync's touch would have kept it to 8 s */
     ck_assert_int_eq(zsim_now(w), 6000000000);
+    zsim_world_free(w);
+}
+END_TEST
+
+/* A follower cut from the leader within its sync limit reads, once back,
+ * the pings the leader queued for it meanwhile before the answers they
+ * precede, and answers them at once: a sync taken during the cut and
+ * answered after the heal is counted from the heal, even when the
+ * follower is cut again before the leader's next ping. */
+START_TEST(test_the_pings_a_cut_follower_missed_are_answered_at_the_heal)
+{
+    zsim_session *f;
+    zsim_world *w = phased_world(17, &f);
+    zsim_advance(w, 1500000000 - zsim_now(w));
+    /* the connection's touch came with the ping at 1.3 s: expiry at 6 s */
+    zsim_partition(w, 1, true);
+    ck_assert_int_eq(zsim_async(f, "/", 5), ZSIM_OK);
+    while (zsim_internal_step(w) == 0)
+        ;
+    zsim_advance(w, 2500000000 - zsim_now(w)); /* past the ping at 2.3 s */
+    zsim_cut_after_sync(f, 20000000000);       /* cut again once answered */
+    zsim_partition(w, 1, false);
+    ck_assert_int_eq(answer(w, f, 5)->rc, ZSIM_OK);
+    ck_assert_int_lt(zsim_now(w), 3300000000);
+    while (zsim_session_alive(f))
+        zsim_advance(w, zsim_next_timer(w) - zsim_now(w));
+    /* the touch reached the leader at 2.5 s, not never: expiry at 8 s, not 6 s */
+    ck_assert_int_eq(zsim_now(w), 8000000000);
     zsim_world_free(w);
 }
 END_TEST
@@ -1196,6 +1233,7 @@ static Suite *sim_suite(void)
     tcase_add_test(tc, test_an_expired_session_loses_its_ephemerals_and_its_handle);
     tcase_add_test(tc, test_a_silent_session_expires_on_the_leaders_tick);
     tcase_add_test(tc, test_a_touch_cut_off_before_the_next_ping_is_never_counted);
+    tcase_add_test(tc, test_the_pings_a_cut_follower_missed_are_answered_at_the_heal);
     tcase_add_test(tc, test_the_negotiated_timeout_lies_within_the_servers_bounds);
     tcase_add_test(tc, test_a_close_ends_the_session_and_fires_the_watches_of_its_ephemerals);
     tcase_add_test(tc, test_requests_pending_at_a_close_without_a_connection_get_closing);

@@ -63,6 +63,29 @@ void server_touch(zsim_world *w, zsim_session *s)
         iset_add(&w->srv[s->server].touched, s->ix);
 }
 
+/* A follower answers the leader's ping with the sessions it saw since its
+ * last answer; the leader touches each as the answer arrives. */
+void server_pass_touches(zsim_world *w, int srv)
+{
+    struct server *x = &w->srv[srv];
+    x->ping_owed = false;
+    for (size_t k = 0; k < x->touched.n; k++)
+        leader_touch(w, w->sess[x->touched.v[k]]);
+    while (x->touched.n > 0)
+        iset_del(&x->touched, x->touched.v[x->touched.n - 1]);
+}
+
+/* A follower back from a cut or a stop within the sync limit reads first
+ * the pings the leader queued for it meanwhile (LearnerHandler's queue,
+ * ahead of any commit or sync it sends after them) and answers them at
+ * once, before it answers a client: what it saw meanwhile reaches the
+ * leader now, not at the next ping. */
+void server_owed_pings(zsim_world *w, int srv)
+{
+    if (w->srv[srv].ping_owed && server_linked(w, srv))
+        server_pass_touches(w, srv);
+}
+
 /* Every half tick the leader pings its followers, which answer with the
  * sessions they saw since; on every tick it expires the sessions whose
  * time ran out (here when the pings fall on ticks, else TM_EXPIRE). */
@@ -75,12 +98,10 @@ void server_halftick(zsim_world *w)
     }
     for (int i = 1; i < w->nsrv; i++) {
         struct server *x = &w->srv[i];
-        if (!server_linked(w, i))
-            continue;
-        for (size_t k = 0; k < x->touched.n; k++)
-            leader_touch(w, w->sess[x->touched.v[k]]);
-        while (x->touched.n > 0)
-            iset_del(&x->touched, x->touched.v[x->touched.n - 1]);
+        if (server_linked(w, i))
+            server_pass_touches(w, i);
+        else if (!x->looking)
+            x->ping_owed = true;
     }
     if (w->cfg.ping_phase_ns == 0 && w->now % w->cfg.tick_ns == 0)
         leader_expire_due(w);

@@ -283,6 +283,7 @@ struct server {
     uint64_t cut_gen;
     struct iset conn;    /* connected sessions */
     struct iset touched; /* sessions touched since the leader last heard */
+    bool ping_owed;      /* a ping the leader sent while cut or stopped waits */
     struct waitsync *syncs; /* FIFO, by zxid */
     size_t sync_head, nsync, capsync;
 };
@@ -503,6 +504,8 @@ void server_touch(zsim_world *w, zsim_session *s);
 void leader_touch(zsim_world *w, zsim_session *s);
 void leader_expire_due(zsim_world *w);
 void server_halftick(zsim_world *w);
+void server_pass_touches(zsim_world *w, int srv);
+void server_owed_pings(zsim_world *w, int srv);
 void server_containers(zsim_world *w);
 void server_drop_clients(zsim_world *w, int srv);
 void server_resync(zsim_world *w, int srv);

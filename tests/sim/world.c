@@ -129,6 +129,8 @@ static void partition_set(zsim_world *w, int srv, bool cut)
     } else if (x->looking && !x->frozen) {
         server_resync(w, srv);
         x->looking = false;
+    } else {
+        server_owed_pings(w, srv);
     }
     server_apply_ready(w, srv);
     conn_ready(w, srv);
@@ -152,10 +154,13 @@ static void freeze_set(zsim_world *w, int srv, bool frozen)
         server_drop_clients(w, srv);
         while (x->touched.n > 0)
             iset_del(&x->touched, x->touched.v[0]);
+        x->ping_owed = false;
         if (!x->cut) {
             server_resync(w, srv);
             x->looking = false;
         }
+    } else {
+        server_owed_pings(w, srv);
     }
     server_apply_ready(w, srv);
     conn_ready(w, srv);
@@ -235,6 +240,7 @@ static void timer_fire(zsim_world *w, const struct timer *t)
             x->looking = true;
             while (x->touched.n > 0)
                 iset_del(&x->touched, x->touched.v[0]);
+            x->ping_owed = false;
             server_drop_clients(w, t->a);
             server_apply_ready(w, t->a);
         }
@@ -622,6 +628,7 @@ void zsim_failover(zsim_world *w, int64_t ns)
         server_drop_clients(w, i);
         while (x->touched.n > 0) /* touches not passed on are lost */
             iset_del(&x->touched, x->touched.v[0]);
+        x->ping_owed = false;
     }
     ready_all(w);
     timer_push(w, w->now + (ns > 0 ? ns : 1), TM_ELECTED, 0, w->lead_gen);
