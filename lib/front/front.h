@@ -84,12 +84,13 @@ int zkl__wait_release(zkl__node *n);
  * its delete is sent, not waited for; the engine finishes it on reconnect,
  * or the session's end takes the node. */
 void zkl__wait_leave(zkl__node *n);
-/* A blocking acquire made of an asynchronous request and a wait for it:
- * as zkl__wait_acquire, for the call's timeout and cancel handle h (or
- * NULL); the request's machine applies the deadline, the try-once bound
- * and the grace of a failure. 0 and the held node in *out, the caller's
- * from then on (released with zkl__wait_release), or a ZKL_E... code.
- * `dir` names the lock path in a failure's detail text. */
+/* Every blocking acquire: the request start(ctx, ...) makes (with no
+ * callback), and a wait for it, for the call's timeout and cancel handle
+ * h (or NULL). Between sessions it first waits, within the timeout, for
+ * the next. The request's machine applies the deadline, the try-once
+ * bound and the grace of a failure. 0 and the held node in *out, the
+ * caller's from then on (released with zkl__wait_release), or a ZKL_E...
+ * code. `dir` names the lock path in a failure's detail text. */
 int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cancel *h,
                       zkl__start_fn start, void *ctx, zkl__node **out);
 

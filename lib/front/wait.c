@@ -131,7 +131,7 @@ int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cance
     }
     zkl__node *n = r->handed;
     if (err == 0) {
-        n->wake = NULL; /* the caller's now, as zkl__wait_acquire leaves its node */
+        n->wake = NULL; /* its lock object's now: its release waits on n->cv */
         n->cv = NULL;
     } else {
         say_failed(c, dir, err, r->m.zk_rc, (long)r->m.qlen);
