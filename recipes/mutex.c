@@ -61,8 +61,7 @@ static int acquire_with(void *self, long timeout_ms, zkl_cancel *h)
 {
     zkl_mutex *m = self;
     zkl__qopts o = {.prefetch = m->own.prefetch, .cancel = h};
-    return zkl__holds_acquire(&m->holds, m->own.path, &zkl__lock_policy, &o,
-                              zkl__deadline(timeout_ms));
+    return zkl__holds_acquire(&m->holds, m->own.path, &zkl__lock_policy, &o, timeout_ms);
 }
 
 int zkl_mutex_release(zkl_mutex *m)

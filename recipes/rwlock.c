@@ -106,7 +106,6 @@ int zkl_rwlock_new(zkl_client *c, const char *path, zkl_rwlock **out)
 static int read_acquire_with(void *self, long timeout_ms, zkl_cancel *h)
 {
     zkl_rwlock *rw = self;
-    int64_t deadline = zkl__deadline(timeout_ms);
     bool downgrade = false;
     zkl__qopts o = {.arg = &downgrade, .cancel = h};
     char seq[SEQ_DIGITS + 1];
@@ -127,20 +126,19 @@ static int read_acquire_with(void *self, long timeout_ms, zkl_cancel *h)
         o.within = wnode;
     }
     /* A thread that holds the read side already only counts up. */
-    return zkl__holds_acquire(&rw->rd, rw->own.path, &zkl__read_policy, &o, deadline);
+    return zkl__holds_acquire(&rw->rd, rw->own.path, &zkl__read_policy, &o, timeout_ms);
 }
 
 static int write_acquire_with(void *self, long timeout_ms, zkl_cancel *h)
 {
     zkl_rwlock *rw = self;
-    int64_t deadline = zkl__deadline(timeout_ms);
     /* Upgrade: our own read node would sit ahead of the new write node
      * forever (Curator waits for good). Refuse before creating anything;
      * a thread that holds the write side already only counts up. */
     if (zkl__holds_find(&rw->wr) == NULL && zkl__holds_find(&rw->rd) != NULL)
         return ZKL_EDEADLK;
     zkl__qopts o = {.cancel = h};
-    return zkl__holds_acquire(&rw->wr, rw->own.path, &zkl__write_policy, &o, deadline);
+    return zkl__holds_acquire(&rw->wr, rw->own.path, &zkl__write_policy, &o, timeout_ms);
 }
 
 int zkl_rwlock_read_release(zkl_rwlock *rw)

@@ -59,7 +59,6 @@ int zkl_semmutex_new(zkl_client *c, const char *path, zkl_semmutex **out)
 static int acquire_with(void *self, long timeout_ms, zkl_cancel *h)
 {
     zkl_semmutex *s = self;
-    int64_t deadline = zkl__deadline(timeout_ms);
     pthread_mutex_lock(&s->own.mu);
     int rc = 0;
     if (s->acquiring)
@@ -77,7 +76,7 @@ static int acquire_with(void *self, long timeout_ms, zkl_cancel *h)
     zkl__node *n = NULL;
     zkl__qopts o = {.prefetch = s->own.prefetch, .ident = s->own.ident, .cancel = h};
     zkl__owner_arm(&s->own, &o);
-    rc = zkl__kit_wait_acquire(s->own.c, s->own.path, &zkl__lock_policy, &o, deadline, &n);
+    rc = zkl__kit_wait_acquire(s->own.c, s->own.path, &zkl__lock_policy, &o, timeout_ms, &n);
     pthread_mutex_lock(&s->own.mu);
     s->acquiring = false;
     if (rc == 0) {
@@ -213,7 +212,7 @@ void zkl_semmutex_free(zkl_semmutex *s)
     /* Best effort: the node goes now rather than with the session; a
      * delete the server refuses is the engine's to retry. */
     if (s->node != NULL && zkl__release_kept(zkl__kit_wait_release(s->node)))
-        zkl__kit_wait_leave(s->node, false);
+        zkl__kit_wait_leave(s->node);
     if (!zkl__kit_forked(s->own.c)) /* a parent's thread may still wait on it */
         pthread_cond_destroy(&s->idle);
     zkl__owner_done(&s->own);

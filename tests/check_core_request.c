@@ -13,6 +13,15 @@
                 "rdeliver R 1\n"                                                                   \
                 "rstate R HELD\n"
 
+/* A try once request R on A, before the policy's first answer. */
+#define ONCE_R                                                                                     \
+    "node A lock once\n"                                                                           \
+    "start A\n"                                                                                    \
+    "create A ok 2\n"                                                                              \
+    "own A ok\n"                                                                                   \
+    "request R on A deadline=5000\n"                                                               \
+    "rlook R\n"
+
 static const core_case cases[] = {
     {"a request whose node holds is taken, counted and delivered held",
      DELIVERED_R "rresult R 0\n"},
@@ -265,13 +274,7 @@ static const core_case cases[] = {
                     "rdeliver R 1\n"
                     "rresult R ECLOSED\n"},
     {"a try once request is told ETIMEDOUT on the policy's first answer",
-     "node A lock once\n"
-     "start A\n"
-     "create A ok 2\n"
-     "own A ok\n"
-     "request R on A deadline=5000\n"
-     "rlook R\n"
-     "expect A:create A:list A:own\n"
+     ONCE_R "expect A:create A:list A:own\n"
      "list A ok x:lock-1 A2\n"
      "expect A:wake A:ahead0:x:lock-1\n"
      "rlook R\n"
@@ -306,6 +309,54 @@ static const core_case cases[] = {
                     "rtake R ETIMEDOUT\n"
                     "expect -\n"
                     "rstate R DONE\n"},
+    /* The deadline, the try-once bound and the grace of every blocking
+     * acquire are the machine's: a blocking caller sees them as a callback
+     * would. */
+    {"a blocking caller cancelled takes ECANCELED once its node is gone",
+     CORE_WAITING_A "request R on A deadline=1000\n"
+                    "rcancel R 0\n"
+                    "expect R:look\n"
+                    "rlook R\n"
+                    "expect R:count:A:ECANCELED R:timer R:leave:A A:delete\n"
+                    "rtake R 1\n"
+                    "delete A ok\n"
+                    "expect A:wake\n"
+                    "rlook R\n"
+                    "expect R:detach:A A:free R:untimed R:ready\n"
+                    "rtake R ECANCELED\n"
+                    "rstate R DONE\n"},
+    {"a blocking caller waits out the grace of its node's delete, no longer",
+     CORE_WAITING_A "request R on A deadline=100\n"
+                    "wait 100\n"
+                    "rlook R\n"
+                    "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
+                    "wait 499\n"
+                    "rlook R\n"
+                    "rtake R 1\n"
+                    "expect -\n"
+                    "wait 1\n"
+                    "rlook R\n"
+                    "expect R:detach:A R:untimed R:ready\n"
+                    "rtake R ETIMEDOUT\n"},
+    {"a blocking caller trying once takes ETIMEDOUT on the policy's first answer",
+     ONCE_R "rtake R 1\n"
+     "expect A:create A:list A:own\n"
+     "list A ok x:lock-1 A2\n"
+     "expect A:wake A:ahead0:x:lock-1\n"
+     "rlook R\n"
+     "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
+     "delete A ok\n"
+     "expect A:wake\n"
+     "rlook R\n"
+     "expect R:detach:A R:untimed R:ready\n"
+     "rtake R ETIMEDOUT\n"},
+    {"a blocking caller whose session ends while it waits takes ELOST",
+     CORE_WAITING_A "request R on A deadline=1000\n"
+                    "expire\n"
+                    "expect A:wake A:wake\n"
+                    "rlook R\n"
+                    "expect R:count:A:ELOST R:timer R:leave:A R:detach:A A:free R:untimed R:ready\n"
+                    "rtake R ELOST\n"},
     {"a blocking caller of a semaphore is handed its lease, the gate left",
      CORE_HELD_A "node B lease\n"
                  "request R on A deadline=1000 steps\n"

@@ -139,14 +139,8 @@ void zkl__unmake_drop(struct zkl__unmake *u);
  * with nothing made. */
 int zkl__node_make(const zkl__policy *pol, const zkl__qopts *o, bool try_once, zkl__node **out);
 /* Link it to c's engine and send its create on `dir` (c->mu held): 0, or a
- * ZKL_E... code with the node counted and freed. `inside`: count the caller
- * as blocked in the engine; `cv`: the waiting caller's condition variable. */
-int zkl__node_start(zkl_client *c, zkl__node *n, const char *dir, const zkl__qopts *o,
-                    bool inside, pthread_cond_t *cv);
-/* zkl__node_make + zkl__node_start from a caller thread (takes the locks). */
-int zkl__node_enqueue(zkl_client *c, const char *dir, const zkl__policy *pol,
-                      const zkl__qopts *o, bool try_once, bool inside, pthread_cond_t *cv,
-                      zkl__node **out);
+ * ZKL_E... code with the node counted and freed. */
+int zkl__node_start(zkl_client *c, zkl__node *n, const char *dir, const zkl__qopts *o);
 /* Tell the node's machine of the caller: it left (no node of the attempt
  * may stay), it releases its hold, it is done with the node (which may be
  * freed by the call). */
@@ -161,8 +155,6 @@ int zkl__node_taken(zkl__node *n);
  * session ended, ZKL_ECLOSED). */
 bool zkl__node_releasing(const zkl__node *n);
 int zkl__node_released(const zkl__node *n);
-/* What an acquire waiting on n returns now (1: wait on). */
-int zkl__node_verdict(const zkl__node *n, bool cancelled, bool deadline_past);
 /* 1 while the node's session is the client's live session and it is held
  * (the hold may be uncertain while the client is suspended); sure: and
  * the client is connected right now. Take c->mu themselves. */
@@ -174,7 +166,6 @@ const char *zkl__node_path(const zkl__node *n);
 zkl_client *zkl__node_client(const zkl__node *n);
 /* The state questions the front ends ask (c->mu held). */
 bool zkl__node_is_held(const zkl__node *n);  /* held, of the live session */
-bool zkl__node_settled(const zkl__node *n);  /* nothing left to wait for */
 bool zkl__node_current(const zkl__node *n);
 bool zkl__node_refused(const zkl__node *n, int *err); /* release refused: the hold stays */
 /* The node's metrics: the attempt ended with rc; the hold ended. */

@@ -64,8 +64,7 @@ static int state_err(zkl_client *c)
     return 0;
 }
 
-int zkl__node_start(zkl_client *c, zkl__node *n, const char *dir, const zkl__qopts *o,
-                    bool inside, pthread_cond_t *cv)
+int zkl__node_start(zkl_client *c, zkl__node *n, const char *dir, const zkl__qopts *o)
 {
     int64_t now = zkl__now_ns();
     /* A semaphore's lease continues the attempt its gate began. */
@@ -95,28 +94,8 @@ int zkl__node_start(zkl_client *c, zkl__node *n, const char *dir, const zkl__qop
     }
     if (!c->metrics_off)
         zkl__metrics_acquire_begin(&e->metrics, &n->meter, dir, (size_t)c->metric_paths, now);
-    if (n->wake == NULL)
-        n->cv = cv;
-    if (inside)
-        e->inside++;
     zkl__cnode_start(&n->cn, now);
     return 0;
-}
-
-int zkl__node_enqueue(zkl_client *c, const char *dir, const zkl__policy *pol,
-                      const zkl__qopts *o, bool try_once, bool inside, pthread_cond_t *cv,
-                      zkl__node **out)
-{
-    zkl__node *n;
-    int err = zkl__node_make(pol, o, try_once, &n);
-    if (err != 0)
-        return err;
-    pthread_mutex_lock(&c->mu);
-    err = zkl__node_start(c, n, dir, o, inside, cv);
-    pthread_mutex_unlock(&c->mu);
-    if (err == 0)
-        *out = n;
-    return err;
 }
 
 static void event(zkl__node *n, enum zkl__ev_type type)
@@ -170,22 +149,9 @@ void zkl__node_detach(zkl__node *n)
     event(n, ZKL__E_DETACH);
 }
 
-int zkl__node_verdict(const zkl__node *n, bool cancelled, bool deadline_past)
-{
-    zkl__wait_view w = {.cancelled = cancelled,
-                        .client_cancel = ZKL__NODE_CLIENT(n)->cancelled != 0,
-                        .deadline_past = deadline_past};
-    return zkl__verdict(&n->cn, &w);
-}
-
 bool zkl__node_is_held(const zkl__node *n)
 {
     return n->cn.st == ZKL__N_HELD && zkl__cnode_current(&n->cn);
-}
-
-bool zkl__node_settled(const zkl__node *n)
-{
-    return zkl__cnode_settled(&n->cn);
 }
 
 bool zkl__node_current(const zkl__node *n)

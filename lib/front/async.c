@@ -70,6 +70,8 @@ static void timed_add(struct zkl__async *a, zkl_request *r, int64_t at)
         ZKL__DLIST_PUSH(a->timed, r, aprev, anext);
         r->in_timed = true;
     }
+    if (r->wcv != NULL)
+        return; /* listed for the close: its blocking caller keeps its times */
     if (at != ZKL__NO_DEADLINE && (a->due == 0 || at < a->due))
         a->due = at;
 }
@@ -190,7 +192,7 @@ static void judge_all(struct zkl__async *a)
         for (zkl_request *r = a->timed, *next; r; r = next) {
             next = r->anext;
             (void)zkl__areq_on(&r->m, ZKL__RE_LOOK, now, act, r);
-            if (r->in_timed) {
+            if (r->in_timed && r->wcv == NULL) {
                 int64_t at = r->m.deadline;
                 if (at != ZKL__NO_DEADLINE && (a->due == 0 || at < a->due))
                     a->due = at;
@@ -317,7 +319,7 @@ static int enqueue(zkl_request *r, const char *dir, const zkl__policy *pol, cons
     zkl__node *n;
     int err = zkl__node_make(pol, &q, try_once, &n);
     if (err == 0)
-        err = zkl__node_start(r->a->c, n, dir, &q, false, NULL);
+        err = zkl__node_start(r->a->c, n, dir, &q);
     if (err == 0)
         *out = n;
     return err;
@@ -383,11 +385,14 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
     }
     zkl__areq_init(&r->m, &n->cn, kept, deadline, step != NULL, step && step->keep_held,
                    c->lost_requests != 0 || (o != NULL && o->tell_lost));
-    if (r->wcv != NULL)
-        zkl__engine_of(c)->inside++; /* a closing client waits for its caller */
     timed_add(a, r, deadline); /* without a deadline: listed for the close */
-    look_push(a, r);           /* what happened before the machine knew its node */
-    pthread_cond_broadcast(&c->cv);
+    if (r->wcv != NULL) {
+        /* Its caller judges it, from now on: the keeper need not wake. */
+        zkl__engine_of(c)->inside++; /* a closing client waits for its caller */
+    } else {
+        look_push(a, r); /* what happened before the machine knew its node */
+        pthread_cond_broadcast(&c->cv);
+    }
     *out = r;
     pthread_mutex_unlock(&c->mu);
     return 0;

@@ -1,5 +1,5 @@
-/* The front ends over the engine: the blocking calls, which wait with one
- * deadline (lib/front/wait.c), the asynchronous requests (lib/front/async.c,
+/* The front ends over the engine: the blocking calls, each an asynchronous
+ * request and a wait for it (lib/front/wait.c), the asynchronous requests (lib/front/async.c,
  * lib/front/request.c), cancel handles (lib/front/cancel.c), lock objects'
  * lifetimes (lib/front/objects.c) and the public metrics calls
  * (lib/front/stats.c). Their users are the kit and, through it, the
@@ -66,11 +66,13 @@ void zkl__front_fork_watch(void);
 /* ---- the blocking calls (lib/front/wait.c); no lock held ---------------------- */
 
 /* Enqueue on lock path `dir` and wait until the policy says the node holds,
- * or the deadline. Returns 0 and the held node in *out, or a ZKL_E... code;
- * on failure no node of this attempt remains on the server (or it is being
- * deleted and goes at the latest with the session). */
+ * or the call's timeout (0: try once), or o->cancel (or NULL) fires: a
+ * one-node request and a wait for it (zkl__wait_request). Returns 0 and
+ * the held node in *out, or a ZKL_E... code; on failure no node of this
+ * attempt remains on the server (or it is being deleted and goes at the
+ * latest with the session). */
 int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, const zkl__qopts *o,
-                      int64_t deadline, zkl__node **out);
+                      long timeout_ms, zkl__node **out);
 /* Delete a held node and free it. Returns 0 once the server confirmed,
  * ZKL_ELOST if the session ended first or someone else had deleted the
  * node (it is gone), ZKL_ECLOSED, ZKL_EFORK (in a child of fork(): nothing
@@ -79,16 +81,16 @@ int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, co
  * still held, not freed: zkl__release_kept() (step.h) tells. */
 int zkl__wait_release(zkl__node *n);
 /* Give a node up (held or not) and hand it to the engine, which frees it:
- * its delete is sent, and the call waits for the server's confirmation only
- * if `wait`, and only while connected. Otherwise the engine finishes the
- * delete on reconnect, or the session's end takes the node. */
-void zkl__wait_leave(zkl__node *n, bool wait);
-/* A blocking acquire made of an asynchronous request and a wait for it:
- * as zkl__wait_acquire, for the call's timeout and cancel handle h (or
- * NULL); the request's machine applies the deadline, the try-once bound
- * and the grace of a failure. 0 and the held node in *out, the caller's
- * from then on (released with zkl__wait_release), or a ZKL_E... code.
- * `dir` names the lock path in a failure's detail text. */
+ * its delete is sent, not waited for; the engine finishes it on reconnect,
+ * or the session's end takes the node. */
+void zkl__wait_leave(zkl__node *n);
+/* Every blocking acquire: the request start(ctx, ...) makes (with no
+ * callback), and a wait for it, for the call's timeout and cancel handle
+ * h (or NULL). Between sessions it first waits, within the timeout, for
+ * the next. The request's machine applies the deadline, the try-once
+ * bound and the grace of a failure. 0 and the held node in *out, the
+ * caller's from then on (released with zkl__wait_release), or a ZKL_E...
+ * code. `dir` names the lock path in a failure's detail text. */
 int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cancel *h,
                       zkl__start_fn start, void *ctx, zkl__node **out);
 

@@ -1,8 +1,9 @@
-/* The blocking calls over the engine: a caller enqueues, then sleeps on its
- * own condition variable until the node's verdict says held, or failed, or
- * the call's one deadline passes; on failure it makes sure no node of the
- * attempt stays on the server. Release and leave likewise wait for the
- * server's answer. */
+/* The blocking calls over the engine. An acquire is an asynchronous
+ * request (lib/front/async.c) and a wait for it: the caller sleeps on its
+ * own condition variable and judges the request when its node wakes it;
+ * the request's machine (lib/engine/core/areq.c) applies the deadline, the
+ * try-once bound and the grace of a failure, which leaves no node of the
+ * attempt on the server. Release and leave wait for the server's answer. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -29,34 +30,6 @@ static void wait_reopened(zkl_client *c, int64_t deadline)
             break;
     }
     pthread_mutex_unlock(&c->mu);
-}
-
-/* Fired cancel handle (zkl_cancel_fire) of the call, checked under c->mu. */
-static bool fired(const zkl__qopts *o)
-{
-    return o != NULL && o->cancel != NULL && zkl__cancel_fired(o->cancel);
-}
-
-/* Wait, up to the grace period and while connected, until nothing of n's
- * attempt is left to delete: a failed acquire returns with its node gone.
- * If the connection is down, the engine finishes the job on reconnect (or
- * the session end does). Short and bounded: a server that stalls requests
- * (ZOOKEEPER-4537) must not hold the caller long past its deadline; the
- * engine deletes the node when the answer comes. */
-static void wait_settled(zkl__node *n, pthread_cond_t *cv)
-{
-    zkl_client *c = ZKL__NODE_CLIENT(n);
-    int64_t grace = zkl__now_ns() + ZKL__GRACE_NS; /* for its delete */
-    n->cv = cv;
-    while (zkl__node_current(n) && !zkl__node_settled(n) && zkl__engine_connected(c) &&
-           zkl__cond_wait(cv, &c->mu, grace) == 0)
-        ;
-    n->cv = NULL;
-}
-
-static void unmade(void *arg)
-{
-    pthread_cond_broadcast(arg);
 }
 
 /* A lock parent of a refused attempt that stays, named in the detail text. */
@@ -95,82 +68,26 @@ static int chroot_named(zkl_client *c, int err, int zk_rc)
     return err == ZKL_EZK && zk_rc == ZNONODE && zkl__client_chroot_gone(c) ? ZKL_ENOCHROOT : err;
 }
 
-/* A refused attempt's lock parents go too (lib/engine/unmake.c), waited for
- * as its node was; a parent that stays for another reason than someone
- * else's node under it is named in the detail text. */
-static void unmake(zkl__node *n, int err, pthread_cond_t *cv)
+/* A one-node acquire's request: what its start needs. */
+struct one {
+    zkl_client *c;
+    const char *dir;
+    const zkl__policy *pol;
+    const zkl__qopts *o;
+};
+
+static int start_one(void *ctx, long timeout_ms, pthread_cond_t *cv, zkl_request **out)
 {
-    zkl_client *c = ZKL__NODE_CLIENT(n);
-    struct zkl__unmake *u = zkl__node_unmake(n, err, unmade, cv);
-    if (u == NULL)
-        return;
-    int64_t grace = zkl__now_ns() + ZKL__GRACE_NS;
-    bool late = false;
-    while (zkl__unmake_pending(u) && !late)
-        late = !zkl__engine_connected(c) || zkl__cond_wait(cv, &c->mu, grace) != 0;
-    say_unmade(u);
-    zkl__unmake_drop(u);
+    const struct one *x = ctx;
+    return zkl__async_start_steps(x->c, x->dir, x->pol, x->o, timeout_ms, NULL, NULL, 1, NULL,
+                                  cv, out);
 }
 
 int zkl__wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol, const zkl__qopts *o,
-                      int64_t deadline, zkl__node **out)
+                      long timeout_ms, zkl__node **out)
 {
-    if (zkl__forked(c))
-        return ZKL_EFORK;
-    if (fired(o))
-        return ZKL_ECANCELED;
-    wait_reopened(c, deadline);
-    pthread_cond_t cv; /* ours to wait on: n->cv while we wait for n */
-    if (zkl__cond_init(&cv) != 0)
-        return ZKL_ENOMEM;
-    /* Try-once (timeout 0) still waits for the policy's first answer,
-     * bounded by the session timeout. */
-    bool try_once;
-    int64_t wait_until = zkl__wait_until(deadline, zkl__now_ns(), c->timeout_ms, &try_once);
-    zkl__node *n;
-    int err = zkl__node_enqueue(c, dir, pol, o, try_once, true, &cv, &n);
-    if (err != 0) {
-        pthread_cond_destroy(&cv);
-        return err;
-    }
-    struct zkl__engine *e = ZKL__NODE_ENGINE(n);
-    struct zkl__cancel_reg reg;
-    if (o != NULL && o->cancel != NULL)
-        zkl__cancel_watch(o->cancel, &reg, c, &cv);
-    pthread_mutex_lock(&c->mu);
-    bool past = false;
-    while ((err = zkl__node_verdict(n, fired(o), past)) == 1)
-        past = zkl__cond_wait(&cv, &c->mu, wait_until) != 0;
-    if (err == 0)
-        err = zkl__node_taken(n); /* a path to keep: no memory is a failure too */
-    if (err == 0) {
-        zkl__node_count_end(n, 0);
-        n->cv = NULL;
-        leave_engine(e);
-        pthread_mutex_unlock(&c->mu);
-        if (o != NULL && o->cancel != NULL)
-            zkl__cancel_unwatch(o->cancel, &reg);
-        pthread_cond_destroy(&cv);
-        *out = n;
-        return 0;
-    }
-    int zk_rc = n->cn.zk_rc;
-    say_failed(c, dir, err, zk_rc, (long)n->cn.qlen);
-    /* Failed: make sure nothing of this attempt stays on the server. */
-    pthread_mutex_unlock(&c->mu);
-    if (o != NULL && o->cancel != NULL)
-        zkl__cancel_unwatch(o->cancel, &reg);
-    pthread_mutex_lock(&c->mu);
-    zkl__node_leave(n);
-    wait_settled(n, &cv);
-    unmake(n, err, &cv);
-    zkl__node_count_end(n, err);
-    zkl__engine_hooks_off(n); /* the caller never held it: nothing to tell */
-    zkl__node_detach(n);      /* n may be gone from here on */
-    leave_engine(e);
-    pthread_mutex_unlock(&c->mu);
-    pthread_cond_destroy(&cv);
-    return chroot_named(c, err, zk_rc);
+    struct one x = {c, dir, pol, o};
+    return zkl__wait_request(c, dir, timeout_ms, o != NULL ? o->cancel : NULL, start_one, &x, out);
 }
 
 int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cancel *h,
@@ -214,7 +131,7 @@ int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cance
     }
     zkl__node *n = r->handed;
     if (err == 0) {
-        n->wake = NULL; /* the caller's now, as zkl__wait_acquire leaves its node */
+        n->wake = NULL; /* its lock object's now: its release waits on n->cv */
         n->cv = NULL;
     } else {
         say_failed(c, dir, err, r->m.zk_rc, (long)r->m.qlen);
@@ -234,24 +151,16 @@ int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cance
     return chroot_named(c, err, zk_rc);
 }
 
-void zkl__wait_leave(zkl__node *n, bool wait)
+void zkl__wait_leave(zkl__node *n)
 {
     zkl_client *c = ZKL__NODE_CLIENT(n);
     if (zkl__forked(c))
         return; /* the client's local free takes the node */
     pthread_mutex_lock(&c->mu);
-    struct zkl__engine *e = ZKL__NODE_ENGINE(n);
-    e->inside++;
     zkl__node_leave(n);
-    pthread_cond_t cv;
-    if (wait && zkl__cond_init(&cv) == 0) {
-        wait_settled(n, &cv);
-        pthread_cond_destroy(&cv);
-    }
     zkl__node_count_released(n);
     zkl__engine_hooks_off(n);
     zkl__node_detach(n);
-    leave_engine(e);
     pthread_mutex_unlock(&c->mu);
 }
 

@@ -231,7 +231,7 @@ bool zkl__holds_leave(zkl__holds *h, zkl__hold *r)
 }
 
 int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
-                       const zkl__qopts *o, int64_t deadline)
+                       const zkl__qopts *o, long timeout_ms)
 {
     zkl__owner *own = h->own;
     if (inherited(h))
@@ -255,7 +255,7 @@ int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
     q.on_revoke = own->revocable ? hold_revoke : NULL;
     q.hook_arg = h;
     zkl__node *n;
-    int rc = zkl__wait_acquire(own->c, dir, pol, &q, deadline, &n);
+    int rc = zkl__wait_acquire(own->c, dir, pol, &q, timeout_ms, &n);
     if (rc != 0)
         return rc;
     if ((rc = zkl__holds_add(h, n)) != 0)
@@ -327,7 +327,7 @@ void zkl__holds_drop_all(zkl__holds *h)
         /* Best effort: the node goes now rather than with the session; a
          * delete the server refuses is the engine's to retry. */
         if (r->node != NULL && zkl__release_kept(zkl__wait_release(r->node)))
-            zkl__wait_leave(r->node, false);
+            zkl__wait_leave(r->node);
         free(r);
     }
 }

@@ -176,10 +176,10 @@ zkl__hold *zkl__holds_find(zkl__holds *h);
 zkl__node *zkl__holds_node(zkl__holds *h);
 /* Acquire for the calling thread: a thread that holds counts once more (0)
  * or gets ZKL_ELOST for a lost hold, which must be released first; else a
- * node is taken on `dir` (zkl__queue_acquire with `o`, its hooks pointed at
- * the owner's callbacks) and recorded. */
+ * node is taken on `dir` (zkl__wait_acquire with `o` and the call's
+ * timeout, its hooks pointed at the owner's callbacks) and recorded. */
 int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
-                                   const zkl__qopts *o, int64_t deadline);
+                       const zkl__qopts *o, long timeout_ms);
 /* Release the calling thread's hold: ZKL_ENOTHELD without one; 0 for an
  * inner count; at the last count, or for a lost hold, the node's release
  * (zkl__queue_release): a code it keeps the node for leaves the hold
@@ -398,9 +398,9 @@ int zkl__kit_obj_acquire_cancellable(void *obj, const char *fn, zkl__acquire_fn 
                                      long timeout_ms, zkl_cancel *h);
 /* the blocking calls (lib/front/wait.c) */
 int zkl__kit_wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
-                          const zkl__qopts *o, int64_t deadline, zkl__node **out);
+                          const zkl__qopts *o, long timeout_ms, zkl__node **out);
 int zkl__kit_wait_release(zkl__node *n);
-void zkl__kit_wait_leave(zkl__node *n, bool wait);
+void zkl__kit_wait_leave(zkl__node *n);
 int zkl__kit_wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cancel *h,
                           zkl__start_fn start, void *ctx, zkl__node **out);
 /* asynchronous acquires (lib/front/async.c, lib/front/request.c) */

@@ -32,9 +32,9 @@ int zkl__kit_obj_acquire_cancellable(void *obj, const char *fn, zkl__acquire_fn 
 }
 
 int zkl__kit_wait_acquire(zkl_client *c, const char *dir, const zkl__policy *pol,
-                          const zkl__qopts *o, int64_t deadline, zkl__node **out)
+                          const zkl__qopts *o, long timeout_ms, zkl__node **out)
 {
-    return zkl__wait_acquire(c, dir, pol, o, deadline, out);
+    return zkl__wait_acquire(c, dir, pol, o, timeout_ms, out);
 }
 
 int zkl__kit_wait_release(zkl__node *n)
@@ -42,9 +42,9 @@ int zkl__kit_wait_release(zkl__node *n)
     return zkl__wait_release(n);
 }
 
-void zkl__kit_wait_leave(zkl__node *n, bool wait)
+void zkl__kit_wait_leave(zkl__node *n)
 {
-    zkl__wait_leave(n, wait);
+    zkl__wait_leave(n);
 }
 
 int zkl__kit_wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cancel *h,

@@ -1,7 +1,7 @@
-/* Blocking calls in the simulation, as lib/front/wait.c makes them with a
- * thread and a condition variable: a worker waits on its node's verdict
- * (the core's zkl__verdict) until it holds, fails, or its one deadline
- * passes; a failed attempt leaves and waits, briefly and while connected,
+/* Blocking calls in the simulation, as a thread with a condition variable
+ * would make them: a worker waits on its node's verdict (the core's
+ * zkl__verdict, the rule lib/front/wait.c's requests are judged by too)
+ * until it holds, fails, or its one deadline passes; a failed attempt leaves and waits, briefly and while connected,
  * for its node's delete; a release waits for the server's answer. Where
  * the library sleeps on a condition variable, the worker's state says
  * what it waits for and the driver resumes it when that may have
