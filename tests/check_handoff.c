@@ -200,24 +200,6 @@ END_TEST
 
 /* ---- routing watch events in a client that holds many locks ------------- */
 
-struct sharer {
-    zkl_mutex *m;
-    int rc;
-    atomic_int held;
-    pthread_t t;
-};
-
-static void *sharer_main(void *arg)
-{
-    struct sharer *w = arg;
-    w->rc = zkl_mutex_acquire(w->m, 60000);
-    if (w->rc == 0) {
-        atomic_store(&w->held, 1);
-        w->rc = zkl_mutex_release(w->m);
-    }
-    return NULL;
-}
-
 /* One client holds 300 locks and queues three threads (own mutex objects,
  * prefetch on) behind a holder on another client, on one path: every
  * handoff event must still find its waiter among all those nodes, and the
@@ -237,12 +219,13 @@ START_TEST(test_client_holding_many_locks_still_routes_each_handoff)
     }
     char *p = tu_test_path("shared");
     zkl_mutex *hm = tu_test_holder(p);
-    struct sharer w[W];
+    zkl_mutex *wm[W];
+    zkl_lock *wl[W];
+    struct tu_acquirer w[W];
     for (int i = 0; i < W; i++) {
-        w[i] = (struct sharer){.rc = -100};
-        atomic_init(&w[i].held, 0);
-        ck_assert_int_eq(tu_mutex_new_prefetch(busy, p, true, &w[i].m), 0);
-        ck_assert_int_eq(pthread_create(&w[i].t, NULL, sharer_main, &w[i]), 0);
+        ck_assert_int_eq(tu_mutex_new_prefetch(busy, p, true, &wm[i]), 0);
+        ck_assert_int_eq(zkl_mutex_as_lock(wm[i], &wl[i]), 0);
+        tu_acquirer_start(&w[i], wl[i], 60000, true);
     }
     ck_assert(tu_wait_children_at_least(tu_fixture_zk, p, W + 1, 20000));
     /* Every waiter's listing and watches answered, and a moment for a
@@ -250,13 +233,13 @@ START_TEST(test_client_holding_many_locks_still_routes_each_handoff)
     tu_drain(&busy, 1);
     usleep((useconds_t)tu_ms(100) * 1000);
     for (int i = 0; i < W; i++)
-        ck_assert_int_eq(atomic_load(&w[i].held), 0);
+        ck_assert(!tu_acquirer_got(&w[i]));
     ck_assert_int_eq(zkl_mutex_release(hm), 0);
     for (int i = 0; i < W; i++) {
-        pthread_join(w[i].t, NULL);
-        ck_assert_int_eq(w[i].rc, 0);
-        ck_assert_int_eq(atomic_load(&w[i].held), 1);
-        zkl_mutex_free(w[i].m);
+        ck_assert_int_eq(tu_acquirer_join(&w[i]), 0);
+        ck_assert_int_eq(w[i].release_rc, 0);
+        zkl_lock_free(wl[i]);
+        zkl_mutex_free(wm[i]);
     }
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     for (int i = 0; i < HELD; i++) {

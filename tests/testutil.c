@@ -307,6 +307,8 @@ static void *acquirer_main(void *arg)
     a->rc = zkl_lock_acquire(a->l, a->timeout_ms);
     a->returned_ms = tu_now_ms();
     a->took_ms = a->returned_ms - t0;
+    if (a->rc == 0)
+        atomic_store(&a->got, 1);
     if (a->rc == 0 && a->release)
         a->release_rc = zkl_lock_release(a->l);
     return NULL;
@@ -315,7 +317,13 @@ static void *acquirer_main(void *arg)
 void tu_acquirer_start(struct tu_acquirer *a, zkl_lock *l, long timeout_ms, bool release)
 {
     *a = (struct tu_acquirer){.l = l, .timeout_ms = timeout_ms, .release = release, .rc = 1};
+    atomic_init(&a->got, 0);
     ck_assert_int_eq(pthread_create(&a->t, NULL, acquirer_main, a), 0);
+}
+
+bool tu_acquirer_got(struct tu_acquirer *a)
+{
+    return atomic_load(&a->got) != 0;
 }
 
 int tu_acquirer_join(struct tu_acquirer *a)

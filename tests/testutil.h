@@ -6,6 +6,7 @@
 #include "config.h" /* ZKL_SRCDIR, ZKL_BUILDDIR: the trees the tests read */
 #include <check.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -267,11 +268,14 @@ struct tu_acquirer {
     bool release;
     int rc, release_rc;
     int64_t took_ms, returned_ms; /* returned_ms: tu_now_ms() then */
+    atomic_int got;               /* set once the acquire returned 0 */
     pthread_t t;
 };
 void tu_acquirer_start(struct tu_acquirer *a, zkl_lock *l, long timeout_ms, bool release);
 /* Join it; its code. */
 int tu_acquirer_join(struct tu_acquirer *a);
+/* Whether it got the lock (readable while it runs). */
+bool tu_acquirer_got(struct tu_acquirer *a);
 
 /* The public token and session-id calls give a value through an out
  * parameter; tests compare the value, or the code, in one expression. */
