@@ -87,10 +87,7 @@ static int counter_worker(const char *path, const char *shm)
 START_TEST(test_mutex_excludes_four_processes_with_increasing_tokens)
 {
     char *p = tu_test_path("procs");
-    char shm[64];
-    struct tu_arena *sh = tu_shared_new(shm, sizeof *sh);
-    tu_workers_run((const char *[]){"counter", p, shm, NULL}, PROCS);
-    unlink(shm);
+    struct tu_arena *sh = tu_workers_run_shared("counter", p, sizeof *sh, PROCS);
     ck_assert_int_eq(sh->counter, PROCS * ITER);
     ck_assert_int_eq(sh->violations, 0);
     ck_assert_int_eq(sh->token_errors, 0);

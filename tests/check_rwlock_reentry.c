@@ -49,8 +49,7 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_writer_out)
     tu_wait_requests(b, s0.requests + 2); /* a listing, then a new watch */
     ck_assert_int_eq(__atomic_load_n(&wb.got, __ATOMIC_SEQ_CST), 0);
     ck_assert_int_eq(tu_stats(b).watch_events, s0.watch_events + 1);
-    ck_assert_int_eq(zkl_rwlock_read_is_held(ra), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
+    expect_holds(ra, p, 1, 0, 2);
 
     /* Reading goes on; reentry still counts; then the writer gets in. */
     ck_assert_int_eq(zkl_rwlock_read_acquire(ra, 0), 0);
@@ -75,15 +74,13 @@ START_TEST(test_rwlock_downgrade_then_write_reentry_and_release_in_any_order)
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
     /* Holding both, the write side is still reentrant. */
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 0), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
+    expect_holds(rw, p, 1, 1, 2);
     /* Release the read first this time: the write stays. */
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
-    ck_assert_int_eq(zkl_rwlock_write_is_held(rw), 1);
-    ck_assert_int_eq(zkl_rwlock_read_is_held(rw), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
+    expect_holds(rw, p, 0, 1, 1);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    expect_holds(rw, p, 0, 0, 0);
     /* A downgraded read left alone is an ordinary read: upgrade refused. */
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
@@ -109,9 +106,7 @@ START_TEST(test_rwlock_upgrade_is_edeadlk_at_once_and_creates_nothing)
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 0), ZKL_EDEADLK);
     ck_assert_int_lt(tu_now_ms() - t0, tu_ms(1000));
     ck_assert_int_eq(tu_stats(c).requests, s0.requests); /* nothing sent */
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
-    ck_assert_int_eq(zkl_rwlock_write_is_held(rw), 0);
-    ck_assert_int_eq(zkl_rwlock_read_is_held(rw), 1);
+    expect_holds(rw, p, 1, 0, 1);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), ZKL_ENOTHELD);
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 0), ZKL_EDEADLK); /* still reading */

@@ -14,6 +14,14 @@ void wait_children(const char *path, int want)
                   path, tu_children(tu_fixture_zk, path), want);
 }
 
+void expect_holds(zkl_rwlock *rw, const char *path, int read, int write, int nodes)
+{
+    int r = zkl_rwlock_read_is_held(rw), w = zkl_rwlock_write_is_held(rw);
+    int n = tu_children(tu_fixture_zk, path);
+    ck_assert_msg(r == read && w == write && n == nodes,
+                  "holds read %d write %d, %d nodes; want %d, %d, %d", r, w, n, read, write, nodes);
+}
+
 /* The server's 10-digit sequence of a node path. */
 const char *seq_of(const char *node)
 {

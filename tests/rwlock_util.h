@@ -12,6 +12,9 @@
 
 /* Wait until `path` has exactly `want` children, or fail the test. */
 void wait_children(const char *path, int want);
+/* The calling thread's holds of rw (read, write: 1 or 0) and the nodes
+ * under `path` are these, or the test fails. */
+void expect_holds(zkl_rwlock *rw, const char *path, int read, int write, int nodes);
 /* The server's 10-digit sequence of a node path (borrowed from it). */
 const char *seq_of(const char *node);
 

@@ -308,7 +308,7 @@ static void *acquirer_main(void *arg)
     a->returned_ms = tu_now_ms();
     a->took_ms = a->returned_ms - t0;
     if (a->rc == 0)
-        atomic_store(&a->got, 1);
+        __atomic_store_n(&a->got, 1, __ATOMIC_SEQ_CST);
     if (a->rc == 0 && a->release)
         a->release_rc = zkl_lock_release(a->l);
     return NULL;
@@ -317,13 +317,12 @@ static void *acquirer_main(void *arg)
 void tu_acquirer_start(struct tu_acquirer *a, zkl_lock *l, long timeout_ms, bool release)
 {
     *a = (struct tu_acquirer){.l = l, .timeout_ms = timeout_ms, .release = release, .rc = 1};
-    atomic_init(&a->got, 0);
     ck_assert_int_eq(pthread_create(&a->t, NULL, acquirer_main, a), 0);
 }
 
 bool tu_acquirer_got(struct tu_acquirer *a)
 {
-    return atomic_load(&a->got) != 0;
+    return __atomic_load_n(&a->got, __ATOMIC_SEQ_CST) != 0;
 }
 
 int tu_acquirer_join(struct tu_acquirer *a)
@@ -538,6 +537,15 @@ void tu_workers_run(const char *const *args, int n)
     free(pids);
 }
 
+void *tu_workers_run_shared(const char *kind, const char *path, size_t size, int n)
+{
+    char file[64];
+    void *shared = tu_shared_new(file, size);
+    tu_workers_run((const char *[]){kind, path, file, NULL}, n);
+    unlink(file);
+    return shared;
+}
+
 int64_t tu_holder_kill(const char *const *args)
 {
     int fds[2];
@@ -721,6 +729,37 @@ static bool children_are(void *arg)
     struct children_wait *w = arg;
     int n = tu_children(w->zh, w->path);
     return w->at_least ? n >= w->want : n == w->want;
+}
+
+int tu_children_named(zhandle_t *zh, const char *path, const char *part)
+{
+    struct String_vector kids = {0};
+    if (zoo_get_children(zh, path, 0, &kids) != ZOK)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < kids.count; i++)
+        n += strstr(kids.data[i], part) != NULL;
+    deallocate_String_vector(&kids);
+    return n;
+}
+
+struct named_wait {
+    zhandle_t *zh;
+    const char *path, *part;
+    int want;
+};
+
+static bool named_are(void *arg)
+{
+    struct named_wait *w = arg;
+    return tu_children_named(w->zh, w->path, w->part) == w->want;
+}
+
+bool tu_wait_children_named(zhandle_t *zh, const char *path, const char *part, int want,
+                            int timeout_ms)
+{
+    struct named_wait w = {zh, path, part, want};
+    return tu_wait_until(named_are, &w, timeout_ms);
 }
 
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms)

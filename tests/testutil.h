@@ -6,7 +6,6 @@
 #include "config.h" /* ZKL_SRCDIR, ZKL_BUILDDIR: the trees the tests read */
 #include <check.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -128,6 +127,10 @@ pid_t tu_spawn_worker(const char *const *args, int out_fd);
 void tu_workers_join(const pid_t *pids, int n);
 /* Run `n` workers of the same `args` at once, and join them so. */
 void tu_workers_run(const char *const *args, int n);
+/* `n` workers of "<kind> <path> <file>" run at once and joined, <file>
+ * naming a new tu_shared_new mapping of `size` bytes they share; returns
+ * that mapping, to read what they left (the file is gone by then). */
+void *tu_workers_run_shared(const char *kind, const char *path, size_t size, int n);
 /* A holder that dies holding: runs the worker `args`, which takes a lock
  * and writes its token (an int64_t) to stdout, reads the token, then kills
  * the worker with SIGKILL and reaps it. Returns the token (> 0). */
@@ -182,6 +185,11 @@ zkl_semaphore *tu_test_semaphore(zkl_client *c, const char *path, int limit);
 /* Wait until `path` has exactly `want` children; false if it has not
  * within tu_ms(`timeout_ms`). */
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms);
+/* Children of `path` whose name contains `part`, and a wait until there
+ * are exactly `want` of them (false if not within tu_ms(timeout_ms)). */
+int tu_children_named(zhandle_t *zh, const char *path, const char *part);
+bool tu_wait_children_named(zhandle_t *zh, const char *path, const char *part, int want,
+                            int timeout_ms);
 /* The same for `want` children or more: waiters queued behind others. */
 bool tu_wait_children_at_least(zhandle_t *zh, const char *path, int want, int timeout_ms);
 /* Ephemeral nodes at or below `path` (tu_fixture_zk): contenders, whatever
@@ -268,7 +276,7 @@ struct tu_acquirer {
     bool release;
     int rc, release_rc;
     int64_t took_ms, returned_ms; /* returned_ms: tu_now_ms() then */
-    atomic_int got;               /* set once the acquire returned 0 */
+    int got; /* set (atomically: tu_acquirer_got) once the acquire returned 0 */
     pthread_t t;
 };
 void tu_acquirer_start(struct tu_acquirer *a, zkl_lock *l, long timeout_ms, bool release);
