@@ -55,31 +55,6 @@ static void wait_lost_calls(struct lost_log *l, int n)
         usleep(2000);
 }
 
-/* An acquire in a thread of its own. */
-struct waiter {
-    struct obj *o;
-    long timeout_ms;
-    int rc;
-    int64_t returned_ms;
-    pthread_t th;
-};
-
-static void *waiter_main(void *arg)
-{
-    struct waiter *w = arg;
-    w->rc = zkl_lock_acquire(w->o->lock, w->timeout_ms);
-    w->returned_ms = tu_now_ms();
-    return NULL;
-}
-
-static void start_waiter(struct waiter *w, struct obj *o, long timeout_ms)
-{
-    w->o = o;
-    w->timeout_ms = timeout_ms;
-    w->rc = 1; /* no zkl code */
-    ck_assert_int_eq(pthread_create(&w->th, NULL, waiter_main, w), 0);
-}
-
 /* Most tests are a contest: a hold on client a, of the row that blocks
  * row `row` (a writer for a reader), and a contender of row `row` on
  * client b, on one lock path. */
@@ -89,7 +64,7 @@ struct contest {
     struct obj h, w;
     int base;      /* the holder's nodes */
     int64_t token; /* the holder's token; 0 if the recipe has none */
-    struct waiter wt;
+    struct tu_acquirer wt;
 };
 
 static void contest_open(struct contest *t, int row, const char *leaf, int b_session_ms)
@@ -108,7 +83,7 @@ static void contest_open(struct contest *t, int row, const char *leaf, int b_ses
 /* The contender acquires in a thread of its own; returns once it queued. */
 static void contest_wait(struct contest *t, long timeout_ms)
 {
-    start_waiter(&t->wt, &t->w, timeout_ms);
+    tu_acquirer_start(&t->wt, t->w.lock, timeout_ms, false);
     tu_wait_contenders_above(t->p, t->base);
 }
 
@@ -244,8 +219,7 @@ START_TEST(test_waiter_gets_elost_on_expiry_and_leaves_no_node)
     contest_open(&t, _i, "waitexpire", 8000);
     contest_wait(&t, 60000);
     tu_expire_session(t.b);
-    pthread_join(t.wt.th, NULL);
-    ck_assert_int_eq(t.wt.rc, ZKL_ELOST);
+    ck_assert_int_eq(tu_acquirer_join(&t.wt), ZKL_ELOST);
     ck_assert_int_eq(zkl_lock_is_held(t.w.lock), 0);
     contest_end(&t);
 }
@@ -396,8 +370,7 @@ START_TEST(test_cancel_wakes_a_waiter_and_later_acquires_send_nothing)
     contest_wait(&t, ZKL_WAIT_FOREVER);
     int64_t t0 = tu_now_ms();
     ck_assert_int_eq(zkl_client_cancel(t.b), 0);
-    pthread_join(t.wt.th, NULL);
-    ck_assert_int_eq(t.wt.rc, ZKL_ECANCELED);
+    ck_assert_int_eq(tu_acquirer_join(&t.wt), ZKL_ECANCELED);
     ck_assert_int_lt(t.wt.returned_ms - t0, PROMPT_MS);
     /* Its node went before the acquire returned; the holder is untouched. */
     contest_holder_untouched(&t);
@@ -434,8 +407,7 @@ START_TEST(test_closing_the_client_wakes_a_waiter_with_eclosed)
     int64_t t0 = tu_now_ms();
     zkl_client_close(t.b);
     t.b = NULL;
-    pthread_join(t.wt.th, NULL);
-    ck_assert_int_eq(t.wt.rc, ZKL_ECLOSED);
+    ck_assert_int_eq(tu_acquirer_join(&t.wt), ZKL_ECLOSED);
     ck_assert_int_lt(t.wt.returned_ms - t0, PROMPT_MS);
     ck_assert_int_eq(tu_contenders(t.p), t.base);
     /* The object outlives its client: its calls say so, and it may be

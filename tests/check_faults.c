@@ -80,13 +80,6 @@ static char *tmpfile_path(const char *leaf)
     return p;
 }
 
-static int64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
@@ -151,9 +144,9 @@ static void need_three_nodes(void)
 static int leader(void)
 {
     char out[64];
-    int64_t end = tu_now_ms() + 30000;
+    int64_t end = tu_now_ms() + tu_ms(30000);
     while (harness(out, sizeof out, "leader %%D") != 0) {
-        ck_assert_msg(tu_now_ms() < end, "no leader in the ensemble for 30 s");
+        ck_assert_msg(tu_now_ms() < end, "no leader in the ensemble for %d s", tu_ms(30000) / 1000);
         sleep_ms(100);
     }
     return atoi(out);
@@ -197,11 +190,11 @@ static pid_t spawn(const char *const argv[], int *out_fd)
     return pid;
 }
 
-/* Wait for pid up to timeout_ms; kill it if it is still there. Returns the
- * wait status, or -1 if it had to be killed. */
+/* Wait for pid up to tu_ms(timeout_ms); kill it if it is still there.
+ * Returns the wait status, or -1 if it had to be killed. */
 static int reap(pid_t pid, int timeout_ms)
 {
-    int64_t end = tu_now_ms() + timeout_ms;
+    int64_t end = tu_now_ms() + tu_ms(timeout_ms);
     int st;
     for (;;) {
         pid_t r = waitpid(pid, &st, WNOHANG);
@@ -227,19 +220,6 @@ static void append_line(const char *path, const char *fmt, ...)
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(write(fd, line, (size_t)n), n);
     close(fd);
-}
-
-static int count_prefix(const char *path, const char *prefix)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return 0;
-    char line[512];
-    int n = 0;
-    while (fgets(line, sizeof line, f))
-        n += strncmp(line, prefix, strlen(prefix)) == 0;
-    fclose(f);
-    return n;
 }
 
 /* Run the history checker over the logs; its summary goes to `summary`.
@@ -287,23 +267,16 @@ static bool children_are(void *arg)
     return n == w->n;
 }
 
-static void quiet_watcher(zhandle_t *h, int type, int state, const char *path, void *ctx)
+/* zoo_get of `path` on the current session of `c`, its handle borrowed. */
+static int get_on(zkl_client *c, const char *path, char *buf, int *len, struct Stat *st)
 {
-    (void)h, (void)type, (void)state, (void)path, (void)ctx;
-}
-
-/* A raw handle to the given servers only, connected. The leader serves the
- * latest committed state: checks made through it never read a lagging or
- * stalled follower. */
-static zhandle_t *handle_to(const char *hosts)
-{
-    zhandle_t *h = zookeeper_init(hosts, quiet_watcher, 20000, NULL, NULL, 0);
-    ck_assert_ptr_nonnull(h);
-    int64_t end = tu_now_ms() + 15000;
-    while (zoo_state(h) != ZOO_CONNECTED_STATE && tu_now_ms() < end)
-        sleep_ms(2);
-    ck_assert_int_eq(zoo_state(h), ZOO_CONNECTED_STATE);
-    return h;
+    zhandle_t *zh = NULL;
+    int rc = zkl_client_handle_borrow(c, &zh);
+    if (rc != 0)
+        return rc;
+    rc = zoo_get(zh, path, 0, buf, len, st);
+    zkl_client_handle_return(c, zh);
+    return rc;
 }
 
 /* ---- 1. a paused holder ---------------------------------------------------- */
@@ -327,7 +300,7 @@ START_TEST(test_paused_holder_learns_loss_and_its_writes_are_refused)
     ck_assert_int_eq(sscanf(line, "HELD %lld", &a_token), 1);
     /* Let A work a little, then stop it mid-work. */
     char *writes = store;
-    int64_t end = tu_now_ms() + 10000;
+    int64_t end = tu_now_ms() + tu_ms(10000);
     while (fenced_store_fence(writes) == 0 && tu_now_ms() < end)
         sleep_ms(5);
     sleep_ms(100);
@@ -338,16 +311,16 @@ START_TEST(test_paused_holder_learns_loss_and_its_writes_are_refused)
     zkl_client *b = tu_client(10000);
     zkl_mutex *mb;
     ck_assert_int_eq(zkl_mutex_new(b, p, &mb), 0);
-    ck_assert_int_eq(zkl_mutex_acquire(mb, 20000), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(mb, tu_ms(20000)), 0);
     int64_t b_token = tu_mutex_token(mb);
     ck_assert_int_gt(b_token, a_token);
-    append_line(log, "ACQ mutex B/1 %lld %lld\n", (long long)realtime_ns(), (long long)b_token);
+    append_line(log, "ACQ mutex B/1 %lld %lld\n", (long long)tu_realtime_ns(), (long long)b_token);
     ck_assert_int_eq(fenced_store_write(store, b_token, "B", "B-1"), 0);
     ck_assert_int_eq(zkl_mutex_guarded_set(mb, data, "B-1", 3), 0);
     struct Stat b1;
     char buf[16];
     int len = sizeof buf - 1;
-    ck_assert_int_eq(zoo_get(zkl_client_handle(b), data, 0, buf, &len, &b1), ZOK);
+    ck_assert_int_eq(get_on(b, data, buf, &len, &b1), ZOK);
 
     /* A wakes up, believing it holds. */
     ck_assert_int_eq(kill(a, SIGCONT), 0);
@@ -374,7 +347,7 @@ START_TEST(test_paused_holder_learns_loss_and_its_writes_are_refused)
     /* ... and the data node is exactly as B left it: nothing of A's landed. */
     struct Stat now;
     len = sizeof buf - 1;
-    ck_assert_int_eq(zoo_get(zkl_client_handle(b), data, 0, buf, &len, &now), ZOK);
+    ck_assert_int_eq(get_on(b, data, buf, &len, &now), ZOK);
     buf[len] = '\0';
     ck_assert_str_eq(buf, "B-1");
     ck_assert_int_eq(now.version, b1.version);
@@ -383,10 +356,10 @@ START_TEST(test_paused_holder_learns_loss_and_its_writes_are_refused)
     /* B writes again and releases: its data is what stays. */
     ck_assert_int_eq(fenced_store_write(store, b_token, "B", "B-2"), 0);
     ck_assert_int_eq(zkl_mutex_guarded_set(mb, data, "B-2", 3), 0);
-    append_line(log, "REL mutex B/1 %lld %lld\n", (long long)realtime_ns(), (long long)b_token);
+    append_line(log, "REL mutex B/1 %lld %lld\n", (long long)tu_realtime_ns(), (long long)b_token);
     ck_assert_int_eq(zkl_mutex_release(mb), 0);
     len = sizeof buf - 1;
-    ck_assert_int_eq(zoo_get(zkl_client_handle(b), data, 0, buf, &len, NULL), ZOK);
+    ck_assert_int_eq(get_on(b, data, buf, &len, NULL), ZOK);
     buf[len] = '\0';
     ck_assert_str_eq(buf, "B-2");
     /* The store's journal: after B's first line, no line of a lower token. */
@@ -472,7 +445,7 @@ START_TEST(test_killed_holders_never_overlap_and_leave_no_node)
             ck_abort_msg("worker %d ended by itself: %d", (int)w[i], st);
         kill(w[i], SIGKILL);
         waitpid(w[i], &st, 0);
-        append_line(log, "KILL - %ld %lld\n", (long)w[i], (long long)realtime_ns());
+        append_line(log, "KILL - %ld %lld\n", (long)w[i], (long long)tu_realtime_ns());
         kills++;
         w[i] = spawn(argv, NULL);
         respawns++;
@@ -486,7 +459,7 @@ START_TEST(test_killed_holders_never_overlap_and_leave_no_node)
     char summary[256];
     int rc = check_history(summary, sizeof summary, log);
     ck_assert_msg(rc == 0, "history: %s", summary);
-    int acq = count_prefix(log, "ACQ"), rel = count_prefix(log, "REL");
+    int acq = tu_file_lines(log, "ACQ"), rel = tu_file_lines(log, "REL");
     long cnt = tu_counter_read(counter);
     /* A killed holder may die before or after its increment. */
     ck_assert_int_ge(cnt, rel);
@@ -531,26 +504,26 @@ START_TEST(test_leader_failover_keeps_mutual_exclusion)
             w[l][i] = spawn(argv, NULL);
     }
     /* Work goes on, then the leader dies. */
-    int64_t end = tu_now_ms() + 30000;
-    while ((count_prefix(log[0], "REL") < 20 || count_prefix(log[1], "REL") < 20) &&
+    int64_t end = tu_now_ms() + tu_ms(30000);
+    while ((tu_file_lines(log[0], "REL") < 20 || tu_file_lines(log[1], "REL") < 20) &&
            tu_now_ms() < end)
         sleep_ms(50);
-    ck_assert_int_ge(count_prefix(log[0], "ACQ"), 20);
+    ck_assert_int_ge(tu_file_lines(log[0], "ACQ"), 20);
     int old = leader();
     /* Counted and timed right before the kill (finding the leader takes a
      * while, and work goes on meanwhile). */
-    int before[LOCKS] = {count_prefix(log[0], "ACQ"), count_prefix(log[1], "ACQ")};
+    int before[LOCKS] = {tu_file_lines(log[0], "ACQ"), tu_file_lines(log[1], "ACQ")};
     int64_t killed_at = tu_now_ms();
     ck_assert_int_eq(harness(NULL, 0, "kill-node %%D %d", old), 0);
     /* After the election, both locks are granted again. */
-    end = tu_now_ms() + 45000;
-    while ((count_prefix(log[0], "REL") < before[0] + 20 ||
-            count_prefix(log[1], "REL") < before[1] + 20) &&
+    end = tu_now_ms() + tu_ms(45000);
+    while ((tu_file_lines(log[0], "REL") < before[0] + 20 ||
+            tu_file_lines(log[1], "REL") < before[1] + 20) &&
            tu_now_ms() < end)
         sleep_ms(50);
     int64_t resumed_ms = tu_now_ms() - killed_at;
-    int after[LOCKS] = {count_prefix(log[0], "ACQ") - before[0],
-                        count_prefix(log[1], "ACQ") - before[1]};
+    int after[LOCKS] = {tu_file_lines(log[0], "ACQ") - before[0],
+                        tu_file_lines(log[1], "ACQ") - before[1]};
     int now_leader = leader();
     /* Bring the node back for the tests after this one. */
     ck_assert_int_eq(harness(NULL, 0, "start-node %%D %d", old), 0);
@@ -570,11 +543,11 @@ START_TEST(test_leader_failover_keeps_mutual_exclusion)
         char summary[256];
         int rc = check_history(summary, sizeof summary, log[l]);
         ck_assert_msg(rc == 0, "lock %d: %s", l, summary);
-        int rel = count_prefix(log[l], "REL");
+        int rel = tu_file_lines(log[l], "REL");
         ck_assert_int_eq(tu_counter_read(counter[l]), rel); /* exact: nobody was killed */
         struct children_want cw = {path[l], 0};
         ck_assert(tu_wait_until(children_are, &cw, 15000));
-        total += count_prefix(log[l], "ACQ");
+        total += tu_file_lines(log[l], "ACQ");
         fprintf(stderr, "faults: failover lock %d: %s; counter %ld exact\n", l, summary,
                 tu_counter_read(counter[l]));
     }
@@ -594,68 +567,10 @@ END_TEST
 
 /* ---- 4. a connection drop without expiry ----------------------------------- */
 
-struct seen {
-    pthread_mutex_t mu;
-    int states[32];
-    int n;
-};
-
-static void record_state(zkl_client *c, enum zkl_state st, void *arg)
-{
-    (void)c;
-    struct seen *s = arg;
-    pthread_mutex_lock(&s->mu);
-    if (s->n < 32)
-        s->states[s->n++] = st;
-    pthread_mutex_unlock(&s->mu);
-}
-
-static bool saw_reconnected(void *arg)
-{
-    struct seen *s = arg;
-    pthread_mutex_lock(&s->mu);
-    bool susp = false, rec = false;
-    for (int i = 0; i < s->n; i++) {
-        susp |= s->states[i] == ZKL_STATE_SUSPENDED;
-        rec |= susp && s->states[i] == ZKL_STATE_RECONNECTED;
-    }
-    pthread_mutex_unlock(&s->mu);
-    return rec;
-}
-
-static bool saw_suspended(void *arg)
-{
-    struct seen *s = arg;
-    pthread_mutex_lock(&s->mu);
-    bool susp = false;
-    for (int i = 0; i < s->n; i++)
-        susp |= s->states[i] == ZKL_STATE_SUSPENDED;
-    pthread_mutex_unlock(&s->mu);
-    return susp;
-}
-
-static bool saw_state(struct seen *s, int st);
-
-static bool saw_lost(void *arg)
-{
-    return saw_state(arg, ZKL_STATE_LOST);
-}
-
-static bool saw_state(struct seen *s, int st)
-{
-    pthread_mutex_lock(&s->mu);
-    bool r = false;
-    for (int i = 0; i < s->n; i++)
-        r |= s->states[i] == st;
-    pthread_mutex_unlock(&s->mu);
-    return r;
-}
-
+/* A waiter that notes the node and token it held by, and releases. */
 struct waiter {
     zkl_mutex *m;
-    long timeout;
     int rc;
-    int64_t took_ms;
     char node[512];
     int64_t token;
     int release_rc;
@@ -664,9 +579,7 @@ struct waiter {
 static void *waiter_main(void *arg)
 {
     struct waiter *w = arg;
-    int64_t t0 = tu_now_ms();
-    w->rc = zkl_mutex_acquire(w->m, w->timeout);
-    w->took_ms = tu_now_ms() - t0;
+    w->rc = zkl_mutex_acquire(w->m, 60000);
     if (w->rc == 0) {
         snprintf(w->node, sizeof w->node, "%s", zkl_mutex_node(w->m));
         w->token = tu_mutex_token(w->m);
@@ -675,24 +588,29 @@ static void *waiter_main(void *arg)
     return NULL;
 }
 
-/* The index of the node `c` is connected to, or 0. */
+/* The index of the node `c` is connected to, or 0. The handle borrowed:
+ * the client may replace it at any moment while servers come and go. */
 static int server_of(zkl_client *c)
 {
-    const char *cur = zoo_get_current_server(zkl_client_handle(c));
-    for (int i = 1; cur && i <= 3; i++) {
+    zhandle_t *zh = NULL;
+    if (zkl_client_handle_borrow(c, &zh) != 0)
+        return 0;
+    const char *cur = zoo_get_current_server(zh);
+    int r = 0;
+    for (int i = 1; cur && i <= 3 && r == 0; i++) {
         char h[64];
         node_host(i, h, sizeof h);
         if (strcmp(h, cur) == 0)
-            return i;
+            r = i;
     }
-    return 0;
+    zkl_client_handle_return(c, zh);
+    return r;
 }
 
 /* A round trip, so the session was touched just now. */
 static void touch(zkl_client *c)
 {
-    struct Stat st;
-    zoo_exists(zkl_client_handle(c), "/", 0, &st);
+    ck_assert_int_eq(tu_round_trip(c), ZOK);
 }
 
 static char *other_child(zhandle_t *zh, const char *path, const char *not_this)
@@ -719,7 +637,9 @@ START_TEST(test_connection_drop_keeps_the_hold_and_the_waiters_place)
     snprintf(hosts, sizeof hosts, "%s,%s", h1, h2);
     char lhost[64];
     node_host(lead, lhost, sizeof lhost);
-    zhandle_t *zl = handle_to(lhost);
+    /* Checks go through the leader: it serves the latest committed state,
+     * never a lagging or stalled follower's. */
+    zhandle_t *zl = tu_zk_to(lhost);
     char *p = lockpath("drop");
     char *data = lockpath("data");
     tu_mkdirs(zk, root);
@@ -727,18 +647,20 @@ START_TEST(test_connection_drop_keeps_the_hold_and_the_waiters_place)
     zkl_client *h, *wc;
     ck_assert_int_eq(zkl_client_open(hosts, 8000, &h), 0);
     ck_assert_int_eq(zkl_client_open(hosts, 8000, &wc), 0);
-    struct seen hs = {.mu = PTHREAD_MUTEX_INITIALIZER}, ws = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    ck_assert_int_eq(zkl_client_add_listener(h, record_state, &hs), 0);
-    ck_assert_int_eq(zkl_client_add_listener(wc, record_state, &ws), 0);
+    struct tu_states hs = TU_STATES_INIT, ws = TU_STATES_INIT;
+    struct tu_state_wait h_back = {&hs, ZKL_STATE_SUSPENDED, ZKL_STATE_RECONNECTED},
+                         w_back = {&ws, ZKL_STATE_SUSPENDED, ZKL_STATE_RECONNECTED};
+    ck_assert_int_eq(zkl_client_add_listener(h, tu_states_record, &hs), 0);
+    ck_assert_int_eq(zkl_client_add_listener(wc, tu_states_record, &ws), 0);
     zkl_mutex *mh, *mw;
     ck_assert_int_eq(zkl_mutex_new(h, p, &mh), 0);
     ck_assert_int_eq(zkl_mutex_new(wc, p, &mw), 0);
-    ck_assert_int_eq(zkl_mutex_acquire(mh, 10000), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(mh, tu_ms(10000)), 0);
     int64_t tok = tu_mutex_token(mh);
     char hnode[512];
     snprintf(hnode, sizeof hnode, "%s", zkl_mutex_node(mh));
     int64_t hsid = tu_client_session_id(h), wsid = tu_client_session_id(wc);
-    struct waiter w = {.m = mw, .timeout = 60000};
+    struct waiter w = {.m = mw};
     pthread_t t;
     pthread_create(&t, NULL, waiter_main, &w);
     struct children_want two = {p, 2, zl}, none = {p, 0, zl};
@@ -759,17 +681,17 @@ START_TEST(test_connection_drop_keeps_the_hold_and_the_waiters_place)
      * stall test below.) */
     ck_assert_int_eq(harness(NULL, 0, "kill-node %%D %d", srv), 0);
     int64_t paused_at = tu_now_ms();
-    bool ok = tu_wait_until(saw_reconnected, &hs, 20000);
+    bool ok = tu_wait_until(tu_states_saw, &h_back, 20000);
     int64_t took = tu_now_ms() - paused_at;
     ck_assert_int_eq(harness(NULL, 0, "start-node %%D %d", srv), 0);
     ck_assert_msg(ok, "the holder did not reconnect");
     if (wsrv == srv)
-        ck_assert(tu_wait_until(saw_reconnected, &ws, 20000));
+        ck_assert(tu_wait_until(tu_states_saw, &w_back, 20000));
 
     /* Same session, same hold, same place in the queue. */
     ck_assert_int_eq(tu_client_session_id(h), hsid);
     ck_assert_int_eq(tu_client_session_id(wc), wsid);
-    ck_assert(!saw_state(&hs, ZKL_STATE_LOST));
+    ck_assert_int_lt(tu_states_at(&hs, ZKL_STATE_LOST, 0), 0);
     ck_assert_int_eq(zkl_mutex_is_held(mh), 1);
     ck_assert_int_eq(tu_mutex_token(mh), tok);
     ck_assert_str_eq(zkl_mutex_node(mh), hnode);
@@ -811,7 +733,7 @@ START_TEST(test_stalled_server_presumes_the_session_lost_and_leaves_no_orphan)
     char host[64], lhost[64];
     node_host(f, host, sizeof host);
     node_host(lead, lhost, sizeof lhost);
-    zhandle_t *zl = handle_to(lhost);
+    zhandle_t *zl = tu_zk_to(lhost);
     char *p = lockpath("stalled");
     /* The client talks to one follower only, so it cannot escape the stall.
      * A stalled server closes no connection: the client cannot tell a slow
@@ -823,8 +745,9 @@ START_TEST(test_stalled_server_presumes_the_session_lost_and_leaves_no_orphan)
      * belongs to the given-up session and goes when that one expires. */
     zkl_client *c;
     ck_assert_int_eq(zkl_client_open(host, 6000, &c), 0);
-    struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    ck_assert_int_eq(zkl_client_add_listener(c, record_state, &s), 0);
+    struct tu_states s = TU_STATES_INIT;
+    struct tu_state_wait lost_w = {&s, -1, ZKL_STATE_LOST}, susp_w = {&s, -1, ZKL_STATE_SUSPENDED};
+    ck_assert_int_eq(zkl_client_add_listener(c, tu_states_record, &s), 0);
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
     int64_t sid = tu_client_session_id(c);
@@ -834,18 +757,19 @@ START_TEST(test_stalled_server_presumes_the_session_lost_and_leaves_no_orphan)
     touch(c);
     int64_t t0 = tu_now_ms();
     ck_assert_int_eq(harness(NULL, 0, "pause-node %%D %d", f), 0);
-    struct waiter w = {.m = m, .timeout = 30000};
-    pthread_t t;
-    pthread_create(&t, NULL, waiter_main, &w);
-    pthread_join(t, NULL);
+    zkl_lock *l;
+    ck_assert_int_eq(zkl_mutex_as_lock(m, &l), 0);
+    struct tu_acquirer w;
+    tu_acquirer_start(&w, l, 30000, true);
+    tu_acquirer_join(&w);
     int64_t lost_after = tu_now_ms() - t0;
-    bool lost = tu_wait_until(saw_lost, &s, 10000);
+    bool lost = tu_wait_until(tu_states_saw, &lost_w, 10000);
     ck_assert_int_eq(harness(NULL, 0, "resume-node %%D %d", f), 0);
     ck_assert_msg(w.rc == ZKL_ELOST, "acquire: %s", zkl_err_name(w.rc));
     ck_assert_msg(lost, "the client did not presume its session lost");
     /* 9/20 of 6 s after the touch, with room for a loaded machine, and in
      * any case before the 30 s deadline */
-    ck_assert_int_lt(lost_after, 10000);
+    ck_assert_int_lt(lost_after, tu_ms(10000));
     /* Nothing is left once the given-up session is gone on the server. */
     struct children_want none = {p, 0, zl}, one = {p, 1, zl};
     if (!tu_wait_until(children_are, &none, 20000)) {
@@ -853,34 +777,37 @@ START_TEST(test_stalled_server_presumes_the_session_lost_and_leaves_no_orphan)
         ck_abort_msg("a node was left behind");
     }
     /* The client goes on with a new session, and the lock works. */
-    ck_assert_int_eq(zkl_mutex_acquire(m, 15000), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, tu_ms(15000)), 0);
     ck_assert(tu_client_session_id(c) != sid);
     ck_assert(tu_wait_until(children_are, &one, 10000));
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     ck_assert(tu_wait_until(children_are, &none, 10000));
 
     /* (b) A short deadline ends the call on time, before the loss rule. */
+    pthread_mutex_lock(&s.mu);
     s.n = 0;
+    pthread_mutex_unlock(&s.mu);
     sid = tu_client_session_id(c);
     touch(c);
     ck_assert_int_eq(harness(NULL, 0, "pause-node %%D %d", f), 0);
-    struct waiter w2 = {.m = m, .timeout = 1500};
-    pthread_create(&t, NULL, waiter_main, &w2);
-    pthread_join(t, NULL);
-    bool susp = tu_wait_until(saw_suspended, &s, 15000);
+    struct tu_acquirer w2;
+    tu_acquirer_start(&w2, l, 1500, true);
+    tu_acquirer_join(&w2);
+    bool susp = tu_wait_until(tu_states_saw, &susp_w, 15000);
     ck_assert_int_eq(harness(NULL, 0, "resume-node %%D %d", f), 0);
     ck_assert_msg(susp, "the client never noticed the stall");
     ck_assert_msg(w2.rc == ZKL_ETIMEDOUT || w2.rc == ZKL_ELOST, "acquire: %s",
                   zkl_err_name(w2.rc));
-    ck_assert_int_lt(w2.took_ms, 1500 + 2000);
+    ck_assert_int_lt(w2.took_ms, 1500 + tu_ms(2000));
     ck_assert(tu_wait_until(children_are, &none, 20000));
-    ck_assert_int_eq(zkl_mutex_acquire(m, 15000), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, tu_ms(15000)), 0);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     ck_assert(tu_wait_until(children_are, &none, 10000));
     fprintf(stderr, "faults: stall: follower %d paused twice; a waiting acquire (30 s) heard "
                     "ELOST after %lld ms (loss rule: 2.7 s after the last answer), one of 1.5 s "
                     "ended %s after %lld ms; no orphan node; the lock works on a new session\n",
             f, (long long)lost_after, zkl_err_name(w2.rc), (long long)w2.took_ms);
+    zkl_lock_free(l);
     zkl_mutex_free(m);
     zkl_client_close(c);
     zookeeper_close(zl);
@@ -918,7 +845,7 @@ START_TEST(test_curator_and_zkl_processes_exclude_each_other)
     char summary[256];
     int rc = check_history(summary, sizeof summary, log);
     ck_assert_msg(rc == 0, "history: %s", summary);
-    ck_assert_int_eq(count_prefix(log, "ACQ"), 4 * ITER);
+    ck_assert_int_eq(tu_file_lines(log, "ACQ"), 4 * ITER);
     ck_assert_int_eq(tu_counter_read(counter), 4 * ITER);
     struct children_want none = {p, 0};
     ck_assert(tu_wait_until(children_are, &none, 10000));
@@ -951,26 +878,25 @@ START_TEST(test_history_checker_catches_overlap_and_token_regression)
 }
 END_TEST
 
-/* ZKL_FAULTS_ONLY=word runs only the tests whose name contains it. */
-#define ADD(tc, t)                                                            \
-    do {                                                                      \
-        const char *only = getenv("ZKL_FAULTS_ONLY");                         \
-        if (only == NULL || strstr(#t, only) != NULL)                         \
-            tcase_add_test(tc, t);                                            \
-    } while (0)
-
 int main(void)
 {
-    Suite *s = suite_create("faults");
-    TCase *tc = tu_tcase("faults", 240);
-    tcase_add_checked_fixture(tc, setup, teardown);
-    ADD(tc, test_history_checker_catches_overlap_and_token_regression);
-    ADD(tc, test_paused_holder_learns_loss_and_its_writes_are_refused);
-    ADD(tc, test_killed_holders_never_overlap_and_leave_no_node);
-    ADD(tc, test_connection_drop_keeps_the_hold_and_the_waiters_place);
-    ADD(tc, test_stalled_server_presumes_the_session_lost_and_leaves_no_orphan);
-    ADD(tc, test_leader_failover_keeps_mutual_exclusion);
-    ADD(tc, test_curator_and_zkl_processes_exclude_each_other);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *all[] = {
+        test_history_checker_catches_overlap_and_token_regression,
+        test_paused_holder_learns_loss_and_its_writes_are_refused,
+        test_killed_holders_never_overlap_and_leave_no_node,
+        test_connection_drop_keeps_the_hold_and_the_waiters_place,
+        test_stalled_server_presumes_the_session_lost_and_leaves_no_orphan,
+        test_leader_failover_keeps_mutual_exclusion,
+        test_curator_and_zkl_processes_exclude_each_other,
+        NULL,
+    };
+    /* ZKL_FAULTS_ONLY=word runs only the tests whose name contains it. */
+    const char *only = getenv("ZKL_FAULTS_ONLY");
+    const TTest *tests[sizeof all / sizeof *all];
+    size_t n = 0;
+    for (size_t i = 0; all[i] != NULL; i++)
+        if (only == NULL || strstr(all[i]->name, only) != NULL)
+            tests[n++] = all[i];
+    tests[n] = NULL;
+    return tu_run_case("faults", 240, setup, teardown, tests);
 }

@@ -118,17 +118,6 @@ static void *waiter_main(void *arg)
     return NULL;
 }
 
-struct queue_len {
-    const char *path;
-    int n;
-};
-
-static bool fewer_children(void *arg)
-{
-    struct queue_len *q = arg;
-    return tu_children(tu_fixture_zk, q->path) <= q->n;
-}
-
 /* Queue: holder, two waiters that give up at the same moment (one cancel
  * handle fired once the queue is whole: a timeout would run from each
  * thread's start, and a slow machine could see the first give up before the
@@ -167,10 +156,14 @@ static void quitters_case(unsigned flags)
     ck_assert_int_eq(w[0].rc, ZKL_ECANCELED);
     ck_assert_int_eq(w[1].rc, ZKL_ECANCELED);
     zkl_cancel_free(quit);
-    struct queue_len q = {p, 3};
-    ck_assert(tu_wait_until(fewer_children, &q, 20000));
-    /* Give a wrong early handoff time to show. */
-    usleep(300000);
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 20000)); /* the holder, two waiters */
+    /* The two left have acted on the quitters' deletes (each event, the
+     * listing it caused and the watches after it answered before round
+     * trips on their sessions): a wrong handoff was decided by now. A
+     * moment more for such a waiter's thread to return and show it. */
+    zkl_client *left[2] = {w[2].c, w[3].c};
+    tu_drain(left, 2);
+    usleep((useconds_t)tu_ms(100) * 1000);
     ck_assert_int_eq(atomic_load(&w[2].held), 0);
     ck_assert_int_eq(atomic_load(&w[3].held), 0);
     atomic_store(&holder_inside, 0);
@@ -207,24 +200,6 @@ END_TEST
 
 /* ---- routing watch events in a client that holds many locks ------------- */
 
-struct sharer {
-    zkl_mutex *m;
-    int rc;
-    atomic_int held;
-    pthread_t t;
-};
-
-static void *sharer_main(void *arg)
-{
-    struct sharer *w = arg;
-    w->rc = zkl_mutex_acquire(w->m, 60000);
-    if (w->rc == 0) {
-        atomic_store(&w->held, 1);
-        w->rc = zkl_mutex_release(w->m);
-    }
-    return NULL;
-}
-
 /* One client holds 300 locks and queues three threads (own mutex objects,
  * prefetch on) behind a holder on another client, on one path: every
  * handoff event must still find its waiter among all those nodes, and the
@@ -244,23 +219,27 @@ START_TEST(test_client_holding_many_locks_still_routes_each_handoff)
     }
     char *p = tu_test_path("shared");
     zkl_mutex *hm = tu_test_holder(p);
-    struct sharer w[W];
+    zkl_mutex *wm[W];
+    zkl_lock *wl[W];
+    struct tu_acquirer w[W];
     for (int i = 0; i < W; i++) {
-        w[i] = (struct sharer){.rc = -100};
-        atomic_init(&w[i].held, 0);
-        ck_assert_int_eq(tu_mutex_new_prefetch(busy, p, true, &w[i].m), 0);
-        ck_assert_int_eq(pthread_create(&w[i].t, NULL, sharer_main, &w[i]), 0);
+        ck_assert_int_eq(tu_mutex_new_prefetch(busy, p, true, &wm[i]), 0);
+        ck_assert_int_eq(zkl_mutex_as_lock(wm[i], &wl[i]), 0);
+        tu_acquirer_start(&w[i], wl[i], 60000, true);
     }
     ck_assert(tu_wait_children_at_least(tu_fixture_zk, p, W + 1, 20000));
-    usleep(100000);
+    /* Every waiter's listing and watches answered, and a moment for a
+     * wrong grant's thread to show it. */
+    tu_drain(&busy, 1);
+    usleep((useconds_t)tu_ms(100) * 1000);
     for (int i = 0; i < W; i++)
-        ck_assert_int_eq(atomic_load(&w[i].held), 0);
+        ck_assert(!tu_acquirer_got(&w[i]));
     ck_assert_int_eq(zkl_mutex_release(hm), 0);
     for (int i = 0; i < W; i++) {
-        pthread_join(w[i].t, NULL);
-        ck_assert_int_eq(w[i].rc, 0);
-        ck_assert_int_eq(atomic_load(&w[i].held), 1);
-        zkl_mutex_free(w[i].m);
+        ck_assert_int_eq(tu_acquirer_join(&w[i]), 0);
+        ck_assert_int_eq(w[i].release_rc, 0);
+        zkl_lock_free(wl[i]);
+        zkl_mutex_free(wm[i]);
     }
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     for (int i = 0; i < HELD; i++) {
@@ -295,27 +274,18 @@ static int64_t cycle_alone(zkl_mutex *m, int rounds)
     return seq;
 }
 
-struct try_lock {
-    zkl_mutex *m;
-    long timeout_ms;
-    int rc;
-};
-
-static void *try_lock_main(void *arg)
+/* An acquire of `m` in a thread of its own, to its end; its code. A lock
+ * got is released there. */
+static int try_lock(zkl_mutex *m, long timeout_ms)
 {
-    struct try_lock *t = arg;
-    t->rc = zkl_mutex_acquire(t->m, t->timeout_ms);
-    if (t->rc == 0)
-        zkl_mutex_release(t->m);
-    return NULL;
-}
-
-/* The try in a thread of its own, to its end. */
-static void try_lock_run(struct try_lock *t)
-{
-    pthread_t th;
-    ck_assert_int_eq(pthread_create(&th, NULL, try_lock_main, t), 0);
-    pthread_join(th, NULL);
+    zkl_lock *l;
+    ck_assert_int_eq(zkl_mutex_as_lock(m, &l), 0);
+    struct tu_acquirer a;
+    tu_acquirer_start(&a, l, timeout_ms, true);
+    int rc = tu_acquirer_join(&a);
+    ck_assert_int_eq(a.release_rc, 0);
+    zkl_lock_free(l);
+    return rc;
 }
 
 START_TEST(test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thread)
@@ -331,13 +301,9 @@ START_TEST(test_acquires_alone_skip_the_listing_yet_exclude_the_same_clients_thr
     ck_assert_uint_le(s1.listings - s0.listings, 4);
     ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
     /* Another thread of the same client, on the same path: must wait. */
-    struct try_lock t = {m2, 500, -100};
-    try_lock_run(&t);
-    ck_assert_int_eq(t.rc, ZKL_ETIMEDOUT);
+    ck_assert_int_eq(try_lock(m2, 500), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
-    t.timeout_ms = 10000;
-    try_lock_run(&t);
-    ck_assert_int_eq(t.rc, 0);
+    ck_assert_int_eq(try_lock(m2, 10000), 0);
     cycle_alone(m, 3);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
 }
@@ -356,13 +322,15 @@ START_TEST(test_acquires_alone_wait_once_another_client_holds)
     cycle_alone(ma, 5);
     /* B queued behind A's hold, A released: the next acquire must see B. */
     ck_assert_int_eq(zkl_mutex_acquire(ma, 10000), 0);
-    struct try_lock t = {mb, 20000, -100};
-    pthread_t th;
-    ck_assert_int_eq(pthread_create(&th, NULL, try_lock_main, &t), 0);
+    zkl_lock *lb;
+    ck_assert_int_eq(zkl_mutex_as_lock(mb, &lb), 0);
+    struct tu_acquirer t;
+    tu_acquirer_start(&t, lb, 20000, true);
     ck_assert(tu_wait_children_at_least(tu_fixture_zk, p, 2, 20000));
     ck_assert_int_eq(zkl_mutex_release(ma), 0);
-    pthread_join(th, NULL);
-    ck_assert_int_eq(t.rc, 0);
+    ck_assert_int_eq(tu_acquirer_join(&t), 0);
+    ck_assert_int_eq(t.release_rc, 0);
+    zkl_lock_free(lb);
     cycle_alone(ma, 3);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
 }

@@ -320,8 +320,10 @@ static void waiter_node_deleted(enum kind k)
     ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
     char *bnode = nth_child(p, 1);
     ck_assert_ptr_nonnull(bnode);
-    /* Let B arm its watches (its node is in the listing already). */
-    usleep(200 * 1000);
+    /* B's watches armed (its create, listing and watches each answered
+     * before a round trip sent after them), so that the delete below is
+     * told by an event. */
+    tu_drain(&cb, 1);
     ck_assert_int_eq(zoo_delete(tu_fixture_zk, bnode, -1), ZOK);
     /* B queues again behind A: a new node appears. */
     ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
@@ -373,7 +375,8 @@ static void holder_node_deleted(enum kind k)
      * public call answers yet) is no loss, and the watch stays on. */
     ck_assert_int_eq(zoo_set(tu_fixture_zk, node, "__REVOKE__", 10, -1), ZOK);
     ck_assert_int_eq(zoo_set(tu_fixture_zk, node, "other", 5, -1), ZOK);
-    usleep(200 * 1000);
+    /* Both events have reached A and been acted on. */
+    tu_drain(&ca, 1);
     ck_assert_int_eq(rec_held(a), 1);
     ck_assert_int_eq(rec_lost_calls(a, NULL), 0);
     ck_assert_int_eq(zoo_delete(tu_fixture_zk, node, -1), ZOK);
@@ -576,7 +579,10 @@ START_TEST(test_expiry_tells_each_of_40_mutexes_once)
     int64_t end = tu_now_ms() + tu_ms(30000);
     while (tu_now_ms() < end && tally_total(&tally_mx, N) < N)
         usleep(5000);
-    usleep(200 * 1000); /* room for a second, wrong call */
+    /* Room for a second, wrong call: its absence can only be shown by
+     * waiting a while (the first calls, each counted, make it no empty
+     * wait). */
+    usleep((useconds_t)tu_ms(200) * 1000);
     for (int i = 0; i < N; i++) {
         pthread_mutex_lock(&tally_mx.mu);
         int calls = tally_mx.calls[i];
@@ -625,7 +631,7 @@ START_TEST(test_expiry_reports_all_40_leases_of_a_semaphore)
     int64_t end = tu_now_ms() + tu_ms(30000);
     while (tu_now_ms() < end && tally_total(&tally_sem, N) < N)
         usleep(5000);
-    usleep(200 * 1000);
+    usleep((useconds_t)tu_ms(200) * 1000); /* as above */
     for (int i = 0; i < N; i++) {
         pthread_mutex_lock(&tally_sem.mu);
         int calls = tally_sem.calls[i];
@@ -826,7 +832,7 @@ START_TEST(test_waiter_that_may_not_read_its_predecessor_waits_quietly)
     struct waiter w;
     waiter_start(&w, &rb, 20000);
     ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 5000));
-    usleep(200 * 1000);
+    tu_drain(&cb, 1); /* its watch armed: the release is told by an event */
     ck_assert_int_eq(zkl_mutex_release(a), 0);
     ck_assert(tu_wait_until(waiter_done, &w, 15000));
     ck_assert_int_eq(w.rc, 0);
@@ -888,13 +894,6 @@ END_TEST
 
 /* ---- the whole lock path deleted while in use ------------------------------ */
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Holds whose release returned 0: their node existed from the acquire to
  * the release (a node never comes back), so they really held all along.
  * No two of them may overlap in time. */
@@ -938,10 +937,10 @@ static void *crowd_main(void *arg)
     while (!atomic_load(k->stop)) {
         if (rec_acquire_side(k->r, 300, true) != 0)
             continue;
-        int64_t from = now_ns();
+        int64_t from = tu_mono_ns();
         atomic_fetch_add(k->acquired, 1);
         usleep(20 * 1000);
-        int64_t to = now_ns();
+        int64_t to = tu_mono_ns();
         if (rec_release_side(k->r, true) == 0)
             history_add(k->h, from, to);
     }
@@ -971,7 +970,7 @@ static void lock_path_deleted(enum kind k)
     ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 5000));
     waiter_start_side(&w[1], r[2], 20000, true);
     ck_assert(tu_wait_children(tu_fixture_zk, p, 3, 5000));
-    usleep(200 * 1000);
+    tu_drain(&c[1], 2); /* both waiters' watches armed before the wipe */
     wipe(p);
     /* The holder is told. */
     ck_assert(tu_wait_until(rec_told, r[0], 10000));
@@ -991,7 +990,7 @@ static void lock_path_deleted(enum kind k)
                !(waiter_done(&w[0]) && atomic_load(&w[0].release) == 0) &&
                !(waiter_done(&w[1]) && atomic_load(&w[1].release) == 0))
             usleep(2000);
-        usleep(100 * 1000);
+        usleep((useconds_t)tu_ms(100) * 1000); /* the other may finish too */
         for (int i = 0; i < 2; i++) {
             if (!waiter_done(&w[i]) || atomic_load(&w[i].release) != 0)
                 continue;
@@ -1004,13 +1003,13 @@ static void lock_path_deleted(enum kind k)
                 ck_assert_int_eq(w[i].rel_rc, ZKL_ELOST);
                 continue;
             }
-            int64_t from = now_ns();
+            int64_t from = tu_mono_ns();
             /* Nobody else gets in while it really holds, newcomers
              * included. */
             int nrc = rec_acquire_side(r[3], 200, true);
             waiter_finish(&w[i], 1);
             if (w[i].rel_rc == 0) {
-                history_add(&h, from, now_ns());
+                history_add(&h, from, tu_mono_ns());
                 ck_assert_int_eq(nrc, ZKL_ETIMEDOUT);
             } else {
                 ck_assert_int_eq(w[i].rel_rc, ZKL_ELOST);

@@ -65,30 +65,6 @@ static uint64_t listings(zkl_client *const *cs, int n)
     return sum;
 }
 
-/* Everything a client was told before now has been acted on: a read on its
- * own session answers after every event the server sent it earlier, and on
- * the same completion thread that handles them. Three rounds cover a watch
- * whose answer leads to another request. */
-static void drain(zkl_client *const *cs, int n)
-{
-    for (int round = 0; round < 3; round++)
-        for (int i = 0; i < n; i++) {
-            struct Stat st;
-            ck_assert_int_eq(zoo_exists(zkl_client_handle(cs[i]), "/", 0, &st), ZOK);
-        }
-}
-
-struct child_count {
-    const char *path;
-    int want;
-};
-
-static bool children_are(void *arg)
-{
-    struct child_count *cc = arg;
-    return tu_children(tu_fixture_zk, cc->path) == cc->want;
-}
-
 /* The full path of a child of lock path `dir` other than the holder's
  * node `holder_name`, picked at random, or NULL. */
 static char *random_waiter_node(const char *dir, const char *holder_name, unsigned *seed)
@@ -142,7 +118,7 @@ START_TEST(test_long_queue_walks_back_past_waiters_that_give_up)
         /* one at a time: the queue's order is the waiters' order */
         ck_assert(tu_wait_children(tu_fixture_zk, p, i + 2, 10000));
     }
-    drain(stay, CLIENTS);
+    tu_drain(stay, CLIENTS);
     uint64_t before = listings(stay, CLIENTS);
     for (int i = 0; i < CLIENTS; i++)
         ck_assert_int_eq(zkl_client_cancel(quit[i]), 0);
@@ -150,9 +126,9 @@ START_TEST(test_long_queue_walks_back_past_waiters_that_give_up)
         pthread_join(ws[i].t, NULL);
         ck_assert_int_eq(ws[i].rc, ZKL_ECANCELED);
     }
-    struct child_count cc = {p, 1 + N - quitters};
-    ck_assert(tu_wait_until(children_are, &cc, 10000));
-    drain(stay, CLIENTS);
+    int left = 1 + N - quitters;
+    ck_assert(tu_wait_children(tu_fixture_zk, p, left, 10000));
+    tu_drain(stay, CLIENTS);
     uint64_t walked = listings(stay, CLIENTS) - before;
     /* Without walking back, one listing per waiter giving up (60). With
      * it, the listings a client sends before it learns that walking pays
@@ -174,7 +150,7 @@ START_TEST(test_long_queue_walks_back_past_waiters_that_give_up)
         ck_assert(rc == ZOK || rc == ZNONODE);
         free(victim);
     }
-    ck_assert(tu_wait_until(children_are, &cc, 20000)); /* all queued again */
+    ck_assert(tu_wait_children(tu_fixture_zk, p, left, 20000)); /* all queued again */
 
     ck_assert_int_eq(zkl_mutex_release(hm), 0);
     for (int i = 0; i < N; i++) {
@@ -245,8 +221,7 @@ START_TEST(test_queue_with_random_quitters_keeps_one_holder)
     struct queued qd = {p, ws, N};
     ck_assert(tu_wait_until(all_queued_or_done, &qd, 30000));
     /* hold a little while some give up, then let the lock pass */
-    struct child_count cc = {p, N};
-    (void)tu_wait_until(children_are, &cc, 600);
+    (void)tu_wait_children(tu_fixture_zk, p, N, 600);
     ck_assert_int_eq(zkl_mutex_release(hm), 0);
     int acquired = 0;
     for (int i = 0; i < N; i++) {
@@ -258,8 +233,7 @@ START_TEST(test_queue_with_random_quitters_keeps_one_holder)
     ck_assert_int_eq(sh.violations, 0);
     ck_assert_int_eq(sh.token_errors, 0);
     ck_assert_int_eq(sh.counter, acquired);
-    struct child_count none = {p, 0};
-    ck_assert(tu_wait_until(children_are, &none, 10000));
+    ck_assert(tu_wait_children(tu_fixture_zk, p, 0, 10000));
     for (int i = 0; i < N; i++)
         zkl_mutex_free(ws[i].m);
     free(ws);
@@ -298,7 +272,7 @@ static void one_waiter_queue(const char *leaf, int W, bool prefetch, uint64_t *r
         ck_assert(tu_wait_children(tu_fixture_zk, p, i + 2, 10000));
     }
     zkl_lock_opts_free(lo);
-    drain(cs, W);
+    tu_drain(cs, W);
     zkl_client_stats s0[MAXW];
     for (int i = 0; i < W; i++)
         ck_assert_int_eq(zkl_client_get_stats(cs[i], &s0[i]), 0);
@@ -432,17 +406,6 @@ static bool joiners_at(void *arg)
     return atomic_load(&t->j->done) >= t->n;
 }
 
-struct listed {
-    zkl_client *c;
-    uint64_t want;
-};
-
-static bool listed_at_least(void *arg)
-{
-    struct listed *l = arg;
-    return listings(&l->c, 1) >= l->want;
-}
-
 /* Waiters of one session on one lock path share their listings: while one
  * is in flight, those who ask wait for the next. Joined while the server is
  * paused (no answer can come in between), JOINERS waiters take two
@@ -465,9 +428,8 @@ START_TEST(test_waiters_of_one_session_share_their_listings)
     /* The second listing is sent once the first answers, a moment after
      * the nodes show: wait for it, then let anything that would follow it
      * be sent too before counting. */
-    struct listed two = {c, s0.listings + 2};
-    ck_assert(tu_wait_until(listed_at_least, &two, 30000));
-    drain(&c, 1);
+    tu_wait_stat(c, TU_STAT(listings), s0.listings + 2);
+    tu_drain(&c, 1);
     ck_assert_int_eq(zkl_client_get_stats(c, &s1), 0);
     ck_assert_uint_eq(s1.listings - s0.listings, 2);
     ck_assert_int_eq(atomic_load(&j.done), 0);
@@ -564,17 +526,6 @@ static void small_server_stop(void)
         fprintf(stderr, "could not stop %s\n", zkdir);
 }
 
-static zhandle_t *raw_connect(const char *hosts)
-{
-    zhandle_t *zh = zookeeper_init(hosts, NULL, 20000, NULL, NULL, 0);
-    ck_assert_ptr_nonnull(zh);
-    int64_t end = tu_now_ms() + tu_ms(10000);
-    while (zoo_state(zh) != ZOO_CONNECTED_STATE && tu_now_ms() < end)
-        usleep(10000);
-    ck_assert_int_eq(zoo_state(zh), ZOO_CONNECTED_STATE);
-    return zh;
-}
-
 static int count_children(zhandle_t *zh, const char *path)
 {
     struct Stat st;
@@ -591,7 +542,7 @@ START_TEST(test_queue_over_the_servers_limit_fails_clearly_and_leaves_no_node)
     enum { LIMIT = 16384, NODES = 400 };
     char hosts[256];
     small_server_start(LIMIT, hosts, sizeof hosts);
-    zhandle_t *zh = raw_connect(hosts);
+    zhandle_t *zh = tu_zk_to(hosts);
     const char *dir = "/full";
     ck_assert_int_eq(zoo_create(zh, dir, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     char name[128];

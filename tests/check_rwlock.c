@@ -394,11 +394,11 @@ START_TEST(test_rwlock_mutex_and_reader_on_one_path_exclude_each_other)
     ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 300), ZKL_ETIMEDOUT);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
-    zkl_client_stats s0 = stats_of(b);
+    zkl_client_stats s0 = tu_stats(b);
     struct bg r;
     bg_start(&r, rw, 0, 60000);
     wait_children(p, 2);
-    wait_requests(b, s0.requests + 4); /* create, listing, own watch, watch */
+    tu_wait_requests(b, s0.requests + 4); /* create, listing, own watch, watch */
     ck_assert_int_eq(__atomic_load_n(&r.got, __ATOMIC_SEQ_CST), 0);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
     ck_assert(tu_wait_until(bg_got, &r, 30000));

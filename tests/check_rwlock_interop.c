@@ -138,20 +138,6 @@ static int read_intervals(const char *log, struct iv *out, int max)
     return n;
 }
 
-static int count_lines(const char *log, const char *prefix)
-{
-    FILE *f = fopen(log, "r");
-    if (f == NULL)
-        return 0;
-    int n = 0;
-    char line[256];
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, prefix, strlen(prefix)) == 0)
-            n++;
-    fclose(f);
-    return n;
-}
-
 struct line_wait {
     const char *log, *prefix;
     int want;
@@ -160,7 +146,7 @@ struct line_wait {
 static bool has_lines(void *arg)
 {
     struct line_wait *l = arg;
-    return count_lines(l->log, l->prefix) >= l->want;
+    return tu_file_lines(l->log, l->prefix) >= l->want;
 }
 
 static void log_line(int fd, const char *ev, const char *kind, int64_t ns, int64_t tok)
@@ -172,6 +158,31 @@ static void log_line(int fd, const char *ev, const char *kind, int64_t ns, int64
         _exit(9);
 }
 
+/* The Curator writer queued under `p` waits on our read: its watch on our
+ * read node is set, so it listed, found the read ahead and decided to wait
+ * (Curator watches only when it does not hold); nothing but an event on
+ * that node can let it in. Then no "ACQ write" may be in `log`. */
+static void curator_writer_waits_on_our_read(const char *p, zkl_rwlock *rw, const char *log)
+{
+    struct String_vector kids_now = {0};
+    ck_assert_int_eq(zoo_get_children(tu_fixture_zk, p, 0, &kids_now), ZOK);
+    int64_t owner = 0;
+    for (int i = 0; i < kids_now.count && owner == 0; i++) {
+        if (strstr(kids_now.data[i], "__WRIT__") == NULL)
+            continue;
+        char full[512];
+        snprintf(full, sizeof full, "%s/%s", p, kids_now.data[i]);
+        struct Stat st;
+        if (zoo_exists(tu_fixture_zk, full, 0, &st) == ZOK)
+            owner = st.ephemeralOwner;
+    }
+    deallocate_String_vector(&kids_now);
+    ck_assert_msg(owner != 0, "no writer's node under %s", p);
+    ck_assert_msg(tu_wait_session_watches(zkl_rwlock_read_node(rw), owner, 60000),
+                  "the Curator writer does not watch our read");
+    ck_assert_int_eq(tu_file_lines(log, "ACQ write"), 0);
+}
+
 START_TEST(test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wait)
 {
     char *p = tu_test_path("curator-share");
@@ -181,12 +192,11 @@ START_TEST(test_rwlock_curator_readers_share_with_zkl_readers_and_its_writers_wa
     /* A Curator reader gets in next to ours, and leaves. */
     pid_t cr = spawn_curator(p, "read", 1, 1, log, cnt);
     ck_assert_int_eq(wait_child(cr, 60000), 0);
-    ck_assert_int_eq(count_lines(log, "ACQ read"), 1);
+    ck_assert_int_eq(tu_file_lines(log, "ACQ read"), 1);
     /* A Curator writer queues behind our read, and stays out. */
     pid_t cw = spawn_curator(p, "write", 1, 1, log, cnt);
     wait_children(p, 2);
-    usleep(1000000); /* give it every chance to take the lock wrongly */
-    ck_assert_int_eq(count_lines(log, "ACQ write"), 0);
+    curator_writer_waits_on_our_read(p, rw, log);
     int64_t released = tu_realtime_ns();
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
     ck_assert_int_eq(wait_child(cw, 60000), 0);
@@ -232,8 +242,7 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_curator_writer_out)
     ck_assert(tu_wait_until(has_lines, &lw, 60000));
     ck_assert_int_eq(wait_child(cr, 60000), 0);
     /* ... the Curator writer stays out while we read. */
-    usleep(1500000);
-    ck_assert_int_eq(count_lines(log, "ACQ write"), 0);
+    curator_writer_waits_on_our_read(p, rw, log);
     ck_assert_int_eq(zkl_rwlock_read_is_held(rw), 1);
     int64_t released = tu_realtime_ns();
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);

@@ -98,7 +98,9 @@ START_TEST(test_rwlock_writer_is_not_starved_by_a_stream_of_readers)
     int64_t waited = tu_now_ms() - t0;
     long during = __atomic_load_n(&acquired, __ATOMIC_SEQ_CST) - before;
     ck_assert_int_eq(__atomic_load_n(&inside, __ATOMIC_SEQ_CST), 0);
-    usleep(50000); /* hold a while: no reader may come in meanwhile */
+    /* Hold a while: no reader may come in meanwhile (only a window can
+     * show that none does; the readers keep asking all along). */
+    usleep((useconds_t)tu_ms(50) * 1000);
     ck_assert_int_eq(__atomic_load_n(&inside, __ATOMIC_SEQ_CST), 0);
     long while_held = __atomic_load_n(&acquired, __ATOMIC_SEQ_CST) - before - during;
     bg_finish(&wb);
@@ -109,7 +111,7 @@ START_TEST(test_rwlock_writer_is_not_starved_by_a_stream_of_readers)
      * arrive after the writer wait for it. */
     ck_assert_msg(during <= 2 * F_READERS, "%ld reads completed while the writer waited", during);
     ck_assert_int_eq(while_held, 0);
-    ck_assert_msg(waited < 10000, "writer waited %lld ms", (long long)waited);
+    ck_assert_msg(waited < tu_ms(10000), "writer waited %lld ms", (long long)waited);
     /* ... and the readers go on afterwards. */
     ac.want = __atomic_load_n(&acquired, __ATOMIC_SEQ_CST) + F_READERS;
     ck_assert(tu_wait_until(acquired_at_least, &ac, 30000));
@@ -151,10 +153,10 @@ START_TEST(test_rwlock_reader_wakes_once_per_writer_ahead_that_goes)
      * watch, never by the watch's own answer. */
     bg_start(&b2, w2, 1, 60000);
     wait_children(p, 2);
-    wait_requests(c2, 4);
+    tu_wait_requests(c2, 4);
     bg_start(&b3, r, 0, 60000);
     wait_children(p, 3);
-    wait_requests(c3, 4);
+    tu_wait_requests(c3, 4);
     if (_i == WAKE_HOLDER_GOES) {
         /* W1 goes: W2 holds; the reader, watching W2, sleeps on. */
         ck_assert_int_eq(zkl_rwlock_write_release(w1), 0);
@@ -166,8 +168,8 @@ START_TEST(test_rwlock_reader_wakes_once_per_writer_ahead_that_goes)
         bg_finish(&b3);
         ck_assert_int_eq(b2.rc, 0);
         ck_assert_int_eq(b3.rc, 0);
-        ck_assert_int_eq(stats_of(c3).watch_events, 1);
-        ck_assert_int_eq(stats_of(c2).watch_events, 1);
+        ck_assert_int_eq(tu_stats(c3).watch_events, 1);
+        ck_assert_int_eq(tu_stats(c2).watch_events, 1);
     } else {
         /* The queued writer gives up (its client closes): the reader
          * wakes, and watches W1 now. */
@@ -177,15 +179,15 @@ START_TEST(test_rwlock_reader_wakes_once_per_writer_ahead_that_goes)
         zkl_rwlock_free(w2);
         t.c[1] = NULL, t.rw[1] = NULL;
         wait_children(p, 2);
-        wait_requests(c3, 6); /* listing, new watch */
+        tu_wait_requests(c3, 6); /* listing, new watch */
         ck_assert_int_eq(__atomic_load_n(&b3.got, __ATOMIC_SEQ_CST), 0);
-        ck_assert_int_eq(stats_of(c3).watch_events, 1);
+        ck_assert_int_eq(tu_stats(c3).watch_events, 1);
         /* W1 goes: the second and last wake-up. */
         ck_assert_int_eq(zkl_rwlock_write_release(w1), 0);
         ck_assert(tu_wait_until(bg_got, &b3, 30000));
         bg_finish(&b3);
         ck_assert_int_eq(b3.rc, 0);
-        ck_assert_int_eq(stats_of(c3).watch_events, 2);
+        ck_assert_int_eq(tu_stats(c3).watch_events, 2);
     }
     rwset_close(&t);
 }

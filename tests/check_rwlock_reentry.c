@@ -27,7 +27,7 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_writer_out)
     struct bg wb;
     bg_start(&wb, rb, 1, 60000);
     wait_children(p, 2);
-    wait_requests(b, 4);
+    tu_wait_requests(b, 4);
 
     /* Downgrade: the read is granted at once, next to the writer. */
     ck_assert_int_eq(zkl_rwlock_read_acquire(ra, 0), 0);
@@ -43,14 +43,13 @@ START_TEST(test_rwlock_downgrade_keeps_a_queued_writer_out)
 
     /* Release the write: the queued writer wakes, lists, and must go back
      * to waiting, now on the read node. */
-    zkl_client_stats s0 = stats_of(b);
+    zkl_client_stats s0 = tu_stats(b);
     ck_assert_int_eq(zkl_rwlock_write_release(ra), 0);
     ck_assert_int_eq(zkl_rwlock_write_is_held(ra), 0);
-    wait_requests(b, s0.requests + 2); /* a listing, then a new watch */
+    tu_wait_requests(b, s0.requests + 2); /* a listing, then a new watch */
     ck_assert_int_eq(__atomic_load_n(&wb.got, __ATOMIC_SEQ_CST), 0);
-    ck_assert_int_eq(stats_of(b).watch_events, s0.watch_events + 1);
-    ck_assert_int_eq(zkl_rwlock_read_is_held(ra), 1);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
+    ck_assert_int_eq(tu_stats(b).watch_events, s0.watch_events + 1);
+    expect_holds(ra, p, 1, 0, 2);
 
     /* Reading goes on; reentry still counts; then the writer gets in. */
     ck_assert_int_eq(zkl_rwlock_read_acquire(ra, 0), 0);
@@ -75,15 +74,13 @@ START_TEST(test_rwlock_downgrade_then_write_reentry_and_release_in_any_order)
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
     /* Holding both, the write side is still reentrant. */
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 0), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
+    expect_holds(rw, p, 1, 1, 2);
     /* Release the read first this time: the write stays. */
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
-    ck_assert_int_eq(zkl_rwlock_write_is_held(rw), 1);
-    ck_assert_int_eq(zkl_rwlock_read_is_held(rw), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
+    expect_holds(rw, p, 0, 1, 1);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), 0);
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    expect_holds(rw, p, 0, 0, 0);
     /* A downgraded read left alone is an ordinary read: upgrade refused. */
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
@@ -103,15 +100,13 @@ START_TEST(test_rwlock_upgrade_is_edeadlk_at_once_and_creates_nothing)
     zkl_rwlock *rw = t.rw[0];
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0); /* depth 2 */
-    zkl_client_stats s0 = stats_of(c);
+    zkl_client_stats s0 = tu_stats(c);
     int64_t t0 = tu_now_ms();
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, ZKL_WAIT_FOREVER), ZKL_EDEADLK);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 0), ZKL_EDEADLK);
     ck_assert_int_lt(tu_now_ms() - t0, tu_ms(1000));
-    ck_assert_int_eq(stats_of(c).requests, s0.requests); /* nothing sent */
-    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
-    ck_assert_int_eq(zkl_rwlock_write_is_held(rw), 0);
-    ck_assert_int_eq(zkl_rwlock_read_is_held(rw), 1);
+    ck_assert_int_eq(tu_stats(c).requests, s0.requests); /* nothing sent */
+    expect_holds(rw, p, 1, 0, 1);
     ck_assert_int_eq(zkl_rwlock_write_release(rw), ZKL_ENOTHELD);
     ck_assert_int_eq(zkl_rwlock_read_release(rw), 0);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 0), ZKL_EDEADLK); /* still reading */
@@ -144,10 +139,10 @@ START_TEST(test_rwlock_each_side_is_reentrant_without_new_nodes)
     struct Stat st;
     ck_assert_int_eq(zoo_exists(tu_fixture_zk, n, 0, &st), ZOK);
     ck_assert_int_eq(st.czxid, tok);
-    zkl_client_stats s0 = stats_of(c);
+    zkl_client_stats s0 = tu_stats(c);
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(sd->acquire(rw, 5000), 0);
-    ck_assert_int_eq(stats_of(c).requests, s0.requests); /* no server traffic */
+    ck_assert_int_eq(tu_stats(c).requests, s0.requests); /* no server traffic */
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(sd->token(rw), tok);
     for (int i = 0; i < 3; i++) {

@@ -12,26 +12,7 @@
 /* Children of `path` whose name contains `part` ("zkl-wait-", "zkl-lease-"). */
 static int count_kind(const char *path, const char *part)
 {
-    struct String_vector kids = {0};
-    if (zoo_get_children(tu_fixture_zk, path, 0, &kids) != ZOK)
-        return 0;
-    int n = 0;
-    for (int i = 0; i < kids.count; i++)
-        n += strstr(kids.data[i], part) != NULL;
-    deallocate_String_vector(&kids);
-    return n;
-}
-
-struct kind_count {
-    const char *path;
-    const char *part;
-    int want;
-};
-
-static bool kind_count_is(void *arg)
-{
-    struct kind_count *k = arg;
-    return count_kind(k->path, k->part) == k->want;
+    return tu_children_named(tu_fixture_zk, path, part);
 }
 
 /* Wait until `path` has exactly `want` children (the semaphore's gate
@@ -118,12 +99,9 @@ static int use_worker(const char *p, const char *shm)
 START_TEST(test_semaphore_never_admits_more_than_n_across_processes_and_threads)
 {
     char *p = tu_test_path("limit3");
-    char shm[64];
-    struct shared_use *sh = tu_shared_new(shm, sizeof *sh);
-    tu_workers_run((const char *[]){"use", p, shm, NULL}, PROCS);
+    struct shared_use *sh = tu_workers_run_shared("use", p, sizeof *sh, PROCS);
     ck_assert_int_eq(sh->done, PROCS * THREADS * ITER);
     ck_assert_int_eq(sh->violations, 0);
-    unlink(shm);
     ck_assert_int_eq(sh->max_seen, LIMIT); /* concurrency really happened */
     ck_assert_int_eq(count_kind(p, "zkl-"), 0);
     munmap(sh, sizeof *sh);
@@ -172,8 +150,7 @@ START_TEST(test_semaphore_serves_waiters_in_arrival_order)
         pthread_create(&w[i].t, NULL, fair_main, &w[i]);
         /* Arrival order is the order of the waiter nodes: start the next
          * one only once this one is queued. */
-        struct kind_count k = {p, "zkl-wait-", i + 1};
-        ck_assert(tu_wait_until(kind_count_is, &k, 10000));
+        ck_assert(tu_wait_children_named(tu_fixture_zk, p, "zkl-wait-", i + 1, 10000));
     }
     ck_assert_int_eq(zkl_lease_release(a), 0);
     ck_assert_int_eq(zkl_lease_release(b), 0);
@@ -266,8 +243,7 @@ START_TEST(test_semaphore_release_wakes_one_of_twenty_waiters)
         ck_assert_int_eq(zkl_semaphore_new(w[i].c, p, 3, &w[i].s), 0);
         pthread_create(&w[i].t, NULL, herd_thread, &w[i]);
     }
-    struct kind_count queued = {p, "zkl-wait-", HERD};
-    ck_assert(tu_wait_until(kind_count_is, &queued, 20000));
+    ck_assert(tu_wait_children_named(tu_fixture_zk, p, "zkl-wait-", HERD, 20000));
     ck_assert(tu_wait_until(herd_armed, w, 20000));
     for (int i = 0; i < HERD; i++)
         ck_assert_uint_eq(events_of(w[i].c), 0);
@@ -506,8 +482,7 @@ START_TEST(test_semaphore_timeouts_leave_no_node)
     struct blocked head = {.s = sc, .need = 1, .timeout = 30000};
     pthread_t t;
     pthread_create(&t, NULL, blocked_main, &head);
-    struct kind_count one_waiting = {p, "zkl-wait-", 1};
-    ck_assert(tu_wait_until(kind_count_is, &one_waiting, 10000));
+    ck_assert(tu_wait_children_named(tu_fixture_zk, p, "zkl-wait-", 1, 10000));
     ck_assert_int_eq(zkl_semaphore_acquire_many(sb, 2, 300, &l), ZKL_ETIMEDOUT);
     ck_assert_int_eq(count_kind(p, "zkl-wait-"), 1);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
@@ -582,8 +557,7 @@ START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
     struct blocked w = {.s = sb, .need = 1, .timeout = 60000};
     pthread_t t;
     pthread_create(&t, NULL, blocked_main, &w);
-    struct kind_count waiting = {p, "zkl-wait-", 1};
-    ck_assert(tu_wait_until(kind_count_is, &waiting, 10000));
+    ck_assert(tu_wait_children_named(tu_fixture_zk, p, "zkl-wait-", 1, 10000));
     int64_t tok = tu_lease_token(l);
     tu_expire_session(a);
     ck_assert(tu_wait_until(lease_not_held, l, 15000));
@@ -602,7 +576,7 @@ START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
     ck_assert(tu_wait_until(tu_client_connected, a, 15000));
     struct blocked w2 = {.s = sa, .need = 1, .timeout = 60000};
     pthread_create(&t, NULL, blocked_main, &w2);
-    ck_assert(tu_wait_until(kind_count_is, &waiting, 10000));
+    ck_assert(tu_wait_children_named(tu_fixture_zk, p, "zkl-wait-", 1, 10000));
     tu_expire_session(a);
     pthread_join(t, NULL);
     ck_assert_int_eq(w2.rc, ZKL_ELOST);

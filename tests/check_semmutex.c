@@ -56,38 +56,23 @@ START_TEST(test_semmutex_is_released_by_another_thread)
 }
 END_TEST
 
-struct acquirer {
-    zkl_semmutex *s;
-    long timeout;
-    int rc;
-    int64_t t_ms;
-};
-
-static void *acquirer_main(void *arg)
-{
-    struct acquirer *a = arg;
-    int64_t t0 = tu_now_ms();
-    a->rc = zkl_semmutex_acquire(a->s, a->timeout);
-    a->t_ms = tu_now_ms() - t0;
-    return NULL;
-}
-
 START_TEST(test_semmutex_second_acquire_is_edeadlk_at_once)
 {
     zkl_client *a = tu_test_client(10000), *b = tu_test_client(10000);
     char *p = tu_test_path("deadlk");
     zkl_semmutex *sa = tu_test_semmutex(a, p), *sb = tu_test_semmutex(b, p);
+    zkl_lock *la, *lb; /* the same objects, for tu_acquirer */
+    ck_assert_int_eq(zkl_semmutex_as_lock(sa, &la), 0);
+    ck_assert_int_eq(zkl_semmutex_as_lock(sb, &lb), 0);
     /* While the object holds: from the same thread and from another. */
     ck_assert_int_eq(zkl_semmutex_acquire(sa, 5000), 0);
     zkl_client_stats before, after;
     zkl_client_get_stats(a, &before);
     int64_t t0 = tu_now_ms();
     ck_assert_int_eq(zkl_semmutex_acquire(sa, 5000), ZKL_EDEADLK);
-    struct acquirer other = {.s = sa, .timeout = 5000};
-    pthread_t t;
-    pthread_create(&t, NULL, acquirer_main, &other);
-    pthread_join(t, NULL);
-    ck_assert_int_eq(other.rc, ZKL_EDEADLK);
+    struct tu_acquirer other;
+    tu_acquirer_start(&other, la, 5000, false);
+    ck_assert_int_eq(tu_acquirer_join(&other), ZKL_EDEADLK);
     ck_assert_int_lt(tu_now_ms() - t0, tu_ms(1000));
     zkl_client_get_stats(a, &after);
     ck_assert_int_eq(after.requests, before.requests); /* nothing sent */
@@ -95,18 +80,19 @@ START_TEST(test_semmutex_second_acquire_is_edeadlk_at_once)
     ck_assert_int_eq(zkl_semmutex_is_held(sa), 1);
 
     /* While another thread of the object is still waiting for it. */
-    struct acquirer waiter = {.s = sb, .timeout = 30000};
-    pthread_create(&t, NULL, acquirer_main, &waiter);
+    struct tu_acquirer waiter;
+    tu_acquirer_start(&waiter, lb, 30000, false);
     ck_assert(tu_wait_children(tu_fixture_zk, p, 2, 10000));
     ck_assert_int_eq(zkl_semmutex_acquire(sb, 5000), ZKL_EDEADLK);
     ck_assert_int_eq(zkl_semmutex_release(sb), ZKL_ENOTHELD); /* not held yet */
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 2);
     ck_assert_int_eq(zkl_semmutex_release(sa), 0);
-    pthread_join(t, NULL);
-    ck_assert_int_eq(waiter.rc, 0);
+    ck_assert_int_eq(tu_acquirer_join(&waiter), 0);
     ck_assert_int_eq(zkl_semmutex_is_held(sb), 1);
     ck_assert_int_eq(zkl_semmutex_release(sb), 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    zkl_lock_free(la);
+    zkl_lock_free(lb);
 }
 END_TEST
 
@@ -126,24 +112,19 @@ static void enter(struct excl *e)
     tu_arena_leave(&e->a);
 }
 
-static void *semmutex_side(void *arg)
-{
-    struct excl *e = arg;
-    for (int i = 0; i < e->iters; i++) {
-        ck_assert_int_eq(zkl_semmutex_acquire(e->s, 30000), 0);
-        enter(e);
-        ck_assert_int_eq(zkl_semmutex_release(e->s), 0);
-    }
-    return NULL;
-}
+/* One contender's turns, through the generic handle of its recipe. */
+struct side {
+    zkl_lock *l;
+    struct excl *e;
+};
 
-static void *mutex_side(void *arg)
+static void *side_main(void *arg)
 {
-    struct excl *e = arg;
-    for (int i = 0; i < e->iters; i++) {
-        ck_assert_int_eq(zkl_mutex_acquire(e->m, 30000), 0);
-        enter(e);
-        ck_assert_int_eq(zkl_mutex_release(e->m), 0);
+    struct side *sd = arg;
+    for (int i = 0; i < sd->e->iters; i++) {
+        ck_assert_int_eq(zkl_lock_acquire(sd->l, 30000), 0);
+        enter(sd->e);
+        ck_assert_int_eq(zkl_lock_release(sd->l), 0);
     }
     return NULL;
 }
@@ -163,11 +144,16 @@ START_TEST(test_semmutex_and_mutex_on_one_path_exclude_each_other)
     ck_assert_int_eq(zkl_semmutex_acquire(e.s, 300), ZKL_ETIMEDOUT);
     ck_assert_int_eq(zkl_mutex_release(e.m), 0);
     /* And under contention. */
-    pthread_t t1, t2;
-    pthread_create(&t1, NULL, semmutex_side, &e);
-    pthread_create(&t2, NULL, mutex_side, &e);
-    pthread_join(t1, NULL);
-    pthread_join(t2, NULL);
+    struct side sd[2] = {{NULL, &e}, {NULL, &e}};
+    ck_assert_int_eq(zkl_semmutex_as_lock(e.s, &sd[0].l), 0);
+    ck_assert_int_eq(zkl_mutex_as_lock(e.m, &sd[1].l), 0);
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, side_main, &sd[i]);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        zkl_lock_free(sd[i].l);
+    }
     ck_assert_int_eq(e.a.violations, 0);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
     zkl_semmutex_free(e.s);

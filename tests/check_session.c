@@ -14,76 +14,40 @@
 #include "testutil.h"
 #include "zkl/zookeeper.h"
 
+/* A client's states (tu_states_record on st) and its locks' lost
+ * callbacks, under st's lock. */
 struct seen {
-    pthread_mutex_t mu;
-    int states[32];
-    int64_t at[32];
-    int n;
+    struct tu_states st;
     int64_t lost_token;
     int lost_calls;
 };
-
-static void record(zkl_client *c, enum zkl_state st, void *arg)
-{
-    (void)c;
-    struct seen *s = arg;
-    pthread_mutex_lock(&s->mu);
-    if (s->n < 32) {
-        s->at[s->n] = tu_now_ms();
-        s->states[s->n++] = st;
-    }
-    pthread_mutex_unlock(&s->mu);
-}
 
 static void on_lost(zkl_mutex *m, int64_t token, void *arg)
 {
     (void)m;
     struct seen *s = arg;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->st.mu);
     s->lost_token = token;
     s->lost_calls++;
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->st.mu);
 }
 
 /* The callback's count and last token, read under its lock (it runs on
  * the keeper thread). */
 static int lost_calls(struct seen *s)
 {
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->st.mu);
     int n = s->lost_calls;
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->st.mu);
     return n;
 }
 
 static int64_t lost_token(struct seen *s)
 {
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->st.mu);
     int64_t t = s->lost_token;
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->st.mu);
     return t;
-}
-
-/* When state `st` was first seen after index `from`, or -1. */
-static int64_t seen_at(struct seen *s, int st, int from)
-{
-    pthread_mutex_lock(&s->mu);
-    int64_t r = -1;
-    for (int i = from; i < s->n && r < 0; i++)
-        if (s->states[i] == st)
-            r = s->at[i];
-    pthread_mutex_unlock(&s->mu);
-    return r;
-}
-
-struct wait_state {
-    struct seen *s;
-    int st;
-};
-
-static bool has_state(void *arg)
-{
-    struct wait_state *w = arg;
-    return seen_at(w->s, w->st, 0) >= 0;
 }
 
 /* A private ZooKeeper for a test that stops its server: other suites that
@@ -127,13 +91,6 @@ static bool reconnected_new(void *arg)
 {
     zkl_client *c = arg;
     return zkl_client_state(c) == ZKL_STATE_CONNECTED && tu_client_session_id(c) != 0;
-}
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* A process that stood still past the loss rule's deadline, its session
@@ -252,7 +209,7 @@ START_TEST(test_answers_after_the_loss_deadline_take_no_lock)
     ck_assert_int_gt(deadline, 0);
     tu_expire_id(&stale.id, stale.timeout);
     ck_assert(tu_wait_children(tu_fixture_zk, dir, 0, 30000));
-    while (mono_ns() <= deadline)
+    while (tu_mono_ns() <= deadline)
         usleep(1000);
 
     pthread_mutex_lock(&stale.mu);
@@ -276,8 +233,8 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     private_start(hosts, sizeof hosts);
     zkl_client *c;
     ck_assert_int_eq(zkl_client_open(hosts, 2000, &c), 0);
-    struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    ck_assert_int_eq(zkl_client_add_listener(c, record, &s), 0);
+    struct seen s = {.st = TU_STATES_INIT};
+    ck_assert_int_eq(zkl_client_add_listener(c, tu_states_record, &s.st), 0);
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
     ck_assert_int_eq(zkl_mutex_set_lost_fn(m, on_lost, &s), 0);
@@ -288,7 +245,7 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     ck_assert_int_eq(zkl_client_session_timeout(NULL), ZKL_EINVAL);
     /* The instant it gives the session up unless answered: ahead, within
      * the loss rule's span (on CLOCK_MONOTONIC). */
-    int64_t dl = 0, t_ns = mono_ns();
+    int64_t dl = 0, t_ns = tu_mono_ns();
     ck_assert_int_eq(zkl_client_loss_deadline(c, &dl), 0);
     ck_assert_int_gt(dl, t_ns);
     ck_assert_int_le(dl, t_ns + zkl__loss_after_ns(negotiated));
@@ -299,15 +256,15 @@ START_TEST(test_suspended_client_gives_its_session_up_and_goes_on)
     int64_t pause0 = tu_now_ms();
     server("pause");
     int64_t paused = tu_now_ms();
-    struct wait_state lost = {&s, ZKL_STATE_LOST};
-    bool gave_up = tu_wait_until(has_state, &lost, 20000);
+    struct tu_state_wait lost = {&s.st, -1, ZKL_STATE_LOST};
+    bool gave_up = tu_wait_until(tu_states_saw, &lost, 20000);
     server("resume");
     ck_assert_msg(gave_up, "the client never gave up (state %d)", zkl_client_state(c));
     /* Not before the instant it said: that only moves later. */
-    ck_assert_int_ge(mono_ns(), dl);
+    ck_assert_int_ge(tu_mono_ns(), dl);
     /* Known without a handle too (the given-up one is closed). */
     ck_assert_int_eq(zkl_client_session_timeout(c), negotiated);
-    int64_t susp = seen_at(&s, ZKL_STATE_SUSPENDED, 0), gone = seen_at(&s, ZKL_STATE_LOST, 0);
+    int64_t susp = tu_states_at(&s.st, ZKL_STATE_SUSPENDED, 0), gone = tu_states_at(&s.st, ZKL_STATE_LOST, 0);
     ck_assert_int_ge(susp, 0);
     ck_assert_int_le(susp, gone);
     /* Given up by the loss rule (lib/util/loss.h: 9/20 of the negotiated
@@ -480,7 +437,7 @@ START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
 {
     char *p = tu_test_path("lostsem");
     zkl_client *c = tu_test_client(8000);
-    struct seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    struct seen s = {.st = TU_STATES_INIT};
     zkl_semaphore *sem;
     zkl_lease *one, *two, *kept;
     ck_assert_int_eq(zkl_semaphore_new(c, p, 4, &sem), 0);
@@ -532,7 +489,10 @@ START_TEST(test_client_getters_take_out_parameters)
     ck_assert_int_eq(zkl_client_session_id(c, NULL), ZKL_EINVAL);
     ck_assert_int_eq(id, 42);
     ck_assert_int_eq(zkl_client_session_id(c, &id), 0);
-    ck_assert_int_eq(id, (int64_t)zoo_client_id(zkl_client_handle(c))->client_id);
+    zhandle_t *zh;
+    ck_assert_int_eq(zkl_client_handle_borrow(c, &zh), 0);
+    ck_assert_int_eq(id, (int64_t)zoo_client_id(zh)->client_id);
+    zkl_client_handle_return(c, zh);
     ck_assert_int_ne(id, 0);
     zkl_client_stats st;
     ck_assert_int_eq(zkl_client_get_stats(NULL, &st), ZKL_EINVAL);
@@ -552,8 +512,17 @@ START_TEST(test_listener_removal_waits_for_a_running_delivery)
     int started = __atomic_load_n(&s->started, __ATOMIC_SEQ_CST);
     ck_assert_int_ge(started, 1);
     ck_assert_int_eq(__atomic_load_n(&s->finished, __ATOMIC_SEQ_CST), started);
-    usleep(400000); /* and no call starts later */
+    /* And no call starts later: a listener added now hears a second
+     * expiry's loss and then the new session, on the one thread that
+     * delivers every change to every listener in turn; by the new session
+     * the removed one would have been called for the loss. */
+    struct tu_states after = TU_STATES_INIT;
+    ck_assert_int_eq(zkl_client_add_listener(c, tu_states_record, &after), 0);
+    tu_expire_session(c);
+    struct tu_state_wait back = {&after, ZKL_STATE_LOST, ZKL_STATE_CONNECTED};
+    ck_assert(tu_wait_until(tu_states_saw, &back, 30000));
     ck_assert_int_eq(__atomic_load_n(&s->started, __ATOMIC_SEQ_CST), started);
+    ck_assert_int_eq(zkl_client_remove_listener(c, tu_states_record, &after), 0);
     ck_assert_int_eq(zkl_client_remove_listener(c, slow_listener, s), ZKL_EINVAL);
     free(s);
 }

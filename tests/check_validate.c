@@ -18,13 +18,6 @@
 
 #define DEFAULT_LIMIT 0xfffff
 
-static zkl_client_stats stats_of(zkl_client *c)
-{
-    zkl_client_stats st;
-    ck_assert_int_eq(zkl_client_get_stats(c, &st), 0);
-    return st;
-}
-
 static char *join(const char *a, const char *b)
 {
     char *s = malloc(strlen(a) + strlen(b) + 2);
@@ -99,7 +92,7 @@ START_TEST(test_refused_paths_never_reach_the_server)
         ck_assert_msg(raw == ZBADARGUMENTS, "%s: raw create gave %d", refused[i].what, raw);
         ck_assert_int_eq(tu_children(tu_fixture_zk, tu_fixture_root), 0);
         /* zkl refuses it first, for every kind of lock, sending nothing. */
-        uint64_t before = stats_of(c).requests;
+        uint64_t before = tu_stats(c).requests;
         zkl_mutex *m = NULL;
         zkl_semmutex *sm = NULL;
         zkl_rwlock *rw = NULL;
@@ -112,7 +105,7 @@ START_TEST(test_refused_paths_never_reach_the_server)
         ck_assert_int_eq(zkl_rwlock_new(c, p, &rw), ZKL_EINVAL);
         ck_assert_int_eq(zkl_semaphore_new(c, p, 2, &s), ZKL_EINVAL);
         ck_assert_int_eq(zkl_multilock_new(c, paths, 1, &ml), ZKL_EINVAL);
-        ck_assert_int_eq(stats_of(c).requests, before);
+        ck_assert_int_eq(tu_stats(c).requests, before);
         free(p);
     }
     ck_assert_int_eq(tu_children(tu_fixture_zk, tu_fixture_root), 0);
@@ -148,7 +141,7 @@ START_TEST(test_guarded_write_to_a_refused_path_sends_nothing)
     zkl_client *c = tu_test_client(10000);
     char *lp = tu_test_path("lock");
     zkl_mutex *m = tu_test_held_mutex(c, lp);
-    uint64_t before = stats_of(c).requests;
+    uint64_t before = tu_stats(c).requests;
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         char *p = join(tu_fixture_root, refused[i].leaf);
         ck_assert_int_eq(zkl_mutex_guarded_set(m, p, "x", 1), ZKL_EINVAL);
@@ -157,7 +150,7 @@ START_TEST(test_guarded_write_to_a_refused_path_sends_nothing)
         ck_assert_int_eq(zkl_mutex_guarded_multi(m, 1, &op, NULL), ZKL_EINVAL);
         free(p);
     }
-    ck_assert_int_eq(stats_of(c).requests, before);
+    ck_assert_int_eq(tu_stats(c).requests, before);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
 }
 END_TEST
@@ -246,7 +239,7 @@ START_TEST(test_oversized_guarded_write_is_refused_before_sending)
     char *buf = calloc(1, 2 * DEFAULT_LIMIT);
 
     /* At the limit (the request is larger still) and well over it. */
-    uint64_t before = stats_of(c).requests;
+    uint64_t before = tu_stats(c).requests;
     ck_assert_int_eq(zkl_mutex_guarded_set(m, target, buf, DEFAULT_LIMIT), ZKL_EINVAL);
     ck_assert_ptr_nonnull(strstr(zkl_last_error_text(), "limit"));
     ck_assert_int_eq(zkl_mutex_guarded_set(m, target, buf, 2 * DEFAULT_LIMIT - 1), ZKL_EINVAL);
@@ -254,7 +247,7 @@ START_TEST(test_oversized_guarded_write_is_refused_before_sending)
     zoo_set_op_init(&ops[0], target, buf, DEFAULT_LIMIT / 2, -1, NULL);
     zoo_set_op_init(&ops[1], target, buf, DEFAULT_LIMIT / 2, -1, NULL);
     ck_assert_int_eq(zkl_mutex_guarded_multi(m, 2, ops, NULL), ZKL_EINVAL);
-    ck_assert_int_eq(stats_of(c).requests, before);
+    ck_assert_int_eq(tu_stats(c).requests, before);
 
     /* Just under: the largest data zkl lets through is written, one byte
      * more is refused, and zkl's margin stays small. */
@@ -262,14 +255,14 @@ START_TEST(test_oversized_guarded_write_is_refused_before_sending)
     ck_assert_int_gt(best, DEFAULT_LIMIT - 1024);
     ck_assert_int_eq(zkl_mutex_guarded_set(m, target, buf, best), 0);
     ck_assert_int_eq(data_length(target), best);
-    before = stats_of(c).requests;
+    before = tu_stats(c).requests;
     ck_assert_int_eq(zkl_mutex_guarded_set(m, target, buf, best + 1), ZKL_EINVAL);
-    ck_assert_int_eq(stats_of(c).requests, before);
+    ck_assert_int_eq(tu_stats(c).requests, before);
 
     /* The connection never dropped: no lock of the client was in doubt. */
     ck_assert_int_eq(zkl_client_state(c), ZKL_STATE_CONNECTED);
     ck_assert_int_eq(__atomic_load_n(&suspended, __ATOMIC_SEQ_CST), 0);
-    ck_assert_int_eq(stats_of(c).sessions, 1);
+    ck_assert_int_eq(tu_stats(c).sessions, 1);
     ck_assert(zkl_mutex_is_held(m));
     ck_assert_int_eq(zkl_mutex_guarded_set(m, target, "ok", 2), 0);
     ck_assert_int_eq(data_length(target), 2);
@@ -295,9 +288,9 @@ START_TEST(test_the_limit_is_an_option)
     make_node(target, 0);
     zkl_mutex *m = tu_test_held_mutex(c, lp);
     char buf[16384] = {0};
-    uint64_t before = stats_of(c).requests;
+    uint64_t before = tu_stats(c).requests;
     ck_assert_int_eq(zkl_mutex_guarded_set(m, target, buf, 16384), ZKL_EINVAL);
-    ck_assert_int_eq(stats_of(c).requests, before);
+    ck_assert_int_eq(tu_stats(c).requests, before);
     ck_assert_int_eq(zkl_mutex_guarded_set(m, target, buf, 15000), 0);
     ck_assert_int_eq(data_length(target), 15000);
     ck_assert_int_eq(zkl_mutex_release(m), 0);
@@ -375,11 +368,11 @@ START_TEST(test_a_larger_limit_lets_a_larger_write_through)
         zkl_mutex *m;
         ck_assert_int_eq(zkl_mutex_new(c, "/lock", &m), 0);
         ck_assert_int_eq(zkl_mutex_acquire(m, 10000), 0);
-        uint64_t before = stats_of(c).requests;
+        uint64_t before = tu_stats(c).requests;
         rc = zkl_mutex_guarded_set(m, "/data", buf, size);
         if (!big) {
             ck_assert_int_eq(rc, ZKL_EINVAL); /* the default limit */
-            ck_assert_int_eq(stats_of(c).requests, before);
+            ck_assert_int_eq(tu_stats(c).requests, before);
         } else {
             ck_assert_int_eq(rc, 0);
             struct Stat st;
@@ -608,7 +601,7 @@ END_TEST
 
 static bool created_one(void *arg)
 {
-    return stats_of(arg).creates >= 1;
+    return tu_stats(arg).creates >= 1;
 }
 
 START_TEST(test_semaphore_free_while_another_thread_acquires_aborts)

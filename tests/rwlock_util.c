@@ -8,17 +8,18 @@
 
 #include "zkl/zookeeper.h"
 
-zkl_client_stats stats_of(zkl_client *c)
-{
-    zkl_client_stats s;
-    ck_assert_int_eq(zkl_client_get_stats(c, &s), 0);
-    return s;
-}
-
 void wait_children(const char *path, int want)
 {
     ck_assert_msg(tu_wait_children(tu_fixture_zk, path, want, 30000), "%s: %d children, want %d",
                   path, tu_children(tu_fixture_zk, path), want);
+}
+
+void expect_holds(zkl_rwlock *rw, const char *path, int read, int write, int nodes)
+{
+    int r = zkl_rwlock_read_is_held(rw), w = zkl_rwlock_write_is_held(rw);
+    int n = tu_children(tu_fixture_zk, path);
+    ck_assert_msg(r == read && w == write && n == nodes,
+                  "holds read %d write %d, %d nodes; want %d, %d, %d", r, w, n, read, write, nodes);
 }
 
 /* The server's 10-digit sequence of a node path. */
@@ -57,34 +58,6 @@ void bg_finish(struct bg *b)
 {
     __atomic_store_n(&b->release, 1, __ATOMIC_SEQ_CST);
     pthread_join(b->t, NULL);
-}
-
-struct req_wait {
-    zkl_client *c;
-    uint64_t requests;
-};
-
-static bool requests_at_least(void *arg)
-{
-    struct req_wait *r = arg;
-    zkl_client_stats s;
-    zkl_client_get_stats(r->c, &s);
-    return s.requests >= r->requests;
-}
-
-/* Wait until a waiter on client c has sent n requests (its create, listing
- * and watch: the watch is sent only after it decided not to hold), and the
- * server has answered them. The counter goes up, under the client's lock,
- * as a request is queued on the handle; one session's requests are served
- * in order, so a round trip queued after them on the same handle returns
- * only once the server has set the watch. */
-void wait_requests(zkl_client *c, uint64_t n)
-{
-    struct req_wait r = {c, n};
-    ck_assert_msg(tu_wait_until(requests_at_least, &r, 30000), "client sent %llu requests",
-                  (unsigned long long)stats_of(c).requests);
-    struct Stat st;
-    ck_assert_int_eq(zoo_exists(zkl_client_handle(c), "/", 0, &st), ZOK);
 }
 
 /* ---- the sides, and clients on one path ------------------------------------- */

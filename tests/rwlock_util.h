@@ -10,13 +10,13 @@
 
 #include "testutil.h"
 
-zkl_client_stats stats_of(zkl_client *c);
 /* Wait until `path` has exactly `want` children, or fail the test. */
 void wait_children(const char *path, int want);
+/* The calling thread's holds of rw (read, write: 1 or 0) and the nodes
+ * under `path` are these, or the test fails. */
+void expect_holds(zkl_rwlock *rw, const char *path, int read, int write, int nodes);
 /* The server's 10-digit sequence of a node path (borrowed from it). */
 const char *seq_of(const char *node);
-/* Wait until client c has sent n requests and the server answered them. */
-void wait_requests(zkl_client *c, uint64_t n);
 
 /* The lock's two sides, as the suites' tables see them: [0] read, [1]
  * write. */

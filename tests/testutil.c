@@ -135,10 +135,15 @@ static void quiet_watcher(zhandle_t *zh, int type, int state, const char *path, 
 
 zhandle_t *tu_zk(void)
 {
+    return tu_zk_to(tu_hosts());
+}
+
+zhandle_t *tu_zk_to(const char *hosts)
+{
     static FILE *devnull;
     if (devnull == NULL && (devnull = fopen("/dev/null", "w")) != NULL)
         zoo_set_log_stream(devnull);
-    zhandle_t *zh = zookeeper_init(tu_hosts(), quiet_watcher, 10000, NULL, NULL, 0);
+    zhandle_t *zh = zookeeper_init(hosts, quiet_watcher, 10000, NULL, NULL, 0);
     ck_assert_ptr_nonnull(zh);
     /* As zkl's clients do: otherwise the handle's thread resolves the
      * servers' names on every poll, inside the C library's resolver lock
@@ -257,6 +262,136 @@ void tu_expire_id(const clientid_t *id, int timeout_ms)
     int64_t end = tu_now_ms() + tu_ms(30000);
     while (!attach_finds_it_gone(id, timeout_ms))
         ck_assert_msg(tu_now_ms() < end, "could not expire the session");
+}
+
+void tu_states_record(zkl_client *c, enum zkl_state st, void *arg)
+{
+    (void)c;
+    struct tu_states *s = arg;
+    pthread_mutex_lock(&s->mu);
+    if (s->n < 32) {
+        s->at[s->n] = tu_now_ms();
+        s->states[s->n++] = st;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+int64_t tu_states_at(struct tu_states *s, int st, int from)
+{
+    pthread_mutex_lock(&s->mu);
+    int64_t r = -1;
+    for (int i = from; i < s->n && r < 0; i++)
+        if (s->states[i] == st)
+            r = s->at[i];
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
+bool tu_states_saw(void *arg)
+{
+    struct tu_state_wait *w = arg;
+    pthread_mutex_lock(&w->s->mu);
+    bool first = w->first < 0, then = false;
+    for (int i = 0; i < w->s->n && !then; i++) {
+        then = first && w->s->states[i] == w->then;
+        first = first || w->s->states[i] == w->first;
+    }
+    pthread_mutex_unlock(&w->s->mu);
+    return then;
+}
+
+static void *acquirer_main(void *arg)
+{
+    struct tu_acquirer *a = arg;
+    int64_t t0 = tu_now_ms();
+    a->rc = zkl_lock_acquire(a->l, a->timeout_ms);
+    a->returned_ms = tu_now_ms();
+    a->took_ms = a->returned_ms - t0;
+    if (a->rc == 0)
+        __atomic_store_n(&a->got, 1, __ATOMIC_SEQ_CST);
+    if (a->rc == 0 && a->release)
+        a->release_rc = zkl_lock_release(a->l);
+    return NULL;
+}
+
+void tu_acquirer_start(struct tu_acquirer *a, zkl_lock *l, long timeout_ms, bool release)
+{
+    *a = (struct tu_acquirer){.l = l, .timeout_ms = timeout_ms, .release = release, .rc = 1};
+    ck_assert_int_eq(pthread_create(&a->t, NULL, acquirer_main, a), 0);
+}
+
+bool tu_acquirer_got(struct tu_acquirer *a)
+{
+    return __atomic_load_n(&a->got, __ATOMIC_SEQ_CST) != 0;
+}
+
+int tu_acquirer_join(struct tu_acquirer *a)
+{
+    pthread_join(a->t, NULL);
+    return a->rc;
+}
+
+int tu_round_trip(zkl_client *c)
+{
+    int64_t end = tu_now_ms() + tu_ms(30000);
+    zhandle_t *zh = NULL;
+    while (zkl_client_handle_borrow(c, &zh) != 0) {
+        ck_assert_msg(tu_now_ms() < end, "the client has no session for a round trip");
+        usleep(2000);
+    }
+    struct Stat st;
+    int rc = zoo_exists(zh, "/", 0, &st);
+    zkl_client_handle_return(c, zh);
+    return rc;
+}
+
+void tu_drain(zkl_client *const *cs, int n)
+{
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < n; i++)
+            ck_assert_int_eq(tu_round_trip(cs[i]), ZOK);
+}
+
+zkl_client_stats tu_stats(zkl_client *c)
+{
+    zkl_client_stats st;
+    ck_assert_int_eq(zkl_client_get_stats(c, &st), 0);
+    return st;
+}
+
+uint64_t tu_stat(zkl_client *c, size_t field)
+{
+    zkl_client_stats st = tu_stats(c);
+    uint64_t v;
+    memcpy(&v, (const char *)&st + field, sizeof v);
+    return v;
+}
+
+struct stat_wait {
+    zkl_client *c;
+    size_t field;
+    uint64_t n;
+};
+
+static bool stat_reached(void *arg)
+{
+    struct stat_wait *w = arg;
+    return tu_stat(w->c, w->field) >= w->n;
+}
+
+void tu_wait_stat(zkl_client *c, size_t field, uint64_t n)
+{
+    struct stat_wait w = {c, field, n};
+    ck_assert_msg(tu_wait_until(stat_reached, &w, 30000), "a counter of the client at %llu, want %llu",
+                  (unsigned long long)tu_stat(c, field), (unsigned long long)n);
+    /* One session's requests are answered in order: a round trip sent
+     * after them returns after theirs. */
+    ck_assert_int_eq(tu_round_trip(c), ZOK);
+}
+
+void tu_wait_requests(zkl_client *c, uint64_t n)
+{
+    tu_wait_stat(c, TU_STAT(requests), n);
 }
 
 void tu_expire_session(zkl_client *c)
@@ -400,6 +535,15 @@ void tu_workers_run(const char *const *args, int n)
         pids[i] = tu_spawn_worker(args, -1);
     tu_workers_join(pids, n);
     free(pids);
+}
+
+void *tu_workers_run_shared(const char *kind, const char *path, size_t size, int n)
+{
+    char file[64];
+    void *shared = tu_shared_new(file, size);
+    tu_workers_run((const char *[]){kind, path, file, NULL}, n);
+    unlink(file);
+    return shared;
 }
 
 int64_t tu_holder_kill(const char *const *args)
@@ -587,6 +731,37 @@ static bool children_are(void *arg)
     return w->at_least ? n >= w->want : n == w->want;
 }
 
+int tu_children_named(zhandle_t *zh, const char *path, const char *part)
+{
+    struct String_vector kids = {0};
+    if (zoo_get_children(zh, path, 0, &kids) != ZOK)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < kids.count; i++)
+        n += strstr(kids.data[i], part) != NULL;
+    deallocate_String_vector(&kids);
+    return n;
+}
+
+struct named_wait {
+    zhandle_t *zh;
+    const char *path, *part;
+    int want;
+};
+
+static bool named_are(void *arg)
+{
+    struct named_wait *w = arg;
+    return tu_children_named(w->zh, w->path, w->part) == w->want;
+}
+
+bool tu_wait_children_named(zhandle_t *zh, const char *path, const char *part, int want,
+                            int timeout_ms)
+{
+    struct named_wait w = {zh, path, part, want};
+    return tu_wait_until(named_are, &w, timeout_ms);
+}
+
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms)
 {
     struct children_wait w = {zh, path, want, false};
@@ -679,6 +854,26 @@ void tu_arena_token(struct tu_arena *a, int64_t token)
     if (token <= a->last_token)
         a->token_errors++;
     a->last_token = token;
+}
+
+int tu_file_lines(const char *path, const char *prefix)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    char line[1024];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        n += strncmp(line, prefix, strlen(prefix)) == 0;
+    fclose(f);
+    return n;
+}
+
+int64_t tu_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 int64_t tu_realtime_ns(void)

@@ -5,7 +5,9 @@
 
 #include "config.h" /* ZKL_SRCDIR, ZKL_BUILDDIR: the trees the tests read */
 #include <check.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <zookeeper/zookeeper.h>
@@ -22,6 +24,8 @@ zkl_client *tu_client(int session_timeout_ms);
 zkl_client *tu_client_with(const char *digest, enum zkl_acl acl);
 /* A raw handle for looking at the server, connected, or the test fails. */
 zhandle_t *tu_zk(void);
+/* The same to the servers `hosts` only. */
+zhandle_t *tu_zk_to(const char *hosts);
 /* A fresh root path for one test: /zkl-test/<name>-<pid>-<n>. Malloc'd. */
 char *tu_root(const char *name);
 /* Delete `path` and everything below it (missing is fine). */
@@ -46,6 +50,51 @@ bool tu_wait_until(bool (*cond)(void *), void *arg, int timeout_ms);
 /* A condition for it: the client (arg) is connected, with a new session or
  * its old one. */
 bool tu_client_connected(void *c);
+/* A round trip on the current session of `c` (an exists of "/" on its
+ * handle, borrowed): one session's requests are answered in order, and a
+ * watch event before the answers that follow it, so once this returns,
+ * whatever the client sent before has been answered, and every event the
+ * server had sent it before has reached its handle (and zkl's handling of
+ * it, on that handle's completion thread, has run). Waits while the client
+ * is between sessions, within tu_ms(30 s); the ZooKeeper code of the
+ * exists. */
+int tu_round_trip(zkl_client *c);
+/* tu_round_trip on each of `n` clients, three rounds: everything each was
+ * told before has been acted on, a watch event whose handling sends
+ * another request (and that one's answer) included. */
+void tu_drain(zkl_client *const *cs, int n);
+/* The counters of `c`, or the test fails. */
+zkl_client_stats tu_stats(zkl_client *c);
+/* The counter at `field` (TU_STAT(name)) of `c`. */
+#define TU_STAT(name) offsetof(zkl_client_stats, name)
+uint64_t tu_stat(zkl_client *c, size_t field);
+/* Wait until that counter of `c` is `n` or more, then a round trip: what it
+ * counts was sent and has been answered (a waiter's watch, once counted
+ * among its requests, is set). Fails the test if not within tu_ms(30 s). */
+void tu_wait_stat(zkl_client *c, size_t field, uint64_t n);
+/* tu_wait_stat of the requests: a waiter of the lock recipes sends its
+ * create, a listing, a watch on its own node and one on the node ahead. */
+void tu_wait_requests(zkl_client *c, uint64_t n);
+/* A listener's record of a client's state changes, each with its time
+ * (tu_now_ms): zkl_client_add_listener(c, tu_states_record, &s), s made
+ * with TU_STATES_INIT. */
+struct tu_states {
+    pthread_mutex_t mu;
+    int states[32];
+    int64_t at[32];
+    int n;
+};
+#define TU_STATES_INIT {.mu = PTHREAD_MUTEX_INITIALIZER}
+void tu_states_record(zkl_client *c, enum zkl_state st, void *arg);
+/* When `st` was first recorded at index `from` or later, or -1. */
+int64_t tu_states_at(struct tu_states *s, int st, int from);
+/* A condition for tu_wait_until: `then` was recorded after a `first`
+ * (first -1: at any time). */
+struct tu_state_wait {
+    struct tu_states *s;
+    int first, then;
+};
+bool tu_states_saw(void *w);
 /* Make the server expire the session of `c` (another handle joins the
  * session with its id and password, then closes it). */
 void tu_expire_session(zkl_client *c);
@@ -60,8 +109,9 @@ const char *tu_harness_path(void);
  * that it stops with it even if the test dies. Its connect string goes to
  * `hosts`; or the test fails. */
 void tu_private_zk_start(char *dir, const char *jvm_extra, char *hosts, size_t len);
-/* Milliseconds of CLOCK_MONOTONIC. */
+/* Milliseconds of CLOCK_MONOTONIC, and nanoseconds. */
 int64_t tu_now_ms(void);
+int64_t tu_mono_ns(void);
 /* True under valgrind: suites run smaller there (memcheck looks for memory
  * errors, not scale; hundreds of threads serialized by it starve sessions). */
 bool tu_under_valgrind(void);
@@ -77,6 +127,10 @@ pid_t tu_spawn_worker(const char *const *args, int out_fd);
 void tu_workers_join(const pid_t *pids, int n);
 /* Run `n` workers of the same `args` at once, and join them so. */
 void tu_workers_run(const char *const *args, int n);
+/* `n` workers of "<kind> <path> <file>" run at once and joined, <file>
+ * naming a new tu_shared_new mapping of `size` bytes they share; returns
+ * that mapping, to read what they left (the file is gone by then). */
+void *tu_workers_run_shared(const char *kind, const char *path, size_t size, int n);
 /* A holder that dies holding: runs the worker `args`, which takes a lock
  * and writes its token (an int64_t) to stdout, reads the token, then kills
  * the worker with SIGKILL and reaps it. Returns the token (> 0). */
@@ -131,6 +185,11 @@ zkl_semaphore *tu_test_semaphore(zkl_client *c, const char *path, int limit);
 /* Wait until `path` has exactly `want` children; false if it has not
  * within tu_ms(`timeout_ms`). */
 bool tu_wait_children(zhandle_t *zh, const char *path, int want, int timeout_ms);
+/* Children of `path` whose name contains `part`, and a wait until there
+ * are exactly `want` of them (false if not within tu_ms(timeout_ms)). */
+int tu_children_named(zhandle_t *zh, const char *path, const char *part);
+bool tu_wait_children_named(zhandle_t *zh, const char *path, const char *part, int want,
+                            int timeout_ms);
 /* The same for `want` children or more: waiters queued behind others. */
 bool tu_wait_children_at_least(zhandle_t *zh, const char *path, int want, int timeout_ms);
 /* Ephemeral nodes at or below `path` (tu_fixture_zk): contenders, whatever
@@ -179,6 +238,9 @@ int64_t tu_realtime_ns(void);
  * non-atomic read-modify-write a lock must protect. */
 long tu_counter_read(const char *path);
 int tu_counter_write(const char *path, long v);
+/* How many lines of the file `path` start with `prefix` (0 if it is
+ * missing): a worker's log. */
+int tu_file_lines(const char *path, const char *prefix);
 /* Wait up to tu_ms(timeout_ms) for child `pid`: its exit status (128+signal if
  * killed), or -1 if it is still running, -2 if it is not our child. */
 int tu_wait_exit(pid_t pid, int timeout_ms);
@@ -203,6 +265,25 @@ int tu_run_case(const char *suite, int timeout_s, void (*setup)(void), void (*te
  * so that its result carries the row's test case name. */
 void tu_add_row(TCase *tc, const TTest *test, int i);
 
+
+/* An acquire of a recipe's generic handle (zkl_mutex_as_lock, ...) in a
+ * thread of its own: its code and how long it took, once joined. With
+ * `release`, a lock got is released by that thread (a mutex's hold is its
+ * thread's), with the code in release_rc. */
+struct tu_acquirer {
+    zkl_lock *l;
+    long timeout_ms;
+    bool release;
+    int rc, release_rc;
+    int64_t took_ms, returned_ms; /* returned_ms: tu_now_ms() then */
+    int got; /* set (atomically: tu_acquirer_got) once the acquire returned 0 */
+    pthread_t t;
+};
+void tu_acquirer_start(struct tu_acquirer *a, zkl_lock *l, long timeout_ms, bool release);
+/* Join it; its code. */
+int tu_acquirer_join(struct tu_acquirer *a);
+/* Whether it got the lock (readable while it runs). */
+bool tu_acquirer_got(struct tu_acquirer *a);
 
 /* The public token and session-id calls give a value through an out
  * parameter; tests compare the value, or the code, in one expression. */
