@@ -105,6 +105,9 @@ struct cl {
     bool fd_mode;
     bool in_keeper;
     int64_t held_back; /* virtual time its keeper waited for a synchronous call */
+    int64_t refuse_until; /* its deletes under MULTI_OTHER are refused until then */
+    zhandle_t *refused;   /* ... on this handle */
+    bool mb_stuck;        /* the thread holds the multi-lock's member after a refused undo */
 };
 
 static struct {
@@ -921,7 +924,12 @@ static void blocking_release(struct req *q)
     trace("client %d: blocking release of %d (%s%s): %s", k->ix, q->id, lock_names[q->lock],
           q->count > 0 ? ", a reentry" : "", zkl_strerror(rc));
     static const int codes[] = {0, ZKL_ELOST, ZKL_ECLOSED};
-    if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+    if (rc == ZKL_ENOAUTH && q->lock == L_MULTI && k->refused != NULL &&
+        zkl_mutex_is_held(k->mb) && !k->mb_stuck) {
+        /* The first member's delete was refused: the thread keeps it, the
+         * multi-lock's hold is over (refuse_op). */
+        k->mb_stuck = true;
+    } else if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
         violation("release", "the release of %d (%s) returned %s", q->id, lock_names[q->lock],
                   zkl_strerror(rc));
     if (q->count > 0) {
@@ -1090,6 +1098,76 @@ static void list_op(struct cl *k)
                   zkl_strerror(rc));
 }
 
+/* The multi-lock's undo with a member's release refused: client k's
+ * deletes under the multi-lock's first member are refused for a while
+ * (as an ACL without DELETE would), and the thread acquires the
+ * multi-lock at once. If the second member fails, the first, taken, is
+ * released and refused: the call returns that release's code and the
+ * thread keeps the member, nothing else of the call; it is released once
+ * the deletes are allowed again. */
+static void refuse_op(struct cl *k)
+{
+    if (k->refused != NULL || k->mb_stuck || k->c->zh == NULL)
+        return;
+    k->refused = k->c->zh;
+    k->refuse_until = zsim_now(R.w) + (int64_t)zsim_below(R.w, 3000) * MS;
+    zapi_sim_refuse_deletes(k->refused, MULTI_OTHER);
+    trace("client %d: its deletes under %s are refused until %.3f s", k->ix, MULTI_OTHER,
+          (double)k->refuse_until / 1e9);
+    bool had = zkl_mutex_is_held(k->m2);
+    begin_blocking();
+    int rc = zkl_multilock_acquire(k->ml, 0);
+    R.blocking--;
+    mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xbfbf);
+    trace("client %d: the multi-lock, tried once: %s", k->ix, zkl_strerror(rc));
+    if (rc == 0) {
+        /* Held: released at once (its release may be refused too). */
+        begin_blocking();
+        rc = zkl_multilock_release(k->ml);
+        R.blocking--;
+        trace("client %d: the multi-lock released: %s", k->ix, zkl_strerror(rc));
+        if (rc == ZKL_ENOAUTH && zkl_mutex_is_held(k->mb))
+            k->mb_stuck = true;
+        return;
+    }
+    if (rc != ZKL_ENOAUTH)
+        return;
+    if (!zkl_mutex_is_held(k->mb))
+        violation("undo", "client %d: the multi-lock's undo was refused, but the thread does "
+                  "not hold the member", k->ix);
+    if (zkl_mutex_is_held(k->m2) && !had)
+        violation("undo", "client %d: the multi-lock failed, but the thread holds its "
+                  "second member", k->ix);
+    k->mb_stuck = true;
+}
+
+/* Deletes allowed again once the time came; a member kept by a refused
+ * undo released then. */
+static void tend_refusals(bool all)
+{
+    int64_t now = zsim_now(R.w);
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        if (k->refused != NULL && (all || now >= k->refuse_until)) {
+            zapi_sim_refuse_deletes(k->refused, NULL);
+            k->refused = NULL;
+            trace("client %d: its deletes are allowed again", k->ix);
+        }
+        if (k->mb_stuck && k->refused == NULL) {
+            begin_blocking();
+            int rc = zkl_mutex_release(k->mb);
+            R.blocking--;
+            mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xc0c0);
+            trace("client %d: the member kept by a refused undo released: %s", k->ix,
+                  zkl_strerror(rc));
+            if (rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED)
+                violation("undo", "client %d: the member kept by a refused undo: its release "
+                          "returned %s", k->ix, zkl_strerror(rc));
+            k->mb_stuck = false;
+        }
+    }
+}
+
 /* ---- one schedule ----------------------------------------------------------------- */
 
 static void one_step(void)
@@ -1105,6 +1183,8 @@ static void one_step(void)
         latch_op(&R.cl[zsim_below(R.w, NCL)]);
     else if (!R.settling && r < 47)
         list_op(&R.cl[zsim_below(R.w, NCL)]);
+    else if (!R.settling && r < 48)
+        refuse_op(&R.cl[zsim_below(R.w, NCL)]);
     else
         world_step();
     heal(false);
@@ -1112,6 +1192,7 @@ static void one_step(void)
         keeper(&R.cl[i]);
     tend_requests(false);
     tend_blocking(false);
+    tend_refusals(false);
     check();
 }
 
@@ -1191,6 +1272,7 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     heal(true);
     tend_requests(true);
     tend_blocking(true);
+    tend_refusals(true);
     for (int i = 0; i < NCL; i++)
         if (R.cl[i].latch != NULL) {
             begin_blocking();

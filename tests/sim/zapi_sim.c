@@ -10,6 +10,7 @@
  * sends its request and runs the driver's stepper (zapi_sim_set_stepper)
  * until the answer comes; without a stepper it is not modelled
  * (ZSYSTEMERROR). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,7 @@ struct rec {
     void (*fn)(void);
     const void *data;
     bool done;
+    int force_rc; /* non-zero: the answer's code, whatever the model said */
 };
 
 /* A handle: what zookeeper_init returned, as the library sees it. */
@@ -40,6 +42,7 @@ struct simh {
     void *ctx;
     uint64_t dtag; /* the default watcher's */
     bool closed;
+    char refuse[256]; /* deletes under this path are refused (ZNOAUTH) */
     clientid_t cid;
     struct simh *next;
 };
@@ -111,7 +114,7 @@ static uint64_t watcher_tag(watcher_fn fn, void *ctx)
 static uint64_t rec_new(struct simh *h, enum rkind kind, void (*fn)(void), const void *data)
 {
     S.recs = grow(S.recs, &S.caprecs, S.nrecs + 1, sizeof *S.recs);
-    S.recs[S.nrecs] = (struct rec){h, kind, fn, data, false};
+    S.recs[S.nrecs] = (struct rec){h, kind, fn, data, false, 0};
     return ++S.nrecs;
 }
 
@@ -137,6 +140,8 @@ static void multi_done(struct rec *r, int rc, const struct zsim_item *it);
 static void complete(struct rec *r, int rc, const struct zsim_item *it)
 {
     r->done = true;
+    if (r->force_rc != 0 && (rc == ZOK || rc == ZNONODE))
+        rc = r->force_rc;
     struct Stat st;
     const struct Stat *stp = NULL;
     if (rc == ZOK && it != NULL && it->stat != NULL) {
@@ -351,7 +356,19 @@ static int sim_adelete(zhandle_t *zh, const char *path, int version,
                        void_completion_t completion, const void *data)
 {
     uint64_t tag = rec_new(H(zh), RK_VOID, (void (*)(void))completion, data);
+    size_t n = strlen(H(zh)->refuse);
+    if (n > 0 && strncmp(path, H(zh)->refuse, n) == 0 && path[n] == '/') {
+        /* Refused as an ACL without DELETE would: a read of the node takes
+         * the delete's place in the session's order, its answer ZNOAUTH. */
+        S.recs[tag - 1].force_rc = ZNOAUTH;
+        return sent(tag, zsim_aexists(H(zh)->s, path, 0, tag));
+    }
     return sent(tag, zsim_adelete(H(zh)->s, path, version, tag));
+}
+
+void zapi_sim_refuse_deletes(zhandle_t *zh, const char *dir)
+{
+    snprintf(H(zh)->refuse, sizeof H(zh)->refuse, "%s", dir ? dir : "");
 }
 
 static int sim_aget(zhandle_t *zh, const char *path, int watch, data_completion_t completion,
