@@ -1,11 +1,24 @@
 /* sim-lib: the real library, as a program links it, against the model of
  * ZooKeeper (docs/simulation.md). Each schedule opens real zkl clients
  * over the model's zapi (tests/sim/zapi_sim.c) with no keeper thread and
- * the virtual clock (util.h: zkl__set_virtual), and runs mutexes and
- * semaphores, semaphore-mutexes and read-write locks through the public
- * asynchronous API: one thread, every step
- * chosen from the seed (a world step, a keeper's round, a dispatch, an
- * acquire, release, cancel or free, a fault), so a seed replays exactly.
+ * the virtual clock (util.h: zkl__set_virtual), in one thread, every step
+ * chosen from the seed (a world step, a keeper's round, a dispatch, a
+ * fault, or what the program does), so a seed replays exactly. The
+ * program, through the public API:
+ *   requests  asynchronous acquires of the mutex, the semaphore (one or
+ *             more leases), the semaphore-mutex, either side of the
+ *             read-write lock and a multi-lock (a mutex of its own and
+ *             a second mutex on the mutex's path); release, cancel, free;
+ *   blocking  acquires of each of those by the driver's thread (reentry,
+ *             the write lock's downgrade to a read hold, a lease), their
+ *             releases, guarded writes under the exclusive ones; a wait
+ *             of the virtual clock runs the keepers, the requests and the
+ *             checks meanwhile, and the synchronous zapi calls step the
+ *             world until answered (their client's keeper waits for them);
+ *   latch     a leader latch per client: started, awaited, closed;
+ *   listings  participants, the semaphore's recorded limit, revocation;
+ *   undo      the multi-lock tried while its first member's deletes are
+ *             refused (the zapi refuses them, as an ACL would).
  *
  *   SIM_SEED       the first schedule's seed (default 1); schedule k has
  *                  seed SIM_SEED + k
@@ -16,19 +29,29 @@
  *
  * The invariants, checked after every step against the leader's tree:
  *   holders   per lock path, the believed holds whose node exists: at most
- *             one of a mutex or the semaphore-mutex, at most SEM_MAX leases
- *             of the semaphore, one
- *             writer and then no reader of the read-write lock;
+ *             one of the mutex (the multi-lock's holds among them) or the
+ *             semaphore-mutex, at most SEM_MAX leases of the semaphore,
+ *             one writer and then no reader of the read-write lock (but a
+ *             read hold of the writer's own thread, a downgrade); at most
+ *             one latch leading on a node that exists; a listing's
+ *             holders by the same rules;
  *   expired   the leader expires no session of a believed hold, unless a
  *             fault forced it;
- *   told      a believed hold whose node is gone is told (its callback
- *             ZKL_ELOST, zkl_request_is_held 0) by the loss rule's time
+ *   told      a believed hold (or leadership) whose node is gone is told
+ *             (its callback ZKL_ELOST, is_held 0) by the loss rule's time
  *             from the deletion;
- *   token     a mutex's tokens rise, and a read-write lock's are above
- *             every writer's granted before;
+ *   token     a mutex's tokens rise, a read-write lock's are above every
+ *             writer's granted before, and a latch's leaderships' rise;
+ *   fence     a guarded write succeeds only while its hold's node exists,
+ *             and each exclusive lock's written tokens never go back;
  *   twice     one result per request, a second only ZKL_ELOST for a hold;
  *   deadline  a result comes by the deadline (a try once: a session
- *             timeout) and the failed attempt's grace;
+ *             timeout) and the failed attempt's grace, a blocking
+ *             acquire's return too (moved by the time its client's
+ *             keeper waited for a synchronous call);
+ *   undo      a multi-lock whose undo was refused leaves the thread the
+ *             refused member, nothing else;
+ *   stuck     no blocking call lasts ten virtual minutes;
  *   orphan    once every request is freed and the faults end, no node of
  *             a live session of ours is left under a lock path;
  *   replay    the first schedule, run twice, takes the same steps.
