@@ -10,7 +10,8 @@
  *             read-write lock and a multi-lock (a mutex of its own and
  *             a second mutex on the mutex's path); release, cancel, free;
  *   blocking  acquires of each of those by the driver's thread (reentry,
- *             the write lock's downgrade to a read hold, a lease), their
+ *             the write lock's downgrade to a read hold, a lease; now and
+ *             then with a cancel handle fired meanwhile), their
  *             releases, guarded writes under the exclusive ones; a wait
  *             of the virtual clock runs the keepers, the requests and the
  *             checks meanwhile, and the synchronous zapi calls step the
@@ -51,9 +52,14 @@
  *             keeper waited for a synchronous call);
  *   undo      a multi-lock whose undo was refused leaves the thread the
  *             refused member, nothing else;
+ *   cancel    a blocking acquire ends ZKL_ECANCELED only once its handle
+ *             fired, and within the grace of it (prompt);
+ *   stats     a client's counters never go back;
  *   stuck     no blocking call lasts ten virtual minutes;
  *   orphan    once every request is freed and the faults end, no node of
  *             a live session of ours is left under a lock path;
+ *   leak      once every object and request is freed, none is left
+ *             registered among the open objects (lib/front/objects.c);
  *   replay    the first schedule, run twice, takes the same steps.
  * A violation prints a replay line. Ends with
  *   sim: seed S, E events, N schedules, V violations
@@ -65,6 +71,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "front.h" /* zkl__obj_count */
 #include "session.h"
 #include "zapi_sim.h"
 
@@ -121,6 +128,7 @@ struct cl {
     zkl_mutex *mb, *m2;  /* the multi-lock's members */
     zkl_lock *lb, *l2;
     zkl_multilock *ml;
+    zkl_lock_opts *opts;
     zkl_latch *latch;
     int leading;         /* what its listener was told last */
     int64_t lead_token, lead_gone_at, lead_gone_back;
@@ -131,6 +139,7 @@ struct cl {
     int64_t refuse_until; /* its deletes under MULTI_OTHER are refused until then */
     zhandle_t *refused;   /* ... on this handle */
     bool mb_stuck;        /* the thread holds the multi-lock's member after a refused undo */
+    zkl_client_stats stats; /* its counters, as last read */
 };
 
 static struct {
@@ -153,6 +162,9 @@ static struct {
     int blocking;        /* a blocking call of the driver's runs: its waits step */
     int64_t block_start; /* ... since then */
     int64_t wait_timer_at; /* the last deadline of a wait given the world as a timer */
+    zkl_cancel *cancel;    /* a blocking acquire's cancel handle, */
+    int64_t cancel_at;     /* ... fired then (0: not to be), */
+    int64_t fired_at;      /* ... and when it was */
     int64_t max_lead;    /* the largest leadership token told */
     int64_t fence[NLOCKS]; /* the largest token a guarded write of each wrote */
     uint64_t blocking_calls, revokes_told, latch_leads, listings;
@@ -728,6 +740,12 @@ static void wait_step(zhandle_t *zh)
         if (R.cl[i].c->zh == zh)
             R.cl[i].held_back += zsim_now(R.w) - before;
     stuck_check();
+    if (R.cancel != NULL && R.cancel_at != 0 && zsim_now(R.w) >= R.cancel_at) {
+        trace("the blocking acquire's cancel handle fires");
+        (void)zkl_cancel_fire(R.cancel);
+        R.fired_at = zsim_now(R.w);
+        R.cancel_at = 0;
+    }
     heal(false);
     for (int i = 0; i < NCL; i++)
         if (zh == NULL || R.cl[i].c->zh != zh)
@@ -828,30 +846,49 @@ static void blocking_acquire(struct cl *k)
     q->bound = q->started + (t > 0 ? t : (int64_t)k->c->timeout_ms) * MS + ZKL__GRACE_NS +
                SLACK;
     int rc = ZKL_EINVAL;
+    /* Now and then with a cancel handle, fired a while after the start. */
+    zkl_cancel *h = NULL;
+    if (zsim_below(R.w, 3) == 0) {
+        if (zkl_cancel_new(&h) != 0)
+            abort();
+        R.cancel = h;
+        R.cancel_at = q->started + (int64_t)zsim_below(R.w, t > 500 ? (uint64_t)t : 500) * MS;
+        R.fired_at = 0;
+    }
     begin_blocking();
     switch (lock) {
     case L_MUTEX:
-        rc = zkl_mutex_acquire(k->m, t);
+        rc = zkl_mutex_acquire_cancellable(k->m, t, h);
         break;
     case L_SEM:
         q->leases = 1 + (int)zsim_below(R.w, SEM_MAX);
-        rc = zkl_semaphore_acquire_many(k->s, q->leases, t, &q->lease);
+        rc = zkl_semaphore_acquire_many_cancellable(k->s, q->leases, t, h, &q->lease);
         break;
     case L_SEMMUTEX:
-        rc = zkl_semmutex_acquire(k->sm, t);
+        rc = zkl_semmutex_acquire_cancellable(k->sm, t, h);
         break;
     case L_READ:
-        rc = zkl_rwlock_read_acquire(k->rw, t);
+        rc = zkl_rwlock_read_acquire_cancellable(k->rw, t, h);
         break;
     case L_WRITE:
-        rc = zkl_rwlock_write_acquire(k->rw, t);
+        rc = zkl_rwlock_write_acquire_cancellable(k->rw, t, h);
         break;
     case L_MULTI:
-        rc = zkl_multilock_acquire(k->ml, t);
+        rc = zkl_multilock_acquire_cancellable(k->ml, t, h);
         break;
     }
     R.blocking--;
     int64_t now = zsim_now(R.w);
+    if (h != NULL) {
+        if (rc == ZKL_ECANCELED && R.fired_at == 0)
+            violation("cancel", "blocking acquire %d: cancelled, its handle not fired", q->id);
+        else if (rc == ZKL_ECANCELED && now > R.fired_at + ZKL__GRACE_NS + SLACK)
+            violation("prompt", "blocking acquire %d: cancelled %.3f s after its handle fired",
+                      q->id, (double)(now - R.fired_at) / 1e9);
+        R.cancel = NULL;
+        R.cancel_at = 0;
+        zkl_cancel_free(h);
+    }
     mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x7b7b);
     trace("client %d: blocking acquire %d of the %s, timeout %ld ms: %s%s", k->ix, q->id,
           lock_names[lock], t, zkl_strerror(rc), have ? " (held already)" : "");
@@ -1191,6 +1228,23 @@ static void tend_refusals(bool all)
     }
 }
 
+/* The clients' counters never go back. */
+static void check_stats(void)
+{
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        zkl_client_stats st;
+        if (zkl_client_get_stats(k->c, &st) != 0)
+            violation("stats", "client %d: no counters", i);
+        const zkl_client_stats *o = &k->stats;
+        if (st.requests < o->requests || st.creates < o->creates || st.deletes < o->deletes ||
+            st.listings < o->listings || st.watch_events < o->watch_events ||
+            st.sessions < o->sessions || st.recovered < o->recovered || st.sessions < 1)
+            violation("stats", "client %d: a counter went back", i);
+        k->stats = st;
+    }
+}
+
 /* ---- one schedule ----------------------------------------------------------------- */
 
 static void one_step(void)
@@ -1217,6 +1271,7 @@ static void one_step(void)
     tend_blocking(false);
     tend_refusals(false);
     check();
+    check_stats();
 }
 
 static int open_client(struct cl *k, int ix)
@@ -1238,6 +1293,13 @@ static int open_client(struct cl *k, int ix)
         return -1;
     }
     k->fd_mode = ix == 0; /* one client delivers by descriptor and dispatch */
+    /* The multi-lock's members: an id of their own, one client's without
+     * prefetch. */
+    char id[32];
+    snprintf(id, sizeof id, "sim-multi-%d", ix);
+    if (zkl_lock_opts_new(&k->opts) != 0 || zkl_lock_opts_set_id(k->opts, id) != 0 ||
+        zkl_lock_opts_set_prefetch(k->opts, ix != 1) != 0)
+        return -1;
     int fd;
     if (k->fd_mode && zkl_client_event_fd(k->c, &fd) != 0)
         return -1;
@@ -1245,8 +1307,8 @@ static int open_client(struct cl *k, int ix)
         zkl_semaphore_new(k->c, lock_paths[L_SEM], SEM_MAX, &k->s) != 0 ||
         zkl_rwlock_new(k->c, lock_paths[L_READ], &k->rw) != 0 ||
         zkl_semmutex_new(k->c, lock_paths[L_SEMMUTEX], &k->sm) != 0 ||
-        zkl_mutex_new(k->c, MULTI_OTHER, &k->mb) != 0 ||
-        zkl_mutex_new(k->c, lock_paths[L_MULTI], &k->m2) != 0 ||
+        zkl_mutex_new_opts(k->c, MULTI_OTHER, k->opts, &k->mb) != 0 ||
+        zkl_mutex_new_opts(k->c, lock_paths[L_MULTI], k->opts, &k->m2) != 0 ||
         zkl_mutex_as_lock(k->mb, &k->lb) != 0 || zkl_mutex_as_lock(k->m2, &k->l2) != 0)
         return -1;
     /* Given in the wrong order: the multi-lock orders them itself. */
@@ -1329,11 +1391,16 @@ end:
         zkl_mutex_free(k->mb);
         zkl_mutex_free(k->m2);
         zkl_mutex_free(k->m);
+        zkl_lock_opts_free(k->opts);
         zkl_semaphore_free(k->s);
         zkl_rwlock_free(k->rw);
         zkl_semmutex_free(k->sm);
         zkl_client_close(k->c);
     }
+    /* Every object and request freed: none is left registered. */
+    if (zkl__obj_count() != 0)
+        violation("leak", "%zu lock objects or requests still registered once every one was "
+                  "freed", zkl__obj_count());
     zkl__set_virtual(NULL);
     zapi_sim_set_stepper(NULL);
     zapi_sim_end();
