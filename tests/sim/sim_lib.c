@@ -53,8 +53,10 @@
  *   undo      a multi-lock whose undo was refused leaves the thread the
  *             refused member, nothing else;
  *   cancel    a blocking acquire ends ZKL_ECANCELED only once its handle
- *             fired, and within the grace of it (prompt);
- *   stats     a client's counters never go back;
+ *             fired, and within the grace of it while connected (prompt;
+ *             a wait for a new session is not cut short: deadline bounds it);
+ *   stats     a client's counters never go back, its metrics count no
+ *             internal fault;
  *   stuck     no blocking call lasts ten virtual minutes;
  *   orphan    once every request is freed and the faults end, no node of
  *             a live session of ours is left under a lock path;
@@ -164,7 +166,9 @@ static struct {
     int64_t wait_timer_at; /* the last deadline of a wait given the world as a timer */
     zkl_cancel *cancel;    /* a blocking acquire's cancel handle, */
     int64_t cancel_at;     /* ... fired then (0: not to be), */
-    int64_t fired_at;      /* ... and when it was */
+    int64_t fired_at;      /* ... and when it was; */
+    struct cl *cancel_k;   /* ... its client, */
+    bool cancel_away;      /* ... not connected at some step since it fired */
     int64_t max_lead;    /* the largest leadership token told */
     int64_t fence[NLOCKS]; /* the largest token a guarded write of each wrote */
     uint64_t blocking_calls, revokes_told, latch_leads, listings;
@@ -740,6 +744,10 @@ static void wait_step(zhandle_t *zh)
         if (R.cl[i].c->zh == zh)
             R.cl[i].held_back += zsim_now(R.w) - before;
     stuck_check();
+    if (R.cancel != NULL && R.fired_at != 0) {
+        int st = zkl_client_state(R.cancel_k->c);
+        R.cancel_away |= st != ZKL_STATE_CONNECTED && st != ZKL_STATE_RECONNECTED;
+    }
     if (R.cancel != NULL && R.cancel_at != 0 && zsim_now(R.w) >= R.cancel_at) {
         trace("the blocking acquire's cancel handle fires");
         (void)zkl_cancel_fire(R.cancel);
@@ -852,6 +860,8 @@ static void blocking_acquire(struct cl *k)
         if (zkl_cancel_new(&h) != 0)
             abort();
         R.cancel = h;
+        R.cancel_k = k;
+        R.cancel_away = false;
         R.cancel_at = q->started + (int64_t)zsim_below(R.w, t > 500 ? (uint64_t)t : 500) * MS;
         R.fired_at = 0;
     }
@@ -882,7 +892,8 @@ static void blocking_acquire(struct cl *k)
     if (h != NULL) {
         if (rc == ZKL_ECANCELED && R.fired_at == 0)
             violation("cancel", "blocking acquire %d: cancelled, its handle not fired", q->id);
-        else if (rc == ZKL_ECANCELED && now > R.fired_at + ZKL__GRACE_NS + SLACK)
+        else if (rc == ZKL_ECANCELED && !R.cancel_away &&
+                 now > R.fired_at + ZKL__GRACE_NS + SLACK)
             violation("prompt", "blocking acquire %d: cancelled %.3f s after its handle fired",
                       q->id, (double)(now - R.fired_at) / 1e9);
         R.cancel = NULL;
@@ -1228,7 +1239,7 @@ static void tend_refusals(bool all)
     }
 }
 
-/* The clients' counters never go back. */
+/* The clients' counters never go back; their metrics can be read. */
 static void check_stats(void)
 {
     for (int i = 0; i < NCL; i++) {
@@ -1242,6 +1253,32 @@ static void check_stats(void)
             st.sessions < o->sessions || st.recovered < o->recovered || st.sessions < 1)
             violation("stats", "client %d: a counter went back", i);
         k->stats = st;
+    }
+    if (R.step % 512 != 0)
+        return;
+    /* Now and then the metrics, whole and per path, and their text. */
+    for (int i = 0; i < NCL; i++) {
+        zkl_client *c = R.cl[i].c;
+        zkl_metrics m = {.version = ZKL_METRICS_VERSION};
+        char **paths = NULL;
+        size_t n = 0, needed = 0;
+        if (zkl_client_metrics(c, &m) != 0 || zkl_client_metrics_paths(c, &paths, &n) != 0)
+            violation("stats", "client %d: no metrics", i);
+        else if (m.faults != 0) /* a state change the engine's tables forbid */
+            violation("faults", "client %d: %" PRIu64 " internal faults", i, m.faults);
+        for (size_t j = 0; j < n; j++)
+            if (zkl_client_path_metrics(c, paths[j], &m) != 0)
+                violation("stats", "client %d: no metrics of %s, a path it lists", i, paths[j]);
+        zkl_client_metrics_paths_free(paths, n);
+        if (zkl_client_metrics_write(c, NULL, 0, &needed) != ZKL_ERANGE)
+            violation("stats", "client %d: the metrics' text fits in nothing", i);
+        char *text = malloc(needed + 1);
+        if (text == NULL)
+            abort();
+        if (zkl_client_metrics_write(c, text, needed + 1, NULL) != 0)
+            violation("stats", "client %d: the metrics' text does not fit in what it asked",
+                      i);
+        free(text);
     }
 }
 
