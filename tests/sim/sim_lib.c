@@ -133,7 +133,7 @@ struct cl {
     zkl_lock_opts *opts;
     zkl_latch *latch;
     int leading;         /* what its listener was told last */
-    int64_t lead_token, lead_gone_at, lead_gone_back;
+    int64_t lead_gone_at, lead_gone_back;
     int64_t timer_at;
     bool fd_mode;
     bool in_keeper;
@@ -1129,6 +1129,10 @@ static void list_op(struct cl *k)
     int rc;
     begin_blocking();
     if (what == 0) {
+        /* The path of a hold of the thread's, if any: its holder hears. */
+        for (struct req *q = R.reqs; q; q = q->next)
+            if (q->r == NULL && q->held && q->lock != L_SEM)
+                dir = lock_paths[q->lock];
         rc = zkl_revoke(k->c, dir, NULL);
         R.blocking--;
         trace("client %d: revoke the holders of %s: %s", k->ix, dir, zkl_strerror(rc));
@@ -1461,12 +1465,16 @@ int main(void)
     int violations = 0;
     long long done = 0;
     int64_t events = 0;
-    uint64_t acq = 0;
+    uint64_t acq = 0, blocking = 0, leads = 0, revokes = 0, listings = 0;
     for (long long k = 0; k < schedules && violations == 0; k++) {
         uint64_t h1, h2;
         int bad = run(seed + (uint64_t)k, steps, tr, &h1);
         events += R.events;
         acq += R.acquisitions;
+        blocking += R.blocking_calls;
+        leads += R.latch_leads;
+        revokes += R.revokes_told;
+        listings += R.listings;
         done++;
         if (!bad && k == 0) {
             /* The same seed again, in the same process (other addresses,
@@ -1485,7 +1493,9 @@ int main(void)
                    "tests/sim/sim-lib\n", seed + (uint64_t)k);
         }
     }
-    fprintf(stderr, "sim-lib: %" PRIu64 " acquisitions\n", acq);
+    fprintf(stderr, "sim-lib: %" PRIu64 " acquisitions, %" PRIu64 " blocking calls, %" PRIu64
+            " leaderships, %" PRIu64 " revocations told, %" PRIu64 " listings\n", acq, blocking,
+            leads, revokes, listings);
     printf("sim: seed %" PRIu64 ", %" PRId64 " events, %lld schedules, %d violations\n", seed,
            events, done, violations);
     return violations > 0;
