@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "async_recipes.h"
+#include "front.h"   /* zkl__obj_count */
 #include "session.h" /* the seam: struct zkl__zapi */
 
 
@@ -800,6 +801,46 @@ START_TEST(test_thousands_on_one_path_exclude_each_other)
 END_TEST
 /* ---- the client's calls ---------------------------------------------------- */
 
+static void count_cb(zkl_request *r, int result, void *arg)
+{
+    (void)r, (void)result;
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+static bool count_reached(void *arg)
+{
+    return atomic_load((atomic_int *)arg) >= 20;
+}
+
+/* A freed request is no longer registered as an open object: none is left
+ * behind (which grew the table by one per request, and, once a lock object
+ * came at a freed request's address, could make its free abort as "still
+ * in use"). */
+START_TEST(test_freed_requests_are_forgotten)
+{
+    zkl_client *c = tu_test_client(20000);
+    char *p = tu_path("forget");
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    size_t before = zkl__obj_count();
+    atomic_int done = 0;
+    zkl_request *rs[20];
+    for (int i = 0; i < 20; i++)
+        ck_assert_int_eq(zkl_mutex_acquire_async(m, 0, count_cb, &done, &rs[i]), 0);
+    ck_assert(tu_wait_until(count_reached, &done, 60000));
+    for (int i = 0; i < 20; i++) {
+        if (zkl_request_is_held(rs[i]))
+            ck_assert_int_eq(zkl_request_release(rs[i]), 0);
+        zkl_request_free(rs[i]);
+    }
+    ck_assert_uint_eq(zkl__obj_count(), before);
+    wait_kids(p, 0);
+    zkl_mutex_free(m);
+    ck_assert_uint_eq(zkl__obj_count(), before - 1);
+    free(p);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
     char *p = tu_test_path("bad");
@@ -967,6 +1008,7 @@ int main(void)
         test_rwlock_and_semmutex_requests,
         test_thousands_on_distinct_paths,
         test_thousands_on_one_path_exclude_each_other,
+        test_freed_requests_are_forgotten,
         test_bad_arguments,
         test_close_during_a_dispatch_runs_no_callback_beside_it,
         NULL,

@@ -209,6 +209,7 @@ static void judge_all(struct zkl__async *a)
 
 void zkl__async_free_now(zkl_request *r)
 {
+    zkl__obj_close(r, "zkl_request_free"); /* its registration goes with it */
     free(r->m.kept);
     free(r);
 }
@@ -378,6 +379,7 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
         rc = enqueue(r, dir, pol, o, try_once, &n);
     if (rc != 0) {
         pthread_mutex_unlock(&c->mu);
+        zkl__obj_close(r, "zkl_mutex_acquire_async");
         free(kept);
         free(r); /* ctx stays the caller's */
         zkl__obj_done(c);

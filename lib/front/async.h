@@ -50,6 +50,7 @@ int zkl__async_deliver(struct zkl__async *a, zkl_client *c, bool closing);
 struct zkl__async *zkl__async_of(zkl_client *c);
 /* Take the request off the client's lists (it is being freed). */
 void zkl__async_unlist(zkl_request *r);
+/* Free the request's memory, and its registration as an open object. */
 void zkl__async_free_now(zkl_request *r);
 
 #endif

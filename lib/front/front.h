@@ -40,6 +40,8 @@ void zkl__obj_close(const void *obj, const char *fn);
 /* The object's free is done with its client `c` (NULL: none): the last
  * object of a closed client frees it. */
 void zkl__obj_done(zkl_client *c);
+/* How many objects and requests are open (for tests: each free ends one). */
+size_t zkl__obj_count(void);
 
 /* ---- cancel handles of blocking calls (lib/front/cancel.c) ------------------- */
 

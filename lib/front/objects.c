@@ -223,6 +223,14 @@ void zkl__obj_close(const void *obj, const char *fn)
     pthread_mutex_unlock(&g_mu);
 }
 
+size_t zkl__obj_count(void)
+{
+    pthread_mutex_lock(&g_mu);
+    size_t n = nentries;
+    pthread_mutex_unlock(&g_mu);
+    return n;
+}
+
 void zkl__obj_done(zkl_client *c)
 {
     if (c != NULL)

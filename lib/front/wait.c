@@ -183,8 +183,10 @@ int zkl__wait_release(zkl__node *n)
     if (zkl__cond_init(&cv) != 0)
         abort(); /* no memory for a condition variable: nothing else works either */
     n->cv = &cv;
+    /* No deadline: the server's answer or the session's end comes. (A
+     * virtual clock's wait, in the simulation, runs the world meanwhile.) */
     while (err == 0 && zkl__node_releasing(n))
-        pthread_cond_wait(&cv, &c->mu);
+        (void)zkl__cond_wait(&cv, &c->mu, ZKL__NO_DEADLINE);
     n->cv = NULL;
     pthread_cond_destroy(&cv);
     if (err == 0 && zkl__node_refused(n, &err)) {

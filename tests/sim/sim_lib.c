@@ -1,11 +1,25 @@
 /* sim-lib: the real library, as a program links it, against the model of
  * ZooKeeper (docs/simulation.md). Each schedule opens real zkl clients
  * over the model's zapi (tests/sim/zapi_sim.c) with no keeper thread and
- * the virtual clock (util.h: zkl__set_virtual), and runs mutexes and
- * semaphores, semaphore-mutexes and read-write locks through the public
- * asynchronous API: one thread, every step
- * chosen from the seed (a world step, a keeper's round, a dispatch, an
- * acquire, release, cancel or free, a fault), so a seed replays exactly.
+ * the virtual clock (util.h: zkl__set_virtual), in one thread, every step
+ * chosen from the seed (a world step, a keeper's round, a dispatch, a
+ * fault, or what the program does), so a seed replays exactly. The
+ * program, through the public API:
+ *   requests  asynchronous acquires of the mutex, the semaphore (one or
+ *             more leases), the semaphore-mutex, either side of the
+ *             read-write lock and a multi-lock (a mutex of its own and
+ *             a second mutex on the mutex's path); release, cancel, free;
+ *   blocking  acquires of each of those by the driver's thread (reentry,
+ *             the write lock's downgrade to a read hold, a lease; now and
+ *             then with a cancel handle fired meanwhile), their
+ *             releases, guarded writes under the exclusive ones; a wait
+ *             of the virtual clock runs the keepers, the requests and the
+ *             checks meanwhile, and the synchronous zapi calls step the
+ *             world until answered (their client's keeper waits for them);
+ *   latch     a leader latch per client: started, awaited, closed;
+ *   listings  participants, the semaphore's recorded limit, revocation;
+ *   undo      the multi-lock tried while its first member's deletes are
+ *             refused (the zapi refuses them, as an ACL would).
  *
  *   SIM_SEED       the first schedule's seed (default 1); schedule k has
  *                  seed SIM_SEED + k
@@ -16,21 +30,38 @@
  *
  * The invariants, checked after every step against the leader's tree:
  *   holders   per lock path, the believed holds whose node exists: at most
- *             one of a mutex or the semaphore-mutex, at most SEM_MAX leases
- *             of the semaphore, one
- *             writer and then no reader of the read-write lock;
+ *             one of the mutex (the multi-lock's holds among them) or the
+ *             semaphore-mutex, at most SEM_MAX leases of the semaphore,
+ *             one writer and then no reader of the read-write lock (but a
+ *             read hold of the writer's own thread, a downgrade); at most
+ *             one latch leading on a node that exists; a listing's
+ *             holders by the same rules;
  *   expired   the leader expires no session of a believed hold, unless a
  *             fault forced it;
- *   told      a believed hold whose node is gone is told (its callback
- *             ZKL_ELOST, zkl_request_is_held 0) by the loss rule's time
+ *   told      a believed hold (or leadership) whose node is gone is told
+ *             (its callback ZKL_ELOST, is_held 0) by the loss rule's time
  *             from the deletion;
- *   token     a mutex's tokens rise, and a read-write lock's are above
- *             every writer's granted before;
+ *   token     a mutex's tokens rise, a read-write lock's are above every
+ *             writer's granted before, and a latch's leaderships' rise;
+ *   fence     a guarded write succeeds only while its hold's node exists,
+ *             and each exclusive lock's written tokens never go back;
  *   twice     one result per request, a second only ZKL_ELOST for a hold;
  *   deadline  a result comes by the deadline (a try once: a session
- *             timeout) and the failed attempt's grace;
+ *             timeout) and the failed attempt's grace, a blocking
+ *             acquire's return too (moved by the time its client's
+ *             keeper waited for a synchronous call);
+ *   undo      a multi-lock whose undo was refused leaves the thread the
+ *             refused member, nothing else;
+ *   cancel    a blocking acquire ends ZKL_ECANCELED only once its handle
+ *             fired, and within the grace of it while connected (prompt;
+ *             a wait for a new session is not cut short: deadline bounds it);
+ *   stats     a client's counters never go back, its metrics count no
+ *             internal fault;
+ *   stuck     no blocking call lasts ten virtual minutes;
  *   orphan    once every request is freed and the faults end, no node of
  *             a live session of ours is left under a lock path;
+ *   leak      once every object and request is freed, none is left
+ *             registered among the open objects (lib/front/objects.c);
  *   replay    the first schedule, run twice, takes the same steps.
  * A violation prints a replay line. Ends with
  *   sim: seed S, E events, N schedules, V violations
@@ -42,6 +73,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "front.h" /* zkl__obj_count */
 #include "session.h"
 #include "zapi_sim.h"
 
@@ -52,16 +84,28 @@
 
 /* What a request acquires: the mutex, a lease of the semaphore, the
  * read or the write lock of the read-write lock. */
-enum { L_MUTEX, L_SEM, L_SEMMUTEX, L_READ, L_WRITE, NLOCKS };
+enum { L_MUTEX, L_SEM, L_SEMMUTEX, L_READ, L_WRITE, L_MULTI, NLOCKS };
 static const char *const lock_paths[NLOCKS] = {"/sim/mutex", "/sim/sem", "/sim/semmutex",
-                                               "/sim/rw", "/sim/rw"};
+                                               "/sim/rw", "/sim/rw", "/sim/mutex"};
 static const char *const lock_names[NLOCKS] = {"mutex", "semaphore", "semaphore-mutex",
-                                               "read lock", "write lock"};
+                                               "read lock", "write lock", "multi-lock"};
+/* The multi-lock's other member (its first: keys go in strcmp order, so
+ * its last, whose node and token a request answers for, is the mutex's). */
+#define MULTI_OTHER "/sim/mb"
+#define LATCH_PATH "/sim/latch"
+/* Where the guarded writes of each exclusive lock go (made at the start). */
+static const char *const fence_paths[NLOCKS] = {"/sim/fence-mutex", NULL, "/sim/fence-semmutex",
+                                                NULL, "/sim/fence-rw", NULL};
 
 struct req {
     struct cl *k;
     int id, lock;
-    zkl_request *r;
+    zkl_request *r;     /* NULL: a blocking hold of the thread's (the driver's) */
+    zkl_lease *lease;   /* a blocking semaphore hold's */
+    int leases;         /* of the semaphore */
+    int count;          /* a blocking hold's reentries */
+    struct req *down;   /* a read hold taken while this thread wrote (downgrade) */
+    bool is_down;
     long timeout_ms;
     int64_t started, bound; /* its result comes by bound (0: no bound) */
     bool done, held, freed;
@@ -70,6 +114,9 @@ struct req {
     int64_t gone_at;    /* a believed hold's node found gone then */
     zsim_session *sess; /* a hold's session */
     int64_t release_at; /* a hold is released then; a failure freed then */
+    int64_t token;      /* a blocking hold's */
+    int64_t held_back;  /* its client's held_back at its start, */
+    int64_t gone_back;  /* ... and when its node was found gone */
     struct req *next;
 };
 
@@ -80,8 +127,21 @@ struct cl {
     zkl_semaphore *s;
     zkl_rwlock *rw;
     zkl_semmutex *sm;
+    zkl_mutex *mb, *m2;  /* the multi-lock's members */
+    zkl_lock *lb, *l2;
+    zkl_multilock *ml;
+    zkl_lock_opts *opts;
+    zkl_latch *latch;
+    int leading;         /* what its listener was told last */
+    int64_t lead_gone_at, lead_gone_back;
     int64_t timer_at;
     bool fd_mode;
+    bool in_keeper;
+    int64_t held_back; /* virtual time its keeper waited for a synchronous call */
+    int64_t refuse_until; /* its deletes under MULTI_OTHER are refused until then */
+    zhandle_t *refused;   /* ... on this handle */
+    bool mb_stuck;        /* the thread holds the multi-lock's member after a refused undo */
+    zkl_client_stats stats; /* its counters, as last read */
 };
 
 static struct {
@@ -101,6 +161,17 @@ static struct {
     int64_t link_heal[NCL];
     zsim_session *forced[64]; /* sessions a fault expired */
     int nforced;
+    int blocking;        /* a blocking call of the driver's runs: its waits step */
+    int64_t block_start; /* ... since then */
+    int64_t wait_timer_at; /* the last deadline of a wait given the world as a timer */
+    zkl_cancel *cancel;    /* a blocking acquire's cancel handle, */
+    int64_t cancel_at;     /* ... fired then (0: not to be), */
+    int64_t fired_at;      /* ... and when it was; */
+    struct cl *cancel_k;   /* ... its client, */
+    bool cancel_away;      /* ... not connected at some step since it fired */
+    int64_t max_lead;    /* the largest leadership token told */
+    int64_t fence[NLOCKS]; /* the largest token a guarded write of each wrote */
+    uint64_t blocking_calls, revokes_told, latch_leads, listings;
 } R;
 
 static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -139,6 +210,7 @@ static void mix(uint64_t x)
 /* ---- virtual time: the library's clock, waits and randomness --------------------- */
 
 static void world_step(void);
+static void wait_step(zhandle_t *zh);
 
 static int64_t v_now(void *arg)
 {
@@ -146,15 +218,22 @@ static int64_t v_now(void *arg)
     return zsim_now(R.w);
 }
 
-/* A wait (the open's, for its first session): the world goes on meanwhile. */
+/* A wait (the open's for its first session, a blocking call's): the world
+ * goes on meanwhile, and while a blocking call of the driver's runs, the
+ * keepers and the program's requests too (wait_step). */
 static int v_wait(void *arg, pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline)
 {
     (void)arg;
     (void)cv;
     if (zsim_now(R.w) >= deadline)
         return ETIMEDOUT;
+    /* A timer at the deadline: the world's time does not jump past it. */
+    if (deadline != ZKL__NO_DEADLINE && deadline != R.wait_timer_at) {
+        zsim_timer(R.w, NULL, deadline, 0);
+        R.wait_timer_at = deadline;
+    }
     pthread_mutex_unlock(mu);
-    world_step();
+    wait_step(NULL);
     pthread_mutex_lock(mu);
     return zsim_now(R.w) >= deadline ? ETIMEDOUT : 0;
 }
@@ -193,6 +272,9 @@ static void keeper(struct cl *k)
 {
     zkl_client *c = k->c;
     int64_t wake = 0;
+    if (k->in_keeper)
+        return; /* its round waits on the world: not twice at once */
+    k->in_keeper = true;
     pthread_mutex_lock(&c->mu);
     for (int i = 0; i < 1000; i++) {
         int r = zkl__keeper_step(c, &wake);
@@ -204,6 +286,7 @@ static void keeper(struct cl *k)
     pthread_mutex_unlock(&c->mu);
     if (k->fd_mode)
         (void)zkl_client_dispatch(c);
+    k->in_keeper = false;
     if (wake != 0 && wake != k->timer_at && wake > zsim_now(R.w)) {
         trace("client %d: the keeper wakes at %.3f", k->ix, (double)wake / 1e9);
         zsim_timer(R.w, NULL, wake, (uint64_t)k->ix + 1);
@@ -238,7 +321,7 @@ static void on_result(zkl_request *r, int result, void *arg)
     }
     q->done = true;
     q->result = result;
-    if (q->bound != 0 && now > q->bound)
+    if (q->bound != 0 && now > q->bound + q->k->held_back - q->held_back)
         violation("deadline", "request %d (timeout %ld ms) ended %.3f s after its start, bound "
                   "%.3f s", q->id, q->timeout_ms, (double)(now - q->started) / 1e9,
                   (double)(q->bound - q->started) / 1e9);
@@ -249,18 +332,22 @@ static void on_result(zkl_request *r, int result, void *arg)
     R.acquisitions++;
     q->held = true;
     q->sess = session_of(q->k);
-    const char *node = zkl_request_node(q->r);
-    snprintf(q->node, sizeof q->node, "%s", node ? node : "");
-    int64_t token = 0;
-    if (zkl_request_token(q->r, &token) != 0)
-        violation("token", "request %d: held, but no token", q->id);
+    int64_t token = q->token; /* a blocking hold's: node and token are known */
+    if (q->r != NULL) {
+        const char *node = zkl_request_node(q->r);
+        snprintf(q->node, sizeof q->node, "%s", node ? node : "");
+        if (zkl_request_token(q->r, &token) != 0)
+            violation("token", "request %d: held, but no token", q->id);
+        q->token = token;
+    }
     /* A hold granted on a node already gone (its session expired before
      * the client heard) is in the loss window from the start: its token
      * orders nothing. */
     if (zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK) {
         q->gone_at = now;
+        q->gone_back = q->k->held_back;
         check_expired(q);
-    } else if (q->lock == L_MUTEX) {
+    } else if (q->lock == L_MUTEX || q->lock == L_MULTI) {
         if (token <= R.max_token)
             violation("token", "request %d: token %" PRId64 " not above %" PRId64, q->id, token,
                       R.max_token);
@@ -278,6 +365,8 @@ static void on_result(zkl_request *r, int result, void *arg)
     q->release_at = now + (int64_t)zsim_below(R.w, 3000) * MS;
 }
 
+/* Start a request: what it acquires, its timeout and its leases from the
+ * seed. */
 static void start_request(struct cl *k)
 {
     int n = 0;
@@ -294,6 +383,7 @@ static void start_request(struct cl *k)
     uint64_t t = zsim_below(R.w, 10);
     q->timeout_ms = t == 0 ? 0 : t == 1 ? -1 : (long)(100 + zsim_below(R.w, 4000));
     q->started = zsim_now(R.w);
+    q->held_back = k->held_back;
     if (q->timeout_ms > 0)
         q->bound = q->started + q->timeout_ms * MS + ZKL__GRACE_NS + SLACK;
     else if (q->timeout_ms == 0)
@@ -304,7 +394,11 @@ static void start_request(struct cl *k)
         rc = zkl_mutex_acquire_async(k->m, q->timeout_ms, on_result, q, &q->r);
         break;
     case L_SEM:
-        rc = zkl_semaphore_acquire_async(k->s, q->timeout_ms, on_result, q, &q->r);
+        q->leases = 1 + (int)zsim_below(R.w, SEM_MAX);
+        rc = q->leases == 1
+                 ? zkl_semaphore_acquire_async(k->s, q->timeout_ms, on_result, q, &q->r)
+                 : zkl_semaphore_acquire_many_async(k->s, q->leases, q->timeout_ms, on_result,
+                                                    q, &q->r);
         break;
     case L_SEMMUTEX:
         rc = zkl_semmutex_acquire_async(k->sm, q->timeout_ms, on_result, q, &q->r);
@@ -314,6 +408,9 @@ static void start_request(struct cl *k)
         break;
     case L_WRITE:
         rc = zkl_rwlock_write_acquire_async(k->rw, q->timeout_ms, on_result, q, &q->r);
+        break;
+    case L_MULTI:
+        rc = zkl_multilock_acquire_async(k->ml, q->timeout_ms, on_result, q, &q->r);
         break;
     }
     mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x5a5a);
@@ -348,6 +445,8 @@ static void tend_requests(bool all)
     int64_t now = zsim_now(R.w);
     for (struct req *q = R.reqs, *next; q; q = next) {
         next = q->next;
+        if (q->r == NULL)
+            continue; /* the thread's own: released where it runs (tend_blocking) */
         if (q->done && q->result == 0 && (all || now >= q->release_at)) {
             q->held = false; /* the release call ends the belief */
             int rc = zkl_request_release(q->r);
@@ -432,37 +531,132 @@ static void check_expired(const struct req *q)
               "believed (node %s)", q->id, q->node);
 }
 
+/* Whether the library says the hold is still held. */
+static bool still_held(struct req *q)
+{
+    struct cl *k = q->k;
+    if (q->r != NULL)
+        return zkl_request_is_held(q->r);
+    switch (q->lock) {
+    case L_MUTEX:
+        return zkl_mutex_is_held(k->m);
+    case L_SEM:
+        return zkl_lease_is_held(q->lease);
+    case L_SEMMUTEX:
+        return zkl_semmutex_is_held(k->sm);
+    case L_READ:
+        return zkl_rwlock_read_is_held(k->rw);
+    case L_WRITE:
+        return zkl_rwlock_write_is_held(k->rw);
+    case L_MULTI:
+        return zkl_multilock_is_held(k->ml);
+    }
+    return false;
+}
+
+struct token_arg {
+    const char *dir;
+    int64_t token;
+    bool found;
+    char path[400];
+};
+
+static void token_child(void *arg, const char *name)
+{
+    struct token_arg *a = arg;
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", a->dir, name);
+    struct zsim_stat st;
+    if (zsim_truth_stat(R.w, path, &st) == ZSIM_OK && st.czxid == a->token) {
+        a->found = true;
+        snprintf(a->path, sizeof a->path, "%s", path);
+    }
+}
+
+/* The node under dir whose czxid is token, in the leader's tree: its path
+ * in out (empty if none). */
+static bool node_of_token(const char *dir, int64_t token, char *out, size_t size)
+{
+    struct token_arg a = {dir, token, false, ""};
+    zsim_truth_children(R.w, dir, token_child, &a);
+    snprintf(out, size, "%s", a.path);
+    return a.found;
+}
+
+/* The latches: at most one leads on a node that exists; a leadership whose
+ * node is gone is told by the loss rule's time. */
+static void check_latches(void)
+{
+    int64_t now = zsim_now(R.w);
+    int leaders = 0;
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        if (k->latch == NULL || !zkl_latch_is_leader(k->latch)) {
+            k->lead_gone_at = 0;
+            continue;
+        }
+        int64_t token = 0;
+        if (zkl_latch_token(k->latch, &token) != 0)
+            continue; /* lost, its listener yet to hear */
+        char node[400];
+        if (node_of_token(LATCH_PATH, token, node, sizeof node)) {
+            leaders++;
+            k->lead_gone_at = 0;
+            continue;
+        }
+        if (k->lead_gone_at == 0) {
+            k->lead_gone_at = now;
+            k->lead_gone_back = k->held_back;
+        }
+        zkl_client *c = k->c;
+        int t = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
+        if (now > k->lead_gone_at + zkl__loss_after_ns(t) + SLACK + k->held_back -
+                      k->lead_gone_back)
+            violation("told", "client %d's latch leads on token %" PRId64 ", whose node is "
+                      "gone since %.3f s", i, token, (double)k->lead_gone_at / 1e9);
+    }
+    if (leaders > 1)
+        violation("holders", "%d latches lead on %s", leaders, LATCH_PATH);
+}
+
 static void check(void)
 {
     int64_t now = zsim_now(R.w);
     int live[NLOCKS] = {0};
     for (struct req *q = R.reqs; q; q = q->next) {
-        if (!q->done && q->bound != 0 && now > q->bound)
+        if (!q->done && q->bound != 0 && now > q->bound + q->k->held_back - q->held_back)
             violation("deadline", "request %d (timeout %ld ms) has no result %.3f s after its "
                       "start", q->id, q->timeout_ms, (double)(now - q->started) / 1e9);
         if (!q->held)
             continue;
-        if (!zkl_request_is_held(q->r)) {
+        if (!still_held(q)) {
             q->held = false; /* told: the library says it holds no more */
             continue;
         }
         if (q->gone_at == 0 && zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK) {
             q->gone_at = now;
+            q->gone_back = q->k->held_back;
             trace("the leader has no node %s of request %d, believed held", q->node, q->id);
             check_expired(q);
         }
         if (q->gone_at == 0) {
-            live[q->lock]++;
+            /* A read hold the same thread took under its write hold
+             * (downgrade) does not count against that writer. */
+            bool under = false;
+            for (struct req *w = R.reqs; w && q->is_down; w = w->next)
+                under |= w->down == q && w->held && w->gone_at == 0;
+            live[q->lock] += q->lock == L_SEM ? q->leases : !under;
             continue;
         }
         zkl_client *c = q->k->c;
         int t = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
-        if (now > q->gone_at + zkl__loss_after_ns(t) + SLACK)
+        if (now > q->gone_at + zkl__loss_after_ns(t) + SLACK + q->k->held_back - q->gone_back)
             violation("told", "request %d: its node %s is gone since %.3f s, still believed held",
                       q->id, q->node, (double)q->gone_at / 1e9);
     }
-    if (live[L_MUTEX] > 1)
-        violation("holders", "%d holders of the mutex %s", live[L_MUTEX], lock_paths[L_MUTEX]);
+    if (live[L_MUTEX] + live[L_MULTI] > 1)
+        violation("holders", "%d holders of the mutex %s (%d through the multi-lock)",
+                  live[L_MUTEX] + live[L_MULTI], lock_paths[L_MUTEX], live[L_MULTI]);
     if (live[L_SEM] > SEM_MAX)
         violation("holders", "%d leases of the semaphore %s (at most %d)", live[L_SEM],
                   lock_paths[L_SEM], SEM_MAX);
@@ -472,6 +666,7 @@ static void check(void)
     if (live[L_WRITE] > 1 || (live[L_WRITE] > 0 && live[L_READ] > 0))
         violation("holders", "%d writers and %d readers hold %s", live[L_WRITE], live[L_READ],
                   lock_paths[L_WRITE]);
+    check_latches();
 }
 
 struct orphan_arg {
@@ -499,12 +694,595 @@ static void orphan_child(void *arg, const char *name)
 
 static void check_orphans(void)
 {
-    for (int l = 0; l < L_WRITE; l++) {
-        struct orphan_arg o = {lock_paths[l], 0, ""};
-        zsim_truth_children(R.w, lock_paths[l], orphan_child, &o);
+    static const char *const dirs[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
+                                       MULTI_OTHER, LATCH_PATH};
+    for (size_t l = 0; l < sizeof dirs / sizeof dirs[0]; l++) {
+        struct orphan_arg o = {dirs[l], 0, ""};
+        zsim_truth_children(R.w, dirs[l], orphan_child, &o);
         if (o.found > 0)
             violation("orphan", "%d nodes of live sessions left under %s, such as %s", o.found,
-                      lock_paths[l], o.name);
+                      dirs[l], o.name);
+    }
+}
+
+/* ---- the thread's own calls: blocking acquires and releases, guarded
+ * writes, the latch, listings and revocation ----------------------------------------- */
+
+/* A blocking call went on for ten virtual minutes: it waits for nothing
+ * that comes. No return to the schedule from inside it: report and end. */
+static void stuck_check(void)
+{
+    if (zsim_now(R.w) - R.block_start <= 600 * 1000 * MS)
+        return;
+    printf("sim: VIOLATION (stuck) in the schedule of seed %" PRIu64 ", step %" PRId64
+           ": a blocking call began at %.3f s and has not returned at %.3f s\n", R.seed, R.step,
+           (double)R.block_start / 1e9, (double)zsim_now(R.w) / 1e9);
+    printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_TRACE=1 tests/sim/sim-lib\n",
+           R.seed);
+    exit(1);
+}
+
+/* A step while a call waits: while a blocking call of the driver's runs
+ * (and no keeper's round is under way), what would run beside it in a
+ * program runs too: the keepers, the program's requests, the checks.
+ * Otherwise the world only. A synchronous zapi call on handle zh may hold
+ * its client's handle lock, which that client's keeper takes to re-open:
+ * that keeper waits for the call (it would block on the lock only to
+ * re-open; held back for the whole call here), and the deadlines of the
+ * client's requests move by as much. */
+static void wait_step(zhandle_t *zh)
+{
+    bool inner = R.blocking == 0;
+    for (int i = 0; i < NCL; i++)
+        inner |= R.cl[i].in_keeper;
+    int64_t before = zsim_now(R.w);
+    world_step();
+    R.step++;
+    if (inner)
+        return;
+    for (int i = 0; zh != NULL && i < NCL; i++)
+        if (R.cl[i].c->zh == zh)
+            R.cl[i].held_back += zsim_now(R.w) - before;
+    stuck_check();
+    if (R.cancel != NULL && R.fired_at != 0) {
+        int st = zkl_client_state(R.cancel_k->c);
+        R.cancel_away |= st != ZKL_STATE_CONNECTED && st != ZKL_STATE_RECONNECTED;
+    }
+    if (R.cancel != NULL && R.cancel_at != 0 && zsim_now(R.w) >= R.cancel_at) {
+        trace("the blocking acquire's cancel handle fires");
+        (void)zkl_cancel_fire(R.cancel);
+        R.fired_at = zsim_now(R.w);
+        R.cancel_at = 0;
+    }
+    heal(false);
+    for (int i = 0; i < NCL; i++)
+        if (zh == NULL || R.cl[i].c->zh != zh)
+            keeper(&R.cl[i]);
+    tend_requests(false);
+    check();
+}
+
+/* A synchronous zapi call's step (zapi_sim_set_stepper). */
+static void sync_step(zhandle_t *zh)
+{
+    wait_step(zh);
+}
+
+static void begin_blocking(void)
+{
+    if (R.blocking++ == 0)
+        R.block_start = zsim_now(R.w);
+    R.blocking_calls++;
+}
+
+static struct req *thread_hold(struct cl *k, int lock)
+{
+    for (struct req *q = R.reqs; q; q = q->next)
+        if (q->r == NULL && q->k == k && q->lock == lock && q->lock != L_SEM)
+            return q;
+    return NULL;
+}
+
+static bool ok_code(int rc, const int *codes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rc == codes[i])
+            return true;
+    return false;
+}
+
+/* A guarded write under a blocking hold: a token written to the lock's
+ * fence node; each exclusive lock's written tokens never go back. */
+static void guarded_write(struct req *q)
+{
+    struct cl *k = q->k;
+    char data[32];
+    int len = snprintf(data, sizeof data, "%" PRId64, q->token);
+    const char *fence = fence_paths[q->lock] ? fence_paths[q->lock] : "/sim/fence-sem";
+    int rc = ZKL_EINVAL;
+    begin_blocking();
+    switch (q->lock) {
+    case L_MUTEX:
+        rc = zkl_mutex_guarded_set(k->m, fence, data, len);
+        break;
+    case L_SEM:
+        rc = zkl_lease_guarded_set(q->lease, fence, data, len);
+        break;
+    case L_SEMMUTEX:
+        rc = zkl_semmutex_guarded_set(k->sm, fence, data, len);
+        break;
+    case L_WRITE:
+        rc = zkl_rwlock_write_guarded_set(k->rw, fence, data, len);
+        break;
+    default:
+        R.blocking--;
+        return;
+    }
+    R.blocking--;
+    mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x6a6a);
+    trace("client %d: request %d's guarded write of %s to %s: %s", k->ix, q->id, data, fence,
+          zkl_strerror(rc));
+    static const int codes[] = {0, ZKL_ELOST, ZKL_ECONNLOSS, ZKL_ECLOSED};
+    if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+        violation("fence", "request %d: a guarded write returned %s", q->id, zkl_strerror(rc));
+    if (rc != 0 || fence_paths[q->lock] == NULL)
+        return;
+    if (q->gone_at != 0 || zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK)
+        violation("fence", "request %d: a guarded write succeeded, its node %s gone", q->id,
+                  q->node);
+    if (q->token < R.fence[q->lock])
+        violation("fence", "request %d: a guarded write of token %" PRId64 " after one of %"
+                  PRId64, q->id, q->token, R.fence[q->lock]);
+    if (q->token > R.fence[q->lock])
+        R.fence[q->lock] = q->token;
+}
+
+/* A blocking acquire by the driver's thread on client k's objects. */
+static void blocking_acquire(struct cl *k)
+{
+    int lock = (int)zsim_below(R.w, NLOCKS);
+    long t = zsim_below(R.w, 2) == 0 ? 0 : (long)(100 + zsim_below(R.w, 2000));
+    struct req *have = thread_hold(k, lock);
+    struct req *q = calloc(1, sizeof *q);
+    if (q == NULL)
+        abort();
+    q->k = k;
+    q->id = ++R.ids;
+    q->lock = lock;
+    q->timeout_ms = t;
+    q->started = zsim_now(R.w);
+    q->bound = q->started + (t > 0 ? t : (int64_t)k->c->timeout_ms) * MS + ZKL__GRACE_NS +
+               SLACK;
+    int rc = ZKL_EINVAL;
+    /* Now and then with a cancel handle, fired a while after the start. */
+    zkl_cancel *h = NULL;
+    if (zsim_below(R.w, 3) == 0) {
+        if (zkl_cancel_new(&h) != 0)
+            abort();
+        R.cancel = h;
+        R.cancel_k = k;
+        R.cancel_away = false;
+        R.cancel_at = q->started + (int64_t)zsim_below(R.w, t > 500 ? (uint64_t)t : 500) * MS;
+        R.fired_at = 0;
+    }
+    begin_blocking();
+    switch (lock) {
+    case L_MUTEX:
+        rc = zkl_mutex_acquire_cancellable(k->m, t, h);
+        break;
+    case L_SEM:
+        q->leases = 1 + (int)zsim_below(R.w, SEM_MAX);
+        rc = zkl_semaphore_acquire_many_cancellable(k->s, q->leases, t, h, &q->lease);
+        break;
+    case L_SEMMUTEX:
+        rc = zkl_semmutex_acquire_cancellable(k->sm, t, h);
+        break;
+    case L_READ:
+        rc = zkl_rwlock_read_acquire_cancellable(k->rw, t, h);
+        break;
+    case L_WRITE:
+        rc = zkl_rwlock_write_acquire_cancellable(k->rw, t, h);
+        break;
+    case L_MULTI:
+        rc = zkl_multilock_acquire_cancellable(k->ml, t, h);
+        break;
+    }
+    R.blocking--;
+    int64_t now = zsim_now(R.w);
+    if (h != NULL) {
+        if (rc == ZKL_ECANCELED && R.fired_at == 0)
+            violation("cancel", "blocking acquire %d: cancelled, its handle not fired", q->id);
+        else if (rc == ZKL_ECANCELED && !R.cancel_away &&
+                 now > R.fired_at + ZKL__GRACE_NS + SLACK)
+            violation("prompt", "blocking acquire %d: cancelled %.3f s after its handle fired",
+                      q->id, (double)(now - R.fired_at) / 1e9);
+        R.cancel = NULL;
+        R.cancel_at = 0;
+        zkl_cancel_free(h);
+    }
+    mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x7b7b);
+    trace("client %d: blocking acquire %d of the %s, timeout %ld ms: %s%s", k->ix, q->id,
+          lock_names[lock], t, zkl_strerror(rc), have ? " (held already)" : "");
+    if (now > q->bound)
+        violation("deadline", "blocking acquire %d (timeout %ld ms) returned %.3f s after its "
+                  "start", q->id, t, (double)(now - q->started) / 1e9);
+    if (rc == 0 && have != NULL && lock != L_SEMMUTEX) {
+        have->count++; /* a reentry only counts */
+        free(q);
+        return;
+    }
+    if (rc == 0 && have != NULL)
+        violation("twice", "the semaphore-mutex of client %d granted twice", k->ix);
+    if (rc != 0) {
+        free(q);
+        return;
+    }
+    struct req *writer = lock == L_READ ? thread_hold(k, L_WRITE) : NULL;
+    const char *node = NULL;
+    int trc = ZKL_EINVAL;
+    switch (lock) {
+    case L_MUTEX:
+        node = zkl_mutex_node(k->m);
+        trc = zkl_mutex_token(k->m, &q->token);
+        break;
+    case L_SEM:
+        node = zkl_lease_node(q->lease);
+        trc = zkl_lease_token(q->lease, &q->token);
+        break;
+    case L_SEMMUTEX:
+        trc = zkl_semmutex_token(k->sm, &q->token);
+        break;
+    case L_READ:
+        node = zkl_rwlock_read_node(k->rw);
+        trc = zkl_rwlock_read_token(k->rw, &q->token);
+        break;
+    case L_WRITE:
+        node = zkl_rwlock_write_node(k->rw);
+        trc = zkl_rwlock_write_token(k->rw, &q->token);
+        break;
+    case L_MULTI:
+        node = zkl_mutex_node(k->m2);
+        trc = zkl_mutex_token(k->m2, &q->token);
+        break;
+    }
+    if (trc != 0 && trc != ZKL_ELOST)
+        violation("token", "blocking acquire %d of the %s: held, but its token says %s", q->id,
+                  lock_names[lock], zkl_strerror(trc));
+    if (node != NULL)
+        snprintf(q->node, sizeof q->node, "%s", node);
+    else if (lock == L_SEMMUTEX)
+        (void)node_of_token(lock_paths[lock], q->token, q->node, sizeof q->node);
+    if (writer != NULL) {
+        q->is_down = true; /* taken under the thread's write hold: a downgrade */
+        writer->down = q;
+    }
+    q->next = R.reqs;
+    R.reqs = q;
+    on_result(NULL, 0, q);
+    if (q->gone_at == 0 && zsim_below(R.w, 2) == 0)
+        guarded_write(q);
+}
+
+/* Release the thread's hold q, one count of it. */
+static void blocking_release(struct req *q)
+{
+    struct cl *k = q->k;
+    int rc = ZKL_EINVAL;
+    begin_blocking();
+    switch (q->lock) {
+    case L_MUTEX:
+        rc = zkl_mutex_release(k->m);
+        break;
+    case L_SEM:
+        rc = zkl_lease_release(q->lease);
+        q->lease = NULL;
+        break;
+    case L_SEMMUTEX:
+        rc = zkl_semmutex_release(k->sm);
+        break;
+    case L_READ:
+        rc = zkl_rwlock_read_release(k->rw);
+        break;
+    case L_WRITE:
+        rc = zkl_rwlock_write_release(k->rw);
+        break;
+    case L_MULTI:
+        rc = zkl_multilock_release(k->ml);
+        break;
+    }
+    R.blocking--;
+    mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x8c8c);
+    trace("client %d: blocking release of %d (%s%s): %s", k->ix, q->id, lock_names[q->lock],
+          q->count > 0 ? ", a reentry" : "", zkl_strerror(rc));
+    static const int codes[] = {0, ZKL_ELOST, ZKL_ECLOSED};
+    if (rc == ZKL_ENOAUTH && q->lock == L_MULTI && k->refused != NULL &&
+        zkl_mutex_is_held(k->mb) && !k->mb_stuck) {
+        /* The first member's delete was refused: the thread keeps it, the
+         * multi-lock's hold is over (refuse_op). */
+        k->mb_stuck = true;
+    } else if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+        violation("release", "the release of %d (%s) returned %s", q->id, lock_names[q->lock],
+                  zkl_strerror(rc));
+    if (q->count > 0) {
+        q->count--;
+        return;
+    }
+    for (struct req *w = R.reqs; w; w = w->next)
+        if (w->down == q)
+            w->down = NULL;
+    if (q->down != NULL)
+        q->down->is_down = false; /* the writer went: a reader as any other */
+    free_request(q);
+}
+
+/* The thread's holds whose time came (all: every one), released. A
+ * release's waits run the program's requests, which may free some: from
+ * the list's start after each. */
+static void tend_blocking(bool all)
+{
+    while (!R.violated) {
+        int64_t now = zsim_now(R.w);
+        struct req *q = R.reqs;
+        while (q != NULL && !(q->r == NULL && (all || now >= q->release_at)))
+            q = q->next;
+        if (q == NULL)
+            return;
+        blocking_release(q);
+    }
+}
+
+static void on_lead(zkl_latch *l, int leader, void *arg)
+{
+    struct cl *k = arg;
+    k->leading = leader;
+    int64_t token = 0;
+    int rc = leader ? zkl_latch_token(l, &token) : ZKL_ENOTHELD;
+    mix((uint64_t)k->ix << 40 ^ (uint64_t)leader << 36 ^ (uint64_t)token);
+    trace("client %d: the latch %s (token %" PRId64 ")", k->ix, leader ? "leads" : "leads no more",
+          token);
+    if (!leader || rc != 0)
+        return;
+    R.latch_leads++;
+    char node[400];
+    if (node_of_token(LATCH_PATH, token, node, sizeof node)) {
+        if (token <= R.max_lead)
+            violation("token", "client %d's latch leads with token %" PRId64 ", not above %"
+                      PRId64, k->ix, token, R.max_lead);
+        R.max_lead = token;
+    }
+}
+
+/* The leader latch of client k: made and started, awaited, or closed. */
+static void latch_op(struct cl *k)
+{
+    int rc;
+    if (k->latch == NULL) {
+        char id[32];
+        snprintf(id, sizeof id, "sim-%d", k->ix);
+        if (zkl_latch_new(k->c, LATCH_PATH, id, &k->latch) != 0)
+            abort();
+        (void)zkl_latch_set_listener(k->latch, on_lead, k);
+        rc = zkl_latch_start(k->latch);
+        trace("client %d: the latch starts: %s", k->ix, zkl_strerror(rc));
+        return;
+    }
+    switch (zsim_below(R.w, 3)) {
+    case 0:
+    case 1: {
+        long t = zsim_below(R.w, 2) == 0 ? 0 : (long)zsim_below(R.w, 1000);
+        begin_blocking();
+        rc = zkl_latch_await(k->latch, t);
+        R.blocking--;
+        trace("client %d: the latch's await (%ld ms): %s", k->ix, t, zkl_strerror(rc));
+        static const int codes[] = {0, ZKL_ETIMEDOUT, ZKL_ELOST};
+        if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+            violation("latch", "client %d's await returned %s", k->ix, zkl_strerror(rc));
+        break;
+    }
+    default:
+        begin_blocking();
+        rc = zkl_latch_close(k->latch);
+        R.blocking--;
+        trace("client %d: the latch closes: %s", k->ix, zkl_strerror(rc));
+        static const int codes[] = {0, ZKL_ECONNLOSS, ZKL_ETIMEDOUT};
+        if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+            violation("latch", "client %d's latch close returned %s", k->ix, zkl_strerror(rc));
+        if (zkl_latch_is_leader(k->latch))
+            violation("latch", "client %d's closed latch still leads", k->ix);
+        zkl_latch_free(k->latch);
+        k->latch = NULL;
+        k->leading = 0;
+        break;
+    }
+    mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0x9d9d);
+}
+
+static void on_revoke_mutex(zkl_mutex *m, int64_t token, void *arg)
+{
+    (void)m, (void)arg;
+    R.revokes_told++;
+    trace("a mutex hold (token %" PRId64 ") is asked to let go", token);
+}
+
+static void on_revoke_rw(zkl_rwlock *rw, int write, int64_t token, void *arg)
+{
+    (void)rw, (void)arg;
+    R.revokes_told++;
+    trace("a %s hold (token %" PRId64 ") is asked to let go", write ? "write" : "read", token);
+}
+
+static void on_revoke_sm(zkl_semmutex *sm, int64_t token, void *arg)
+{
+    (void)sm, (void)arg;
+    R.revokes_told++;
+    trace("a semaphore-mutex hold (token %" PRId64 ") is asked to let go", token);
+}
+
+/* A listing of a lock path's participants (its holders by the recipes'
+ * policies, on one listing), the semaphore's limit, or a revocation. */
+static void list_op(struct cl *k)
+{
+    static const char *const dirs[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
+                                       LATCH_PATH};
+    const char *dir = dirs[zsim_below(R.w, 5)];
+    uint64_t what = zsim_below(R.w, 4);
+    int rc;
+    begin_blocking();
+    if (what == 0) {
+        /* The path of a hold of the thread's, if any: its holder hears. */
+        for (struct req *q = R.reqs; q; q = q->next)
+            if (q->r == NULL && q->held && q->lock != L_SEM)
+                dir = lock_paths[q->lock];
+        rc = zkl_revoke(k->c, dir, NULL);
+        R.blocking--;
+        trace("client %d: revoke the holders of %s: %s", k->ix, dir, zkl_strerror(rc));
+    } else if (what == 1) {
+        int max = -1;
+        rc = zkl_participants_limit(k->c, "/sim/sem", &max);
+        R.blocking--;
+        trace("client %d: the semaphore's limit: %s, %d", k->ix, zkl_strerror(rc), max);
+        if (rc == 0 && max != 0 && max != SEM_MAX)
+            violation("limit", "the semaphore's recorded limit reads %d", max);
+    } else {
+        zkl_participant *p = NULL;
+        size_t n = 0;
+        rc = zkl_participants_list(k->c, dir, &p, &n);
+        R.blocking--;
+        R.listings++;
+        int holders = 0, leases = 0;
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            if (p[i].holds) {
+                holders++;
+                leases += p[i].leases;
+            }
+        trace("client %d: the participants of %s: %s, %zu, %d holding", k->ix, dir,
+              zkl_strerror(rc), n, holders);
+        bool excl = strcmp(dir, "/sim/mutex") == 0 || strcmp(dir, "/sim/semmutex") == 0 ||
+                    strcmp(dir, LATCH_PATH) == 0;
+        if (rc == 0 && excl && holders > 1)
+            violation("holders", "a listing of %s shows %d holders", dir, holders);
+        if (rc == 0 && strcmp(dir, "/sim/sem") == 0 && leases > SEM_MAX)
+            violation("holders", "a listing of %s shows %d leases held", dir, leases);
+        zkl_participants_free(p, n);
+    }
+    mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xaeae ^ what);
+    static const int codes[] = {0, ZKL_ENOTHELD, ZKL_ELOST, ZKL_ECONNLOSS, ZKL_ECLOSED};
+    if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+        violation("call", "client %d: a %s of %s returned %s", k->ix,
+                  what == 0 ? "revocation" : what == 1 ? "limit read" : "listing", dir,
+                  zkl_strerror(rc));
+}
+
+/* The multi-lock's undo with a member's release refused: client k's
+ * deletes under the multi-lock's first member are refused for a while
+ * (as an ACL without DELETE would), and the thread acquires the
+ * multi-lock at once. If the second member fails, the first, taken, is
+ * released and refused: the call returns that release's code and the
+ * thread keeps the member, nothing else of the call; it is released once
+ * the deletes are allowed again. */
+static void refuse_op(struct cl *k)
+{
+    if (k->refused != NULL || k->mb_stuck || k->c->zh == NULL)
+        return;
+    k->refused = k->c->zh;
+    k->refuse_until = zsim_now(R.w) + (int64_t)zsim_below(R.w, 3000) * MS;
+    zapi_sim_refuse_deletes(k->refused, MULTI_OTHER);
+    trace("client %d: its deletes under %s are refused until %.3f s", k->ix, MULTI_OTHER,
+          (double)k->refuse_until / 1e9);
+    bool had = zkl_mutex_is_held(k->m2);
+    begin_blocking();
+    int rc = zkl_multilock_acquire(k->ml, 0);
+    R.blocking--;
+    mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xbfbf);
+    trace("client %d: the multi-lock, tried once: %s", k->ix, zkl_strerror(rc));
+    if (rc == 0) {
+        /* Held: released at once (its release may be refused too). */
+        begin_blocking();
+        rc = zkl_multilock_release(k->ml);
+        R.blocking--;
+        trace("client %d: the multi-lock released: %s", k->ix, zkl_strerror(rc));
+        if (rc == ZKL_ENOAUTH && zkl_mutex_is_held(k->mb))
+            k->mb_stuck = true;
+        return;
+    }
+    if (rc != ZKL_ENOAUTH)
+        return;
+    if (!zkl_mutex_is_held(k->mb))
+        violation("undo", "client %d: the multi-lock's undo was refused, but the thread does "
+                  "not hold the member", k->ix);
+    if (zkl_mutex_is_held(k->m2) && !had)
+        violation("undo", "client %d: the multi-lock failed, but the thread holds its "
+                  "second member", k->ix);
+    k->mb_stuck = true;
+}
+
+/* Deletes allowed again once the time came; a member kept by a refused
+ * undo released then. */
+static void tend_refusals(bool all)
+{
+    int64_t now = zsim_now(R.w);
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        if (k->refused != NULL && (all || now >= k->refuse_until)) {
+            zapi_sim_refuse_deletes(k->refused, NULL);
+            k->refused = NULL;
+            trace("client %d: its deletes are allowed again", k->ix);
+        }
+        if (k->mb_stuck && k->refused == NULL) {
+            begin_blocking();
+            int rc = zkl_mutex_release(k->mb);
+            R.blocking--;
+            mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xc0c0);
+            trace("client %d: the member kept by a refused undo released: %s", k->ix,
+                  zkl_strerror(rc));
+            if (rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED)
+                violation("undo", "client %d: the member kept by a refused undo: its release "
+                          "returned %s", k->ix, zkl_strerror(rc));
+            k->mb_stuck = false;
+        }
+    }
+}
+
+/* The clients' counters never go back; their metrics can be read. */
+static void check_stats(void)
+{
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        zkl_client_stats st;
+        if (zkl_client_get_stats(k->c, &st) != 0)
+            violation("stats", "client %d: no counters", i);
+        const zkl_client_stats *o = &k->stats;
+        if (st.requests < o->requests || st.creates < o->creates || st.deletes < o->deletes ||
+            st.listings < o->listings || st.watch_events < o->watch_events ||
+            st.sessions < o->sessions || st.recovered < o->recovered || st.sessions < 1)
+            violation("stats", "client %d: a counter went back", i);
+        k->stats = st;
+    }
+    if (R.step % 512 != 0)
+        return;
+    /* Now and then the metrics, whole and per path, and their text. */
+    for (int i = 0; i < NCL; i++) {
+        zkl_client *c = R.cl[i].c;
+        zkl_metrics m = {.version = ZKL_METRICS_VERSION};
+        char **paths = NULL;
+        size_t n = 0, needed = 0;
+        if (zkl_client_metrics(c, &m) != 0 || zkl_client_metrics_paths(c, &paths, &n) != 0)
+            violation("stats", "client %d: no metrics", i);
+        else if (m.faults != 0) /* a state change the engine's tables forbid */
+            violation("faults", "client %d: %" PRIu64 " internal faults", i, m.faults);
+        for (size_t j = 0; j < n; j++)
+            if (zkl_client_path_metrics(c, paths[j], &m) != 0)
+                violation("stats", "client %d: no metrics of %s, a path it lists", i, paths[j]);
+        zkl_client_metrics_paths_free(paths, n);
+        if (zkl_client_metrics_write(c, NULL, 0, &needed) != ZKL_ERANGE)
+            violation("stats", "client %d: the metrics' text fits in nothing", i);
+        char *text = malloc(needed + 1);
+        if (text == NULL)
+            abort();
+        if (zkl_client_metrics_write(c, text, needed + 1, NULL) != 0)
+            violation("stats", "client %d: the metrics' text does not fit in what it asked",
+                      i);
+        free(text);
     }
 }
 
@@ -517,13 +1295,24 @@ static void one_step(void)
         start_request(&R.cl[zsim_below(R.w, NCL)]);
     else if (!R.settling && r < 43)
         fault();
+    else if (!R.settling && r < 45)
+        blocking_acquire(&R.cl[zsim_below(R.w, NCL)]);
+    else if (!R.settling && r < 46)
+        latch_op(&R.cl[zsim_below(R.w, NCL)]);
+    else if (!R.settling && r < 47)
+        list_op(&R.cl[zsim_below(R.w, NCL)]);
+    else if (!R.settling && r < 48)
+        refuse_op(&R.cl[zsim_below(R.w, NCL)]);
     else
         world_step();
     heal(false);
     for (int i = 0; i < NCL; i++)
         keeper(&R.cl[i]);
     tend_requests(false);
+    tend_blocking(false);
+    tend_refusals(false);
     check();
+    check_stats();
 }
 
 static int open_client(struct cl *k, int ix)
@@ -545,13 +1334,30 @@ static int open_client(struct cl *k, int ix)
         return -1;
     }
     k->fd_mode = ix == 0; /* one client delivers by descriptor and dispatch */
+    /* The multi-lock's members: an id of their own, one client's without
+     * prefetch. */
+    char id[32];
+    snprintf(id, sizeof id, "sim-multi-%d", ix);
+    if (zkl_lock_opts_new(&k->opts) != 0 || zkl_lock_opts_set_id(k->opts, id) != 0 ||
+        zkl_lock_opts_set_prefetch(k->opts, ix != 1) != 0)
+        return -1;
     int fd;
     if (k->fd_mode && zkl_client_event_fd(k->c, &fd) != 0)
         return -1;
     if (zkl_mutex_new(k->c, lock_paths[L_MUTEX], &k->m) != 0 ||
         zkl_semaphore_new(k->c, lock_paths[L_SEM], SEM_MAX, &k->s) != 0 ||
         zkl_rwlock_new(k->c, lock_paths[L_READ], &k->rw) != 0 ||
-        zkl_semmutex_new(k->c, lock_paths[L_SEMMUTEX], &k->sm) != 0)
+        zkl_semmutex_new(k->c, lock_paths[L_SEMMUTEX], &k->sm) != 0 ||
+        zkl_mutex_new_opts(k->c, MULTI_OTHER, k->opts, &k->mb) != 0 ||
+        zkl_mutex_new_opts(k->c, lock_paths[L_MULTI], k->opts, &k->m2) != 0 ||
+        zkl_mutex_as_lock(k->mb, &k->lb) != 0 || zkl_mutex_as_lock(k->m2, &k->l2) != 0)
+        return -1;
+    /* Given in the wrong order: the multi-lock orders them itself. */
+    zkl_lock *members[2] = {k->l2, k->lb};
+    if (zkl_multilock_new_locks(members, 2, &k->ml) != 0 ||
+        zkl_mutex_set_revoke_fn(k->m, on_revoke_mutex, k) != 0 ||
+        zkl_rwlock_set_revoke_fn(k->rw, on_revoke_rw, k) != 0 ||
+        zkl_semmutex_set_revoke_fn(k->sm, on_revoke_sm, k) != 0)
         return -1;
     return 0;
 }
@@ -571,7 +1377,15 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     if (zsim_world_new(&cfg, &R.w) != 0)
         abort();
     zapi_sim_begin(R.w);
+    zapi_sim_set_stepper(sync_step);
     zkl__set_virtual(&virt);
+    /* The fence nodes the guarded writes write. */
+    static const char *const made[] = {"/sim", "/sim/fence-mutex", "/sim/fence-semmutex",
+                                       "/sim/fence-rw", "/sim/fence-sem"};
+    for (size_t i = 0; i < sizeof made / sizeof made[0]; i++)
+        if (zsim_outsider_create(R.w, made[i], "0", 1, &ZSIM_OPEN_ACL_UNSAFE, ZSIM_PERSISTENT,
+                                 NULL, 0) != ZSIM_OK)
+            abort();
     for (int i = 0; i < NCL; i++)
         if (open_client(&R.cl[i], i) != 0) {
             violation("open", "client %d could not open", i);
@@ -583,6 +1397,16 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     R.settling = true;
     heal(true);
     tend_requests(true);
+    tend_blocking(true);
+    tend_refusals(true);
+    for (int i = 0; i < NCL; i++)
+        if (R.cl[i].latch != NULL) {
+            begin_blocking();
+            (void)zkl_latch_close(R.cl[i].latch);
+            R.blocking--;
+            zkl_latch_free(R.cl[i].latch);
+            R.cl[i].latch = NULL;
+        }
     int64_t until = zsim_now(R.w) + 30000 * MS;
     while (!R.violated && zsim_now(R.w) < until) {
         one_step();
@@ -591,19 +1415,35 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     if (!R.violated)
         check_orphans();
 end:
-    while (R.reqs)
+    R.blocking = 0;
+    while (R.reqs) {
+        if (R.reqs->lease != NULL)
+            (void)zkl_lease_release(R.reqs->lease);
         free_request(R.reqs);
+    }
     for (int i = 0; i < NCL; i++) {
         struct cl *k = &R.cl[i];
         if (k->c == NULL)
             continue;
+        zkl_latch_free(k->latch);
+        zkl_multilock_free(k->ml);
+        zkl_lock_free(k->lb);
+        zkl_lock_free(k->l2);
+        zkl_mutex_free(k->mb);
+        zkl_mutex_free(k->m2);
         zkl_mutex_free(k->m);
+        zkl_lock_opts_free(k->opts);
         zkl_semaphore_free(k->s);
         zkl_rwlock_free(k->rw);
         zkl_semmutex_free(k->sm);
         zkl_client_close(k->c);
     }
+    /* Every object and request freed: none is left registered. */
+    if (zkl__obj_count() != 0)
+        violation("leak", "%zu lock objects or requests still registered once every one was "
+                  "freed", zkl__obj_count());
     zkl__set_virtual(NULL);
+    zapi_sim_set_stepper(NULL);
     zapi_sim_end();
     zsim_world_free(R.w);
     *hash = R.hash;
@@ -625,12 +1465,16 @@ int main(void)
     int violations = 0;
     long long done = 0;
     int64_t events = 0;
-    uint64_t acq = 0;
+    uint64_t acq = 0, blocking = 0, leads = 0, revokes = 0, listings = 0;
     for (long long k = 0; k < schedules && violations == 0; k++) {
         uint64_t h1, h2;
         int bad = run(seed + (uint64_t)k, steps, tr, &h1);
         events += R.events;
         acq += R.acquisitions;
+        blocking += R.blocking_calls;
+        leads += R.latch_leads;
+        revokes += R.revokes_told;
+        listings += R.listings;
         done++;
         if (!bad && k == 0) {
             /* The same seed again, in the same process (other addresses,
@@ -649,7 +1493,9 @@ int main(void)
                    "tests/sim/sim-lib\n", seed + (uint64_t)k);
         }
     }
-    fprintf(stderr, "sim-lib: %" PRIu64 " acquisitions\n", acq);
+    fprintf(stderr, "sim-lib: %" PRIu64 " acquisitions, %" PRIu64 " blocking calls, %" PRIu64
+            " leaderships, %" PRIu64 " revocations told, %" PRIu64 " listings\n", acq, blocking,
+            leads, revokes, listings);
     printf("sim: seed %" PRIu64 ", %" PRId64 " events, %lld schedules, %d violations\n", seed,
            events, done, violations);
     return violations > 0;

@@ -6,8 +6,11 @@
  * libzookeeper_mt would: each completion once, in the session's order; a
  * session event to the default watcher and to every registered one; and
  * at zookeeper_close, every completion still pending with ZCLOSING before
- * the close returns, nothing of the handle after it. The synchronous calls
- * are not modelled (ZSYSTEMERROR). */
+ * the close returns, nothing of the handle after it. A synchronous call
+ * sends its request and runs the driver's stepper (zapi_sim_set_stepper)
+ * until the answer comes; without a stepper it is not modelled
+ * (ZSYSTEMERROR). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +23,7 @@ struct wpair {
     void *ctx;
 };
 
-enum rkind { RK_STRING, RK_STRING_STAT, RK_VOID, RK_DATA, RK_STRINGS, RK_STAT };
+enum rkind { RK_STRING, RK_STRING_STAT, RK_VOID, RK_DATA, RK_STRINGS, RK_STAT, RK_MULTI };
 
 /* A request sent: its tag is its place plus one. */
 struct rec {
@@ -29,6 +32,7 @@ struct rec {
     void (*fn)(void);
     const void *data;
     bool done;
+    int force_rc; /* non-zero: the answer's code, whatever the model said */
 };
 
 /* A handle: what zookeeper_init returned, as the library sees it. */
@@ -38,6 +42,7 @@ struct simh {
     void *ctx;
     uint64_t dtag; /* the default watcher's */
     bool closed;
+    char refuse[256]; /* deletes under this path are refused (ZNOAUTH) */
     clientid_t cid;
     struct simh *next;
 };
@@ -109,7 +114,7 @@ static uint64_t watcher_tag(watcher_fn fn, void *ctx)
 static uint64_t rec_new(struct simh *h, enum rkind kind, void (*fn)(void), const void *data)
 {
     S.recs = grow(S.recs, &S.caprecs, S.nrecs + 1, sizeof *S.recs);
-    S.recs[S.nrecs] = (struct rec){h, kind, fn, data, false};
+    S.recs[S.nrecs] = (struct rec){h, kind, fn, data, false, 0};
     return ++S.nrecs;
 }
 
@@ -128,11 +133,15 @@ static void stat_of(struct Stat *st, const struct zsim_stat *z)
                         z->pzxid};
 }
 
+static void multi_done(struct rec *r, int rc, const struct zsim_item *it);
+
 /* Call a request's completion with rc and what the answer carries (NULL
  * for none: ZCLOSING, a failure). */
 static void complete(struct rec *r, int rc, const struct zsim_item *it)
 {
     r->done = true;
+    if (r->force_rc != 0 && (rc == ZOK || rc == ZNONODE))
+        rc = r->force_rc;
     struct Stat st;
     const struct Stat *stp = NULL;
     if (rc == ZOK && it != NULL && it->stat != NULL) {
@@ -165,6 +174,9 @@ static void complete(struct rec *r, int rc, const struct zsim_item *it)
     }
     case RK_STAT:
         ((stat_completion_t)r->fn)(rc, stp, r->data);
+        break;
+    case RK_MULTI:
+        multi_done(r, rc, it);
         break;
     }
 }
@@ -344,7 +356,19 @@ static int sim_adelete(zhandle_t *zh, const char *path, int version,
                        void_completion_t completion, const void *data)
 {
     uint64_t tag = rec_new(H(zh), RK_VOID, (void (*)(void))completion, data);
+    size_t n = strlen(H(zh)->refuse);
+    if (n > 0 && strncmp(path, H(zh)->refuse, n) == 0 && path[n] == '/') {
+        /* Refused as an ACL without DELETE would: a read of the node takes
+         * the delete's place in the session's order, its answer ZNOAUTH. */
+        S.recs[tag - 1].force_rc = ZNOAUTH;
+        return sent(tag, zsim_aexists(H(zh)->s, path, 0, tag));
+    }
     return sent(tag, zsim_adelete(H(zh)->s, path, version, tag));
+}
+
+void zapi_sim_refuse_deletes(zhandle_t *zh, const char *dir)
+{
+    snprintf(H(zh)->refuse, sizeof H(zh)->refuse, "%s", dir ? dir : "");
 }
 
 static int sim_aget(zhandle_t *zh, const char *path, int watch, data_completion_t completion,
@@ -400,49 +424,209 @@ static int sim_async(zhandle_t *zh, const char *path, string_completion_t comple
     return sent(tag, zsim_async(H(zh)->s, path, tag));
 }
 
-/* Synchronous calls would wait for the scheduler that runs this very
- * thread: not modelled. */
+/* ---- synchronous calls: the request, then the world's steps until its answer ---- */
+
+/* What a synchronous call's answer leaves for it (copied from the item,
+ * whose pointers go with the next step). */
+struct sync {
+    bool done;
+    int rc;
+    struct Stat st;
+    bool has_st;
+    char *buf;      /* get: the caller's buffer, its room in *len */
+    int *len;
+    struct String_vector *kids;
+    int count;      /* multi: the results' room */
+    zoo_op_result_t *results;
+    const zoo_op_t *ops;
+};
+
+static void (*stepper)(zhandle_t *zh);
+
+void zapi_sim_set_stepper(void (*step)(zhandle_t *zh))
+{
+    stepper = step;
+}
+
+static void sync_stat(int rc, const struct Stat *st, const void *data)
+{
+    struct sync *y = (struct sync *)(uintptr_t)data;
+    y->done = true;
+    y->rc = rc;
+    if (st != NULL) {
+        y->st = *st;
+        y->has_st = true;
+    }
+}
+
+static void sync_data(int rc, const char *value, int len, const struct Stat *st,
+                      const void *data)
+{
+    struct sync *y = (struct sync *)(uintptr_t)data;
+    sync_stat(rc, st, data);
+    if (rc == ZOK && y->len != NULL) {
+        int room = *y->len;
+        int n = len < 0 ? -1 : len < room ? len : room;
+        if (n > 0 && y->buf != NULL)
+            memcpy(y->buf, value, (size_t)n);
+        *y->len = n;
+    }
+}
+
+static void sync_strings(int rc, const struct String_vector *sv, const void *data)
+{
+    struct sync *y = (struct sync *)(uintptr_t)data;
+    y->done = true;
+    y->rc = rc;
+    if (rc != ZOK || sv == NULL || y->kids == NULL)
+        return;
+    /* The caller frees it with deallocate_String_vector: malloc'd, as the
+     * C client's are. */
+    y->kids->count = sv->count;
+    y->kids->data = sv->count > 0 ? calloc((size_t)sv->count, sizeof(char *)) : NULL;
+    if (sv->count > 0 && y->kids->data == NULL)
+        abort();
+    for (int i = 0; i < sv->count; i++)
+        if ((y->kids->data[i] = strdup(sv->data[i])) == NULL)
+            abort();
+}
+
+/* Step the world until the request y waits for (on handle zh), sent with
+ * code rc, is answered; its code. Without a stepper (none set), not modelled. */
+static int sync_wait(zhandle_t *zh, struct sync *y, int rc)
+{
+    if (rc != ZOK)
+        return rc;
+    for (long i = 0; !y->done; i++) {
+        if (i > 5000000)
+            abort(); /* no answer ever: the model or the driver is stuck */
+        stepper(zh);
+    }
+    return y->rc;
+}
+
 static int sim_exists(zhandle_t *zh, const char *path, int watch, struct Stat *stat)
 {
-    (void)zh, (void)path, (void)watch, (void)stat;
-    return ZSYSTEMERROR;
+    (void)watch; /* the library's synchronous calls set no watch */
+    if (stepper == NULL)
+        return ZSYSTEMERROR;
+    struct sync y = {0};
+    uint64_t tag = rec_new(H(zh), RK_STAT, (void (*)(void))sync_stat, &y);
+    int rc = sync_wait(zh, &y, sent(tag, zsim_aexists(H(zh)->s, path, 0, tag)));
+    if (stat != NULL && y.has_st)
+        *stat = y.st;
+    return rc;
 }
 
 static int sim_get(zhandle_t *zh, const char *path, int watch, char *buffer, int *buffer_len,
                    struct Stat *stat)
 {
-    (void)zh, (void)path, (void)watch, (void)buffer, (void)buffer_len, (void)stat;
-    return ZSYSTEMERROR;
+    (void)watch;
+    if (stepper == NULL)
+        return ZSYSTEMERROR;
+    struct sync y = {.buf = buffer, .len = buffer_len};
+    uint64_t tag = rec_new(H(zh), RK_DATA, (void (*)(void))sync_data, &y);
+    int rc = sync_wait(zh, &y, sent(tag, zsim_aget(H(zh)->s, path, 0, tag)));
+    if (stat != NULL && y.has_st)
+        *stat = y.st;
+    return rc;
 }
 
 static int sim_set(zhandle_t *zh, const char *path, const char *buffer, int buflen, int version)
 {
-    (void)zh, (void)path, (void)buffer, (void)buflen, (void)version;
-    return ZSYSTEMERROR;
+    if (stepper == NULL)
+        return ZSYSTEMERROR;
+    struct sync y = {0};
+    uint64_t tag = rec_new(H(zh), RK_STAT, (void (*)(void))sync_stat, &y);
+    return sync_wait(zh, &y, sent(tag, zsim_aset(H(zh)->s, path, buffer, buflen, version, tag)));
 }
 
 static int sim_get_children(zhandle_t *zh, const char *path, int watch,
                             struct String_vector *strings)
 {
-    (void)zh, (void)path, (void)watch, (void)strings;
-    return ZSYSTEMERROR;
+    (void)watch;
+    if (stepper == NULL)
+        return ZSYSTEMERROR;
+    struct sync y = {.kids = strings};
+    if (strings != NULL)
+        *strings = (struct String_vector){0, NULL};
+    uint64_t tag = rec_new(H(zh), RK_STRINGS, (void (*)(void))sync_strings, &y);
+    return sync_wait(zh, &y, sent(tag, zsim_aget_children(H(zh)->s, path, 0, tag)));
 }
 
 static int sim_multi(zhandle_t *zh, int count, const zoo_op_t *ops, zoo_op_result_t *results)
 {
-    (void)zh, (void)count, (void)ops, (void)results;
-    return ZSYSTEMERROR;
+    if (stepper == NULL)
+        return ZSYSTEMERROR;
+    if (count < 1 || count > 16)
+        return ZBADARGUMENTS;
+    struct zsim_op z[16];
+    struct zacl acls[16];
+    for (int i = 0; i < count; i++) {
+        const zoo_op_t *o = &ops[i];
+        switch (o->type) {
+        case ZOO_CREATE_OP:
+            z[i] = (struct zsim_op){ZSIM_MOP_CREATE, o->create_op.path, o->create_op.data,
+                                    o->create_op.datalen, acl_of(&acls[i], o->create_op.acl),
+                                    o->create_op.flags, -1};
+            break;
+        case ZOO_DELETE_OP:
+            z[i] = (struct zsim_op){ZSIM_MOP_DELETE, o->delete_op.path, NULL, -1, NULL, 0,
+                                    o->delete_op.version};
+            break;
+        case ZOO_SETDATA_OP:
+            z[i] = (struct zsim_op){ZSIM_MOP_SET, o->set_op.path, o->set_op.data,
+                                    o->set_op.datalen, NULL, 0, o->set_op.version};
+            break;
+        case ZOO_CHECK_OP:
+            z[i] = (struct zsim_op){ZSIM_MOP_CHECK, o->check_op.path, NULL, -1, NULL, 0,
+                                    o->check_op.version};
+            break;
+        default:
+            return ZBADARGUMENTS;
+        }
+    }
+    struct sync y = {.count = count, .results = results, .ops = ops};
+    uint64_t tag = rec_new(H(zh), RK_MULTI, NULL, &y);
+    return sync_wait(zh, &y, sent(tag, zsim_amulti(H(zh)->s, count, z, tag)));
+}
+
+/* A multi's answer: each op's code, a set's Stat where its op asks. */
+static void multi_done(struct rec *r, int rc, const struct zsim_item *it)
+{
+    struct sync *y = (struct sync *)(uintptr_t)r->data;
+    y->done = true;
+    y->rc = rc;
+    for (int i = 0; i < y->count && y->results != NULL; i++) {
+        const struct zsim_op_result *z = it != NULL && i < it->count && it->results != NULL
+                                             ? &it->results[i] : NULL;
+        y->results[i] = (zoo_op_result_t){z != NULL ? z->err : rc, NULL, 0, NULL};
+        if (z != NULL && z->stat != NULL && y->ops[i].type == ZOO_SETDATA_OP &&
+            y->ops[i].set_op.stat != NULL) {
+            stat_of(y->ops[i].set_op.stat, z->stat);
+            y->results[i].stat = y->ops[i].set_op.stat;
+        }
+    }
 }
 
 static void sim_check_op_init(zoo_op_t *op, const char *path, int version)
 {
-    (void)op, (void)path, (void)version;
+    memset(op, 0, sizeof *op);
+    op->type = ZOO_CHECK_OP;
+    op->check_op.path = path;
+    op->check_op.version = version;
 }
 
 static void sim_set_op_init(zoo_op_t *op, const char *path, const char *buffer, int buflen,
                             int version, struct Stat *stat)
 {
-    (void)op, (void)path, (void)buffer, (void)buflen, (void)version, (void)stat;
+    memset(op, 0, sizeof *op);
+    op->type = ZOO_SETDATA_OP;
+    op->set_op.path = path;
+    op->set_op.data = buffer;
+    op->set_op.datalen = buflen;
+    op->set_op.version = version;
+    op->set_op.stat = stat;
 }
 
 const struct zkl__zapi zapi_sim = {

@@ -19,6 +19,16 @@ void zapi_sim_end(void);
 void zapi_sim_item(const struct zsim_item *it);
 /* The model's session behind a handle of this table. */
 zsim_session *zapi_sim_session(zhandle_t *zh);
+/* The synchronous calls (exists, get, set, get_children, multi) send their
+ * request and call step(zh) until its answer came: step must move the
+ * world (zsim_step, items to zapi_sim_item) without waiting on a lock the
+ * calling thread may hold (the client of zh's handle lock among them).
+ * NULL (the default): ZSYSTEMERROR. */
+void zapi_sim_set_stepper(void (*step)(zhandle_t *zh));
+/* Deletes handle zh sends of nodes under dir are refused (ZNOAUTH, as an
+ * ACL without DELETE would refuse them) from now on, until called again
+ * with NULL. */
+void zapi_sim_refuse_deletes(zhandle_t *zh, const char *dir);
 /* Requests sent whose completion has not been called yet. */
 size_t zapi_sim_pending(void);
 
