@@ -210,14 +210,17 @@ void zkl__core_each(struct zkl__core *k, void (*fn)(zkl__cnode *n, void *arg), v
 
 int64_t zkl__core_tick(struct zkl__core *k, int64_t now)
 {
-    int64_t next = 0;
     k->now = now;
+    /* Each node through its one entry; a node leaves the list as its
+     * delete goes out, and only then. */
     for (zkl__cnode *n = k->backoff, *after; n; n = after) {
-        after = n->rnext; /* n may leave the list (a delete sent) */
-        zkl__step_retry(n, now);
+        after = n->rnext;
+        zkl__cnode_on(n, &(zkl__event){.type = ZKL__E_RETRY, .now = now});
+    }
+    int64_t next = 0;
+    for (const zkl__cnode *n = k->backoff; n; n = n->rnext)
         if (n->st == ZKL__N_BACKOFF && (next == 0 || n->side->retry_at < next))
             next = n->side->retry_at;
-    }
     return next;
 }
 
