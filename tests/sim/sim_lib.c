@@ -141,6 +141,7 @@ struct cl {
     int64_t refuse_until; /* its deletes under MULTI_OTHER are refused until then */
     zhandle_t *refused;   /* ... on this handle */
     bool mb_stuck;        /* the thread holds the multi-lock's member after a refused undo */
+    bool mb_cleared;      /* ... and a multi-lock's undo may have released it lost since */
     zkl_client_stats stats; /* its counters, as last read */
 };
 
@@ -885,6 +886,10 @@ static void blocking_acquire(struct cl *k)
         break;
     case L_MULTI:
         rc = zkl_multilock_acquire_cancellable(k->ml, t, h);
+        /* Its undo releases the kept member's reentry; that member lost,
+         * the release clears its hold whatever its count (zkl.h). */
+        if (rc == ZKL_ELOST && k->mb_stuck)
+            k->mb_cleared = true;
         break;
     }
     R.blocking--;
@@ -1003,7 +1008,9 @@ static void blocking_release(struct req *q)
     } else if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
         violation("release", "the release of %d (%s) returned %s", q->id, lock_names[q->lock],
                   zkl_strerror(rc));
-    if (q->count > 0) {
+    /* A lost hold is cleared whatever its count (zkl.h): its reentries
+     * have nothing left to release. */
+    if (q->count > 0 && rc != ZKL_ELOST) {
         q->count--;
         return;
     }
@@ -1235,10 +1242,12 @@ static void tend_refusals(bool all)
             mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xc0c0);
             trace("client %d: the member kept by a refused undo released: %s", k->ix,
                   zkl_strerror(rc));
-            if (rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED)
+            if (rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED &&
+                !(rc == ZKL_ENOTHELD && k->mb_cleared))
                 violation("undo", "client %d: the member kept by a refused undo: its release "
                           "returned %s", k->ix, zkl_strerror(rc));
             k->mb_stuck = false;
+            k->mb_cleared = false;
         }
     }
 }
