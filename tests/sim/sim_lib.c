@@ -141,7 +141,7 @@ struct cl {
     int64_t refuse_until; /* its deletes under MULTI_OTHER are refused until then */
     zhandle_t *refused;   /* ... on this handle */
     bool mb_stuck;        /* the thread holds the multi-lock's member after a refused undo */
-    bool mb_cleared;      /* ... and a multi-lock's undo may have released it lost since */
+    bool mb_cleared;      /* ... and the multi-lock may have released it lost since */
     zkl_client_stats stats; /* its counters, as last read */
 };
 
@@ -993,6 +993,8 @@ static void blocking_release(struct req *q)
         break;
     case L_MULTI:
         rc = zkl_multilock_release(k->ml);
+        if (rc == ZKL_ELOST && k->mb_stuck)
+            k->mb_cleared = true; /* as for an acquire's undo */
         break;
     }
     R.blocking--;
