@@ -560,8 +560,9 @@ static void count_node(zkl__cnode *n, void *arg)
 }
 
 /* Everything settled: no process stands still or has yet to hear that its
- * session ended, no operation runs, every client is connected, and its
- * core let go of every node (no delete out, none refused). */
+ * session ended, no operation runs, every client is connected on a session
+ * its keeper keeps, and its core let go of every node (no delete out, none
+ * refused). */
 static bool settled(struct drv *d, char *why, size_t size)
 {
     for (int i = 0; i < d->nclients; i++) {
@@ -592,10 +593,14 @@ static bool settled(struct drv *d, char *why, size_t size)
         struct count_arg ca = {c, 0};
         zkl__core_each(c->core, count_node, &ca);
         int live = ca.live;
-        if (!drv_connected(c) || c->old != NULL || live > 0) {
+        /* A session the loss rule gave up that came back is its keeper's
+         * to close, on its next turn: a keeper that never takes that turn
+         * leaves its nodes behind, which the quiet check then sees. */
+        if (!drv_connected(c) || c->old != NULL || c->need_reopen || live > 0) {
             snprintf(why, size, "client %d: %s", c->ix,
-                     !drv_connected(c) ? "not connected"
-                                       : "nodes of its core not done (deletes out or refused)");
+                     !drv_connected(c)  ? "not connected"
+                     : c->need_reopen ? "a given-up session not yet closed by its keeper"
+                                      : "nodes of its core not done (deletes out or refused)");
             return false;
         }
     }
