@@ -152,6 +152,11 @@ uint32_t zkl__core_rmoves(const struct zkl__core *k, int from, int to)
     return k->rmoves[from][to];
 }
 
+uint32_t zkl__core_omoves(const struct zkl__core *k, int from, int to)
+{
+    return k->omoves[from][to];
+}
+
 void zkl__core_session(struct zkl__core *k, uint64_t gen, int64_t sid, bool closing, int64_t now)
 {
     bool ended = gen != k->gen || (closing && !k->closing);

@@ -189,7 +189,8 @@ enum zkl__own {
     ZKL__OWN_ASKED, /* set or being set, not yet confirmed */
     ZKL__OWN_BLIND, /* ... after a read of it was refused: the data version
                        its answer shows counts as read (no read loop) */
-    ZKL__OWN_SET    /* set, and the server said the node existed then */
+    ZKL__OWN_SET,   /* set, and the server said the node existed then */
+    ZKL__OWN_COUNT
 };
 
 /* The node's listing of its lock path. */
@@ -288,7 +289,7 @@ typedef struct zkl__cnode {
     uint8_t nahead;
     uint8_t st;            /* enum zkl__nstate: only zkl__cnode_move() writes it */
     uint8_t caller;        /* enum zkl__caller */
-    uint8_t own;           /* enum zkl__own */
+    uint8_t own;           /* enum zkl__own: only zkl__cnode_own() writes it */
     uint8_t listing;       /* enum zkl__listing */
     uint8_t reading;       /* enum zkl__reading */
     uint8_t walk;          /* enum zkl__walk */
@@ -355,6 +356,9 @@ uint32_t zkl__core_moves(const struct zkl__core *k, int from, int to);
 uint32_t zkl__core_rmoves(const struct zkl__core *k, int from, int to);
 /* Whether the table allows the move. */
 bool zkl__cnode_legal(int from, int to);
+/* The same for the watch on a node's own node (enum zkl__own). */
+uint32_t zkl__core_omoves(const struct zkl__core *k, int from, int to);
+bool zkl__cnode_own_legal(int from, int to);
 
 /* ---- a node's life, from the shell --------------------------------------- */
 

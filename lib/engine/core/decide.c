@@ -150,7 +150,7 @@ zkl__decision zkl__decide_found(zkl__cnode *n, const zkl__event *ev)
         n->token = ev->czxid;
         n->core->stats.recovered++;
         /* The exists call left a watch on it: our own node's watch. */
-        n->own = ZKL__OWN_SET;
+        zkl__cnode_own(n, ZKL__OWN_SET);
         zkl__core_route(n, ZKL__RT_WATCHING);
         if (abandoned(n))
             return zkl__do(ZKL__S_DELETE);

@@ -69,6 +69,7 @@ struct zkl__core {
     void *fail_ctx;
     uint32_t moves[ZKL__N_COUNT][ZKL__N_COUNT]; /* nodes' moves taken (tests) */
     uint32_t rmoves[8][8];                        /* requests' moves taken (tests) */
+    uint32_t omoves[ZKL__OWN_COUNT][ZKL__OWN_COUNT]; /* own watches' moves taken (tests) */
 };
 
 /* What an answer or an event means for a node: cnode.c carries it out. */
@@ -173,6 +174,8 @@ struct zkl__cside *zkl__core_side(zkl__cnode *n); /* made on first use, or NULL 
 /* ---- cnode.c ---- */
 /* The one function that changes a node's state. */
 void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to);
+/* The one function that changes the watch on its own node (n->own). */
+void zkl__cnode_own(zkl__cnode *n, enum zkl__own to);
 /* Carry out a decision. */
 void zkl__cnode_apply(zkl__cnode *n, zkl__decision d, int64_t now);
 void zkl__cnode_maybe_free(zkl__cnode *n);

@@ -208,7 +208,7 @@ void zkl__step_requeue(zkl__cnode *n)
     n->reading = ZKL__R_NODES;
     zkl__walk_clear(n);
     zkl__decide_gone_clear(n);
-    n->own = ZKL__OWN_OFF;
+    zkl__cnode_own(n, ZKL__OWN_OFF);
     n->pred = ZKL__PRED_NONE;
     n->walk = ZKL__W_NONE;
     if (n->listing == ZKL__L_OUT_AGAIN)
@@ -398,7 +398,7 @@ void zkl__step_reconnect(zkl__cnode *n)
      * again, a waiter's watch on it proves nothing (no handoff). */
     bool unproven = n->own == ZKL__OWN_SET && n->st == N(QUEUED);
     if (unproven)
-        n->own = ZKL__OWN_OFF;
+        zkl__cnode_own(n, ZKL__OWN_OFF);
     /* A watch on our own node that could not be set: set it now (one that
      * was set survives the reconnection). */
     if (n->own == ZKL__OWN_OFF && n->seq >= 0 &&

@@ -31,9 +31,9 @@ void zkl__watch_own(zkl__cnode *n)
     if (n->own != ZKL__OWN_OFF || zkl__core_own(n, own) == NULL)
         return;
     zkl__act a = {.type = ZKL__A_WATCH_OWN, .path = zkl__core_full(n, own, buf)};
-    n->own = ZKL__OWN_ASKED;
+    zkl__cnode_own(n, ZKL__OWN_ASKED);
     if (!watch_send(n, &a))
-        n->own = ZKL__OWN_OFF;
+        zkl__cnode_own(n, ZKL__OWN_OFF);
 }
 
 /* Our node's data changed: read it, watching on. Someone wrote the
@@ -42,9 +42,9 @@ static void own_changed(zkl__cnode *n)
 {
     char own[ZKL__NAME_BUF], buf[ZKL__MAX_PATH + 96];
     zkl__act a = {.type = ZKL__A_READ_OWN, .path = zkl__core_full(n, zkl__core_own(n, own), buf)};
-    n->own = ZKL__OWN_ASKED; /* not watched until this answers: no handoff on trust */
+    zkl__cnode_own(n, ZKL__OWN_ASKED); /* not watched until this answers: no handoff on trust */
     if (!watch_send(n, &a))
-        n->own = ZKL__OWN_OFF;
+        zkl__cnode_own(n, ZKL__OWN_OFF);
 }
 
 /* The answer rc to a request that watches our own node (a read if
@@ -60,11 +60,11 @@ static zkl__decision own_answer(zkl__cnode *n, int rc, bool reading, bool *ok)
         (n->st != ZKL__N_QUEUED && n->st != ZKL__N_HELD))
         return zkl__do(ZKL__S_NONE);
     if (rc == ZOK) {
-        n->own = ZKL__OWN_SET;
+        zkl__cnode_own(n, ZKL__OWN_SET);
         *ok = true;
         return zkl__do(ZKL__S_NONE);
     }
-    n->own = ZKL__OWN_OFF;
+    zkl__cnode_own(n, ZKL__OWN_OFF);
     if (rc == ZNONODE)
         return zkl__do(ZKL__S_OWN_GONE);
     if (zkl__zk_conn_error(rc))
@@ -75,7 +75,7 @@ static zkl__decision own_answer(zkl__cnode *n, int rc, bool reading, bool *ok)
          * request loop for as long as the ACL stays); its next change is. */
         zkl__watch_own(n);
         if (n->own == ZKL__OWN_ASKED)
-            n->own = ZKL__OWN_BLIND;
+            zkl__cnode_own(n, ZKL__OWN_BLIND);
     }
     return zkl__do(ZKL__S_NONE);
 }
@@ -351,7 +351,7 @@ zkl__decision zkl__watch_answer(zkl__cnode *n, const zkl__event *ev)
  * else did (or the lock path went); changed, someone wrote into it. */
 static zkl__decision own_event(zkl__cnode *n, int type)
 {
-    n->own = ZKL__OWN_OFF;
+    zkl__cnode_own(n, ZKL__OWN_OFF);
     bool live = n->st == ZKL__N_QUEUED || n->st == ZKL__N_HELD;
     if (live)
         n->core->stats.watch_events++; /* our own delete's event is no wake-up */
