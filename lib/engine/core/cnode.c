@@ -142,16 +142,6 @@ void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to)
     }
 }
 
-zkl__decision zkl__cnode_do_err(enum zkl__step s, int zk_rc)
-{
-    return (zkl__decision){s, zkl__zk_class(zk_rc), zk_rc, NULL};
-}
-
-zkl__decision zkl__cnode_do_code(enum zkl__step s, int err)
-{
-    return (zkl__decision){s, err, 0, NULL};
-}
-
 void zkl__cnode_apply(zkl__cnode *n, zkl__decision d, int64_t now)
 {
     switch (d.step) {
@@ -198,15 +188,14 @@ void zkl__cnode_apply(zkl__cnode *n, zkl__decision d, int64_t now)
     case ZKL__S_OWN_GONE:
         zkl__step_own_gone(n);
         break;
+    case ZKL__S_WALK:
+        if (!zkl__watch_ahead(n))
+            zkl__cnode_apply(n, zkl__cnode_do_code(ZKL__S_ABORT, ZKL_ENOMEM), now);
+        break;
     }
 }
 
 /* ---- the node's life ------------------------------------------------------- */
-
-const char *zkl__cnode_kind(const zkl__cnode *n)
-{
-    return n->side && n->side->kind_copy ? n->side->kind_copy : n->pol->kind;
-}
 
 bool zkl__cnode_current(const zkl__cnode *n)
 {
@@ -374,6 +363,13 @@ void zkl__cnode_on(zkl__cnode *n, const zkl__event *ev)
         break;
     case ZKL__E_RETRY:
         zkl__step_retry(n, ev->now);
+        break;
+    case ZKL__E_DROP:
+        /* No answer will come, no caller is left, and the node is of no
+         * session: nothing of it is left to delete. Freed below. */
+        n->refs = 0;
+        n->caller = ZKL__C_GONE;
+        n->gen = 0;
         break;
     default:
         break;

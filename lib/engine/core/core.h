@@ -121,6 +121,7 @@ enum zkl__ev_type {
     ZKL__E_TAKEN,    /* the caller took the hold it waited for */
     ZKL__E_DETACH,   /* the caller is done with the node */
     ZKL__E_RETRY,    /* a refused delete's backoff is due */
+    ZKL__E_DROP,     /* the client's memory goes: nothing of the node is kept */
     ZKL__E_COUNT
 };
 

@@ -85,7 +85,8 @@ enum zkl__step {
     ZKL__S_FAIL,    /* the attempt failed with `err`; no node to delete */
     ZKL__S_ABORT,   /* the attempt failed with `err`; delete our node */
     ZKL__S_STALL,   /* a connection error: redo on reconnect */
-    ZKL__S_OWN_GONE /* our own node is gone and we did not delete it */
+    ZKL__S_OWN_GONE, /* our own node is gone and we did not delete it */
+    ZKL__S_WALK     /* walked back past nodes gone: watch the nearest one left */
 };
 
 typedef struct zkl__decision {
@@ -99,8 +100,20 @@ static inline zkl__decision zkl__do(enum zkl__step s)
 {
     return (zkl__decision){s, 0, 0, NULL};
 }
-zkl__decision zkl__cnode_do_err(enum zkl__step s, int zk_rc);
-zkl__decision zkl__cnode_do_code(enum zkl__step s, int err);
+/* ZooKeeper's codes, classed (lib/util/zkcode.c). */
+int zkl__zk_class(int rc);
+bool zkl__zk_conn_error(int rc);
+bool zkl__zk_session_error(int rc);
+
+static inline zkl__decision zkl__cnode_do_err(enum zkl__step s, int zk_rc)
+{
+    return (zkl__decision){s, zkl__zk_class(zk_rc), zk_rc, NULL};
+}
+
+static inline zkl__decision zkl__cnode_do_code(enum zkl__step s, int err)
+{
+    return (zkl__decision){s, err, 0, NULL};
+}
 
 static inline bool current(const zkl__cnode *n)
 {
@@ -113,11 +126,6 @@ static inline bool abandoned(const zkl__cnode *n)
 {
     return n->caller == ZKL__C_LEFT || n->caller == ZKL__C_GONE || n->err != 0;
 }
-
-/* ZooKeeper's codes, classed (lib/util/zkcode.c). */
-int zkl__zk_class(int rc);
-bool zkl__zk_conn_error(int rc);
-bool zkl__zk_session_error(int rc);
 
 /* ---- core.c ---- */
 void *zkl__core_malloc(struct zkl__core *k, size_t size);
@@ -134,6 +142,8 @@ void zkl__core_tell(zkl__cnode *n, enum zkl__act_type type);
 void zkl__core_broken(struct zkl__core *k, zkl__cnode *n, const char *what, int from, int to);
 /* A node name's room: "_c_", a uuid, "-", a kind and 10 digits. */
 #define ZKL__NAME_BUF 160
+/* The name watched in slot, or NULL (formatted into buf if need be). */
+const char *zkl__watch_name(const zkl__cnode *n, int slot, char buf[ZKL__NAME_BUF]);
 /* Our node's name into buf, or NULL while its sequence is not known. */
 const char *zkl__core_own(const zkl__cnode *n, char buf[ZKL__NAME_BUF]);
 /* The sequence of a name of ours (its last 10 digits), or -1. */
@@ -157,8 +167,13 @@ struct zkl__target {
 bool zkl__core_is_own(const zkl__cnode *n, const struct zkl__target *t);
 bool zkl__core_is_peer(const zkl__cnode *n, const struct zkl__target *t, const zkl__peer *p);
 bool zkl__core_is_named(const zkl__cnode *n, const struct zkl__target *t, const char *name);
-/* Take a watch event's path apart (lib/engine/core/names.c). */
+/* Take a watch event's path apart (feed.c). */
 void zkl__core_target(const struct zkl__core *k, const char *path, struct zkl__target *t);
+/* The held node whose own node is the target's path (its path `path`), or NULL. */
+zkl__cnode *zkl__core_held_find(const struct zkl__core *k, const char *path,
+                                const struct zkl__target *t);
+/* Free the core's own memory (zkl__core_free, once the rest is gone). */
+void zkl__core_release(struct zkl__core *k);
 /* The full path of `name` in n's lock path, in buf (ZKL__MAX_PATH + 96). */
 const char *zkl__core_full(const zkl__cnode *n, const char *name, char *buf);
 void zkl__core_route(zkl__cnode *n, enum zkl__core_route to);
@@ -212,16 +227,16 @@ void zkl__decide_skip_clear(zkl__cnode *n);
 /* ---- walk.c ---- */
 void zkl__walk_set(zkl__cnode *n, const zkl__entry *cs, size_t w, size_t k, size_t older);
 void zkl__walk_clear(zkl__cnode *n);
-/* The node watched in `slot` is gone: walk back (S_NONE), hold (S_HOLD),
- * or no knowledge to walk on (S_LIST). */
+/* The node watched in `slot` is gone: walk back (S_WALK: the nearest one
+ * left is to be watched), hold (S_HOLD), or no knowledge to walk on
+ * (S_LIST). */
 enum zkl__step zkl__walk_back(zkl__cnode *n, int slot);
 
 /* ---- watch.c ---- */
 void zkl__watch_own(zkl__cnode *n);
 /* Watch `name` in slot (NULL: none). false without memory. */
 bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name);
-/* The name watched in slot, or NULL (formatted into buf if need be). */
-const char *zkl__watch_name(const zkl__cnode *n, int slot, char buf[ZKL__NAME_BUF]);
+bool zkl__watch_ahead(zkl__cnode *n);
 void zkl__watch_off(zkl__cnode *n); /* slots and group */
 bool zkl__watch_group(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self);
 void zkl__watch_group_clear(zkl__cnode *n);
@@ -238,7 +253,8 @@ void zkl__alone_forget(struct zkl__core *k);
 void zkl__alone_invalidate(struct zkl__core *k, const struct zkl__dir *dir);
 void zkl__alone_seen(zkl__cnode *n, int64_t seq);
 void zkl__alone_deleted(zkl__cnode *n, bool ok);
-zkl__decision zkl__alone_answer(zkl__cnode *n, int64_t want);
+/* A create's number proves the lock path held nothing else. */
+bool zkl__alone_proved(const zkl__cnode *n, int64_t want);
 bool zkl__alone_take(zkl__cnode *n);
 zkl__decision zkl__alone_dir_answer(zkl__cnode *n, int rc);
 

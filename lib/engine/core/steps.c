@@ -289,8 +289,12 @@ zkl__decision zkl__step_created(zkl__cnode *n, const zkl__event *ev)
          * any event that could hand us the lock. The acquire does not wait
          * for its answer. */
         zkl__watch_own(n);
-        if (fast >= 0 && n->st == N(QUEUED))
-            return zkl__alone_answer(n, fast);
+        if (fast >= 0 && n->st == N(QUEUED) && !zkl__alone_proved(n, fast))
+            return zkl__do(ZKL__S_LIST);
+        if (fast >= 0 && n->st == N(QUEUED)) { /* decided as a listing of it alone */
+            char *one[1] = {(char *)zkl__core_own(n, own)};
+            return zkl__decide(n, &(struct String_vector){1, one});
+        }
         return zkl__do(ZKL__S_NONE); /* the pipelined listing answers next */
     }
     if (ev->rc == ZNONODE) {

@@ -108,13 +108,6 @@ static void send_kids(zkl__cnode *n)
         n->reading = ZKL__R_KIDS_OFF;
 }
 
-const char *zkl__watch_name(const zkl__cnode *n, int slot, char buf[ZKL__NAME_BUF])
-{
-    if (n->watch[slot] != NULL)
-        return n->watch[slot];
-    return slot == 0 && n->wpeer.seq >= 0 ? zkl__core_peer_name(n, &n->wpeer, buf) : NULL;
-}
-
 static void unwatch(zkl__cnode *n, int slot)
 {
     free(n->watch[slot]);
@@ -166,6 +159,17 @@ bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
         (void)zkl__step_unsent(n, rc);
     }
     return true;
+}
+
+/* After a walk back: watch the nearest node ahead that is left, and with
+ * prefetch the one before it. false without memory. */
+bool zkl__watch_ahead(zkl__cnode *n)
+{
+    char a[ZKL__NAME_BUF], b[ZKL__NAME_BUF];
+    const char *first = zkl__core_peer_name(n, &n->ahead[n->nahead - 1], a);
+    const char *second =
+        n->prefetch && n->nahead >= 2 ? zkl__core_peer_name(n, &n->ahead[n->nahead - 2], b) : NULL;
+    return zkl__watch_arm(n, 0, first) && zkl__watch_arm(n, 1, second);
 }
 
 void zkl__watch_group_clear(zkl__cnode *n)
@@ -272,8 +276,7 @@ static zkl__decision ahead_answer(zkl__cnode *n, int slot, int rc)
          * may have gone. */
         if (probe || (slot == 0 && n->qlen > AHEAD_SHORT) || !latest)
             return zkl__do(ZKL__S_LIST);
-        enum zkl__step s = zkl__walk_back(n, slot);
-        return s == ZKL__S_ABORT ? zkl__cnode_do_code(s, ZKL_ENOMEM) : zkl__do(s);
+        return zkl__do(zkl__walk_back(n, slot));
     }
     if (zkl__zk_conn_error(rc))
         return zkl__do(ZKL__S_STALL);
@@ -387,10 +390,8 @@ static zkl__decision ahead_event(zkl__cnode *n, int slot, int type)
          * watch was set before the one on the node ahead, so its deletion
          * would have been told first. */
         return zkl__do(ZKL__S_HOLD);
-    if (n->listing == ZKL__L_IDLE) {
-        enum zkl__step s = zkl__walk_back(n, slot); /* the next one ahead, or hold */
-        return s == ZKL__S_ABORT ? zkl__cnode_do_code(s, ZKL_ENOMEM) : zkl__do(s);
-    }
+    if (n->listing == ZKL__L_IDLE)
+        return zkl__do(zkl__walk_back(n, slot)); /* the next one ahead, or hold */
     struct zkl__cside *s;
     char *copy;
     if (n->pol->handoff && same_kind(n, name) && (s = zkl__core_side(n)) != NULL &&
