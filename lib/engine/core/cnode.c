@@ -310,7 +310,7 @@ void zkl__cnode_on(zkl__cnode *n, const zkl__event *ev)
             n->parent_rc = (int8_t)ev->rc; /* the create that fails for want of it says why */
         break;
     case ZKL__E_LISTED:
-        d = zkl__decide_listed(n, ev->rc, ev->kids);
+        d = zkl__act_listed(n, ev->rc, ev->kids);
         break;
     case ZKL__E_SYNCED: /* the listing sent right behind it tells what happened */
         /* Unless the sync was lost with its connection: a listing of the
@@ -321,7 +321,7 @@ void zkl__cnode_on(zkl__cnode *n, const zkl__event *ev)
             d = zkl__do(ZKL__S_STALL);
         break;
     case ZKL__E_FOUND:
-        d = zkl__decide_found(n, ev);
+        d = zkl__act_found(n, ev);
         break;
     case ZKL__E_DIR:
         d = zkl__alone_dir_answer(n, ev->rc);

@@ -216,13 +216,43 @@ void zkl__step_reconnect(zkl__cnode *n);
 void zkl__step_session_end(zkl__cnode *n);
 void zkl__step_retry(zkl__cnode *n, int64_t now);
 
-/* ---- decide.c ---- */
+/* ---- decide.c: it only decides ---- */
 bool zkl__decide_too_big(zkl__cnode *n, const struct String_vector *kids);
-zkl__decision zkl__decide(zkl__cnode *n, const struct String_vector *kids);
-zkl__decision zkl__decide_listed(zkl__cnode *n, int rc, const struct String_vector *kids);
-zkl__decision zkl__decide_found(zkl__cnode *n, const zkl__event *ev);
 void zkl__decide_gone_clear(zkl__cnode *n);
 void zkl__decide_skip_clear(zkl__cnode *n);
+/* Whether n decides on the nodes nearest ahead of its own alone, in a
+ * listing of cnt children. */
+bool zkl__decide_nearest_only(const zkl__cnode *n, size_t cnt);
+/* The contenders of a listing in order, in cs: the nearest ahead of ours
+ * and ours if `me` (zkl__decide_nearest_only), else all of them sorted (cs
+ * has room for kids->count). *self is our index (the count if not listed). */
+size_t zkl__decide_contenders(const zkl__cnode *n, const struct String_vector *kids,
+                              const zkl__entry *me, zkl__entry *cs, size_t *self, size_t *older,
+                              size_t *total);
+/* In recovery, a node of our lost create made past the 32-bit wrap, or NULL. */
+const char *zkl__decide_wrapped(const zkl__cnode *n, const struct String_vector *kids);
+/* What a listing's contenders mean for n, for act.c to carry out. */
+typedef struct zkl__plan {
+    zkl__decision d; /* what then, once the plan's act is done */
+    enum {
+        ZKL__PL_NONE,
+        ZKL__PL_FIND,  /* recovery: cs[self] has our uuid: check whose it is */
+        ZKL__PL_HOLD,  /* it holds (a listing of it alone is remembered: alone.c) */
+        ZKL__PL_GROUP, /* watch the policy's watch group */
+        ZKL__PL_WATCH  /* watch cs[w] (and with prefetch the one before it) */
+    } act;
+    size_t w;      /* the node to watch, as the policy said */
+    bool answered; /* a try once's first answer: its caller is woken */
+    bool listed;   /* listed instead of walking back: `held` says if walking served */
+    bool held;
+    bool first;    /* cs[w] is first, and of our kind: its going hands over */
+} zkl__plan;
+zkl__plan zkl__decide_on(const zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self);
+
+/* ---- act.c: a listing's answer carried out ---- */
+zkl__decision zkl__act_listing(zkl__cnode *n, const struct String_vector *kids);
+zkl__decision zkl__act_listed(zkl__cnode *n, int rc, const struct String_vector *kids);
+zkl__decision zkl__act_found(zkl__cnode *n, const zkl__event *ev);
 
 /* ---- walk.c ---- */
 void zkl__walk_set(zkl__cnode *n, const zkl__entry *cs, size_t w, size_t k, size_t older);

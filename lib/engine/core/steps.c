@@ -293,7 +293,7 @@ zkl__decision zkl__step_created(zkl__cnode *n, const zkl__event *ev)
             return zkl__do(ZKL__S_LIST);
         if (fast >= 0 && n->st == N(QUEUED)) { /* decided as a listing of it alone */
             char *one[1] = {(char *)zkl__core_own(n, own)};
-            return zkl__decide(n, &(struct String_vector){1, one});
+            return zkl__act_listing(n, &(struct String_vector){1, one});
         }
         return zkl__do(ZKL__S_NONE); /* the pipelined listing answers next */
     }

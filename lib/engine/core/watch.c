@@ -306,7 +306,7 @@ static zkl__decision kids_answer(zkl__cnode *n, int rc, const struct String_vect
     if (!current(n) || n->st != ZKL__N_QUEUED)
         return zkl__do(ZKL__S_NONE);
     if (rc == ZOK && !zkl__decide_too_big(n, kids))
-        return zkl__decide(n, kids);
+        return zkl__act_listing(n, kids);
     n->reading = ZKL__R_KIDS_OFF;
     if (rc == ZOK)
         return zkl__cnode_do_code(ZKL__S_ABORT, ZKL_EQUEUE);
