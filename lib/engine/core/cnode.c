@@ -364,6 +364,19 @@ void zkl__cnode_on(zkl__cnode *n, const zkl__event *ev)
     case ZKL__E_RETRY:
         zkl__step_retry(n, ev->now);
         break;
+    case ZKL__E_UNSHARED:
+        /* As a listing of its own would, if it still wants one. One that
+         * holds by now (a handoff), or lost its hold since, or whose
+         * session ended, has no use for it (as a listing's answer then
+         * changes nothing). */
+        n->refs--;
+        n->listing = ZKL__L_IDLE;
+        if (current(n) && (n->st == N(QUEUED) || n->st == N(RECOVER)))
+            (void)zkl__step_unsent(n, ev->rc);
+        break;
+    case ZKL__E_OUTRUN:
+        n->refs--; /* it listed anew since: that listing tells (joint.c) */
+        break;
     case ZKL__E_DROP:
         /* No answer will come, no caller is left, and the node is of no
          * session: nothing of it is left to delete. Freed below. */

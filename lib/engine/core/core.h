@@ -122,6 +122,8 @@ enum zkl__ev_type {
     ZKL__E_DETACH,   /* the caller is done with the node */
     ZKL__E_RETRY,    /* a refused delete's backoff is due */
     ZKL__E_DROP,     /* the client's memory goes: nothing of the node is kept */
+    ZKL__E_UNSHARED, /* rc: the shared listing it waited for could not be sent */
+    ZKL__E_OUTRUN,   /* a shared listing's answer it no longer waits for */
     ZKL__E_COUNT
 };
 

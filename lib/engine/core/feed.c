@@ -1,6 +1,7 @@
 /* The core of one client, fed by its shell: the session and the
  * connection as its nodes see them, watch events routed to the nodes they
- * may be for, the keeper's tick, and the client's end. Each reaches a node
+ * may be for, a shared listing's answer, the keeper's tick, and the
+ * client's end. Each reaches a node
  * through its one entry (zkl__cnode_on); nothing here changes a node. */
 #include <stdlib.h>
 #include <string.h>
@@ -110,4 +111,28 @@ void zkl__core_watch_event(struct zkl__core *k, int wtype, const char *path, int
         next = n->rnext;
         zkl__cnode_on(n, &ev);
     }
+}
+
+/* A shared listing's answer: to every node it serves, by its one entry, as
+ * its own listing's answer would be. */
+void zkl__joint_on(struct zkl__joint *j, int rc, const struct String_vector *kids, int64_t now)
+{
+    zkl__cnode **ns, **unsent;
+    size_t k, nu;
+    int sent;
+    bool again = zkl__joint_turn(j, &ns, &k, &unsent, &nu, &sent);
+    for (size_t i = 0; i < nu; i++) /* their listing could not be sent */
+        zkl__cnode_on(unsent[i], &(zkl__event){.type = ZKL__E_UNSHARED, .rc = sent,
+                                               .now = unsent[i]->core->now});
+    free(unsent);
+    for (size_t i = 0; i < k; i++) {
+        /* One that listed anew since this one went out (a recovery after a
+         * reconnection, behind its sync): that listing tells, not this
+         * one, which a lagging server may have answered. */
+        bool outrun = again && zkl__joint_asked_again(j, ns[i]);
+        zkl__cnode_on(ns[i], &(zkl__event){.type = outrun ? ZKL__E_OUTRUN : ZKL__E_LISTED,
+                                           .rc = rc, .kids = kids,
+                                           .now = outrun ? ns[i]->core->now : now});
+    }
+    free(ns);
 }

@@ -275,6 +275,15 @@ zkl__decision zkl__watch_event(zkl__cnode *n, const zkl__event *ev);
 
 /* ---- joint.c ---- */
 int zkl__joint_send(zkl__cnode *n);
+/* The answer to j's listing came: the listing of those who asked since
+ * goes out (*sent: its send's code). The nodes the answer serves come back
+ * in *served, those whose listing could not be sent in *unsent (the caller
+ * frees both arrays). Returns whether j lives on (a listing in flight);
+ * if not, j is freed. */
+bool zkl__joint_turn(struct zkl__joint *j, zkl__cnode ***served, size_t *nserved,
+                     zkl__cnode ***unsent, size_t *nunsent, int *sent);
+/* n asked for the listing in flight of j. */
+bool zkl__joint_asked_again(const struct zkl__joint *j, const zkl__cnode *n);
 void zkl__joint_drop_all(struct zkl__core *k);
 
 /* ---- alone.c ---- */
