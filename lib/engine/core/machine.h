@@ -1,9 +1,12 @@
 /* What the core's files share and nobody else sees: the core's struct,
  * the steps a node's machine takes, and the decisions the other files
  * hand back to it. Only cnode.c changes a node's state (zkl__cnode_move,
- * which steps.c's steps call); decide.c, walk.c, watch.c and alone.c look
- * at what an answer or an event says and return what to do (a zkl__step),
- * which cnode.c carries out. */
+ * which steps.c's steps call) and the watch on its own node
+ * (zkl__cnode_own). decide.c, walk.c and alone.c only decide: they look at
+ * what an answer says and return what to do (a zkl__step, or decide.c's
+ * zkl__plan), which cnode.c and act.c carry out; watch.c decides on its
+ * watches' answers and events, and arms them. feed.c hands the shell's
+ * events to the nodes, each by zkl__cnode_on. core.h lists the files. */
 #ifndef ZKL_MACHINE_H
 #define ZKL_MACHINE_H
 
@@ -127,7 +130,7 @@ static inline bool abandoned(const zkl__cnode *n)
     return n->caller == ZKL__C_LEFT || n->caller == ZKL__C_GONE || n->err != 0;
 }
 
-/* ---- core.c ---- */
+/* ---- core.c (the store) and names.c (names) ---- */
 void *zkl__core_malloc(struct zkl__core *k, size_t size);
 void *zkl__core_calloc(struct zkl__core *k, size_t n, size_t size);
 void *zkl__core_realloc(struct zkl__core *k, void *p, size_t size);
