@@ -14,7 +14,8 @@
  *
  * Each answer is handed to every node it serves, one by one, as its own
  * listing's answer would be (feed.c, by the node's one entry: this file
- * keeps the joints, and changes no node but its count of answers due). A joint holds a reference (n->refs) on each
+ * keeps the joints, and of a node changes only what a listing sent for it
+ * counts, its answer due and its listing out). A joint holds a reference (n->refs) on each
  * node it serves; a node may be in two joints at once (an answer still due
  * from before a reconnection), each with its own reference.
  *
