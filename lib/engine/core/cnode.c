@@ -1,7 +1,8 @@
 /* A contender node's machine. zkl__cnode_on() is its one entry: it hands
  * an event to the file that understands it (an answer to a listing goes to
- * decide.c, a watch's to watch.c, ...), which returns what to do;
- * zkl__cnode_apply() does it, by the steps of steps.c. zkl__cnode_move() is
+ * act.c, which carries out what decide.c makes of it; a watch's to
+ * watch.c, ...), which returns what to do; zkl__cnode_apply() does it, by
+ * the steps of steps.c. zkl__cnode_move() is
  * the one function that changes a node's state: it checks the move against
  * the table of legal ones and runs what entering the state means, written
  * once. */

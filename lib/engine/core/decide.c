@@ -25,7 +25,7 @@ bool zkl__decide_too_big(zkl__cnode *n, const struct String_vector *kids)
 
 /* Whether `name` may be the node of our lost create: our uuid, our kind,
  * a sequence (or our fixed one), and not already found to be someone
- * else's. Only the owner's check (zkl__decide_found) makes it ours. */
+ * else's. Only the owner's check (zkl__act_found, act.c) makes it ours. */
 static bool recoverable(const zkl__cnode *n, const char *name)
 {
     size_t kl = strlen(zkl__cnode_kind(n));
