@@ -628,6 +628,43 @@ static const core_case cases[] = {
      "state A QUEUED\n"
      "err A ELOST\n"
      "verdict A ELOST\n"},
+    /* The watch on its own node has a table of its own, kept the same way. */
+    {"a move of the own watch its table forbids is reported and the hold told lost, no abort",
+     CORE_TAKEN_A
+     "ownstate A SET\n"
+     "forceown A BLIND\n"
+     "expect A:broken A:lost\n"
+     "ownstate A BLIND\n"
+     "state A HELD\n"
+     "err A ELOST\n"},
+    {"a held node's own watch: read when written to early, blind when refused, off when deleted",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "list A ok A1\n"
+     "expect A:create A:list A:own A:wake\n"
+     "taken A\n"
+     "own A ok 1\n"
+     "expect A:readown\n"
+     "ownstate A ASKED\n"
+     "owndata A NOAUTH\n"
+     "expect A:own\n"
+     "ownstate A BLIND\n"
+     "deleted A1\n"
+     "expect A:lost A:wake\n"
+     "ownstate A OFF\n"
+     "state A LOST\n"},
+    {"a move of the own watch its table forbids, while queued, is reported",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "expect A:create A:list A:own\n"
+     "ownstate A ASKED\n"
+     "forceown A OFF\n"
+     "forceown A BLIND\n"
+     "expect A:broken\n"
+     "ownstate A BLIND\n"
+     "state A QUEUED\n"},
     {"past the 32-bit wrap a sequence is negative: a name not of ours, deleted by that name",
      "node A lock\n"
      "start A\n"
@@ -700,6 +737,8 @@ static const char *const node_states[ZKL__N_COUNT] = {
 
 int main(void)
 {
-    const core_table t = {ZKL__N_COUNT, node_states, zkl__cnode_legal, core_script_moves};
+    const core_table own = {ZKL__OWN_COUNT, core_script_own_states, zkl__cnode_own_legal,
+                            core_script_omoves, NULL};
+    const core_table t = {ZKL__N_COUNT, node_states, zkl__cnode_legal, core_script_moves, &own};
     return core_script_main("core_node", cases, (int)(sizeof cases / sizeof cases[0]), &t);
 }

@@ -411,6 +411,7 @@ static const char *const request_states[ZKL__R_COUNT] = {"PENDING", "CLEANING", 
 
 int main(void)
 {
-    const core_table t = {ZKL__R_COUNT, request_states, zkl__areq_legal, core_script_rmoves};
+    const core_table t = {ZKL__R_COUNT, request_states, zkl__areq_legal, core_script_rmoves,
+                          NULL};
     return core_script_main("core_request", cases, (int)(sizeof cases / sizeof cases[0]), &t);
 }

@@ -5,9 +5,10 @@
  * odd lease kinds, foreign names, names without a sequence, gaps, equal
  * sequences under different prefixes) — go through what the engine does
  * (zkl__entry_parse on each child, sorted by sequence then name as
- * lib/engine/core/decide.c's zkl__decide() does, then the recipe's policy) and through a small
- * reference model written here from docs/protocol.md alone. The two must
- * agree on the parse, the holder and the watched node.
+ * lib/engine/core/decide.c's zkl__decide_contenders() does, then the
+ * recipe's policy) and through a small reference model written here from
+ * docs/protocol.md alone. The two must agree on the parse, the holder and
+ * the watched node.
  *
  * The policies come from the core library's internal interface
  * (lib/kit/kit.h). Seed: CHECK_POLICY_SEED, else fixed;

@@ -61,6 +61,7 @@ struct world {
 
 static unsigned moves[ZKL__N_COUNT][ZKL__N_COUNT];
 static unsigned rmoves[ZKL__R_COUNT][ZKL__R_COUNT];
+static unsigned omoves[ZKL__OWN_COUNT][ZKL__OWN_COUNT];
 
 unsigned core_script_rmoves(int from, int to)
 {
@@ -72,6 +73,13 @@ unsigned core_script_moves(int from, int to)
 {
     return moves[from][to];
 }
+
+unsigned core_script_omoves(int from, int to)
+{
+    return omoves[from][to];
+}
+
+const char *const core_script_own_states[ZKL__OWN_COUNT] = {"OFF", "ASKED", "BLIND", "SET"};
 
 unsigned core_script_actions(int type)
 {
@@ -509,6 +517,12 @@ static bool check(struct world *w, char **tok, int nt)
         return nt > 2 && strcmp(have, tok[2]) == 0 ? true
                                                     : failf(w, "%c is %s", t->letter, have);
     }
+    if (strcmp(tok[0], "ownstate") == 0) {
+        const char *have = core_script_own_states[t->cn.own];
+        return nt > 2 && strcmp(have, tok[2]) == 0 ? true
+                                                    : failf(w, "%c's own watch is %s", t->letter,
+                                                            have);
+    }
     if (strcmp(tok[0], "err") == 0) {
         int want = nt > 2 ? err_of(tok[2]) : 99;
         return t->cn.err == want ? true : failf(w, "%c err %d", t->letter, t->cn.err);
@@ -559,15 +573,21 @@ static bool world_event(struct world *w, char **tok, int nt)
         w->nomem = nt > 1 ? atoi(tok[1]) : 1;
     } else if (strcmp(tok[0], "fail") == 0) {
         w->fail_next = nt > 1 ? code_of(tok[1]) : ZCONNECTIONLOSS;
-    } else if (strcmp(tok[0], "force") == 0) {
-        /* A move the engine would make only by a bug of its own. */
+    } else if (strcmp(tok[0], "force") == 0 || strcmp(tok[0], "forceown") == 0) {
+        /* A move the engine would make only by a bug of its own: of the
+         * node's state, or of the watch on its own node. */
+        bool own = strcmp(tok[0], "forceown") == 0;
+        const char *const *names = own ? core_script_own_states : state_names;
+        int count = own ? ZKL__OWN_COUNT : ZKL__N_COUNT, to = 0;
         struct tnode *t = nt > 2 ? node_of(w, tok[1][0]) : NULL;
-        int to = 0;
-        while (t != NULL && to < ZKL__N_COUNT && strcmp(state_names[to], tok[2]) != 0)
+        while (t != NULL && to < count && strcmp(names[to], tok[2]) != 0)
             to++;
-        if (t == NULL || to == ZKL__N_COUNT)
-            return failf(w, "bad force");
-        zkl__cnode_move(&t->cn, (enum zkl__nstate)to);
+        if (t == NULL || to == count)
+            return failf(w, "bad %s", tok[0]);
+        if (own)
+            zkl__cnode_own(&t->cn, (enum zkl__own)to);
+        else
+            zkl__cnode_move(&t->cn, (enum zkl__nstate)to);
     } else {
         /* a watch event: deleted / changed <name>, child */
         char name[ZKL__MAX_PATH], path[ZKL__MAX_PATH + 96];
@@ -759,10 +779,10 @@ static bool run_line(struct world *w, char *line)
         return caller(w, tok, nt);
     if (strcmp(tok[0], "state") == 0 || strcmp(tok[0], "err") == 0 ||
         strcmp(tok[0], "verdict") == 0 || strcmp(tok[0], "freed") == 0 ||
-        strcmp(tok[0], "pending") == 0)
+        strcmp(tok[0], "pending") == 0 || strcmp(tok[0], "ownstate") == 0)
         return check(w, tok, nt);
     if (strchr("ABCDEFGH", tok[1 < nt ? 1 : 0][0]) && nt > 1 && tok[1][1] == '\0' &&
-        strcmp(tok[0], "force") != 0)
+        strcmp(tok[0], "force") != 0 && strcmp(tok[0], "forceown") != 0)
         return answer(w, tok, nt);
     return world_event(w, tok, nt);
 }
@@ -791,6 +811,9 @@ bool core_script_run(const char *script, char *why, size_t whylen)
     for (int from = 0; from < ZKL__R_COUNT; from++)
         for (int to = 0; to < ZKL__R_COUNT; to++)
             rmoves[from][to] += zkl__core_rmoves(w.k, from, to);
+    for (int from = 0; from < ZKL__OWN_COUNT; from++)
+        for (int to = 0; to < ZKL__OWN_COUNT; to++)
+            omoves[from][to] += zkl__core_omoves(w.k, from, to);
     /* Whatever is left goes with the client. */
     zkl__core_drop_nodes(w.k);
     zkl__core_free(w.k);
@@ -817,14 +840,14 @@ END_TEST
 
 START_TEST(test_every_move_of_the_table_is_taken)
 {
-    const core_table *t = run_table;
     char missing[2048] = "";
     size_t len = 0;
-    for (int from = 0; from < t->count; from++)
-        for (int to = 0; to < t->count; to++)
-            if (t->legal(from, to) && t->taken(from, to) == 0 && len < sizeof missing)
-                len += (size_t)snprintf(missing + len, sizeof missing - len, " %s->%s",
-                                        t->names[from], t->names[to]);
+    for (const core_table *t = run_table; t != NULL; t = t->also)
+        for (int from = 0; from < t->count; from++)
+            for (int to = 0; to < t->count; to++)
+                if (t->legal(from, to) && t->taken(from, to) == 0 && len < sizeof missing)
+                    len += (size_t)snprintf(missing + len, sizeof missing - len, " %s->%s",
+                                            t->names[from], t->names[to]);
     ck_assert_msg(len == 0, "moves never taken:%s", missing);
 }
 END_TEST

@@ -38,9 +38,11 @@
  *   maxreq 4096          the largest answer the server gives (jute.maxbuffer)
  *   fail CONNLOSS        the next request sent fails at once with this code
  *   force A QUEUED       move A's state as only a bug of the engine's would
+ *   forceown A BLIND     the same for the watch on A's own node
  *   expect A:create A:list ...   exactly these actions since the last expect
  *   expect -             none
  *   state A HELD         the node's state
+ *   ownstate A SET       the watch on its own node: OFF, ASKED, BLIND, SET
  *   err A ENOQUEUE       the node's error (0 for none)
  *   verdict A 1|0|ETIMEDOUT|... [cancelled] [past]
  *   freed A              the node was freed
@@ -118,6 +120,10 @@ bool core_script_run(const char *script, char *why, size_t whylen);
 /* Moves taken over every script run so far in this process, to check that
  * every legal move of the node's table was taken. */
 unsigned core_script_moves(int from, int to);
+/* The same for the watch on a node's own node (enum zkl__own), and its
+ * states' names. */
+unsigned core_script_omoves(int from, int to);
+extern const char *const core_script_own_states[];
 /* Actions seen so far in this process, by type. */
 unsigned core_script_actions(int type);
 /* The same for asynchronous requests' moves and actions. */
@@ -131,10 +137,12 @@ typedef struct core_table {
     const char *const *names;
     bool (*legal)(int from, int to);
     unsigned (*taken)(int from, int to);
+    const struct core_table *also; /* another table, checked the same way, or NULL */
 } core_table;
 
 /* A suite named `suite` of one test per case, then (if table is not NULL)
- * one that fails when a legal move of the table was never taken; all in
+ * one that fails when a legal move of the table (or of those it names in
+ * `also`) was never taken; all in
  * one process, since that test reads what the scripts counted. Returns the
  * program's exit status. */
 int core_script_main(const char *suite, const core_case *cases, int ncases,

@@ -1,7 +1,8 @@
 /* libFuzzer target: a fuzzed listing of a lock path (names separated by
  * '\n'; the first byte picks our own node and the recipe, the second the
  * semaphore's limit and need) goes through what the engine does: parse,
- * sort by sequence then name (lib/engine/core/decide.c's zkl__decide()), then each recipe's
+ * sort by sequence then name (lib/engine/core/decide.c's
+ * zkl__decide_contenders()), then each recipe's
  * policy. Invariants: our own node is found; a node that does not hold
  * watches a node of the listing, before itself (outside a semaphore's
  * watch group, whose members are leases); the first node of a mutex or a

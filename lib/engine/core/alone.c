@@ -125,15 +125,9 @@ void zkl__alone_deleted(zkl__cnode *n, bool ok)
     }
 }
 
-zkl__decision zkl__alone_answer(zkl__cnode *n, int64_t want)
+bool zkl__alone_proved(const zkl__cnode *n, int64_t want)
 {
-    char own[ZKL__NAME_BUF];
-    if ((uint32_t)n->core->dir_epoch == n->fast_epoch && n->seq == want) {
-        char *one[1] = {(char *)zkl__core_own(n, own)};
-        struct String_vector kids = {1, one};
-        return zkl__decide(n, &kids);
-    }
-    return zkl__do(ZKL__S_LIST);
+    return (uint32_t)n->core->dir_epoch == n->fast_epoch && n->seq == want;
 }
 
 bool zkl__alone_take(zkl__cnode *n)

@@ -1,7 +1,8 @@
 /* A contender node's machine. zkl__cnode_on() is its one entry: it hands
  * an event to the file that understands it (an answer to a listing goes to
- * decide.c, a watch's to watch.c, ...), which returns what to do;
- * zkl__cnode_apply() does it, by the steps of steps.c. zkl__cnode_move() is
+ * act.c, which carries out what decide.c makes of it; a watch's to
+ * watch.c, ...), which returns what to do; zkl__cnode_apply() does it, by
+ * the steps of steps.c. zkl__cnode_move() is
  * the one function that changes a node's state: it checks the move against
  * the table of legal ones and runs what entering the state means, written
  * once. */
@@ -48,6 +49,51 @@ static void wake(zkl__cnode *n)
     zkl__core_tell(n, ZKL__A_WAKE);
 }
 
+/* A move a table forbids: a bug of the engine's. Never abort the user's
+ * process for it: say so, and let the owner of a hold hear that it is lost
+ * (the engine no longer knows it is theirs); the move is carried out, as
+ * the engine's best idea of what to do next (a delete sent again later,
+ * say). */
+static void broken(zkl__cnode *n, const char *what, int from, int to)
+{
+    zkl__core_broken(n->core, n, what, from, to);
+    if ((n->st == N(HELD) || n->st == N(RELEASING)) && to != N(LOST)) {
+        zkl__step_set_err(n, ZKL_ELOST, 0);
+        zkl__core_tell(n, ZKL__A_LOST);
+    }
+}
+
+#define O(s) ZKL__OWN_##s
+/* The watch on our own node, the busiest of a node's sub-states: bit `to`
+ * of own_legal[from]. Every move is taken by the tests too. */
+static const unsigned own_legal[ZKL__OWN_COUNT] = {
+    /* to SET: a lost create's node, found by the exists call that watches it */
+    [O(OFF)] = TO(O(ASKED)) | TO(O(SET)),
+    /* to BLIND: a read of it was refused, an existence watch asked instead */
+    [O(ASKED)] = TO(O(OFF)) | TO(O(BLIND)) | TO(O(SET)),
+    [O(BLIND)] = TO(O(OFF)) | TO(O(SET)),
+    /* to ASKED: written to before the watch was set: read it, watching on */
+    [O(SET)] = TO(O(OFF)) | TO(O(ASKED)),
+};
+
+bool zkl__cnode_own_legal(int from, int to)
+{
+    return from >= 0 && from < ZKL__OWN_COUNT && to >= 0 && to < ZKL__OWN_COUNT &&
+           (own_legal[from] & TO(to)) != 0;
+}
+
+/* The one place the own-node watch's state changes. */
+void zkl__cnode_own(zkl__cnode *n, enum zkl__own to)
+{
+    int from = n->own;
+    if (from == (int)to)
+        return;
+    if (!zkl__cnode_own_legal(from, (int)to))
+        broken(n, "a node's own watch", from, (int)to);
+    n->core->omoves[from][to]++;
+    n->own = (uint8_t)to;
+}
+
 /* The one place a node's state changes. */
 void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to)
 {
@@ -55,18 +101,8 @@ void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to)
     if (from == to)
         return;
     struct zkl__core *k = n->core;
-    if (!zkl__cnode_legal((int)from, (int)to)) {
-        /* A bug of the engine's. Never abort the user's process for it:
-         * say so, and let the owner of a hold hear that it is lost (the
-         * engine no longer knows it is theirs); the move is carried out,
-         * as the engine's best idea of what to do next (a delete sent
-         * again later, say). */
-        zkl__core_broken(k, n, "a lock node", (int)from, (int)to);
-        if ((from == N(HELD) || from == N(RELEASING)) && to != N(LOST)) {
-            zkl__step_set_err(n, ZKL_ELOST, 0);
-            zkl__core_tell(n, ZKL__A_LOST);
-        }
-    }
+    if (!zkl__cnode_legal((int)from, (int)to))
+        broken(n, "a lock node", (int)from, (int)to);
     k->moves[from][to]++;
     if (from == N(QUEUED))
         k->queued--;
@@ -105,16 +141,6 @@ void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to)
     default:
         break;
     }
-}
-
-zkl__decision zkl__cnode_do_err(enum zkl__step s, int zk_rc)
-{
-    return (zkl__decision){s, zkl__zk_class(zk_rc), zk_rc, NULL};
-}
-
-zkl__decision zkl__cnode_do_code(enum zkl__step s, int err)
-{
-    return (zkl__decision){s, err, 0, NULL};
 }
 
 void zkl__cnode_apply(zkl__cnode *n, zkl__decision d, int64_t now)
@@ -163,15 +189,14 @@ void zkl__cnode_apply(zkl__cnode *n, zkl__decision d, int64_t now)
     case ZKL__S_OWN_GONE:
         zkl__step_own_gone(n);
         break;
+    case ZKL__S_WALK:
+        if (!zkl__watch_ahead(n))
+            zkl__cnode_apply(n, zkl__cnode_do_code(ZKL__S_ABORT, ZKL_ENOMEM), now);
+        break;
     }
 }
 
 /* ---- the node's life ------------------------------------------------------- */
-
-const char *zkl__cnode_kind(const zkl__cnode *n)
-{
-    return n->side && n->side->kind_copy ? n->side->kind_copy : n->pol->kind;
-}
 
 bool zkl__cnode_current(const zkl__cnode *n)
 {
@@ -286,7 +311,7 @@ void zkl__cnode_on(zkl__cnode *n, const zkl__event *ev)
             n->parent_rc = (int8_t)ev->rc; /* the create that fails for want of it says why */
         break;
     case ZKL__E_LISTED:
-        d = zkl__decide_listed(n, ev->rc, ev->kids);
+        d = zkl__act_listed(n, ev->rc, ev->kids);
         break;
     case ZKL__E_SYNCED: /* the listing sent right behind it tells what happened */
         /* Unless the sync was lost with its connection: a listing of the
@@ -297,7 +322,7 @@ void zkl__cnode_on(zkl__cnode *n, const zkl__event *ev)
             d = zkl__do(ZKL__S_STALL);
         break;
     case ZKL__E_FOUND:
-        d = zkl__decide_found(n, ev);
+        d = zkl__act_found(n, ev);
         break;
     case ZKL__E_DIR:
         d = zkl__alone_dir_answer(n, ev->rc);
@@ -339,6 +364,26 @@ void zkl__cnode_on(zkl__cnode *n, const zkl__event *ev)
         break;
     case ZKL__E_RETRY:
         zkl__step_retry(n, ev->now);
+        break;
+    case ZKL__E_UNSHARED:
+        /* As a listing of its own would, if it still wants one. One that
+         * holds by now (a handoff), or lost its hold since, or whose
+         * session ended, has no use for it (as a listing's answer then
+         * changes nothing). */
+        n->refs--;
+        n->listing = ZKL__L_IDLE;
+        if (current(n) && (n->st == N(QUEUED) || n->st == N(RECOVER)))
+            (void)zkl__step_unsent(n, ev->rc);
+        break;
+    case ZKL__E_OUTRUN:
+        n->refs--; /* it listed anew since: that listing tells (joint.c) */
+        break;
+    case ZKL__E_DROP:
+        /* No answer will come, no caller is left, and the node is of no
+         * session: nothing of it is left to delete. Freed below. */
+        n->refs = 0;
+        n->caller = ZKL__C_GONE;
+        n->gen = 0;
         break;
     default:
         break;

@@ -96,12 +96,8 @@ void *zkl__core_ctx(const struct zkl__core *k)
     return k->ctx;
 }
 
-void zkl__core_free(struct zkl__core *k)
+void zkl__core_release(struct zkl__core *k)
 {
-    if (k == NULL)
-        return;
-    zkl__alone_forget(k);
-    zkl__joint_drop_all(k);
     for (size_t i = 0; i < k->dir_buckets; i++)
         for (struct zkl__dir *d = k->dirs[i], *next; d; d = next) {
             next = d->hnext;
@@ -152,39 +148,9 @@ uint32_t zkl__core_rmoves(const struct zkl__core *k, int from, int to)
     return k->rmoves[from][to];
 }
 
-void zkl__core_session(struct zkl__core *k, uint64_t gen, int64_t sid, bool closing, int64_t now)
+uint32_t zkl__core_omoves(const struct zkl__core *k, int from, int to)
 {
-    bool ended = gen != k->gen || (closing && !k->closing);
-    k->now = now;
-    k->gen = gen;
-    k->sid = sid;
-    k->closing = closing;
-    if (closing)
-        k->connected = false;
-    if (!ended)
-        return;
-    /* Every node of the old session went with it: tell each. */
-    zkl__alone_forget(k);
-    for (zkl__cnode *n = k->live, *next; n; n = next) {
-        next = n->next;
-        zkl__cnode_on(n, &(zkl__event){.type = ZKL__E_SESSION_END, .now = now});
-    }
-}
-
-void zkl__core_connection(struct zkl__core *k, bool up, int64_t now)
-{
-    k->now = now;
-    k->connected = up && !k->closing;
-    if (!k->connected)
-        return;
-    /* Events may have been missed while disconnected: what the client
-     * knew of its lock paths is no proof any more; and what a lost
-     * connection stalled is done again. */
-    zkl__alone_invalidate(k, NULL);
-    for (zkl__cnode *n = k->live, *next; n; n = next) {
-        next = n->next;
-        zkl__cnode_on(n, &(zkl__event){.type = ZKL__E_CONNECTED, .now = now});
-    }
+    return k->omoves[from][to];
 }
 
 void zkl__core_cancel(struct zkl__core *k)
@@ -205,33 +171,6 @@ void zkl__core_each(struct zkl__core *k, void (*fn)(zkl__cnode *n, void *arg), v
     for (zkl__cnode *n = k->live, *next; n; n = next) {
         next = n->next;
         fn(n, arg);
-    }
-}
-
-int64_t zkl__core_tick(struct zkl__core *k, int64_t now)
-{
-    k->now = now;
-    /* Each node through its one entry; a node leaves the list as its
-     * delete goes out, and only then. */
-    for (zkl__cnode *n = k->backoff, *after; n; n = after) {
-        after = n->rnext;
-        zkl__cnode_on(n, &(zkl__event){.type = ZKL__E_RETRY, .now = now});
-    }
-    int64_t next = 0;
-    for (const zkl__cnode *n = k->backoff; n; n = n->rnext)
-        if (n->st == ZKL__N_BACKOFF && (next == 0 || n->side->retry_at < next))
-            next = n->side->retry_at;
-    return next;
-}
-
-void zkl__core_drop_nodes(struct zkl__core *k)
-{
-    while (k->live) {
-        zkl__cnode *n = k->live;
-        n->refs = 0;
-        n->caller = ZKL__C_GONE;
-        n->gen = 0; /* of no session: nothing of it is left to delete */
-        zkl__cnode_maybe_free(n);
     }
 }
 
@@ -444,25 +383,14 @@ void zkl__core_route(zkl__cnode *n, enum zkl__core_route to)
     n->route = (uint8_t)to;
 }
 
-void zkl__core_watch_event(struct zkl__core *k, int wtype, const char *path, int64_t now)
+/* The held node whose own node is the target's path, if any. */
+zkl__cnode *zkl__core_held_find(const struct zkl__core *k, const char *path,
+                                const struct zkl__target *t)
 {
-    struct zkl__target t;
-    zkl__core_target(k, path, &t);
-    zkl__event ev = {.type = ZKL__E_WATCH, .wtype = wtype, .name = path, .target = &t, .now = now};
-    k->now = now;
-    zkl__alone_event(k, path);
-    /* Nodes that join the watching list meanwhile are not visited: the
-     * event was not for a watch they had. */
-    zkl__cnode *first = k->watching;
-    if (k->held_count > 0) {
-        zkl__cnode *n = k->held[hash_str(FNV, path) & (k->held_buckets - 1)];
-        while (n != NULL && !zkl__core_is_own(n, &t))
-            n = n->rnext;
-        if (n != NULL)
-            zkl__cnode_on(n, &ev);
-    }
-    for (zkl__cnode *n = first, *next; n; n = next) {
-        next = n->rnext;
-        zkl__cnode_on(n, &ev);
-    }
+    if (k->held_count == 0)
+        return NULL;
+    zkl__cnode *n = k->held[hash_str(FNV, path) & (k->held_buckets - 1)];
+    while (n != NULL && !zkl__core_is_own(n, t))
+        n = n->rnext;
+    return n;
 }

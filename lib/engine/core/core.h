@@ -8,23 +8,31 @@
  * and the tests (tests/check_core*.c) and the simulation (tests/sim/) stand
  * in for the shell.
  *
- * The files:
- *   core.c     the core of one client: the session as the nodes see it,
- *              the nodes' lists, the interned lock paths, the counters
+ * The files, those that act first (they call each other: the one cycle
+ * of calls among the core's files, which tests/check-layers.sh bounds),
+ * then those that only decide or keep, which call none of them:
  *   cnode.c    a node's machine: its one entry (zkl__cnode_on), its states,
  *              the one transition function, the table of legal moves and
- *              what entering a state does
+ *              what entering a state does; the own-node watch's table and
+ *              its one setter (zkl__cnode_own); carrying out a decision
  *   steps.c    the steps the machine takes (create, delete, recover, queue
  *              again, fail), each changing state only through cnode.c
- *   names.c    a node's names and a watch event's path taken apart
- *   decide.c   a listing's answer: find our node, ask the policy, hold or
- *              watch; recovery after a lost create's answer
- *   walk.c     the nodes ahead of ours: walk back when one goes, or hold
+ *   act.c      a listing's answer carried out: decide.c's plan (watches
+ *              armed, a waiter woken); recovery's check of a node found
  *   watch.c    the watches: on the node ahead, a watch group, the lock
- *              path's children, our own node; and routing a watch event
- *   joint.c    listings shared by a session's waiters on one lock path
+ *              path's children, our own node; their answers and events
+ *   feed.c     what the shell feeds the core (the session, the connection,
+ *              watch events routed, a shared listing's answer, the tick,
+ *              the client's end), each to a node by its one entry
+ *   decide.c   a listing's meaning: find our node, ask the policy, hold or
+ *              watch whom (a zkl__plan); it decides only
+ *   walk.c     the nodes ahead of ours: walk back when one goes, or hold
  *   alone.c    a lock path acquired alone: its create's number proves it
+ *   joint.c    listings shared by a session's waiters on one lock path
  *   verdict.c  what an acquire that waits on a node returns now
+ *   names.c    a node's names and kind, the names it watches
+ *   core.c     the core's store: memory, the sink, the interned lock paths,
+ *              the lists that route watch events, the counters
  *   areq.c     an asynchronous request's machine (areq.h)
  *
  * Ownership: the shell allocates a node (its struct embeds zkl__cnode) and
@@ -121,6 +129,9 @@ enum zkl__ev_type {
     ZKL__E_TAKEN,    /* the caller took the hold it waited for */
     ZKL__E_DETACH,   /* the caller is done with the node */
     ZKL__E_RETRY,    /* a refused delete's backoff is due */
+    ZKL__E_DROP,     /* the client's memory goes: nothing of the node is kept */
+    ZKL__E_UNSHARED, /* rc: the shared listing it waited for could not be sent */
+    ZKL__E_OUTRUN,   /* a shared listing's answer it no longer waits for */
     ZKL__E_COUNT
 };
 
@@ -189,7 +200,8 @@ enum zkl__own {
     ZKL__OWN_ASKED, /* set or being set, not yet confirmed */
     ZKL__OWN_BLIND, /* ... after a read of it was refused: the data version
                        its answer shows counts as read (no read loop) */
-    ZKL__OWN_SET    /* set, and the server said the node existed then */
+    ZKL__OWN_SET,   /* set, and the server said the node existed then */
+    ZKL__OWN_COUNT
 };
 
 /* The node's listing of its lock path. */
@@ -288,7 +300,7 @@ typedef struct zkl__cnode {
     uint8_t nahead;
     uint8_t st;            /* enum zkl__nstate: only zkl__cnode_move() writes it */
     uint8_t caller;        /* enum zkl__caller */
-    uint8_t own;           /* enum zkl__own */
+    uint8_t own;           /* enum zkl__own: only zkl__cnode_own() writes it */
     uint8_t listing;       /* enum zkl__listing */
     uint8_t reading;       /* enum zkl__reading */
     uint8_t walk;          /* enum zkl__walk */
@@ -355,6 +367,9 @@ uint32_t zkl__core_moves(const struct zkl__core *k, int from, int to);
 uint32_t zkl__core_rmoves(const struct zkl__core *k, int from, int to);
 /* Whether the table allows the move. */
 bool zkl__cnode_legal(int from, int to);
+/* The same for the watch on a node's own node (enum zkl__own). */
+uint32_t zkl__core_omoves(const struct zkl__core *k, int from, int to);
+bool zkl__cnode_own_legal(int from, int to);
 
 /* ---- a node's life, from the shell --------------------------------------- */
 

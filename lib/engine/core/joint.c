@@ -13,7 +13,9 @@
  * behind its create.
  *
  * Each answer is handed to every node it serves, one by one, as its own
- * listing's answer would be. A joint holds a reference (n->refs) on each
+ * listing's answer would be (feed.c, by the node's one entry: this file
+ * keeps the joints, and of a node changes only what a listing sent for it
+ * counts, its answer due and its listing out). A joint holds a reference (n->refs) on each
  * node it serves; a node may be in two joints at once (an answer still due
  * from before a reconnection), each with its own reference.
  *
@@ -94,14 +96,7 @@ static int send_list(struct zkl__joint *j)
     return j->core->sink(j->core->ctx, &a);
 }
 
-/* Hand one listing's answer to n, as its own listing's answer: by the
- * node's one entry. */
-static void serve(zkl__cnode *n, int rc, const struct String_vector *kids, int64_t now)
-{
-    zkl__cnode_on(n, &(zkl__event){.type = ZKL__E_LISTED, .rc = rc, .kids = kids, .now = now});
-}
-
-static bool asked_again(const struct zkl__joint *j, const zkl__cnode *n)
+bool zkl__joint_asked_again(const struct zkl__joint *j, const zkl__cnode *n)
 {
     for (size_t i = 0; i < j->nsent; i++)
         if (j->sent[i] == n)
@@ -109,59 +104,36 @@ static bool asked_again(const struct zkl__joint *j, const zkl__cnode *n)
     return false;
 }
 
-void zkl__joint_on(struct zkl__joint *j, int rc, const struct String_vector *kids, int64_t now)
+bool zkl__joint_turn(struct zkl__joint *j, zkl__cnode ***served, size_t *nserved,
+                     zkl__cnode ***unsent, size_t *nunsent, int *sent)
 {
-    zkl__cnode **ns = j->sent;
-    size_t k = j->nsent;
+    *served = j->sent;
+    *nserved = j->nsent;
     j->sent = NULL;
     j->nsent = 0;
     /* The waiting ones' listing goes out first: their answer is due the
      * soonest that way. */
-    int sent = ZOK;
+    *sent = ZOK;
     bool again = false;
     if (j->nwait > 0) {
         j->sent = j->wait;
         j->nsent = j->nwait;
         j->wait = NULL;
         j->nwait = j->capwait = 0;
-        sent = send_list(j);
-        again = sent == ZOK;
+        *sent = send_list(j);
+        again = *sent == ZOK;
     }
-    zkl__cnode **unsent = NULL;
-    size_t nu = 0;
+    *unsent = NULL;
+    *nunsent = 0;
     if (!again) {
         /* Nothing in flight any more: whoever asks next starts anew. */
-        unsent = j->sent;
-        nu = j->nsent;
+        *unsent = j->sent;
+        *nunsent = j->nsent;
         j->sent = NULL;
         unlink_joint(j);
         joint_free(j);
     }
-    for (size_t i = 0; i < nu; i++) {
-        /* Its listing could not be sent: as a listing of its own would,
-         * if it still wants one. One that holds by now (a handoff), or
-         * lost its hold since, or whose session ended, has no use for it
-         * (as a listing's answer then changes nothing). */
-        zkl__cnode *n = unsent[i];
-        n->refs--;
-        n->listing = ZKL__L_IDLE;
-        if (zkl__cnode_current(n) && (n->st == ZKL__N_QUEUED || n->st == ZKL__N_RECOVER))
-            (void)zkl__step_unsent(n, sent);
-        zkl__cnode_maybe_free(n);
-    }
-    free(unsent);
-    for (size_t i = 0; i < k; i++) {
-        if (again && asked_again(j, ns[i])) {
-            /* It listed anew since this one went out (a recovery after a
-             * reconnection, behind its sync): that listing tells, not this
-             * one, which a lagging server may have answered. */
-            ns[i]->refs--;
-            zkl__cnode_maybe_free(ns[i]);
-            continue;
-        }
-        serve(ns[i], rc, kids, now);
-    }
-    free(ns);
+    return again;
 }
 
 /* A listing of its own, for a node that has no memory for sharing. */

@@ -1,9 +1,12 @@
 /* What the core's files share and nobody else sees: the core's struct,
  * the steps a node's machine takes, and the decisions the other files
  * hand back to it. Only cnode.c changes a node's state (zkl__cnode_move,
- * which steps.c's steps call); decide.c, walk.c, watch.c and alone.c look
- * at what an answer or an event says and return what to do (a zkl__step),
- * which cnode.c carries out. */
+ * which steps.c's steps call) and the watch on its own node
+ * (zkl__cnode_own). decide.c, walk.c and alone.c only decide: they look at
+ * what an answer says and return what to do (a zkl__step, or decide.c's
+ * zkl__plan), which cnode.c and act.c carry out; watch.c decides on its
+ * watches' answers and events, and arms them. feed.c hands the shell's
+ * events to the nodes, each by zkl__cnode_on. core.h lists the files. */
 #ifndef ZKL_MACHINE_H
 #define ZKL_MACHINE_H
 
@@ -69,6 +72,7 @@ struct zkl__core {
     void *fail_ctx;
     uint32_t moves[ZKL__N_COUNT][ZKL__N_COUNT]; /* nodes' moves taken (tests) */
     uint32_t rmoves[8][8];                        /* requests' moves taken (tests) */
+    uint32_t omoves[ZKL__OWN_COUNT][ZKL__OWN_COUNT]; /* own watches' moves taken (tests) */
 };
 
 /* What an answer or an event means for a node: cnode.c carries it out. */
@@ -84,7 +88,8 @@ enum zkl__step {
     ZKL__S_FAIL,    /* the attempt failed with `err`; no node to delete */
     ZKL__S_ABORT,   /* the attempt failed with `err`; delete our node */
     ZKL__S_STALL,   /* a connection error: redo on reconnect */
-    ZKL__S_OWN_GONE /* our own node is gone and we did not delete it */
+    ZKL__S_OWN_GONE, /* our own node is gone and we did not delete it */
+    ZKL__S_WALK     /* walked back past nodes gone: watch the nearest one left */
 };
 
 typedef struct zkl__decision {
@@ -98,8 +103,20 @@ static inline zkl__decision zkl__do(enum zkl__step s)
 {
     return (zkl__decision){s, 0, 0, NULL};
 }
-zkl__decision zkl__cnode_do_err(enum zkl__step s, int zk_rc);
-zkl__decision zkl__cnode_do_code(enum zkl__step s, int err);
+/* ZooKeeper's codes, classed (lib/util/zkcode.c). */
+int zkl__zk_class(int rc);
+bool zkl__zk_conn_error(int rc);
+bool zkl__zk_session_error(int rc);
+
+static inline zkl__decision zkl__cnode_do_err(enum zkl__step s, int zk_rc)
+{
+    return (zkl__decision){s, zkl__zk_class(zk_rc), zk_rc, NULL};
+}
+
+static inline zkl__decision zkl__cnode_do_code(enum zkl__step s, int err)
+{
+    return (zkl__decision){s, err, 0, NULL};
+}
 
 static inline bool current(const zkl__cnode *n)
 {
@@ -113,12 +130,7 @@ static inline bool abandoned(const zkl__cnode *n)
     return n->caller == ZKL__C_LEFT || n->caller == ZKL__C_GONE || n->err != 0;
 }
 
-/* ZooKeeper's codes, classed (lib/util/zkcode.c). */
-int zkl__zk_class(int rc);
-bool zkl__zk_conn_error(int rc);
-bool zkl__zk_session_error(int rc);
-
-/* ---- core.c ---- */
+/* ---- core.c (the store) and names.c (names) ---- */
 void *zkl__core_malloc(struct zkl__core *k, size_t size);
 void *zkl__core_calloc(struct zkl__core *k, size_t n, size_t size);
 void *zkl__core_realloc(struct zkl__core *k, void *p, size_t size);
@@ -133,6 +145,8 @@ void zkl__core_tell(zkl__cnode *n, enum zkl__act_type type);
 void zkl__core_broken(struct zkl__core *k, zkl__cnode *n, const char *what, int from, int to);
 /* A node name's room: "_c_", a uuid, "-", a kind and 10 digits. */
 #define ZKL__NAME_BUF 160
+/* The name watched in slot, or NULL (formatted into buf if need be). */
+const char *zkl__watch_name(const zkl__cnode *n, int slot, char buf[ZKL__NAME_BUF]);
 /* Our node's name into buf, or NULL while its sequence is not known. */
 const char *zkl__core_own(const zkl__cnode *n, char buf[ZKL__NAME_BUF]);
 /* The sequence of a name of ours (its last 10 digits), or -1. */
@@ -156,8 +170,13 @@ struct zkl__target {
 bool zkl__core_is_own(const zkl__cnode *n, const struct zkl__target *t);
 bool zkl__core_is_peer(const zkl__cnode *n, const struct zkl__target *t, const zkl__peer *p);
 bool zkl__core_is_named(const zkl__cnode *n, const struct zkl__target *t, const char *name);
-/* Take a watch event's path apart (lib/engine/core/names.c). */
+/* Take a watch event's path apart (feed.c). */
 void zkl__core_target(const struct zkl__core *k, const char *path, struct zkl__target *t);
+/* The held node whose own node is the target's path (its path `path`), or NULL. */
+zkl__cnode *zkl__core_held_find(const struct zkl__core *k, const char *path,
+                                const struct zkl__target *t);
+/* Free the core's own memory (zkl__core_free, once the rest is gone). */
+void zkl__core_release(struct zkl__core *k);
 /* The full path of `name` in n's lock path, in buf (ZKL__MAX_PATH + 96). */
 const char *zkl__core_full(const zkl__cnode *n, const char *name, char *buf);
 void zkl__core_route(zkl__cnode *n, enum zkl__core_route to);
@@ -173,6 +192,8 @@ struct zkl__cside *zkl__core_side(zkl__cnode *n); /* made on first use, or NULL 
 /* ---- cnode.c ---- */
 /* The one function that changes a node's state. */
 void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to);
+/* The one function that changes the watch on its own node (n->own). */
+void zkl__cnode_own(zkl__cnode *n, enum zkl__own to);
 /* Carry out a decision. */
 void zkl__cnode_apply(zkl__cnode *n, zkl__decision d, int64_t now);
 void zkl__cnode_maybe_free(zkl__cnode *n);
@@ -198,27 +219,57 @@ void zkl__step_reconnect(zkl__cnode *n);
 void zkl__step_session_end(zkl__cnode *n);
 void zkl__step_retry(zkl__cnode *n, int64_t now);
 
-/* ---- decide.c ---- */
+/* ---- decide.c: it only decides ---- */
 bool zkl__decide_too_big(zkl__cnode *n, const struct String_vector *kids);
-zkl__decision zkl__decide(zkl__cnode *n, const struct String_vector *kids);
-zkl__decision zkl__decide_listed(zkl__cnode *n, int rc, const struct String_vector *kids);
-zkl__decision zkl__decide_found(zkl__cnode *n, const zkl__event *ev);
 void zkl__decide_gone_clear(zkl__cnode *n);
 void zkl__decide_skip_clear(zkl__cnode *n);
+/* Whether n decides on the nodes nearest ahead of its own alone, in a
+ * listing of cnt children. */
+bool zkl__decide_nearest_only(const zkl__cnode *n, size_t cnt);
+/* The contenders of a listing in order, in cs: the nearest ahead of ours
+ * and ours if `me` (zkl__decide_nearest_only), else all of them sorted (cs
+ * has room for kids->count). *self is our index (the count if not listed). */
+size_t zkl__decide_contenders(const zkl__cnode *n, const struct String_vector *kids,
+                              const zkl__entry *me, zkl__entry *cs, size_t *self, size_t *older,
+                              size_t *total);
+/* In recovery, a node of our lost create made past the 32-bit wrap, or NULL. */
+const char *zkl__decide_wrapped(const zkl__cnode *n, const struct String_vector *kids);
+/* What a listing's contenders mean for n, for act.c to carry out. */
+typedef struct zkl__plan {
+    zkl__decision d; /* what then, once the plan's act is done */
+    enum {
+        ZKL__PL_NONE,
+        ZKL__PL_FIND,  /* recovery: cs[self] has our uuid: check whose it is */
+        ZKL__PL_HOLD,  /* it holds (a listing of it alone is remembered: alone.c) */
+        ZKL__PL_GROUP, /* watch the policy's watch group */
+        ZKL__PL_WATCH  /* watch cs[w] (and with prefetch the one before it) */
+    } act;
+    size_t w;      /* the node to watch, as the policy said */
+    bool answered; /* a try once's first answer: its caller is woken */
+    bool listed;   /* listed instead of walking back: `held` says if walking served */
+    bool held;
+    bool first;    /* cs[w] is first, and of our kind: its going hands over */
+} zkl__plan;
+zkl__plan zkl__decide_on(const zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self);
+
+/* ---- act.c: a listing's answer carried out ---- */
+zkl__decision zkl__act_listing(zkl__cnode *n, const struct String_vector *kids);
+zkl__decision zkl__act_listed(zkl__cnode *n, int rc, const struct String_vector *kids);
+zkl__decision zkl__act_found(zkl__cnode *n, const zkl__event *ev);
 
 /* ---- walk.c ---- */
 void zkl__walk_set(zkl__cnode *n, const zkl__entry *cs, size_t w, size_t k, size_t older);
 void zkl__walk_clear(zkl__cnode *n);
-/* The node watched in `slot` is gone: walk back (S_NONE), hold (S_HOLD),
- * or no knowledge to walk on (S_LIST). */
+/* The node watched in `slot` is gone: walk back (S_WALK: the nearest one
+ * left is to be watched), hold (S_HOLD), or no knowledge to walk on
+ * (S_LIST). */
 enum zkl__step zkl__walk_back(zkl__cnode *n, int slot);
 
 /* ---- watch.c ---- */
 void zkl__watch_own(zkl__cnode *n);
 /* Watch `name` in slot (NULL: none). false without memory. */
 bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name);
-/* The name watched in slot, or NULL (formatted into buf if need be). */
-const char *zkl__watch_name(const zkl__cnode *n, int slot, char buf[ZKL__NAME_BUF]);
+bool zkl__watch_ahead(zkl__cnode *n);
 void zkl__watch_off(zkl__cnode *n); /* slots and group */
 bool zkl__watch_group(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self);
 void zkl__watch_group_clear(zkl__cnode *n);
@@ -227,6 +278,15 @@ zkl__decision zkl__watch_event(zkl__cnode *n, const zkl__event *ev);
 
 /* ---- joint.c ---- */
 int zkl__joint_send(zkl__cnode *n);
+/* The answer to j's listing came: the listing of those who asked since
+ * goes out (*sent: its send's code). The nodes the answer serves come back
+ * in *served, those whose listing could not be sent in *unsent (the caller
+ * frees both arrays). Returns whether j lives on (a listing in flight);
+ * if not, j is freed. */
+bool zkl__joint_turn(struct zkl__joint *j, zkl__cnode ***served, size_t *nserved,
+                     zkl__cnode ***unsent, size_t *nunsent, int *sent);
+/* n asked for the listing in flight of j. */
+bool zkl__joint_asked_again(const struct zkl__joint *j, const zkl__cnode *n);
 void zkl__joint_drop_all(struct zkl__core *k);
 
 /* ---- alone.c ---- */
@@ -235,7 +295,8 @@ void zkl__alone_forget(struct zkl__core *k);
 void zkl__alone_invalidate(struct zkl__core *k, const struct zkl__dir *dir);
 void zkl__alone_seen(zkl__cnode *n, int64_t seq);
 void zkl__alone_deleted(zkl__cnode *n, bool ok);
-zkl__decision zkl__alone_answer(zkl__cnode *n, int64_t want);
+/* A create's number proves the lock path held nothing else. */
+bool zkl__alone_proved(const zkl__cnode *n, int64_t want);
 bool zkl__alone_take(zkl__cnode *n);
 zkl__decision zkl__alone_dir_answer(zkl__cnode *n, int rc);
 

@@ -6,6 +6,11 @@
 
 #include "machine.h"
 
+const char *zkl__cnode_kind(const zkl__cnode *n)
+{
+    return n->side && n->side->kind_copy ? n->side->kind_copy : n->pol->kind;
+}
+
 const char *zkl__core_own(const zkl__cnode *n, char buf[ZKL__NAME_BUF])
 {
     if (n->seq < 0)
@@ -93,22 +98,9 @@ bool zkl__core_is_named(const zkl__cnode *n, const struct zkl__target *t, const 
     return name != NULL && t->dir == n->dir && strcmp(t->name, name) == 0;
 }
 
-/* Take a watch event's path apart (see struct zkl__target). */
-void zkl__core_target(const struct zkl__core *k, const char *path, struct zkl__target *t)
+const char *zkl__watch_name(const zkl__cnode *n, int slot, char buf[ZKL__NAME_BUF])
 {
-    *t = (struct zkl__target){.name = path, .peer.seq = -1};
-    const char *slash = strrchr(path, '/');
-    if (slash != NULL) {
-        t->name = slash + 1;
-        t->dir = zkl__core_dir_find(k, path, (size_t)(slash - path));
-    }
-    t->self = zkl__core_dir_find(k, path, strlen(path));
-    zkl__entry e;
-    if (strncmp(t->name, "_c_", 3) == 0 && strlen(t->name) > 40 &&
-        zkl__uuid_parse(t->name + 3, t->peer.uuid) == 0 && t->name[39] == '-' &&
-        zkl__entry_parse(t->name, &e) == 0 && e.seq <= INT32_MAX) {
-        t->peer.seq = (int32_t)e.seq;
-        t->kind = e.kind;
-        t->kindlen = strlen(e.kind) - 10;
-    }
+    if (n->watch[slot] != NULL)
+        return n->watch[slot];
+    return slot == 0 && n->wpeer.seq >= 0 ? zkl__core_peer_name(n, &n->wpeer, buf) : NULL;
 }

@@ -208,7 +208,7 @@ void zkl__step_requeue(zkl__cnode *n)
     n->reading = ZKL__R_NODES;
     zkl__walk_clear(n);
     zkl__decide_gone_clear(n);
-    n->own = ZKL__OWN_OFF;
+    zkl__cnode_own(n, ZKL__OWN_OFF);
     n->pred = ZKL__PRED_NONE;
     n->walk = ZKL__W_NONE;
     if (n->listing == ZKL__L_OUT_AGAIN)
@@ -289,8 +289,12 @@ zkl__decision zkl__step_created(zkl__cnode *n, const zkl__event *ev)
          * any event that could hand us the lock. The acquire does not wait
          * for its answer. */
         zkl__watch_own(n);
-        if (fast >= 0 && n->st == N(QUEUED))
-            return zkl__alone_answer(n, fast);
+        if (fast >= 0 && n->st == N(QUEUED) && !zkl__alone_proved(n, fast))
+            return zkl__do(ZKL__S_LIST);
+        if (fast >= 0 && n->st == N(QUEUED)) { /* decided as a listing of it alone */
+            char *one[1] = {(char *)zkl__core_own(n, own)};
+            return zkl__act_listing(n, &(struct String_vector){1, one});
+        }
         return zkl__do(ZKL__S_NONE); /* the pipelined listing answers next */
     }
     if (ev->rc == ZNONODE) {
@@ -398,7 +402,7 @@ void zkl__step_reconnect(zkl__cnode *n)
      * again, a waiter's watch on it proves nothing (no handoff). */
     bool unproven = n->own == ZKL__OWN_SET && n->st == N(QUEUED);
     if (unproven)
-        n->own = ZKL__OWN_OFF;
+        zkl__cnode_own(n, ZKL__OWN_OFF);
     /* A watch on our own node that could not be set: set it now (one that
      * was set survives the reconnection). */
     if (n->own == ZKL__OWN_OFF && n->seq >= 0 &&

@@ -99,12 +99,5 @@ enum zkl__step zkl__walk_back(zkl__cnode *n, int slot)
     /* In a long queue the next one may be gone as well: its watch's
      * answer tells (watch.c). */
     n->walk = slot == 0 && n->qlen > AHEAD_SHORT ? ZKL__W_PROBE : ZKL__W_NONE;
-    /* Watch the nearest node ahead, and with prefetch the one before it. */
-    char a[ZKL__NAME_BUF], b[ZKL__NAME_BUF];
-    const char *first = zkl__core_peer_name(n, &n->ahead[n->nahead - 1], a);
-    const char *second =
-        n->prefetch && n->nahead >= 2 ? zkl__core_peer_name(n, &n->ahead[n->nahead - 2], b) : NULL;
-    if (!zkl__watch_arm(n, 0, first) || !zkl__watch_arm(n, 1, second))
-        return ZKL__S_ABORT;
-    return ZKL__S_NONE;
+    return ZKL__S_WALK; /* the nearest one left is watched next */
 }

@@ -31,9 +31,9 @@ void zkl__watch_own(zkl__cnode *n)
     if (n->own != ZKL__OWN_OFF || zkl__core_own(n, own) == NULL)
         return;
     zkl__act a = {.type = ZKL__A_WATCH_OWN, .path = zkl__core_full(n, own, buf)};
-    n->own = ZKL__OWN_ASKED;
+    zkl__cnode_own(n, ZKL__OWN_ASKED);
     if (!watch_send(n, &a))
-        n->own = ZKL__OWN_OFF;
+        zkl__cnode_own(n, ZKL__OWN_OFF);
 }
 
 /* Our node's data changed: read it, watching on. Someone wrote the
@@ -42,9 +42,9 @@ static void own_changed(zkl__cnode *n)
 {
     char own[ZKL__NAME_BUF], buf[ZKL__MAX_PATH + 96];
     zkl__act a = {.type = ZKL__A_READ_OWN, .path = zkl__core_full(n, zkl__core_own(n, own), buf)};
-    n->own = ZKL__OWN_ASKED; /* not watched until this answers: no handoff on trust */
+    zkl__cnode_own(n, ZKL__OWN_ASKED); /* not watched until this answers: no handoff on trust */
     if (!watch_send(n, &a))
-        n->own = ZKL__OWN_OFF;
+        zkl__cnode_own(n, ZKL__OWN_OFF);
 }
 
 /* The answer rc to a request that watches our own node (a read if
@@ -60,11 +60,11 @@ static zkl__decision own_answer(zkl__cnode *n, int rc, bool reading, bool *ok)
         (n->st != ZKL__N_QUEUED && n->st != ZKL__N_HELD))
         return zkl__do(ZKL__S_NONE);
     if (rc == ZOK) {
-        n->own = ZKL__OWN_SET;
+        zkl__cnode_own(n, ZKL__OWN_SET);
         *ok = true;
         return zkl__do(ZKL__S_NONE);
     }
-    n->own = ZKL__OWN_OFF;
+    zkl__cnode_own(n, ZKL__OWN_OFF);
     if (rc == ZNONODE)
         return zkl__do(ZKL__S_OWN_GONE);
     if (zkl__zk_conn_error(rc))
@@ -75,7 +75,7 @@ static zkl__decision own_answer(zkl__cnode *n, int rc, bool reading, bool *ok)
          * request loop for as long as the ACL stays); its next change is. */
         zkl__watch_own(n);
         if (n->own == ZKL__OWN_ASKED)
-            n->own = ZKL__OWN_BLIND;
+            zkl__cnode_own(n, ZKL__OWN_BLIND);
     }
     return zkl__do(ZKL__S_NONE);
 }
@@ -106,13 +106,6 @@ static void send_kids(zkl__cnode *n)
     n->core->stats.listings++;
     if (!watch_send(n, &a))
         n->reading = ZKL__R_KIDS_OFF;
-}
-
-const char *zkl__watch_name(const zkl__cnode *n, int slot, char buf[ZKL__NAME_BUF])
-{
-    if (n->watch[slot] != NULL)
-        return n->watch[slot];
-    return slot == 0 && n->wpeer.seq >= 0 ? zkl__core_peer_name(n, &n->wpeer, buf) : NULL;
 }
 
 static void unwatch(zkl__cnode *n, int slot)
@@ -166,6 +159,17 @@ bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
         (void)zkl__step_unsent(n, rc);
     }
     return true;
+}
+
+/* After a walk back: watch the nearest node ahead that is left, and with
+ * prefetch the one before it. false without memory. */
+bool zkl__watch_ahead(zkl__cnode *n)
+{
+    char a[ZKL__NAME_BUF], b[ZKL__NAME_BUF];
+    const char *first = zkl__core_peer_name(n, &n->ahead[n->nahead - 1], a);
+    const char *second =
+        n->prefetch && n->nahead >= 2 ? zkl__core_peer_name(n, &n->ahead[n->nahead - 2], b) : NULL;
+    return zkl__watch_arm(n, 0, first) && zkl__watch_arm(n, 1, second);
 }
 
 void zkl__watch_group_clear(zkl__cnode *n)
@@ -272,8 +276,7 @@ static zkl__decision ahead_answer(zkl__cnode *n, int slot, int rc)
          * may have gone. */
         if (probe || (slot == 0 && n->qlen > AHEAD_SHORT) || !latest)
             return zkl__do(ZKL__S_LIST);
-        enum zkl__step s = zkl__walk_back(n, slot);
-        return s == ZKL__S_ABORT ? zkl__cnode_do_code(s, ZKL_ENOMEM) : zkl__do(s);
+        return zkl__do(zkl__walk_back(n, slot));
     }
     if (zkl__zk_conn_error(rc))
         return zkl__do(ZKL__S_STALL);
@@ -303,7 +306,7 @@ static zkl__decision kids_answer(zkl__cnode *n, int rc, const struct String_vect
     if (!current(n) || n->st != ZKL__N_QUEUED)
         return zkl__do(ZKL__S_NONE);
     if (rc == ZOK && !zkl__decide_too_big(n, kids))
-        return zkl__decide(n, kids);
+        return zkl__act_listing(n, kids);
     n->reading = ZKL__R_KIDS_OFF;
     if (rc == ZOK)
         return zkl__cnode_do_code(ZKL__S_ABORT, ZKL_EQUEUE);
@@ -351,7 +354,7 @@ zkl__decision zkl__watch_answer(zkl__cnode *n, const zkl__event *ev)
  * else did (or the lock path went); changed, someone wrote into it. */
 static zkl__decision own_event(zkl__cnode *n, int type)
 {
-    n->own = ZKL__OWN_OFF;
+    zkl__cnode_own(n, ZKL__OWN_OFF);
     bool live = n->st == ZKL__N_QUEUED || n->st == ZKL__N_HELD;
     if (live)
         n->core->stats.watch_events++; /* our own delete's event is no wake-up */
@@ -387,10 +390,8 @@ static zkl__decision ahead_event(zkl__cnode *n, int slot, int type)
          * watch was set before the one on the node ahead, so its deletion
          * would have been told first. */
         return zkl__do(ZKL__S_HOLD);
-    if (n->listing == ZKL__L_IDLE) {
-        enum zkl__step s = zkl__walk_back(n, slot); /* the next one ahead, or hold */
-        return s == ZKL__S_ABORT ? zkl__cnode_do_code(s, ZKL_ENOMEM) : zkl__do(s);
-    }
+    if (n->listing == ZKL__L_IDLE)
+        return zkl__do(zkl__walk_back(n, slot)); /* the next one ahead, or hold */
     struct zkl__cside *s;
     char *copy;
     if (n->pol->handoff && same_kind(n, name) && (s = zkl__core_side(n)) != NULL &&
