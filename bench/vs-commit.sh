@@ -2,7 +2,7 @@
 # vs-commit.sh - this tree's zkl-bench beside an earlier commit's, on one server.
 #
 # Usage: bench/vs-commit.sh [--commit REV] [--pairs N] [--clients "8 32"]
-#                           [--ops N] [--zkl-bench PATH] [--out FILE]
+#                           [--ops N] [--zkl-bench PATH] [--out FILE] [--same-driver]
 #
 # Builds REV's zkl-bench (default: 1.0.0, d5c6d18) from `git archive` into a
 # cache (${XDG_CACHE_HOME:-~/.cache}/zkl/vs-commit/<commit>), starts one
@@ -16,6 +16,14 @@
 # per-pair ratios (this tree / REV). Every run's JSON line goes to FILE
 # (default: a file in the temporary folder, named at the end).
 # Everything it starts is stopped on exit, also on failure or Ctrl-C.
+#
+# The benchmark itself changed since 1.0.0: this tree's zkl-bench goes
+# through zkl_lock handles, stamps each handoff (three more clock reads and
+# shared atomics per acquisition) and counts the heap at every malloc and
+# free (tools/bench/heapcount.c), all of which its process's CPU includes.
+# --same-driver compares the libraries alone: both sides run REV's
+# zkl-bench, "new" with this tree's libzkl.so.1 (the build's .libs beside
+# --zkl-bench's tools/) in its place, which the frozen ABI allows.
 # A benchmark: it reports, it never fails on a figure.
 set -euo pipefail
 
@@ -29,6 +37,7 @@ clients="8 32"
 ops=3000
 new_bench=
 out=
+same_driver=false
 
 usage() {
     sed -n '4,5p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
@@ -42,6 +51,7 @@ while (($#)); do
     --ops) ops=$2; shift 2 ;;
     --zkl-bench) new_bench=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --same-driver) same_driver=true; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
     esac
@@ -85,6 +95,21 @@ if [[ ! -x $old_bench ]]; then
     fi
 fi
 
+# --same-driver: REV's benchmark program itself (not libtool's wrapper,
+# which would put REV's library first), once with each library.
+old_lib=$cache/build/.libs
+new_lib=
+if $same_driver; then
+    new_lib=$(cd "$(dirname "$new_bench")/../.libs" 2>/dev/null && pwd -P) || new_lib=
+    [[ -n $new_lib && -e $new_lib/libzkl.so.1 ]] || {
+        echo "vs-commit.sh: --same-driver: no libzkl.so.1 in $(dirname "$new_bench")/../.libs" >&2
+        exit 1
+    }
+    old_bench=$cache/build/tools/.libs/zkl-bench
+    [[ -x $old_bench ]] || { echo "vs-commit.sh: no $old_bench" >&2; exit 1; }
+    new_bench=$old_bench
+fi
+
 python=/usr/bin/python3
 [[ -x $python ]] || python=python3
 
@@ -114,11 +139,25 @@ note "starting ZooKeeper"
 "$harness" start "$zkdir" --tick 2000 --owner $$ >/dev/null
 servers=$(<"$zkdir/hosts")
 
+# with_lib old|new COMMAND...: COMMAND, with that side's library under
+# --same-driver.
+with_lib() {
+    local which=$1
+    shift
+    if ! $same_driver; then
+        "$@"
+    elif [[ $which == new ]]; then
+        LD_LIBRARY_PATH=$new_lib "$@"
+    else
+        LD_LIBRARY_PATH=$old_lib "$@"
+    fi
+}
+
 # run WHICH PROGRAM CLIENTS PAIR: one contended run under a small wrapper
 # that adds the child's CPU time (rusage) to its JSON line.
 run() {
     local which=$1 prog=$2 n=$3 pair=$4 rc=0
-    timeout --kill-after=10 600 "$python" -c '
+    with_lib "$which" timeout --kill-after=10 600 "$python" -c '
 import json, os, resource, subprocess, sys
 which, pair, prog = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 p = subprocess.run([prog] + sys.argv[4:], stdout=subprocess.PIPE, check=True)
@@ -140,9 +179,13 @@ print(json.dumps(d))' "$which" "$pair" "$prog" --servers "$servers" \
 }
 
 note "warming the server up"
-for prog in "$old_bench" "$new_bench"; do
-    "$prog" --servers "$servers" --path /bench/warm --workload floor --ops 15000 >/dev/null
-    "$prog" --servers "$servers" --path /bench/warm --workload contended --clients 8 --ops 8000 >/dev/null
+for which in old new; do
+    prog=$old_bench
+    [[ $which == new ]] && prog=$new_bench
+    with_lib "$which" "$prog" --servers "$servers" --path /bench/warm \
+        --workload floor --ops 15000 >/dev/null
+    with_lib "$which" "$prog" --servers "$servers" --path /bench/warm \
+        --workload contended --clients 8 --ops 8000 >/dev/null
 done
 
 for n in $clients; do
@@ -156,10 +199,12 @@ for n in $clients; do
     done
 done
 
-"$python" - "$out" "${commit:0:12}" <<'EOF'
+driver=
+$same_driver && driver=" (libraries only: both run ${commit:0:12}'s zkl-bench)"
+"$python" - "$out" "${commit:0:12}" "$driver" <<'EOF'
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-print("this tree against %s: contended, medians of paired runs" % sys.argv[2])
+print("this tree against %s%s: contended, medians of paired runs" % (sys.argv[2], sys.argv[3]))
 print("%8s %14s %14s %8s %14s %14s %8s" % ("clients", "old ops/s", "new ops/s",
       "ratio", "old cpu us/op", "new cpu us/op", "ratio"))
 for n in sorted({r["clients"] for r in runs}):

@@ -1,4 +1,5 @@
 /* Path checks and node-name parsing: pure functions, no server. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +108,75 @@ START_TEST(test_node_names_parse_kind_and_sequence)
 }
 END_TEST
 
+/* zkl__name_write writes what the format it stands for writes, truncation
+ * and out-of-range sequences included. */
+START_TEST(test_node_names_are_written_as_the_format_writes_them)
+{
+    static const uint8_t uuid[16] = {0x53, 0x34, 0x5f, 0x98, 0x94, 0x23, 0x4e, 0x0c,
+                                     0xa7, 0xb5, 0x9f, 0x81, 0x9e, 0x3e, 0xc2, 0xe1};
+    static const char *const kinds[] = {"lock-", "__WRIT__", "", "a-much-longer-kind-than-any-"};
+    static const long long seqs[] = {0,  7,  2147483647, 9999999999LL, 10000000000LL,
+                                     -1, -2147483647};
+    static const size_t sizes[] = {160, 64, 61, 55, 50, 41, 1};
+    char fmt[37];
+    zkl__uuid_text(uuid, fmt);
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        for (size_t q = 0; q < sizeof seqs / sizeof *seqs; q++)
+            for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+                char want[200], got[200];
+                memset(got, 'x', sizeof got);
+                snprintf(want, sizes[z], "_c_%s-%s%010lld", fmt, kinds[k], seqs[q]);
+                zkl__name_write(got, sizes[z], uuid, kinds[k], seqs[q]);
+                ck_assert_str_eq(got, want);
+                for (size_t i = strlen(want) + 1; i < sizeof got; i++)
+                    ck_assert_int_eq(got[i], 'x'); /* nothing past its end */
+            }
+    char name[160];
+    zkl__name_write(name, sizeof name, uuid, "lock-", 7);
+    ck_assert_str_eq(name, "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-0000000007");
+}
+END_TEST
+
+/* zkl__name_read takes exactly the names zkl__name_write writes; uuids
+ * parse in either case, and a short text stops at its end. */
+START_TEST(test_node_names_are_read_back_exactly)
+{
+    uint8_t u[16], want[16] = {0x53, 0x34, 0x5f, 0x98, 0x94, 0x23, 0x4e, 0x0c,
+                               0xa7, 0xb5, 0x9f, 0x81, 0x9e, 0x3e, 0xc2, 0xe1};
+    int64_t seq = -5;
+    ck_assert_int_eq(zkl__name_read("_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-0000000007",
+                                    "lock-", u, &seq), 0);
+    ck_assert_int_eq(seq, 7);
+    ck_assert_mem_eq(u, want, 16);
+    ck_assert_int_eq(zkl__name_read("_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-9999999999",
+                                    "lock-", u, &seq), 0);
+    ck_assert_int_eq(seq, 9999999999LL);
+    static const char *const bad[] = {
+        "_c_53345F98-9423-4e0c-a7b5-9f819e3ec2e1-lock-0000000007", /* uppercase */
+        "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-00000000070", /* 11 digits */
+        "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-000000007",   /* 9 digits */
+        "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock--000000007",
+        "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lockx0000000007",
+        "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-__READ__0000000007",
+        "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1x-lock-0000000007",
+        "_c_53345f98x9423-4e0c-a7b5-9f819e3ec2e1-lock-0000000007",
+        "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e-lock-0000000007",
+        "_d_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-0000000007",
+        "lock-0000000007",
+        "_c_5334",
+        "",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        ck_assert_msg(zkl__name_read(bad[i], "lock-", u, &seq) != 0, "%s", bad[i]);
+    ck_assert_int_eq(zkl__uuid_parse("53345F98-9423-4E0C-A7B5-9F819E3EC2E1", u), 0);
+    ck_assert_mem_eq(u, want, 16);
+    ck_assert_int_eq(zkl__uuid_parse("53345f98-9423-4e0c-a7b5-9f819e3ec2e", u), -1);
+    ck_assert_int_eq(zkl__uuid_parse("53345f9", u), -1);
+    ck_assert_int_eq(zkl__uuid_parse("53345f98+9423-4e0c-a7b5-9f819e3ec2e1", u), -1);
+    ck_assert_int_eq(zkl__uuid_parse("53345f98-9423-4e0c-a7b5-9f819e3ec2eg", u), -1);
+}
+END_TEST
+
 START_TEST(test_uuids_are_fresh_and_well_formed)
 {
     char a[37], b[37];
@@ -127,6 +197,8 @@ int main(void)
         test_segments_named_like_contender_nodes_are_refused,
         test_characters_the_server_refuses_are_refused,
         test_node_names_parse_kind_and_sequence,
+        test_node_names_are_written_as_the_format_writes_them,
+        test_node_names_are_read_back_exactly,
         test_uuids_are_fresh_and_well_formed,
         NULL,
     };

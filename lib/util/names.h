@@ -3,6 +3,7 @@
 #ifndef ZKL_NAMES_H
 #define ZKL_NAMES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* One child of a lock path, parsed. */
@@ -23,5 +24,15 @@ void zkl__uuid_text(const uint8_t uuid[16], char out[37]);
 /* The 16 bytes of the 36 characters at text (hex digits in 8-4-4-4-12
  * form, either case): 0, or -1 if they are not that. */
 int zkl__uuid_parse(const char *text, uint8_t out[16]);
+/* A contender node's name into buf (size bytes): exactly what
+ * snprintf(buf, size, "_c_%s-%s%010lld", <uuid's text>, kind, seq) writes,
+ * truncation included, without the cost of a format (every listing writes
+ * one per node ahead). */
+void zkl__name_write(char *buf, size_t size, const uint8_t uuid[16], const char *kind,
+                     long long seq);
+/* The uuid and sequence of `name` if it is exactly a name zkl__name_write
+ * writes with room for it: "_c_", a uuid's text in lowercase, "-", kind and
+ * 10 digits. 0, or -1 if it is not such a name. */
+int zkl__name_read(const char *name, const char *kind, uint8_t uuid[16], int64_t *seq);
 
 #endif

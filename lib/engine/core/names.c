@@ -1,7 +1,6 @@
 /* A node's names: its own, its peers' and their full paths, made from a
  * uuid, a kind and a sequence; and a watch event's path taken apart once, to
  * be held against each node by comparison. */
-#include <stdio.h>
 #include <string.h>
 
 #include "machine.h"
@@ -15,28 +14,27 @@ const char *zkl__core_own(const zkl__cnode *n, char buf[ZKL__NAME_BUF])
 {
     if (n->seq < 0)
         return NULL;
-    char uuid[37];
-    zkl__uuid_text(n->uuid, uuid);
-    snprintf(buf, ZKL__NAME_BUF, "_c_%s-%s%010lld", uuid, zkl__cnode_kind(n), (long long)n->seq);
+    zkl__name_write(buf, ZKL__NAME_BUF, n->uuid, zkl__cnode_kind(n), n->seq);
     return buf;
 }
 
 const char *zkl__core_peer_name(const zkl__cnode *n, const zkl__peer *p, char buf[ZKL__NAME_BUF])
 {
-    char uuid[37];
-    zkl__uuid_text(p->uuid, uuid);
-    snprintf(buf, ZKL__NAME_BUF, "_c_%s-%s%010lld", uuid, zkl__cnode_kind(n), (long long)p->seq);
+    zkl__name_write(buf, ZKL__NAME_BUF, p->uuid, zkl__cnode_kind(n), p->seq);
     return buf;
 }
 
 bool zkl__core_peer(const zkl__cnode *n, const char *name, zkl__peer *p)
 {
-    char back[ZKL__NAME_BUF];
-    if (strlen(name) >= ZKL__NAME_BUF || strncmp(name, "_c_", 3) != 0 ||
-        zkl__uuid_parse(name + 3, p->uuid) != 0 || (p->seq = zkl__core_seq(name)) < 0)
+    /* Exactly the name it stands for (zkl__core_peer_name): our kind,
+     * lowercase, nothing more; read, not written and compared, as every
+     * listing checks each node ahead. */
+    int64_t seq;
+    if (strlen(name) >= ZKL__NAME_BUF ||
+        zkl__name_read(name, zkl__cnode_kind(n), p->uuid, &seq) != 0 || seq > INT32_MAX)
         return false;
-    /* exactly the name it stands for: our kind, lowercase, nothing more */
-    return strcmp(zkl__core_peer_name(n, p, back), name) == 0;
+    p->seq = (int32_t)seq;
+    return true;
 }
 
 int32_t zkl__core_seq(const char *name)
