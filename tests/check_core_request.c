@@ -233,6 +233,40 @@ static const core_case cases[] = {
                  "expect R:step:A R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
                  "rstate R CLEANING\n"
                  "rresult R ETIMEDOUT\n"},
+    /* When a blocking caller looks again if nothing wakes it: never
+     * unbounded once its deadline passed. */
+    {"a waiting request is looked at again at its deadline",
+     CORE_WAITING_A "request R on A deadline=1000\n"
+                    "rlook R\n"
+                    "rdue R 1000\n"
+                    "wait 400\n"
+                    "rdue R 600\n"},
+    {"a request without a deadline is looked at again only when woken",
+     CORE_WAITING_A "request R on A\n"
+                    "rlook R\n"
+                    "rdue R none\n"},
+    {"a failed request is looked at again at the end of its grace",
+     CORE_WAITING_A "request R on A deadline=1000\n"
+                    "wait 1000\n"
+                    "rlook R\n"
+                    "expect R:count:A:ETIMEDOUT R:timer R:leave:A A:delete\n"
+                    "rdue R 500\n"
+                    "wait 200\n"
+                    "rdue R 300\n"},
+    {"a step's next node queued past the deadline is looked at again within a grace",
+     CORE_HELD_A "node B lease\n"
+                 "request R on A deadline=1000 steps\n"
+                 "step R next=B\n"
+                 "start B\n"
+                 "wait 1000\n"
+                 "rlook R\n"
+                 "expect B:create B:list R:step:A R:look\n"
+                 "rstate R PENDING\n"
+                 "rdue R 500\n"
+                 "rlook R\n"
+                 "expect R:count:B:ETIMEDOUT R:timer R:leave:B R:released:A R:leave:A A:delete\n"
+                 "rstate R CLEANING\n"
+                 "rdue R 500\n"},
     {"a step that fails fails the request, its node deleted",
      CORE_HELD_A "request R on A deadline=1000 steps\n"
                  "step R EMISMATCH\n"

@@ -417,6 +417,36 @@ START_TEST(test_multilock_timeout_bounds_the_whole_call)
 }
 END_TEST
 
+/* The deadline passed while an earlier member was taken: a free member
+ * reached after it is tried once, and taken, not failed at once. */
+START_TEST(test_multilock_member_reached_after_the_deadline_is_tried_once)
+{
+    char *p = tu_path("b-free");
+    zkl_client *a = tu_test_client(10000);
+    struct ulock s;
+    ulock_init(&s, 1, "a-slow");
+    s.slow_ms = 600; /* spends all of the call's 300 ms */
+    zkl_mutex *m = tu_test_mutex(a, p);
+    zkl_lock *l[2] = {ulock_handle(&s), mutex_handle(m)};
+    zkl_multilock *ml;
+    ck_assert_int_eq(zkl_multilock_new_locks(l, 2, &ml), 0);
+    int64_t t0 = tu_now_ms();
+    ck_assert_int_eq(zkl_multilock_acquire(ml, 300), 0);
+    ck_assert_int_ge(tu_now_ms() - t0, 290);
+    ck_assert_int_eq(zkl_multilock_is_held(ml), 1);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 1);
+    ck_assert_int_eq(zkl_multilock_release(ml), 0);
+    ck_assert_int_eq(zkl_mutex_is_held(m), 0);
+    ck_assert_int_eq(s.held, 0);
+    expect_children(1, p, 0);
+    zkl_multilock_free(ml);
+    zkl_lock_free(l[0]);
+    zkl_lock_free(l[1]);
+    ulock_destroy(&s);
+    free(p);
+}
+END_TEST
+
 struct bg_acquire {
     zkl_multilock *ml;
     long timeout;
@@ -970,6 +1000,7 @@ int main(int argc, char **argv)
         test_multilock_is_all_or_nothing_when_one_member_is_held_elsewhere,
         test_multilock_member_failure_releases_what_the_call_took,
         test_multilock_timeout_bounds_the_whole_call,
+        test_multilock_member_reached_after_the_deadline_is_tried_once,
         test_multilock_huge_timeout_waits_instead_of_failing_at_once,
         test_multilock_mixes_mutexes_user_locks_and_multilocks,
         test_multilock_holds_a_semmutex_member_for_its_object,

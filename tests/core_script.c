@@ -679,6 +679,7 @@ static struct treq *req_of(struct world *w, const char *s)
 /* request R on A [deadline=ms] [steps] [keep] [tell]; rlook R; rdeliver R 1;
  * rcancel R 0; rrelease R ELOST; rfree R; rtake R 0; rstate R HELD; rresult R ELOST;
  * rfailed R NOAUTH 0 (the failed node's ZooKeeper code and listing's length);
+ * rdue R 500 | rdue R none (when a caller waiting on it looks again, from now);
  * step R next=B | step R deliver | step R wait | step R EMISMATCH */
 static bool request_cmd(struct world *w, char **tok, int nt)
 {
@@ -735,6 +736,17 @@ static bool request_cmd(struct world *w, char **tok, int nt)
         return q->m.zk_rc == zk && (long)q->m.qlen == qlen
                    ? true
                    : failf(w, "%s failed with %d, %ld listed", tok[1], q->m.zk_rc, (long)q->m.qlen);
+    }
+    if (strcmp(tok[0], "rdue") == 0) {
+        int64_t due = zkl__areq_due(&q->m, w->now);
+        bool none = nt > 2 && strcmp(tok[2], "none") == 0;
+        int64_t want = none ? ZKL__NO_DEADLINE
+                            : w->now + (int64_t)atol(nt > 2 ? tok[2] : "-1") * 1000000;
+        if (due == want)
+            return true;
+        if (due == ZKL__NO_DEADLINE)
+            return failf(w, "%s is due never", tok[1]);
+        return failf(w, "%s is due in %lld ms", tok[1], (long long)((due - w->now) / 1000000));
     }
     if (strcmp(tok[0], "rresult") == 0) {
         int want = nt > 2 ? err_of(tok[2]) : 99;

@@ -379,7 +379,10 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
         rc = enqueue(r, dir, pol, o, try_once, &n);
     if (rc != 0) {
         pthread_mutex_unlock(&c->mu);
-        zkl__obj_close(r, "zkl_mutex_acquire_async");
+        /* Its registration goes, named by its kind: any recipe's request,
+         * a blocking caller's or one with a callback. */
+        zkl__obj_close(r, r->wcv != NULL ? "a blocking acquire's request"
+                                         : "an asynchronous acquire's request");
         free(kept);
         free(r); /* ctx stays the caller's */
         zkl__obj_done(c);

@@ -115,8 +115,9 @@ int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cance
     struct zkl__engine *e = zkl__engine_of(c); /* made by the start: counts us inside */
     /* The request's machine decides, here (or on the closing thread): the
      * deadline, the try-once bound, the grace of a failure are its own.
-     * Its times are when to look again; its nodes and the answers it
-     * awaits wake us (zkl__async_poke). */
+     * Its times are when to look again, never unbounded once the
+     * caller's deadline passed; its nodes and the answers it awaits wake
+     * us (zkl__async_poke). */
     bool asked = false;
     while ((err = zkl__async_on(r, ZKL__RE_TAKE)) == 1) {
         if (!asked && h != NULL && zkl__cancel_fired(h)) {
@@ -126,8 +127,7 @@ int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cance
         (void)zkl__async_on(r, ZKL__RE_LOOK);
         if (r->m.st == ZKL__R_READY)
             continue;
-        int64_t at = r->m.deadline > zkl__now_ns() ? r->m.deadline : ZKL__NO_DEADLINE;
-        (void)zkl__cond_wait(&cv, &c->mu, at);
+        (void)zkl__cond_wait(&cv, &c->mu, zkl__areq_due(&r->m, zkl__now_ns()));
     }
     zkl__node *n = r->handed;
     if (err == 0) {

@@ -313,6 +313,13 @@ static void free_all(struct run *x)
     move(x, R(DONE));
 }
 
+int64_t zkl__areq_due(const zkl__areq *r, int64_t now)
+{
+    if (r->deadline == ZKL__NO_DEADLINE || r->deadline > now)
+        return r->deadline;
+    return now + ZKL__GRACE_NS;
+}
+
 int zkl__areq_on(zkl__areq *r, enum zkl__rev_type ev, int64_t now, zkl__rsink_fn sink, void *ctx)
 {
     struct run x = {r, sink, ctx, now};
