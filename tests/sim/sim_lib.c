@@ -139,6 +139,7 @@ struct cl {
     bool fd_mode;
     bool in_keeper;
     int64_t held_back; /* virtual time its keeper waited for a synchronous call */
+    int64_t sync_at;   /* ... the last instant it did */
     int64_t refuse_until; /* its deletes under MULTI_OTHER are refused until then */
     zhandle_t *refused;   /* ... on this handle */
     bool mb_stuck;        /* the thread holds the multi-lock's member after a refused undo */
@@ -149,10 +150,11 @@ struct cl {
      * the silence begins, on the session it was aimed at; the keepalives
      * its keeper sent so far; when the silence ends at the latest. */
     int unheard, unheard_left, unheard_wait;
-    int64_t unheard_slow, unheard_heal, unheard_aim;
+    int64_t unheard_slow, unheard_late, unheard_heal, unheard_aim;
+    int64_t cut_at; /* the fault silenced it or cut its follower then */
     zsim_session *unheard_s;
     uint64_t ka_seen;
-    /* Its keeper's timed rounds come late_ns late until late_until; the
+    /* Its keeper's keepalive and loss rounds come late_ns late until late_until; the
      * checks allow it the largest lateness of the schedule (late_allow). */
     int64_t late_ns, late_until, late_allow, late_timer;
 };
@@ -178,6 +180,8 @@ static struct {
      * nothing, and what waits on it (a failed attempt's deletes, a
      * synchronous call) may take that much past a deadline. */
     int64_t slow_ns;
+    int64_t slow_until; /* the last slow spell's end */
+    int timeout_ms[NCL]; /* each client's session timeout */
     int64_t fired_slow; /* R.slow_ns when the cancel handle fired */
     int64_t tick_ns, ping_phase_ns; /* the world's (the unheard fault's aim) */
     int blocking;        /* a blocking call of the driver's runs: its waits step */
@@ -230,6 +234,14 @@ static void mix(uint64_t x)
 
 static void world_step(void);
 static void wait_step(zhandle_t *zh);
+
+/* The leader's slow spells so far, less what is left of the current one:
+ * from now on, a bound moves by R.slow_ns less this. */
+static int64_t slow_mark(void)
+{
+    int64_t left = R.slow_until - zsim_now(R.w);
+    return R.slow_ns - (left > 0 ? left : 0);
+}
 
 static int64_t v_now(void *arg)
 {
@@ -295,16 +307,23 @@ static void keeper(struct cl *k)
     int64_t wake = 0;
     if (k->in_keeper)
         return; /* its round waits on the world: not twice at once */
-    /* A late keeper: its timed round waits out its lateness (a thread that
-     * runs late), within the margin the loss rule keeps (T/20). */
+    /* A late keeper: the round that sends a keepalive or applies the loss
+     * rule comes late_ns after its time (a thread that runs late), within
+     * the margin the loss rule keeps (T/20). */
     int64_t now = zsim_now(R.w);
-    if (now < k->late_until && k->timer_at != 0 && now >= k->timer_at &&
-        now < k->timer_at + k->late_ns) {
-        if (k->late_timer != k->timer_at + k->late_ns) {
-            k->late_timer = k->timer_at + k->late_ns;
-            zsim_timer(R.w, NULL, k->late_timer, (uint64_t)k->ix + 1);
+    if (now < k->late_until) {
+        pthread_mutex_lock(&c->mu);
+        int64_t due = c->ka_next_ns, at = zkl__keeper_loss_at(c);
+        pthread_mutex_unlock(&c->mu);
+        if (due == 0 || (at != 0 && at < due))
+            due = at;
+        if (due != 0 && now >= due && now < due + k->late_ns) {
+            if (k->late_timer != due + k->late_ns) {
+                k->late_timer = due + k->late_ns;
+                zsim_timer(R.w, NULL, k->late_timer, (uint64_t)k->ix + 1);
+            }
+            return;
         }
-        return;
     }
     k->in_keeper = true;
     pthread_mutex_lock(&c->mu);
@@ -319,6 +338,7 @@ static void keeper(struct cl *k)
     pthread_mutex_unlock(&c->mu);
     if (sent != k->ka_seen) {
         k->ka_seen = sent;
+        trace("client %d: keepalive %" PRIu64 " sent", k->ix, sent);
         if (k->unheard > 0 || k->unheard_left > 0)
             unheard_sent(k);
     }
@@ -423,7 +443,7 @@ static void start_request(struct cl *k)
     q->timeout_ms = t == 0 ? 0 : t == 1 ? -1 : (long)(100 + zsim_below(R.w, 4000));
     q->started = zsim_now(R.w);
     q->held_back = k->held_back;
-    q->slow_back = R.slow_ns;
+    q->slow_back = slow_mark();
     if (q->timeout_ms > 0)
         q->bound = q->started + q->timeout_ms * MS + ZKL__GRACE_NS + SLACK;
     else if (q->timeout_ms == 0)
@@ -515,10 +535,12 @@ static void tend_requests(bool all)
  * the leader counts from the keepalive before the silence. That keepalive
  * is one whose touch the leader counts from early (unheard_early): soon
  * after it, a ping passes it on, and the expiry it sets is rounded up to
- * a tick by little. A third of the time the leader is slow as the silence
- * begins (T/10 to 7T/20: that keepalive's answer comes late) while five to
- * eight keepalives go unheard; a third of the time the keeper runs late
- * (up to T/25) while two to five do; else two to eight, no more. */
+ * a tick by little (or none came in twelve keepalives). A third of the
+ * time the leader is slow as the silence begins (T/10 to 7T/20: that
+ * keepalive's answer comes late) while five to eight keepalives go
+ * unheard; a third of the time the keeper's rounds that send a keepalive
+ * or apply the loss rule run late (T/100 to T/25) while four do (or two to
+ * five); else two to eight. */
 static void unheard_arm(void)
 {
     struct cl *k = NULL;
@@ -536,27 +558,30 @@ static void unheard_arm(void)
         return;
     int64_t tn = (int64_t)t * MS;
     int how = (int)zsim_below(R.w, 3);
-    k->unheard = how == 0 ? 5 + (int)zsim_below(R.w, 4)
-                 : how == 1 ? 2 + (int)zsim_below(R.w, 4) : 2 + (int)zsim_below(R.w, 7);
+    k->unheard = how == 0   ? 5 + (int)zsim_below(R.w, 4)
+                 : how == 1 ? (zsim_below(R.w, 3) != 0 ? 4 : 2 + (int)zsim_below(R.w, 4))
+                            : 2 + (int)zsim_below(R.w, 7);
     k->unheard_s = s;
     k->unheard_slow = how == 0 ? tn / 10 + (int64_t)zsim_below(R.w, (uint64_t)tn / 4) : 0;
     k->unheard_aim = (int64_t)zsim_below(R.w, (uint64_t)tn / 10);
+    k->unheard_late = how == 1 ? tn / 100 + (int64_t)zsim_below(R.w, (uint64_t)tn * 3 / 100) : 0;
     k->unheard_wait = 12;
-    if (how == 1) {
-        int64_t now = zsim_now(R.w);
-        /* No less late than before while a round made late may be pending. */
-        int64_t ns = 1 + (int64_t)zsim_below(R.w, (uint64_t)tn / 25);
-        if (now <= k->late_until + k->late_ns && k->late_ns > ns)
-            ns = k->late_ns;
-        k->late_ns = ns;
-        if (now + 2 * tn > k->late_until)
-            k->late_until = now + 2 * tn;
-        if (ns > k->late_allow)
-            k->late_allow = ns;
-    }
     trace("fault: the touches of client %d go unheard after %d keepalives (leader slow %.3f s, "
           "keeper late %.3f s)", k->ix, k->unheard, (double)k->unheard_slow / 1e9,
-          zsim_now(R.w) < k->late_until ? (double)k->late_ns / 1e9 : 0.0);
+          (double)k->unheard_late / 1e9);
+}
+
+/* Client k's keeper runs late by ns for a while. */
+static void late_set(struct cl *k, int64_t until, int64_t ns)
+{
+    /* No less late than before while a round made late may be pending. */
+    if (zsim_now(R.w) <= k->late_until + k->late_ns && k->late_ns > ns)
+        ns = k->late_ns;
+    k->late_ns = ns;
+    if (until > k->late_until)
+        k->late_until = until;
+    if (ns > k->late_allow)
+        k->late_allow = ns;
 }
 
 /* How early the leader may count from a touch taken now on a session of
@@ -585,21 +610,29 @@ static void unheard_sent(struct cl *k)
     }
     int64_t tn = (int64_t)zsim_recv_timeout(s) * MS;
     if (k->unheard > 0) {
-        if (unheard_early(tn) > k->unheard_aim && k->unheard_wait-- > 0)
+        int64_t early = unheard_early(tn);
+        if (early > k->unheard_aim && k->unheard_wait-- > 0)
             return;
-        trace("client %d: its requests go unheard", k->ix);
+        trace("client %d: its requests go unheard (the leader may count from its last touch "
+              "%.3f s early)", k->ix, (double)early / 1e9);
         zsim_link_oneway(s, false, true);
         if (k->unheard_slow > 0) {
             zsim_leader_slow(R.w, k->unheard_slow);
             R.slow_ns += k->unheard_slow;
+            if (zsim_now(R.w) + k->unheard_slow > R.slow_until)
+                R.slow_until = zsim_now(R.w) + k->unheard_slow;
         }
+        if (k->unheard_late > 0)
+            late_set(k, zsim_now(R.w) + 2 * tn, k->unheard_late);
         k->unheard_left = k->unheard;
         k->unheard = 0;
         k->unheard_heal = zsim_now(R.w) + tn;
+        k->cut_at = zsim_now(R.w);
     } else if (--k->unheard_left == 0) {
         trace("client %d: its requests come through; its follower is cut after its sync", k->ix);
         zsim_link(s, true);
         zsim_cut_after_sync(s, 2 * tn);
+        k->cut_at = zsim_now(R.w);
         k->unheard_heal = 0;
     }
 }
@@ -672,15 +705,27 @@ static void heal(bool all)
 /* A believed hold's node is gone: not by its session's expiry, unless a
  * fault forced that (the loss rule presumes the loss before the earliest
  * expiry). */
+static bool keeper_waited(const struct cl *k);
+
 static void check_expired(const struct req *q)
 {
-    if (q->sess == NULL || zsim_session_alive(q->sess))
+    if (q->sess == NULL || zsim_session_alive(q->sess) || keeper_waited(q->k))
         return;
     for (int i = 0; i < R.nforced; i++)
         if (R.forced[i] == q->sess)
             return;
     violation("expired", "request %d: the leader expired its session while its hold was "
               "believed (node %s)", q->id, q->node);
+}
+
+/* Whether client k's keeper waited for a synchronous call (which the
+ * simulation runs in its stead) within the loss rule's time: it may not
+ * have applied the rule yet, as a process that stood still. */
+static bool keeper_waited(const struct cl *k)
+{
+    int t = k->c->negotiated_ms > 0 ? k->c->negotiated_ms : k->c->timeout_ms;
+    return k->sync_at != 0 &&
+           zsim_now(R.w) <= k->sync_at + zkl__loss_after_ns(t) + SLACK + k->late_allow;
 }
 
 /* Whether the library says the hold is still held. */
@@ -764,7 +809,7 @@ static void check_latches(void)
             bool forced = false;
             for (int j = 0; j < R.nforced; j++)
                 forced |= R.forced[j] == s;
-            if (s != NULL && !zsim_session_alive(s) && !forced)
+            if (s != NULL && !zsim_session_alive(s) && !forced && !keeper_waited(k))
                 violation("expired", "client %d: the leader expired its session while its latch "
                           "led (token %" PRId64 ")", i, token);
         }
@@ -904,8 +949,10 @@ static void wait_step(zhandle_t *zh)
     if (inner)
         return;
     for (int i = 0; zh != NULL && i < NCL; i++)
-        if (R.cl[i].c->zh == zh)
+        if (R.cl[i].c->zh == zh) {
             R.cl[i].held_back += zsim_now(R.w) - before;
+            R.cl[i].sync_at = zsim_now(R.w);
+        }
     stuck_check();
     if (R.cancel != NULL && R.fired_at != 0) {
         int st = zkl_client_state(R.cancel_k->c);
@@ -915,7 +962,7 @@ static void wait_step(zhandle_t *zh)
         trace("the blocking acquire's cancel handle fires");
         (void)zkl_cancel_fire(R.cancel);
         R.fired_at = zsim_now(R.w);
-        R.fired_slow = R.slow_ns;
+        R.fired_slow = slow_mark();
         R.cancel_at = 0;
     }
     heal(false);
@@ -1015,7 +1062,7 @@ static void blocking_acquire(struct cl *k)
     q->lock = lock;
     q->timeout_ms = t;
     q->started = zsim_now(R.w);
-    q->slow_back = R.slow_ns;
+    q->slow_back = slow_mark();
     q->bound = q->started + (t > 0 ? t : (int64_t)k->c->timeout_ms) * MS + ZKL__GRACE_NS +
                SLACK;
     int rc = ZKL_EINVAL;
@@ -1058,12 +1105,19 @@ static void blocking_acquire(struct cl *k)
     }
     R.blocking--;
     int64_t now = zsim_now(R.w);
+    /* A multi-lock's undo releases what it took, each release waiting for
+     * the server's word (zkl.h), which a silent link or a follower cut from
+     * the leader holds until it ends or the loss rule gives the session up. */
+    int64_t undo = 0;
+    if (lock == L_MULTI && k->cut_at != 0 &&
+        k->cut_at + 2 * (int64_t)k->c->negotiated_ms * MS > q->started)
+        undo = zkl__loss_after_ns(k->c->negotiated_ms) + SLACK + k->late_allow;
     if (h != NULL) {
         if (rc == ZKL_ECANCELED && R.fired_at == 0)
             violation("cancel", "blocking acquire %d: cancelled, its handle not fired", q->id);
         else if (rc == ZKL_ECANCELED && !R.cancel_away &&
                  now > R.fired_at + ZKL__GRACE_NS + SLACK + k->late_allow + R.slow_ns -
-                           R.fired_slow)
+                           R.fired_slow + undo)
             violation("prompt", "blocking acquire %d: cancelled %.3f s after its handle fired",
                       q->id, (double)(now - R.fired_at) / 1e9);
         R.cancel = NULL;
@@ -1073,7 +1127,7 @@ static void blocking_acquire(struct cl *k)
     mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x7b7b);
     trace("client %d: blocking acquire %d of the %s, timeout %ld ms: %s%s", k->ix, q->id,
           lock_names[lock], t, zkl_strerror(rc), have ? " (held already)" : "");
-    if (now > q->bound + 2 * k->late_allow + R.slow_ns - q->slow_back)
+    if (now > q->bound + 2 * k->late_allow + R.slow_ns - q->slow_back + undo)
         violation("deadline", "blocking acquire %d (timeout %ld ms) returned %.3f s after its "
                   "start", q->id, t, (double)(now - q->started) / 1e9);
     if (rc == 0 && have != NULL && lock != L_SEMMUTEX) {
@@ -1503,7 +1557,7 @@ static int open_client(struct cl *k, int ix)
     if (rc == 0)
         rc = zkl_client_opts_set_connect_timeout(o, 60000);
     if (rc == 0)
-        rc = zkl_client_open_opts("127.0.0.1:2181", 6000 + 2000 * ix, o, &k->c);
+        rc = zkl_client_open_opts("127.0.0.1:2181", R.timeout_ms[ix], o, &k->c);
     zkl_client_opts_free(o);
     if (rc != 0) {
         fprintf(stderr, "sim: client %d: zkl_client_open: %s\n", ix, zkl_strerror(rc));
@@ -1559,6 +1613,13 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
         cfg.ping_phase_ns = (int64_t)((x >> 1) % (uint64_t)(cfg.tick_ns / 2));
     R.tick_ns = cfg.tick_ns;
     R.ping_phase_ns = cfg.ping_phase_ns;
+    /* The session timeouts: 6, 8 and 10 s (3 to 5 ticks) in half the
+     * schedules, else drawn from 4 to 10 s, whole ticks or not, so that the
+     * expiry's rounding up to a tick takes any size. */
+    for (int i = 0; i < NCL; i++) {
+        x = (x ^ x >> 29) * 0x94d049bb133111ebu;
+        R.timeout_ms[i] = (x >> 60) & 1 ? (int)(4000 + (x >> 8) % 6001) : 6000 + 2000 * i;
+    }
     if (zsim_world_new(&cfg, &R.w) != 0)
         abort();
     zapi_sim_begin(R.w);
