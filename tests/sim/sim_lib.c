@@ -1095,13 +1095,19 @@ static void blocking_acquire(struct cl *k)
     case L_WRITE:
         rc = zkl_rwlock_write_acquire_cancellable(k->rw, t, h);
         break;
-    case L_MULTI:
+    case L_MULTI: {
+        /* Its undo releases the kept member's reentry; that member lost
+         * (told so before the call, or its session ended during it), the
+         * release clears its hold whatever its count (zkl.h), whatever
+         * the call returns (lost, cancelled, timed out). */
+        int64_t tok = 0;
+        uint64_t gen = k->c->gen;
+        bool lost = k->mb_stuck && zkl_mutex_token(k->mb, &tok) == ZKL_ELOST;
         rc = zkl_multilock_acquire_cancellable(k->ml, t, h);
-        /* Its undo releases the kept member's reentry; that member lost,
-         * the release clears its hold whatever its count (zkl.h). */
-        if (rc == ZKL_ELOST && k->mb_stuck)
+        if (k->mb_stuck && (rc == ZKL_ELOST || (rc != 0 && (lost || k->c->gen != gen))))
             k->mb_cleared = true;
         break;
+    }
     }
     R.blocking--;
     int64_t now = zsim_now(R.w);
