@@ -361,6 +361,30 @@ static const core_case cases[] = {
      "own A NONODE\n"
      "expect A:lost A:wake\n"
      "state A LOST\n"},
+    /* A read of the node's data, sent as someone wrote into it, answers
+     * that the node is gone while the release's delete is out; the delete
+     * is refused (the parent's ACL is checked first) and the node held
+     * again: it must be watched again, or its loss is never told. */
+    {"a refused release after an own-data read found the node gone tells its loss",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "list A ok A1\n"
+     "expect A:create A:list A:own A:wake\n"
+     "taken A\n"
+     "own A ok 1\n"
+     "expect A:readown\n"
+     "ownstate A ASKED\n"
+     "release A\n"
+     "expect A:delete\n"
+     "owndata A NONODE\n"
+     "ownstate A OFF\n"
+     "delete A NOAUTH\n"
+     "state A HELD\n"
+     "expect A:wake A:own\n"
+     "own A NONODE\n"
+     "expect A:lost A:wake\n"
+     "state A LOST\n"},
     {"a lost create whose recovery may not list fails, and looks for its node again later",
      "node A lock\n"
      "start A\n"

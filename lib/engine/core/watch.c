@@ -56,9 +56,15 @@ static zkl__decision own_answer(zkl__cnode *n, int rc, bool reading, bool *ok)
     *ok = false;
     /* Answers to one session's requests come in order: while the node is
      * queued or held, this answer is about its current path. */
-    if (!current(n) || n->own == ZKL__OWN_OFF ||
-        (n->st != ZKL__N_QUEUED && n->st != ZKL__N_HELD))
+    if (!current(n) || n->own == ZKL__OWN_OFF)
         return zkl__do(ZKL__S_NONE);
+    if (n->st != ZKL__N_QUEUED && n->st != ZKL__N_HELD) {
+        /* A delete is out (a release): nothing to act on, but the watch is
+         * as the answer says. Left asked, a refused release that holds the
+         * node again could never watch it again, nor tell its loss. */
+        zkl__cnode_own(n, rc == ZOK ? ZKL__OWN_SET : ZKL__OWN_OFF);
+        return zkl__do(ZKL__S_NONE);
+    }
     if (rc == ZOK) {
         zkl__cnode_own(n, ZKL__OWN_SET);
         *ok = true;
