@@ -601,9 +601,27 @@ static const core_case cases[] = {
      "deleted x:lock-5\n"
      "expect -\n"
      "delete A NOAUTH\n"
-     "expect A:wake\n"
+     "expect A:wake A:own\n"
      "state A HELD\n"
+     "own A ok\n"
      "deleted A1\n"
+     "expect A:lost A:wake\n"
+     "state A LOST\n"},
+    /* ... and if its own node is deleted meanwhile, that event reaches no
+     * node: the refused release must watch the node again, not trust a
+     * watch the deletion spent. */
+    {"a refused release after its node's unrouted deletion watches again and tells the loss",
+     CORE_TAKEN_A
+     "release A\n"
+     "expect A:delete\n"
+     "deleted x:lock-5\n"
+     "expect -\n"
+     "deleted A1\n"
+     "expect -\n"
+     "delete A NOAUTH\n"
+     "expect A:wake A:own\n"
+     "state A HELD\n"
+     "own A NONODE\n"
      "expect A:lost A:wake\n"
      "state A LOST\n"},
     {"a held node whose changed data may not be read watches on without reading again",

@@ -350,14 +350,20 @@ void zkl__step_deleted(zkl__cnode *n, const zkl__event *ev)
         n->err = (int16_t)zkl__zk_class(rc);
         n->zk_rc = (int16_t)rc;
         zkl__cnode_move(n, N(HELD));
+        /* A watch event while the delete was out took the node off the
+         * routing lists (a releasing node waits for nothing): its own
+         * node's deletion may have reached no node since, leaving the watch
+         * looking set though spent. Watch it again then. */
+        bool unrouted = n->route == ZKL__RT_NONE;
+        if (unrouted && n->own != ZKL__OWN_OFF)
+            zkl__cnode_own(n, ZKL__OWN_OFF);
         /* The server checks the parent's ACL before the node: the node may
          * be gone already, its watch spent on that delete, which looked
          * like ours. Watch it again: if it is gone, its loss is told. */
         zkl__watch_own(n);
-        /* A watch event while the delete was out took the node off the
-         * routing lists (a releasing node waits for nothing): a held node
-         * must be routed, or its own watch's event never reaches it. */
-        if (n->own != ZKL__OWN_OFF && n->route == ZKL__RT_NONE)
+        /* A held node must be routed, or its own watch's event never
+         * reaches it. */
+        if (n->own != ZKL__OWN_OFF && unrouted)
             zkl__core_route(n, ZKL__RT_WATCHING);
     } else {
         /* Refused, and nobody holds the node: keep trying, with backoff,
