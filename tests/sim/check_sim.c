@@ -838,6 +838,29 @@ START_TEST(test_the_pings_a_cut_follower_missed_are_answered_at_the_heal)
 }
 END_TEST
 
+/* A leader that stood still past a half tick's ping pings every follower
+ * as it runs again (its ping loop's wait ran out meanwhile), after its
+ * expirer: the touches a follower took meanwhile count from then, even
+ * when the follower is cut for good before the next ping. */
+START_TEST(test_a_leader_that_stood_still_past_a_ping_pings_as_it_runs_again)
+{
+    zsim_session *f;
+    zsim_world *w = phased_world(18, &f);
+    zsim_advance(w, 1500000000 - zsim_now(w));
+    /* the connection's touch came with the ping at 1.3 s: expiry at 6 s */
+    zsim_leader_pause(w, 1000000000); /* to 2.5 s: the ping at 2.3 s falls in it */
+    ck_assert_int_eq(call_rc(w, f, zsim_aexists(f, "/", 0, 5), 5), ZSIM_OK);
+    ck_assert_int_lt(zsim_now(w), 2300000000); /* a read: the follower's touch */
+    zsim_advance(w, 2600000000 - zsim_now(w));
+    zsim_partition(w, 1, true); /* for good, before the ping at 3.3 s */
+    while (zsim_session_alive(f))
+        zsim_advance(w, zsim_next_timer(w) - zsim_now(w));
+    /* the read's touch came with the ping at 2.5 s: expiry at 8 s, not 6 s */
+    ck_assert_int_eq(zsim_now(w), 8000000000);
+    zsim_world_free(w);
+}
+END_TEST
+
 START_TEST(test_a_followers_pings_keep_a_session_alive_through_the_leader)
 {
     zsim_world *w = mkworld(3, 15);
@@ -1234,6 +1257,7 @@ static Suite *sim_suite(void)
     tcase_add_test(tc, test_a_silent_session_expires_on_the_leaders_tick);
     tcase_add_test(tc, test_a_touch_cut_off_before_the_next_ping_is_never_counted);
     tcase_add_test(tc, test_the_pings_a_cut_follower_missed_are_answered_at_the_heal);
+    tcase_add_test(tc, test_a_leader_that_stood_still_past_a_ping_pings_as_it_runs_again);
     tcase_add_test(tc, test_the_negotiated_timeout_lies_within_the_servers_bounds);
     tcase_add_test(tc, test_a_close_ends_the_session_and_fires_the_watches_of_its_ephemerals);
     tcase_add_test(tc, test_requests_pending_at_a_close_without_a_connection_get_closing);

@@ -89,13 +89,8 @@ void server_owed_pings(zsim_world *w, int srv)
 /* Every half tick the leader pings its followers, which answer with the
  * sessions they saw since; on every tick it expires the sessions whose
  * time ran out (here when the pings fall on ticks, else TM_EXPIRE). */
-void server_halftick(zsim_world *w)
+void server_ping_all(zsim_world *w)
 {
-    if (!server_linked(w, 0)) {
-        /* no leader pings or expires: it stands still, or is being elected */
-        timer_push(w, w->now + w->cfg.tick_ns / 2, TM_HALFTICK, 0, 0);
-        return;
-    }
     for (int i = 1; i < w->nsrv; i++) {
         struct server *x = &w->srv[i];
         if (server_linked(w, i))
@@ -103,6 +98,17 @@ void server_halftick(zsim_world *w)
         else if (!x->looking)
             x->ping_owed = true;
     }
+}
+
+void server_halftick(zsim_world *w)
+{
+    if (!server_linked(w, 0)) {
+        /* no leader pings or expires: it stands still, or is being elected */
+        w->ping_missed = w->srv[0].frozen && !w->srv[0].looking;
+        timer_push(w, w->now + w->cfg.tick_ns / 2, TM_HALFTICK, 0, 0);
+        return;
+    }
+    server_ping_all(w);
     if (w->cfg.ping_phase_ns == 0 && w->now % w->cfg.tick_ns == 0)
         leader_expire_due(w);
     timer_push(w, w->now + w->cfg.tick_ns / 2, TM_HALFTICK, 0, 0);

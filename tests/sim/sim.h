@@ -440,6 +440,7 @@ struct zsim_world {
     int nsrv;
     uint64_t lead_gen; /* of an election or a leader's pause (srv[0] looking or frozen) */
     bool lead_slow;    /* the leader commits nothing (a slow disk): writes and syncs wait */
+    bool ping_missed;  /* a half tick's ping fell in the leader's pause: owed at its end */
     uint64_t slow_gen;
     int cut_srv;      /* a follower to cut right after this step (zsim_cut_after_sync) */
     int64_t cut_len;
@@ -504,6 +505,9 @@ void server_touch(zsim_world *w, zsim_session *s);
 void leader_touch(zsim_world *w, zsim_session *s);
 void leader_expire_due(zsim_world *w);
 void server_halftick(zsim_world *w);
+/* The leader pings every follower: a linked one answers with its touches
+ * at once, a cut one owes the answer (server_owed_pings). */
+void server_ping_all(zsim_world *w);
 void server_pass_touches(zsim_world *w, int srv);
 void server_owed_pings(zsim_world *w, int srv);
 void server_containers(zsim_world *w);

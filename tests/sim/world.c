@@ -220,10 +220,16 @@ static void timer_fire(zsim_world *w, const struct timer *t)
     case TM_LEADER_RESUME:
         if (t->b == w->lead_gen && w->srv[0].frozen) {
             /* Its expirer wakes with the rest: what ran out during the
-             * pause expires before any follower's touches come in. */
+             * pause expires before any follower's touches come in. If
+             * its ping loop's half-tick wait ran out meanwhile, it pings
+             * every follower at once (Leader.lead), which answer with
+             * the touches they took meanwhile. */
             sim_trace(w, "the leader runs again");
             w->srv[0].frozen = false;
             leader_expire_due(w);
+            if (w->ping_missed)
+                server_ping_all(w);
+            w->ping_missed = false;
             ready_all(w);
         }
         break;
