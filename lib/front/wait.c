@@ -124,10 +124,13 @@ int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cance
             asked = true;
             (void)zkl__async_on(r, ZKL__RE_CANCEL);
         }
+        /* Read before the look: a deadline that passes between the two
+         * is looked at again at once, not a grace later. */
+        int64_t now = zkl__now_ns();
         (void)zkl__async_on(r, ZKL__RE_LOOK);
         if (r->m.st == ZKL__R_READY)
             continue;
-        (void)zkl__cond_wait(&cv, &c->mu, zkl__areq_due(&r->m, zkl__now_ns()));
+        (void)zkl__cond_wait(&cv, &c->mu, zkl__areq_due(&r->m, now));
     }
     zkl__node *n = r->handed;
     if (err == 0) {

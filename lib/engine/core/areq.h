@@ -95,8 +95,9 @@ void zkl__areq_init(zkl__areq *r, zkl__cnode *n, zkl__cnode **kept, int64_t dead
 /* One event: the machine's one entry. */
 int zkl__areq_on(zkl__areq *r, enum zkl__rev_type ev, int64_t now, zkl__rsink_fn sink,
                  void *ctx);
-/* When a caller waiting on the request, which it just looked at (LOOK) at
- * `now`, must look again if nothing wakes it: its deadline, or
+/* When a caller waiting on the request, which it just looked at (LOOK),
+ * the clock read as `now` before that look, must look again if nothing
+ * wakes it: its deadline, or
  * ZKL__NO_DEADLINE for none. A look past the deadline ends the attempt or
  * moves the deadline to the end of the failed attempt's grace, but for a
  * step's next node, judged at the next look: then (and for a machine that
