@@ -63,6 +63,12 @@ if [ "$install" = yes ]; then
     "$top/scripts/deps.sh"
 fi
 
+# The nemesis stage would fail late in a checkout its workers cannot reach:
+# say so now, before the stages ahead of it.
+if [ "$quick" = no ]; then
+    "$top/tests/nemesis/run.sh" --check >/dev/null || [ $? -eq 77 ] || exit 2
+fi
+
 step "build (-Werror)"
 "$top/scripts/build.sh" "$top/build" --enable-werror
 
