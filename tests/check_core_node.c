@@ -679,6 +679,16 @@ static const core_case cases[] = {
      "ownstate A BLIND\n"
      "state A HELD\n"
      "err A ELOST\n"},
+    /* The loss is told once: a real loss after that report tells nothing more. */
+    {"a hold told lost for a forbidden move of its own watch is not told again when lost",
+     CORE_TAKEN_A
+     "ownstate A SET\n"
+     "forceown A BLIND\n"
+     "expect A:broken A:lost\n"
+     "deleted A1\n"
+     "expect A:wake\n"
+     "state A LOST\n"
+     "err A ELOST\n"},
     {"a held node's own watch: read when written to early, blind when refused, off when deleted",
      "node A lock\n"
      "start A\n"

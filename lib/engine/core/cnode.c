@@ -54,12 +54,20 @@ static void wake(zkl__cnode *n)
  * (the engine no longer knows it is theirs); the move is carried out, as
  * the engine's best idea of what to do next (a delete sent again later,
  * say). */
+static void tell_lost(zkl__cnode *n)
+{
+    if (n->lost_told)
+        return;
+    n->lost_told = true;
+    zkl__core_tell(n, ZKL__A_LOST);
+}
+
 static void broken(zkl__cnode *n, const char *what, int from, int to)
 {
     zkl__core_broken(n->core, n, what, from, to);
-    if ((n->st == N(HELD) || n->st == N(RELEASING)) && to != N(LOST)) {
+    if (n->st == N(HELD) || n->st == N(RELEASING)) {
         zkl__step_set_err(n, ZKL_ELOST, 0);
-        zkl__core_tell(n, ZKL__A_LOST);
+        tell_lost(n);
     }
 }
 
@@ -125,7 +133,7 @@ void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to)
         wake(n);
         break;
     case N(LOST):
-        zkl__core_tell(n, ZKL__A_LOST); /* told once: LOST is never entered twice */
+        tell_lost(n); /* unless a forbidden move told it already */
         wake(n);
         break;
     case N(BACKOFF): {

@@ -312,6 +312,7 @@ typedef struct zkl__cnode {
     bool ahead_front;      /* ahead[0] was first in that listing */
     bool mates;            /* at that listing other nodes of this client waited too */
     bool stalled;          /* a request failed for a connection reason: redo on reconnect */
+    bool lost_told;        /* its hold was told lost: a node tells that once (cnode.c) */
 } zkl__cnode;
 
 /* ---- the core of one client ------------------------------------------------ */
