@@ -56,9 +56,9 @@ static void wake(zkl__cnode *n)
  * say). */
 static void tell_lost(zkl__cnode *n)
 {
-    if (n->lost_told)
+    if (n->told == ZKL__TOLD_LOST)
         return;
-    n->lost_told = true;
+    n->told = ZKL__TOLD_LOST;
     zkl__core_tell(n, ZKL__A_LOST);
 }
 

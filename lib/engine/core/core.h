@@ -192,6 +192,13 @@ enum zkl__caller {
     ZKL__C_GONE     /* no caller refers to the node any more */
 };
 
+/* What the caller has heard of its hold: a loss is told once, also when an
+ * internal error told it first (cnode.c). */
+enum zkl__told {
+    ZKL__TOLD_NOTHING,
+    ZKL__TOLD_LOST
+};
+
 /* The watch on our own node (PITFALLS: a handoff trusted without one's own
  * node): from the create's answer on, anyone else deleting the node is
  * seen before any later event, in the server's order. */
@@ -300,6 +307,7 @@ typedef struct zkl__cnode {
     uint8_t nahead;
     uint8_t st;            /* enum zkl__nstate: only zkl__cnode_move() writes it */
     uint8_t caller;        /* enum zkl__caller */
+    uint8_t told;          /* enum zkl__told: only cnode.c writes it */
     uint8_t own;           /* enum zkl__own: only zkl__cnode_own() writes it */
     uint8_t listing;       /* enum zkl__listing */
     uint8_t reading;       /* enum zkl__reading */
@@ -312,7 +320,6 @@ typedef struct zkl__cnode {
     bool ahead_front;      /* ahead[0] was first in that listing */
     bool mates;            /* at that listing other nodes of this client waited too */
     bool stalled;          /* a request failed for a connection reason: redo on reconnect */
-    bool lost_told;        /* its hold was told lost: a node tells that once (cnode.c) */
 } zkl__cnode;
 
 /* ---- the core of one client ------------------------------------------------ */
