@@ -24,7 +24,45 @@
     "taken A\n"                                                                                    \
     "expect A:create A:list A:own A:wake\n"
 
+/* A waiter with prefetch, behind another recipe's nodes (no handoff
+ * between kinds): the nearest one went, and its listing is out. */
+#define LISTING_OUT_A3                                                                             \
+    "node A lock prefetch\n"                                                                       \
+    "start A\n"                                                                                    \
+    "create A ok 3\n"                                                                             \
+    "own A ok\n"                                                                                  \
+    "list A ok x:__WRIT__1 x:__WRIT__2 A3\n"                                                       \
+    "ahead A 0 ok\n"                                                                               \
+    "ahead A 1 ok\n"                                                                               \
+    "expect A:create A:list A:own A:ahead0:x:__WRIT__2 A:ahead1:x:__WRIT__1\n"                     \
+    "deleted x:__WRIT__2\n"                                                                        \
+    "expect A:list\n"
+
 static const core_case cases[] = {
+    /* One listing in flight at a time: one wanted meanwhile is sent when it
+     * answers (its answer may be stale), or, if the node queues again
+     * meanwhile, is the new create's. */
+    {"a listing wanted while one is out is sent once that one answers",
+     LISTING_OUT_A3
+     "deleted x:__WRIT__1\n"
+     "expect -\n"
+     "list A ok x:__WRIT__1 A3\n"
+     "expect A:list\n"
+     "list A ok A3\n"
+     "expect A:wake\n"
+     "state A HELD\n"},
+    {"a listing wanted while one is out is the new create's when the node queues again",
+     LISTING_OUT_A3
+     "deleted x:__WRIT__1\n"
+     "expect -\n"
+     "deleted A3\n"
+     "expect A:create\n"
+     "list A ok x:__WRIT__1 A3\n"
+     "expect A:list\n"
+     "create A ok 4\n"
+     "list A ok A4\n"
+     "expect A:own A:wake\n"
+     "state A HELD\n"},
     {"an acquire alone takes three requests and holds on the listing's answer",
      "node A lock\n"
      "start A\n"
@@ -706,6 +744,12 @@ static const core_case cases[] = {
      "expect A:lost A:wake\n"
      "ownstate A OFF\n"
      "state A LOST\n"},
+    {"a move of the listing its table forbids is reported and the hold told lost, no abort",
+     CORE_TAKEN_A
+     "forcelisting A OUT_AGAIN\n"
+     "expect A:broken A:lost\n"
+     "state A HELD\n"
+     "err A ELOST\n"},
     {"a move of the own watch its table forbids, while queued, is reported",
      "node A lock\n"
      "start A\n"
@@ -789,8 +833,10 @@ static const char *const node_states[ZKL__N_COUNT] = {
 
 int main(void)
 {
+    const core_table listing = {ZKL__L_COUNT, core_script_listing_states,
+                                zkl__cnode_listing_legal, core_script_lmoves, NULL};
     const core_table own = {ZKL__OWN_COUNT, core_script_own_states, zkl__cnode_own_legal,
-                            core_script_omoves, NULL};
+                            core_script_omoves, &listing};
     const core_table t = {ZKL__N_COUNT, node_states, zkl__cnode_legal, core_script_moves, &own};
     return core_script_main("core_node", cases, (int)(sizeof cases / sizeof cases[0]), &t);
 }

@@ -62,6 +62,7 @@ struct world {
 static unsigned moves[ZKL__N_COUNT][ZKL__N_COUNT];
 static unsigned rmoves[ZKL__R_COUNT][ZKL__R_COUNT];
 static unsigned omoves[ZKL__OWN_COUNT][ZKL__OWN_COUNT];
+static unsigned lmoves[ZKL__L_COUNT][ZKL__L_COUNT];
 
 unsigned core_script_rmoves(int from, int to)
 {
@@ -80,6 +81,13 @@ unsigned core_script_omoves(int from, int to)
 }
 
 const char *const core_script_own_states[ZKL__OWN_COUNT] = {"OFF", "ASKED", "BLIND", "SET"};
+
+unsigned core_script_lmoves(int from, int to)
+{
+    return lmoves[from][to];
+}
+
+const char *const core_script_listing_states[ZKL__L_COUNT] = {"IDLE", "OUT", "OUT_AGAIN"};
 
 unsigned core_script_actions(int type)
 {
@@ -573,12 +581,15 @@ static bool world_event(struct world *w, char **tok, int nt)
         w->nomem = nt > 1 ? atoi(tok[1]) : 1;
     } else if (strcmp(tok[0], "fail") == 0) {
         w->fail_next = nt > 1 ? code_of(tok[1]) : ZCONNECTIONLOSS;
-    } else if (strcmp(tok[0], "force") == 0 || strcmp(tok[0], "forceown") == 0) {
+    } else if (strcmp(tok[0], "force") == 0 || strcmp(tok[0], "forceown") == 0 ||
+               strcmp(tok[0], "forcelisting") == 0) {
         /* A move the engine would make only by a bug of its own: of the
-         * node's state, or of the watch on its own node. */
-        bool own = strcmp(tok[0], "forceown") == 0;
-        const char *const *names = own ? core_script_own_states : state_names;
-        int count = own ? ZKL__OWN_COUNT : ZKL__N_COUNT, to = 0;
+         * node's state, of the watch on its own node, or of its listing. */
+        bool own = strcmp(tok[0], "forceown") == 0, listing = strcmp(tok[0], "forcelisting") == 0;
+        const char *const *names = own       ? core_script_own_states
+                                   : listing ? core_script_listing_states
+                                             : state_names;
+        int count = own ? ZKL__OWN_COUNT : listing ? ZKL__L_COUNT : ZKL__N_COUNT, to = 0;
         struct tnode *t = nt > 2 ? node_of(w, tok[1][0]) : NULL;
         while (t != NULL && to < count && strcmp(names[to], tok[2]) != 0)
             to++;
@@ -586,6 +597,8 @@ static bool world_event(struct world *w, char **tok, int nt)
             return failf(w, "bad %s", tok[0]);
         if (own)
             zkl__cnode_own(&t->cn, (enum zkl__own)to);
+        else if (listing)
+            zkl__cnode_listing(&t->cn, (enum zkl__listing)to);
         else
             zkl__cnode_move(&t->cn, (enum zkl__nstate)to);
     } else {
@@ -794,7 +807,8 @@ static bool run_line(struct world *w, char *line)
         strcmp(tok[0], "pending") == 0 || strcmp(tok[0], "ownstate") == 0)
         return check(w, tok, nt);
     if (strchr("ABCDEFGH", tok[1 < nt ? 1 : 0][0]) && nt > 1 && tok[1][1] == '\0' &&
-        strcmp(tok[0], "force") != 0 && strcmp(tok[0], "forceown") != 0)
+        strcmp(tok[0], "force") != 0 && strcmp(tok[0], "forceown") != 0 &&
+        strcmp(tok[0], "forcelisting") != 0)
         return answer(w, tok, nt);
     return world_event(w, tok, nt);
 }
@@ -826,6 +840,9 @@ bool core_script_run(const char *script, char *why, size_t whylen)
     for (int from = 0; from < ZKL__OWN_COUNT; from++)
         for (int to = 0; to < ZKL__OWN_COUNT; to++)
             omoves[from][to] += zkl__core_omoves(w.k, from, to);
+    for (int from = 0; from < ZKL__L_COUNT; from++)
+        for (int to = 0; to < ZKL__L_COUNT; to++)
+            lmoves[from][to] += zkl__core_lmoves(w.k, from, to);
     /* Whatever is left goes with the client. */
     zkl__core_drop_nodes(w.k);
     zkl__core_free(w.k);

@@ -39,6 +39,7 @@
  *   fail CONNLOSS        the next request sent fails at once with this code
  *   force A QUEUED       move A's state as only a bug of the engine's would
  *   forceown A BLIND     the same for the watch on A's own node
+ *   forcelisting A OUT   the same for A's listing
  *   expect A:create A:list ...   exactly these actions since the last expect
  *   expect -             none
  *   state A HELD         the node's state
@@ -124,6 +125,9 @@ unsigned core_script_moves(int from, int to);
  * states' names. */
 unsigned core_script_omoves(int from, int to);
 extern const char *const core_script_own_states[];
+/* The same for a node's listing (enum zkl__listing). */
+unsigned core_script_lmoves(int from, int to);
+extern const char *const core_script_listing_states[];
 /* Actions seen so far in this process, by type. */
 unsigned core_script_actions(int type);
 /* The same for asynchronous requests' moves and actions. */

@@ -9,7 +9,7 @@
 zkl__decision zkl__act_listed(zkl__cnode *n, int rc, const struct String_vector *kids)
 {
     bool again = n->listing == ZKL__L_OUT_AGAIN;
-    n->listing = ZKL__L_IDLE;
+    zkl__cnode_listing(n, ZKL__L_IDLE);
     if (!current(n) || (n->st != ZKL__N_QUEUED && n->st != ZKL__N_RECOVER))
         return zkl__do(ZKL__S_NONE); /* stale, or the pipelined listing of a failed create */
     bool queued = n->st == ZKL__N_QUEUED;

@@ -49,59 +49,6 @@ static void wake(zkl__cnode *n)
     zkl__core_tell(n, ZKL__A_WAKE);
 }
 
-/* A move a table forbids: a bug of the engine's. Never abort the user's
- * process for it: say so, and let the owner of a hold hear that it is lost
- * (the engine no longer knows it is theirs); the move is carried out, as
- * the engine's best idea of what to do next (a delete sent again later,
- * say). */
-static void tell_lost(zkl__cnode *n)
-{
-    if (n->told == ZKL__TOLD_LOST)
-        return;
-    n->told = ZKL__TOLD_LOST;
-    zkl__core_tell(n, ZKL__A_LOST);
-}
-
-static void broken(zkl__cnode *n, const char *what, int from, int to)
-{
-    zkl__core_broken(n->core, n, what, from, to);
-    if (n->st == N(HELD) || n->st == N(RELEASING)) {
-        zkl__step_set_err(n, ZKL_ELOST, 0);
-        tell_lost(n);
-    }
-}
-
-#define O(s) ZKL__OWN_##s
-/* The watch on our own node, the busiest of a node's sub-states: bit `to`
- * of own_legal[from]. Every move is taken by the tests too. */
-static const unsigned own_legal[ZKL__OWN_COUNT] = {
-    /* to SET: a lost create's node, found by the exists call that watches it */
-    [O(OFF)] = TO(O(ASKED)) | TO(O(SET)),
-    /* to BLIND: a read of it was refused, an existence watch asked instead */
-    [O(ASKED)] = TO(O(OFF)) | TO(O(BLIND)) | TO(O(SET)),
-    [O(BLIND)] = TO(O(OFF)) | TO(O(SET)),
-    /* to ASKED: written to before the watch was set: read it, watching on */
-    [O(SET)] = TO(O(OFF)) | TO(O(ASKED)),
-};
-
-bool zkl__cnode_own_legal(int from, int to)
-{
-    return from >= 0 && from < ZKL__OWN_COUNT && to >= 0 && to < ZKL__OWN_COUNT &&
-           (own_legal[from] & TO(to)) != 0;
-}
-
-/* The one place the own-node watch's state changes. */
-void zkl__cnode_own(zkl__cnode *n, enum zkl__own to)
-{
-    int from = n->own;
-    if (from == (int)to)
-        return;
-    if (!zkl__cnode_own_legal(from, (int)to))
-        broken(n, "a node's own watch", from, (int)to);
-    n->core->omoves[from][to]++;
-    n->own = (uint8_t)to;
-}
-
 /* The one place a node's state changes. */
 void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to)
 {
@@ -110,7 +57,7 @@ void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to)
         return;
     struct zkl__core *k = n->core;
     if (!zkl__cnode_legal((int)from, (int)to))
-        broken(n, "a lock node", (int)from, (int)to);
+        zkl__cnode_broken(n, "a lock node", (int)from, (int)to);
     k->moves[from][to]++;
     if (from == N(QUEUED))
         k->queued--;
@@ -133,7 +80,7 @@ void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to)
         wake(n);
         break;
     case N(LOST):
-        tell_lost(n); /* unless a forbidden move told it already */
+        zkl__cnode_tell_lost(n); /* unless a forbidden move told it already */
         wake(n);
         break;
     case N(BACKOFF): {
@@ -379,7 +326,7 @@ void zkl__cnode_on(zkl__cnode *n, const zkl__event *ev)
          * session ended, has no use for it (as a listing's answer then
          * changes nothing). */
         n->refs--;
-        n->listing = ZKL__L_IDLE;
+        zkl__cnode_listing(n, ZKL__L_IDLE);
         if (current(n) && (n->st == N(QUEUED) || n->st == N(RECOVER)))
             (void)zkl__step_unsent(n, ev->rc);
         break;

@@ -150,7 +150,12 @@ uint32_t zkl__core_rmoves(const struct zkl__core *k, int from, int to)
 
 uint32_t zkl__core_omoves(const struct zkl__core *k, int from, int to)
 {
-    return k->omoves[from][to];
+    return k->omoves[from * ZKL__OWN_COUNT + to];
+}
+
+uint32_t zkl__core_lmoves(const struct zkl__core *k, int from, int to)
+{
+    return k->lmoves[from * ZKL__L_COUNT + to];
 }
 
 void zkl__core_cancel(struct zkl__core *k)

@@ -13,8 +13,7 @@
  * then those that only decide or keep, which call none of them:
  *   cnode.c    a node's machine: its one entry (zkl__cnode_on), its states,
  *              the one transition function, the table of legal moves and
- *              what entering a state does; the own-node watch's table and
- *              its one setter (zkl__cnode_own); carrying out a decision
+ *              what entering a state does; carrying out a decision
  *   steps.c    the steps the machine takes (create, delete, recover, queue
  *              again, fail), each changing state only through cnode.c
  *   act.c      a listing's answer carried out: decide.c's plan (watches
@@ -30,6 +29,9 @@
  *   alone.c    a lock path acquired alone: its create's number proves it
  *   joint.c    listings shared by a session's waiters on one lock path
  *   verdict.c  what an acquire that waits on a node returns now
+ *   subs.c     the sub-states with tables of legal moves (the own-node
+ *              watch, the listing), each with its one setter, and the
+ *              report of a forbidden move
  *   names.c    a node's names and kind, the names it watches
  *   core.c     the core's store: memory, the sink, the interned lock paths,
  *              the lists that route watch events, the counters
@@ -193,7 +195,7 @@ enum zkl__caller {
 };
 
 /* What the caller has heard of its hold: a loss is told once, also when an
- * internal error told it first (cnode.c). */
+ * internal error told it first (subs.c). */
 enum zkl__told {
     ZKL__TOLD_NOTHING,
     ZKL__TOLD_LOST
@@ -215,7 +217,8 @@ enum zkl__own {
 enum zkl__listing {
     ZKL__L_IDLE,
     ZKL__L_OUT,      /* one in flight */
-    ZKL__L_OUT_AGAIN /* one in flight, and another wanted after it */
+    ZKL__L_OUT_AGAIN, /* one in flight, and another wanted after it */
+    ZKL__L_COUNT
 };
 
 /* How the node waits on others' nodes it may not read. */
@@ -307,9 +310,9 @@ typedef struct zkl__cnode {
     uint8_t nahead;
     uint8_t st;            /* enum zkl__nstate: only zkl__cnode_move() writes it */
     uint8_t caller;        /* enum zkl__caller */
-    uint8_t told;          /* enum zkl__told: only cnode.c writes it */
+    uint8_t told;          /* enum zkl__told: only subs.c writes it */
     uint8_t own;           /* enum zkl__own: only zkl__cnode_own() writes it */
-    uint8_t listing;       /* enum zkl__listing */
+    uint8_t listing;       /* enum zkl__listing: only zkl__cnode_listing() writes it */
     uint8_t reading;       /* enum zkl__reading */
     uint8_t walk;          /* enum zkl__walk */
     uint8_t patience;      /* enum zkl__patience */
@@ -378,6 +381,9 @@ bool zkl__cnode_legal(int from, int to);
 /* The same for the watch on a node's own node (enum zkl__own). */
 uint32_t zkl__core_omoves(const struct zkl__core *k, int from, int to);
 bool zkl__cnode_own_legal(int from, int to);
+/* The same for a node's listing (enum zkl__listing). */
+uint32_t zkl__core_lmoves(const struct zkl__core *k, int from, int to);
+bool zkl__cnode_listing_legal(int from, int to);
 
 /* ---- a node's life, from the shell --------------------------------------- */
 

@@ -160,7 +160,7 @@ int zkl__joint_send(zkl__cnode *n)
         }
         j->wait[j->nwait++] = n;
         n->refs++;
-        n->listing = ZKL__L_OUT;
+        zkl__cnode_listing(n, ZKL__L_OUT);
         return ZOK;
     }
     struct zkl__joint *j = NULL;
@@ -178,7 +178,7 @@ int zkl__joint_send(zkl__cnode *n)
             return rc;
         }
         n->refs++;
-        n->listing = ZKL__L_OUT;
+        zkl__cnode_listing(n, ZKL__L_OUT);
         p = find(k, j->gen, j->dir);
         j->hnext = *p;
         *p = j;
@@ -192,7 +192,7 @@ int zkl__joint_send(zkl__cnode *n)
 solo: {
     int rc = alone(n);
     if (rc == ZOK)
-        n->listing = ZKL__L_OUT;
+        zkl__cnode_listing(n, ZKL__L_OUT);
     return rc;
 }
 }

@@ -1,9 +1,9 @@
 /* What the core's files share and nobody else sees: the core's struct,
  * the steps a node's machine takes, and the decisions the other files
  * hand back to it. Only cnode.c changes a node's state (zkl__cnode_move,
- * which steps.c's steps call) and the watch on its own node
- * (zkl__cnode_own). decide.c, walk.c and alone.c only decide: they look at
- * what an answer says and return what to do (a zkl__step, or decide.c's
+ * which steps.c's steps call), and only subs.c the sub-states that have
+ * tables (zkl__cnode_own, zkl__cnode_listing). decide.c, walk.c and
+ * alone.c only decide: they look at what an answer says and return what to do (a zkl__step, or decide.c's
  * zkl__plan), which cnode.c and act.c carry out; watch.c decides on its
  * watches' answers and events, and arms them. feed.c hands the shell's
  * events to the nodes, each by zkl__cnode_on. core.h lists the files. */
@@ -72,7 +72,9 @@ struct zkl__core {
     void *fail_ctx;
     uint32_t moves[ZKL__N_COUNT][ZKL__N_COUNT]; /* nodes' moves taken (tests) */
     uint32_t rmoves[8][8];                        /* requests' moves taken (tests) */
-    uint32_t omoves[ZKL__OWN_COUNT][ZKL__OWN_COUNT]; /* own watches' moves taken (tests) */
+    /* sub-states' moves taken, by from * count + to (tests) */
+    uint32_t omoves[ZKL__OWN_COUNT * ZKL__OWN_COUNT]; /* the own watch's */
+    uint32_t lmoves[ZKL__L_COUNT * ZKL__L_COUNT];     /* the listing's */
 };
 
 /* What an answer or an event means for a node: cnode.c carries it out. */
@@ -189,11 +191,19 @@ const struct zkl__dir *zkl__core_dir_find(const struct zkl__core *k, const char 
 void zkl__core_dir_put(struct zkl__core *k, struct zkl__dir *d);
 struct zkl__cside *zkl__core_side(zkl__cnode *n); /* made on first use, or NULL */
 
+/* ---- subs.c ---- */
+/* The one function that changes the watch on its own node (n->own). */
+void zkl__cnode_own(zkl__cnode *n, enum zkl__own to);
+/* The one function that changes the node's listing (n->listing). */
+void zkl__cnode_listing(zkl__cnode *n, enum zkl__listing to);
+/* A move a table forbids: reported, and a hold told lost (once). */
+void zkl__cnode_broken(zkl__cnode *n, const char *what, int from, int to);
+/* Tell the node's owner its hold is lost, unless told already. */
+void zkl__cnode_tell_lost(zkl__cnode *n);
+
 /* ---- cnode.c ---- */
 /* The one function that changes a node's state. */
 void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to);
-/* The one function that changes the watch on its own node (n->own). */
-void zkl__cnode_own(zkl__cnode *n, enum zkl__own to);
 /* Carry out a decision. */
 void zkl__cnode_apply(zkl__cnode *n, zkl__decision d, int64_t now);
 void zkl__cnode_maybe_free(zkl__cnode *n);

@@ -117,7 +117,7 @@ void zkl__step_delete(zkl__cnode *n, int64_t now)
 void zkl__step_list(zkl__cnode *n)
 {
     if (n->listing != ZKL__L_IDLE) {
-        n->listing = ZKL__L_OUT_AGAIN; /* coalesce: one listing in flight at a time */
+        zkl__cnode_listing(n, ZKL__L_OUT_AGAIN); /* coalesce: one listing in flight at a time */
         return;
     }
     int rc = zkl__joint_send(n);
@@ -212,7 +212,7 @@ void zkl__step_requeue(zkl__cnode *n)
     n->pred = ZKL__PRED_NONE;
     n->walk = ZKL__W_NONE;
     if (n->listing == ZKL__L_OUT_AGAIN)
-        n->listing = ZKL__L_OUT;
+        zkl__cnode_listing(n, ZKL__L_OUT);
     zkl__core_new_uuid(n);
     zkl__step_create(n);
 }
@@ -423,7 +423,7 @@ void zkl__step_reconnect(zkl__cnode *n)
         /* Did the create happen? Only a listing can tell. */
         zkl__cnode_move(n, N(RECOVER));
         zkl__core_unname(n);
-        n->listing = ZKL__L_IDLE;
+        zkl__cnode_listing(n, ZKL__L_IDLE);
         zkl__step_recover(n);
         break;
     case N(QUEUED):
