@@ -3,10 +3,11 @@
  * hand back to it. Only cnode.c changes a node's state (zkl__cnode_move,
  * which steps.c's steps call), and only subs.c the sub-states that have
  * tables (zkl__cnode_own, zkl__cnode_listing). decide.c, walk.c and
- * alone.c only decide: they look at what an answer says and return what to do (a zkl__step, or decide.c's
- * zkl__plan), which cnode.c and act.c carry out; watch.c decides on its
- * watches' answers and events, and arms them. feed.c hands the shell's
- * events to the nodes, each by zkl__cnode_on. core.h lists the files. */
+ * alone.c only decide: they look at what an answer says and return what
+ * to do (a zkl__step, or decide.c's zkl__plan), which cnode.c and act.c
+ * carry out; watch.c decides on its watches' answers and events, and arms
+ * them. feed.c hands the shell's events to the nodes, each by
+ * zkl__cnode_on. core.h lists the files. */
 #ifndef ZKL_MACHINE_H
 #define ZKL_MACHINE_H
 
