@@ -271,10 +271,18 @@ zkl__decision zkl__act_found(zkl__cnode *n, const zkl__event *ev);
 /* ---- walk.c ---- */
 void zkl__walk_set(zkl__cnode *n, const zkl__entry *cs, size_t w, size_t k, size_t older);
 void zkl__walk_clear(zkl__cnode *n);
-/* The node watched in `slot` is gone: walk back (S_WALK: the nearest one
- * left is to be watched), hold (S_HOLD), or no knowledge to walk on
- * (S_LIST). */
-enum zkl__step zkl__walk_back(zkl__cnode *n, int slot);
+/* What the node watched in `slot` going means: walk back (S_WALK: the
+ * nearest one left is to be watched), hold (S_HOLD), or no knowledge to
+ * walk on (S_LIST). It decides only; watch.c carries it out. */
+typedef struct zkl__walkback {
+    enum zkl__step step;
+    size_t drop;         /* 1 + the index in n->ahead of the node gone (0: keep them all) */
+    enum zkl__pred pred; /* the node's sub-states from now on */
+    enum zkl__walk walk;
+} zkl__walkback;
+zkl__walkback zkl__walk_back(const zkl__cnode *n, int slot);
+/* Forget n->ahead[i], gone. */
+void zkl__walk_drop(zkl__cnode *n, size_t i);
 
 /* ---- watch.c ---- */
 void zkl__watch_own(zkl__cnode *n);

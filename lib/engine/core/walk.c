@@ -53,51 +53,68 @@ void zkl__walk_set(zkl__cnode *n, const zkl__entry *cs, size_t w, size_t k, size
  * when the node ahead of a vanished one lately still existed (a waiter
  * gave up), list when all ahead were gone (handed off in order: walking
  * would ask node by node what one listing tells). Listings and walks
- * both teach it (core->walk_pays). */
-static bool list_instead(zkl__cnode *n)
+ * both teach it (core->walk_pays): a listing chosen so is marked LISTED. */
+static enum zkl__walk list_instead(const zkl__cnode *n, bool *list)
 {
+    *list = false;
     if (n->nahead <= 2)
-        return false;
-    if (n->qlen <= AHEAD_SHORT)
-        return true;
+        return (enum zkl__walk)n->walk;
+    if (n->qlen <= AHEAD_SHORT) {
+        *list = true;
+        return (enum zkl__walk)n->walk;
+    }
     /* Far back in the queue, other nodes of this client waited too, and
      * none of them has held since we listed: the queue has hardly moved, so
      * the node we watched gave up rather than handed off. (A client with
      * one waiter cannot tell: it goes by what walking lately taught.) */
     bool still = n->rank > AHEAD_SHORT && n->mates && n->core->holds == n->holds0;
     if (n->core->walk_pays || still)
-        return false;
-    n->walk = ZKL__W_LISTED;
-    return true;
+        return (enum zkl__walk)n->walk;
+    *list = true;
+    return ZKL__W_LISTED;
 }
 
-enum zkl__step zkl__walk_back(zkl__cnode *n, int slot)
+zkl__walkback zkl__walk_back(const zkl__cnode *n, int slot)
 {
+    zkl__walkback r = {.step = ZKL__S_LIST, .pred = (enum zkl__pred)n->pred,
+                   .walk = (enum zkl__walk)n->walk};
     char nm[ZKL__NAME_BUF], pn[ZKL__NAME_BUF];
     const char *name = zkl__watch_name(n, slot, nm);
     if (n->nahead == 0 || n->own != ZKL__OWN_SET || !n->pol->handoff || name == NULL)
-        return ZKL__S_LIST;
+        return r;
     size_t i = n->nahead;
     while (i > 0 && strcmp(zkl__core_peer_name(n, &n->ahead[i - 1], pn), name) != 0)
         i--;
+    if (i == 0)
+        return r;
+    bool list = false;
+    if (slot == 0)
+        r.walk = list_instead(n, &list);
     /* The prefetch watch (slot 1) is there to learn, before the node ahead
      * goes, that it is first. When its node goes and older nodes remain
      * unknown, they went too, most likely (the queue moves in order): one
      * listing tells, where walking would ask node by node and, in a long
      * queue where only the nearest few were kept, list after all. Unless
      * walking lately found waiters that gave up (walk_pays). */
-    if (i == 0 || (slot == 0 && list_instead(n)) ||
-        (slot == 1 && i > 1 && (n->qlen <= AHEAD_SHORT || !n->core->walk_pays)))
-        return ZKL__S_LIST;
-    memmove(n->ahead + i - 1, n->ahead + i, (n->nahead - i) * sizeof *n->ahead);
-    n->nahead--;
-    if (n->nahead == 0)
+    if (list || (slot == 1 && i > 1 && (n->qlen <= AHEAD_SHORT || !n->core->walk_pays)))
+        return r;
+    r.drop = i;
+    if (n->nahead == 1) {
         /* Every node ahead is gone, and none was before them; our own
          * node still exists (its watch would have told first). */
-        return n->ahead_front ? ZKL__S_HOLD : ZKL__S_LIST;
-    n->pred = n->ahead_front && n->nahead == 1 ? ZKL__PRED_FIRST : ZKL__PRED_NONE;
+        r.step = n->ahead_front ? ZKL__S_HOLD : ZKL__S_LIST;
+        return r;
+    }
+    r.pred = n->ahead_front && n->nahead == 2 ? ZKL__PRED_FIRST : ZKL__PRED_NONE;
     /* In a long queue the next one may be gone as well: its watch's
      * answer tells (watch.c). */
-    n->walk = slot == 0 && n->qlen > AHEAD_SHORT ? ZKL__W_PROBE : ZKL__W_NONE;
-    return ZKL__S_WALK; /* the nearest one left is watched next */
+    r.walk = slot == 0 && n->qlen > AHEAD_SHORT ? ZKL__W_PROBE : ZKL__W_NONE;
+    r.step = ZKL__S_WALK; /* the nearest one left is watched next */
+    return r;
+}
+
+void zkl__walk_drop(zkl__cnode *n, size_t i)
+{
+    memmove(n->ahead + i, n->ahead + i + 1, (n->nahead - i - 1) * sizeof *n->ahead);
+    n->nahead--;
 }

@@ -7,6 +7,17 @@
 
 #include "machine.h"
 
+/* Carry out what walk.c makes of a watched node's going. */
+static enum zkl__step walk_back(zkl__cnode *n, int slot)
+{
+    zkl__walkback w = zkl__walk_back(n, slot);
+    if (w.drop != 0)
+        zkl__walk_drop(n, w.drop - 1);
+    n->pred = (uint8_t)w.pred;
+    n->walk = (uint8_t)w.walk;
+    return w.step;
+}
+
 static void own_changed(zkl__cnode *n);
 
 /* A watch request of n's: sent, or why not (a lost connection stalls n). */
@@ -282,7 +293,7 @@ static zkl__decision ahead_answer(zkl__cnode *n, int slot, int rc)
          * may have gone. */
         if (probe || (slot == 0 && n->qlen > AHEAD_SHORT) || !latest)
             return zkl__do(ZKL__S_LIST);
-        return zkl__do(zkl__walk_back(n, slot));
+        return zkl__do(walk_back(n, slot));
     }
     if (zkl__zk_conn_error(rc))
         return zkl__do(ZKL__S_STALL);
@@ -397,7 +408,7 @@ static zkl__decision ahead_event(zkl__cnode *n, int slot, int type)
          * would have been told first. */
         return zkl__do(ZKL__S_HOLD);
     if (n->listing == ZKL__L_IDLE)
-        return zkl__do(zkl__walk_back(n, slot)); /* the next one ahead, or hold */
+        return zkl__do(walk_back(n, slot)); /* the next one ahead, or hold */
     struct zkl__cside *s;
     char *copy;
     if (n->pol->handoff && same_kind(n, name) && (s = zkl__core_side(n)) != NULL &&
