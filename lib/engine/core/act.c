@@ -13,8 +13,10 @@ zkl__decision zkl__act_listed(zkl__cnode *n, int rc, const struct String_vector 
     if (!current(n) || (n->st != ZKL__N_QUEUED && n->st != ZKL__N_RECOVER))
         return zkl__do(ZKL__S_NONE); /* stale, or the pipelined listing of a failed create */
     bool queued = n->st == ZKL__N_QUEUED;
-    if (rc == ZOK && zkl__decide_too_big(n, kids)) /* not found: the session's end takes it */
+    if (rc == ZOK && zkl__decide_too_big(n, kids)) { /* not found: the session's end takes it */
+        n->qlen = (uint32_t)kids->count;                /* the caller's text gives the count */
         return zkl__cnode_do_code(queued ? ZKL__S_ABORT : ZKL__S_FAIL, ZKL_EQUEUE);
+    }
     if (rc == ZOK)
         return again && queued ? zkl__do(ZKL__S_LIST) : zkl__act_listing(n, kids);
     if (zkl__zk_conn_error(rc))

@@ -11,13 +11,11 @@
  * jute.maxbuffer, zkl_client_opts_set_max_request): a client that enforces
  * it (Curator's) cannot wait in this queue, and a longer one may not come
  * back at all. The contender leaves with ZKL_EQUEUE rather than wait on. */
-bool zkl__decide_too_big(zkl__cnode *n, const struct String_vector *kids)
+bool zkl__decide_too_big(const zkl__cnode *n, const struct String_vector *kids)
 {
     long b = 4, max = n->core->max_request;
     for (int i = 0; kids && i < kids->count && b <= max; i++)
         b += 4 + (long)strlen(kids->data[i]);
-    if (b > max) /* the caller's text gives the count */
-        n->qlen = (uint32_t)kids->count;
     return b > max;
 }
 

@@ -231,7 +231,7 @@ void zkl__step_session_end(zkl__cnode *n);
 void zkl__step_retry(zkl__cnode *n, int64_t now);
 
 /* ---- decide.c: it only decides ---- */
-bool zkl__decide_too_big(zkl__cnode *n, const struct String_vector *kids);
+bool zkl__decide_too_big(const zkl__cnode *n, const struct String_vector *kids);
 void zkl__decide_gone_clear(zkl__cnode *n);
 void zkl__decide_skip_clear(zkl__cnode *n);
 /* Whether n decides on the nodes nearest ahead of its own alone, in a

@@ -325,8 +325,10 @@ static zkl__decision kids_answer(zkl__cnode *n, int rc, const struct String_vect
     if (rc == ZOK && !zkl__decide_too_big(n, kids))
         return zkl__act_listing(n, kids);
     n->reading = ZKL__R_KIDS_OFF;
-    if (rc == ZOK)
+    if (rc == ZOK) {
+        n->qlen = (uint32_t)kids->count; /* the caller's text gives the count */
         return zkl__cnode_do_code(ZKL__S_ABORT, ZKL_EQUEUE);
+    }
     if (zkl__zk_conn_error(rc))
         return zkl__do(ZKL__S_STALL);
     if (rc == ZNONODE)
