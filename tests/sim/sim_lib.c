@@ -111,6 +111,7 @@ struct req {
     bool done, held, freed;
     int result;
     char node[256];
+    char member[400];   /* a multi-lock hold's first member's node (under MULTI_OTHER) */
     int64_t gone_at;    /* a believed hold's node found gone then */
     zsim_session *sess; /* a hold's session */
     int64_t release_at; /* a hold is released then; a failure freed then */
@@ -157,6 +158,11 @@ struct cl {
     /* Its keeper's keepalive and loss rounds come late_ns late until late_until; the
      * checks allow it the largest lateness of the schedule (late_allow). */
     int64_t late_ns, late_until, late_allow, late_timer;
+    /* The requests its handles sent in virtual second rate_sec, and what
+     * its connections up in that second allow beyond RATE_MAX; its state
+     * as last seen. */
+    int64_t rate_sec, rate_n, rate_allow;
+    int state;
 };
 
 static struct {
@@ -195,7 +201,11 @@ static struct {
     int64_t max_lead;    /* the largest leadership token told */
     int64_t fence[NLOCKS]; /* the largest token a guarded write of each wrote */
     uint64_t blocking_calls, revokes_told, latch_leads, listings;
+    int64_t outsider_leave_at; /* the outsider's session ends then (0: none to end) */
+    uint64_t outsider_acts, failovers;
 } R;
+
+static int64_t events_before; /* the events of the schedules before this one */
 
 static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void trace(const char *fmt, ...)
@@ -358,9 +368,82 @@ static zsim_session *session_of(struct cl *k)
     return k->c->zh != NULL ? zapi_sim_session(k->c->zh) : NULL;
 }
 
+/* The contenders' nodes of a lock path (names that end in a ten-digit
+ * sequence), lowest sequence first; at most KIDS_MAX of them. */
+#define KIDS_MAX 64
+struct kids {
+    const char *dir;
+    int n;
+    char name[KIDS_MAX][160];
+    int64_t seq[KIDS_MAX], owner[KIDS_MAX];
+};
+
+static void kid_add(void *arg, const char *name)
+{
+    struct kids *k = arg;
+    size_t len = strlen(name);
+    if (k->n == KIDS_MAX || len < 10 || len >= sizeof k->name[0] ||
+        strspn(name + len - 10, "0123456789") != 10)
+        return;
+    char path[400];
+    struct zsim_stat st;
+    snprintf(path, sizeof path, "%s/%s", k->dir, name);
+    if (zsim_truth_stat(R.w, path, &st) != ZSIM_OK)
+        return;
+    int64_t seq = strtoll(name + len - 10, NULL, 10);
+    int i = k->n++;
+    for (; i > 0 && k->seq[i - 1] > seq; i--) {
+        k->seq[i] = k->seq[i - 1];
+        k->owner[i] = k->owner[i - 1];
+        memcpy(k->name[i], k->name[i - 1], sizeof k->name[i]);
+    }
+    k->seq[i] = seq;
+    k->owner[i] = st.ephemeralOwner;
+    memcpy(k->name[i], name, len + 1);
+}
+
+static void kids_of(const char *dir, struct kids *k)
+{
+    k->dir = dir;
+    k->n = 0;
+    zsim_truth_children(R.w, dir, kid_add, k);
+}
+
 /* ---- requests --------------------------------------------------------------------- */
 
 static void check_expired(const struct req *q);
+
+/* A multi-lock hold's first member's node: a blocking one's, the member
+ * mutex's; a request's, its session's lowest node under MULTI_OTHER that
+ * no other hold of ours has (its earlier requests' members sort ahead of
+ * its later ones'). None: q->member stays empty (no node: gone). */
+static void multi_member(struct req *q)
+{
+    static struct kids kl;
+    struct cl *k = q->k;
+    if (q->r == NULL) {
+        const char *n = zkl_mutex_node(k->mb);
+        snprintf(q->member, sizeof q->member, "%s", n ? n : "");
+        return;
+    }
+    zsim_session *s = session_of(k);
+    q->member[0] = '\0';
+    if (s == NULL)
+        return;
+    const char *mine = zkl_mutex_is_held(k->mb) ? zkl_mutex_node(k->mb) : NULL;
+    kids_of(MULTI_OTHER, &kl);
+    for (int i = 0; i < kl.n; i++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/%s", MULTI_OTHER, kl.name[i]);
+        bool taken = kl.owner[i] != zsim_session_id(s) || (mine && strcmp(mine, path) == 0);
+        for (struct req *o = R.reqs; o && !taken; o = o->next)
+            taken = o != q && o->held && strcmp(o->member, path) == 0;
+        if (!taken) {
+            snprintf(q->member, sizeof q->member, "%s", path);
+            return;
+        }
+    }
+}
 
 static void on_result(zkl_request *r, int result, void *arg)
 {
@@ -399,10 +482,13 @@ static void on_result(zkl_request *r, int result, void *arg)
             violation("token", "request %d: held, but no token", q->id);
         q->token = token;
     }
+    if (q->lock == L_MULTI)
+        multi_member(q);
     /* A hold granted on a node already gone (its session expired before
      * the client heard) is in the loss window from the start: its token
      * orders nothing. */
-    if (zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK) {
+    if (zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK ||
+        (q->lock == L_MULTI && zsim_truth_stat(R.w, q->member, NULL) != ZSIM_OK)) {
         q->gone_at = now;
         q->gone_back = q->k->held_back;
         check_expired(q);
@@ -637,10 +723,92 @@ static void unheard_sent(struct cl *k)
     }
 }
 
+/* An outsider (another program, an operator) acts right at the head of a
+ * lock path's queue (the holder's node) or just ahead of a waiter (its
+ * predecessor): deletes it, sets its data (a revocation's mark, or other),
+ * or plants a node with its very sequence under another contender's uuid,
+ * which sorts beside it until the outsider's session ends, a while later.
+ * It changes no ACL: refused deletes are refuse_op's. */
+static void outsider_aim(void)
+{
+    static const char *const dirs[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
+                                       MULTI_OTHER, LATCH_PATH};
+    static struct kids k;
+    kids_of(dirs[zsim_below(R.w, sizeof dirs / sizeof dirs[0])], &k);
+    if (k.n == 0)
+        return;
+    int at = zsim_below(R.w, 2) == 0 || k.n < 2 ? 0 : (int)zsim_below(R.w, (uint64_t)k.n - 1);
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", k.dir, k.name[at]);
+    R.outsider_acts++;
+    switch (zsim_below(R.w, 4)) {
+    case 0:
+    case 1:
+        trace("fault: an outsider deletes %s (%s)", path, at ? "a predecessor" : "the head");
+        (void)zsim_outsider_delete(R.w, path, -1);
+        break;
+    case 2: {
+        const char *d = zsim_below(R.w, 2) == 0 ? "__REVOKE__" : "outsider";
+        trace("fault: an outsider sets %s's data to %s", path, d);
+        (void)zsim_outsider_set(R.w, path, d, (int)strlen(d), -1);
+        break;
+    }
+    default: {
+        size_t name = strlen(k.dir) + 1;
+        if (strncmp(path + name, "_c_", 3) != 0)
+            break;
+        path[name + 3] = path[name + 3] == '0' ? '1' : '0'; /* another uuid */
+        trace("fault: an outsider plants %s", path);
+        (void)zsim_outsider_create(R.w, path, "planted", 7, &ZSIM_OPEN_ACL_UNSAFE,
+                                   ZSIM_EPHEMERAL, NULL, 0);
+        int64_t leave = zsim_now(R.w) + (int64_t)zsim_below(R.w, 5000) * MS;
+        if (leave > R.outsider_leave_at)
+            R.outsider_leave_at = leave;
+        break;
+    }
+    }
+}
+
+/* The leader stands still, or fails over, or is slow (the requests wait
+ * for it): what waits on it may take that much past a deadline. */
+static void stall(int64_t ns)
+{
+    R.slow_ns += ns;
+    if (zsim_now(R.w) + ns > R.slow_until)
+        R.slow_until = zsim_now(R.w) + ns;
+}
+
+static void leader_fault(void)
+{
+    int64_t ns = 50 * MS + (int64_t)zsim_below(R.w, 950) * MS;
+    R.failovers++;
+    switch (zsim_below(R.w, 3)) {
+    case 0:
+        trace("fault: the leader fails over (an election of %.3f s)", (double)ns / 1e9);
+        zsim_failover(R.w, ns);
+        break;
+    case 1:
+        ns -= 50 * MS; /* shorter than the followers' sync limit */
+        trace("fault: the leader stands still for %.3f s", (double)ns / 1e9);
+        zsim_leader_pause(R.w, ns);
+        break;
+    default:
+        ns *= 2;
+        trace("fault: the leader is slow for %.3f s", (double)ns / 1e9);
+        zsim_leader_slow(R.w, ns);
+        break;
+    }
+    stall(ns);
+}
+
 static void fault(void)
 {
     if (zsim_below(R.w, 5) == 0) {
         unheard_arm();
+        return;
+    }
+    if (zsim_below(R.w, 6) == 0) {
+        leader_fault();
         return;
     }
     struct cl *k = &R.cl[zsim_below(R.w, NCL)];
@@ -698,6 +866,11 @@ static void heal(bool all)
     if (all || zsim_below(R.w, 3000) == 0)
         for (int sv = 1; sv < 3; sv++)
             zsim_partition(R.w, sv, false);
+    if (R.outsider_leave_at != 0 && (all || now >= R.outsider_leave_at)) {
+        trace("the outsider's session ends");
+        zsim_outsider_leave(R.w); /* what it planted goes */
+        R.outsider_leave_at = 0;
+    }
 }
 
 /* ---- the invariants --------------------------------------------------------------- */
@@ -824,9 +997,94 @@ static void check_latches(void)
         violation("holders", "%d latches lead on %s", leaders, LATCH_PATH);
 }
 
+/* The sequence of a latch's node name (the text after its last "latch-"),
+ * or -1. */
+static int64_t latch_seq(const char *name)
+{
+    const char *p = NULL;
+    for (const char *q = strstr(name, "latch-"); q != NULL; q = strstr(q + 1, "latch-"))
+        p = q + 6;
+    if (p == NULL || strlen(p) != 10 || strspn(p, "0123456789") != 10)
+        return -1;
+    return strtoll(p, NULL, 10);
+}
+
+/* pred: a latch's node watches the node just before its own: when the
+ * watch is sent, none of the leader's children sorts between the two. A
+ * node between them exists now, so it was made before the watcher's own
+ * (sequences only grow), and the listing the watcher chose by, read after
+ * its own node was made, showed it. */
+static void check_pred(struct cl *k, zhandle_t *zh, const char *path)
+{
+    static struct kids kl;
+    const char *name = path + strlen(LATCH_PATH) + 1;
+    int64_t sx = latch_seq(name), sid = zsim_session_id(zapi_sim_session(zh));
+    struct zsim_stat st;
+    if (sx < 0 || zsim_truth_stat(R.w, path, &st) != ZSIM_OK || st.ephemeralOwner == sid)
+        return; /* gone already (it fails), or its own */
+    kids_of(LATCH_PATH, &kl);
+    int64_t own = -1;
+    for (int i = 0; i < kl.n; i++) {
+        int64_t s = latch_seq(kl.name[i]);
+        if (kl.owner[i] == sid && s > sx && (own < 0 || s < own))
+            own = s;
+    }
+    for (int i = 0; i < kl.n && own >= 0; i++) {
+        int64_t s = latch_seq(kl.name[i]);
+        if (s > sx && s < own) {
+            violation("pred", "client %d's latch node of sequence %" PRId64 " watches %s, "
+                      "but %s sorts between them", k->ix, own, name, kl.name[i]);
+            return;
+        }
+    }
+}
+
+/* A request client k's handle sends: rate: at most RATE_MAX per client and
+ * virtual second (no busy loop), and what its connections up in that
+ * second allow beyond (each looks at its own nodes again and sends again
+ * what the lost connection failed). */
+#define RATE_MAX 600
+#define RATE_UP 40 /* per connection up: 4, and 2 for each of its nodes (at most 18) */
+
+static void rate_second(struct cl *k)
+{
+    int64_t sec = zsim_now(R.w) / (1000 * MS);
+    if (sec != k->rate_sec) {
+        k->rate_sec = sec;
+        k->rate_n = k->rate_allow = 0;
+    }
+}
+
+static void on_request(zhandle_t *zh, const char *path, bool watch)
+{
+    struct cl *k = NULL;
+    for (int i = 0; i < NCL && k == NULL; i++)
+        if (R.cl[i].c != NULL && R.cl[i].c->zh == zh)
+            k = &R.cl[i];
+    if (k == NULL)
+        return; /* one opening */
+    rate_second(k);
+    if (++k->rate_n == RATE_MAX + k->rate_allow + 1)
+        violation("rate", "client %d sent more than %" PRId64 " requests in the virtual second "
+                  "from %" PRId64 " s (a busy loop?), the last on %s", k->ix,
+                  RATE_MAX + k->rate_allow, k->rate_sec, path ? path : "?");
+    size_t n = strlen(LATCH_PATH);
+    if (watch && path != NULL && strncmp(path, LATCH_PATH, n) == 0 && path[n] == '/')
+        check_pred(k, zh, path);
+}
+
 static void check(void)
 {
     int64_t now = zsim_now(R.w);
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        int st = k->c != NULL ? zkl_client_state(k->c) : 0;
+        if (st != k->state && (st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED)) {
+            rate_second(k);
+            k->rate_allow += RATE_UP;
+        }
+        k->state = st;
+    }
     int live[NLOCKS] = {0};
     for (struct req *q = R.reqs; q; q = q->next) {
         if (!q->done && q->bound != 0 &&
@@ -840,7 +1098,9 @@ static void check(void)
             q->held = false; /* told: the library says it holds no more */
             continue;
         }
-        if (q->gone_at == 0 && zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK) {
+        if (q->gone_at == 0 && (zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK ||
+                                (q->lock == L_MULTI &&
+                                 zsim_truth_stat(R.w, q->member, NULL) != ZSIM_OK))) {
             q->gone_at = now;
             q->gone_back = q->k->held_back;
             trace("the leader has no node %s of request %d, believed held", q->node, q->id);
@@ -860,7 +1120,8 @@ static void check(void)
         if (now > q->gone_at + zkl__loss_after_ns(t) + SLACK + q->k->late_allow +
                       q->k->held_back - q->gone_back)
             violation("told", "request %d: its node %s is gone since %.3f s, still believed held",
-                      q->id, q->node, (double)q->gone_at / 1e9);
+                      q->id, zsim_truth_stat(R.w, q->node, NULL) == ZSIM_OK ? q->member : q->node,
+                      (double)q->gone_at / 1e9);
     }
     if (live[L_MUTEX] + live[L_MULTI] > 1)
         violation("holders", "%d holders of the mutex %s (%d through the multi-lock)",
@@ -927,6 +1188,8 @@ static void stuck_check(void)
            (double)R.block_start / 1e9, (double)zsim_now(R.w) / 1e9);
     printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_TRACE=1 tests/sim/sim-lib\n",
            R.seed);
+    printf("sim: seed %" PRIu64 ", %" PRId64 " events, stopped\n", R.seed,
+           events_before + R.events);
     exit(1);
 }
 
@@ -1049,10 +1312,39 @@ static void guarded_write(struct req *q)
 }
 
 /* A blocking acquire by the driver's thread on client k's objects. */
+/* Whether the thread may wait for lock of client k without a timeout:
+ * nothing it holds stands in the way (it holds nothing, or only that lock
+ * of k: a reentry, or the write lock a read lock downgrades), so the wait
+ * ends once the program's requests let go. Not while a client's deletes
+ * are refused (refuse_op): the thread ends that only between its calls. */
+static bool may_wait_forever(const struct cl *k, int lock)
+{
+    for (int i = 0; i < NCL; i++)
+        if (R.cl[i].mb_stuck || R.cl[i].refused != NULL)
+            return false;
+    for (const struct req *q = R.reqs; q; q = q->next)
+        if (q->r == NULL && (q->k != k || lock == L_SEM || lock == L_SEMMUTEX ||
+                             !(q->lock == lock || (lock == L_READ && q->lock == L_WRITE))))
+            return false;
+    return true;
+}
+
+static void blocking_acquire_lock(struct cl *k, int lock);
+
 static void blocking_acquire(struct cl *k)
 {
     int lock = (int)zsim_below(R.w, NLOCKS);
+    /* Half the time, a thread that writes downgrades. */
+    if (thread_hold(k, L_WRITE) != NULL && zsim_below(R.w, 2) == 0)
+        lock = L_READ;
+    blocking_acquire_lock(k, lock);
+}
+
+static void blocking_acquire_lock(struct cl *k, int lock)
+{
     long t = zsim_below(R.w, 2) == 0 ? 0 : (long)(100 + zsim_below(R.w, 2000));
+    if (zsim_below(R.w, 3) == 0 && may_wait_forever(k, lock))
+        t = -1; /* stuck bounds it */
     struct req *have = thread_hold(k, lock);
     struct req *q = calloc(1, sizeof *q);
     if (q == NULL)
@@ -1063,8 +1355,9 @@ static void blocking_acquire(struct cl *k)
     q->timeout_ms = t;
     q->started = zsim_now(R.w);
     q->slow_back = slow_mark();
-    q->bound = q->started + (t > 0 ? t : (int64_t)k->c->timeout_ms) * MS + ZKL__GRACE_NS +
-               SLACK;
+    q->bound = t < 0 ? 0
+                     : q->started + (t > 0 ? t : (int64_t)k->c->timeout_ms) * MS +
+                           ZKL__GRACE_NS + SLACK;
     int rc = ZKL_EINVAL;
     /* Now and then with a cancel handle, fired a while after the start. */
     zkl_cancel *h = NULL;
@@ -1133,7 +1426,7 @@ static void blocking_acquire(struct cl *k)
     mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x7b7b);
     trace("client %d: blocking acquire %d of the %s, timeout %ld ms: %s%s", k->ix, q->id,
           lock_names[lock], t, zkl_strerror(rc), have ? " (held already)" : "");
-    if (now > q->bound + 2 * k->late_allow + R.slow_ns - q->slow_back + undo)
+    if (q->bound != 0 && now > q->bound + 2 * k->late_allow + R.slow_ns - q->slow_back + undo)
         violation("deadline", "blocking acquire %d (timeout %ld ms) returned %.3f s after its "
                   "start", q->id, t, (double)(now - q->started) / 1e9);
     if (rc == 0 && have != NULL && lock != L_SEMMUTEX) {
@@ -1191,6 +1484,10 @@ static void blocking_acquire(struct cl *k)
     on_result(NULL, 0, q);
     if (q->gone_at == 0 && zsim_below(R.w, 2) == 0)
         guarded_write(q);
+    /* A write hold is downgraded at once half the time (its read hold
+     * taken, the write hold released in its time, before or after). */
+    if (lock == L_WRITE && zsim_below(R.w, 2) == 0)
+        blocking_acquire_lock(k, L_READ);
 }
 
 /* Release the thread's hold q, one count of it. */
@@ -1279,6 +1576,15 @@ static void on_lead(zkl_latch *l, int leader, void *arg)
     R.latch_leads++;
     char node[400];
     if (node_of_token(LATCH_PATH, token, node, sizeof node)) {
+        /* session: it leads on a node of the client's current session
+         * (CURATOR-696), as the server says (its ephemeral owner). */
+        struct zsim_stat st;
+        int64_t sid = 0;
+        if (zsim_truth_stat(R.w, node, &st) == ZSIM_OK &&
+            (zkl_client_session_id(k->c, &sid) != 0 || sid != st.ephemeralOwner))
+            violation("session", "client %d's latch leads on %s, of session 0x%" PRIx64
+                      ", while its session is 0x%" PRIx64, k->ix, node,
+                      (uint64_t)st.ephemeralOwner, (uint64_t)sid);
         if (token <= R.max_lead)
             violation("token", "client %d's latch leads with token %" PRId64 ", not above %"
                       PRId64, k->ix, token, R.max_lead);
@@ -1531,14 +1837,16 @@ static void one_step(void)
         start_request(&R.cl[zsim_below(R.w, NCL)]);
     else if (!R.settling && r < 43)
         fault();
-    else if (!R.settling && r < 45)
-        blocking_acquire(&R.cl[zsim_below(R.w, NCL)]);
-    else if (!R.settling && r < 46)
-        latch_op(&R.cl[zsim_below(R.w, NCL)]);
-    else if (!R.settling && r < 47)
-        list_op(&R.cl[zsim_below(R.w, NCL)]);
     else if (!R.settling && r < 48)
+        blocking_acquire(&R.cl[zsim_below(R.w, NCL)]);
+    else if (!R.settling && r < 49)
+        latch_op(&R.cl[zsim_below(R.w, NCL)]);
+    else if (!R.settling && r < 50)
+        list_op(&R.cl[zsim_below(R.w, NCL)]);
+    else if (!R.settling && r < 51)
         refuse_op(&R.cl[zsim_below(R.w, NCL)]);
+    else if (!R.settling && r < 53)
+        outsider_aim();
     else
         world_step();
     heal(false);
@@ -1598,6 +1906,90 @@ static int open_client(struct cl *k, int ix)
     return 0;
 }
 
+/* stuck: once the faults end, and the thread lets go of its holds, every
+ * request ends (what holds lets go in its time) within two minutes of
+ * virtual time: a waiter does not wait for a change that already came. */
+static void settle_requests(void)
+{
+    int64_t start = zsim_now(R.w);
+    while (!R.violated) {
+        struct req *q = R.reqs;
+        while (q != NULL && q->done)
+            q = q->next;
+        if (q == NULL)
+            return;
+        if (zsim_now(R.w) - start > 120000 * MS) {
+            violation("stuck", "request %d (%s, timeout %ld ms) has no result 120 s after the "
+                      "faults' end", q->id, lock_names[q->lock], q->timeout_ms);
+            return;
+        }
+        one_step();
+        R.step++;
+    }
+}
+
+/* Whether every started latch of a connected client takes part with a node
+ * of its current session, and the first node's latch leads, told so. */
+static bool latches_settled(char *why, size_t size)
+{
+    static struct kids kl;
+    kids_of(LATCH_PATH, &kl);
+    int64_t first = -1, sids[NCL] = {0};
+    for (int i = 0; i < kl.n; i++) {
+        int64_t s = latch_seq(kl.name[i]);
+        if (s >= 0 && (first < 0 || s < latch_seq(kl.name[first])))
+            first = i;
+    }
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        int st = zkl_client_state(k->c);
+        if (k->latch == NULL)
+            continue;
+        if ((st != ZKL_STATE_CONNECTED && st != ZKL_STATE_RECONNECTED) ||
+            zkl_client_session_id(k->c, &sids[i]) != 0) {
+            snprintf(why, size, "client %d is not connected", i);
+            return false;
+        }
+        bool in = false;
+        for (int j = 0; j < kl.n; j++)
+            in |= kl.owner[j] == sids[i] && latch_seq(kl.name[j]) >= 0;
+        if (!in) {
+            snprintf(why, size, "client %d's latch has no node of its session 0x%" PRIx64, i,
+                     (uint64_t)sids[i]);
+            return false;
+        }
+    }
+    if (first < 0)
+        return true;
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        if (k->latch != NULL && kl.owner[first] == sids[i] &&
+            (!zkl_latch_is_leader(k->latch) || k->leading != 1)) {
+            snprintf(why, size, "client %d's latch has the first node, %s, and does not lead",
+                     i, kl.name[first]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* absent: the latches settle within a minute of the requests' end (a
+ * session given up lives on the leader until it expires: a timeout and a
+ * tick). */
+static void settle_latches(void)
+{
+    int64_t start = zsim_now(R.w);
+    char why[300] = "";
+    while (!R.violated && !latches_settled(why, sizeof why)) {
+        if (zsim_now(R.w) - start > 60000 * MS) {
+            violation("absent", "the latches do not settle within 60 s: %s", why);
+            return;
+        }
+        one_step();
+        R.step++;
+    }
+}
+
 /* Runs the schedule of `seed`: 1 on a violation (R.vtext), 0 if none; the
  * hash of its steps in *hash. */
 static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
@@ -1630,6 +2022,7 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
         abort();
     zapi_sim_begin(R.w);
     zapi_sim_set_stepper(sync_step);
+    zapi_sim_set_observer(on_request);
     zkl__set_virtual(&virt);
     /* The fence nodes the guarded writes write. */
     static const char *const made[] = {"/sim", "/sim/fence-mutex", "/sim/fence-semmutex",
@@ -1645,12 +2038,17 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
         }
     for (R.step = 0; R.step < steps && !R.violated; R.step++)
         one_step();
-    /* Settle: the faults end, every request is freed, time goes on. */
+    /* Settle: the faults end, the thread lets go of its holds, the
+     * requests' holds go in their time; every request ends (stuck), every
+     * latch takes part (absent); then every request is freed, and time goes
+     * on. */
     R.settling = true;
     heal(true);
-    tend_requests(true);
     tend_blocking(true);
     tend_refusals(true);
+    settle_requests();
+    settle_latches();
+    tend_requests(true);
     for (int i = 0; i < NCL; i++)
         if (R.cl[i].latch != NULL) {
             begin_blocking();
@@ -1696,6 +2094,7 @@ end:
                   "freed", zkl__obj_count());
     zkl__set_virtual(NULL);
     zapi_sim_set_stepper(NULL);
+    zapi_sim_set_observer(NULL);
     zapi_sim_end();
     zsim_world_free(R.w);
     *hash = R.hash;
@@ -1717,9 +2116,11 @@ int main(void)
     int violations = 0;
     long long done = 0;
     int64_t events = 0;
-    uint64_t acq = 0, blocking = 0, leads = 0, revokes = 0, listings = 0;
+    uint64_t acq = 0, blocking = 0, leads = 0, revokes = 0, listings = 0, outsiders = 0,
+             leaders = 0;
     for (long long k = 0; k < schedules && violations == 0; k++) {
         uint64_t h1, h2;
+        events_before = events;
         int bad = run(seed + (uint64_t)k, steps, tr, &h1);
         events += R.events;
         acq += R.acquisitions;
@@ -1727,6 +2128,8 @@ int main(void)
         leads += R.latch_leads;
         revokes += R.revokes_told;
         listings += R.listings;
+        outsiders += R.outsider_acts;
+        leaders += R.failovers;
         done++;
         if (!bad && k == 0) {
             /* The same seed again, in the same process (other addresses,
@@ -1746,8 +2149,9 @@ int main(void)
         }
     }
     fprintf(stderr, "sim-lib: %" PRIu64 " acquisitions, %" PRIu64 " blocking calls, %" PRIu64
-            " leaderships, %" PRIu64 " revocations told, %" PRIu64 " listings\n", acq, blocking,
-            leads, revokes, listings);
+            " leaderships, %" PRIu64 " revocations told, %" PRIu64 " listings, %" PRIu64
+            " outsiders' acts, %" PRIu64 " leader faults\n", acq, blocking, leads, revokes,
+            listings, outsiders, leaders);
     printf("sim: seed %" PRIu64 ", %" PRId64 " events, %lld schedules, %d violations\n", seed,
            events, done, violations);
     return violations > 0;
