@@ -68,6 +68,7 @@
  * Exit status 0 without violations, 1 with. */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +139,9 @@ struct cl {
     int64_t lead_gone_at, lead_gone_back;
     int64_t timer_at;
     bool fd_mode;
+    bool drop_next; /* its connection drops at the next step (drop_aimed) */
+    int64_t dispatch_at; /* fd_mode: the program's loop dispatches then (0: not due) */
+    int fd;              /* fd_mode: its event descriptor */
     bool in_keeper;
     int64_t held_back; /* virtual time its keeper waited for a synchronous call */
     int64_t sync_at;   /* ... the last instant it did */
@@ -145,6 +149,7 @@ struct cl {
     zhandle_t *refused;   /* ... on this handle */
     bool mb_stuck;        /* the thread holds the multi-lock's member after a refused undo */
     bool mb_cleared;      /* ... and the multi-lock may have released it lost since */
+    char mb_node[400];    /* ... its node */
     zkl_client_stats stats; /* its counters, as last read */
     /* The unheard fault (unheard_arm): keepalives to send unheard from the
      * next one on, then how many are left, the leader slow that long once
@@ -352,8 +357,18 @@ static void keeper(struct cl *k)
         if (k->unheard > 0 || k->unheard_left > 0)
             unheard_sent(k);
     }
-    if (k->fd_mode)
+    /* The program's event loop gets to the descriptor up to 30 ms after
+     * the keeper's round (it was busy): the callbacks wait meanwhile, while
+     * the world and the keeper go on. */
+    struct pollfd pfd = {.fd = k->fd, .events = POLLIN};
+    if (k->fd_mode && k->dispatch_at == 0 && poll(&pfd, 1, 0) > 0) {
+        k->dispatch_at = zsim_now(R.w) + (int64_t)zsim_below(R.w, 30) * MS;
+        zsim_timer(R.w, NULL, k->dispatch_at, (uint64_t)k->ix + 1);
+    }
+    if (k->fd_mode && k->dispatch_at != 0 && zsim_now(R.w) >= k->dispatch_at) {
+        k->dispatch_at = 0;
         (void)zkl_client_dispatch(c);
+    }
     k->in_keeper = false;
     if (wake != 0 && wake != k->timer_at && wake > zsim_now(R.w)) {
         trace("client %d: the keeper wakes at %.3f", k->ix, (double)wake / 1e9);
@@ -473,6 +488,10 @@ static void on_result(zkl_request *r, int result, void *arg)
     }
     R.acquisitions++;
     q->held = true;
+    /* Now and then the connection drops right behind a grant, what the
+     * hold sent on it (the watch on its own node) in flight. */
+    if (!R.settling && zsim_below(R.w, 10) == 0)
+        q->k->drop_next = true;
     q->sess = session_of(q->k);
     int64_t token = q->token; /* a blocking hold's: node and token are known */
     if (q->r != NULL) {
@@ -1257,6 +1276,15 @@ static struct req *thread_hold(struct cl *k, int lock)
     return NULL;
 }
 
+/* The thread keeps the multi-lock's first member (a refused undo or
+ * release). */
+static void mb_keep(struct cl *k)
+{
+    const char *n = zkl_mutex_node(k->mb);
+    snprintf(k->mb_node, sizeof k->mb_node, "%s", n ? n : "");
+    k->mb_stuck = true;
+}
+
 static bool ok_code(int rc, const int *codes, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -1528,7 +1556,7 @@ static void blocking_release(struct req *q)
         zkl_mutex_is_held(k->mb) && !k->mb_stuck) {
         /* The first member's delete was refused: the thread keeps it, the
          * multi-lock's hold is over (refuse_op). */
-        k->mb_stuck = true;
+        mb_keep(k);
     } else if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
         violation("release", "the release of %d (%s) returned %s", q->id, lock_names[q->lock],
                   zkl_strerror(rc));
@@ -1686,12 +1714,16 @@ static void list_op(struct cl *k)
     } else {
         zkl_participant *p = NULL;
         size_t n = 0;
+        int64_t outsider = zsim_outsider_id(R.w);
         rc = zkl_participants_list(k->c, dir, &p, &n);
         R.blocking--;
         R.listings++;
+        /* The outsider's nodes do not count: a tie it planted (one
+         * sequence, two nodes: never so by sequential creates) holds by
+         * the same rule as the node it ties with. */
         int holders = 0, leases = 0;
         for (size_t i = 0; rc == 0 && i < n; i++)
-            if (p[i].holds) {
+            if (p[i].holds && (outsider == 0 || p[i].session != outsider)) {
                 holders++;
                 leases += p[i].leases;
             }
@@ -1742,7 +1774,7 @@ static void refuse_op(struct cl *k)
         R.blocking--;
         trace("client %d: the multi-lock released: %s", k->ix, zkl_strerror(rc));
         if (rc == ZKL_ENOAUTH && zkl_mutex_is_held(k->mb))
-            k->mb_stuck = true;
+            mb_keep(k);
         return;
     }
     if (rc != ZKL_ENOAUTH)
@@ -1753,7 +1785,7 @@ static void refuse_op(struct cl *k)
     if (zkl_mutex_is_held(k->m2) && !had)
         violation("undo", "client %d: the multi-lock failed, but the thread holds its "
                   "second member", k->ix);
-    k->mb_stuck = true;
+    mb_keep(k);
 }
 
 /* Deletes allowed again once the time came; a member kept by a refused
@@ -1775,8 +1807,11 @@ static void tend_refusals(bool all)
             mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xc0c0);
             trace("client %d: the member kept by a refused undo released: %s", k->ix,
                   zkl_strerror(rc));
+            /* Its node gone (its session ended, or someone deleted it),
+             * a release or an undo may have cleared the lost hold. */
+            bool gone = zsim_truth_stat(R.w, k->mb_node, NULL) != ZSIM_OK;
             if (rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED &&
-                !(rc == ZKL_ENOTHELD && k->mb_cleared))
+                !(rc == ZKL_ENOTHELD && (k->mb_cleared || gone)))
                 violation("undo", "client %d: the member kept by a refused undo: its release "
                           "returned %s", k->ix, zkl_strerror(rc));
             k->mb_stuck = false;
@@ -1849,6 +1884,14 @@ static void one_step(void)
         outsider_aim();
     else
         world_step();
+    for (int i = 0; i < NCL; i++)
+        if (R.cl[i].drop_next) {
+            R.cl[i].drop_next = false;
+            zsim_session *s = session_of(&R.cl[i]);
+            trace("fault: client %d's connection drops behind a grant", i);
+            if (s != NULL)
+                zsim_drop(s, -1, -1);
+        }
     heal(false);
     for (int i = 0; i < NCL; i++)
         keeper(&R.cl[i]);
@@ -1885,8 +1928,7 @@ static int open_client(struct cl *k, int ix)
     if (zkl_lock_opts_new(&k->opts) != 0 || zkl_lock_opts_set_id(k->opts, id) != 0 ||
         zkl_lock_opts_set_prefetch(k->opts, ix != 1) != 0)
         return -1;
-    int fd;
-    if (k->fd_mode && zkl_client_event_fd(k->c, &fd) != 0)
+    if (k->fd_mode && zkl_client_event_fd(k->c, &k->fd) != 0)
         return -1;
     if (zkl_mutex_new(k->c, lock_paths[L_MUTEX], &k->m) != 0 ||
         zkl_semaphore_new(k->c, lock_paths[L_SEM], SEM_MAX, &k->s) != 0 ||
