@@ -10,8 +10,10 @@
  *             read-write lock and a multi-lock (a mutex of its own and
  *             a second mutex on the mutex's path); release, cancel, free;
  *   blocking  acquires of each of those by the driver's thread (reentry,
- *             the write lock's downgrade to a read hold, a lease; now and
- *             then with a cancel handle fired meanwhile), their
+ *             the write lock's downgrade to a read hold, half the time at
+ *             once, a lease; now and then with a cancel handle fired
+ *             meanwhile, or no timeout when nothing the thread holds
+ *             stands in the way), their
  *             releases, guarded writes under the exclusive ones; a wait
  *             of the virtual clock runs the keepers, the requests and the
  *             checks meanwhile, and the synchronous zapi calls step the
@@ -20,6 +22,13 @@
  *   listings  participants, the semaphore's recorded limit, revocation;
  *   undo      the multi-lock tried while its first member's deletes are
  *             refused (the zapi refuses them, as an ACL would).
+ * The world's faults: connection drops (a tenth of the grants drop their
+ * connection at the next step), forced expiries, silent links, cut
+ * followers, the unheard fault (unheard_arm), leader failovers, pauses
+ * and slow spells, an outsider at a queue's head or a waiter's
+ * predecessor (deletes it, marks it, or plants a tie that goes with its
+ * session a while later), and the descriptor client's event loop busy
+ * (up to 30 ms, now and then up to a session timeout).
  *
  *   SIM_SEED       the first schedule's seed (default 1); schedule k has
  *                  seed SIM_SEED + k
@@ -35,12 +44,12 @@
  *             one writer and then no reader of the read-write lock (but a
  *             read hold of the writer's own thread, a downgrade); at most
  *             one latch leading on a node that exists; a listing's
- *             holders by the same rules;
+ *             holders by the same rules (the outsider's nodes aside);
  *   expired   the leader expires no session of a believed hold, unless a
  *             fault forced it;
  *   told      a believed hold (or leadership) whose node is gone is told
  *             (its callback ZKL_ELOST, is_held 0) by the loss rule's time
- *             from the deletion;
+ *             from the deletion (a multi-lock's: either member's);
  *   token     a mutex's tokens rise, a read-write lock's are above every
  *             writer's granted before, and a latch's leaderships' rise;
  *   fence     a guarded write succeeds only while its hold's node exists,
@@ -57,7 +66,16 @@
  *             a wait for a new session is not cut short: deadline bounds it);
  *   stats     a client's counters never go back, its metrics count no
  *             internal fault;
- *   stuck     no blocking call lasts ten virtual minutes;
+ *   pred      a latch's watch, as sent, is on the node just before its
+ *             own: no node of the leader's sorts between them;
+ *   session   a latch leads (its listener hears 1) on a node whose maker
+ *             is the session the client says it has (CURATOR-696);
+ *   rate      at most RATE_MAX requests per client and virtual second,
+ *             and RATE_UP more per connection up in it (no busy loop);
+ *   stuck     no blocking call lasts ten virtual minutes; once the faults
+ *             end, every request ends within two minutes;
+ *   absent    then, within a minute, every latch takes part with a node of
+ *             its client's session, and the first node's latch leads;
  *   orphan    once every request is freed and the faults end, no node of
  *             a live session of ours is left under a lock path;
  *   leak      once every object and request is freed, none is left
@@ -301,8 +319,18 @@ static const struct zkl__virtual virt = {v_now, v_wait, v_random, NULL};
 
 /* ---- the world and the keepers --------------------------------------------------- */
 
+static zsim_session *session_of(struct cl *k);
+
 static void world_step(void)
 {
+    for (int i = 0; i < NCL; i++)
+        if (R.cl[i].drop_next) {
+            R.cl[i].drop_next = false;
+            zsim_session *s = session_of(&R.cl[i]);
+            trace("fault: client %d's connection drops behind a grant", i);
+            if (s != NULL)
+                zsim_drop(s, -1, -1);
+        }
     const struct zsim_item *it;
     int rc = zsim_step(R.w, &it);
     R.events++;
@@ -1932,14 +1960,6 @@ static void one_step(void)
         outsider_aim();
     else
         world_step();
-    for (int i = 0; i < NCL; i++)
-        if (R.cl[i].drop_next) {
-            R.cl[i].drop_next = false;
-            zsim_session *s = session_of(&R.cl[i]);
-            trace("fault: client %d's connection drops behind a grant", i);
-            if (s != NULL)
-                zsim_drop(s, -1, -1);
-        }
     heal(false);
     for (int i = 0; i < NCL; i++)
         keeper(&R.cl[i]);
