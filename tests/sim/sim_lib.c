@@ -169,6 +169,7 @@ struct cl {
     bool mb_stuck;        /* the thread holds the multi-lock's member after a refused undo */
     bool mb_cleared;      /* ... and the multi-lock may have released it lost since */
     char mb_node[400];    /* ... its node */
+    bool mb_lost;         /* ... released lost: a lost multi-lock hold sharing it cleared */
     zkl_client_stats stats; /* its counters, as last read */
     /* The unheard fault (unheard_arm): keepalives to send unheard from the
      * next one on, then how many are left, the leader slow that long once
@@ -1211,7 +1212,10 @@ static void check(void)
         if (!busy && now > q->gone_at + zkl__loss_after_ns(t) + SLACK + q->k->late_allow +
                                q->k->held_back - q->gone_back)
             violation("told", "request %d: its node %s is gone since %.3f s, still believed held",
-                      q->id, zsim_truth_stat(R.w, q->node, NULL) == ZSIM_OK ? q->member : q->node,
+                      q->id,
+                      zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK ? q->node
+                      : q->member[0] != '\0'                           ? q->member
+                                                                       : "(its first member's: none)",
                       (double)q->gone_at / 1e9);
     }
     if (live[L_MUTEX] + live[L_MULTI] > 1)
@@ -1629,12 +1633,18 @@ static void blocking_release(struct req *q)
     trace("client %d: blocking release of %d (%s%s): %s", k->ix, q->id, lock_names[q->lock],
           q->count > 0 ? ", a reentry" : "", zkl_strerror(rc));
     static const int codes[] = {0, ZKL_ELOST, ZKL_ECLOSED};
+    /* A multi-lock hold whose first member the thread kept too (a refused
+     * undo) is cleared, lost, by that member's release (zkl.h: a lost
+     * hold's release clears it whatever its count). */
+    bool cleared = q->lock == L_MULTI && rc == ZKL_ENOTHELD && k->mb_lost;
+    if (q->lock == L_MULTI)
+        k->mb_lost = false;
     if (rc == ZKL_ENOAUTH && q->lock == L_MULTI && k->refused != NULL &&
         zkl_mutex_is_held(k->mb) && !k->mb_stuck) {
         /* The first member's delete was refused: the thread keeps it, the
          * multi-lock's hold is over (refuse_op). */
         mb_keep(k);
-    } else if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+    } else if (!cleared && !ok_code(rc, codes, sizeof codes / sizeof codes[0]))
         violation("release", "the release of %d (%s) returned %s", q->id, lock_names[q->lock],
                   zkl_strerror(rc));
     /* A lost hold is cleared whatever its count (zkl.h): its reentries
@@ -1892,6 +1902,7 @@ static void tend_refusals(bool all)
                           "returned %s", k->ix, zkl_strerror(rc));
             k->mb_stuck = false;
             k->mb_cleared = false;
+            k->mb_lost = rc == ZKL_ELOST;
         }
     }
 }
