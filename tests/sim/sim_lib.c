@@ -892,7 +892,7 @@ static void leader_fault(void)
 
 static void fault(void)
 {
-    if (zsim_below(R.w, 5) == 0) {
+    if (zsim_below(R.w, 5) < 2) {
         unheard_arm();
         return;
     }
@@ -1957,17 +1957,17 @@ static void one_step(void)
     uint64_t r = zsim_below(R.w, 1000);
     if (!R.settling && r < 40)
         start_request(&R.cl[zsim_below(R.w, NCL)]);
-    else if (!R.settling && r < 43)
+    else if (!R.settling && r < 46)
         fault();
-    else if (!R.settling && r < 48)
-        blocking_acquire(&R.cl[zsim_below(R.w, NCL)]);
-    else if (!R.settling && r < 49)
-        latch_op(&R.cl[zsim_below(R.w, NCL)]);
-    else if (!R.settling && r < 50)
-        list_op(&R.cl[zsim_below(R.w, NCL)]);
     else if (!R.settling && r < 51)
-        refuse_op(&R.cl[zsim_below(R.w, NCL)]);
+        blocking_acquire(&R.cl[zsim_below(R.w, NCL)]);
+    else if (!R.settling && r < 52)
+        latch_op(&R.cl[zsim_below(R.w, NCL)]);
     else if (!R.settling && r < 53)
+        list_op(&R.cl[zsim_below(R.w, NCL)]);
+    else if (!R.settling && r < 54)
+        refuse_op(&R.cl[zsim_below(R.w, NCL)]);
+    else if (!R.settling && r < 56)
         outsider_aim();
     else
         world_step();
