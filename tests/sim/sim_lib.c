@@ -227,6 +227,7 @@ static struct {
     int64_t fence[NLOCKS]; /* the largest token a guarded write of each wrote */
     uint64_t blocking_calls, revokes_told, latch_leads, listings;
     int64_t outsider_leave_at; /* the outsider's session ends then (0: none to end) */
+    int64_t cut_at; /* a follower was cut from the leader then (any client's) */
     /* The latch's nodes as the leader made them: czxid, and the session
      * id of their ephemeral owner (a ring of the latest). */
     int64_t latch_czxid[256], latch_owner[256];
@@ -807,7 +808,7 @@ static void unheard_sent(struct cl *k)
         trace("client %d: its requests come through; its follower is cut after its sync", k->ix);
         zsim_link(s, true);
         zsim_cut_after_sync(s, 2 * tn);
-        k->cut_at = zsim_now(R.w);
+        k->cut_at = R.cut_at = zsim_now(R.w);
         k->unheard_heal = 0;
     }
 }
@@ -926,6 +927,7 @@ static void fault(void)
         break;
     case 3:
         trace("fault: a follower is cut off for a while");
+        R.cut_at = zsim_now(R.w);
         zsim_partition(R.w, 1 + (int)zsim_below(R.w, 2), true);
         break;
     }
@@ -1517,8 +1519,10 @@ static void blocking_acquire_lock(struct cl *k, int lock)
      * the server's word (zkl.h), which a silent link or a follower cut from
      * the leader holds until it ends or the loss rule gives the session up. */
     int64_t undo = 0;
-    if (lock == L_MULTI && k->cut_at != 0 &&
-        k->cut_at + 2 * (int64_t)k->c->negotiated_ms * MS > q->started)
+    /* ... and a follower cut for another client's fault holds this one's
+     * answers too when it is connected there. */
+    int64_t cut = k->cut_at > R.cut_at ? k->cut_at : R.cut_at;
+    if (lock == L_MULTI && cut != 0 && cut + 2 * (int64_t)k->c->negotiated_ms * MS > q->started)
         undo = zkl__loss_after_ns(k->c->negotiated_ms) + SLACK + k->late_allow;
     if (h != NULL) {
         if (rc == ZKL_ECANCELED && R.fired_at == 0)
