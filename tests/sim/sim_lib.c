@@ -1643,10 +1643,12 @@ static void blocking_release(struct req *q)
     bool cleared = q->lock == L_MULTI && rc == ZKL_ENOTHELD && k->mb_lost;
     if (q->lock == L_MULTI)
         k->mb_lost = false;
-    if (rc == ZKL_ENOAUTH && q->lock == L_MULTI && k->refused != NULL &&
-        zkl_mutex_is_held(k->mb) && !k->mb_stuck) {
+    if ((rc == ZKL_ENOAUTH || rc == ZKL_ELOST) && q->lock == L_MULTI && q->count == 0 &&
+        k->refused != NULL && zkl_mutex_is_held(k->mb) && !k->mb_stuck) {
         /* The first member's delete was refused: the thread keeps it, the
-         * multi-lock's hold is over (refuse_op). */
+         * multi-lock's hold is over (refuse_op); the release returns the
+         * first member error it met, its other member's ZKL_ELOST too
+         * (seed 7400961). */
         mb_keep(k);
     } else if (!cleared && !ok_code(rc, codes, sizeof codes / sizeof codes[0]))
         violation("release", "the release of %d (%s) returned %s", q->id, lock_names[q->lock],
