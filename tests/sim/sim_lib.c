@@ -10,8 +10,10 @@
  *             read-write lock and a multi-lock (a mutex of its own and
  *             a second mutex on the mutex's path); release, cancel, free;
  *   blocking  acquires of each of those by the driver's thread (reentry,
- *             the write lock's downgrade to a read hold, a lease; now and
- *             then with a cancel handle fired meanwhile), their
+ *             the write lock's downgrade to a read hold, half the time at
+ *             once, a lease; now and then with a cancel handle fired
+ *             meanwhile, or no timeout when nothing the thread holds
+ *             stands in the way), their
  *             releases, guarded writes under the exclusive ones; a wait
  *             of the virtual clock runs the keepers, the requests and the
  *             checks meanwhile, and the synchronous zapi calls step the
@@ -20,6 +22,13 @@
  *   listings  participants, the semaphore's recorded limit, revocation;
  *   undo      the multi-lock tried while its first member's deletes are
  *             refused (the zapi refuses them, as an ACL would).
+ * The world's faults: connection drops (a tenth of the grants drop their
+ * connection at the next step), forced expiries, silent links, cut
+ * followers, the unheard fault (unheard_arm), leader failovers, pauses
+ * and slow spells, an outsider at a queue's head or a waiter's
+ * predecessor (deletes it, marks it, or plants a tie that goes with its
+ * session a while later), and the descriptor client's event loop busy
+ * (up to 30 ms, now and then up to a session timeout).
  *
  *   SIM_SEED       the first schedule's seed (default 1); schedule k has
  *                  seed SIM_SEED + k
@@ -35,12 +44,12 @@
  *             one writer and then no reader of the read-write lock (but a
  *             read hold of the writer's own thread, a downgrade); at most
  *             one latch leading on a node that exists; a listing's
- *             holders by the same rules;
+ *             holders by the same rules (the outsider's nodes aside);
  *   expired   the leader expires no session of a believed hold, unless a
  *             fault forced it;
  *   told      a believed hold (or leadership) whose node is gone is told
  *             (its callback ZKL_ELOST, is_held 0) by the loss rule's time
- *             from the deletion;
+ *             from the deletion (a multi-lock's: either member's);
  *   token     a mutex's tokens rise, a read-write lock's are above every
  *             writer's granted before, and a latch's leaderships' rise;
  *   fence     a guarded write succeeds only while its hold's node exists,
@@ -57,7 +66,16 @@
  *             a wait for a new session is not cut short: deadline bounds it);
  *   stats     a client's counters never go back, its metrics count no
  *             internal fault;
- *   stuck     no blocking call lasts ten virtual minutes;
+ *   pred      a latch's watch, as sent, is on the node just before its
+ *             own: no node of the leader's sorts between them;
+ *   session   a latch leads (its listener hears 1) on a node whose maker
+ *             is the session the client says it has (CURATOR-696);
+ *   rate      at most RATE_MAX requests per client and virtual second,
+ *             and RATE_UP more per connection up in it (no busy loop);
+ *   stuck     no blocking call lasts ten virtual minutes; once the faults
+ *             end, every request ends within two minutes;
+ *   absent    then, within a minute, every latch takes part with a node of
+ *             its client's session, and the first node's latch leads;
  *   orphan    once every request is freed and the faults end, no node of
  *             a live session of ours is left under a lock path;
  *   leak      once every object and request is freed, none is left
@@ -68,6 +86,7 @@
  * Exit status 0 without violations, 1 with. */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +130,7 @@ struct req {
     bool done, held, freed;
     int result;
     char node[256];
+    char member[400];   /* a multi-lock hold's first member's node (under MULTI_OTHER) */
     int64_t gone_at;    /* a believed hold's node found gone then */
     zsim_session *sess; /* a hold's session */
     int64_t release_at; /* a hold is released then; a failure freed then */
@@ -137,6 +157,10 @@ struct cl {
     int64_t lead_gone_at, lead_gone_back;
     int64_t timer_at;
     bool fd_mode;
+    bool drop_next; /* its connection drops at the next step (drop_aimed) */
+    int64_t dispatch_at; /* fd_mode: the program's loop dispatches then (0: not due) */
+    int fd;              /* fd_mode: its event descriptor */
+    int64_t busy_ns;     /* ... a long spell of its loop's under way, this long */
     bool in_keeper;
     int64_t held_back; /* virtual time its keeper waited for a synchronous call */
     int64_t sync_at;   /* ... the last instant it did */
@@ -144,6 +168,8 @@ struct cl {
     zhandle_t *refused;   /* ... on this handle */
     bool mb_stuck;        /* the thread holds the multi-lock's member after a refused undo */
     bool mb_cleared;      /* ... and the multi-lock may have released it lost since */
+    char mb_node[400];    /* ... its node */
+    bool mb_lost;         /* ... released lost: a lost multi-lock hold sharing it cleared */
     zkl_client_stats stats; /* its counters, as last read */
     /* The unheard fault (unheard_arm): keepalives to send unheard from the
      * next one on, then how many are left, the leader slow that long once
@@ -157,6 +183,11 @@ struct cl {
     /* Its keeper's keepalive and loss rounds come late_ns late until late_until; the
      * checks allow it the largest lateness of the schedule (late_allow). */
     int64_t late_ns, late_until, late_allow, late_timer;
+    /* The requests its handles sent in virtual second rate_sec, and what
+     * its connections up in that second allow beyond RATE_MAX; its state
+     * as last seen. */
+    int64_t rate_sec, rate_n, rate_allow;
+    int state;
 };
 
 static struct {
@@ -195,7 +226,16 @@ static struct {
     int64_t max_lead;    /* the largest leadership token told */
     int64_t fence[NLOCKS]; /* the largest token a guarded write of each wrote */
     uint64_t blocking_calls, revokes_told, latch_leads, listings;
+    int64_t outsider_leave_at; /* the outsider's session ends then (0: none to end) */
+    int64_t cut_at; /* a follower was cut from the leader then (any client's) */
+    /* The latch's nodes as the leader made them: czxid, and the session
+     * id of their ephemeral owner (a ring of the latest). */
+    int64_t latch_czxid[256], latch_owner[256];
+    int nlatch;
+    uint64_t outsider_acts, failovers;
 } R;
+
+static int64_t events_before; /* the events of the schedules before this one */
 
 static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void trace(const char *fmt, ...)
@@ -281,8 +321,18 @@ static const struct zkl__virtual virt = {v_now, v_wait, v_random, NULL};
 
 /* ---- the world and the keepers --------------------------------------------------- */
 
+static zsim_session *session_of(struct cl *k);
+
 static void world_step(void)
 {
+    for (int i = 0; i < NCL; i++)
+        if (R.cl[i].drop_next) {
+            R.cl[i].drop_next = false;
+            zsim_session *s = session_of(&R.cl[i]);
+            trace("fault: client %d's connection drops behind a grant", i);
+            if (s != NULL)
+                zsim_drop(s, -1, -1);
+        }
     const struct zsim_item *it;
     int rc = zsim_step(R.w, &it);
     R.events++;
@@ -342,8 +392,30 @@ static void keeper(struct cl *k)
         if (k->unheard > 0 || k->unheard_left > 0)
             unheard_sent(k);
     }
-    if (k->fd_mode)
+    /* The program's event loop gets to the descriptor up to 30 ms after
+     * the keeper's round (it was busy): the callbacks wait meanwhile, while
+     * the world and the keeper go on. Now and then (during the faults) it
+     * is busy for up to a session timeout: what its callbacks tell is
+     * late by as much. The deadline and told bounds do not bind its
+     * requests meanwhile, and then allow it as time the client was held
+     * back. */
+    struct pollfd pfd = {.fd = k->fd, .events = POLLIN};
+    if (k->fd_mode && k->dispatch_at == 0 && poll(&pfd, 1, 0) > 0) {
+        int64_t busy = (int64_t)zsim_below(R.w, 30) * MS;
+        if (!R.settling && zsim_below(R.w, 300) == 0) {
+            busy = (int64_t)zsim_below(R.w, (uint64_t)c->timeout_ms) * MS;
+            k->busy_ns = busy;
+            trace("client %d: its event loop is busy for %.3f s", k->ix, (double)busy / 1e9);
+        }
+        k->dispatch_at = zsim_now(R.w) + busy;
+        zsim_timer(R.w, NULL, k->dispatch_at, (uint64_t)k->ix + 1);
+    }
+    if (k->fd_mode && k->dispatch_at != 0 && zsim_now(R.w) >= k->dispatch_at) {
+        k->dispatch_at = 0;
+        k->held_back += k->busy_ns;
+        k->busy_ns = 0;
         (void)zkl_client_dispatch(c);
+    }
     k->in_keeper = false;
     if (wake != 0 && wake != k->timer_at && wake > zsim_now(R.w)) {
         trace("client %d: the keeper wakes at %.3f", k->ix, (double)wake / 1e9);
@@ -358,9 +430,106 @@ static zsim_session *session_of(struct cl *k)
     return k->c->zh != NULL ? zapi_sim_session(k->c->zh) : NULL;
 }
 
+/* The contenders' nodes of a lock path (names that end in a ten-digit
+ * sequence), lowest sequence first; at most KIDS_MAX of them. */
+#define KIDS_MAX 64
+struct kids {
+    const char *dir;
+    int n;
+    char name[KIDS_MAX][160];
+    int64_t seq[KIDS_MAX], owner[KIDS_MAX];
+};
+
+static void kid_add(void *arg, const char *name)
+{
+    struct kids *k = arg;
+    size_t len = strlen(name);
+    if (k->n == KIDS_MAX || len < 10 || len >= sizeof k->name[0] ||
+        strspn(name + len - 10, "0123456789") != 10)
+        return;
+    char path[400];
+    struct zsim_stat st;
+    snprintf(path, sizeof path, "%s/%s", k->dir, name);
+    if (zsim_truth_stat(R.w, path, &st) != ZSIM_OK)
+        return;
+    int64_t seq = strtoll(name + len - 10, NULL, 10);
+    int i = k->n++;
+    for (; i > 0 && k->seq[i - 1] > seq; i--) {
+        k->seq[i] = k->seq[i - 1];
+        k->owner[i] = k->owner[i - 1];
+        memcpy(k->name[i], k->name[i - 1], sizeof k->name[i]);
+    }
+    k->seq[i] = seq;
+    k->owner[i] = st.ephemeralOwner;
+    memcpy(k->name[i], name, len + 1);
+}
+
+static void kids_of(const char *dir, struct kids *k)
+{
+    k->dir = dir;
+    k->n = 0;
+    zsim_truth_children(R.w, dir, kid_add, k);
+}
+
 /* ---- requests --------------------------------------------------------------------- */
 
 static void check_expired(const struct req *q);
+
+/* A multi-lock hold's first member's node: a blocking one's, the member
+ * mutex's; a request's, its session's lowest node under MULTI_OTHER that
+ * no other hold of ours has (its earlier requests' members sort ahead of
+ * its later ones'). None: q->member stays empty (no node: gone). */
+static void multi_member(struct req *q)
+{
+    static struct kids kl;
+    struct cl *k = q->k;
+    if (q->r == NULL) {
+        const char *n = zkl_mutex_node(k->mb);
+        snprintf(q->member, sizeof q->member, "%s", n ? n : "");
+        return;
+    }
+    zsim_session *s = session_of(k);
+    q->member[0] = '\0';
+    if (s == NULL)
+        return;
+    const char *mine = zkl_mutex_is_held(k->mb) ? zkl_mutex_node(k->mb) : NULL;
+    kids_of(MULTI_OTHER, &kl);
+    for (int i = 0; i < kl.n; i++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/%s", MULTI_OTHER, kl.name[i]);
+        bool taken = kl.owner[i] != zsim_session_id(s) || (mine && strcmp(mine, path) == 0);
+        for (struct req *o = R.reqs; o && !taken; o = o->next)
+            taken = o != q && o->held && strcmp(o->member, path) == 0;
+        if (!taken) {
+            snprintf(q->member, sizeof q->member, "%s", path);
+            return;
+        }
+    }
+}
+
+/* The leader makes or deletes a node: a latch node's owner noted. */
+static void on_change(void *arg, const struct zsim_change *ch)
+{
+    (void)arg;
+    size_t n = strlen(LATCH_PATH);
+    if (!ch->created || strncmp(ch->path, LATCH_PATH, n) != 0 || ch->path[n] != '/')
+        return;
+    struct zsim_stat st;
+    if (zsim_truth_stat(R.w, ch->path, &st) != ZSIM_OK)
+        return;
+    int i = R.nlatch++ % 256;
+    R.latch_czxid[i] = st.czxid;
+    R.latch_owner[i] = st.ephemeralOwner;
+}
+
+/* The session that made the latch node of czxid token (0: not known). */
+static int64_t latch_owner(int64_t token)
+{
+    for (int i = 0; i < 256 && i < R.nlatch; i++)
+        if (R.latch_czxid[i] == token)
+            return R.latch_owner[i];
+    return 0;
+}
 
 static void on_result(zkl_request *r, int result, void *arg)
 {
@@ -390,6 +559,10 @@ static void on_result(zkl_request *r, int result, void *arg)
     }
     R.acquisitions++;
     q->held = true;
+    /* Now and then the connection drops right behind a grant, what the
+     * hold sent on it (the watch on its own node) in flight. */
+    if (!R.settling && zsim_below(R.w, 10) == 0)
+        q->k->drop_next = true;
     q->sess = session_of(q->k);
     int64_t token = q->token; /* a blocking hold's: node and token are known */
     if (q->r != NULL) {
@@ -399,10 +572,13 @@ static void on_result(zkl_request *r, int result, void *arg)
             violation("token", "request %d: held, but no token", q->id);
         q->token = token;
     }
+    if (q->lock == L_MULTI)
+        multi_member(q);
     /* A hold granted on a node already gone (its session expired before
      * the client heard) is in the loss window from the start: its token
      * orders nothing. */
-    if (zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK) {
+    if (zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK ||
+        (q->lock == L_MULTI && zsim_truth_stat(R.w, q->member, NULL) != ZSIM_OK)) {
         q->gone_at = now;
         q->gone_back = q->k->held_back;
         check_expired(q);
@@ -632,15 +808,97 @@ static void unheard_sent(struct cl *k)
         trace("client %d: its requests come through; its follower is cut after its sync", k->ix);
         zsim_link(s, true);
         zsim_cut_after_sync(s, 2 * tn);
-        k->cut_at = zsim_now(R.w);
+        k->cut_at = R.cut_at = zsim_now(R.w);
         k->unheard_heal = 0;
     }
 }
 
+/* An outsider (another program, an operator) acts right at the head of a
+ * lock path's queue (the holder's node) or just ahead of a waiter (its
+ * predecessor): deletes it, sets its data (a revocation's mark, or other),
+ * or plants a node with its very sequence under another contender's uuid,
+ * which sorts beside it until the outsider's session ends, a while later.
+ * It changes no ACL: refused deletes are refuse_op's. */
+static void outsider_aim(void)
+{
+    static const char *const dirs[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
+                                       MULTI_OTHER, LATCH_PATH};
+    static struct kids k;
+    kids_of(dirs[zsim_below(R.w, sizeof dirs / sizeof dirs[0])], &k);
+    if (k.n == 0)
+        return;
+    int at = zsim_below(R.w, 2) == 0 || k.n < 2 ? 0 : (int)zsim_below(R.w, (uint64_t)k.n - 1);
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", k.dir, k.name[at]);
+    R.outsider_acts++;
+    switch (zsim_below(R.w, 4)) {
+    case 0:
+    case 1:
+        trace("fault: an outsider deletes %s (%s)", path, at ? "a predecessor" : "the head");
+        (void)zsim_outsider_delete(R.w, path, -1);
+        break;
+    case 2: {
+        const char *d = zsim_below(R.w, 2) == 0 ? "__REVOKE__" : "outsider";
+        trace("fault: an outsider sets %s's data to %s", path, d);
+        (void)zsim_outsider_set(R.w, path, d, (int)strlen(d), -1);
+        break;
+    }
+    default: {
+        size_t name = strlen(k.dir) + 1;
+        if (strncmp(path + name, "_c_", 3) != 0)
+            break;
+        path[name + 3] = path[name + 3] == '0' ? '1' : '0'; /* another uuid */
+        trace("fault: an outsider plants %s", path);
+        (void)zsim_outsider_create(R.w, path, "planted", 7, &ZSIM_OPEN_ACL_UNSAFE,
+                                   ZSIM_EPHEMERAL, NULL, 0);
+        int64_t leave = zsim_now(R.w) + (int64_t)zsim_below(R.w, 5000) * MS;
+        if (leave > R.outsider_leave_at)
+            R.outsider_leave_at = leave;
+        break;
+    }
+    }
+}
+
+/* The leader stands still, or fails over, or is slow (the requests wait
+ * for it): what waits on it may take that much past a deadline. */
+static void stall(int64_t ns)
+{
+    R.slow_ns += ns;
+    if (zsim_now(R.w) + ns > R.slow_until)
+        R.slow_until = zsim_now(R.w) + ns;
+}
+
+static void leader_fault(void)
+{
+    int64_t ns = 50 * MS + (int64_t)zsim_below(R.w, 950) * MS;
+    R.failovers++;
+    switch (zsim_below(R.w, 3)) {
+    case 0:
+        trace("fault: the leader fails over (an election of %.3f s)", (double)ns / 1e9);
+        zsim_failover(R.w, ns);
+        break;
+    case 1:
+        ns -= 50 * MS; /* shorter than the followers' sync limit */
+        trace("fault: the leader stands still for %.3f s", (double)ns / 1e9);
+        zsim_leader_pause(R.w, ns);
+        break;
+    default:
+        ns *= 2;
+        trace("fault: the leader is slow for %.3f s", (double)ns / 1e9);
+        zsim_leader_slow(R.w, ns);
+        break;
+    }
+    stall(ns);
+}
+
 static void fault(void)
 {
-    if (zsim_below(R.w, 5) == 0) {
+    if (zsim_below(R.w, 5) < 2) {
         unheard_arm();
+        return;
+    }
+    if (zsim_below(R.w, 6) == 0) {
+        leader_fault();
         return;
     }
     struct cl *k = &R.cl[zsim_below(R.w, NCL)];
@@ -669,6 +927,7 @@ static void fault(void)
         break;
     case 3:
         trace("fault: a follower is cut off for a while");
+        R.cut_at = zsim_now(R.w);
         zsim_partition(R.w, 1 + (int)zsim_below(R.w, 2), true);
         break;
     }
@@ -698,6 +957,11 @@ static void heal(bool all)
     if (all || zsim_below(R.w, 3000) == 0)
         for (int sv = 1; sv < 3; sv++)
             zsim_partition(R.w, sv, false);
+    if (R.outsider_leave_at != 0 && (all || now >= R.outsider_leave_at)) {
+        trace("the outsider's session ends");
+        zsim_outsider_leave(R.w); /* what it planted goes */
+        R.outsider_leave_at = 0;
+    }
 }
 
 /* ---- the invariants --------------------------------------------------------------- */
@@ -792,6 +1056,8 @@ static void check_latches(void)
             k->lead_gone_at = 0;
             continue;
         }
+        if (k->busy_ns != 0)
+            continue; /* its listener waits for its loop */
         int64_t token = 0;
         if (zkl_latch_token(k->latch, &token) != 0)
             continue; /* lost, its listener yet to hear */
@@ -824,12 +1090,98 @@ static void check_latches(void)
         violation("holders", "%d latches lead on %s", leaders, LATCH_PATH);
 }
 
+/* The sequence of a latch's node name (the text after its last "latch-"),
+ * or -1. */
+static int64_t latch_seq(const char *name)
+{
+    const char *p = NULL;
+    for (const char *q = strstr(name, "latch-"); q != NULL; q = strstr(q + 1, "latch-"))
+        p = q + 6;
+    if (p == NULL || strlen(p) != 10 || strspn(p, "0123456789") != 10)
+        return -1;
+    return strtoll(p, NULL, 10);
+}
+
+/* pred: a latch's node watches the node just before its own: when the
+ * watch is sent, none of the leader's children sorts between the two. A
+ * node between them exists now, so it was made before the watcher's own
+ * (sequences only grow), and the listing the watcher chose by, read after
+ * its own node was made, showed it. */
+static void check_pred(struct cl *k, zhandle_t *zh, const char *path)
+{
+    static struct kids kl;
+    const char *name = path + strlen(LATCH_PATH) + 1;
+    int64_t sx = latch_seq(name), sid = zsim_session_id(zapi_sim_session(zh));
+    struct zsim_stat st;
+    if (sx < 0 || zsim_truth_stat(R.w, path, &st) != ZSIM_OK || st.ephemeralOwner == sid)
+        return; /* gone already (it fails), or its own */
+    kids_of(LATCH_PATH, &kl);
+    int64_t own = -1;
+    for (int i = 0; i < kl.n; i++) {
+        int64_t s = latch_seq(kl.name[i]);
+        if (kl.owner[i] == sid && s > sx && (own < 0 || s < own))
+            own = s;
+    }
+    for (int i = 0; i < kl.n && own >= 0; i++) {
+        int64_t s = latch_seq(kl.name[i]);
+        if (s > sx && s < own) {
+            violation("pred", "client %d's latch node of sequence %" PRId64 " watches %s, "
+                      "but %s sorts between them", k->ix, own, name, kl.name[i]);
+            return;
+        }
+    }
+}
+
+/* A request client k's handle sends: rate: at most RATE_MAX per client and
+ * virtual second (no busy loop), and what its connections up in that
+ * second allow beyond (each looks at its own nodes again and sends again
+ * what the lost connection failed). */
+#define RATE_MAX 600
+#define RATE_UP 40 /* per connection up: 4, and 2 for each of its nodes (at most 18) */
+
+static void rate_second(struct cl *k)
+{
+    int64_t sec = zsim_now(R.w) / (1000 * MS);
+    if (sec != k->rate_sec) {
+        k->rate_sec = sec;
+        k->rate_n = k->rate_allow = 0;
+    }
+}
+
+static void on_request(zhandle_t *zh, const char *path, bool watch)
+{
+    struct cl *k = NULL;
+    for (int i = 0; i < NCL && k == NULL; i++)
+        if (R.cl[i].c != NULL && R.cl[i].c->zh == zh)
+            k = &R.cl[i];
+    if (k == NULL)
+        return; /* one opening */
+    rate_second(k);
+    if (++k->rate_n == RATE_MAX + k->rate_allow + 1)
+        violation("rate", "client %d sent more than %" PRId64 " requests in the virtual second "
+                  "from %" PRId64 " s (a busy loop?), the last on %s", k->ix,
+                  RATE_MAX + k->rate_allow, k->rate_sec, path ? path : "?");
+    size_t n = strlen(LATCH_PATH);
+    if (watch && path != NULL && strncmp(path, LATCH_PATH, n) == 0 && path[n] == '/')
+        check_pred(k, zh, path);
+}
+
 static void check(void)
 {
     int64_t now = zsim_now(R.w);
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        int st = k->c != NULL ? zkl_client_state(k->c) : 0;
+        if (st != k->state && (st == ZKL_STATE_CONNECTED || st == ZKL_STATE_RECONNECTED)) {
+            rate_second(k);
+            k->rate_allow += RATE_UP;
+        }
+        k->state = st;
+    }
     int live[NLOCKS] = {0};
     for (struct req *q = R.reqs; q; q = q->next) {
-        if (!q->done && q->bound != 0 &&
+        bool busy = q->k->busy_ns != 0; /* its callbacks wait for its loop */
+        if (!busy && !q->done && q->bound != 0 &&
             now > q->bound + 2 * q->k->late_allow + R.slow_ns - q->slow_back +
                       q->k->held_back - q->held_back)
             violation("deadline", "request %d (timeout %ld ms) has no result %.3f s after its "
@@ -840,7 +1192,9 @@ static void check(void)
             q->held = false; /* told: the library says it holds no more */
             continue;
         }
-        if (q->gone_at == 0 && zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK) {
+        if (q->gone_at == 0 && (zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK ||
+                                (q->lock == L_MULTI &&
+                                 zsim_truth_stat(R.w, q->member, NULL) != ZSIM_OK))) {
             q->gone_at = now;
             q->gone_back = q->k->held_back;
             trace("the leader has no node %s of request %d, believed held", q->node, q->id);
@@ -857,10 +1211,14 @@ static void check(void)
         }
         zkl_client *c = q->k->c;
         int t = c->negotiated_ms > 0 ? c->negotiated_ms : c->timeout_ms;
-        if (now > q->gone_at + zkl__loss_after_ns(t) + SLACK + q->k->late_allow +
-                      q->k->held_back - q->gone_back)
+        if (!busy && now > q->gone_at + zkl__loss_after_ns(t) + SLACK + q->k->late_allow +
+                               q->k->held_back - q->gone_back)
             violation("told", "request %d: its node %s is gone since %.3f s, still believed held",
-                      q->id, q->node, (double)q->gone_at / 1e9);
+                      q->id,
+                      zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK ? q->node
+                      : q->member[0] != '\0'                           ? q->member
+                                                                       : "(its first member's: none)",
+                      (double)q->gone_at / 1e9);
     }
     if (live[L_MUTEX] + live[L_MULTI] > 1)
         violation("holders", "%d holders of the mutex %s (%d through the multi-lock)",
@@ -927,6 +1285,8 @@ static void stuck_check(void)
            (double)R.block_start / 1e9, (double)zsim_now(R.w) / 1e9);
     printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_TRACE=1 tests/sim/sim-lib\n",
            R.seed);
+    printf("sim: seed %" PRIu64 ", %" PRId64 " events, stopped\n", R.seed,
+           events_before + R.events);
     exit(1);
 }
 
@@ -994,6 +1354,15 @@ static struct req *thread_hold(struct cl *k, int lock)
     return NULL;
 }
 
+/* The thread keeps the multi-lock's first member (a refused undo or
+ * release). */
+static void mb_keep(struct cl *k)
+{
+    const char *n = zkl_mutex_node(k->mb);
+    snprintf(k->mb_node, sizeof k->mb_node, "%s", n ? n : "");
+    k->mb_stuck = true;
+}
+
 static bool ok_code(int rc, const int *codes, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -1049,10 +1418,39 @@ static void guarded_write(struct req *q)
 }
 
 /* A blocking acquire by the driver's thread on client k's objects. */
+/* Whether the thread may wait for lock of client k without a timeout:
+ * nothing it holds stands in the way (it holds nothing, or only that lock
+ * of k: a reentry, or the write lock a read lock downgrades), so the wait
+ * ends once the program's requests let go. Not while a client's deletes
+ * are refused (refuse_op): the thread ends that only between its calls. */
+static bool may_wait_forever(const struct cl *k, int lock)
+{
+    for (int i = 0; i < NCL; i++)
+        if (R.cl[i].mb_stuck || R.cl[i].refused != NULL)
+            return false;
+    for (const struct req *q = R.reqs; q; q = q->next)
+        if (q->r == NULL && (q->k != k || lock == L_SEM || lock == L_SEMMUTEX ||
+                             !(q->lock == lock || (lock == L_READ && q->lock == L_WRITE))))
+            return false;
+    return true;
+}
+
+static void blocking_acquire_lock(struct cl *k, int lock);
+
 static void blocking_acquire(struct cl *k)
 {
     int lock = (int)zsim_below(R.w, NLOCKS);
+    /* Half the time, a thread that writes downgrades. */
+    if (thread_hold(k, L_WRITE) != NULL && zsim_below(R.w, 2) == 0)
+        lock = L_READ;
+    blocking_acquire_lock(k, lock);
+}
+
+static void blocking_acquire_lock(struct cl *k, int lock)
+{
     long t = zsim_below(R.w, 2) == 0 ? 0 : (long)(100 + zsim_below(R.w, 2000));
+    if (zsim_below(R.w, 3) == 0 && may_wait_forever(k, lock))
+        t = -1; /* stuck bounds it */
     struct req *have = thread_hold(k, lock);
     struct req *q = calloc(1, sizeof *q);
     if (q == NULL)
@@ -1063,8 +1461,9 @@ static void blocking_acquire(struct cl *k)
     q->timeout_ms = t;
     q->started = zsim_now(R.w);
     q->slow_back = slow_mark();
-    q->bound = q->started + (t > 0 ? t : (int64_t)k->c->timeout_ms) * MS + ZKL__GRACE_NS +
-               SLACK;
+    q->bound = t < 0 ? 0
+                     : q->started + (t > 0 ? t : (int64_t)k->c->timeout_ms) * MS +
+                           ZKL__GRACE_NS + SLACK;
     int rc = ZKL_EINVAL;
     /* Now and then with a cancel handle, fired a while after the start. */
     zkl_cancel *h = NULL;
@@ -1106,6 +1505,11 @@ static void blocking_acquire(struct cl *k)
         rc = zkl_multilock_acquire_cancellable(k->ml, t, h);
         if (k->mb_stuck && (rc == ZKL_ELOST || (rc != 0 && (lost || k->c->gen != gen))))
             k->mb_cleared = true;
+        /* Tried while its first member's deletes are refused: the undo
+         * keeps that member for the thread (as refuse_op's). */
+        if (rc == ZKL_ENOAUTH && k->refused != NULL && !k->mb_stuck &&
+            zkl_mutex_is_held(k->mb))
+            mb_keep(k);
         break;
     }
     }
@@ -1115,8 +1519,10 @@ static void blocking_acquire(struct cl *k)
      * the server's word (zkl.h), which a silent link or a follower cut from
      * the leader holds until it ends or the loss rule gives the session up. */
     int64_t undo = 0;
-    if (lock == L_MULTI && k->cut_at != 0 &&
-        k->cut_at + 2 * (int64_t)k->c->negotiated_ms * MS > q->started)
+    /* ... and a follower cut for another client's fault holds this one's
+     * answers too when it is connected there. */
+    int64_t cut = k->cut_at > R.cut_at ? k->cut_at : R.cut_at;
+    if (lock == L_MULTI && cut != 0 && cut + 2 * (int64_t)k->c->negotiated_ms * MS > q->started)
         undo = zkl__loss_after_ns(k->c->negotiated_ms) + SLACK + k->late_allow;
     if (h != NULL) {
         if (rc == ZKL_ECANCELED && R.fired_at == 0)
@@ -1133,7 +1539,7 @@ static void blocking_acquire(struct cl *k)
     mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x7b7b);
     trace("client %d: blocking acquire %d of the %s, timeout %ld ms: %s%s", k->ix, q->id,
           lock_names[lock], t, zkl_strerror(rc), have ? " (held already)" : "");
-    if (now > q->bound + 2 * k->late_allow + R.slow_ns - q->slow_back + undo)
+    if (q->bound != 0 && now > q->bound + 2 * k->late_allow + R.slow_ns - q->slow_back + undo)
         violation("deadline", "blocking acquire %d (timeout %ld ms) returned %.3f s after its "
                   "start", q->id, t, (double)(now - q->started) / 1e9);
     if (rc == 0 && have != NULL && lock != L_SEMMUTEX) {
@@ -1191,6 +1597,10 @@ static void blocking_acquire(struct cl *k)
     on_result(NULL, 0, q);
     if (q->gone_at == 0 && zsim_below(R.w, 2) == 0)
         guarded_write(q);
+    /* A write hold is downgraded at once half the time (its read hold
+     * taken, the write hold released in its time, before or after). */
+    if (lock == L_WRITE && zsim_below(R.w, 2) == 0)
+        blocking_acquire_lock(k, L_READ);
 }
 
 /* Release the thread's hold q, one count of it. */
@@ -1227,12 +1637,20 @@ static void blocking_release(struct req *q)
     trace("client %d: blocking release of %d (%s%s): %s", k->ix, q->id, lock_names[q->lock],
           q->count > 0 ? ", a reentry" : "", zkl_strerror(rc));
     static const int codes[] = {0, ZKL_ELOST, ZKL_ECLOSED};
-    if (rc == ZKL_ENOAUTH && q->lock == L_MULTI && k->refused != NULL &&
-        zkl_mutex_is_held(k->mb) && !k->mb_stuck) {
+    /* A multi-lock hold whose first member the thread kept too (a refused
+     * undo) is cleared, lost, by that member's release (zkl.h: a lost
+     * hold's release clears it whatever its count). */
+    bool cleared = q->lock == L_MULTI && rc == ZKL_ENOTHELD && k->mb_lost;
+    if (q->lock == L_MULTI)
+        k->mb_lost = false;
+    if ((rc == ZKL_ENOAUTH || rc == ZKL_ELOST) && q->lock == L_MULTI && q->count == 0 &&
+        k->refused != NULL && zkl_mutex_is_held(k->mb) && !k->mb_stuck) {
         /* The first member's delete was refused: the thread keeps it, the
-         * multi-lock's hold is over (refuse_op). */
-        k->mb_stuck = true;
-    } else if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+         * multi-lock's hold is over (refuse_op); the release returns the
+         * first member error it met, its other member's ZKL_ELOST too
+         * (seed 7400961). */
+        mb_keep(k);
+    } else if (!cleared && !ok_code(rc, codes, sizeof codes / sizeof codes[0]))
         violation("release", "the release of %d (%s) returned %s", q->id, lock_names[q->lock],
                   zkl_strerror(rc));
     /* A lost hold is cleared whatever its count (zkl.h): its reentries
@@ -1277,6 +1695,14 @@ static void on_lead(zkl_latch *l, int leader, void *arg)
     if (!leader || rc != 0)
         return;
     R.latch_leads++;
+    /* session: it leads on a node of the client's current session
+     * (CURATOR-696): the node's ephemeral owner, as the leader made it (it
+     * may be gone since), is the session the client says it has. */
+    int64_t owner = latch_owner(token), sid = 0;
+    if (owner != 0 && (zkl_client_session_id(k->c, &sid) != 0 || sid != owner))
+        violation("session", "client %d's latch leads on its node of token %" PRId64 ", of "
+                  "session 0x%" PRIx64 ", while its session is 0x%" PRIx64, k->ix, token,
+                  (uint64_t)owner, (uint64_t)sid);
     char node[400];
     if (node_of_token(LATCH_PATH, token, node, sizeof node)) {
         if (token <= R.max_lead)
@@ -1380,12 +1806,16 @@ static void list_op(struct cl *k)
     } else {
         zkl_participant *p = NULL;
         size_t n = 0;
+        int64_t outsider = zsim_outsider_id(R.w);
         rc = zkl_participants_list(k->c, dir, &p, &n);
         R.blocking--;
         R.listings++;
+        /* The outsider's nodes do not count: a tie it planted (one
+         * sequence, two nodes: never so by sequential creates) holds by
+         * the same rule as the node it ties with. */
         int holders = 0, leases = 0;
         for (size_t i = 0; rc == 0 && i < n; i++)
-            if (p[i].holds) {
+            if (p[i].holds && (outsider == 0 || p[i].session != outsider)) {
                 holders++;
                 leases += p[i].leases;
             }
@@ -1436,7 +1866,7 @@ static void refuse_op(struct cl *k)
         R.blocking--;
         trace("client %d: the multi-lock released: %s", k->ix, zkl_strerror(rc));
         if (rc == ZKL_ENOAUTH && zkl_mutex_is_held(k->mb))
-            k->mb_stuck = true;
+            mb_keep(k);
         return;
     }
     if (rc != ZKL_ENOAUTH)
@@ -1447,7 +1877,7 @@ static void refuse_op(struct cl *k)
     if (zkl_mutex_is_held(k->m2) && !had)
         violation("undo", "client %d: the multi-lock failed, but the thread holds its "
                   "second member", k->ix);
-    k->mb_stuck = true;
+    mb_keep(k);
 }
 
 /* Deletes allowed again once the time came; a member kept by a refused
@@ -1469,12 +1899,16 @@ static void tend_refusals(bool all)
             mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xc0c0);
             trace("client %d: the member kept by a refused undo released: %s", k->ix,
                   zkl_strerror(rc));
+            /* Its node gone (its session ended, or someone deleted it),
+             * a release or an undo may have cleared the lost hold. */
+            bool gone = zsim_truth_stat(R.w, k->mb_node, NULL) != ZSIM_OK;
             if (rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED &&
-                !(rc == ZKL_ENOTHELD && k->mb_cleared))
+                !(rc == ZKL_ENOTHELD && (k->mb_cleared || gone)))
                 violation("undo", "client %d: the member kept by a refused undo: its release "
                           "returned %s", k->ix, zkl_strerror(rc));
             k->mb_stuck = false;
             k->mb_cleared = false;
+            k->mb_lost = rc == ZKL_ELOST;
         }
     }
 }
@@ -1529,16 +1963,18 @@ static void one_step(void)
     uint64_t r = zsim_below(R.w, 1000);
     if (!R.settling && r < 40)
         start_request(&R.cl[zsim_below(R.w, NCL)]);
-    else if (!R.settling && r < 43)
-        fault();
-    else if (!R.settling && r < 45)
-        blocking_acquire(&R.cl[zsim_below(R.w, NCL)]);
     else if (!R.settling && r < 46)
+        fault();
+    else if (!R.settling && r < 51)
+        blocking_acquire(&R.cl[zsim_below(R.w, NCL)]);
+    else if (!R.settling && r < 52)
         latch_op(&R.cl[zsim_below(R.w, NCL)]);
-    else if (!R.settling && r < 47)
+    else if (!R.settling && r < 53)
         list_op(&R.cl[zsim_below(R.w, NCL)]);
-    else if (!R.settling && r < 48)
+    else if (!R.settling && r < 54)
         refuse_op(&R.cl[zsim_below(R.w, NCL)]);
+    else if (!R.settling && r < 56)
+        outsider_aim();
     else
         world_step();
     heal(false);
@@ -1577,8 +2013,7 @@ static int open_client(struct cl *k, int ix)
     if (zkl_lock_opts_new(&k->opts) != 0 || zkl_lock_opts_set_id(k->opts, id) != 0 ||
         zkl_lock_opts_set_prefetch(k->opts, ix != 1) != 0)
         return -1;
-    int fd;
-    if (k->fd_mode && zkl_client_event_fd(k->c, &fd) != 0)
+    if (k->fd_mode && zkl_client_event_fd(k->c, &k->fd) != 0)
         return -1;
     if (zkl_mutex_new(k->c, lock_paths[L_MUTEX], &k->m) != 0 ||
         zkl_semaphore_new(k->c, lock_paths[L_SEM], SEM_MAX, &k->s) != 0 ||
@@ -1596,6 +2031,90 @@ static int open_client(struct cl *k, int ix)
         zkl_semmutex_set_revoke_fn(k->sm, on_revoke_sm, k) != 0)
         return -1;
     return 0;
+}
+
+/* stuck: once the faults end, and the thread lets go of its holds, every
+ * request ends (what holds lets go in its time) within two minutes of
+ * virtual time: a waiter does not wait for a change that already came. */
+static void settle_requests(void)
+{
+    int64_t start = zsim_now(R.w);
+    while (!R.violated) {
+        struct req *q = R.reqs;
+        while (q != NULL && q->done)
+            q = q->next;
+        if (q == NULL)
+            return;
+        if (zsim_now(R.w) - start > 120000 * MS) {
+            violation("stuck", "request %d (%s, timeout %ld ms) has no result 120 s after the "
+                      "faults' end", q->id, lock_names[q->lock], q->timeout_ms);
+            return;
+        }
+        one_step();
+        R.step++;
+    }
+}
+
+/* Whether every started latch of a connected client takes part with a node
+ * of its current session, and the first node's latch leads, told so. */
+static bool latches_settled(char *why, size_t size)
+{
+    static struct kids kl;
+    kids_of(LATCH_PATH, &kl);
+    int64_t first = -1, sids[NCL] = {0};
+    for (int i = 0; i < kl.n; i++) {
+        int64_t s = latch_seq(kl.name[i]);
+        if (s >= 0 && (first < 0 || s < latch_seq(kl.name[first])))
+            first = i;
+    }
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        int st = zkl_client_state(k->c);
+        if (k->latch == NULL)
+            continue;
+        if ((st != ZKL_STATE_CONNECTED && st != ZKL_STATE_RECONNECTED) ||
+            zkl_client_session_id(k->c, &sids[i]) != 0) {
+            snprintf(why, size, "client %d is not connected", i);
+            return false;
+        }
+        bool in = false;
+        for (int j = 0; j < kl.n; j++)
+            in |= kl.owner[j] == sids[i] && latch_seq(kl.name[j]) >= 0;
+        if (!in) {
+            snprintf(why, size, "client %d's latch has no node of its session 0x%" PRIx64, i,
+                     (uint64_t)sids[i]);
+            return false;
+        }
+    }
+    if (first < 0)
+        return true;
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        if (k->latch != NULL && kl.owner[first] == sids[i] &&
+            (!zkl_latch_is_leader(k->latch) || k->leading != 1)) {
+            snprintf(why, size, "client %d's latch has the first node, %s, and does not lead",
+                     i, kl.name[first]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* absent: the latches settle within a minute of the requests' end (a
+ * session given up lives on the leader until it expires: a timeout and a
+ * tick). */
+static void settle_latches(void)
+{
+    int64_t start = zsim_now(R.w);
+    char why[300] = "";
+    while (!R.violated && !latches_settled(why, sizeof why)) {
+        if (zsim_now(R.w) - start > 60000 * MS) {
+            violation("absent", "the latches do not settle within 60 s: %s", why);
+            return;
+        }
+        one_step();
+        R.step++;
+    }
 }
 
 /* Runs the schedule of `seed`: 1 on a violation (R.vtext), 0 if none; the
@@ -1630,6 +2149,8 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
         abort();
     zapi_sim_begin(R.w);
     zapi_sim_set_stepper(sync_step);
+    zapi_sim_set_observer(on_request);
+    zsim_on_change(R.w, on_change, NULL);
     zkl__set_virtual(&virt);
     /* The fence nodes the guarded writes write. */
     static const char *const made[] = {"/sim", "/sim/fence-mutex", "/sim/fence-semmutex",
@@ -1645,12 +2166,17 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
         }
     for (R.step = 0; R.step < steps && !R.violated; R.step++)
         one_step();
-    /* Settle: the faults end, every request is freed, time goes on. */
+    /* Settle: the faults end, the thread lets go of its holds, the
+     * requests' holds go in their time; every request ends (stuck), every
+     * latch takes part (absent); then every request is freed, and time goes
+     * on. */
     R.settling = true;
     heal(true);
-    tend_requests(true);
     tend_blocking(true);
     tend_refusals(true);
+    settle_requests();
+    settle_latches();
+    tend_requests(true);
     for (int i = 0; i < NCL; i++)
         if (R.cl[i].latch != NULL) {
             begin_blocking();
@@ -1696,6 +2222,7 @@ end:
                   "freed", zkl__obj_count());
     zkl__set_virtual(NULL);
     zapi_sim_set_stepper(NULL);
+    zapi_sim_set_observer(NULL);
     zapi_sim_end();
     zsim_world_free(R.w);
     *hash = R.hash;
@@ -1717,9 +2244,11 @@ int main(void)
     int violations = 0;
     long long done = 0;
     int64_t events = 0;
-    uint64_t acq = 0, blocking = 0, leads = 0, revokes = 0, listings = 0;
+    uint64_t acq = 0, blocking = 0, leads = 0, revokes = 0, listings = 0, outsiders = 0,
+             leaders = 0;
     for (long long k = 0; k < schedules && violations == 0; k++) {
         uint64_t h1, h2;
+        events_before = events;
         int bad = run(seed + (uint64_t)k, steps, tr, &h1);
         events += R.events;
         acq += R.acquisitions;
@@ -1727,6 +2256,8 @@ int main(void)
         leads += R.latch_leads;
         revokes += R.revokes_told;
         listings += R.listings;
+        outsiders += R.outsider_acts;
+        leaders += R.failovers;
         done++;
         if (!bad && k == 0) {
             /* The same seed again, in the same process (other addresses,
@@ -1746,8 +2277,9 @@ int main(void)
         }
     }
     fprintf(stderr, "sim-lib: %" PRIu64 " acquisitions, %" PRIu64 " blocking calls, %" PRIu64
-            " leaderships, %" PRIu64 " revocations told, %" PRIu64 " listings\n", acq, blocking,
-            leads, revokes, listings);
+            " leaderships, %" PRIu64 " revocations told, %" PRIu64 " listings, %" PRIu64
+            " outsiders' acts, %" PRIu64 " leader faults\n", acq, blocking, leads, revokes,
+            listings, outsiders, leaders);
     printf("sim: seed %" PRIu64 ", %" PRId64 " events, %lld schedules, %d violations\n", seed,
            events, done, violations);
     return violations > 0;

@@ -111,8 +111,19 @@ static uint64_t watcher_tag(watcher_fn fn, void *ctx)
     return ++S.nwp;
 }
 
-static uint64_t rec_new(struct simh *h, enum rkind kind, void (*fn)(void), const void *data)
+static void (*observer)(zhandle_t *zh, const char *path, bool watch);
+
+void zapi_sim_set_observer(void (*fn)(zhandle_t *zh, const char *path, bool watch))
 {
+    observer = fn;
+}
+
+/* A request of handle h on path (watch: a data watch on it) is sent. */
+static uint64_t rec_new(struct simh *h, enum rkind kind, void (*fn)(void), const void *data,
+                        const char *path, bool watch)
+{
+    if (observer != NULL)
+        observer((zhandle_t *)(void *)h, path, watch);
     S.recs = grow(S.recs, &S.caprecs, S.nrecs + 1, sizeof *S.recs);
     S.recs[S.nrecs] = (struct rec){h, kind, fn, data, false, 0};
     return ++S.nrecs;
@@ -339,7 +350,7 @@ static int sim_acreate(zhandle_t *zh, const char *path, const char *value, int v
                        const void *data)
 {
     struct zacl z;
-    uint64_t tag = rec_new(H(zh), RK_STRING, (void (*)(void))completion, data);
+    uint64_t tag = rec_new(H(zh), RK_STRING, (void (*)(void))completion, data, path, false);
     return sent(tag, zsim_acreate(H(zh)->s, path, value, valuelen, acl_of(&z, acl), mode, tag));
 }
 
@@ -348,14 +359,14 @@ static int sim_acreate2(zhandle_t *zh, const char *path, const char *value, int 
                         string_stat_completion_t completion, const void *data)
 {
     struct zacl z;
-    uint64_t tag = rec_new(H(zh), RK_STRING_STAT, (void (*)(void))completion, data);
+    uint64_t tag = rec_new(H(zh), RK_STRING_STAT, (void (*)(void))completion, data, path, false);
     return sent(tag, zsim_acreate(H(zh)->s, path, value, valuelen, acl_of(&z, acl), mode, tag));
 }
 
 static int sim_adelete(zhandle_t *zh, const char *path, int version,
                        void_completion_t completion, const void *data)
 {
-    uint64_t tag = rec_new(H(zh), RK_VOID, (void (*)(void))completion, data);
+    uint64_t tag = rec_new(H(zh), RK_VOID, (void (*)(void))completion, data, path, false);
     size_t n = strlen(H(zh)->refuse);
     if (n > 0 && strncmp(path, H(zh)->refuse, n) == 0 && path[n] == '/') {
         /* Refused as an ACL without DELETE would: a read of the node takes
@@ -374,7 +385,7 @@ void zapi_sim_refuse_deletes(zhandle_t *zh, const char *dir)
 static int sim_aget(zhandle_t *zh, const char *path, int watch, data_completion_t completion,
                     const void *data)
 {
-    uint64_t tag = rec_new(H(zh), RK_DATA, (void (*)(void))completion, data);
+    uint64_t tag = rec_new(H(zh), RK_DATA, (void (*)(void))completion, data, path, watch != 0);
     return sent(tag, zsim_aget(H(zh)->s, path, watch ? H(zh)->dtag : 0, tag));
 }
 
@@ -382,14 +393,14 @@ static int sim_awget(zhandle_t *zh, const char *path, watcher_fn watcher, void *
                      data_completion_t completion, const void *data)
 {
     uint64_t w = watcher ? watcher_tag(watcher, watcher_ctx) : 0;
-    uint64_t tag = rec_new(H(zh), RK_DATA, (void (*)(void))completion, data);
+    uint64_t tag = rec_new(H(zh), RK_DATA, (void (*)(void))completion, data, path, watcher != NULL);
     return sent(tag, zsim_aget(H(zh)->s, path, w, tag));
 }
 
 static int sim_aget_children(zhandle_t *zh, const char *path, int watch,
                              strings_completion_t completion, const void *data)
 {
-    uint64_t tag = rec_new(H(zh), RK_STRINGS, (void (*)(void))completion, data);
+    uint64_t tag = rec_new(H(zh), RK_STRINGS, (void (*)(void))completion, data, path, false);
     return sent(tag, zsim_aget_children(H(zh)->s, path, watch ? H(zh)->dtag : 0, tag));
 }
 
@@ -398,7 +409,7 @@ static int sim_awget_children(zhandle_t *zh, const char *path, watcher_fn watche
                               const void *data)
 {
     uint64_t w = watcher ? watcher_tag(watcher, watcher_ctx) : 0;
-    uint64_t tag = rec_new(H(zh), RK_STRINGS, (void (*)(void))completion, data);
+    uint64_t tag = rec_new(H(zh), RK_STRINGS, (void (*)(void))completion, data, path, false);
     return sent(tag, zsim_aget_children(H(zh)->s, path, w, tag));
 }
 
@@ -406,21 +417,21 @@ static int sim_awexists(zhandle_t *zh, const char *path, watcher_fn watcher, voi
                         stat_completion_t completion, const void *data)
 {
     uint64_t w = watcher ? watcher_tag(watcher, watcher_ctx) : 0;
-    uint64_t tag = rec_new(H(zh), RK_STAT, (void (*)(void))completion, data);
+    uint64_t tag = rec_new(H(zh), RK_STAT, (void (*)(void))completion, data, path, watcher != NULL);
     return sent(tag, zsim_aexists(H(zh)->s, path, w, tag));
 }
 
 static int sim_aset(zhandle_t *zh, const char *path, const char *buffer, int buflen, int version,
                     stat_completion_t completion, const void *data)
 {
-    uint64_t tag = rec_new(H(zh), RK_STAT, (void (*)(void))completion, data);
+    uint64_t tag = rec_new(H(zh), RK_STAT, (void (*)(void))completion, data, path, false);
     return sent(tag, zsim_aset(H(zh)->s, path, buffer, buflen, version, tag));
 }
 
 static int sim_async(zhandle_t *zh, const char *path, string_completion_t completion,
                      const void *data)
 {
-    uint64_t tag = rec_new(H(zh), RK_STRING, (void (*)(void))completion, data);
+    uint64_t tag = rec_new(H(zh), RK_STRING, (void (*)(void))completion, data, path, false);
     return sent(tag, zsim_async(H(zh)->s, path, tag));
 }
 
@@ -511,7 +522,7 @@ static int sim_exists(zhandle_t *zh, const char *path, int watch, struct Stat *s
     if (stepper == NULL)
         return ZSYSTEMERROR;
     struct sync y = {0};
-    uint64_t tag = rec_new(H(zh), RK_STAT, (void (*)(void))sync_stat, &y);
+    uint64_t tag = rec_new(H(zh), RK_STAT, (void (*)(void))sync_stat, &y, path, false);
     int rc = sync_wait(zh, &y, sent(tag, zsim_aexists(H(zh)->s, path, 0, tag)));
     if (stat != NULL && y.has_st)
         *stat = y.st;
@@ -525,7 +536,7 @@ static int sim_get(zhandle_t *zh, const char *path, int watch, char *buffer, int
     if (stepper == NULL)
         return ZSYSTEMERROR;
     struct sync y = {.buf = buffer, .len = buffer_len};
-    uint64_t tag = rec_new(H(zh), RK_DATA, (void (*)(void))sync_data, &y);
+    uint64_t tag = rec_new(H(zh), RK_DATA, (void (*)(void))sync_data, &y, path, false);
     int rc = sync_wait(zh, &y, sent(tag, zsim_aget(H(zh)->s, path, 0, tag)));
     if (stat != NULL && y.has_st)
         *stat = y.st;
@@ -537,7 +548,7 @@ static int sim_set(zhandle_t *zh, const char *path, const char *buffer, int bufl
     if (stepper == NULL)
         return ZSYSTEMERROR;
     struct sync y = {0};
-    uint64_t tag = rec_new(H(zh), RK_STAT, (void (*)(void))sync_stat, &y);
+    uint64_t tag = rec_new(H(zh), RK_STAT, (void (*)(void))sync_stat, &y, path, false);
     return sync_wait(zh, &y, sent(tag, zsim_aset(H(zh)->s, path, buffer, buflen, version, tag)));
 }
 
@@ -550,7 +561,7 @@ static int sim_get_children(zhandle_t *zh, const char *path, int watch,
     struct sync y = {.kids = strings};
     if (strings != NULL)
         *strings = (struct String_vector){0, NULL};
-    uint64_t tag = rec_new(H(zh), RK_STRINGS, (void (*)(void))sync_strings, &y);
+    uint64_t tag = rec_new(H(zh), RK_STRINGS, (void (*)(void))sync_strings, &y, path, false);
     return sync_wait(zh, &y, sent(tag, zsim_aget_children(H(zh)->s, path, 0, tag)));
 }
 
@@ -587,7 +598,7 @@ static int sim_multi(zhandle_t *zh, int count, const zoo_op_t *ops, zoo_op_resul
         }
     }
     struct sync y = {.count = count, .results = results, .ops = ops};
-    uint64_t tag = rec_new(H(zh), RK_MULTI, NULL, &y);
+    uint64_t tag = rec_new(H(zh), RK_MULTI, NULL, &y, z[0].path, false);
     return sync_wait(zh, &y, sent(tag, zsim_amulti(H(zh)->s, count, z, tag)));
 }
 

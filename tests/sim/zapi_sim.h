@@ -29,6 +29,10 @@ void zapi_sim_set_stepper(void (*step)(zhandle_t *zh));
  * ACL without DELETE would refuse them) from now on, until called again
  * with NULL. */
 void zapi_sim_refuse_deletes(zhandle_t *zh, const char *dir);
+/* fn(zh, path, watch) is called for every request a handle sends, as it
+ * is sent (a multi's: its first op's path; watch: an exists or a get that
+ * sets a data watch on path); NULL: none. */
+void zapi_sim_set_observer(void (*fn)(zhandle_t *zh, const char *path, bool watch));
 /* Requests sent whose completion has not been called yet. */
 size_t zapi_sim_pending(void);
 
