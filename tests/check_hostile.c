@@ -1255,6 +1255,111 @@ START_TEST(test_recovery_adopts_only_its_own_node_not_a_planted_one)
 }
 END_TEST
 
+/* A release whose answer is lost (the connection cut before it came) is
+ * sent again on the next connection. Refused there too (an ACL without
+ * DELETE), it must say so and keep the hold, as a first refusal does, not
+ * wait for a delete the ACL will never allow. The holder's thread runs the
+ * steps the test allows it, one phase at a time: holds are per thread. */
+struct stepper {
+    zkl_mutex *m;
+    atomic_int phase, go;
+    int rc_first, held_after, rc_second;
+};
+
+static void *stepper_main(void *arg)
+{
+    struct stepper *t = arg;
+    if (zkl_mutex_acquire(t->m, 10000) != 0) {
+        atomic_store(&t->phase, -1);
+        return NULL;
+    }
+    atomic_store(&t->phase, 1);
+    while (atomic_load(&t->go) < 1)
+        usleep(1000);
+    t->rc_first = zkl_mutex_release(t->m);
+    t->held_after = zkl_mutex_is_held(t->m);
+    atomic_store(&t->phase, 2);
+    while (atomic_load(&t->go) < 2)
+        usleep(1000);
+    t->rc_second = zkl_mutex_release(t->m);
+    atomic_store(&t->phase, 3);
+    return NULL;
+}
+
+struct phase_of {
+    struct stepper *t;
+    int at_least;
+};
+
+static bool phase_reached(void *arg)
+{
+    struct phase_of *p = arg;
+    int ph = atomic_load(&p->t->phase);
+    return ph < 0 || ph >= p->at_least;
+}
+
+struct requests_since {
+    zkl_client *c;
+    uint64_t before;
+};
+
+static bool sent_since(void *arg)
+{
+    struct requests_since *r = arg;
+    return requests_of(r->c) > r->before;
+}
+
+START_TEST(test_release_whose_answer_is_lost_then_refused_keeps_the_hold)
+{
+    char *p = tu_test_path("lostrefused");
+    make_guarded_path(p, ZOO_PERM_CREATE | ZOO_PERM_READ);
+    struct proxy px;
+    proxy_start(&px);
+    char hosts[64];
+    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", px.port);
+    /* Long enough that the loss rule never ends the session while the
+     * answers are swallowed, on a slow (sanitized, loaded) machine. */
+    zkl_client *c;
+    ck_assert_int_eq(zkl_client_open(hosts, 40000, &c), 0);
+    int64_t sid = tu_client_session_id(c);
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    struct stepper t = {.m = m};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, stepper_main, &t), 0);
+    struct phase_of held = {&t, 1}, released = {&t, 2}, done = {&t, 3};
+    ck_assert(tu_wait_until(phase_reached, &held, 20000));
+    ck_assert_int_eq(atomic_load(&t.phase), 1);
+    /* The delete goes out with its answer swallowed; then the connection
+     * is cut, and with it the answer (or the request itself, unsent: the
+     * client fails both alike). */
+    struct requests_since sent = {c, requests_of(c)};
+    atomic_store(&px.swallow, 1);
+    atomic_store(&t.go, 1);
+    ck_assert_msg(tu_wait_until(sent_since, &sent, 10000), "the release sent nothing");
+    atomic_store(&px.cut, 1);
+    bool answered = tu_wait_until(phase_reached, &released, 20000);
+    if (!answered)
+        open_path(p); /* let a release that waits on end, so its thread can be joined */
+    ck_assert(tu_wait_until(phase_reached, &released, 60000));
+    ck_assert_msg(answered, "the release still waits after the delete was refused again");
+    ck_assert_int_eq(t.rc_first, ZKL_ENOAUTH);
+    ck_assert_int_eq(t.held_after, 1);
+    ck_assert(tu_client_session_id(c) == sid);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
+    /* Once the server allows it, the one count left is released. */
+    open_path(p);
+    atomic_store(&t.go, 2);
+    ck_assert(tu_wait_until(phase_reached, &done, 20000));
+    pthread_join(th, NULL);
+    ck_assert_int_eq(t.rc_second, 0);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    zkl_mutex_free(m);
+    zkl_client_close(c);
+    proxy_stop(&px);
+}
+END_TEST
+
 /* The root exists (with the open ACL) so tests can make nodes below it. */
 static void setup(void)
 {
@@ -1292,6 +1397,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc[3], test_waiter_that_may_not_read_its_predecessor_waits_quietly);
     tcase_add_test(tc[3], test_semaphore_waiter_that_may_not_read_the_holders_waits_quietly);
     tcase_add_test(tc[1], test_recovery_adopts_only_its_own_node_not_a_planted_one);
+    tcase_add_test(tc[3], test_release_whose_answer_is_lost_then_refused_keeps_the_hold);
     tcase_add_loop_test(tc[4], test_lock_path_deleted_in_use_never_two_holders, 0, K_NKINDS);
     return s;
 }

@@ -29,8 +29,9 @@ static const unsigned legal[ZKL__N_COUNT] = {
     /* to HELD: the server refused the delete; to DELETING: its answer was
      * lost, after which the delete is no release any more */
     [N(RELEASING)] = TO(N(HELD)) | TO(N(DELETING)) | TO(N(GONE)),
-    /* to RECOVER: its name could not be kept (no memory): find it by uuid */
-    [N(DELETING)] = TO(N(BACKOFF)) | TO(N(GONE)) | TO(N(RECOVER)),
+    /* to RECOVER: its name could not be kept (no memory): find it by uuid;
+     * to HELD: a release whose answer was lost, sent again and refused */
+    [N(DELETING)] = TO(N(HELD)) | TO(N(BACKOFF)) | TO(N(GONE)) | TO(N(RECOVER)),
     /* to RECOVER: a lost create's node, not found for want of READ, is
      * looked for again */
     [N(BACKOFF)] = TO(N(DELETING)) | TO(N(GONE)) | TO(N(RECOVER)),
@@ -69,7 +70,7 @@ void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to)
         k->queued++;
         break;
     case N(HELD):
-        if (from != N(RELEASING)) {
+        if (from != N(RELEASING) && from != N(DELETING)) { /* not a refused release */
             /* It came to hold: nothing ahead matters any more. */
             k->holds++;
             zkl__walk_clear(n);

@@ -315,6 +315,31 @@ zkl__decision zkl__step_created(zkl__cnode *n, const zkl__event *ev)
     return zkl__cnode_do_err(ZKL__S_FAIL, ev->rc);
 }
 
+/* The server refused the delete of a release: the node goes back to held,
+ * its error the refusal's. */
+static void refused_release(zkl__cnode *n, int rc)
+{
+    n->err = (int16_t)zkl__zk_class(rc);
+    n->zk_rc = (int16_t)rc;
+    zkl__cnode_move(n, N(HELD));
+    /* A watch event while the delete was out took the node off the
+     * routing lists (a releasing node waits for nothing): its own node's
+     * deletion may have reached no node since, leaving the watch looking
+     * set though spent. Watch it again then. */
+    bool unrouted = n->route == ZKL__RT_NONE;
+    if (unrouted && n->own != ZKL__OWN_OFF)
+        zkl__cnode_own(n, ZKL__OWN_OFF);
+    /* The server checks the parent's ACL before the node: the node may be
+     * gone already (a lost answer's delete done, say), its watch spent on
+     * that delete, which looked like ours. Watch it again: if it is gone,
+     * its loss is told. */
+    zkl__watch_own(n);
+    /* A held node must be routed, or its own watch's event never reaches
+     * it. */
+    if (n->own != ZKL__OWN_OFF && unrouted)
+        zkl__core_route(n, ZKL__RT_WATCHING);
+}
+
 void zkl__step_deleted(zkl__cnode *n, const zkl__event *ev)
 {
     int rc = ev->rc;
@@ -343,33 +368,16 @@ void zkl__step_deleted(zkl__cnode *n, const zkl__event *ev)
         zkl__cnode_apply(n, zkl__do(ZKL__S_STALL), ev->now); /* sent again on reconnect */
     } else if (!current(n) || zkl__zk_session_error(rc)) {
         zkl__cnode_move(n, N(GONE)); /* gone with the session */
-    } else if (releasing) {
+    } else if (releasing || (n->st == N(DELETING) && n->caller == ZKL__C_TAKEN)) {
         /* Refused (an ACL without DELETE): the node stays, so does the
          * hold; the caller hears why and may try again (PITFALLS: cleanup
-         * that the server refuses). */
-        n->err = (int16_t)zkl__zk_class(rc);
-        n->zk_rc = (int16_t)rc;
-        zkl__cnode_move(n, N(HELD));
-        /* A watch event while the delete was out took the node off the
-         * routing lists (a releasing node waits for nothing): its own
-         * node's deletion may have reached no node since, leaving the watch
-         * looking set though spent. Watch it again then. */
-        bool unrouted = n->route == ZKL__RT_NONE;
-        if (unrouted && n->own != ZKL__OWN_OFF)
-            zkl__cnode_own(n, ZKL__OWN_OFF);
-        /* The server checks the parent's ACL before the node: the node may
-         * be gone already, its watch spent on that delete, which looked
-         * like ours. Watch it again: if it is gone, its loss is told. */
-        zkl__watch_own(n);
-        /* A held node must be routed, or its own watch's event never
-         * reaches it. */
-        if (n->own != ZKL__OWN_OFF && unrouted)
-            zkl__core_route(n, ZKL__RT_WATCHING);
+         * that the server refuses). Also when this is a release whose
+         * first answer was lost, sent again: its caller still waits, and
+         * a refusal that lasts (an ACL) would keep it waiting for good. */
+        refused_release(n, rc);
     } else {
         /* Refused, and nobody holds the node: keep trying, with backoff,
-         * until the session ends or the client closes. A release whose
-         * answer was lost waits for this delete: a refusal is no result of
-         * it (the node is no longer held; it ends as the delete does). */
+         * until the session ends or the client closes. */
         if (n->caller != ZKL__C_TAKEN)
             zkl__step_set_err(n, zkl__zk_class(rc), rc);
         schedule_retry(n, ev->now);
