@@ -174,6 +174,26 @@ START_TEST(test_node_names_are_read_back_exactly)
     ck_assert_int_eq(zkl__uuid_parse("53345f9", u), -1);
     ck_assert_int_eq(zkl__uuid_parse("53345f98+9423-4e0c-a7b5-9f819e3ec2e1", u), -1);
     ck_assert_int_eq(zkl__uuid_parse("53345f98-9423-4e0c-a7b5-9f819e3ec2eg", u), -1);
+    /* Any one character wrong, wherever it is: a digit that is none, a
+     * dash that is a digit, an uppercase digit in a name. */
+    for (size_t i = 0; i < 36; i++) {
+        char t[37] = "53345f98-9423-4e0c-a7b5-9f819e3ec2e1", n[60];
+        bool dash = t[i] == '-';
+        /* the neighbours of each range of digits, and bytes past ASCII */
+        static const char nondigits[] = "/:@G`g -\x80\xff";
+        for (const char *c = dash ? "0aA" : nondigits; *c; c++) {
+            t[i] = *c;
+            ck_assert_msg(zkl__uuid_parse(t, u) == -1, "%s", t);
+        }
+        strcpy(t, "53345f98-9423-4e0c-a7b5-9f819e3ec2e1");
+        if (!dash && t[i] >= 'a') {
+            t[i] = (char)(t[i] - 'a' + 'A');
+            ck_assert_int_eq(zkl__uuid_parse(t, u), 0);
+            ck_assert_mem_eq(u, want, 16);
+            snprintf(n, sizeof n, "_c_%s-lock-0000000007", t);
+            ck_assert_msg(zkl__name_read(n, "lock-", u, &seq) != 0, "%s", n);
+        }
+    }
 }
 END_TEST
 
