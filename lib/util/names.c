@@ -25,6 +25,12 @@ static const char digits2[] =
     "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
     "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
+/* 00 to 99, two characters each. */
+static const char decimal2[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 void zkl__uuid_text(const uint8_t uuid[16], char out[37])
 {
     for (size_t i = 0; i < 16; i++)
@@ -49,8 +55,9 @@ void zkl__name_write(char *buf, size_t size, const uint8_t uuid[16], const char 
     buf[PROTECT_LEN - 1] = '-';
     memcpy(buf + PROTECT_LEN, kind, kl);
     char *d = buf + PROTECT_LEN + kl;
-    for (int i = SEQ_DIGITS - 1; i >= 0; i--, seq /= 10)
-        d[i] = (char)('0' + seq % 10);
+    /* two decimal digits at a time, from a table */
+    for (int i = SEQ_DIGITS - 2; i >= 0; i -= 2, seq /= 100)
+        memcpy(d + i, decimal2 + 2 * (seq % 100), 2);
     d[SEQ_DIGITS] = '\0';
 }
 
