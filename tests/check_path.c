@@ -105,6 +105,16 @@ START_TEST(test_node_names_parse_kind_and_sequence)
     /* Not contenders: no 10-digit suffix. */
     ck_assert_int_eq(zkl__entry_parse("leases", &e), -1);
     ck_assert_int_eq(zkl__entry_parse("lock-12345", &e), 0 - 1);
+    /* A non-digit anywhere among the last ten, the neighbours of '0'-'9'
+     * and a byte past ASCII among them. */
+    for (size_t i = 0; i < 10; i++)
+        for (const char *c = "/:a \xff"; *c; c++) {
+            char t[] = "lock-0123456789";
+            t[5 + i] = *c;
+            ck_assert_msg(zkl__entry_parse(t, &e) == -1, "%s", t);
+        }
+    ck_assert_int_eq(zkl__entry_parse("9876543210", &e), 0);
+    ck_assert_int_eq(e.seq, 9876543210LL);
 }
 END_TEST
 
