@@ -230,16 +230,23 @@ void zkl__core_dirs_of(const struct zkl__core *k, const char *path, const struct
                        const struct zkl__dir **self, const char **name)
 {
     /* The hash of the path carries on from its parent's: each byte is
-     * hashed once (every watch event looks up both). */
+     * hashed once at most (every watch event looks up both). */
     const char *slash = strrchr(path, '/');
     size_t cut = slash != NULL ? (size_t)(slash - path) : 0, h = FNV, i = 0;
     for (; i < cut; i++)
         h = (h ^ (unsigned char)path[i]) * FNV_PRIME;
     *parent = slash != NULL ? dir_at(k, h, path, cut) : NULL;
     *name = slash != NULL ? slash + 1 : path;
-    for (; path[i]; i++)
+    /* A contender node's path is longer than any lock path: no need to
+     * hash it to know it is none. */
+    size_t len = cut + strlen(path + cut);
+    if (len > k->dir_longest) {
+        *self = NULL;
+        return;
+    }
+    for (; i < len; i++)
         h = (h ^ (unsigned char)path[i]) * FNV_PRIME;
-    *self = dir_at(k, h, path, i);
+    *self = dir_at(k, h, path, len);
 }
 
 struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path)
@@ -278,6 +285,8 @@ struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path)
     d->hnext = *b;
     *b = d;
     k->dir_count++;
+    if (len > k->dir_longest)
+        k->dir_longest = len;
     return d;
 }
 

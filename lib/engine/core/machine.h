@@ -60,6 +60,7 @@ struct zkl__core {
     size_t held_buckets, held_count;
     struct zkl__dir **dirs;
     size_t dir_buckets, dir_count;
+    size_t dir_longest; /* no lock path interned so far was longer */
     struct zkl__joint **joints;
     size_t joint_buckets, joint_count;
     struct zkl__track *tracks; /* lock paths acquired alone lately (alone.c) */
