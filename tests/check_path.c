@@ -141,6 +141,20 @@ START_TEST(test_node_names_are_written_as_the_format_writes_them)
                 for (size_t i = strlen(want) + 1; i < sizeof got; i++)
                     ck_assert_int_eq(got[i], 'x'); /* nothing past its end */
             }
+    /* The uuid's text as a format writes it, for every byte value in
+     * every place. */
+    for (unsigned v = 0; v < 256; v++) {
+        uint8_t u[16];
+        char text[37], want[37];
+        for (size_t i = 0; i < 16; i++)
+            u[i] = (uint8_t)(v + 37 * i);
+        zkl__uuid_text(u, text);
+        snprintf(want, sizeof want,
+                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                 u[14], u[15]);
+        ck_assert_str_eq(text, want);
+    }
     char name[160];
     zkl__name_write(name, sizeof name, uuid, "lock-", 7);
     ck_assert_str_eq(name, "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-0000000007");
