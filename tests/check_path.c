@@ -105,6 +105,16 @@ START_TEST(test_node_names_parse_kind_and_sequence)
     /* Not contenders: no 10-digit suffix. */
     ck_assert_int_eq(zkl__entry_parse("leases", &e), -1);
     ck_assert_int_eq(zkl__entry_parse("lock-12345", &e), 0 - 1);
+    /* A non-digit anywhere among the last ten, the neighbours of '0'-'9'
+     * and a byte past ASCII among them. */
+    for (size_t i = 0; i < 10; i++)
+        for (const char *c = "/:a \xff"; *c; c++) {
+            char t[] = "lock-0123456789";
+            t[5 + i] = *c;
+            ck_assert_msg(zkl__entry_parse(t, &e) == -1, "%s", t);
+        }
+    ck_assert_int_eq(zkl__entry_parse("9876543210", &e), 0);
+    ck_assert_int_eq(e.seq, 9876543210LL);
 }
 END_TEST
 
@@ -131,6 +141,20 @@ START_TEST(test_node_names_are_written_as_the_format_writes_them)
                 for (size_t i = strlen(want) + 1; i < sizeof got; i++)
                     ck_assert_int_eq(got[i], 'x'); /* nothing past its end */
             }
+    /* The uuid's text as a format writes it, for every byte value in
+     * every place. */
+    for (unsigned v = 0; v < 256; v++) {
+        uint8_t u[16];
+        char text[37], want[37];
+        for (size_t i = 0; i < 16; i++)
+            u[i] = (uint8_t)(v + 37 * i);
+        zkl__uuid_text(u, text);
+        snprintf(want, sizeof want,
+                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                 u[14], u[15]);
+        ck_assert_str_eq(text, want);
+    }
     char name[160];
     zkl__name_write(name, sizeof name, uuid, "lock-", 7);
     ck_assert_str_eq(name, "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-0000000007");
@@ -174,6 +198,26 @@ START_TEST(test_node_names_are_read_back_exactly)
     ck_assert_int_eq(zkl__uuid_parse("53345f9", u), -1);
     ck_assert_int_eq(zkl__uuid_parse("53345f98+9423-4e0c-a7b5-9f819e3ec2e1", u), -1);
     ck_assert_int_eq(zkl__uuid_parse("53345f98-9423-4e0c-a7b5-9f819e3ec2eg", u), -1);
+    /* Any one character wrong, wherever it is: a digit that is none, a
+     * dash that is a digit, an uppercase digit in a name. */
+    for (size_t i = 0; i < 36; i++) {
+        char t[37] = "53345f98-9423-4e0c-a7b5-9f819e3ec2e1", n[60];
+        bool dash = t[i] == '-';
+        /* the neighbours of each range of digits, and bytes past ASCII */
+        static const char nondigits[] = "/:@G`g -\x80\xff";
+        for (const char *c = dash ? "0aA" : nondigits; *c; c++) {
+            t[i] = *c;
+            ck_assert_msg(zkl__uuid_parse(t, u) == -1, "%s", t);
+        }
+        strcpy(t, "53345f98-9423-4e0c-a7b5-9f819e3ec2e1");
+        if (!dash && t[i] >= 'a') {
+            t[i] = (char)(t[i] - 'a' + 'A');
+            ck_assert_int_eq(zkl__uuid_parse(t, u), 0);
+            ck_assert_mem_eq(u, want, 16);
+            snprintf(n, sizeof n, "_c_%s-lock-0000000007", t);
+            ck_assert_msg(zkl__name_read(n, "lock-", u, &seq) != 0, "%s", n);
+        }
+    }
 }
 END_TEST
 

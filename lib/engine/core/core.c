@@ -208,26 +208,50 @@ void zkl__core_broken(struct zkl__core *k, zkl__cnode *n, const char *what, int 
 
 /* ---- interned lock paths ------------------------------------------------ */
 
+#define FNV 1469598103934665603u
+#define FNV_PRIME 1099511628211u
+
 static size_t hash_str(size_t h, const char *p)
 {
     for (; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211u;
+        h = (h ^ (unsigned char)*p) * FNV_PRIME;
     return h;
 }
 
-#define FNV 1469598103934665603u
 
-const struct zkl__dir *zkl__core_dir_find(const struct zkl__core *k, const char *path, size_t len)
+/* The interned lock path of path[0..len), hashed h, or NULL. */
+static const struct zkl__dir *dir_at(const struct zkl__core *k, size_t h, const char *path,
+                                     size_t len)
 {
     if (k->dir_buckets == 0)
         return NULL;
-    size_t h = FNV;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)path[i]) * 1099511628211u;
     for (struct zkl__dir *d = k->dirs[h & (k->dir_buckets - 1)]; d; d = d->hnext)
         if (d->len == len && memcmp(d->path, path, len) == 0)
             return d;
     return NULL;
+}
+
+void zkl__core_dirs_of(const struct zkl__core *k, const char *path, const struct zkl__dir **parent,
+                       const struct zkl__dir **self, const char **name)
+{
+    /* The hash of the path carries on from its parent's: each byte is
+     * hashed once at most (every watch event looks up both). */
+    const char *slash = strrchr(path, '/');
+    size_t cut = slash != NULL ? (size_t)(slash - path) : 0, h = FNV, i = 0;
+    for (; i < cut; i++)
+        h = (h ^ (unsigned char)path[i]) * FNV_PRIME;
+    *parent = slash != NULL ? dir_at(k, h, path, cut) : NULL;
+    *name = slash != NULL ? slash + 1 : path;
+    /* A contender node's path is longer than any lock path: no need to
+     * hash it to know it is none. */
+    size_t len = cut + strlen(path + cut);
+    if (len > k->dir_longest) {
+        *self = NULL;
+        return;
+    }
+    for (; i < len; i++)
+        h = (h ^ (unsigned char)path[i]) * FNV_PRIME;
+    *self = dir_at(k, h, path, len);
 }
 
 struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path)
@@ -266,6 +290,8 @@ struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path)
     d->hnext = *b;
     *b = d;
     k->dir_count++;
+    if (len > k->dir_longest)
+        k->dir_longest = len;
     return d;
 }
 
@@ -294,7 +320,7 @@ struct zkl__cside *zkl__core_side(zkl__cnode *n)
 static size_t node_hash(const zkl__cnode *n)
 {
     size_t h = hash_str(FNV, n->dir->path);
-    h = (h ^ (unsigned char)'/') * 1099511628211u;
+    h = (h ^ (unsigned char)'/') * FNV_PRIME;
     char own[ZKL__NAME_BUF];
     return hash_str(h, zkl__core_own(n, own));
 }

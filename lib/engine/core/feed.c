@@ -77,13 +77,8 @@ void zkl__core_drop_nodes(struct zkl__core *k)
 /* Take a watch event's path apart (see struct zkl__target). */
 void zkl__core_target(const struct zkl__core *k, const char *path, struct zkl__target *t)
 {
-    *t = (struct zkl__target){.name = path, .peer.seq = -1};
-    const char *slash = strrchr(path, '/');
-    if (slash != NULL) {
-        t->name = slash + 1;
-        t->dir = zkl__core_dir_find(k, path, (size_t)(slash - path));
-    }
-    t->self = zkl__core_dir_find(k, path, strlen(path));
+    *t = (struct zkl__target){.peer.seq = -1};
+    zkl__core_dirs_of(k, path, &t->dir, &t->self, &t->name);
     zkl__entry e;
     if (strncmp(t->name, "_c_", 3) == 0 && strlen(t->name) > 40 &&
         zkl__uuid_parse(t->name + 3, t->peer.uuid) == 0 && t->name[39] == '-' &&

@@ -61,6 +61,7 @@ struct zkl__core {
     size_t held_buckets, held_count;
     struct zkl__dir **dirs;
     size_t dir_buckets, dir_count;
+    size_t dir_longest; /* no lock path interned so far was longer */
     struct zkl__joint **joints;
     size_t joint_buckets, joint_count;
     struct zkl__track *tracks; /* lock paths acquired alone lately (alone.c) */
@@ -187,8 +188,10 @@ void zkl__core_new_uuid(zkl__cnode *n);
 /* Forget n's node name (its sequence), leaving the held index first. */
 void zkl__core_unname(zkl__cnode *n);
 struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path);
-/* The interned lock path of path's first len bytes, or NULL (not made). */
-const struct zkl__dir *zkl__core_dir_find(const struct zkl__core *k, const char *path, size_t len);
+/* A path's parent (all before its last '/'; NULL without one) and the path
+ * itself as interned lock paths, or NULL; *name: what follows that '/'. */
+void zkl__core_dirs_of(const struct zkl__core *k, const char *path, const struct zkl__dir **parent,
+                       const struct zkl__dir **self, const char **name);
 void zkl__core_dir_put(struct zkl__core *k, struct zkl__dir *d);
 struct zkl__cside *zkl__core_side(zkl__cnode *n); /* made on first use, or NULL */
 

@@ -4,7 +4,6 @@
  * node, fail or abort an attempt; and the answers to its create and delete,
  * the caller's leave and release, the session's end and a reconnection.
  * Each changes the node's state only through zkl__cnode_move(). */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,21 +145,38 @@ static void send_parents(zkl__cnode *n)
     }
 }
 
+/* The path of the node to create, dir/_c_<uuid>-<kind><seq> (seq "" for
+ * the server's), cut as snprintf would cut it: no format, as every
+ * acquisition creates one. */
+static void create_path(const zkl__cnode *n, const char *seq, char *path, size_t size)
+{
+    char uuid[37];
+    zkl__uuid_text(n->uuid, uuid);
+    const char *parts[] = {n->dir->path, "/_c_", uuid, "-", zkl__cnode_kind(n), seq};
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        size_t len = strlen(parts[i]);
+        if (at + len >= size)
+            len = size - 1 - at;
+        memcpy(path + at, parts[i], len);
+        at += len;
+    }
+    path[at] = '\0';
+}
+
 void zkl__step_create(zkl__cnode *n)
 {
-    char uuid[37], path[ZKL__MAX_PATH + 96];
-    zkl__uuid_text(n->uuid, uuid);
+    char path[ZKL__MAX_PATH + 96];
     if (n->creates > 0)
         send_parents(n);
     int mode = ZKL__MODE_EPHEMERAL_SEQUENTIAL;
     if (n->side && n->side->fixed_seq[0]) {
         /* A plain ephemeral node that sorts with a given sequence (read-lock
          * downgrade, PROTOCOL §4). */
-        snprintf(path, sizeof path, "%s/_c_%s-%s%s", n->dir->path, uuid, zkl__cnode_kind(n),
-                 n->side->fixed_seq);
+        create_path(n, n->side->fixed_seq, path, sizeof path);
         mode = ZKL__MODE_EPHEMERAL;
     } else {
-        snprintf(path, sizeof path, "%s/_c_%s-%s", n->dir->path, uuid, zkl__cnode_kind(n));
+        create_path(n, "", path, sizeof path);
     }
     zkl__cnode_move(n, N(CREATING));
     zkl__act a = {.type = ZKL__A_CREATE, .path = path, .mode = mode};
