@@ -314,6 +314,23 @@ static const core_case cases[] = {
      "expect A:wake\n"
      "state A GONE\n"
      "err A ELOST\n"},
+    /* A release whose delete cannot be sent at all (no memory to marshal
+     * it) is refused as the server would refuse it: the hold stays, and
+     * the caller hears why at once, not after a retry that succeeded
+     * (its node gone, its error still said, as if kept). */
+    {"a release whose delete cannot be sent keeps the hold and says why",
+     CORE_TAKEN_A
+     "fail MARSHALLING\n"
+     "release A\n"
+     "expect A:delete A:wake\n"
+     "state A HELD\n"
+     "err A EZK\n"
+     "release A\n"
+     "expect A:delete\n"
+     "delete A ok\n"
+     "expect A:wake\n"
+     "state A GONE\n"
+     "err A 0\n"},
     {"a release whose answer is lost deletes again on reconnect",
      RELEASING_A
      "down\n"

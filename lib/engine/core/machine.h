@@ -153,6 +153,9 @@ void zkl__core_broken(struct zkl__core *k, zkl__cnode *n, const char *what, int 
 const char *zkl__watch_name(const zkl__cnode *n, int slot, char buf[ZKL__NAME_BUF]);
 /* Our node's name into buf, or NULL while its sequence is not known. */
 const char *zkl__core_own(const zkl__cnode *n, char buf[ZKL__NAME_BUF]);
+/* The path of the node to create, dir/_c_<uuid>-<kind><seq> (seq "" for
+ * the server's), into path, cut as snprintf would cut it. */
+void zkl__cnode_create_path(const zkl__cnode *n, const char *seq, char *path, size_t size);
 /* The sequence of a name of ours (its last 10 digits), or -1. */
 int32_t zkl__core_seq(const char *name);
 /* `name` as a peer of n's kind, if it is one exactly (true), and back. */

@@ -102,3 +102,22 @@ const char *zkl__watch_name(const zkl__cnode *n, int slot, char buf[ZKL__NAME_BU
         return n->watch[slot];
     return slot == 0 && n->wpeer.seq >= 0 ? zkl__core_peer_name(n, &n->wpeer, buf) : NULL;
 }
+
+/* The path of the node to create, dir/_c_<uuid>-<kind><seq> (seq "" for
+ * the server's), cut as snprintf would cut it: no format, as every
+ * acquisition creates one. */
+void zkl__cnode_create_path(const zkl__cnode *n, const char *seq, char *path, size_t size)
+{
+    char uuid[37];
+    zkl__uuid_text(n->uuid, uuid);
+    const char *parts[] = {n->dir->path, "/_c_", uuid, "-", zkl__cnode_kind(n), seq};
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        size_t len = strlen(parts[i]);
+        if (at + len >= size)
+            len = size - 1 - at;
+        memcpy(path + at, parts[i], len);
+        at += len;
+    }
+    path[at] = '\0';
+}

@@ -72,6 +72,31 @@ static void schedule_retry(zkl__cnode *n, int64_t now)
 }
 
 
+/* The delete of a release was refused (by the server, or not sent at
+ * all): the node goes back to held, its error the refusal's. */
+static void refused_release(zkl__cnode *n, int rc)
+{
+    n->err = (int16_t)zkl__zk_class(rc);
+    n->zk_rc = (int16_t)rc;
+    zkl__cnode_move(n, N(HELD));
+    /* A watch event while the delete was out took the node off the
+     * routing lists (a releasing node waits for nothing): its own node's
+     * deletion may have reached no node since, leaving the watch looking
+     * set though spent. Watch it again then. */
+    bool unrouted = n->route == ZKL__RT_NONE;
+    if (unrouted && n->own != ZKL__OWN_OFF)
+        zkl__cnode_own(n, ZKL__OWN_OFF);
+    /* The server checks the parent's ACL before the node: the node may be
+     * gone already (a lost answer's delete done, say), its watch spent on
+     * that delete, which looked like ours. Watch it again: if it is gone,
+     * its loss is told. */
+    zkl__watch_own(n);
+    /* A held node must be routed, or its own watch's event never reaches
+     * it. */
+    if (n->own != ZKL__OWN_OFF && unrouted)
+        zkl__core_route(n, ZKL__RT_WATCHING);
+}
+
 /* Send the delete of our node by `name` (ours, or the one a create just
  * answered with when there was no memory to keep it). */
 void zkl__step_delete_named(zkl__cnode *n, const char *name, int64_t now)
@@ -92,9 +117,11 @@ void zkl__step_delete_named(zkl__cnode *n, const char *name, int64_t now)
         n->stalled = true; /* sent again on reconnect */
     } else if (zkl__zk_session_error(rc)) {
         zkl__cnode_move(n, N(GONE));
+    } else if (n->st == N(RELEASING)) {
+        /* Not sent at all (no memory to marshal it, say): as a refusal of
+         * the server's, the hold stays and its caller hears why now. */
+        refused_release(n, rc);
     } else {
-        if (n->st == N(RELEASING))
-            zkl__cnode_move(n, N(DELETING));
         zkl__step_set_err(n, zkl__zk_class(rc), rc);
         schedule_retry(n, now);
     }
@@ -145,25 +172,6 @@ static void send_parents(zkl__cnode *n)
     }
 }
 
-/* The path of the node to create, dir/_c_<uuid>-<kind><seq> (seq "" for
- * the server's), cut as snprintf would cut it: no format, as every
- * acquisition creates one. */
-static void create_path(const zkl__cnode *n, const char *seq, char *path, size_t size)
-{
-    char uuid[37];
-    zkl__uuid_text(n->uuid, uuid);
-    const char *parts[] = {n->dir->path, "/_c_", uuid, "-", zkl__cnode_kind(n), seq};
-    size_t at = 0;
-    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
-        size_t len = strlen(parts[i]);
-        if (at + len >= size)
-            len = size - 1 - at;
-        memcpy(path + at, parts[i], len);
-        at += len;
-    }
-    path[at] = '\0';
-}
-
 void zkl__step_create(zkl__cnode *n)
 {
     char path[ZKL__MAX_PATH + 96];
@@ -173,10 +181,10 @@ void zkl__step_create(zkl__cnode *n)
     if (n->side && n->side->fixed_seq[0]) {
         /* A plain ephemeral node that sorts with a given sequence (read-lock
          * downgrade, PROTOCOL §4). */
-        create_path(n, n->side->fixed_seq, path, sizeof path);
+        zkl__cnode_create_path(n, n->side->fixed_seq, path, sizeof path);
         mode = ZKL__MODE_EPHEMERAL;
     } else {
-        create_path(n, "", path, sizeof path);
+        zkl__cnode_create_path(n, "", path, sizeof path);
     }
     zkl__cnode_move(n, N(CREATING));
     zkl__act a = {.type = ZKL__A_CREATE, .path = path, .mode = mode};
@@ -329,31 +337,6 @@ zkl__decision zkl__step_created(zkl__cnode *n, const zkl__event *ev)
         return zkl__do(ZKL__S_STALL);
     }
     return zkl__cnode_do_err(ZKL__S_FAIL, ev->rc);
-}
-
-/* The server refused the delete of a release: the node goes back to held,
- * its error the refusal's. */
-static void refused_release(zkl__cnode *n, int rc)
-{
-    n->err = (int16_t)zkl__zk_class(rc);
-    n->zk_rc = (int16_t)rc;
-    zkl__cnode_move(n, N(HELD));
-    /* A watch event while the delete was out took the node off the
-     * routing lists (a releasing node waits for nothing): its own node's
-     * deletion may have reached no node since, leaving the watch looking
-     * set though spent. Watch it again then. */
-    bool unrouted = n->route == ZKL__RT_NONE;
-    if (unrouted && n->own != ZKL__OWN_OFF)
-        zkl__cnode_own(n, ZKL__OWN_OFF);
-    /* The server checks the parent's ACL before the node: the node may be
-     * gone already (a lost answer's delete done, say), its watch spent on
-     * that delete, which looked like ours. Watch it again: if it is gone,
-     * its loss is told. */
-    zkl__watch_own(n);
-    /* A held node must be routed, or its own watch's event never reaches
-     * it. */
-    if (n->own != ZKL__OWN_OFF && unrouted)
-        zkl__core_route(n, ZKL__RT_WATCHING);
 }
 
 void zkl__step_deleted(zkl__cnode *n, const zkl__event *ev)
