@@ -1,9 +1,10 @@
 /* sim-lib: the real library, as a program links it, against the model of
  * ZooKeeper (docs/simulation.md). Each schedule opens real zkl clients
  * over the model's zapi (tests/sim/zapi_sim.c) with no keeper thread and
- * the virtual clock (util.h: zkl__set_virtual), in one thread, every step
- * chosen from the seed (a world step, a keeper's round, a dispatch, a
- * fault, or what the program does), so a seed replays exactly. The
+ * the virtual clock (util.h: zkl__set_virtual), its threads running one
+ * at a time (tests/sim/sim_threads.h), every step chosen from the seed (a
+ * world step, a keeper's round, a dispatch, a fault, a program thread
+ * going on, or what the program does), so a seed replays exactly. The
  * program, through the public API:
  *   requests  asynchronous acquires of the mutex, the semaphore (one or
  *             more leases), the semaphore-mutex, either side of the
@@ -16,6 +17,14 @@
  *             of the virtual clock runs the keepers, the requests and the
  *             checks meanwhile, and the synchronous zapi calls step the
  *             world until answered (their client's keeper waits for them);
+ *   threads   two program threads per client beside the driver's, in
+ *             blocking calls at once: holds of the mutex, the semaphore
+ *             and either side of the read-write lock (reentries per
+ *             thread, a downgrade, half of them without a deadline),
+ *             their releases, and releases of another thread's hold
+ *             (refused); a wait of the library parks its thread, which
+ *             runs again once its condition variable is signalled or its
+ *             deadline passes (threads_run);
  *   latch     a leader latch per client: started, awaited, closed;
  *   listings  participants, the semaphore's recorded limit, revocation;
  *   undo      the multi-lock tried while its first member's deletes are
@@ -57,7 +66,10 @@
  *             a wait for a new session is not cut short: deadline bounds it);
  *   stats     a client's counters never go back, its metrics count no
  *             internal fault;
- *   stuck     no blocking call lasts ten virtual minutes;
+ *   thread    a release of a lock another thread of the client holds
+ *             returns ZKL_ENOTHELD and leaves that thread's node;
+ *   stuck     no blocking call lasts ten virtual minutes (a program
+ *             thread's neither);
  *   orphan    once every request is freed and the faults end, no node of
  *             a live session of ours is left under a lock path;
  *   leak      once every object and request is freed, none is left
@@ -75,12 +87,14 @@
 
 #include "front.h" /* zkl__obj_count */
 #include "session.h"
+#include "sim_threads.h"
 #include "zapi_sim.h"
 
 #define MS ((int64_t)1000000)
 #define NCL 3
 #define SEM_MAX 2
 #define SLACK (50 * MS) /* a keeper's round comes this late at most */
+#define NTH 2 /* program threads per client, beside the driver's (sim_threads.h) */
 
 /* What a request acquires: the mutex, a lease of the semaphore, the
  * read or the write lock of the read-write lock. */
@@ -100,7 +114,9 @@ static const char *const fence_paths[NLOCKS] = {"/sim/fence-mutex", NULL, "/sim/
 struct req {
     struct cl *k;
     int id, lock;
-    zkl_request *r;     /* NULL: a blocking hold of the thread's (the driver's) */
+    zkl_request *r;     /* NULL: a blocking hold of a thread's (th's) */
+    int th;             /* 0: the driver's thread; 1 + t: program thread t */
+    bool told;          /* its object's lost callback named its token */
     zkl_lease *lease;   /* a blocking semaphore hold's */
     int leases;         /* of the semaphore */
     int count;          /* a blocking hold's reentries */
@@ -138,6 +154,7 @@ struct cl {
     int64_t timer_at;
     bool fd_mode;
     bool in_keeper;
+    int sync_busy;     /* a synchronous call on its handle is under way */
     int64_t held_back; /* virtual time its keeper waited for a synchronous call */
     int64_t sync_at;   /* ... the last instant it did */
     int64_t refuse_until; /* its deletes under MULTI_OTHER are refused until then */
@@ -184,8 +201,6 @@ static struct {
     int timeout_ms[NCL]; /* each client's session timeout */
     int64_t fired_slow; /* R.slow_ns when the cancel handle fired */
     int64_t tick_ns, ping_phase_ns; /* the world's (the unheard fault's aim) */
-    int blocking;        /* a blocking call of the driver's runs: its waits step */
-    int64_t block_start; /* ... since then */
     int64_t wait_timer_at; /* the last deadline of a wait given the world as a timer */
     zkl_cancel *cancel;    /* a blocking acquire's cancel handle, */
     int64_t cancel_at;     /* ... fired then (0: not to be), */
@@ -196,6 +211,18 @@ static struct {
     int64_t fence[NLOCKS]; /* the largest token a guarded write of each wrote */
     uint64_t blocking_calls, revokes_told, latch_leads, listings;
 } R;
+
+/* The calling thread is inside a blocking call (its waits step), since
+ * block_start: per thread, as the program's threads may each be inside
+ * one at once. */
+static _Thread_local int blocking;
+static _Thread_local int64_t block_start;
+
+/* The calling thread's number in struct req's th. */
+static int cur_th(void)
+{
+    return simt_self() + 1;
+}
 
 static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void trace(const char *fmt, ...)
@@ -234,6 +261,7 @@ static void mix(uint64_t x)
 
 static void world_step(void);
 static void wait_step(zhandle_t *zh);
+static void threads_run(void);
 
 /* The leader's slow spells so far, less what is left of the current one:
  * from now on, a bound moves by R.slow_ns less this. */
@@ -255,13 +283,19 @@ static int64_t v_now(void *arg)
 static int v_wait(void *arg, pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline)
 {
     (void)arg;
-    (void)cv;
     if (zsim_now(R.w) >= deadline)
         return ETIMEDOUT;
     /* A timer at the deadline: the world's time does not jump past it. */
     if (deadline != ZKL__NO_DEADLINE && deadline != R.wait_timer_at) {
         zsim_timer(R.w, NULL, deadline, 0);
         R.wait_timer_at = deadline;
+    }
+    if (simt_self() >= 0) {
+        /* A program thread's: it parks, and whoever ran it steps on, until
+         * its condition variable is signalled or its deadline passes
+         * (threads_run) and it is picked again. */
+        simt_park(cv, mu, deadline);
+        return zsim_now(R.w) >= deadline ? ETIMEDOUT : 0;
     }
     pthread_mutex_unlock(mu);
     wait_step(NULL);
@@ -305,8 +339,9 @@ static void keeper(struct cl *k)
 {
     zkl_client *c = k->c;
     int64_t wake = 0;
-    if (k->in_keeper)
-        return; /* its round waits on the world: not twice at once */
+    if (k->in_keeper || k->sync_busy > 0)
+        return; /* its round waits on the world, or a caller borrows its handle
+                 * (the keeper re-opens under the handle's lock): not now */
     /* A late keeper: the round that sends a keepalive or applies the loss
      * rule comes late_ns after its time (a thread that runs late), within
      * the margin the loss rule keeps (T/20). */
@@ -728,12 +763,21 @@ static bool keeper_waited(const struct cl *k)
            zsim_now(R.w) <= k->sync_at + zkl__loss_after_ns(t) + SLACK + k->late_allow;
 }
 
-/* Whether the library says the hold is still held. */
-static bool still_held(struct req *q)
+/* Whether the library says the hold is still held: 1, 0, or -1 if the
+ * calling thread cannot tell (another thread's hold, on an object whose
+ * holds are per thread, and no lost callback told its token). */
+static int still_held(struct req *q)
 {
     struct cl *k = q->k;
     if (q->r != NULL)
         return zkl_request_is_held(q->r);
+    if (q->lock == L_SEM)
+        return zkl_lease_is_held(q->lease);
+    if (q->th != cur_th() && q->lock != L_SEMMUTEX) { /* holds per thread */
+        if (q->told)
+            return 0;
+        return q->lock == L_MUTEX || q->lock == L_READ || q->lock == L_WRITE ? 1 : -1;
+    }
     switch (q->lock) {
     case L_MUTEX:
         return zkl_mutex_is_held(k->m);
@@ -836,7 +880,10 @@ static void check(void)
                       "start", q->id, q->timeout_ms, (double)(now - q->started) / 1e9);
         if (!q->held)
             continue;
-        if (!still_held(q)) {
+        int sh = still_held(q);
+        if (sh < 0)
+            continue; /* its own thread's checks look */
+        if (sh == 0) {
             q->held = false; /* told: the library says it holds no more */
             continue;
         }
@@ -920,11 +967,11 @@ static void check_orphans(void)
  * that comes. No return to the schedule from inside it: report and end. */
 static void stuck_check(void)
 {
-    if (zsim_now(R.w) - R.block_start <= 600 * 1000 * MS)
+    if (zsim_now(R.w) - block_start <= 600 * 1000 * MS)
         return;
     printf("sim: VIOLATION (stuck) in the schedule of seed %" PRIu64 ", step %" PRId64
            ": a blocking call began at %.3f s and has not returned at %.3f s\n", R.seed, R.step,
-           (double)R.block_start / 1e9, (double)zsim_now(R.w) / 1e9);
+           (double)block_start / 1e9, (double)zsim_now(R.w) / 1e9);
     printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_TRACE=1 tests/sim/sim-lib\n",
            R.seed);
     exit(1);
@@ -937,10 +984,12 @@ static void stuck_check(void)
  * its client's handle lock, which that client's keeper takes to re-open:
  * that keeper waits for the call (it would block on the lock only to
  * re-open; held back for the whole call here), and the deadlines of the
- * client's requests move by as much. */
+ * client's requests move by as much. The program threads whose waits may
+ * end run too (threads_run), as they would beside the call: no zkl lock is
+ * held here but the handle's (read: theirs may share it). */
 static void wait_step(zhandle_t *zh)
 {
-    bool inner = R.blocking == 0;
+    bool inner = blocking == 0;
     for (int i = 0; i < NCL; i++)
         inner |= R.cl[i].in_keeper;
     int64_t before = zsim_now(R.w);
@@ -948,11 +997,15 @@ static void wait_step(zhandle_t *zh)
     R.step++;
     if (inner)
         return;
+    struct cl *hk = NULL;
     for (int i = 0; zh != NULL && i < NCL; i++)
-        if (R.cl[i].c->zh == zh) {
-            R.cl[i].held_back += zsim_now(R.w) - before;
-            R.cl[i].sync_at = zsim_now(R.w);
-        }
+        if (R.cl[i].c->zh == zh)
+            hk = &R.cl[i];
+    if (hk != NULL) {
+        hk->sync_busy++;
+        hk->held_back += zsim_now(R.w) - before;
+        hk->sync_at = before = zsim_now(R.w);
+    }
     stuck_check();
     if (R.cancel != NULL && R.fired_at != 0) {
         int st = zkl_client_state(R.cancel_k->c);
@@ -970,6 +1023,12 @@ static void wait_step(zhandle_t *zh)
         if (zh == NULL || R.cl[i].c->zh != zh)
             keeper(&R.cl[i]);
     tend_requests(false);
+    threads_run();
+    if (hk != NULL) {
+        hk->sync_busy--;
+        hk->held_back += zsim_now(R.w) - before; /* the threads' steps took it on */
+        hk->sync_at = zsim_now(R.w);
+    }
     check();
 }
 
@@ -981,17 +1040,24 @@ static void sync_step(zhandle_t *zh)
 
 static void begin_blocking(void)
 {
-    if (R.blocking++ == 0)
-        R.block_start = zsim_now(R.w);
+    if (blocking++ == 0)
+        block_start = zsim_now(R.w);
     R.blocking_calls++;
 }
 
-static struct req *thread_hold(struct cl *k, int lock)
+/* Thread th's hold of lock on client k, if any. */
+static struct req *hold_of(struct cl *k, int lock, int th)
 {
     for (struct req *q = R.reqs; q; q = q->next)
-        if (q->r == NULL && q->k == k && q->lock == lock && q->lock != L_SEM)
+        if (q->r == NULL && q->k == k && q->lock == lock && q->lock != L_SEM && q->th == th)
             return q;
     return NULL;
+}
+
+/* The calling thread's. */
+static struct req *thread_hold(struct cl *k, int lock)
+{
+    return hold_of(k, lock, cur_th());
 }
 
 static bool ok_code(int rc, const int *codes, size_t n)
@@ -1026,10 +1092,10 @@ static void guarded_write(struct req *q)
         rc = zkl_rwlock_write_guarded_set(k->rw, fence, data, len);
         break;
     default:
-        R.blocking--;
+        blocking--;
         return;
     }
-    R.blocking--;
+    blocking--;
     mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x6a6a);
     trace("client %d: request %d's guarded write of %s to %s: %s", k->ix, q->id, data, fence,
           zkl_strerror(rc));
@@ -1048,27 +1114,36 @@ static void guarded_write(struct req *q)
         R.fence[q->lock] = q->token;
 }
 
-/* A blocking acquire by the driver's thread on client k's objects. */
-static void blocking_acquire(struct cl *k)
+/* A blocking acquire of lock by the calling thread (the driver's or a
+ * program thread) on client k's objects; cancellable: now and then with a
+ * cancel handle (one at a time: the driver's thread's). */
+static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
 {
-    int lock = (int)zsim_below(R.w, NLOCKS);
     long t = zsim_below(R.w, 2) == 0 ? 0 : (long)(100 + zsim_below(R.w, 2000));
     struct req *have = thread_hold(k, lock);
+    /* A downgrade from a live write hold needs no wait (its node holds by
+     * virtue of the write lock): half of them wait without a deadline, so
+     * one that waits for its own writer never returns (stuck). */
+    struct req *wr = lock == L_READ && have == NULL ? thread_hold(k, L_WRITE) : NULL;
+    if (wr != NULL && wr->gone_at == 0 && zsim_below(R.w, 2) == 0)
+        t = -1;
     struct req *q = calloc(1, sizeof *q);
     if (q == NULL)
         abort();
     q->k = k;
     q->id = ++R.ids;
     q->lock = lock;
+    q->th = cur_th();
     q->timeout_ms = t;
     q->started = zsim_now(R.w);
     q->slow_back = slow_mark();
-    q->bound = q->started + (t > 0 ? t : (int64_t)k->c->timeout_ms) * MS + ZKL__GRACE_NS +
-               SLACK;
+    q->bound = t < 0 ? 0
+                     : q->started + (t > 0 ? t : (int64_t)k->c->timeout_ms) * MS +
+                           ZKL__GRACE_NS + SLACK;
     int rc = ZKL_EINVAL;
     /* Now and then with a cancel handle, fired a while after the start. */
     zkl_cancel *h = NULL;
-    if (zsim_below(R.w, 3) == 0) {
+    if (cancellable && zsim_below(R.w, 3) == 0) {
         if (zkl_cancel_new(&h) != 0)
             abort();
         R.cancel = h;
@@ -1109,7 +1184,7 @@ static void blocking_acquire(struct cl *k)
         break;
     }
     }
-    R.blocking--;
+    blocking--;
     int64_t now = zsim_now(R.w);
     /* A multi-lock's undo releases what it took, each release waiting for
      * the server's word (zkl.h), which a silent link or a follower cut from
@@ -1131,9 +1206,10 @@ static void blocking_acquire(struct cl *k)
         zkl_cancel_free(h);
     }
     mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x7b7b);
-    trace("client %d: blocking acquire %d of the %s, timeout %ld ms: %s%s", k->ix, q->id,
-          lock_names[lock], t, zkl_strerror(rc), have ? " (held already)" : "");
-    if (now > q->bound + 2 * k->late_allow + R.slow_ns - q->slow_back + undo)
+    trace("client %d: thread %d's blocking acquire %d of the %s, timeout %ld ms: %s%s", k->ix,
+          q->th, q->id, lock_names[lock], t, zkl_strerror(rc),
+          have ? " (held already)" : wr ? " (a downgrade)" : "");
+    if (t >= 0 && now > q->bound + 2 * k->late_allow + R.slow_ns - q->slow_back + undo)
         violation("deadline", "blocking acquire %d (timeout %ld ms) returned %.3f s after its "
                   "start", q->id, t, (double)(now - q->started) / 1e9);
     if (rc == 0 && have != NULL && lock != L_SEMMUTEX) {
@@ -1188,9 +1264,16 @@ static void blocking_acquire(struct cl *k)
     }
     q->next = R.reqs;
     R.reqs = q;
+    q->told = still_held(q) == 0; /* lost before it was recorded: no callback to come */
     on_result(NULL, 0, q);
     if (q->gone_at == 0 && zsim_below(R.w, 2) == 0)
         guarded_write(q);
+}
+
+/* A blocking acquire by the driver's thread, of what the seed says. */
+static void blocking_acquire(struct cl *k)
+{
+    blocking_acquire_of(k, (int)zsim_below(R.w, NLOCKS), true);
 }
 
 /* Release the thread's hold q, one count of it. */
@@ -1222,7 +1305,7 @@ static void blocking_release(struct req *q)
             k->mb_cleared = true; /* as for an acquire's undo */
         break;
     }
-    R.blocking--;
+    blocking--;
     mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x8c8c);
     trace("client %d: blocking release of %d (%s%s): %s", k->ix, q->id, lock_names[q->lock],
           q->count > 0 ? ", a reentry" : "", zkl_strerror(rc));
@@ -1249,7 +1332,7 @@ static void blocking_release(struct req *q)
     free_request(q);
 }
 
-/* The thread's holds whose time came (all: every one), released. A
+/* The driver's thread's holds whose time came (all: every one), released. A
  * release's waits run the program's requests, which may free some: from
  * the list's start after each. */
 static void tend_blocking(bool all)
@@ -1257,11 +1340,184 @@ static void tend_blocking(bool all)
     while (!R.violated) {
         int64_t now = zsim_now(R.w);
         struct req *q = R.reqs;
-        while (q != NULL && !(q->r == NULL && (all || now >= q->release_at)))
+        while (q != NULL && !(q->r == NULL && q->th == 0 && (all || now >= q->release_at)))
             q = q->next;
         if (q == NULL)
             return;
         blocking_release(q);
+    }
+}
+
+/* ---- the program threads: a client's threads in blocking calls at once -------- */
+
+/* Each client has NTH program threads (sim_threads.h: real threads, one
+ * running at a time) beside the driver's: each takes blocking holds of
+ * the mutex, a lease of the semaphore or either side of the read-write
+ * lock (reentries counted per thread, a downgrade from its own write
+ * hold), releases them on their time, and now and then releases a lock
+ * another thread of its client holds, which must be refused (ZKL_ENOTHELD:
+ * zkl.h, holds are the calling thread's). Their waits park them; every
+ * step runs those whose condition variable was signalled or whose
+ * deadline passed (threads_run), in an order from the seed. */
+enum { J_ACQUIRE, J_RELEASE, J_FOREIGN };
+static struct job {
+    struct cl *k;
+    int kind, lock;
+    struct req *q; /* J_RELEASE: the hold; J_FOREIGN: another thread's */
+    int64_t started;
+} jobs[NCL * NTH];
+/* In all schedules: the program threads' calls, the refused releases of
+ * another thread's lock, and the steps at which two or more threads of a
+ * client were inside calls at once. */
+static uint64_t thread_calls, foreign_refused, overlapped;
+/* The events of the schedules before this one (a stuck thread's report). */
+static int64_t events_before;
+
+/* A program thread's call does not return: no way back to the schedule
+ * (the thread is inside the library), so report and end. */
+static void threads_stuck(const char *text, int t, int64_t started)
+{
+    printf("sim: VIOLATION (stuck) in the schedule of seed %" PRIu64 ", step %" PRId64
+           ": program thread %d's blocking call began at %.3f s and %s at %.3f s\n", R.seed,
+           R.step, t + 1, (double)started / 1e9, text, (double)zsim_now(R.w) / 1e9);
+    printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_TRACE=1 tests/sim/sim-lib\n",
+           R.seed);
+    printf("sim: seed %" PRIu64 ", %" PRId64 " events, stopped, 1 violations\n", R.seed,
+           events_before + R.events);
+    exit(1);
+}
+
+static void foreign_release(struct job *j)
+{
+    struct cl *k = j->k;
+    struct req *o = j->q;
+    bool live = o->gone_at == 0 && zsim_truth_stat(R.w, o->node, NULL) == ZSIM_OK;
+    int rc = j->lock == L_MUTEX  ? zkl_mutex_release(k->m)
+             : j->lock == L_READ ? zkl_rwlock_read_release(k->rw)
+                                 : zkl_rwlock_write_release(k->rw);
+    mix((uint64_t)o->id << 32 ^ (uint32_t)rc ^ 0xd1d1);
+    trace("client %d: thread %d releases the %s held by thread %d (%d): %s", k->ix, cur_th(),
+          lock_names[j->lock], o->th, o->id, zkl_strerror(rc));
+    foreign_refused += rc == ZKL_ENOTHELD;
+    if (rc != ZKL_ENOTHELD)
+        violation("thread", "client %d: thread %d's release of the %s that thread %d holds "
+                  "returned %s", k->ix, cur_th(), lock_names[j->lock], o->th,
+                  zkl_strerror(rc));
+    else if (live && zsim_truth_stat(R.w, o->node, NULL) != ZSIM_OK)
+        violation("thread", "client %d: a refused release by thread %d deleted thread %d's "
+                  "node %s", k->ix, cur_th(), o->th, o->node);
+}
+
+static void job_run(void *arg)
+{
+    struct job *j = arg;
+    switch (j->kind) {
+    case J_ACQUIRE:
+        blocking_acquire_of(j->k, j->lock, false);
+        break;
+    case J_RELEASE:
+        blocking_release(j->q);
+        break;
+    default:
+        foreign_release(j);
+        break;
+    }
+}
+
+static void start_job(int t, int kind, int lock, struct req *q)
+{
+    struct job *j = &jobs[t];
+    j->k = &R.cl[t / NTH];
+    j->kind = kind;
+    j->lock = lock;
+    j->q = q;
+    j->started = zsim_now(R.w);
+    thread_calls++;
+    simt_start(t, job_run, j);
+}
+
+/* The parked program threads whose wait may end run, one at a time, each
+ * until it parks again or its call returns (a bounded number: two that
+ * keep waking each other go on at the next step). */
+static void threads_run(void)
+{
+    for (int round = 0; round < 4 * NCL * NTH; round++) {
+        int ready[NCL * NTH], n = 0;
+        int64_t now = zsim_now(R.w);
+        for (int t = 0; t < NCL * NTH; t++)
+            if (simt_ready(t, now))
+                ready[n++] = t;
+        if (n == 0)
+            return;
+        simt_resume(ready[n == 1 ? 0 : (int)zsim_below(R.w, (uint64_t)n)]);
+    }
+}
+
+/* A program thread of client k, if idle: a blocking acquire, or now and
+ * then the release of a lock another thread of k holds. */
+static void thread_op(struct cl *k)
+{
+    int t = k->ix * NTH + (int)zsim_below(R.w, NTH);
+    if (simt_busy(t))
+        return;
+    static const int locks[] = {L_MUTEX, L_SEM, L_READ, L_WRITE};
+    int lock = locks[zsim_below(R.w, 4)];
+    if (lock != L_SEM && hold_of(k, lock, t + 1) == NULL && zsim_below(R.w, 2) == 0) {
+        for (struct req *q = R.reqs; q; q = q->next)
+            if (q->r == NULL && q->k == k && q->lock == lock && q->th != t + 1 && q->held) {
+                start_job(t, J_FOREIGN, lock, q);
+                return;
+            }
+    }
+    start_job(t, J_ACQUIRE, lock, NULL);
+}
+
+/* Each step: the program threads that may go on run; an idle one whose
+ * hold's time came (all: every hold) releases it; none is stuck. */
+static void tend_threads(bool all)
+{
+    threads_run();
+    int64_t now = zsim_now(R.w);
+    for (int i = 0; i < NCL; i++) {
+        int in = 0;
+        for (int t = i * NTH; t < (i + 1) * NTH; t++)
+            in += simt_busy(t);
+        overlapped += in > 1;
+    }
+    for (int t = 0; t < NCL * NTH && !R.violated; t++) {
+        if (simt_busy(t)) {
+            if (now - jobs[t].started > 600 * 1000 * MS)
+                threads_stuck("has not returned", t, jobs[t].started);
+            continue;
+        }
+        for (struct req *q = R.reqs; q; q = q->next)
+            if (q->r == NULL && q->th == t + 1 && (all || now >= q->release_at)) {
+                start_job(t, J_RELEASE, q->lock, q);
+                break;
+            }
+    }
+}
+
+/* Before the objects go: every program thread's call returns (the world,
+ * the keepers and the threads run; a call that waits ten virtual minutes
+ * more is stuck). Their holds go with the objects. */
+static void threads_drain(void)
+{
+    int64_t until = zsim_now(R.w) + 600 * 1000 * MS;
+    for (long n = 0;; n++) {
+        int busy = -1;
+        for (int t = 0; t < NCL * NTH; t++)
+            if (simt_busy(t))
+                busy = t;
+        if (busy < 0)
+            return;
+        if (zsim_now(R.w) > until || n > 10000000) /* the world stands still: no timer */
+            threads_stuck("has not returned once the schedule ended, ten minutes later",
+                          busy, jobs[busy].started);
+        world_step();
+        for (int i = 0; i < NCL; i++)
+            keeper(&R.cl[i]);
+        threads_run();
     }
 }
 
@@ -1306,7 +1562,7 @@ static void latch_op(struct cl *k)
         long t = zsim_below(R.w, 2) == 0 ? 0 : (long)zsim_below(R.w, 1000);
         begin_blocking();
         rc = zkl_latch_await(k->latch, t);
-        R.blocking--;
+        blocking--;
         trace("client %d: the latch's await (%ld ms): %s", k->ix, t, zkl_strerror(rc));
         static const int codes[] = {0, ZKL_ETIMEDOUT, ZKL_ELOST};
         if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
@@ -1316,7 +1572,7 @@ static void latch_op(struct cl *k)
     default:
         begin_blocking();
         rc = zkl_latch_close(k->latch);
-        R.blocking--;
+        blocking--;
         trace("client %d: the latch closes: %s", k->ix, zkl_strerror(rc));
         static const int codes[] = {0, ZKL_ECONNLOSS, ZKL_ETIMEDOUT};
         if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
@@ -1329,6 +1585,30 @@ static void latch_op(struct cl *k)
         break;
     }
     mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0x9d9d);
+}
+
+/* A thread's hold of client k's lock, lost (its token named): told. The
+ * holds of the mutex and of each side of the read-write lock are per
+ * thread, so other threads' checks learn of it only so. */
+static void told_lost(struct cl *k, int lock, int64_t token)
+{
+    for (struct req *q = R.reqs; q; q = q->next)
+        if (q->r == NULL && q->k == k && q->lock == lock && q->token == token && q->held)
+            q->told = true;
+    trace("client %d: a %s hold (token %" PRId64 ") is told lost", k->ix, lock_names[lock],
+          token);
+}
+
+static void on_lost_mutex(zkl_mutex *m, int64_t token, void *arg)
+{
+    (void)m;
+    told_lost(arg, L_MUTEX, token);
+}
+
+static void on_lost_rw(zkl_rwlock *rw, int write, int64_t token, void *arg)
+{
+    (void)rw;
+    told_lost(arg, write ? L_WRITE : L_READ, token);
 }
 
 static void on_revoke_mutex(zkl_mutex *m, int64_t token, void *arg)
@@ -1368,12 +1648,12 @@ static void list_op(struct cl *k)
             if (q->r == NULL && q->held && q->lock != L_SEM)
                 dir = lock_paths[q->lock];
         rc = zkl_revoke(k->c, dir, NULL);
-        R.blocking--;
+        blocking--;
         trace("client %d: revoke the holders of %s: %s", k->ix, dir, zkl_strerror(rc));
     } else if (what == 1) {
         int max = -1;
         rc = zkl_participants_limit(k->c, "/sim/sem", &max);
-        R.blocking--;
+        blocking--;
         trace("client %d: the semaphore's limit: %s, %d", k->ix, zkl_strerror(rc), max);
         if (rc == 0 && max != 0 && max != SEM_MAX)
             violation("limit", "the semaphore's recorded limit reads %d", max);
@@ -1381,7 +1661,7 @@ static void list_op(struct cl *k)
         zkl_participant *p = NULL;
         size_t n = 0;
         rc = zkl_participants_list(k->c, dir, &p, &n);
-        R.blocking--;
+        blocking--;
         R.listings++;
         int holders = 0, leases = 0;
         for (size_t i = 0; rc == 0 && i < n; i++)
@@ -1426,14 +1706,14 @@ static void refuse_op(struct cl *k)
     bool had = zkl_mutex_is_held(k->m2);
     begin_blocking();
     int rc = zkl_multilock_acquire(k->ml, 0);
-    R.blocking--;
+    blocking--;
     mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xbfbf);
     trace("client %d: the multi-lock, tried once: %s", k->ix, zkl_strerror(rc));
     if (rc == 0) {
         /* Held: released at once (its release may be refused too). */
         begin_blocking();
         rc = zkl_multilock_release(k->ml);
-        R.blocking--;
+        blocking--;
         trace("client %d: the multi-lock released: %s", k->ix, zkl_strerror(rc));
         if (rc == ZKL_ENOAUTH && zkl_mutex_is_held(k->mb))
             k->mb_stuck = true;
@@ -1465,7 +1745,7 @@ static void tend_refusals(bool all)
         if (k->mb_stuck && k->refused == NULL) {
             begin_blocking();
             int rc = zkl_mutex_release(k->mb);
-            R.blocking--;
+            blocking--;
             mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xc0c0);
             trace("client %d: the member kept by a refused undo released: %s", k->ix,
                   zkl_strerror(rc));
@@ -1539,6 +1819,8 @@ static void one_step(void)
         list_op(&R.cl[zsim_below(R.w, NCL)]);
     else if (!R.settling && r < 48)
         refuse_op(&R.cl[zsim_below(R.w, NCL)]);
+    else if (!R.settling && r < 56)
+        thread_op(&R.cl[zsim_below(R.w, NCL)]);
     else
         world_step();
     heal(false);
@@ -1546,6 +1828,7 @@ static void one_step(void)
         keeper(&R.cl[i]);
     tend_requests(false);
     tend_blocking(false);
+    tend_threads(R.settling);
     tend_refusals(false);
     check();
     check_stats();
@@ -1592,6 +1875,8 @@ static int open_client(struct cl *k, int ix)
     zkl_lock *members[2] = {k->l2, k->lb};
     if (zkl_multilock_new_locks(members, 2, &k->ml) != 0 ||
         zkl_mutex_set_revoke_fn(k->m, on_revoke_mutex, k) != 0 ||
+        zkl_mutex_set_lost_fn(k->m, on_lost_mutex, k) != 0 ||
+        zkl_rwlock_set_lost_fn(k->rw, on_lost_rw, k) != 0 ||
         zkl_rwlock_set_revoke_fn(k->rw, on_revoke_rw, k) != 0 ||
         zkl_semmutex_set_revoke_fn(k->sm, on_revoke_sm, k) != 0)
         return -1;
@@ -1655,7 +1940,7 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
         if (R.cl[i].latch != NULL) {
             begin_blocking();
             (void)zkl_latch_close(R.cl[i].latch);
-            R.blocking--;
+            blocking--;
             zkl_latch_free(R.cl[i].latch);
             R.cl[i].latch = NULL;
         }
@@ -1667,7 +1952,8 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     if (!R.violated)
         check_orphans();
 end:
-    R.blocking = 0;
+    blocking = 0;
+    threads_drain();
     while (R.reqs) {
         if (R.reqs->lease != NULL)
             (void)zkl_lease_release(R.reqs->lease);
@@ -1716,14 +2002,16 @@ int main(void)
     bool tr = env_num("SIM_TRACE", 0) != 0;
     int violations = 0;
     long long done = 0;
+    simt_init(NCL * NTH);
     int64_t events = 0;
-    uint64_t acq = 0, blocking = 0, leads = 0, revokes = 0, listings = 0;
+    uint64_t acq = 0, calls = 0, leads = 0, revokes = 0, listings = 0;
     for (long long k = 0; k < schedules && violations == 0; k++) {
         uint64_t h1, h2;
+        events_before = events;
         int bad = run(seed + (uint64_t)k, steps, tr, &h1);
         events += R.events;
         acq += R.acquisitions;
-        blocking += R.blocking_calls;
+        calls += R.blocking_calls;
         leads += R.latch_leads;
         revokes += R.revokes_told;
         listings += R.listings;
@@ -1746,8 +2034,11 @@ int main(void)
         }
     }
     fprintf(stderr, "sim-lib: %" PRIu64 " acquisitions, %" PRIu64 " blocking calls, %" PRIu64
-            " leaderships, %" PRIu64 " revocations told, %" PRIu64 " listings\n", acq, blocking,
+            " leaderships, %" PRIu64 " revocations told, %" PRIu64 " listings\n", acq, calls,
             leads, revokes, listings);
+    fprintf(stderr, "sim-lib: %" PRIu64 " calls of the program threads, %" PRIu64 " steps with "
+            "two of a client's in calls, %" PRIu64 " releases of another thread's lock "
+            "refused\n", thread_calls, overlapped, foreign_refused);
     printf("sim: seed %" PRIu64 ", %" PRId64 " events, %lld schedules, %d violations\n", seed,
            events, done, violations);
     return violations > 0;
