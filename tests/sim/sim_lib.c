@@ -1032,10 +1032,31 @@ static void wait_step(zhandle_t *zh)
     check();
 }
 
-/* A synchronous zapi call's step (zapi_sim_set_stepper). */
+/* A synchronous zapi call's step (zapi_sim_set_stepper). A program
+ * thread's parks until the next step (its answer may have come): it never
+ * steps the world itself, so that whoever ran it is not held up for the
+ * whole call. Its client's keeper waits meanwhile, as for the driver's
+ * (wait_step): the call holds the handle's lock, which the keeper takes
+ * to re-open. */
 static void sync_step(zhandle_t *zh)
 {
-    wait_step(zh);
+    if (simt_self() < 0) {
+        wait_step(zh);
+        return;
+    }
+    struct cl *hk = NULL;
+    for (int i = 0; i < NCL; i++)
+        if (R.cl[i].c->zh == zh)
+            hk = &R.cl[i];
+    int64_t before = zsim_now(R.w);
+    if (hk != NULL)
+        hk->sync_busy++;
+    simt_park(NULL, NULL, ZKL__NO_DEADLINE);
+    if (hk != NULL) {
+        hk->sync_busy--;
+        hk->held_back += zsim_now(R.w) - before;
+        hk->sync_at = zsim_now(R.w);
+    }
 }
 
 static void begin_blocking(void)
@@ -1441,6 +1462,7 @@ static void start_job(int t, int kind, int lock, struct req *q)
  * keep waking each other go on at the next step). */
 static void threads_run(void)
 {
+    simt_wake(NULL); /* those in synchronous calls: the world stepped */
     for (int round = 0; round < 4 * NCL * NTH; round++) {
         int ready[NCL * NTH], n = 0;
         int64_t now = zsim_now(R.w);

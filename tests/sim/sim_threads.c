@@ -2,8 +2,8 @@
  *
  * The baton is `turn`, under one mutex: the index of the thread that may
  * run (SIMT_MAX: a thread that is not a program thread, the scheduler's;
- * a program thread that runs others, inside a synchronous call, hands the
- * baton on the same way). Whoever gives a program thread the baton is
+ * a program thread could run others the same way). Whoever gives a
+ * program thread the baton is
  * recorded (`back`): the baton returns there when the thread parks or
  * its job ends. Every other thread sleeps on the baton's condition
  * variable meanwhile, so only one thread runs at any time. */
@@ -42,7 +42,7 @@ int __wrap_pthread_cond_broadcast(pthread_cond_t *cv);
  * the baton's holder runs, so the parked threads' records are its to
  * read and mark. (A signal marks every thread parked on cv: waking more
  * than one is a spurious wake-up for the others, which POSIX allows.) */
-static void mark(pthread_cond_t *cv)
+void simt_wake(pthread_cond_t *cv)
 {
     for (int i = 0; i < B.n; i++)
         if (B.t[i].state == PARKED && B.t[i].wait_cv == cv)
@@ -51,13 +51,13 @@ static void mark(pthread_cond_t *cv)
 
 int __wrap_pthread_cond_signal(pthread_cond_t *cv)
 {
-    mark(cv);
+    simt_wake(cv);
     return __real_pthread_cond_signal(cv);
 }
 
 int __wrap_pthread_cond_broadcast(pthread_cond_t *cv)
 {
-    mark(cv);
+    simt_wake(cv);
     return __real_pthread_cond_broadcast(cv);
 }
 
@@ -165,11 +165,13 @@ void simt_park(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline)
     B.t[self].wait_cv = cv;
     B.t[self].deadline = deadline;
     B.t[self].signalled = false;
-    pthread_mutex_unlock(mu);
+    if (mu != NULL)
+        pthread_mutex_unlock(mu);
     pthread_mutex_lock(&B.mu);
     B.t[self].state = PARKED;
     hand(self, B.t[self].back);
     pthread_mutex_unlock(&B.mu);
     B.t[self].wait_cv = NULL;
-    pthread_mutex_lock(mu);
+    if (mu != NULL)
+        pthread_mutex_lock(mu);
 }

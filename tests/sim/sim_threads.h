@@ -44,9 +44,12 @@ void simt_start(int t, simt_job *fn, void *arg);
 /* Run parked thread t until it parks again or its job ends. */
 void simt_resume(int t);
 /* In a program thread: wait on cv as pthread_cond_timedwait would (mu
- * released meanwhile, held again on return), the baton going back to
- * whoever ran this thread until it is resumed. The caller tells whether
- * the deadline passed. */
+ * released meanwhile, held again on return; none if NULL), the baton
+ * going back to whoever ran this thread until it is resumed. The caller
+ * tells whether the deadline passed. */
 void simt_park(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline);
+/* The threads parked on cv may go on, as if it were signalled (cv NULL:
+ * those parked on none). */
+void simt_wake(pthread_cond_t *cv);
 
 #endif
