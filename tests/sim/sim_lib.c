@@ -52,8 +52,10 @@
  *             from the deletion;
  *   token     a mutex's tokens rise, a read-write lock's are above every
  *             writer's granted before, and a latch's leaderships' rise;
- *   fence     a guarded write succeeds only while its hold's node exists,
- *             and each exclusive lock's written tokens never go back;
+ *   fence     a guarded write succeeds only if its hold's node exists as
+ *             it is sent (it may go while the call is out, the write
+ *             applied before), and each exclusive lock's written tokens
+ *             never go back;
  *   twice     one result per request, a second only ZKL_ELOST for a hold;
  *   deadline  a result comes by the deadline (a try once: a session
  *             timeout) and the failed attempt's grace, a blocking
@@ -217,6 +219,8 @@ static struct {
  * one at once. */
 static _Thread_local int blocking;
 static _Thread_local int64_t block_start;
+/* The events of the schedules before this one (a stuck call's report). */
+static int64_t events_before;
 
 /* The calling thread's number in struct req's th. */
 static int cur_th(void)
@@ -974,6 +978,8 @@ static void stuck_check(void)
            (double)block_start / 1e9, (double)zsim_now(R.w) / 1e9);
     printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_TRACE=1 tests/sim/sim-lib\n",
            R.seed);
+    printf("sim: seed %" PRIu64 ", %" PRId64 " events, stopped, 1 violations\n", R.seed,
+           events_before + R.events);
     exit(1);
 }
 
@@ -1097,6 +1103,10 @@ static void guarded_write(struct req *q)
     char data[32];
     int len = snprintf(data, sizeof data, "%" PRId64, q->token);
     const char *fence = fence_paths[q->lock] ? fence_paths[q->lock] : "/sim/fence-sem";
+    /* Whether its node is gone before the write is sent: the node may go
+     * while the call is out (a fault, its session's expiry, as other
+     * threads run) after the server applied the write, which succeeds. */
+    bool was_gone = q->gone_at != 0 || zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK;
     int rc = ZKL_EINVAL;
     begin_blocking();
     switch (q->lock) {
@@ -1125,7 +1135,7 @@ static void guarded_write(struct req *q)
         violation("fence", "request %d: a guarded write returned %s", q->id, zkl_strerror(rc));
     if (rc != 0 || fence_paths[q->lock] == NULL)
         return;
-    if (q->gone_at != 0 || zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK)
+    if (was_gone)
         violation("fence", "request %d: a guarded write succeeded, its node %s gone", q->id,
                   q->node);
     if (q->token < R.fence[q->lock])
@@ -1391,8 +1401,6 @@ static struct job {
  * another thread's lock, and the steps at which two or more threads of a
  * client were inside calls at once. */
 static uint64_t thread_calls, foreign_refused, overlapped;
-/* The events of the schedules before this one (a stuck thread's report). */
-static int64_t events_before;
 
 /* A program thread's call does not return: no way back to the schedule
  * (the thread is inside the library), so report and end. */
