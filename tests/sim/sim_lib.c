@@ -1492,6 +1492,11 @@ static void thread_op(struct cl *k)
         return;
     static const int locks[] = {L_MUTEX, L_SEM, L_READ, L_WRITE};
     int lock = locks[zsim_below(R.w, 4)];
+    /* A writer downgrades often: its read node sorts level with its write
+     * node, before the writers and readers queued meanwhile. */
+    if (hold_of(k, L_WRITE, t + 1) != NULL && hold_of(k, L_READ, t + 1) == NULL &&
+        zsim_below(R.w, 2) == 0)
+        lock = L_READ;
     if (lock != L_SEM && hold_of(k, lock, t + 1) == NULL && zsim_below(R.w, 2) == 0) {
         for (struct req *q = R.reqs; q; q = q->next)
             if (q->r == NULL && q->k == k && q->lock == lock && q->th != t + 1 && q->held) {
