@@ -34,6 +34,8 @@
  *                  seed SIM_SEED + k
  *   SIM_SCHEDULES  schedules (default 30)
  *   SIM_STEPS      driver steps of each schedule before it settles (4,000)
+ *   SIM_THREADS    0: without the program threads, 1: with them; unset:
+ *                  each schedule both ways, first without
  *   SIM_TRACE=1    a line per event
  *   SIM_EVENTS     ignored (tests/sim/mutants.sh sets it for sim-locks)
  *
@@ -221,6 +223,10 @@ static _Thread_local int blocking;
 static _Thread_local int64_t block_start;
 /* The events of the schedules before this one (a stuck call's report). */
 static int64_t events_before;
+/* Whether this run of a schedule has the program threads (main: each
+ * schedule runs without them, the steps it took before they came, so
+ * that what the driver's thread alone finds stays found, and with them). */
+static bool threads_on;
 
 /* The calling thread's number in struct req's th. */
 static int cur_th(void)
@@ -976,8 +982,8 @@ static void stuck_check(void)
     printf("sim: VIOLATION (stuck) in the schedule of seed %" PRIu64 ", step %" PRId64
            ": a blocking call began at %.3f s and has not returned at %.3f s\n", R.seed, R.step,
            (double)block_start / 1e9, (double)zsim_now(R.w) / 1e9);
-    printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_TRACE=1 tests/sim/sim-lib\n",
-           R.seed);
+    printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_THREADS=%d SIM_TRACE=1 "
+           "tests/sim/sim-lib\n", R.seed, threads_on);
     printf("sim: seed %" PRIu64 ", %" PRId64 " events, stopped, 1 violations\n", R.seed,
            events_before + R.events);
     exit(1);
@@ -1156,7 +1162,7 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
      * virtue of the write lock): half of them wait without a deadline, so
      * one that waits for its own writer never returns (stuck). */
     struct req *wr = lock == L_READ && have == NULL ? thread_hold(k, L_WRITE) : NULL;
-    if (wr != NULL && wr->gone_at == 0 && zsim_below(R.w, 2) == 0)
+    if (wr != NULL && wr->gone_at == 0 && threads_on && zsim_below(R.w, 2) == 0)
         t = -1;
     struct req *q = calloc(1, sizeof *q);
     if (q == NULL)
@@ -1409,8 +1415,8 @@ static void threads_stuck(const char *text, int t, int64_t started)
     printf("sim: VIOLATION (stuck) in the schedule of seed %" PRIu64 ", step %" PRId64
            ": program thread %d's blocking call began at %.3f s and %s at %.3f s\n", R.seed,
            R.step, t + 1, (double)started / 1e9, text, (double)zsim_now(R.w) / 1e9);
-    printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_TRACE=1 tests/sim/sim-lib\n",
-           R.seed);
+    printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_THREADS=%d SIM_TRACE=1 "
+           "tests/sim/sim-lib\n", R.seed, threads_on);
     printf("sim: seed %" PRIu64 ", %" PRId64 " events, stopped, 1 violations\n", R.seed,
            events_before + R.events);
     exit(1);
@@ -1854,7 +1860,7 @@ static void one_step(void)
         list_op(&R.cl[zsim_below(R.w, NCL)]);
     else if (!R.settling && r < 48)
         refuse_op(&R.cl[zsim_below(R.w, NCL)]);
-    else if (!R.settling && r < 56)
+    else if (!R.settling && threads_on && r < 56)
         thread_op(&R.cl[zsim_below(R.w, NCL)]);
     else
         world_step();
@@ -2035,12 +2041,19 @@ int main(void)
     long long schedules = env_num("SIM_SCHEDULES", 30);
     int64_t steps = env_num("SIM_STEPS", 4000);
     bool tr = env_num("SIM_TRACE", 0) != 0;
+    /* 0: without the program threads, 1: with them, else each schedule
+     * both ways (first without). */
+    long long with = env_num("SIM_THREADS", 2);
     int violations = 0;
     long long done = 0;
     simt_init(NCL * NTH);
     int64_t events = 0;
     uint64_t acq = 0, calls = 0, leads = 0, revokes = 0, listings = 0;
-    for (long long k = 0; k < schedules && violations == 0; k++) {
+    for (long long n = 0; n < schedules * 2 && violations == 0; n++) {
+        long long k = n / 2;
+        if ((with == 0 || with == 1) && n % 2 != with)
+            continue;
+        threads_on = n % 2 == 1;
         uint64_t h1, h2;
         events_before = events;
         int bad = run(seed + (uint64_t)k, steps, tr, &h1);
@@ -2050,7 +2063,7 @@ int main(void)
         leads += R.latch_leads;
         revokes += R.revokes_told;
         listings += R.listings;
-        done++;
+        done += n % 2 == 1 || with == 0;
         if (!bad && k == 0) {
             /* The same seed again, in the same process (other addresses,
              * other client ids): the same steps. */
@@ -2064,8 +2077,8 @@ int main(void)
         if (bad) {
             violations++;
             printf("sim: VIOLATION %s\n", R.vtext);
-            printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_TRACE=1 "
-                   "tests/sim/sim-lib\n", seed + (uint64_t)k);
+            printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_THREADS=%d "
+                   "SIM_TRACE=1 tests/sim/sim-lib\n", seed + (uint64_t)k, threads_on);
         }
     }
     fprintf(stderr, "sim-lib: %" PRIu64 " acquisitions, %" PRIu64 " blocking calls, %" PRIu64
