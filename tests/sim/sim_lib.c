@@ -1225,11 +1225,15 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
     int64_t now = zsim_now(R.w);
     /* A multi-lock's undo releases what it took, each release waiting for
      * the server's word (zkl.h), which a silent link or a follower cut from
-     * the leader holds until it ends or the loss rule gives the session up. */
+     * the leader holds until it ends or the loss rule gives the session up.
+     * The follower the fault cut serves other clients' sessions too: a cut
+     * aimed at any client counts. */
     int64_t undo = 0;
-    if (lock == L_MULTI && k->cut_at != 0 &&
-        k->cut_at + 2 * (int64_t)k->c->negotiated_ms * MS > q->started)
-        undo = zkl__loss_after_ns(k->c->negotiated_ms) + SLACK + k->late_allow;
+    for (int i = 0; lock == L_MULTI && i < NCL; i++) {
+        const struct cl *o = &R.cl[i];
+        if (o->cut_at != 0 && o->cut_at + 2 * (int64_t)o->c->negotiated_ms * MS > q->started)
+            undo = zkl__loss_after_ns(k->c->negotiated_ms) + SLACK + k->late_allow;
+    }
     if (h != NULL) {
         if (rc == ZKL_ECANCELED && R.fired_at == 0)
             violation("cancel", "blocking acquire %d: cancelled, its handle not fired", q->id);
