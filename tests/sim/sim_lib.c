@@ -17,7 +17,8 @@
  *             of the virtual clock runs the keepers, the requests and the
  *             checks meanwhile, and the synchronous zapi calls step the
  *             world until answered (their client's keeper waits for them);
- *   threads   two program threads per client beside the driver's, in
+ *   threads   (each schedule runs without them, then with them) two
+ *             program threads per client beside the driver's, in
  *             blocking calls at once: holds of the mutex, the semaphore
  *             and either side of the read-write lock (reentries per
  *             thread, a downgrade, half of them without a deadline),
