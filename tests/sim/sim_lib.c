@@ -1838,9 +1838,16 @@ static uint64_t thread_calls, foreign_refused, overlapped;
  * (the thread is inside the library), so report and end. */
 static void threads_stuck(const char *text, int t, int64_t started)
 {
-    printf("sim: VIOLATION (stuck) in the schedule of seed %" PRIu64 ", step %" PRId64
-           ": program thread %d's blocking call began at %.3f s and %s at %.3f s\n", R.seed,
-           R.step, t + 1, (double)started / 1e9, text, (double)zsim_now(R.w) / 1e9);
+    /* A schedule cut short by a violation lets go of no hold, which a
+     * thread waiting without a timeout may wait on for ever: the violation
+     * that cut it short is the one to report. */
+    if (R.violated)
+        printf("sim: VIOLATION %s\n", R.vtext);
+    else
+        printf("sim: VIOLATION (stuck) in the schedule of seed %" PRIu64 ", step %" PRId64
+               ": program thread %d's blocking call began at %.3f s and %s at %.3f s\n",
+               R.seed, R.step, t + 1, (double)started / 1e9, text,
+               (double)zsim_now(R.w) / 1e9);
     printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_THREADS=%d SIM_TRACE=1 "
            "tests/sim/sim-lib\n", R.seed, threads_on);
     printf("sim: seed %" PRIu64 ", %" PRId64 " events, stopped, 1 violations\n", R.seed,
