@@ -18,7 +18,8 @@
 # From the Makefile (check-sim-mutants): MUT_SRCDIR (the top source
 # folder), MUT_DIR (a scratch folder), MUT_CC, MUT_CPPFLAGS (with
 # -I$MUT_SRCDIR/... paths, which are searched in the copy first), MUT_CFLAGS,
-# MUT_LDFLAGS, MUT_LIBS (the build's archives, then the libraries).
+# MUT_LDFLAGS, MUT_LIBS (the build's archives, then the libraries),
+# MUT_LIB_LDFLAGS (sim-lib's own link flags).
 seeds=${SIM_MUTANT_SEEDS:-500}
 seed=${SIM_SEED:-1}
 # the mix the census was taken under (SIM_MIX=drawn for the world drawn per schedule)
@@ -94,6 +95,7 @@ for p in "$src"/tests/sim/mutants/${SIM_MUTANTS:-*}.patch; do
     # Which program finds it, and what that is built from.
     prog=sim-locks
     mains=tests/sim/sim_locks.c
+    ldflags=
     if grep -q '^Program: *sim-lib' "$p"; then
         if [ -z "$real_lib" ]; then
             broken=$((broken + 1))
@@ -101,7 +103,8 @@ for p in "$src"/tests/sim/mutants/${SIM_MUTANTS:-*}.patch; do
             continue
         fi
         prog=sim-lib
-        mains="tests/sim/sim_lib.c tests/sim/zapi_sim.c"
+        mains="tests/sim/sim_lib.c tests/sim/zapi_sim.c tests/sim/sim_threads.c"
+        ldflags=${MUT_LIB_LDFLAGS-}
     fi
     [ -n "$what" ] || what=$(head -n 1 "$p")
     copy=$work/$name
@@ -134,7 +137,8 @@ for p in "$src"/tests/sim/mutants/${SIM_MUTANTS:-*}.patch; do
         case $prog:$c in
         *:tests/sim/check_*.c | *:tests/sim/diff_*.c | *:tests/sim/zkproxy.c | \
             *:tests/sim/sim_speed.c | sim-locks:tests/sim/sim_lib.c | \
-            sim-locks:tests/sim/zapi_sim.c | sim-lib:tests/sim/sim_locks.c | \
+            sim-locks:tests/sim/zapi_sim.c | sim-locks:tests/sim/sim_threads.c | \
+            sim-lib:tests/sim/sim_locks.c | \
             sim-lib:tests/sim/drv_*.c)
             continue
             ;;
@@ -154,7 +158,7 @@ for p in "$src"/tests/sim/mutants/${SIM_MUTANTS:-*}.patch; do
         objs="$objs $o"
     done
     # shellcheck disable=SC2086
-    if $ok && ! log=$($MUT_CC $MUT_CFLAGS $MUT_LDFLAGS -o "$copy/$prog" $objs $MUT_LIBS 2>&1)
+    if $ok && ! log=$($MUT_CC $MUT_CFLAGS $MUT_LDFLAGS $ldflags -o "$copy/$prog" $objs $MUT_LIBS 2>&1)
     then
         ok=false
         echo "mutant $name ($what): FAILED: it does not link:"

@@ -1,9 +1,10 @@
 /* sim-lib: the real library, as a program links it, against the model of
  * ZooKeeper (docs/simulation.md). Each schedule opens real zkl clients
  * over the model's zapi (tests/sim/zapi_sim.c) with no keeper thread and
- * the virtual clock (util.h: zkl__set_virtual), in one thread, every step
- * chosen from the seed (a world step, a keeper's round, a dispatch, a
- * fault, or what the program does), so a seed replays exactly. The
+ * the virtual clock (util.h: zkl__set_virtual), its threads running one
+ * at a time (tests/sim/sim_threads.h), every step chosen from the seed (a
+ * world step, a keeper's round, a dispatch, a fault, a program thread
+ * going on, or what the program does), so a seed replays exactly. The
  * program, through the public API:
  *   requests  asynchronous acquires of the mutex, the semaphore (one or
  *             more leases), the semaphore-mutex, either side of the
@@ -18,6 +19,15 @@
  *             of the virtual clock runs the keepers, the requests and the
  *             checks meanwhile, and the synchronous zapi calls step the
  *             world until answered (their client's keeper waits for them);
+ *   threads   (each schedule runs without them, then with them) two
+ *             program threads per client beside the driver's, in
+ *             blocking calls at once: holds of the mutex, the semaphore
+ *             and either side of the read-write lock (reentries per
+ *             thread, a downgrade, half of them without a deadline),
+ *             their releases, and releases of another thread's hold
+ *             (refused); a wait of the library parks its thread, which
+ *             runs again once its condition variable is signalled or its
+ *             deadline passes (threads_run);
  *   latch     a leader latch per client: started, awaited, closed;
  *   listings  participants, the semaphore's recorded limit, revocation;
  *   undo      the multi-lock tried while its first member's deletes are
@@ -34,6 +44,8 @@
  *                  seed SIM_SEED + k
  *   SIM_SCHEDULES  schedules (default 30)
  *   SIM_STEPS      driver steps of each schedule before it settles (4,000)
+ *   SIM_THREADS    0: without the program threads, 1: with them; unset:
+ *                  each schedule both ways, first without
  *   SIM_TRACE=1    a line per event
  *   SIM_EVENTS     ignored (tests/sim/mutants.sh sets it for sim-locks)
  *
@@ -52,8 +64,10 @@
  *             from the deletion (a multi-lock's: either member's);
  *   token     a mutex's tokens rise, a read-write lock's are above every
  *             writer's granted before, and a latch's leaderships' rise;
- *   fence     a guarded write succeeds only while its hold's node exists,
- *             and each exclusive lock's written tokens never go back;
+ *   fence     a guarded write succeeds only if its hold's node exists as
+ *             it is sent (it may go while the call is out, the write
+ *             applied before), and each exclusive lock's written tokens
+ *             never go back;
  *   twice     one result per request, a second only ZKL_ELOST for a hold;
  *   deadline  a result comes by the deadline (a try once: a session
  *             timeout) and the failed attempt's grace, a blocking
@@ -72,8 +86,11 @@
  *             is the session the client says it has (CURATOR-696);
  *   rate      at most RATE_MAX requests per client and virtual second,
  *             and RATE_UP more per connection up in it (no busy loop);
- *   stuck     no blocking call lasts ten virtual minutes; once the faults
- *             end, every request ends within two minutes;
+ *   thread    a release of a lock another thread of the client holds
+ *             returns ZKL_ENOTHELD and leaves that thread's node;
+ *   stuck     no blocking call lasts ten virtual minutes (a program
+ *             thread's neither); once the faults end, every request ends
+ *             within two minutes;
  *   absent    then, within a minute, every latch takes part with a node of
  *             its client's session, and the first node's latch leads;
  *   orphan    once every request is freed and the faults end, no node of
@@ -94,12 +111,14 @@
 
 #include "front.h" /* zkl__obj_count */
 #include "session.h"
+#include "sim_threads.h"
 #include "zapi_sim.h"
 
 #define MS ((int64_t)1000000)
 #define NCL 3
 #define SEM_MAX 2
 #define SLACK (50 * MS) /* a keeper's round comes this late at most */
+#define NTH 2 /* program threads per client, beside the driver's (sim_threads.h) */
 
 /* What a request acquires: the mutex, a lease of the semaphore, the
  * read or the write lock of the read-write lock. */
@@ -119,7 +138,9 @@ static const char *const fence_paths[NLOCKS] = {"/sim/fence-mutex", NULL, "/sim/
 struct req {
     struct cl *k;
     int id, lock;
-    zkl_request *r;     /* NULL: a blocking hold of the thread's (the driver's) */
+    zkl_request *r;     /* NULL: a blocking hold of a thread's (th's) */
+    int th;             /* 0: the driver's thread; 1 + t: program thread t */
+    bool told;          /* its object's lost callback named its token */
     zkl_lease *lease;   /* a blocking semaphore hold's */
     int leases;         /* of the semaphore */
     int count;          /* a blocking hold's reentries */
@@ -162,6 +183,7 @@ struct cl {
     int fd;              /* fd_mode: its event descriptor */
     int64_t busy_ns;     /* ... a long spell of its loop's under way, this long */
     bool in_keeper;
+    int sync_busy;     /* a synchronous call on its handle is under way */
     int64_t held_back; /* virtual time its keeper waited for a synchronous call */
     int64_t sync_at;   /* ... the last instant it did */
     int64_t refuse_until; /* its deletes under MULTI_OTHER are refused until then */
@@ -215,8 +237,6 @@ static struct {
     int timeout_ms[NCL]; /* each client's session timeout */
     int64_t fired_slow; /* R.slow_ns when the cancel handle fired */
     int64_t tick_ns, ping_phase_ns; /* the world's (the unheard fault's aim) */
-    int blocking;        /* a blocking call of the driver's runs: its waits step */
-    int64_t block_start; /* ... since then */
     int64_t wait_timer_at; /* the last deadline of a wait given the world as a timer */
     zkl_cancel *cancel;    /* a blocking acquire's cancel handle, */
     int64_t cancel_at;     /* ... fired then (0: not to be), */
@@ -235,7 +255,23 @@ static struct {
     uint64_t outsider_acts, failovers;
 } R;
 
-static int64_t events_before; /* the events of the schedules before this one */
+/* The calling thread is inside a blocking call (its waits step), since
+ * block_start: per thread, as the program's threads may each be inside
+ * one at once. */
+static _Thread_local int blocking;
+static _Thread_local int64_t block_start;
+/* The events of the schedules before this one (a stuck call's report). */
+static int64_t events_before;
+/* Whether this run of a schedule has the program threads (main: each
+ * schedule runs without them, the steps it took before they came, so
+ * that what the driver's thread alone finds stays found, and with them). */
+static bool threads_on;
+
+/* The calling thread's number in struct req's th. */
+static int cur_th(void)
+{
+    return simt_self() + 1;
+}
 
 static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void trace(const char *fmt, ...)
@@ -274,6 +310,7 @@ static void mix(uint64_t x)
 
 static void world_step(void);
 static void wait_step(zhandle_t *zh);
+static void threads_run(void);
 
 /* The leader's slow spells so far, less what is left of the current one:
  * from now on, a bound moves by R.slow_ns less this. */
@@ -295,13 +332,19 @@ static int64_t v_now(void *arg)
 static int v_wait(void *arg, pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline)
 {
     (void)arg;
-    (void)cv;
     if (zsim_now(R.w) >= deadline)
         return ETIMEDOUT;
     /* A timer at the deadline: the world's time does not jump past it. */
     if (deadline != ZKL__NO_DEADLINE && deadline != R.wait_timer_at) {
         zsim_timer(R.w, NULL, deadline, 0);
         R.wait_timer_at = deadline;
+    }
+    if (simt_self() >= 0) {
+        /* A program thread's: it parks, and whoever ran it steps on, until
+         * its condition variable is signalled or its deadline passes
+         * (threads_run) and it is picked again. */
+        simt_park(cv, mu, deadline);
+        return zsim_now(R.w) >= deadline ? ETIMEDOUT : 0;
     }
     pthread_mutex_unlock(mu);
     wait_step(NULL);
@@ -355,8 +398,9 @@ static void keeper(struct cl *k)
 {
     zkl_client *c = k->c;
     int64_t wake = 0;
-    if (k->in_keeper)
-        return; /* its round waits on the world: not twice at once */
+    if (k->in_keeper || k->sync_busy > 0)
+        return; /* its round waits on the world, or a caller borrows its handle
+                 * (the keeper re-opens under the handle's lock): not now */
     /* A late keeper: the round that sends a keepalive or applies the loss
      * rule comes late_ns after its time (a thread that runs late), within
      * the margin the loss rule keeps (T/20). */
@@ -992,12 +1036,21 @@ static bool keeper_waited(const struct cl *k)
            zsim_now(R.w) <= k->sync_at + zkl__loss_after_ns(t) + SLACK + k->late_allow;
 }
 
-/* Whether the library says the hold is still held. */
-static bool still_held(struct req *q)
+/* Whether the library says the hold is still held: 1, 0, or -1 if the
+ * calling thread cannot tell (another thread's hold, on an object whose
+ * holds are per thread, and no lost callback told its token). */
+static int still_held(struct req *q)
 {
     struct cl *k = q->k;
     if (q->r != NULL)
         return zkl_request_is_held(q->r);
+    if (q->lock == L_SEM)
+        return zkl_lease_is_held(q->lease);
+    if (q->th != cur_th() && q->lock != L_SEMMUTEX) { /* holds per thread */
+        if (q->told)
+            return 0;
+        return q->lock == L_MUTEX || q->lock == L_READ || q->lock == L_WRITE ? 1 : -1;
+    }
     switch (q->lock) {
     case L_MUTEX:
         return zkl_mutex_is_held(k->m);
@@ -1188,7 +1241,10 @@ static void check(void)
                       "start", q->id, q->timeout_ms, (double)(now - q->started) / 1e9);
         if (!q->held)
             continue;
-        if (!still_held(q)) {
+        int sh = still_held(q);
+        if (sh < 0)
+            continue; /* its own thread's checks look */
+        if (sh == 0) {
             q->held = false; /* told: the library says it holds no more */
             continue;
         }
@@ -1278,14 +1334,14 @@ static void check_orphans(void)
  * that comes. No return to the schedule from inside it: report and end. */
 static void stuck_check(void)
 {
-    if (zsim_now(R.w) - R.block_start <= 600 * 1000 * MS)
+    if (zsim_now(R.w) - block_start <= 600 * 1000 * MS)
         return;
     printf("sim: VIOLATION (stuck) in the schedule of seed %" PRIu64 ", step %" PRId64
            ": a blocking call began at %.3f s and has not returned at %.3f s\n", R.seed, R.step,
-           (double)R.block_start / 1e9, (double)zsim_now(R.w) / 1e9);
-    printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_TRACE=1 tests/sim/sim-lib\n",
-           R.seed);
-    printf("sim: seed %" PRIu64 ", %" PRId64 " events, stopped\n", R.seed,
+           (double)block_start / 1e9, (double)zsim_now(R.w) / 1e9);
+    printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_THREADS=%d SIM_TRACE=1 "
+           "tests/sim/sim-lib\n", R.seed, threads_on);
+    printf("sim: seed %" PRIu64 ", %" PRId64 " events, stopped, 1 violations\n", R.seed,
            events_before + R.events);
     exit(1);
 }
@@ -1297,10 +1353,12 @@ static void stuck_check(void)
  * its client's handle lock, which that client's keeper takes to re-open:
  * that keeper waits for the call (it would block on the lock only to
  * re-open; held back for the whole call here), and the deadlines of the
- * client's requests move by as much. */
+ * client's requests move by as much. The program threads whose waits may
+ * end run too (threads_run), as they would beside the call: no zkl lock is
+ * held here but the handle's (read: theirs may share it). */
 static void wait_step(zhandle_t *zh)
 {
-    bool inner = R.blocking == 0;
+    bool inner = blocking == 0;
     for (int i = 0; i < NCL; i++)
         inner |= R.cl[i].in_keeper;
     int64_t before = zsim_now(R.w);
@@ -1308,11 +1366,15 @@ static void wait_step(zhandle_t *zh)
     R.step++;
     if (inner)
         return;
+    struct cl *hk = NULL;
     for (int i = 0; zh != NULL && i < NCL; i++)
-        if (R.cl[i].c->zh == zh) {
-            R.cl[i].held_back += zsim_now(R.w) - before;
-            R.cl[i].sync_at = zsim_now(R.w);
-        }
+        if (R.cl[i].c->zh == zh)
+            hk = &R.cl[i];
+    if (hk != NULL) {
+        hk->sync_busy++;
+        hk->held_back += zsim_now(R.w) - before;
+        hk->sync_at = before = zsim_now(R.w);
+    }
     stuck_check();
     if (R.cancel != NULL && R.fired_at != 0) {
         int st = zkl_client_state(R.cancel_k->c);
@@ -1330,26 +1392,54 @@ static void wait_step(zhandle_t *zh)
         if (zh == NULL || R.cl[i].c->zh != zh)
             keeper(&R.cl[i]);
     tend_requests(false);
+    threads_run();
+    if (hk != NULL) {
+        hk->sync_busy--;
+        hk->held_back += zsim_now(R.w) - before; /* the threads' steps took it on */
+        hk->sync_at = zsim_now(R.w);
+    }
     check();
 }
 
-/* A synchronous zapi call's step (zapi_sim_set_stepper). */
+/* A synchronous zapi call's step (zapi_sim_set_stepper). A program
+ * thread's parks until the next step (its answer may have come): it never
+ * steps the world itself, so that whoever ran it is not held up for the
+ * whole call. Its client's keeper waits meanwhile, as for the driver's
+ * (wait_step): the call holds the handle's lock, which the keeper takes
+ * to re-open. */
 static void sync_step(zhandle_t *zh)
 {
-    wait_step(zh);
+    if (simt_self() < 0) {
+        wait_step(zh);
+        return;
+    }
+    struct cl *hk = NULL;
+    for (int i = 0; i < NCL; i++)
+        if (R.cl[i].c->zh == zh)
+            hk = &R.cl[i];
+    int64_t before = zsim_now(R.w);
+    if (hk != NULL)
+        hk->sync_busy++;
+    simt_park(NULL, NULL, ZKL__NO_DEADLINE);
+    if (hk != NULL) {
+        hk->sync_busy--;
+        hk->held_back += zsim_now(R.w) - before;
+        hk->sync_at = zsim_now(R.w);
+    }
 }
 
 static void begin_blocking(void)
 {
-    if (R.blocking++ == 0)
-        R.block_start = zsim_now(R.w);
+    if (blocking++ == 0)
+        block_start = zsim_now(R.w);
     R.blocking_calls++;
 }
 
-static struct req *thread_hold(struct cl *k, int lock)
+/* Thread th's hold of lock on client k, if any. */
+static struct req *hold_of(struct cl *k, int lock, int th)
 {
     for (struct req *q = R.reqs; q; q = q->next)
-        if (q->r == NULL && q->k == k && q->lock == lock && q->lock != L_SEM)
+        if (q->r == NULL && q->k == k && q->lock == lock && q->lock != L_SEM && q->th == th)
             return q;
     return NULL;
 }
@@ -1361,6 +1451,12 @@ static void mb_keep(struct cl *k)
     const char *n = zkl_mutex_node(k->mb);
     snprintf(k->mb_node, sizeof k->mb_node, "%s", n ? n : "");
     k->mb_stuck = true;
+}
+
+/* The calling thread's. */
+static struct req *thread_hold(struct cl *k, int lock)
+{
+    return hold_of(k, lock, cur_th());
 }
 
 static bool ok_code(int rc, const int *codes, size_t n)
@@ -1379,6 +1475,10 @@ static void guarded_write(struct req *q)
     char data[32];
     int len = snprintf(data, sizeof data, "%" PRId64, q->token);
     const char *fence = fence_paths[q->lock] ? fence_paths[q->lock] : "/sim/fence-sem";
+    /* Whether its node is gone before the write is sent: the node may go
+     * while the call is out (a fault, its session's expiry, as other
+     * threads run) after the server applied the write, which succeeds. */
+    bool was_gone = q->gone_at != 0 || zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK;
     int rc = ZKL_EINVAL;
     begin_blocking();
     switch (q->lock) {
@@ -1395,10 +1495,10 @@ static void guarded_write(struct req *q)
         rc = zkl_rwlock_write_guarded_set(k->rw, fence, data, len);
         break;
     default:
-        R.blocking--;
+        blocking--;
         return;
     }
-    R.blocking--;
+    blocking--;
     mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x6a6a);
     trace("client %d: request %d's guarded write of %s to %s: %s", k->ix, q->id, data, fence,
           zkl_strerror(rc));
@@ -1407,7 +1507,7 @@ static void guarded_write(struct req *q)
         violation("fence", "request %d: a guarded write returned %s", q->id, zkl_strerror(rc));
     if (rc != 0 || fence_paths[q->lock] == NULL)
         return;
-    if (q->gone_at != 0 || zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK)
+    if (was_gone)
         violation("fence", "request %d: a guarded write succeeded, its node %s gone", q->id,
                   q->node);
     if (q->token < R.fence[q->lock])
@@ -1417,47 +1517,55 @@ static void guarded_write(struct req *q)
         R.fence[q->lock] = q->token;
 }
 
-/* A blocking acquire by the driver's thread on client k's objects. */
-/* Whether the thread may wait for lock of client k without a timeout:
- * nothing it holds stands in the way (it holds nothing, or only that lock
- * of k: a reentry, or the write lock a read lock downgrades), so the wait
+/* Whether the calling thread may wait for lock of client k without a
+ * timeout: nothing held stands in the way (the thread holds nothing, or
+ * only that lock of k: a reentry, or the write lock a read lock
+ * downgrades; no other thread holds anything, nor is inside a call that
+ * may end in a hold, which only the driver's steps let go), so the wait
  * ends once the program's requests let go. Not while a client's deletes
- * are refused (refuse_op): the thread ends that only between its calls. */
+ * are refused (refuse_op): the driver's thread ends that only between its
+ * calls. */
 static bool may_wait_forever(const struct cl *k, int lock)
 {
+    int th = cur_th();
     for (int i = 0; i < NCL; i++)
         if (R.cl[i].mb_stuck || R.cl[i].refused != NULL)
             return false;
     for (const struct req *q = R.reqs; q; q = q->next)
-        if (q->r == NULL && (q->k != k || lock == L_SEM || lock == L_SEMMUTEX ||
-                             !(q->lock == lock || (lock == L_READ && q->lock == L_WRITE))))
+        if (q->r == NULL &&
+            (q->k != k || q->th != th || lock == L_SEM || lock == L_SEMMUTEX ||
+             !(q->lock == lock || (lock == L_READ && q->lock == L_WRITE))))
+            return false;
+    for (int t = 0; t < NCL * NTH; t++)
+        if (t + 1 != th && simt_busy(t))
             return false;
     return true;
 }
 
-static void blocking_acquire_lock(struct cl *k, int lock);
-
-static void blocking_acquire(struct cl *k)
-{
-    int lock = (int)zsim_below(R.w, NLOCKS);
-    /* Half the time, a thread that writes downgrades. */
-    if (thread_hold(k, L_WRITE) != NULL && zsim_below(R.w, 2) == 0)
-        lock = L_READ;
-    blocking_acquire_lock(k, lock);
-}
-
-static void blocking_acquire_lock(struct cl *k, int lock)
+/* A blocking acquire of lock by the calling thread (the driver's or a
+ * program thread) on client k's objects; cancellable: now and then with a
+ * cancel handle (one at a time: the driver's thread's). */
+static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
 {
     long t = zsim_below(R.w, 2) == 0 ? 0 : (long)(100 + zsim_below(R.w, 2000));
     if (zsim_below(R.w, 3) == 0 && may_wait_forever(k, lock))
         t = -1; /* stuck bounds it */
     struct req *have = thread_hold(k, lock);
+    /* A downgrade from a live write hold needs no wait (its node holds by
+     * virtue of the write lock): with the program threads, half of them
+     * wait without a deadline whatever else the thread holds, so one that
+     * waits for its own writer never returns (stuck). Without them, the
+     * draws stay those of the schedule before the threads came. */
+    struct req *wr = lock == L_READ && have == NULL ? thread_hold(k, L_WRITE) : NULL;
+    if (t >= 0 && wr != NULL && wr->gone_at == 0 && threads_on && zsim_below(R.w, 2) == 0)
+        t = -1;
     struct req *q = calloc(1, sizeof *q);
     if (q == NULL)
         abort();
     q->k = k;
     q->id = ++R.ids;
     q->lock = lock;
+    q->th = cur_th();
     q->timeout_ms = t;
     q->started = zsim_now(R.w);
     q->slow_back = slow_mark();
@@ -1467,7 +1575,7 @@ static void blocking_acquire_lock(struct cl *k, int lock)
     int rc = ZKL_EINVAL;
     /* Now and then with a cancel handle, fired a while after the start. */
     zkl_cancel *h = NULL;
-    if (zsim_below(R.w, 3) == 0) {
+    if (cancellable && zsim_below(R.w, 3) == 0) {
         if (zkl_cancel_new(&h) != 0)
             abort();
         R.cancel = h;
@@ -1513,14 +1621,15 @@ static void blocking_acquire_lock(struct cl *k, int lock)
         break;
     }
     }
-    R.blocking--;
+    blocking--;
     int64_t now = zsim_now(R.w);
     /* A multi-lock's undo releases what it took, each release waiting for
      * the server's word (zkl.h), which a silent link or a follower cut from
-     * the leader holds until it ends or the loss rule gives the session up. */
+     * the leader holds until it ends or the loss rule gives the session up.
+     * A follower cut for another client's fault (or cut off by a fault of
+     * its own) serves this one's session too when it is connected there:
+     * any follower cut counts. */
     int64_t undo = 0;
-    /* ... and a follower cut for another client's fault holds this one's
-     * answers too when it is connected there. */
     int64_t cut = k->cut_at > R.cut_at ? k->cut_at : R.cut_at;
     if (lock == L_MULTI && cut != 0 && cut + 2 * (int64_t)k->c->negotiated_ms * MS > q->started)
         undo = zkl__loss_after_ns(k->c->negotiated_ms) + SLACK + k->late_allow;
@@ -1537,8 +1646,9 @@ static void blocking_acquire_lock(struct cl *k, int lock)
         zkl_cancel_free(h);
     }
     mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x7b7b);
-    trace("client %d: blocking acquire %d of the %s, timeout %ld ms: %s%s", k->ix, q->id,
-          lock_names[lock], t, zkl_strerror(rc), have ? " (held already)" : "");
+    trace("client %d: thread %d's blocking acquire %d of the %s, timeout %ld ms: %s%s", k->ix,
+          q->th, q->id, lock_names[lock], t, zkl_strerror(rc),
+          have ? " (held already)" : wr ? " (a downgrade)" : "");
     if (q->bound != 0 && now > q->bound + 2 * k->late_allow + R.slow_ns - q->slow_back + undo)
         violation("deadline", "blocking acquire %d (timeout %ld ms) returned %.3f s after its "
                   "start", q->id, t, (double)(now - q->started) / 1e9);
@@ -1594,13 +1704,31 @@ static void blocking_acquire_lock(struct cl *k, int lock)
     }
     q->next = R.reqs;
     R.reqs = q;
+    q->told = still_held(q) == 0; /* lost before it was recorded: no callback to come */
     on_result(NULL, 0, q);
     if (q->gone_at == 0 && zsim_below(R.w, 2) == 0)
         guarded_write(q);
     /* A write hold is downgraded at once half the time (its read hold
      * taken, the write hold released in its time, before or after). */
     if (lock == L_WRITE && zsim_below(R.w, 2) == 0)
-        blocking_acquire_lock(k, L_READ);
+        blocking_acquire_of(k, L_READ, cancellable);
+}
+
+/* Half the time, thread th of client k, which holds its write lock,
+ * downgrades instead of taking lock: its read node sorts level with its
+ * write node, before the writers and readers queued meanwhile. */
+static int downgrade_or(struct cl *k, int th, int lock)
+{
+    if (hold_of(k, L_WRITE, th) != NULL && zsim_below(R.w, 2) == 0)
+        return L_READ;
+    return lock;
+}
+
+/* A blocking acquire by the driver's thread, of what the seed says. */
+static void blocking_acquire(struct cl *k)
+{
+    int lock = (int)zsim_below(R.w, NLOCKS);
+    blocking_acquire_of(k, downgrade_or(k, cur_th(), lock), true);
 }
 
 /* Release the thread's hold q, one count of it. */
@@ -1632,7 +1760,7 @@ static void blocking_release(struct req *q)
             k->mb_cleared = true; /* as for an acquire's undo */
         break;
     }
-    R.blocking--;
+    blocking--;
     mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x8c8c);
     trace("client %d: blocking release of %d (%s%s): %s", k->ix, q->id, lock_names[q->lock],
           q->count > 0 ? ", a reentry" : "", zkl_strerror(rc));
@@ -1667,7 +1795,7 @@ static void blocking_release(struct req *q)
     free_request(q);
 }
 
-/* The thread's holds whose time came (all: every one), released. A
+/* The driver's thread's holds whose time came (all: every one), released. A
  * release's waits run the program's requests, which may free some: from
  * the list's start after each. */
 static void tend_blocking(bool all)
@@ -1675,11 +1803,190 @@ static void tend_blocking(bool all)
     while (!R.violated) {
         int64_t now = zsim_now(R.w);
         struct req *q = R.reqs;
-        while (q != NULL && !(q->r == NULL && (all || now >= q->release_at)))
+        while (q != NULL && !(q->r == NULL && q->th == 0 && (all || now >= q->release_at)))
             q = q->next;
         if (q == NULL)
             return;
         blocking_release(q);
+    }
+}
+
+/* ---- the program threads: a client's threads in blocking calls at once -------- */
+
+/* Each client has NTH program threads (sim_threads.h: real threads, one
+ * running at a time) beside the driver's: each takes blocking holds of
+ * the mutex, a lease of the semaphore or either side of the read-write
+ * lock (reentries counted per thread, a downgrade from its own write
+ * hold), releases them on their time, and now and then releases a lock
+ * another thread of its client holds, which must be refused (ZKL_ENOTHELD:
+ * zkl.h, holds are the calling thread's). Their waits park them; every
+ * step runs those whose condition variable was signalled or whose
+ * deadline passed (threads_run), in an order from the seed. */
+enum { J_ACQUIRE, J_RELEASE, J_FOREIGN };
+static struct job {
+    struct cl *k;
+    int kind, lock;
+    struct req *q; /* J_RELEASE: the hold; J_FOREIGN: another thread's */
+    int64_t started;
+} jobs[NCL * NTH];
+/* In all schedules: the program threads' calls, the refused releases of
+ * another thread's lock, and the steps at which two or more threads of a
+ * client were inside calls at once. */
+static uint64_t thread_calls, foreign_refused, overlapped;
+
+/* A program thread's call does not return: no way back to the schedule
+ * (the thread is inside the library), so report and end. */
+static void threads_stuck(const char *text, int t, int64_t started)
+{
+    /* A schedule cut short by a violation lets go of no hold, which a
+     * thread waiting without a timeout may wait on for ever: the violation
+     * that cut it short is the one to report. */
+    if (R.violated)
+        printf("sim: VIOLATION %s\n", R.vtext);
+    else
+        printf("sim: VIOLATION (stuck) in the schedule of seed %" PRIu64 ", step %" PRId64
+               ": program thread %d's blocking call began at %.3f s and %s at %.3f s\n",
+               R.seed, R.step, t + 1, (double)started / 1e9, text,
+               (double)zsim_now(R.w) / 1e9);
+    printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_THREADS=%d SIM_TRACE=1 "
+           "tests/sim/sim-lib\n", R.seed, threads_on);
+    printf("sim: seed %" PRIu64 ", %" PRId64 " events, stopped, 1 violations\n", R.seed,
+           events_before + R.events);
+    exit(1);
+}
+
+static void foreign_release(struct job *j)
+{
+    struct cl *k = j->k;
+    struct req *o = j->q;
+    bool live = o->gone_at == 0 && zsim_truth_stat(R.w, o->node, NULL) == ZSIM_OK;
+    int rc = j->lock == L_MUTEX  ? zkl_mutex_release(k->m)
+             : j->lock == L_READ ? zkl_rwlock_read_release(k->rw)
+                                 : zkl_rwlock_write_release(k->rw);
+    mix((uint64_t)o->id << 32 ^ (uint32_t)rc ^ 0xd1d1);
+    trace("client %d: thread %d releases the %s held by thread %d (%d): %s", k->ix, cur_th(),
+          lock_names[j->lock], o->th, o->id, zkl_strerror(rc));
+    foreign_refused += rc == ZKL_ENOTHELD;
+    if (rc != ZKL_ENOTHELD)
+        violation("thread", "client %d: thread %d's release of the %s that thread %d holds "
+                  "returned %s", k->ix, cur_th(), lock_names[j->lock], o->th,
+                  zkl_strerror(rc));
+    else if (live && zsim_truth_stat(R.w, o->node, NULL) != ZSIM_OK)
+        violation("thread", "client %d: a refused release by thread %d deleted thread %d's "
+                  "node %s", k->ix, cur_th(), o->th, o->node);
+}
+
+static void job_run(void *arg)
+{
+    struct job *j = arg;
+    switch (j->kind) {
+    case J_ACQUIRE:
+        blocking_acquire_of(j->k, j->lock, false);
+        break;
+    case J_RELEASE:
+        blocking_release(j->q);
+        break;
+    default:
+        foreign_release(j);
+        break;
+    }
+}
+
+static void start_job(int t, int kind, int lock, struct req *q)
+{
+    struct job *j = &jobs[t];
+    j->k = &R.cl[t / NTH];
+    j->kind = kind;
+    j->lock = lock;
+    j->q = q;
+    j->started = zsim_now(R.w);
+    thread_calls++;
+    simt_start(t, job_run, j);
+}
+
+/* The parked program threads whose wait may end run, one at a time, each
+ * until it parks again or its call returns (a bounded number: two that
+ * keep waking each other go on at the next step). */
+static void threads_run(void)
+{
+    simt_wake(NULL); /* those in synchronous calls: the world stepped */
+    for (int round = 0; round < 4 * NCL * NTH; round++) {
+        int ready[NCL * NTH], n = 0;
+        int64_t now = zsim_now(R.w);
+        for (int t = 0; t < NCL * NTH; t++)
+            if (simt_ready(t, now))
+                ready[n++] = t;
+        if (n == 0)
+            return;
+        simt_resume(ready[n == 1 ? 0 : (int)zsim_below(R.w, (uint64_t)n)]);
+    }
+}
+
+/* A program thread of client k, if idle: a blocking acquire, or now and
+ * then the release of a lock another thread of k holds. */
+static void thread_op(struct cl *k)
+{
+    int t = k->ix * NTH + (int)zsim_below(R.w, NTH);
+    if (simt_busy(t))
+        return;
+    static const int locks[] = {L_MUTEX, L_SEM, L_READ, L_WRITE};
+    int lock = downgrade_or(k, t + 1, locks[zsim_below(R.w, 4)]);
+    if (lock != L_SEM && hold_of(k, lock, t + 1) == NULL && zsim_below(R.w, 2) == 0) {
+        for (struct req *q = R.reqs; q; q = q->next)
+            if (q->r == NULL && q->k == k && q->lock == lock && q->th != t + 1 && q->held) {
+                start_job(t, J_FOREIGN, lock, q);
+                return;
+            }
+    }
+    start_job(t, J_ACQUIRE, lock, NULL);
+}
+
+/* Each step: the program threads that may go on run; an idle one whose
+ * hold's time came (all: every hold) releases it; none is stuck. */
+static void tend_threads(bool all)
+{
+    threads_run();
+    int64_t now = zsim_now(R.w);
+    for (int i = 0; i < NCL; i++) {
+        int in = 0;
+        for (int t = i * NTH; t < (i + 1) * NTH; t++)
+            in += simt_busy(t);
+        overlapped += in > 1;
+    }
+    for (int t = 0; t < NCL * NTH && !R.violated; t++) {
+        if (simt_busy(t)) {
+            if (now - jobs[t].started > 600 * 1000 * MS)
+                threads_stuck("has not returned", t, jobs[t].started);
+            continue;
+        }
+        for (struct req *q = R.reqs; q; q = q->next)
+            if (q->r == NULL && q->th == t + 1 && (all || now >= q->release_at)) {
+                start_job(t, J_RELEASE, q->lock, q);
+                break;
+            }
+    }
+}
+
+/* Before the objects go: every program thread's call returns (the world,
+ * the keepers and the threads run; a call that waits ten virtual minutes
+ * more is stuck). Their holds go with the objects. */
+static void threads_drain(void)
+{
+    int64_t until = zsim_now(R.w) + 600 * 1000 * MS;
+    for (long n = 0;; n++) {
+        int busy = -1;
+        for (int t = 0; t < NCL * NTH; t++)
+            if (simt_busy(t))
+                busy = t;
+        if (busy < 0)
+            return;
+        if (zsim_now(R.w) > until || n > 10000000) /* the world stands still: no timer */
+            threads_stuck("has not returned once the schedule ended, ten minutes later",
+                          busy, jobs[busy].started);
+        world_step();
+        for (int i = 0; i < NCL; i++)
+            keeper(&R.cl[i]);
+        threads_run();
     }
 }
 
@@ -1732,7 +2039,7 @@ static void latch_op(struct cl *k)
         long t = zsim_below(R.w, 2) == 0 ? 0 : (long)zsim_below(R.w, 1000);
         begin_blocking();
         rc = zkl_latch_await(k->latch, t);
-        R.blocking--;
+        blocking--;
         trace("client %d: the latch's await (%ld ms): %s", k->ix, t, zkl_strerror(rc));
         static const int codes[] = {0, ZKL_ETIMEDOUT, ZKL_ELOST};
         if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
@@ -1742,7 +2049,7 @@ static void latch_op(struct cl *k)
     default:
         begin_blocking();
         rc = zkl_latch_close(k->latch);
-        R.blocking--;
+        blocking--;
         trace("client %d: the latch closes: %s", k->ix, zkl_strerror(rc));
         static const int codes[] = {0, ZKL_ECONNLOSS, ZKL_ETIMEDOUT};
         if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
@@ -1755,6 +2062,30 @@ static void latch_op(struct cl *k)
         break;
     }
     mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0x9d9d);
+}
+
+/* A thread's hold of client k's lock, lost (its token named): told. The
+ * holds of the mutex and of each side of the read-write lock are per
+ * thread, so other threads' checks learn of it only so. */
+static void told_lost(struct cl *k, int lock, int64_t token)
+{
+    for (struct req *q = R.reqs; q; q = q->next)
+        if (q->r == NULL && q->k == k && q->lock == lock && q->token == token && q->held)
+            q->told = true;
+    trace("client %d: a %s hold (token %" PRId64 ") is told lost", k->ix, lock_names[lock],
+          token);
+}
+
+static void on_lost_mutex(zkl_mutex *m, int64_t token, void *arg)
+{
+    (void)m;
+    told_lost(arg, L_MUTEX, token);
+}
+
+static void on_lost_rw(zkl_rwlock *rw, int write, int64_t token, void *arg)
+{
+    (void)rw;
+    told_lost(arg, write ? L_WRITE : L_READ, token);
 }
 
 static void on_revoke_mutex(zkl_mutex *m, int64_t token, void *arg)
@@ -1794,12 +2125,12 @@ static void list_op(struct cl *k)
             if (q->r == NULL && q->held && q->lock != L_SEM)
                 dir = lock_paths[q->lock];
         rc = zkl_revoke(k->c, dir, NULL);
-        R.blocking--;
+        blocking--;
         trace("client %d: revoke the holders of %s: %s", k->ix, dir, zkl_strerror(rc));
     } else if (what == 1) {
         int max = -1;
         rc = zkl_participants_limit(k->c, "/sim/sem", &max);
-        R.blocking--;
+        blocking--;
         trace("client %d: the semaphore's limit: %s, %d", k->ix, zkl_strerror(rc), max);
         if (rc == 0 && max != 0 && max != SEM_MAX)
             violation("limit", "the semaphore's recorded limit reads %d", max);
@@ -1808,7 +2139,7 @@ static void list_op(struct cl *k)
         size_t n = 0;
         int64_t outsider = zsim_outsider_id(R.w);
         rc = zkl_participants_list(k->c, dir, &p, &n);
-        R.blocking--;
+        blocking--;
         R.listings++;
         /* The outsider's nodes do not count: a tie it planted (one
          * sequence, two nodes: never so by sequential creates) holds by
@@ -1856,14 +2187,14 @@ static void refuse_op(struct cl *k)
     bool had = zkl_mutex_is_held(k->m2);
     begin_blocking();
     int rc = zkl_multilock_acquire(k->ml, 0);
-    R.blocking--;
+    blocking--;
     mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xbfbf);
     trace("client %d: the multi-lock, tried once: %s", k->ix, zkl_strerror(rc));
     if (rc == 0) {
         /* Held: released at once (its release may be refused too). */
         begin_blocking();
         rc = zkl_multilock_release(k->ml);
-        R.blocking--;
+        blocking--;
         trace("client %d: the multi-lock released: %s", k->ix, zkl_strerror(rc));
         if (rc == ZKL_ENOAUTH && zkl_mutex_is_held(k->mb))
             mb_keep(k);
@@ -1895,7 +2226,7 @@ static void tend_refusals(bool all)
         if (k->mb_stuck && k->refused == NULL) {
             begin_blocking();
             int rc = zkl_mutex_release(k->mb);
-            R.blocking--;
+            blocking--;
             mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xc0c0);
             trace("client %d: the member kept by a refused undo released: %s", k->ix,
                   zkl_strerror(rc));
@@ -1975,6 +2306,8 @@ static void one_step(void)
         refuse_op(&R.cl[zsim_below(R.w, NCL)]);
     else if (!R.settling && r < 56)
         outsider_aim();
+    else if (!R.settling && threads_on && r < 64)
+        thread_op(&R.cl[zsim_below(R.w, NCL)]);
     else
         world_step();
     heal(false);
@@ -1982,6 +2315,7 @@ static void one_step(void)
         keeper(&R.cl[i]);
     tend_requests(false);
     tend_blocking(false);
+    tend_threads(R.settling);
     tend_refusals(false);
     check();
     check_stats();
@@ -2027,6 +2361,8 @@ static int open_client(struct cl *k, int ix)
     zkl_lock *members[2] = {k->l2, k->lb};
     if (zkl_multilock_new_locks(members, 2, &k->ml) != 0 ||
         zkl_mutex_set_revoke_fn(k->m, on_revoke_mutex, k) != 0 ||
+        zkl_mutex_set_lost_fn(k->m, on_lost_mutex, k) != 0 ||
+        zkl_rwlock_set_lost_fn(k->rw, on_lost_rw, k) != 0 ||
         zkl_rwlock_set_revoke_fn(k->rw, on_revoke_rw, k) != 0 ||
         zkl_semmutex_set_revoke_fn(k->sm, on_revoke_sm, k) != 0)
         return -1;
@@ -2181,7 +2517,7 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
         if (R.cl[i].latch != NULL) {
             begin_blocking();
             (void)zkl_latch_close(R.cl[i].latch);
-            R.blocking--;
+            blocking--;
             zkl_latch_free(R.cl[i].latch);
             R.cl[i].latch = NULL;
         }
@@ -2193,7 +2529,8 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     if (!R.violated)
         check_orphans();
 end:
-    R.blocking = 0;
+    blocking = 0;
+    threads_drain();
     while (R.reqs) {
         if (R.reqs->lease != NULL)
             (void)zkl_lease_release(R.reqs->lease);
@@ -2241,24 +2578,32 @@ int main(void)
     long long schedules = env_num("SIM_SCHEDULES", 30);
     int64_t steps = env_num("SIM_STEPS", 4000);
     bool tr = env_num("SIM_TRACE", 0) != 0;
+    /* 0: without the program threads, 1: with them, else each schedule
+     * both ways (first without). */
+    long long with = env_num("SIM_THREADS", 2);
     int violations = 0;
     long long done = 0;
+    simt_init(NCL * NTH);
     int64_t events = 0;
-    uint64_t acq = 0, blocking = 0, leads = 0, revokes = 0, listings = 0, outsiders = 0,
+    uint64_t acq = 0, calls = 0, leads = 0, revokes = 0, listings = 0, outsiders = 0,
              leaders = 0;
-    for (long long k = 0; k < schedules && violations == 0; k++) {
+    for (long long n = 0; n < schedules * 2 && violations == 0; n++) {
+        long long k = n / 2;
+        if ((with == 0 || with == 1) && n % 2 != with)
+            continue;
+        threads_on = n % 2 == 1;
         uint64_t h1, h2;
         events_before = events;
         int bad = run(seed + (uint64_t)k, steps, tr, &h1);
         events += R.events;
         acq += R.acquisitions;
-        blocking += R.blocking_calls;
+        calls += R.blocking_calls;
         leads += R.latch_leads;
         revokes += R.revokes_told;
         listings += R.listings;
         outsiders += R.outsider_acts;
         leaders += R.failovers;
-        done++;
+        done += n % 2 == 1 || with == 0;
         if (!bad && k == 0) {
             /* The same seed again, in the same process (other addresses,
              * other client ids): the same steps. */
@@ -2272,14 +2617,17 @@ int main(void)
         if (bad) {
             violations++;
             printf("sim: VIOLATION %s\n", R.vtext);
-            printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_TRACE=1 "
-                   "tests/sim/sim-lib\n", seed + (uint64_t)k);
+            printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_THREADS=%d "
+                   "SIM_TRACE=1 tests/sim/sim-lib\n", seed + (uint64_t)k, threads_on);
         }
     }
     fprintf(stderr, "sim-lib: %" PRIu64 " acquisitions, %" PRIu64 " blocking calls, %" PRIu64
             " leaderships, %" PRIu64 " revocations told, %" PRIu64 " listings, %" PRIu64
-            " outsiders' acts, %" PRIu64 " leader faults\n", acq, blocking, leads, revokes,
+            " outsiders' acts, %" PRIu64 " leader faults\n", acq, calls, leads, revokes,
             listings, outsiders, leaders);
+    fprintf(stderr, "sim-lib: %" PRIu64 " calls of the program threads, %" PRIu64 " steps with "
+            "two of a client's in calls, %" PRIu64 " releases of another thread's lock "
+            "refused\n", thread_calls, overlapped, foreign_refused);
     printf("sim: seed %" PRIu64 ", %" PRId64 " events, %lld schedules, %d violations\n", seed,
            events, done, violations);
     return violations > 0;
