@@ -9,7 +9,7 @@
 # "Program: sim-lib" is run by sim-lib instead (the real library over the
 # model: tests/sim/sim_lib.c), built the same way. Each mutant must be
 # found, a violation reported, within SIM_MUTANT_SEEDS schedules (default
-# 500) from seed SIM_SEED (default 1), where the real program (SIM_LOCKS,
+# 800) from seed SIM_SEED (default 1), where the real program (SIM_LOCKS,
 # SIM_LIB) passes every one of them. A patch that no longer applies or
 # builds fails the run. SIM_MUTANTS, a pattern, picks some patches by name
 # (default: all). Ends with "mutants: K of N found"; fails unless every one
@@ -20,7 +20,7 @@
 # -I$MUT_SRCDIR/... paths, which are searched in the copy first), MUT_CFLAGS,
 # MUT_LDFLAGS, MUT_LIBS (the build's archives, then the libraries),
 # MUT_LIB_LDFLAGS (sim-lib's own link flags).
-seeds=${SIM_MUTANT_SEEDS:-500}
+seeds=${SIM_MUTANT_SEEDS:-800}
 seed=${SIM_SEED:-1}
 # the mix the census was taken under (SIM_MIX=drawn for the world drawn per schedule)
 SIM_MIX=${SIM_MIX:-fixed}
