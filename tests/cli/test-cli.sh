@@ -698,6 +698,9 @@ test_hold_mode_with_stdin_at_its_end_warns_and_until_signal_holds() {
     echo | "$ZKL" lock "$p" >/dev/null 2>"$tmp/hn.err"
     [[ ! -s $tmp/hn.err ]] || fail "a pipe was warned about: $(cat "$tmp/hn.err")"
 
+    # The redirections truncate in the child: without this the wait below
+    # could read the last run's output.
+    rm -f "$tmp/hn.out" "$tmp/hn.err"
     env --default-signal=INT "$ZKL" lock --until-signal "$p" </dev/null >"$tmp/hn.out" 2>"$tmp/hn.err" &
     local z=$!
     pids+=("$z")

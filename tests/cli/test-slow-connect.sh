@@ -39,7 +39,10 @@ failures=0
 path=/zkl-slow-connect-$$
 for ((t = 1; t <= trials; t++)); do
     echo 3000 >"$tmp/delay-z"
-    rm -f "$tmp/ran"
+    # Gone before zkl starts: the redirection below truncates it in the
+    # child, later than the grep for 'waiting again' may read the last
+    # trial's copy.
+    rm -f "$tmp/ran" "$tmp/err"
     wait_for 20 grep -qx 3000 "$tmp/applied-z" 2>/dev/null ||
         { echo "not ok - the delay proxy did not take the delay"; exit 1; }
     "$ZKL" lock -v --session-timeout 10000 -w 60 -S "127.0.0.1:$port" "$path" \
