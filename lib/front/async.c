@@ -40,6 +40,7 @@ static void ready_push(struct zkl__async *a, zkl_request *r)
 {
     if (r->in_ready)
         return;
+    look_remove(a, r); /* one link for both lists: never in both at once */
     r->in_ready = true;
     r->lnext = NULL;
     bool was_empty = a->ready == NULL;
