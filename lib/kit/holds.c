@@ -196,18 +196,34 @@ zkl__node *zkl__holds_node(zkl__holds *h)
     return r ? r->node : NULL;
 }
 
-int zkl__holds_add(zkl__holds *h, zkl__node *n)
+/* A record of the calling thread's hold, counted once, or NULL. */
+static zkl__hold *new_hold(void)
 {
     zkl__hold *r = malloc(sizeof *r);
-    if (r == NULL)
-        return ZKL_ENOMEM;
-    r->thread = pthread_self();
-    r->count = 1;
+    if (r != NULL) {
+        r->thread = pthread_self();
+        r->count = 1;
+        r->node = NULL;
+    }
+    return r;
+}
+
+/* Make r a record of h, of node n. */
+static void link_hold(zkl__holds *h, zkl__hold *r, zkl__node *n)
+{
     r->node = n;
     pthread_mutex_lock(&h->own->mu);
     r->next = h->head;
     h->head = r;
     pthread_mutex_unlock(&h->own->mu);
+}
+
+int zkl__holds_add(zkl__holds *h, zkl__node *n)
+{
+    zkl__hold *r = new_hold();
+    if (r == NULL)
+        return ZKL_ENOMEM;
+    link_hold(h, r, n);
     return 0;
 }
 
@@ -254,13 +270,19 @@ int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
     q.on_lost = hold_lost;
     q.on_revoke = own->revocable ? hold_revoke : NULL;
     q.hook_arg = h;
+    /* The record before the node: once the node holds, nothing may fail.
+     * Giving a held node back can be refused (an ACL without DELETE), and
+     * would leave it held for nobody until the session ends. */
+    if ((r = new_hold()) == NULL)
+        return ZKL_ENOMEM;
     zkl__node *n;
     int rc = zkl__wait_acquire(own->c, dir, pol, &q, timeout_ms, &n);
-    if (rc != 0)
+    if (rc != 0) {
+        free(r);
         return rc;
-    if ((rc = zkl__holds_add(h, n)) != 0)
-        zkl__wait_release(n);
-    return rc;
+    }
+    link_hold(h, r, n);
+    return 0;
 }
 
 int zkl__holds_release(zkl__holds *h)

@@ -177,7 +177,9 @@ zkl__node *zkl__holds_node(zkl__holds *h);
 /* Acquire for the calling thread: a thread that holds counts once more (0)
  * or gets ZKL_ELOST for a lost hold, which must be released first; else a
  * node is taken on `dir` (zkl__wait_acquire with `o` and the call's
- * timeout, its hooks pointed at the owner's callbacks) and recorded. */
+ * timeout, its hooks pointed at the owner's callbacks) and recorded, the
+ * record made first: ZKL_ENOMEM then takes no node, and nothing fails
+ * once the node holds. */
 int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
                        const zkl__qopts *o, long timeout_ms);
 /* Release the calling thread's hold: ZKL_ENOTHELD without one; 0 for an
