@@ -354,6 +354,42 @@ static bool hold_refused(zkl_client *c, zkl_client *other, const char *path, enu
     return hit;
 }
 
+/* A multi-lock of one mutex on a path whose ACL refuses DELETE, the
+ * caller's nth allocation of a hold record's size failing (the member's,
+ * the multi-lock's own): a failing acquire returns ZKL_ENOMEM and leaves
+ * nothing held, neither the multi-lock nor its member. Returns whether
+ * the failure was reached. */
+static bool multilock_refused(zkl_client *c, zkl_client *other, const char *path, long nth)
+{
+    void *mine, *theirs;
+    zkl_lock *member = lock_of(c, path, MUTEX, &mine);
+    zkl_lock *o = lock_of(other, path, MUTEX, &theirs);
+    zkl_multilock *ml;
+    ck_assert_int_eq(zkl_multilock_new_locks(&member, 1, &ml), 0);
+    guard_path(path, ZOO_PERM_CREATE | ZOO_PERM_READ);
+    arm_caller(nth, sizeof(zkl__hold));
+    int rc = zkl_multilock_acquire(ml, 5000);
+    bool hit = disarm();
+    if (rc != 0) {
+        ck_assert_msg(hit && rc == ZKL_ENOMEM, "allocation %ld failing: %s", nth,
+                      zkl_err_name(rc));
+        ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
+        ck_assert_int_eq(zkl_lock_is_held(member), 0);
+    }
+    guard_path(path, ZOO_PERM_ALL);
+    if (rc == 0)
+        ck_assert_int_eq(zkl_multilock_release(ml), 0);
+    rc = zkl_lock_acquire(o, tu_ms(10000));
+    ck_assert_msg(rc == 0, "allocation %ld failing: another client's acquire: %s", nth,
+                  zkl_err_name(rc));
+    ck_assert_int_eq(zkl_lock_release(o), 0);
+    settled(path, 0, nth, "a multi-lock whose delete is refused");
+    zkl_multilock_free(ml);
+    lock_drop(o, MUTEX, theirs);
+    lock_drop(member, MUTEX, mine);
+    return hit;
+}
+
 START_TEST(test_no_memory_in_a_mutex_acquire_alone_leaves_no_node)
 {
     sweep("alone", mutex_alone);
@@ -379,6 +415,10 @@ START_TEST(test_no_memory_for_a_hold_with_the_delete_refused_leaves_no_node_held
             nth++;
         ck_assert_msg(nth > 1, "kind %d: no allocation of a hold record's size", kind);
     }
+    long nth = 1;
+    while (nth < 100 && multilock_refused(c, other, p, nth))
+        nth++;
+    ck_assert_msg(nth > 2, "a multi-lock: %ld allocations of a hold record's size", nth - 1);
     zkl_client_close(other);
     zkl_client_close(c);
     free(p);

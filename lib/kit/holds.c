@@ -196,8 +196,7 @@ zkl__node *zkl__holds_node(zkl__holds *h)
     return r ? r->node : NULL;
 }
 
-/* A record of the calling thread's hold, counted once, or NULL. */
-static zkl__hold *new_hold(void)
+zkl__hold *zkl__holds_new(void)
 {
     zkl__hold *r = malloc(sizeof *r);
     if (r != NULL) {
@@ -208,23 +207,13 @@ static zkl__hold *new_hold(void)
     return r;
 }
 
-/* Make r a record of h, of node n. */
-static void link_hold(zkl__holds *h, zkl__hold *r, zkl__node *n)
+void zkl__holds_add(zkl__holds *h, zkl__hold *r, zkl__node *n)
 {
     r->node = n;
     pthread_mutex_lock(&h->own->mu);
     r->next = h->head;
     h->head = r;
     pthread_mutex_unlock(&h->own->mu);
-}
-
-int zkl__holds_add(zkl__holds *h, zkl__node *n)
-{
-    zkl__hold *r = new_hold();
-    if (r == NULL)
-        return ZKL_ENOMEM;
-    link_hold(h, r, n);
-    return 0;
 }
 
 void zkl__holds_enter(zkl__holds *h, zkl__hold *r)
@@ -273,7 +262,7 @@ int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
     /* The record before the node: once the node holds, nothing may fail.
      * Giving a held node back can be refused (an ACL without DELETE), and
      * would leave it held for nobody until the session ends. */
-    if ((r = new_hold()) == NULL)
+    if ((r = zkl__holds_new()) == NULL)
         return ZKL_ENOMEM;
     zkl__node *n;
     int rc = zkl__wait_acquire(own->c, dir, pol, &q, timeout_ms, &n);
@@ -281,7 +270,7 @@ int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
         free(r);
         return rc;
     }
-    link_hold(h, r, n);
+    zkl__holds_add(h, r, n);
     return 0;
 }
 

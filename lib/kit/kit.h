@@ -206,10 +206,14 @@ const char *zkl__holds_path(zkl__holds *h);
 /* The object's free: every hold still open is released, a refused delete
  * left to the engine (zkl__queue_leave). */
 void zkl__holds_drop_all(zkl__holds *h);
-/* Holds that only count (no node): record a first one (0 or ZKL_ENOMEM),
- * enter once more, leave once (true when that was the last and the record
- * is gone). */
-int zkl__holds_add(zkl__holds *h, zkl__node *n);
+/* A record of the calling thread's hold, counted once (NULL: no memory),
+ * made before the hold is taken so that nothing fails once it holds; freed
+ * with free() if unused. Add it as the thread's record of node n (NULL: a
+ * hold that only counts). */
+zkl__hold *zkl__holds_new(void);
+void zkl__holds_add(zkl__holds *h, zkl__hold *r, zkl__node *n);
+/* Holds that only count (no node): enter once more, leave once (true when
+ * that was the last and the record is gone). */
 void zkl__holds_enter(zkl__holds *h, zkl__hold *r);
 bool zkl__holds_leave(zkl__holds *h, zkl__hold *r);
 
