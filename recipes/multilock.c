@@ -206,6 +206,11 @@ static int acquire_with(void *self, long timeout_ms, zkl_cancel *ch)
         zkl__holds_enter(&ml->holds, h);
         return 0;
     }
+    /* The record before the members: once they hold, only a member may
+     * fail, and giving members back can be refused (below). */
+    zkl__hold *rec = zkl__holds_new();
+    if (rec == NULL)
+        return ZKL_ENOMEM;
     size_t got = 0;
     int rc = 0;
     for (; got < ml->n; got++) {
@@ -216,31 +221,32 @@ static int acquire_with(void *self, long timeout_ms, zkl_cancel *ch)
         if ((rc = member_acquire(l, left, ch)) != 0)
             break;
     }
-    if (rc == 0)
-        rc = zkl__holds_add(&ml->holds, NULL);
-    if (rc != 0) {
-        /* All or nothing: undo what this call took, newest first. Each
-         * member's own acquire already removed its node if it failed. */
-        int first = rc, kept = 0;
-        const char *kept_path = NULL;
-        while (got > 0) {
-            zkl_lock *l = ml->m[--got];
-            int r = l->ops.release(l->self);
-            /* A release the server refused (an ACL without DELETE) keeps
-             * the member held, as its own release says: the caller must
-             * know, or it would never let that member go. */
-            if (r != 0 && l->ops.is_held(l->self) && kept == 0) {
-                kept = r;
-                kept_path = l->ops.path(l->self);
-            }
+    if (rc == 0) {
+        zkl__holds_add(&ml->holds, rec, NULL);
+        return 0;
+    }
+    free(rec);
+    /* All or nothing: undo what this call took, newest first. Each
+     * member's own acquire already removed its node if it failed. */
+    int first = rc, kept = 0;
+    const char *kept_path = NULL;
+    while (got > 0) {
+        zkl_lock *l = ml->m[--got];
+        int r = l->ops.release(l->self);
+        /* A release the server refused (an ACL without DELETE) keeps the
+         * member held, as its own release says: the caller must know, or
+         * it would never let that member go. */
+        if (r != 0 && l->ops.is_held(l->self) && kept == 0) {
+            kept = r;
+            kept_path = l->ops.path(l->self);
         }
-        if (kept != 0) {
-            zkl__detail("the acquire failed (%s), and giving back %s failed too (%s): that "
-                        "member stays held by this thread until its own release succeeds "
-                        "or the client closes",
-                        zkl_err_name(first), kept_path, zkl_err_name(kept));
-            rc = kept;
-        }
+    }
+    if (kept != 0) {
+        zkl__detail("the acquire failed (%s), and giving back %s failed too (%s): that "
+                    "member stays held by this thread until its own release succeeds "
+                    "or the client closes",
+                    zkl_err_name(first), kept_path, zkl_err_name(kept));
+        rc = kept;
     }
     return rc;
 }

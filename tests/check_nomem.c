@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kit.h" /* zkl__hold: the size of a thread's hold record */
 #include "testutil.h"
 #include "zkl.h"
 
@@ -25,9 +26,14 @@ char *__real_strdup(const char *s);
 
 static atomic_long countdown; /* > 0: the countdown-th allocation from now fails */
 static atomic_bool failed;    /* ... and it did */
+static atomic_bool one_thread; /* only `counted`'s allocations of `sized` bytes count */
+static pthread_t counted;
+static size_t sized;
 
-static bool refuse(void)
+static bool refuse(size_t n)
 {
+    if (atomic_load(&one_thread) && (n != sized || !pthread_equal(pthread_self(), counted)))
+        return false;
     long c = atomic_load(&countdown);
     while (c > 0 && !atomic_compare_exchange_weak(&countdown, &c, c - 1))
         ;
@@ -41,25 +47,25 @@ static bool refuse(void)
 void *__wrap_malloc(size_t n);
 void *__wrap_malloc(size_t n)
 {
-    return refuse() ? NULL : __real_malloc(n);
+    return refuse(n) ? NULL : __real_malloc(n);
 }
 
 void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_calloc(size_t n, size_t size)
 {
-    return refuse() ? NULL : __real_calloc(n, size);
+    return refuse(n * size) ? NULL : __real_calloc(n, size);
 }
 
 void *__wrap_realloc(void *p, size_t n);
 void *__wrap_realloc(void *p, size_t n)
 {
-    return refuse() ? NULL : __real_realloc(p, n);
+    return refuse(n) ? NULL : __real_realloc(p, n);
 }
 
 char *__wrap_strdup(const char *s);
 char *__wrap_strdup(const char *s)
 {
-    return refuse() ? NULL : __real_strdup(s);
+    return refuse(strlen(s) + 1) ? NULL : __real_strdup(s);
 }
 
 static void arm(long nth)
@@ -68,10 +74,21 @@ static void arm(long nth)
     atomic_store(&countdown, nth);
 }
 
+/* arm(), counting only the calling thread's allocations of `size` bytes:
+ * the client's own threads, and other sizes, allocate as ever. */
+static void arm_caller(long nth, size_t size)
+{
+    counted = pthread_self();
+    sized = size;
+    atomic_store(&one_thread, true);
+    arm(nth);
+}
+
 /* Disarm; true if the failure was reached. */
 static bool disarm(void)
 {
     atomic_store(&countdown, 0);
+    atomic_store(&one_thread, false);
     return atomic_load(&failed);
 }
 
@@ -255,6 +272,124 @@ static bool mutex_async(zkl_client *c, zkl_client *other, const char *path, long
     return hit;
 }
 
+static char world_s[] = "world", anyone_s[] = "anyone", auth_s[] = "auth", empty_s[] = "";
+
+/* Everyone gets `perms` on `path`, the fixture's handle everything. */
+static void guard_path(const char *path, int perms)
+{
+    struct ACL acl[2] = {{perms, {world_s, anyone_s}}, {ZOO_PERM_ALL, {auth_s, empty_s}}};
+    struct ACL_vector v = {2, acl};
+    ck_assert_int_eq(zoo_set_acl(tu_fixture_zk, path, -1, &v), ZOK);
+}
+
+/* The locks that keep a record per holding thread: a mutex, a read-write
+ * lock's write side, its read side. */
+enum kind { MUTEX, WRITE, READ };
+
+/* A handle of a lock of `kind` on `path`; its object in *obj. */
+static zkl_lock *lock_of(zkl_client *c, const char *path, enum kind kind, void **obj)
+{
+    zkl_lock *l = NULL;
+    if (kind == MUTEX) {
+        zkl_mutex *m;
+        ck_assert_int_eq(zkl_mutex_new(c, path, &m), 0);
+        ck_assert_int_eq(zkl_mutex_as_lock(m, &l), 0);
+        *obj = m;
+    } else {
+        zkl_rwlock *rw;
+        ck_assert_int_eq(zkl_rwlock_new(c, path, &rw), 0);
+        ck_assert_int_eq(kind == WRITE ? zkl_rwlock_write_as_lock(rw, &l)
+                                       : zkl_rwlock_read_as_lock(rw, &l),
+                         0);
+        *obj = rw;
+    }
+    return l;
+}
+
+static void lock_drop(zkl_lock *l, enum kind kind, void *obj)
+{
+    zkl_lock_free(l);
+    if (kind == MUTEX)
+        zkl_mutex_free(obj);
+    else
+        zkl_rwlock_free(obj);
+}
+
+/* A lock of `kind` on a path whose ACL refuses DELETE, the caller's nth
+ * allocation of a thread's hold record's size failing: whatever node the
+ * acquire took either holds for the caller or was given up, its delete
+ * retried by the client; never held for nobody. Once the ACL allows the
+ * delete, another client gets the lock (the write side: readers would
+ * share it) without this one doing anything more. Returns whether the
+ * failure was reached. */
+static bool hold_refused(zkl_client *c, zkl_client *other, const char *path, enum kind kind,
+                         long nth)
+{
+    void *mine, *theirs;
+    zkl_lock *l = lock_of(c, path, kind, &mine);
+    zkl_lock *o = lock_of(other, path, kind == MUTEX ? MUTEX : WRITE, &theirs);
+    guard_path(path, ZOO_PERM_CREATE | ZOO_PERM_READ);
+    arm_caller(nth, sizeof(zkl__hold));
+    int rc = zkl_lock_acquire(l, 5000);
+    bool hit = disarm();
+    if (rc == 0) {
+        /* It ran through: held, and its release refused until allowed. */
+        ck_assert_int_eq(zkl_lock_release(l), ZKL_ENOAUTH);
+        guard_path(path, ZOO_PERM_ALL);
+        ck_assert_int_eq(zkl_lock_release(l), 0);
+    } else {
+        ck_assert_msg(hit && rc == ZKL_ENOMEM, "kind %d, allocation %ld failing: %s", kind, nth,
+                      zkl_err_name(rc));
+        ck_assert_int_eq(zkl_lock_is_held(l), 0);
+        ck_assert_int_eq(zkl_lock_release(l), ZKL_ENOTHELD);
+        guard_path(path, ZOO_PERM_ALL);
+    }
+    rc = zkl_lock_acquire(o, tu_ms(10000));
+    ck_assert_msg(rc == 0, "kind %d, allocation %ld failing: another client's acquire: %s", kind,
+                  nth, zkl_err_name(rc));
+    ck_assert_int_eq(zkl_lock_release(o), 0);
+    settled(path, 0, nth, "a lock whose delete is refused");
+    lock_drop(o, kind == MUTEX ? MUTEX : WRITE, theirs);
+    lock_drop(l, kind, mine);
+    return hit;
+}
+
+/* A multi-lock of one mutex on a path whose ACL refuses DELETE, the
+ * caller's nth allocation of a hold record's size failing (the member's,
+ * the multi-lock's own): a failing acquire returns ZKL_ENOMEM and leaves
+ * nothing held, neither the multi-lock nor its member. Returns whether
+ * the failure was reached. */
+static bool multilock_refused(zkl_client *c, zkl_client *other, const char *path, long nth)
+{
+    void *mine, *theirs;
+    zkl_lock *member = lock_of(c, path, MUTEX, &mine);
+    zkl_lock *o = lock_of(other, path, MUTEX, &theirs);
+    zkl_multilock *ml;
+    ck_assert_int_eq(zkl_multilock_new_locks(&member, 1, &ml), 0);
+    guard_path(path, ZOO_PERM_CREATE | ZOO_PERM_READ);
+    arm_caller(nth, sizeof(zkl__hold));
+    int rc = zkl_multilock_acquire(ml, 5000);
+    bool hit = disarm();
+    if (rc != 0) {
+        ck_assert_msg(hit && rc == ZKL_ENOMEM, "allocation %ld failing: %s", nth,
+                      zkl_err_name(rc));
+        ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
+        ck_assert_int_eq(zkl_lock_is_held(member), 0);
+    }
+    guard_path(path, ZOO_PERM_ALL);
+    if (rc == 0)
+        ck_assert_int_eq(zkl_multilock_release(ml), 0);
+    rc = zkl_lock_acquire(o, tu_ms(10000));
+    ck_assert_msg(rc == 0, "allocation %ld failing: another client's acquire: %s", nth,
+                  zkl_err_name(rc));
+    ck_assert_int_eq(zkl_lock_release(o), 0);
+    settled(path, 0, nth, "a multi-lock whose delete is refused");
+    zkl_multilock_free(ml);
+    lock_drop(o, MUTEX, theirs);
+    lock_drop(member, MUTEX, mine);
+    return hit;
+}
+
 START_TEST(test_no_memory_in_a_mutex_acquire_alone_leaves_no_node)
 {
     sweep("alone", mutex_alone);
@@ -264,6 +399,29 @@ END_TEST
 START_TEST(test_no_memory_in_a_handoff_leaves_no_node)
 {
     sweep("handoff", mutex_handoff);
+}
+END_TEST
+
+START_TEST(test_no_memory_for_a_hold_with_the_delete_refused_leaves_no_node_held)
+{
+    /* The fixture's handle may set the ACL back (the auth entry). */
+    ck_assert_int_eq(zoo_add_auth(tu_fixture_zk, "digest", "nomem:pw", 8, NULL, NULL), ZOK);
+    char *p = tu_path("refused");
+    tu_mkdirs(tu_fixture_zk, p);
+    zkl_client *c = tu_client(10000), *other = tu_client(10000);
+    for (enum kind kind = MUTEX; kind <= READ; kind++) {
+        long nth = 1;
+        while (nth < 100 && hold_refused(c, other, p, kind, nth))
+            nth++;
+        ck_assert_msg(nth > 1, "kind %d: no allocation of a hold record's size", kind);
+    }
+    long nth = 1;
+    while (nth < 100 && multilock_refused(c, other, p, nth))
+        nth++;
+    ck_assert_msg(nth > 2, "a multi-lock: %ld allocations of a hold record's size", nth - 1);
+    zkl_client_close(other);
+    zkl_client_close(c);
+    free(p);
 }
 END_TEST
 
@@ -290,6 +448,7 @@ int main(void)
     const TTest *tests[] = {
         test_no_memory_in_a_mutex_acquire_alone_leaves_no_node,
         test_no_memory_in_a_handoff_leaves_no_node,
+        test_no_memory_for_a_hold_with_the_delete_refused_leaves_no_node_held,
         test_no_memory_in_a_read_write_downgrade_leaves_no_node,
         test_no_memory_in_a_semaphore_lease_leaves_no_node,
         test_no_memory_in_an_asynchronous_acquire_leaves_no_node,

@@ -196,19 +196,24 @@ zkl__node *zkl__holds_node(zkl__holds *h)
     return r ? r->node : NULL;
 }
 
-int zkl__holds_add(zkl__holds *h, zkl__node *n)
+zkl__hold *zkl__holds_new(void)
 {
     zkl__hold *r = malloc(sizeof *r);
-    if (r == NULL)
-        return ZKL_ENOMEM;
-    r->thread = pthread_self();
-    r->count = 1;
+    if (r != NULL) {
+        r->thread = pthread_self();
+        r->count = 1;
+        r->node = NULL;
+    }
+    return r;
+}
+
+void zkl__holds_add(zkl__holds *h, zkl__hold *r, zkl__node *n)
+{
     r->node = n;
     pthread_mutex_lock(&h->own->mu);
     r->next = h->head;
     h->head = r;
     pthread_mutex_unlock(&h->own->mu);
-    return 0;
 }
 
 void zkl__holds_enter(zkl__holds *h, zkl__hold *r)
@@ -254,13 +259,19 @@ int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
     q.on_lost = hold_lost;
     q.on_revoke = own->revocable ? hold_revoke : NULL;
     q.hook_arg = h;
+    /* The record before the node: once the node holds, nothing may fail.
+     * Giving a held node back can be refused (an ACL without DELETE), and
+     * would leave it held for nobody until the session ends. */
+    if ((r = zkl__holds_new()) == NULL)
+        return ZKL_ENOMEM;
     zkl__node *n;
     int rc = zkl__wait_acquire(own->c, dir, pol, &q, timeout_ms, &n);
-    if (rc != 0)
+    if (rc != 0) {
+        free(r);
         return rc;
-    if ((rc = zkl__holds_add(h, n)) != 0)
-        zkl__wait_release(n);
-    return rc;
+    }
+    zkl__holds_add(h, r, n);
+    return 0;
 }
 
 int zkl__holds_release(zkl__holds *h)

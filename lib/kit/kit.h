@@ -177,7 +177,9 @@ zkl__node *zkl__holds_node(zkl__holds *h);
 /* Acquire for the calling thread: a thread that holds counts once more (0)
  * or gets ZKL_ELOST for a lost hold, which must be released first; else a
  * node is taken on `dir` (zkl__wait_acquire with `o` and the call's
- * timeout, its hooks pointed at the owner's callbacks) and recorded. */
+ * timeout, its hooks pointed at the owner's callbacks) and recorded, the
+ * record made first: ZKL_ENOMEM then takes no node, and nothing fails
+ * once the node holds. */
 int zkl__holds_acquire(zkl__holds *h, const char *dir, const zkl__policy *pol,
                        const zkl__qopts *o, long timeout_ms);
 /* Release the calling thread's hold: ZKL_ENOTHELD without one; 0 for an
@@ -204,10 +206,14 @@ const char *zkl__holds_path(zkl__holds *h);
 /* The object's free: every hold still open is released, a refused delete
  * left to the engine (zkl__queue_leave). */
 void zkl__holds_drop_all(zkl__holds *h);
-/* Holds that only count (no node): record a first one (0 or ZKL_ENOMEM),
- * enter once more, leave once (true when that was the last and the record
- * is gone). */
-int zkl__holds_add(zkl__holds *h, zkl__node *n);
+/* A record of the calling thread's hold, counted once (NULL: no memory),
+ * made before the hold is taken so that nothing fails once it holds; freed
+ * with free() if unused. Add it as the thread's record of node n (NULL: a
+ * hold that only counts). */
+zkl__hold *zkl__holds_new(void);
+void zkl__holds_add(zkl__holds *h, zkl__hold *r, zkl__node *n);
+/* Holds that only count (no node): enter once more, leave once (true when
+ * that was the last and the record is gone). */
 void zkl__holds_enter(zkl__holds *h, zkl__hold *r);
 bool zkl__holds_leave(zkl__holds *h, zkl__hold *r);
 
