@@ -771,6 +771,61 @@ static const core_case cases[] = {
      "expect A:broken A:lost\n"
      "state A HELD\n"
      "err A ELOST\n"},
+    /* How a waiter reads the nodes ahead: data watches, until one refuses
+     * it; then the lock path's children, one child watch at a time, until
+     * it queues again with a new node. */
+    {"a waiter refused the node ahead reads the children until it queues again",
+     "node A write\n"
+     "start A\n"
+     "create A ok 2\n"
+     "own A ok\n"
+     "list A ok x:__WRIT__1 A2\n"
+     "expect A:create A:list A:own A:ahead0:x:__WRIT__1\n"
+     "reading A NODES\n"
+     "armed A 0 ON\n"
+     "ahead A 0 NOAUTH\n"
+     "expect A:kids\n"
+     "reading A KIDS_SET\n"
+     "child\n"
+     "expect A:kids\n"
+     "reading A KIDS_SET\n"
+     "kids A NONODE\n"
+     "expect A:create A:list\n"
+     "reading A NODES\n"
+     "armed A 0 OFF\n"},
+    {"a waiter reading the children whose own node goes queues again reading the nodes",
+     "node A write\n"
+     "start A\n"
+     "create A ok 2\n"
+     "own A ok\n"
+     "list A ok x:__WRIT__1 A2\n"
+     "ahead A 0 NOAUTH\n"
+     "expect A:create A:list A:own A:ahead0:x:__WRIT__1 A:kids\n"
+     "reading A KIDS_SET\n"
+     "deleted A2\n"
+     "expect A:create A:list\n"
+     "reading A NODES\n"
+     "state A CREATING\n"},
+    {"a move of the reading its table forbids is reported and the hold told lost, no abort",
+     CORE_TAKEN_A
+     "reading A NODES\n"
+     "forcereading A KIDS_SET\n"
+     "expect A:broken A:lost\n"
+     "reading A KIDS_SET\n"
+     "state A HELD\n"
+     "err A ELOST\n"},
+    /* Arming a watch that is on already would ask for it twice. */
+    {"a watch on the node ahead armed twice is reported, and the waiter goes on",
+     CORE_WAITING_A
+     "armed A 0 ON\n"
+     "forcearmed A 0 ON\n"
+     "expect A:broken\n"
+     "armed A 0 ON\n"
+     "state A QUEUED\n"
+     "deleted x:lock-1\n"
+     "expect A:wake\n"
+     "state A HELD\n"
+     "armed A 0 OFF\n"},
     {"a move of the own watch its table forbids, while queued, is reported",
      "node A lock\n"
      "start A\n"
@@ -854,8 +909,12 @@ static const char *const node_states[ZKL__N_COUNT] = {
 
 int main(void)
 {
+    const core_table armed = {ZKL__ARM_COUNT, core_script_armed_states, zkl__cnode_armed_legal,
+                              core_script_amoves, NULL};
+    const core_table reading = {ZKL__READING_COUNT, core_script_reading_states,
+                                zkl__cnode_reading_legal, core_script_rdmoves, &armed};
     const core_table listing = {ZKL__L_COUNT, core_script_listing_states,
-                                zkl__cnode_listing_legal, core_script_lmoves, NULL};
+                                zkl__cnode_listing_legal, core_script_lmoves, &reading};
     const core_table own = {ZKL__OWN_COUNT, core_script_own_states, zkl__cnode_own_legal,
                             core_script_omoves, &listing};
     const core_table t = {ZKL__N_COUNT, node_states, zkl__cnode_legal, core_script_moves, &own};

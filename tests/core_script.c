@@ -63,6 +63,8 @@ static unsigned moves[ZKL__N_COUNT][ZKL__N_COUNT];
 static unsigned rmoves[ZKL__R_COUNT][ZKL__R_COUNT];
 static unsigned omoves[ZKL__OWN_COUNT][ZKL__OWN_COUNT];
 static unsigned lmoves[ZKL__L_COUNT][ZKL__L_COUNT];
+static unsigned rdmoves[ZKL__READING_COUNT][ZKL__READING_COUNT];
+static unsigned amoves[ZKL__ARM_COUNT][ZKL__ARM_COUNT];
 
 unsigned core_script_rmoves(int from, int to)
 {
@@ -88,6 +90,21 @@ unsigned core_script_lmoves(int from, int to)
 }
 
 const char *const core_script_listing_states[ZKL__L_COUNT] = {"IDLE", "OUT", "OUT_AGAIN"};
+
+unsigned core_script_rdmoves(int from, int to)
+{
+    return rdmoves[from][to];
+}
+
+const char *const core_script_reading_states[ZKL__READING_COUNT] = {"NODES", "KIDS_OFF",
+                                                                   "KIDS_SET"};
+
+unsigned core_script_amoves(int from, int to)
+{
+    return amoves[from][to];
+}
+
+const char *const core_script_armed_states[ZKL__ARM_COUNT] = {"OFF", "ON"};
 
 unsigned core_script_actions(int type)
 {
@@ -531,6 +548,19 @@ static bool check(struct world *w, char **tok, int nt)
                                                     : failf(w, "%c's own watch is %s", t->letter,
                                                             have);
     }
+    if (strcmp(tok[0], "reading") == 0) {
+        const char *have = core_script_reading_states[t->cn.reading];
+        return nt > 2 && strcmp(have, tok[2]) == 0 ? true
+                                                    : failf(w, "%c's reading is %s", t->letter,
+                                                            have);
+    }
+    if (strcmp(tok[0], "armed") == 0) {
+        int slot = nt > 2 ? atoi(tok[2]) & 1 : 0;
+        const char *have = core_script_armed_states[t->cn.armed[slot]];
+        return nt > 3 && strcmp(have, tok[3]) == 0
+                   ? true
+                   : failf(w, "%c's watch %d is %s", t->letter, slot, have);
+    }
     if (strcmp(tok[0], "err") == 0) {
         int want = nt > 2 ? err_of(tok[2]) : 99;
         return t->cn.err == want ? true : failf(w, "%c err %d", t->letter, t->cn.err);
@@ -552,6 +582,50 @@ static bool check(struct world *w, char **tok, int nt)
     int have = zkl__verdict(&t->cn, &v), want = nt > 2 ? err_of(tok[2]) : 99;
     return have == want ? true : failf(w, "%c verdict %d (%s)", t->letter, have,
                                        have < 0 ? zkl_err_name(have) : "-");
+}
+
+/* A move the engine would make only by a bug of its own: of the node's
+ * state (force), of the watch on its own node (forceown), of its listing
+ * (forcelisting), of how it reads the nodes ahead (forcereading), of its
+ * watch on another's node (forcearmed A <slot> ON). */
+static bool force(struct world *w, char **tok, int nt)
+{
+    static const struct {
+        const char *cmd;
+        int count;
+        const char *const *names;
+    } kinds[] = {{"force", ZKL__N_COUNT, state_names},
+                 {"forceown", ZKL__OWN_COUNT, core_script_own_states},
+                 {"forcelisting", ZKL__L_COUNT, core_script_listing_states},
+                 {"forcereading", ZKL__READING_COUNT, core_script_reading_states},
+                 {"forcearmed", ZKL__ARM_COUNT, core_script_armed_states}};
+    int kind = 0, nk = (int)(sizeof kinds / sizeof kinds[0]);
+    while (kind < nk && strcmp(kinds[kind].cmd, tok[0]) != 0)
+        kind++;
+    int at = kind == nk - 1 ? 3 : 2, to = 0; /* forcearmed names a slot first */
+    struct tnode *t = kind < nk && nt > at ? node_of(w, tok[1][0]) : NULL;
+    while (t != NULL && to < kinds[kind].count && strcmp(kinds[kind].names[to], tok[at]) != 0)
+        to++;
+    if (t == NULL || to == kinds[kind].count)
+        return failf(w, "bad %s", tok[0]);
+    switch (kind) {
+    case 0:
+        zkl__cnode_move(&t->cn, (enum zkl__nstate)to);
+        break;
+    case 1:
+        zkl__cnode_own(&t->cn, (enum zkl__own)to);
+        break;
+    case 2:
+        zkl__cnode_listing(&t->cn, (enum zkl__listing)to);
+        break;
+    case 3:
+        zkl__cnode_reading(&t->cn, (enum zkl__reading)to);
+        break;
+    default:
+        zkl__cnode_armed(&t->cn, &t->cn.armed[atoi(tok[2]) & 1], (enum zkl__armed)to);
+        break;
+    }
+    return true;
 }
 
 static bool world_event(struct world *w, char **tok, int nt)
@@ -581,26 +655,8 @@ static bool world_event(struct world *w, char **tok, int nt)
         w->nomem = nt > 1 ? atoi(tok[1]) : 1;
     } else if (strcmp(tok[0], "fail") == 0) {
         w->fail_next = nt > 1 ? code_of(tok[1]) : ZCONNECTIONLOSS;
-    } else if (strcmp(tok[0], "force") == 0 || strcmp(tok[0], "forceown") == 0 ||
-               strcmp(tok[0], "forcelisting") == 0) {
-        /* A move the engine would make only by a bug of its own: of the
-         * node's state, of the watch on its own node, or of its listing. */
-        bool own = strcmp(tok[0], "forceown") == 0, listing = strcmp(tok[0], "forcelisting") == 0;
-        const char *const *names = own       ? core_script_own_states
-                                   : listing ? core_script_listing_states
-                                             : state_names;
-        int count = own ? ZKL__OWN_COUNT : listing ? ZKL__L_COUNT : ZKL__N_COUNT, to = 0;
-        struct tnode *t = nt > 2 ? node_of(w, tok[1][0]) : NULL;
-        while (t != NULL && to < count && strcmp(names[to], tok[2]) != 0)
-            to++;
-        if (t == NULL || to == count)
-            return failf(w, "bad %s", tok[0]);
-        if (own)
-            zkl__cnode_own(&t->cn, (enum zkl__own)to);
-        else if (listing)
-            zkl__cnode_listing(&t->cn, (enum zkl__listing)to);
-        else
-            zkl__cnode_move(&t->cn, (enum zkl__nstate)to);
+    } else if (strncmp(tok[0], "force", 5) == 0) {
+        return force(w, tok, nt);
     } else {
         /* a watch event: deleted / changed <name>, child */
         char name[ZKL__MAX_PATH], path[ZKL__MAX_PATH + 96];
@@ -794,7 +850,7 @@ static bool run_line(struct world *w, char *line)
     if (strcmp(tok[0], "node") == 0)
         return nt > 2 ? cmd_node(w, tok, nt) : failf(w, "bad node");
     if (strcmp(tok[0], "request") == 0 || tok[0][0] == 'r' || strcmp(tok[0], "step") == 0)
-        if (strcmp(tok[0], "release") != 0)
+        if (strcmp(tok[0], "release") != 0 && strcmp(tok[0], "reading") != 0)
             return request_cmd(w, tok, nt);
     if (strcmp(tok[0], "expect") == 0)
         return expect(w, tok, nt);
@@ -804,11 +860,11 @@ static bool run_line(struct world *w, char *line)
         return caller(w, tok, nt);
     if (strcmp(tok[0], "state") == 0 || strcmp(tok[0], "err") == 0 ||
         strcmp(tok[0], "verdict") == 0 || strcmp(tok[0], "freed") == 0 ||
-        strcmp(tok[0], "pending") == 0 || strcmp(tok[0], "ownstate") == 0)
+        strcmp(tok[0], "pending") == 0 || strcmp(tok[0], "ownstate") == 0 ||
+        strcmp(tok[0], "reading") == 0 || strcmp(tok[0], "armed") == 0)
         return check(w, tok, nt);
     if (strchr("ABCDEFGH", tok[1 < nt ? 1 : 0][0]) && nt > 1 && tok[1][1] == '\0' &&
-        strcmp(tok[0], "force") != 0 && strcmp(tok[0], "forceown") != 0 &&
-        strcmp(tok[0], "forcelisting") != 0)
+        strncmp(tok[0], "force", 5) != 0)
         return answer(w, tok, nt);
     return world_event(w, tok, nt);
 }
@@ -843,6 +899,12 @@ bool core_script_run(const char *script, char *why, size_t whylen)
     for (int from = 0; from < ZKL__L_COUNT; from++)
         for (int to = 0; to < ZKL__L_COUNT; to++)
             lmoves[from][to] += zkl__core_lmoves(w.k, from, to);
+    for (int from = 0; from < ZKL__READING_COUNT; from++)
+        for (int to = 0; to < ZKL__READING_COUNT; to++)
+            rdmoves[from][to] += zkl__core_rdmoves(w.k, from, to);
+    for (int from = 0; from < ZKL__ARM_COUNT; from++)
+        for (int to = 0; to < ZKL__ARM_COUNT; to++)
+            amoves[from][to] += zkl__core_amoves(w.k, from, to);
     /* Whatever is left goes with the client. */
     zkl__core_drop_nodes(w.k);
     zkl__core_free(w.k);

@@ -40,10 +40,14 @@
  *   force A QUEUED       move A's state as only a bug of the engine's would
  *   forceown A BLIND     the same for the watch on A's own node
  *   forcelisting A OUT   the same for A's listing
+ *   forcereading A KIDS_SET   the same for how A reads the nodes ahead
+ *   forcearmed A 0 ON    the same for A's watch on the node ahead (slot 0 / 1)
  *   expect A:create A:list ...   exactly these actions since the last expect
  *   expect -             none
  *   state A HELD         the node's state
  *   ownstate A SET       the watch on its own node: OFF, ASKED, BLIND, SET
+ *   reading A NODES      how it reads the nodes ahead: NODES, KIDS_OFF, KIDS_SET
+ *   armed A 0 ON         its watch on the node ahead (slot 0 / 1): OFF, ON
  *   err A ENOQUEUE       the node's error (0 for none)
  *   verdict A 1|0|ETIMEDOUT|... [cancelled] [past]
  *   freed A              the node was freed
@@ -128,6 +132,12 @@ extern const char *const core_script_own_states[];
 /* The same for a node's listing (enum zkl__listing). */
 unsigned core_script_lmoves(int from, int to);
 extern const char *const core_script_listing_states[];
+/* The same for how a node reads the nodes ahead (enum zkl__reading), and
+ * for its watches on others' nodes (enum zkl__armed). */
+unsigned core_script_rdmoves(int from, int to);
+extern const char *const core_script_reading_states[];
+unsigned core_script_amoves(int from, int to);
+extern const char *const core_script_armed_states[];
 /* Actions seen so far in this process, by type. */
 unsigned core_script_actions(int type);
 /* The same for asynchronous requests' moves and actions. */

@@ -158,6 +158,16 @@ uint32_t zkl__core_lmoves(const struct zkl__core *k, int from, int to)
     return k->lmoves[from * ZKL__L_COUNT + to];
 }
 
+uint32_t zkl__core_rdmoves(const struct zkl__core *k, int from, int to)
+{
+    return k->rdmoves[from * ZKL__READING_COUNT + to];
+}
+
+uint32_t zkl__core_amoves(const struct zkl__core *k, int from, int to)
+{
+    return k->amoves[from * ZKL__ARM_COUNT + to];
+}
+
 void zkl__core_cancel(struct zkl__core *k)
 {
     k->cancelled = true;

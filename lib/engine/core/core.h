@@ -225,7 +225,16 @@ enum zkl__listing {
 enum zkl__reading {
     ZKL__R_NODES,    /* data watches on the nodes ahead */
     ZKL__R_KIDS_OFF, /* refused a node: the lock path's children instead; none set */
-    ZKL__R_KIDS_SET  /* ... a child watch set or being set */
+    ZKL__R_KIDS_SET, /* ... a child watch set or being set */
+    ZKL__READING_COUNT
+};
+
+/* A watch on another's node: one of the nodes ahead (a slot), or a watch
+ * group's member. */
+enum zkl__armed {
+    ZKL__ARM_OFF,
+    ZKL__ARM_ON, /* set or being set (or the lock path's children tell instead) */
+    ZKL__ARM_COUNT
 };
 
 /* What walking back through the nodes ahead is doing. */
@@ -261,7 +270,7 @@ typedef struct zkl__peer {
  * recovery, a kind of its own, a fixed sequence. */
 struct zkl__gwatch {
     char *name;
-    bool armed; /* its watch is set or being set */
+    uint8_t armed; /* enum zkl__armed: only zkl__cnode_armed() writes it */
 };
 
 struct zkl__cside {
@@ -313,12 +322,13 @@ typedef struct zkl__cnode {
     uint8_t told;          /* enum zkl__told: only subs.c writes it */
     uint8_t own;           /* enum zkl__own: only zkl__cnode_own() writes it */
     uint8_t listing;       /* enum zkl__listing: only zkl__cnode_listing() writes it */
-    uint8_t reading;       /* enum zkl__reading */
+    uint8_t reading;       /* enum zkl__reading: only zkl__cnode_reading() writes it */
     uint8_t walk;          /* enum zkl__walk */
     uint8_t patience;      /* enum zkl__patience */
     uint8_t pred;          /* enum zkl__pred */
     uint8_t route;         /* enum zkl__core_route (core.c) */
-    bool armed[2];         /* a watch on watch[i] is set or being set */
+    uint8_t armed[2];      /* enum zkl__armed of the watch on watch[i]: only
+                              zkl__cnode_armed() writes it */
     bool prefetch;         /* also watch the node two ahead */
     bool ahead_front;      /* ahead[0] was first in that listing */
     bool mates;            /* at that listing other nodes of this client waited too */
@@ -384,6 +394,12 @@ bool zkl__cnode_own_legal(int from, int to);
 /* The same for a node's listing (enum zkl__listing). */
 uint32_t zkl__core_lmoves(const struct zkl__core *k, int from, int to);
 bool zkl__cnode_listing_legal(int from, int to);
+/* The same for how the node reads the nodes ahead (enum zkl__reading). */
+uint32_t zkl__core_rdmoves(const struct zkl__core *k, int from, int to);
+bool zkl__cnode_reading_legal(int from, int to);
+/* The same for its watches on others' nodes (enum zkl__armed). */
+uint32_t zkl__core_amoves(const struct zkl__core *k, int from, int to);
+bool zkl__cnode_armed_legal(int from, int to);
 
 /* ---- a node's life, from the shell --------------------------------------- */
 

@@ -2,7 +2,8 @@
  * the steps a node's machine takes, and the decisions the other files
  * hand back to it. Only cnode.c changes a node's state (zkl__cnode_move,
  * which steps.c's steps call), and only subs.c the sub-states that have
- * tables (zkl__cnode_own, zkl__cnode_listing). decide.c, walk.c and
+ * tables (zkl__cnode_own, zkl__cnode_listing, zkl__cnode_reading,
+ * zkl__cnode_armed). decide.c, walk.c and
  * alone.c only decide: they look at what an answer says and return what
  * to do (a zkl__step, or decide.c's zkl__plan), which cnode.c and act.c
  * carry out; watch.c decides on its watches' answers and events, and arms
@@ -77,6 +78,8 @@ struct zkl__core {
     /* sub-states' moves taken, by from * count + to (tests) */
     uint32_t omoves[ZKL__OWN_COUNT * ZKL__OWN_COUNT]; /* the own watch's */
     uint32_t lmoves[ZKL__L_COUNT * ZKL__L_COUNT];     /* the listing's */
+    uint32_t rdmoves[ZKL__READING_COUNT * ZKL__READING_COUNT]; /* the reading's */
+    uint32_t amoves[ZKL__ARM_COUNT * ZKL__ARM_COUNT];  /* the watches on others' nodes' */
 };
 
 /* What an answer or an event means for a node: cnode.c carries it out. */
@@ -203,6 +206,12 @@ struct zkl__cside *zkl__core_side(zkl__cnode *n); /* made on first use, or NULL 
 void zkl__cnode_own(zkl__cnode *n, enum zkl__own to);
 /* The one function that changes the node's listing (n->listing). */
 void zkl__cnode_listing(zkl__cnode *n, enum zkl__listing to);
+/* The one function that changes how the node reads the nodes ahead
+ * (n->reading). */
+void zkl__cnode_reading(zkl__cnode *n, enum zkl__reading to);
+/* The one function that changes a watch of n's on another's node: *at is
+ * n->armed[slot], or a member's of n's watch group. */
+void zkl__cnode_armed(zkl__cnode *n, uint8_t *at, enum zkl__armed to);
 /* A move a table forbids: reported, and a hold told lost (once). */
 void zkl__cnode_broken(zkl__cnode *n, const char *what, int from, int to);
 /* Tell the node's owner its hold is lost, unless told already. */

@@ -229,7 +229,7 @@ void zkl__step_requeue(zkl__cnode *n)
     }
     zkl__core_unname(n);
     zkl__watch_off(n);
-    n->reading = ZKL__R_NODES;
+    zkl__cnode_reading(n, ZKL__R_NODES);
     zkl__walk_clear(n);
     zkl__decide_gone_clear(n);
     zkl__cnode_own(n, ZKL__OWN_OFF);
@@ -434,10 +434,11 @@ void zkl__step_reconnect(zkl__cnode *n)
         zkl__step_recover(n);
         break;
     case N(QUEUED):
-        n->armed[0] = n->armed[1] = false;
+        zkl__cnode_armed(n, &n->armed[0], ZKL__ARM_OFF);
+        zkl__cnode_armed(n, &n->armed[1], ZKL__ARM_OFF);
         if (n->side)
             for (size_t i = 0; i < n->side->ngroup; i++)
-                n->side->group[i].armed = false;
+                zkl__cnode_armed(n, &n->side->group[i].armed, ZKL__ARM_OFF);
         zkl__step_list(n);
         break;
     case N(RELEASING):

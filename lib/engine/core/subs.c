@@ -1,5 +1,6 @@
 /* A node's sub-states that have a table of legal moves (the own-node watch,
- * the listing), each changed by its one setter here, and the report of a
+ * the listing, how it reads the nodes ahead, its watches on others' nodes),
+ * each changed by its one setter here, and the report of a
  * move any table forbids. Calls nothing of the files that act, so a file
  * that only decides or keeps may set a sub-state without joining their
  * cycle of calls (tests/check-layers.sh). */
@@ -96,4 +97,53 @@ void zkl__cnode_listing(zkl__cnode *n, enum zkl__listing to)
 {
     sub_move(n, &n->listing, listing_legal, ZKL__L_COUNT, n->core->lmoves,
              "a node's listing", (int)to);
+}
+
+#define RD(s) ZKL__R_##s
+/* How the node waits on the nodes ahead: data watches on them, until one
+ * refuses us; then the lock path's children, one child watch at a time. */
+static const unsigned reading_legal[ZKL__READING_COUNT] = {
+    /* a node ahead (or a group's member) may not be read by us */
+    [RD(NODES)] = TO(RD(KIDS_OFF)),
+    /* to NODES: queued again with a new node, which reads again */
+    [RD(KIDS_OFF)] = TO(RD(KIDS_SET)) | TO(RD(NODES)),
+    /* to KIDS_OFF: its event or answer came, or it could not be sent */
+    [RD(KIDS_SET)] = TO(RD(KIDS_OFF)) | TO(RD(NODES)),
+};
+
+bool zkl__cnode_reading_legal(int from, int to)
+{
+    return legal_in(reading_legal, ZKL__READING_COUNT, from, to);
+}
+
+/* The one place the reading's state changes. */
+void zkl__cnode_reading(zkl__cnode *n, enum zkl__reading to)
+{
+    sub_move(n, &n->reading, reading_legal, ZKL__READING_COUNT, n->core->rdmoves,
+             "a node's reading", (int)to);
+}
+
+#define A(s) ZKL__ARM_##s
+/* A watch on another's node (a node ahead, a group's member). Arming one
+ * asks for it (a data watch sent, or the children told to tell), so
+ * arming one that is on already would ask twice: that move, from ON to
+ * itself, is forbidden too. Letting go of one that is off is nothing. */
+static const unsigned armed_legal[ZKL__ARM_COUNT] = {
+    [A(OFF)] = TO(A(ON)),
+    /* fired, refused, unsent, let go, or the connection lost */
+    [A(ON)] = TO(A(OFF)),
+};
+
+bool zkl__cnode_armed_legal(int from, int to)
+{
+    return legal_in(armed_legal, ZKL__ARM_COUNT, from, to);
+}
+
+/* The one place a watch on another's node changes. */
+void zkl__cnode_armed(zkl__cnode *n, uint8_t *at, enum zkl__armed to)
+{
+    static const char what[] = "a node's watch on another's node";
+    if (*at == A(ON) && to == A(ON))
+        zkl__cnode_broken(n, what, A(ON), A(ON)); /* sub_move takes it for no move */
+    sub_move(n, at, armed_legal, ZKL__ARM_COUNT, n->core->amoves, what, (int)to);
 }

@@ -119,10 +119,10 @@ static void send_kids(zkl__cnode *n)
     if (n->reading == ZKL__R_KIDS_SET)
         return; /* one is set: its event lists again */
     zkl__act a = {.type = ZKL__A_WATCH_KIDS, .path = n->dir->path};
-    n->reading = ZKL__R_KIDS_SET;
+    zkl__cnode_reading(n, ZKL__R_KIDS_SET);
     n->core->stats.listings++;
     if (!watch_send(n, &a))
-        n->reading = ZKL__R_KIDS_OFF;
+        zkl__cnode_reading(n, ZKL__R_KIDS_OFF);
 }
 
 static void unwatch(zkl__cnode *n, int slot)
@@ -131,7 +131,7 @@ static void unwatch(zkl__cnode *n, int slot)
     n->watch[slot] = NULL;
     if (slot == 0)
         n->wpeer.seq = -1;
-    n->armed[slot] = false;
+    zkl__cnode_armed(n, &n->armed[slot], ZKL__ARM_OFF);
 }
 
 bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
@@ -142,7 +142,7 @@ bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
     }
     char was[ZKL__NAME_BUF];
     const char *now = zkl__watch_name(n, slot, was);
-    if (n->armed[slot] && now != NULL && strcmp(now, name) == 0)
+    if (n->armed[slot] == ZKL__ARM_ON && now != NULL && strcmp(now, name) == 0)
         return true; /* already watching it */
     /* The node ahead, of our kind, is kept as a peer, any other by its
      * name (made before the old one goes: name may be it). */
@@ -156,7 +156,7 @@ bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
         n->wpeer = p;
     else
         n->watch[slot] = copy;
-    n->armed[slot] = true;
+    zkl__cnode_armed(n, &n->armed[slot], ZKL__ARM_ON);
     zkl__core_route(n, ZKL__RT_WATCHING);
     if (n->reading != ZKL__R_NODES) {
         send_kids(n); /* the lock path's children tell */
@@ -172,7 +172,7 @@ bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
     int rc = zkl__core_send(n, &a);
     if (rc != ZOK) {
         n->wsent[slot]--;
-        n->armed[slot] = false;
+        zkl__cnode_armed(n, &n->armed[slot], ZKL__ARM_OFF);
         (void)zkl__step_unsent(n, rc);
     }
     return true;
@@ -209,7 +209,7 @@ void zkl__watch_off(zkl__cnode *n)
 
 static void arm_member(zkl__cnode *n, struct zkl__gwatch *g)
 {
-    g->armed = true;
+    zkl__cnode_armed(n, &g->armed, ZKL__ARM_ON);
     zkl__core_route(n, ZKL__RT_WATCHING);
     if (n->reading != ZKL__R_NODES) {
         send_kids(n); /* no request for this member: the children tell */
@@ -219,7 +219,7 @@ static void arm_member(zkl__cnode *n, struct zkl__gwatch *g)
     zkl__act a = {.type = ZKL__A_WATCH_MEMBER, .path = zkl__core_full(n, g->name, buf)};
     int rc = zkl__core_send(n, &a);
     if (rc != ZOK) {
-        g->armed = false;
+        zkl__cnode_armed(n, &g->armed, ZKL__ARM_OFF);
         (void)zkl__step_unsent(n, rc);
     }
 }
@@ -245,8 +245,8 @@ bool zkl__watch_group(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self
             return false;
         }
         for (size_t j = 0; j < s->ngroup; j++)
-            if (strcmp(s->group[j].name, g[m].name) == 0) {
-                g[m].armed = s->group[j].armed;
+            if (strcmp(s->group[j].name, g[m].name) == 0) { /* its watch stays */
+                zkl__cnode_armed(n, &g[m].armed, (enum zkl__armed)s->group[j].armed);
                 break;
             }
         m++;
@@ -255,7 +255,7 @@ bool zkl__watch_group(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self
     s->group = g;
     s->ngroup = m;
     for (size_t i = 0; i < m && n->st == ZKL__N_QUEUED; i++)
-        if (!g[i].armed)
+        if (g[i].armed == ZKL__ARM_OFF)
             arm_member(n, &g[i]);
     return true;
 }
@@ -280,11 +280,11 @@ static zkl__decision ahead_answer(zkl__cnode *n, int slot, int rc)
          * is allowed either (the server does not report a node the watcher
          * may not read). Wait on the lock path's children instead, quietly,
          * rather than listing in a loop until the deadline. */
-        n->reading = ZKL__R_KIDS_OFF;
+        zkl__cnode_reading(n, ZKL__R_KIDS_OFF);
         send_kids(n);
         return zkl__do(ZKL__S_NONE);
     }
-    n->armed[slot] = false;
+    zkl__cnode_armed(n, &n->armed[slot], ZKL__ARM_OFF);
     if (rc == ZNONODE) {
         /* Already gone before the watch was set: the next one ahead, or
          * list again, nothing more (PITFALLS: ZNONODE on the predecessor is
@@ -309,7 +309,7 @@ static zkl__decision member_answer(zkl__cnode *n, int rc)
     if (rc == ZNONODE)
         return zkl__do(ZKL__S_LIST); /* gone before the watch was set */
     if (rc == ZNOAUTH) {
-        n->reading = ZKL__R_KIDS_OFF; /* not allowed to read a member: the children */
+        zkl__cnode_reading(n, ZKL__R_KIDS_OFF); /* not allowed to read a member: the children */
         send_kids(n);
         return zkl__do(ZKL__S_NONE);
     }
@@ -324,7 +324,7 @@ static zkl__decision kids_answer(zkl__cnode *n, int rc, const struct String_vect
         return zkl__do(ZKL__S_NONE);
     if (rc == ZOK && !zkl__decide_too_big(n, kids))
         return zkl__act_listing(n, kids);
-    n->reading = ZKL__R_KIDS_OFF;
+    zkl__cnode_reading(n, ZKL__R_KIDS_OFF);
     if (rc == ZOK) {
         n->qlen = (uint32_t)kids->count; /* the caller's text gives the count */
         return zkl__cnode_do_code(ZKL__S_ABORT, ZKL_EQUEUE);
@@ -393,7 +393,7 @@ static bool same_kind(const zkl__cnode *n, const char *name)
 
 static zkl__decision ahead_event(zkl__cnode *n, int slot, int type)
 {
-    n->armed[slot] = false;
+    zkl__cnode_armed(n, &n->armed[slot], ZKL__ARM_OFF);
     n->core->stats.watch_events++;
     char nm[ZKL__NAME_BUF];
     const char *name = zkl__watch_name(n, slot, nm);
@@ -439,7 +439,7 @@ zkl__decision zkl__watch_event(zkl__cnode *n, const zkl__event *ev)
     if (n->reading == ZKL__R_KIDS_SET && ev->wtype == ZKL__WT_CHILD && t->self == n->dir) {
         /* A waiter that may not read the node ahead: a child came or went;
          * list again, watching on. */
-        n->reading = ZKL__R_KIDS_OFF;
+        zkl__cnode_reading(n, ZKL__R_KIDS_OFF);
         n->core->stats.watch_events++;
         send_kids(n);
         return zkl__do(ZKL__S_NONE);
@@ -455,7 +455,7 @@ zkl__decision zkl__watch_event(zkl__cnode *n, const zkl__event *ev)
         struct zkl__gwatch *g = &n->side->group[i];
         if (!zkl__core_is_named(n, t, g->name))
             continue;
-        g->armed = false;
+        zkl__cnode_armed(n, &g->armed, ZKL__ARM_OFF);
         n->core->stats.watch_events++;
         if (ev->wtype != ZKL__WT_CHANGED)
             return zkl__do(ZKL__S_LIST);
