@@ -38,7 +38,7 @@ zkl__decision zkl__act_listed(zkl__cnode *n, int rc, const struct String_vector 
  * watches it, as our own node is watched. */
 static zkl__decision recover_found(zkl__cnode *n, const char *name)
 {
-    n->seq = zkl__core_seq(name); /* recoverable(): one of our names */
+    zkl__core_name(n, zkl__core_seq(name)); /* recoverable(): one of our names */
     char buf[ZKL__MAX_PATH + 96];
     zkl__act a = {.type = ZKL__A_FIND, .path = zkl__core_full(n, name, buf)};
     int rc = zkl__core_send(n, &a);

@@ -11,6 +11,8 @@
 #ifndef ZKL_MACHINE_H
 #define ZKL_MACHINE_H
 
+#include <string.h>
+
 #include "core.h"
 #include "list.h"
 #include "zkl.h"
@@ -160,6 +162,11 @@ void zkl__cnode_create_path(const zkl__cnode *n, const char *seq, char *path, si
 int32_t zkl__core_seq(const char *name);
 /* `name` as a peer of n's kind, if it is one exactly (true), and back. */
 bool zkl__core_peer(const zkl__cnode *n, const char *name, zkl__peer *p);
+/* Two peers are one node (of one kind, as a node's peers are). */
+static inline bool zkl__core_same_peer(const zkl__peer *a, const zkl__peer *b)
+{
+    return a->seq == b->seq && memcmp(a->uuid, b->uuid, sizeof a->uuid) == 0;
+}
 const char *zkl__core_peer_name(const zkl__cnode *n, const zkl__peer *p, char buf[ZKL__NAME_BUF]);
 /* A watch event's path, taken apart once for all the nodes it is held
  * against: its lock path (if interned: a node of ours may be under it),
@@ -190,6 +197,8 @@ void zkl__core_route(zkl__cnode *n, enum zkl__core_route to);
 void zkl__core_new_uuid(zkl__cnode *n);
 /* Forget n's node name (its sequence), leaving the held index first. */
 void zkl__core_unname(zkl__cnode *n);
+/* n's node has sequence seq (< 0: none): its name, written, is kept. */
+void zkl__core_name(zkl__cnode *n, int32_t seq);
 struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path);
 /* A path's parent (all before its last '/'; NULL without one) and the path
  * itself as interned lock paths, or NULL; *name: what follows that '/'. */

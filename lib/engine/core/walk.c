@@ -78,12 +78,20 @@ zkl__walkback zkl__walk_back(const zkl__cnode *n, int slot)
 {
     zkl__walkback r = {.step = ZKL__S_LIST, .pred = (enum zkl__pred)n->pred,
                    .walk = (enum zkl__walk)n->walk};
-    char nm[ZKL__NAME_BUF], pn[ZKL__NAME_BUF];
-    const char *name = zkl__watch_name(n, slot, nm);
-    if (n->nahead == 0 || n->own != ZKL__OWN_SET || !n->pol->handoff || name == NULL)
+    if (n->nahead == 0 || n->own != ZKL__OWN_SET || !n->pol->handoff)
         return r;
+    /* The node watched, as a peer: any other name is none of those ahead. */
+    zkl__peer w;
+    if (n->watch[slot] != NULL) {
+        if (!zkl__core_peer(n, n->watch[slot], &w))
+            return r;
+    } else if (slot == 0 && n->wpeer.seq >= 0) {
+        w = n->wpeer;
+    } else {
+        return r;
+    }
     size_t i = n->nahead;
-    while (i > 0 && strcmp(zkl__core_peer_name(n, &n->ahead[i - 1], pn), name) != 0)
+    while (i > 0 && !zkl__core_same_peer(&n->ahead[i - 1], &w))
         i--;
     if (i == 0)
         return r;
