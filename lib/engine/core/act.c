@@ -126,8 +126,11 @@ static zkl__decision carry(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t
         n->walk = ZKL__W_NONE;
         zkl__walk_set(n, cs, w, total, older);
         zkl__watch_group_clear(n);
-        if (!zkl__watch_arm(n, 0, cs[w].name) ||
-            !zkl__watch_arm(n, 1, n->prefetch && w > 0 ? cs[w - 1].name : NULL))
+        /* The nodes ahead kept end with cs[w], read into a peer already. */
+        bool armed = n->nahead > 0
+                         ? zkl__watch_arm_peer(n, cs[w].name, &n->ahead[n->nahead - 1])
+                         : zkl__watch_arm(n, 0, cs[w].name);
+        if (!armed || !zkl__watch_arm(n, 1, n->prefetch && w > 0 ? cs[w - 1].name : NULL))
             return zkl__cnode_do_code(ZKL__S_ABORT, ZKL_ENOMEM);
         break;
     }

@@ -153,7 +153,8 @@ void zkl__core_broken(struct zkl__core *k, zkl__cnode *n, const char *what, int 
 #define ZKL__NAME_BUF 160
 /* The name watched in slot, or NULL (formatted into buf if need be). */
 const char *zkl__watch_name(const zkl__cnode *n, int slot, char buf[ZKL__NAME_BUF]);
-/* Our node's name into buf, or NULL while its sequence is not known. */
+/* Our node's name, or NULL while its sequence is not known: the copy kept
+ * (zkl__core_name), or else written into buf. Use what it returns. */
 const char *zkl__core_own(const zkl__cnode *n, char buf[ZKL__NAME_BUF]);
 /* The path of the node to create, dir/_c_<uuid>-<kind><seq> (seq "" for
  * the server's), into path, cut as snprintf would cut it. */
@@ -303,6 +304,8 @@ void zkl__walk_drop(zkl__cnode *n, size_t i);
 void zkl__watch_own(zkl__cnode *n);
 /* Watch `name` in slot (NULL: none). false without memory. */
 bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name);
+/* The same in slot 0, p being name as a peer (zkl__core_peer read it). */
+bool zkl__watch_arm_peer(zkl__cnode *n, const char *name, const zkl__peer *p);
 bool zkl__watch_ahead(zkl__cnode *n);
 void zkl__watch_off(zkl__cnode *n); /* slots and group */
 bool zkl__watch_group(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self);

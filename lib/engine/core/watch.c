@@ -186,6 +186,11 @@ bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
     return arm(n, slot, name, slot == 0 && zkl__core_peer(n, name, &p) ? &p : NULL);
 }
 
+bool zkl__watch_arm_peer(zkl__cnode *n, const char *name, const zkl__peer *p)
+{
+    return arm(n, 0, name, p);
+}
+
 /* After a walk back: watch the nearest node ahead that is left, and with
  * prefetch the one before it. false without memory. */
 bool zkl__watch_ahead(zkl__cnode *n)
