@@ -115,6 +115,22 @@ START_TEST(test_node_names_parse_kind_and_sequence)
         }
     ck_assert_int_eq(zkl__entry_parse("9876543210", &e), 0);
     ck_assert_int_eq(e.seq, 9876543210LL);
+    /* Every byte value in every place of the ten (read eight at once):
+     * a digit gives its value there, any other byte no sequence. */
+    for (size_t i = 0; i < 10; i++)
+        for (int c = 1; c < 256; c++) {
+            char t[] = "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-9081726354";
+            char *d = t + strlen(t) - 10;
+            d[i] = (char)c;
+            bool digit = c >= '0' && c <= '9';
+            long long want = strtoll(d, NULL, 10);
+            ck_assert_msg(zkl__entry_parse(t, &e) == (digit ? 0 : -1), "%s", t);
+            ck_assert_msg(!digit || e.seq == want, "%s: %lld", t, (long long)e.seq);
+            uint8_t u[16];
+            int64_t seq = -1;
+            ck_assert_msg(zkl__name_read(t, "lock-", u, &seq) == (digit ? 0 : -1), "%s", t);
+            ck_assert_msg(!digit || seq == want, "%s: %lld", t, (long long)seq);
+        }
 }
 END_TEST
 

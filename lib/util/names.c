@@ -74,6 +74,28 @@ static uint64_t word8(const unsigned char *p)
 /* The high bit of each byte of w (all under 0x80) that is at least c. */
 #define AT_LEAST(w, c) (((w) + (0x80 - (c)) * ONES) & HIGHS)
 
+/* The value of the ten decimal digits at d into *out: 0, or -1 if one is
+ * not a digit. The first eight as one word, two digits to a byte, then four
+ * to a half, then all eight: every listing reads each child's sequence. */
+static int digits10(const char *d, int64_t *out)
+{
+    uint64_t w = word8((const unsigned char *)d);
+    if ((w & HIGHS) || (AT_LEAST(w, '0') & ~AT_LEAST(w, '9' + 1)) != HIGHS)
+        return -1;
+    uint64_t v = w & 0x0f * ONES; /* a digit's value is its low four bits */
+    v = (v * 10 + (v >> 8)) & 0x00ff00ff00ff00ffULL;
+    v = (v * 100 + (v >> 16)) & 0x0000ffff0000ffffULL;
+    v = (v * 10000 + (v >> 32)) & 0xffffffffULL;
+    int64_t seq = (int64_t)v;
+    for (size_t i = 8; i < SEQ_DIGITS; i++) {
+        if (d[i] < '0' || d[i] > '9')
+            return -1;
+        seq = seq * 10 + (d[i] - '0');
+    }
+    *out = seq;
+    return 0;
+}
+
 /* The four bytes that eight hex digits in w stand for, into out: 0, or -1
  * if one is not a digit (an uppercase one unless `upper`). Eight at once
  * in one word: every listing reads each node ahead. */
@@ -129,13 +151,8 @@ int zkl__name_read(const char *name, const char *kind, uint8_t uuid[16], int64_t
     if (strncmp(name + PROTECT_LEN, kind, kl) != 0)
         return -1;
     const char *d = name + PROTECT_LEN + kl;
-    int64_t v = 0;
-    for (size_t i = 0; i < SEQ_DIGITS; i++) {
-        if (d[i] < '0' || d[i] > '9')
-            return -1;
-        v = v * 10 + (d[i] - '0');
-    }
-    if (d[SEQ_DIGITS] != '\0')
+    int64_t v;
+    if (digits10(d, &v) != 0 || d[SEQ_DIGITS] != '\0')
         return -1;
     *seq = v;
     return 0;
@@ -146,16 +163,13 @@ int zkl__entry_parse(const char *name, zkl__entry *e)
     size_t len = strlen(name);
     if (len < SEQ_DIGITS)
         return -1;
-    int64_t seq = 0;
-    for (size_t i = len - SEQ_DIGITS; i < len; i++) {
-        if (name[i] < '0' || name[i] > '9')
-            return -1;
-        seq = seq * 10 + (name[i] - '0');
-    }
+    int64_t seq;
+    if (digits10(name + len - SEQ_DIGITS, &seq) != 0)
+        return -1;
     e->name = name;
     e->seq = seq;
     /* The kind sits between the protection prefix (if any) and the digits. */
-    if (len >= PROTECT_LEN + SEQ_DIGITS && strncmp(name, PROTECT_PREFIX, 3) == 0 &&
+    if (len >= PROTECT_LEN + SEQ_DIGITS && name[0] == '_' && name[1] == 'c' && name[2] == '_' &&
         name[PROTECT_LEN - 1] == '-')
         e->kind = name + PROTECT_LEN;
     else

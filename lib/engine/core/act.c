@@ -38,7 +38,7 @@ zkl__decision zkl__act_listed(zkl__cnode *n, int rc, const struct String_vector 
  * watches it, as our own node is watched. */
 static zkl__decision recover_found(zkl__cnode *n, const char *name)
 {
-    n->seq = zkl__core_seq(name); /* recoverable(): one of our names */
+    zkl__core_name(n, zkl__core_seq(name)); /* recoverable(): one of our names */
     char buf[ZKL__MAX_PATH + 96];
     zkl__act a = {.type = ZKL__A_FIND, .path = zkl__core_full(n, name, buf)};
     int rc = zkl__core_send(n, &a);
@@ -126,8 +126,11 @@ static zkl__decision carry(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t
         n->walk = ZKL__W_NONE;
         zkl__walk_set(n, cs, w, total, older);
         zkl__watch_group_clear(n);
-        if (!zkl__watch_arm(n, 0, cs[w].name) ||
-            !zkl__watch_arm(n, 1, n->prefetch && w > 0 ? cs[w - 1].name : NULL))
+        /* The nodes ahead kept end with cs[w], read into a peer already. */
+        bool armed = n->nahead > 0
+                         ? zkl__watch_arm_peer(n, cs[w].name, &n->ahead[n->nahead - 1])
+                         : zkl__watch_arm(n, 0, cs[w].name);
+        if (!armed || !zkl__watch_arm(n, 1, n->prefetch && w > 0 ? cs[w - 1].name : NULL))
             return zkl__cnode_do_code(ZKL__S_ABORT, ZKL_ENOMEM);
         break;
     }

@@ -178,6 +178,7 @@ int zkl__cnode_init(struct zkl__core *k, zkl__cnode *n, const zkl__cnode_opts *o
     n->patience = o->try_once ? ZKL__P_ONCE : ZKL__P_DEADLINE;
     n->fast_expect = -1;
     n->seq = -1;
+    n->name = NULL;
     n->wpeer.seq = -1;
     n->gen = k->gen;
     if ((o->kind || o->fixed_seq) && zkl__core_side(n) == NULL)
@@ -230,7 +231,7 @@ void zkl__cnode_maybe_free(zkl__cnode *n)
         free(n->side);
         n->side = NULL;
     }
-    n->seq = -1;
+    zkl__core_unname(n);
     zkl__core_dir_put(k, n->dir);
     n->dir = NULL;
     zkl__core_tell(n, ZKL__A_FREE); /* the last thing done with n */

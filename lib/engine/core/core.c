@@ -390,6 +390,21 @@ void zkl__core_unname(zkl__cnode *n)
     if (n->route == ZKL__RT_HELD)
         unroute(n);
     n->seq = -1;
+    free(n->name);
+    n->name = NULL;
+}
+
+void zkl__core_name(zkl__cnode *n, int32_t seq)
+{
+    zkl__core_unname(n);
+    if (seq < 0)
+        return;
+    n->seq = seq;
+    /* Written once and kept: a contended acquisition needs it half a dozen
+     * times (listings, its watch, the held index, its delete). */
+    char buf[ZKL__NAME_BUF];
+    zkl__name_write(buf, sizeof buf, n->uuid, zkl__cnode_kind(n), seq);
+    n->name = zkl__core_strdup(n->core, buf);
 }
 
 /* Put n on the routing list `to`. The held index needs room: without it

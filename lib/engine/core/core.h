@@ -296,6 +296,8 @@ typedef struct zkl__cnode {
     struct zkl__dir *dir;  /* the lock path, interned */
     int32_t seq;           /* our node's sequence once known, else -1: its name is
                               made of its uuid, kind and sequence (zkl__core_own) */
+    char *name;            /* that name, written once when seq became known; NULL
+                              without memory (then written where needed) */
     int32_t own_version;   /* our node's data version last read */
     char *watch[2];        /* watched names: the node ahead, and (prefetch) the one before */
     zkl__peer wpeer;       /* the node ahead, when of our kind, instead of watch[0] */

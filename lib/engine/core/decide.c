@@ -92,6 +92,26 @@ static int entry_cmp(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* A listing's entries in order. A short one (a handful of contenders: the
+ * common case, sorted at every listing) by insertion, the comparison
+ * inline, where qsort calls back for each; a longer one by qsort. Names
+ * in a listing are distinct, so entry_cmp orders them one way only:
+ * either gives the same order. */
+static void sort_entries(zkl__entry *cs, size_t k)
+{
+    if (k > 32) {
+        qsort(cs, k, sizeof *cs, entry_cmp);
+        return;
+    }
+    for (size_t i = 1; i < k; i++) {
+        zkl__entry e = cs[i];
+        size_t j = i;
+        for (; j > 0 && entry_cmp(&cs[j - 1], &e) > 0; j--)
+            cs[j] = cs[j - 1];
+        cs[j] = e;
+    }
+}
+
 /* Whether `name` is a node whose deletion was already seen: a listing sent
  * before that deletion may still show it, and it never comes back. */
 static bool seen_gone(const zkl__cnode *n, const char *name)
@@ -186,7 +206,7 @@ size_t zkl__decide_contenders(const zkl__cnode *n, const struct String_vector *k
     for (size_t i = 0; i < cnt; i++)
         if (zkl__entry_parse(kids->data[i], &cs[k]) == 0 && !(gone && seen_gone(n, kids->data[i])))
             k++;
-    qsort(cs, k, sizeof *cs, entry_cmp);
+    sort_entries(cs, k);
     *self = k;
     char own[ZKL__NAME_BUF];
     const char *name = zkl__core_own(n, own);

@@ -12,6 +12,8 @@
 #ifndef ZKL_MACHINE_H
 #define ZKL_MACHINE_H
 
+#include <string.h>
+
 #include "core.h"
 #include "list.h"
 #include "zkl.h"
@@ -154,7 +156,8 @@ void zkl__core_broken(struct zkl__core *k, zkl__cnode *n, const char *what, int 
 #define ZKL__NAME_BUF 160
 /* The name watched in slot, or NULL (formatted into buf if need be). */
 const char *zkl__watch_name(const zkl__cnode *n, int slot, char buf[ZKL__NAME_BUF]);
-/* Our node's name into buf, or NULL while its sequence is not known. */
+/* Our node's name, or NULL while its sequence is not known: the copy kept
+ * (zkl__core_name), or else written into buf. Use what it returns. */
 const char *zkl__core_own(const zkl__cnode *n, char buf[ZKL__NAME_BUF]);
 /* The path of the node to create, dir/_c_<uuid>-<kind><seq> (seq "" for
  * the server's), into path, cut as snprintf would cut it. */
@@ -163,6 +166,11 @@ void zkl__cnode_create_path(const zkl__cnode *n, const char *seq, char *path, si
 int32_t zkl__core_seq(const char *name);
 /* `name` as a peer of n's kind, if it is one exactly (true), and back. */
 bool zkl__core_peer(const zkl__cnode *n, const char *name, zkl__peer *p);
+/* Two peers are one node (of one kind, as a node's peers are). */
+static inline bool zkl__core_same_peer(const zkl__peer *a, const zkl__peer *b)
+{
+    return a->seq == b->seq && memcmp(a->uuid, b->uuid, sizeof a->uuid) == 0;
+}
 const char *zkl__core_peer_name(const zkl__cnode *n, const zkl__peer *p, char buf[ZKL__NAME_BUF]);
 /* A watch event's path, taken apart once for all the nodes it is held
  * against: its lock path (if interned: a node of ours may be under it),
@@ -193,6 +201,8 @@ void zkl__core_route(zkl__cnode *n, enum zkl__core_route to);
 void zkl__core_new_uuid(zkl__cnode *n);
 /* Forget n's node name (its sequence), leaving the held index first. */
 void zkl__core_unname(zkl__cnode *n);
+/* n's node has sequence seq (< 0: none): its name, written, is kept. */
+void zkl__core_name(zkl__cnode *n, int32_t seq);
 struct zkl__dir *zkl__core_dir_get(struct zkl__core *k, const char *path);
 /* A path's parent (all before its last '/'; NULL without one) and the path
  * itself as interned lock paths, or NULL; *name: what follows that '/'. */
@@ -303,6 +313,8 @@ void zkl__walk_drop(zkl__cnode *n, size_t i);
 void zkl__watch_own(zkl__cnode *n);
 /* Watch `name` in slot (NULL: none). false without memory. */
 bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name);
+/* The same in slot 0, p being name as a peer (zkl__core_peer read it). */
+bool zkl__watch_arm_peer(zkl__cnode *n, const char *name, const zkl__peer *p);
 bool zkl__watch_ahead(zkl__cnode *n);
 void zkl__watch_off(zkl__cnode *n); /* slots and group */
 bool zkl__watch_group(zkl__cnode *n, const zkl__entry *cs, size_t k, size_t self);

@@ -14,6 +14,8 @@ const char *zkl__core_own(const zkl__cnode *n, char buf[ZKL__NAME_BUF])
 {
     if (n->seq < 0)
         return NULL;
+    if (n->name != NULL)
+        return n->name;
     zkl__name_write(buf, ZKL__NAME_BUF, n->uuid, zkl__cnode_kind(n), n->seq);
     return buf;
 }

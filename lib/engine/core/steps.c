@@ -294,14 +294,14 @@ zkl__decision zkl__step_created(zkl__cnode *n, const zkl__event *ev)
         n->token = ev->czxid;
         char own[ZKL__NAME_BUF];
         const char *base = strrchr(ev->name, '/') ? strrchr(ev->name, '/') + 1 : ev->name;
-        if ((n->seq = zkl__core_seq(ev->name)) < 0 ||
-            strcmp(zkl__core_own(n, own), base) != 0) {
+        zkl__core_name(n, zkl__core_seq(ev->name));
+        if (n->seq < 0 || strcmp(zkl__core_own(n, own), base) != 0) {
             /* Not a name of ours: never from a server that keeps the
              * protocol but past the 32-bit wrap of the parent's counter,
              * where the server's %010d gives "-2147483647", whose last ten
              * digits would read as a sequence of ours. Delete it by the
              * name at hand, and fail. */
-            n->seq = -1;
+            zkl__core_unname(n);
             zkl__step_set_err(n, ZKL_EZK, ZAPIERROR);
             return (zkl__decision){ZKL__S_DELETE, 0, 0, ev->name};
         }

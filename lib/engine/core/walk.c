@@ -18,9 +18,21 @@ void zkl__walk_clear(zkl__cnode *n)
     n->ahead_front = false;
 }
 
+/* Whether a waiter with `nahead` nodes ahead of it known, in a listing of
+ * qlen entries, lists when the node it watches goes, rather than walk back:
+ * in a short queue with more than two of them, many may have gone at once
+ * (fast turnover), and one small listing sees all that, where walking
+ * would cost a request per node (list_instead, and the prefetch watch's
+ * going in zkl__walk_back). */
+static bool short_lists(size_t nahead, size_t qlen)
+{
+    return nahead > 2 && qlen <= AHEAD_SHORT;
+}
+
 /* Remember the nodes ahead of ours, cs[0..w] (the nearest AHEAD_LONG of
  * them in a long queue of k entries), if all are of our kind and our kind
- * hands off. `older` more nodes were ahead of cs[0] in the listing. */
+ * hands off, and walking back through them may serve. `older` more nodes
+ * were ahead of cs[0] in the listing. */
 void zkl__walk_set(zkl__cnode *n, const zkl__entry *cs, size_t w, size_t k, size_t older)
 {
     zkl__walk_clear(n);
@@ -31,6 +43,11 @@ void zkl__walk_set(zkl__cnode *n, const zkl__entry *cs, size_t w, size_t k, size
     if (!n->pol->handoff)
         return;
     size_t from = k > AHEAD_SHORT && w + 1 > AHEAD_LONG ? w + 1 - AHEAD_LONG : 0;
+    /* Such a waiter never walks: until its next listing, no node ahead
+     * goes but it lists (nothing is dropped from what it would keep, so
+     * it stays so). Reading and keeping them would serve nothing. */
+    if (short_lists(w + 1 - from, k))
+        return;
     /* Only nodes of our kind with protected names, kept as peers. Without
      * memory, or for another name: nothing kept, the waiter lists. */
     if ((n->ahead = zkl__core_malloc(n->core, (w + 1 - from) * sizeof *n->ahead)) == NULL)
@@ -59,7 +76,7 @@ static enum zkl__walk list_instead(const zkl__cnode *n, bool *list)
     *list = false;
     if (n->nahead <= 2)
         return (enum zkl__walk)n->walk;
-    if (n->qlen <= AHEAD_SHORT) {
+    if (short_lists(n->nahead, n->qlen)) {
         *list = true;
         return (enum zkl__walk)n->walk;
     }
@@ -78,12 +95,20 @@ zkl__walkback zkl__walk_back(const zkl__cnode *n, int slot)
 {
     zkl__walkback r = {.step = ZKL__S_LIST, .pred = (enum zkl__pred)n->pred,
                    .walk = (enum zkl__walk)n->walk};
-    char nm[ZKL__NAME_BUF], pn[ZKL__NAME_BUF];
-    const char *name = zkl__watch_name(n, slot, nm);
-    if (n->nahead == 0 || n->own != ZKL__OWN_SET || !n->pol->handoff || name == NULL)
+    if (n->nahead == 0 || n->own != ZKL__OWN_SET || !n->pol->handoff)
         return r;
+    /* The node watched, as a peer: any other name is none of those ahead. */
+    zkl__peer w;
+    if (n->watch[slot] != NULL) {
+        if (!zkl__core_peer(n, n->watch[slot], &w))
+            return r;
+    } else if (slot == 0 && n->wpeer.seq >= 0) {
+        w = n->wpeer;
+    } else {
+        return r;
+    }
     size_t i = n->nahead;
-    while (i > 0 && strcmp(zkl__core_peer_name(n, &n->ahead[i - 1], pn), name) != 0)
+    while (i > 0 && !zkl__core_same_peer(&n->ahead[i - 1], &w))
         i--;
     if (i == 0)
         return r;

@@ -39,9 +39,10 @@ static bool watch_send(zkl__cnode *n, zkl__act *a)
 void zkl__watch_own(zkl__cnode *n)
 {
     char own[ZKL__NAME_BUF], buf[ZKL__MAX_PATH + 96];
-    if (n->own != ZKL__OWN_OFF || zkl__core_own(n, own) == NULL)
+    const char *name = n->own == ZKL__OWN_OFF ? zkl__core_own(n, own) : NULL;
+    if (name == NULL)
         return;
-    zkl__act a = {.type = ZKL__A_WATCH_OWN, .path = zkl__core_full(n, own, buf)};
+    zkl__act a = {.type = ZKL__A_WATCH_OWN, .path = zkl__core_full(n, name, buf)};
     zkl__cnode_own(n, ZKL__OWN_ASKED);
     if (!watch_send(n, &a))
         zkl__cnode_own(n, ZKL__OWN_OFF);
@@ -134,26 +135,26 @@ static void unwatch(zkl__cnode *n, int slot)
     zkl__cnode_armed(n, &n->armed[slot], ZKL__ARM_OFF);
 }
 
-bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
+/* Watch `name` in slot; p: it as a peer of our kind, kept as such (slot 0
+ * only), or NULL. */
+static bool arm(zkl__cnode *n, int slot, const char *name, const zkl__peer *p)
 {
-    if (name == NULL) {
-        unwatch(n, slot);
+    /* Already watching it? A peer's name and a peer are one (names.c). */
+    bool same = n->watch[slot] != NULL ? strcmp(n->watch[slot], name) == 0
+                                       : p != NULL && zkl__core_same_peer(&n->wpeer, p);
+    if (n->armed[slot] == ZKL__ARM_ON && same)
         return true;
-    }
-    char was[ZKL__NAME_BUF];
-    const char *now = zkl__watch_name(n, slot, was);
-    if (n->armed[slot] == ZKL__ARM_ON && now != NULL && strcmp(now, name) == 0)
-        return true; /* already watching it */
     /* The node ahead, of our kind, is kept as a peer, any other by its
-     * name (made before the old one goes: name may be it). */
-    zkl__peer p;
+     * name (made, and its path written, before the old one goes: name may
+     * be it). */
     char *copy = NULL;
-    bool peer = slot == 0 && zkl__core_peer(n, name, &p);
-    if (!peer && (copy = zkl__core_strdup(n->core, name)) == NULL)
+    if (p == NULL && (copy = zkl__core_strdup(n->core, name)) == NULL)
         return false;
+    char buf[ZKL__MAX_PATH + 96];
+    const char *path = zkl__core_full(n, name, buf);
     unwatch(n, slot);
-    if (peer)
-        n->wpeer = p;
+    if (p != NULL)
+        n->wpeer = *p;
     else
         n->watch[slot] = copy;
     zkl__cnode_armed(n, &n->armed[slot], ZKL__ARM_ON);
@@ -162,12 +163,9 @@ bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
         send_kids(n); /* the lock path's children tell */
         return true;
     }
-    char buf[ZKL__MAX_PATH + 96], nm[ZKL__NAME_BUF];
     /* A data watch, not an existence watch: none is left behind on a node
      * that is already gone (PROTOCOL §4). */
-    zkl__act a = {.type = ZKL__A_WATCH_AHEAD,
-                  .path = zkl__core_full(n, zkl__watch_name(n, slot, nm), buf),
-                  .slot = slot};
+    zkl__act a = {.type = ZKL__A_WATCH_AHEAD, .path = path, .slot = slot};
     n->wsent[slot]++;
     int rc = zkl__core_send(n, &a);
     if (rc != ZOK) {
@@ -178,15 +176,30 @@ bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
     return true;
 }
 
+bool zkl__watch_arm(zkl__cnode *n, int slot, const char *name)
+{
+    if (name == NULL) {
+        unwatch(n, slot);
+        return true;
+    }
+    zkl__peer p;
+    return arm(n, slot, name, slot == 0 && zkl__core_peer(n, name, &p) ? &p : NULL);
+}
+
+bool zkl__watch_arm_peer(zkl__cnode *n, const char *name, const zkl__peer *p)
+{
+    return arm(n, 0, name, p);
+}
+
 /* After a walk back: watch the nearest node ahead that is left, and with
  * prefetch the one before it. false without memory. */
 bool zkl__watch_ahead(zkl__cnode *n)
 {
     char a[ZKL__NAME_BUF], b[ZKL__NAME_BUF];
-    const char *first = zkl__core_peer_name(n, &n->ahead[n->nahead - 1], a);
+    const zkl__peer *first = &n->ahead[n->nahead - 1];
     const char *second =
         n->prefetch && n->nahead >= 2 ? zkl__core_peer_name(n, &n->ahead[n->nahead - 2], b) : NULL;
-    return zkl__watch_arm(n, 0, first) && zkl__watch_arm(n, 1, second);
+    return arm(n, 0, zkl__core_peer_name(n, first, a), first) && zkl__watch_arm(n, 1, second);
 }
 
 void zkl__watch_group_clear(zkl__cnode *n)
@@ -396,10 +409,10 @@ static zkl__decision ahead_event(zkl__cnode *n, int slot, int type)
     zkl__cnode_armed(n, &n->armed[slot], ZKL__ARM_OFF);
     n->core->stats.watch_events++;
     char nm[ZKL__NAME_BUF];
-    const char *name = zkl__watch_name(n, slot, nm);
     if (type == ZKL__WT_CHANGED) /* data changed: watch on */
-        return zkl__watch_arm(n, slot, name) ? zkl__do(ZKL__S_NONE)
-                                             : zkl__cnode_do_code(ZKL__S_ABORT, ZKL_ENOMEM);
+        return zkl__watch_arm(n, slot, zkl__watch_name(n, slot, nm))
+                   ? zkl__do(ZKL__S_NONE)
+                   : zkl__cnode_do_code(ZKL__S_ABORT, ZKL_ENOMEM);
     if (type != ZKL__WT_DELETED)
         return zkl__do(ZKL__S_LIST);
     if (slot == 0 && n->pred == ZKL__PRED_FIRST && n->pol->handoff && n->own == ZKL__OWN_SET)
@@ -411,6 +424,7 @@ static zkl__decision ahead_event(zkl__cnode *n, int slot, int type)
         return zkl__do(ZKL__S_HOLD);
     if (n->listing == ZKL__L_IDLE)
         return zkl__do(walk_back(n, slot)); /* the next one ahead, or hold */
+    const char *name = zkl__watch_name(n, slot, nm);
     struct zkl__cside *s;
     char *copy;
     if (n->pol->handoff && same_kind(n, name) && (s = zkl__core_side(n)) != NULL &&
