@@ -152,7 +152,8 @@ int zkl__name_read(const char *name, const char *kind, uint8_t uuid[16], int64_t
         return -1;
     const char *d = name + PROTECT_LEN + kl;
     int64_t v;
-    if (digits10(d, &v) != 0 || d[SEQ_DIGITS] != '\0')
+    /* Exactly ten characters left, before digits10 reads eight at once. */
+    if (strnlen(d, SEQ_DIGITS + 1) != SEQ_DIGITS || digits10(d, &v) != 0)
         return -1;
     *seq = v;
     return 0;
