@@ -1205,6 +1205,21 @@ static void proxy_stop(struct proxy *px)
     close(px->lfd);
 }
 
+/* A client whose connection goes through a new proxy px. Its session of
+ * 40 s: while answers are swallowed the loss rule runs (9/20 of the
+ * session timeout after the last answer the client presumes its session
+ * gone), and a slow (sanitized, loaded) machine has 18 s for what takes
+ * well under one. */
+static zkl_client *proxy_client(struct proxy *px)
+{
+    proxy_start(px);
+    char hosts[64];
+    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", px->port);
+    zkl_client *c;
+    ck_assert_int_eq(zkl_client_open(hosts, 40000, &c), 0);
+    return c;
+}
+
 static uint64_t recovered_of(zkl_client *c)
 {
     zkl_client_stats st;
@@ -1243,16 +1258,9 @@ START_TEST(test_recovery_adopts_only_its_own_node_not_a_planted_one)
                                     ZOO_SEQUENCE, made, (int)sizeof made), ZOK);
         ck_assert_int_eq(zoo_delete(tu_fixture_zk, made, -1), ZOK);
     }
+    /* Were the session presumed gone, there would be nothing to recover. */
     struct proxy px;
-    proxy_start(&px);
-    char hosts[64];
-    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", px.port);
-    /* While answers are swallowed the loss rule runs: 9/20 of the session
-     * timeout after the last answer the client presumes its session gone
-     * and ends it, and there is nothing left to recover. 40 s gives a slow
-     * (sanitized, loaded) machine 18 s for what takes well under one. */
-    zkl_client *c;
-    ck_assert_int_eq(zkl_client_open(hosts, 40000, &c), 0);
+    zkl_client *c = proxy_client(&px);
     int64_t sid = tu_client_session_id(c);
     struct rec *r = rec_new(c, p, K_MUTEX);
 
@@ -1352,13 +1360,7 @@ START_TEST(test_release_whose_answer_is_lost_then_refused_keeps_the_hold)
     char *p = tu_test_path("lostrefused");
     make_guarded_path(p, ZOO_PERM_CREATE | ZOO_PERM_READ);
     struct proxy px;
-    proxy_start(&px);
-    char hosts[64];
-    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", px.port);
-    /* Long enough that the loss rule never ends the session while the
-     * answers are swallowed, on a slow (sanitized, loaded) machine. */
-    zkl_client *c;
-    ck_assert_int_eq(zkl_client_open(hosts, 40000, &c), 0);
+    zkl_client *c = proxy_client(&px);
     int64_t sid = tu_client_session_id(c);
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
