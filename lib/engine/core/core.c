@@ -228,7 +228,6 @@ static size_t hash_str(size_t h, const char *p)
     return h;
 }
 
-
 /* The interned lock path of path[0..len), hashed h, or NULL. */
 static const struct zkl__dir *dir_at(const struct zkl__core *k, size_t h, const char *path,
                                      size_t len)
