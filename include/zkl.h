@@ -1710,7 +1710,7 @@ typedef void (*zkl_latch_fn)(zkl_latch *l, int leader, void *arg);
  * not running and will not be called. The listener may call zkl_latch_
  * is_leader, _token and _await with timeout 0, not zkl_latch_close,
  * zkl_latch_free or zkl_latch_set_listener. Returns 0, ZKL_EINVAL (NULL
- * l). Thread-safe. */
+ * l), ZKL_EFORK (in a child of fork()). Thread-safe. */
 ZKL_EXPORT int zkl_latch_set_listener(zkl_latch *l, zkl_latch_fn fn, void *arg);
 /* The fencing token of the current leadership (its node's czxid) in *out.
  * Returns 0, ZKL_ENOTHELD (not leading), ZKL_ELOST (the leadership was

@@ -277,6 +277,8 @@ int zkl_latch_start(zkl_latch *l)
 {
     if (l == NULL)
         return ZKL_EINVAL;
+    if (zkl__kit_forked(l->own.c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&l->own.mu);
     int rc = l->st == L_NEW ? 0 : l->st == L_CLOSED ? ZKL_ECLOSED : ZKL_EBUSY;
     pthread_mutex_unlock(&l->own.mu);
@@ -314,6 +316,8 @@ int zkl_latch_await(zkl_latch *l, long timeout_ms)
 {
     if (l == NULL)
         return ZKL_EINVAL;
+    if (zkl__kit_forked(l->own.c))
+        return ZKL_EFORK;
     int64_t deadline = zkl__deadline(timeout_ms);
     pthread_mutex_lock(&l->own.mu);
     int rc = 1;
@@ -351,6 +355,8 @@ int zkl_latch_token(zkl_latch *l, int64_t *out)
 {
     if (l == NULL || out == NULL)
         return ZKL_EINVAL;
+    if (zkl__kit_forked(l->own.c))
+        return ZKL_EFORK;
     pthread_mutex_lock(&l->own.mu);
     int rc = l->st != L_STARTED || l->lead == NULL ? ZKL_ENOTHELD
                                                   : zkl_request_token(l->lead->r, out);
@@ -358,10 +364,30 @@ int zkl_latch_token(zkl_latch *l, int64_t *out)
     return rc;
 }
 
+/* tell_mu, unless in a child of fork(): there the thread that held it at
+ * the fork (the client's, calling the listener) does not exist, and would
+ * never let it go; no listener runs in a child, so there is nothing to
+ * order. Whether it was taken, for tell_unlock. */
+static bool tell_lock(zkl_latch *l)
+{
+    if (zkl__kit_forked(l->own.c))
+        return false;
+    pthread_mutex_lock(&l->tell_mu);
+    return true;
+}
+
+static void tell_unlock(zkl_latch *l, bool taken)
+{
+    if (taken)
+        pthread_mutex_unlock(&l->tell_mu);
+}
+
 int zkl_latch_set_listener(zkl_latch *l, zkl_latch_fn fn, void *arg)
 {
     if (l == NULL)
         return ZKL_EINVAL;
+    if (zkl__kit_forked(l->own.c))
+        return ZKL_EFORK;
     /* Under tell_mu: once this returns, the old listener is not running. */
     pthread_mutex_lock(&l->tell_mu);
     pthread_mutex_lock(&l->own.mu);
@@ -412,7 +438,7 @@ int zkl_latch_close(zkl_latch *l)
 {
     if (l == NULL)
         return ZKL_EINVAL;
-    pthread_mutex_lock(&l->tell_mu);
+    bool told = tell_lock(l); /* in a child: memory only, nobody told */
     pthread_mutex_lock(&l->own.mu);
     enum latch_state was = l->st;
     if (was != L_CLOSED)
@@ -428,11 +454,12 @@ int zkl_latch_close(zkl_latch *l)
     }
     pthread_mutex_unlock(&l->own.mu);
     if (was == L_CLOSED) {
-        pthread_mutex_unlock(&l->tell_mu);
+        tell_unlock(l, told);
         return ZKL_ECLOSED;
     }
-    tell(l, 0);
-    pthread_mutex_unlock(&l->tell_mu);
+    if (told)
+        tell(l, 0);
+    tell_unlock(l, told);
     if (was == L_STARTED)
         (void)zkl_client_remove_listener(l->own.c, on_state, l);
     int rc = 0;

@@ -595,6 +595,86 @@ START_TEST(test_fork_while_a_thread_uses_a_latch)
 }
 END_TEST
 
+/* A latch listener that stays inside its call, told it leads, until let go:
+ * the client's thread is then inside the latch's call of its listener. */
+struct stuck_listener {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool inside, go;
+};
+
+static void stuck_listener_fn(zkl_latch *l, int leader, void *arg)
+{
+    (void)l;
+    struct stuck_listener *s = arg;
+    if (!leader)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->inside = true;
+    pthread_cond_broadcast(&s->cv);
+    while (!s->go)
+        pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static bool listener_inside(void *arg)
+{
+    struct stuck_listener *s = arg;
+    pthread_mutex_lock(&s->mu);
+    bool in = s->inside;
+    pthread_mutex_unlock(&s->mu);
+    return in;
+}
+
+static void child_sets_and_frees_the_latch(void *arg)
+{
+    zkl_latch *l = arg;
+    int64_t token = 0;
+    CHILD_AT("calls");
+    CHILD_CHECK(zkl_latch_set_listener(l, NULL, NULL) == ZKL_EFORK);
+    CHILD_CHECK(zkl_latch_await(l, 0) == ZKL_EFORK);
+    CHILD_CHECK(zkl_latch_token(l, &token) == ZKL_EFORK);
+    CHILD_CHECK(zkl_latch_start(l) == ZKL_EFORK);
+    CHILD_CHECK(zkl_latch_is_leader(l) == 0);
+    CHILD_AT("free");
+    zkl_latch_free(l);
+    CHILD_AT("done");
+}
+
+/* The listener's calls are serialized by a lock of the latch's own that
+ * the client's thread holds while it calls: a child forked meanwhile has
+ * no such thread, and must still free the latch, not wait for a call that
+ * never ends there. */
+START_TEST(test_fork_while_a_latch_listener_runs)
+{
+    zkl_client *c = tu_client(10000);
+    char *p = tu_path("listening");
+    struct stuck_listener s = {.inside = false};
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_cond_init(&s.cv, NULL);
+    zkl_latch *l;
+    ck_assert_int_eq(zkl_latch_new(c, p, "a", &l), 0);
+    ck_assert_int_eq(zkl_latch_set_listener(l, stuck_listener_fn, &s), 0);
+    ck_assert_int_eq(zkl_latch_start(l), 0);
+    bool inside = tu_wait_until(listener_inside, &s, 10000);
+    char msg[6144] = "";
+    int ok = inside && run_child(child_sets_and_frees_the_latch, l, 30000, msg, sizeof msg);
+    pthread_mutex_lock(&s.mu);
+    s.go = true;
+    pthread_cond_broadcast(&s.cv);
+    pthread_mutex_unlock(&s.mu);
+    ck_assert_msg(inside, "the listener was not told it leads");
+    ck_assert_msg(ok, "%s", msg);
+    ck_assert_int_eq(zkl_latch_is_leader(l), 1); /* the parent's leads on */
+    zkl_latch_free(l);
+    zkl_client_close(c);
+    ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
+    pthread_cond_destroy(&s.cv);
+    pthread_mutex_destroy(&s.mu);
+    free(p);
+}
+END_TEST
+
 /* ---- a client closed in the child while the parent goes on ------------------ */
 
 static void child_closes_the_client(void *arg)
@@ -636,6 +716,7 @@ int main(int argc, char **argv)
         test_close_in_the_child_leaves_the_parents_session,
         test_fork_while_a_thread_uses_a_cancel_handle,
         test_fork_while_a_thread_uses_a_latch,
+        test_fork_while_a_latch_listener_runs,
         NULL,
     };
     return tu_run_zk_case("fork", 120, tests);
