@@ -276,6 +276,19 @@ static const core_case cases[] = {
      "state A GONE\n"
      "detach A\n"
      "expect A:free\n"},
+    /* A node comes back to HELD from DELETING only as a refused release
+     * of a taken hold: one its caller left is reported. */
+    {"a left node moved from deleting to held is reported",
+     "node A lock\n"
+     "start A\n"
+     "expect A:create A:list\n"
+     "leave A\n"
+     "create A ok 1\n"
+     "expect A:delete\n"
+     "state A DELETING\n"
+     "force A HELD\n"
+     "expect A:broken A:wake\n"
+     "state A HELD\n"},
     {"a waiter that gives up deletes its node",
      "node A lock\n"
      "start A\n"

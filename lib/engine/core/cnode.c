@@ -57,7 +57,10 @@ void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to)
     if (from == to)
         return;
     struct zkl__core *k = n->core;
-    if (!zkl__cnode_legal((int)from, (int)to))
+    /* DELETING -> HELD is a refused release sent again: only a taken
+     * hold may come back so, never a node whose caller left. */
+    if (!zkl__cnode_legal((int)from, (int)to) ||
+        (from == N(DELETING) && to == N(HELD) && n->caller != ZKL__C_TAKEN))
         zkl__cnode_broken(n, "a lock node", (int)from, (int)to);
     k->moves[from][to]++;
     if (from == N(QUEUED))
