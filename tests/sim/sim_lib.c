@@ -73,6 +73,9 @@
  *             timeout) and the failed attempt's grace, a blocking
  *             acquire's return too (moved by the time its client's
  *             keeper waited for a synchronous call);
+ *   prompt    a try once is decided within two thirds of its session
+ *             timeout (and the grace) where no fault silenced or slowed
+ *             anything around it (check_prompt);
  *   undo      a multi-lock whose undo was refused leaves the thread the
  *             refused member, nothing else;
  *   cancel    a blocking acquire ends ZKL_ECANCELED only once its handle
@@ -248,6 +251,11 @@ static struct {
     uint64_t blocking_calls, revokes_told, latch_leads, listings;
     int64_t outsider_leave_at; /* the outsider's session ends then (0: none to end) */
     int64_t cut_at; /* a follower was cut from the leader then (any client's) */
+    /* When a fault silenced or slowed a server or a link, or that ended
+     * (a ring of the latest), and whether a follower is cut off. */
+    int64_t stirs[64];
+    int nstirs;
+    bool parted;
     /* The latch's nodes as the leader made them: czxid, and the session
      * id of their ephemeral owner (a ring of the latest). */
     int64_t latch_czxid[256], latch_owner[256];
@@ -575,6 +583,46 @@ static int64_t latch_owner(int64_t token)
     return 0;
 }
 
+/* prompt: a try once is decided (held or not) without waiting for the
+ * lock (zkl(3)): by the server's answers, or by the lost connection, which
+ * the client notices within two thirds of its session timeout of silence;
+ * never by the session timeout itself. Checked where no fault silenced or
+ * slowed a server or a link, or ended, from three session timeouts before
+ * the call to its bound (deadline bounds those), the failed attempt's
+ * delete and a late keeper allowed; not for the descriptor client's
+ * requests, whose results wait for its loop. extra: what else its bound
+ * allows. */
+#define PROMPT_SLACK (200 * MS)
+static void stir(void)
+{
+    R.stirs[R.nstirs++ % 64] = zsim_now(R.w);
+}
+
+/* Whether a fault stirred from from to to (the ring too short: yes). */
+static bool stirred(int64_t from, int64_t to)
+{
+    if (R.nstirs > 64 && R.stirs[R.nstirs % 64] >= from)
+        return true;
+    for (int i = 0; i < R.nstirs && i < 64; i++)
+        if (R.stirs[i] >= from && R.stirs[i] <= to)
+            return true;
+    return false;
+}
+
+static void check_prompt(const struct req *q, int64_t now, int64_t extra)
+{
+    struct cl *k = q->k;
+    int64_t t = (int64_t)zkl__loss_timeout_ms(k->c->negotiated_ms, k->c->timeout_ms) * MS;
+    int64_t bound = 2 * t / 3 + PROMPT_SLACK + ZKL__GRACE_NS + SLACK + 2 * k->late_allow + extra;
+    if (q->timeout_ms != 0 || (q->r != NULL && k->fd_mode) ||
+        stirred(q->started - 3 * t, q->started + bound))
+        return;
+    if (now - q->started > bound)
+        violation("prompt", "request %d, a try once: decided %.3f s after its call, over %.3f s "
+                  "(two thirds of its session timeout and the grace)", q->id,
+                  (double)(now - q->started) / 1e9, (double)bound / 1e9);
+}
+
 static void on_result(zkl_request *r, int result, void *arg)
 {
     (void)r;
@@ -597,6 +645,7 @@ static void on_result(zkl_request *r, int result, void *arg)
         violation("deadline", "request %d (timeout %ld ms) ended %.3f s after its start, bound "
                   "%.3f s", q->id, q->timeout_ms, (double)(now - q->started) / 1e9,
                   (double)(q->bound - q->started) / 1e9);
+    check_prompt(q, now, q->k->held_back - q->held_back);
     if (result != 0) {
         q->release_at = now;
         return;
@@ -848,11 +897,13 @@ static void unheard_sent(struct cl *k)
         k->unheard = 0;
         k->unheard_heal = zsim_now(R.w) + tn;
         k->cut_at = zsim_now(R.w);
+        stir();
     } else if (--k->unheard_left == 0) {
         trace("client %d: its requests come through; its follower is cut after its sync", k->ix);
         zsim_link(s, true);
         zsim_cut_after_sync(s, 2 * tn);
         k->cut_at = R.cut_at = zsim_now(R.w);
+        stir();
         k->unheard_heal = 0;
     }
 }
@@ -908,6 +959,7 @@ static void outsider_aim(void)
 static void stall(int64_t ns)
 {
     R.slow_ns += ns;
+    stir();
     if (zsim_now(R.w) + ns > R.slow_until)
         R.slow_until = zsim_now(R.w) + ns;
 }
@@ -967,11 +1019,14 @@ static void fault(void)
             trace("fault: client %d's link goes silent", k->ix);
             zsim_link(s, false);
             R.link_heal[k->ix] = zsim_now(R.w) + (int64_t)zsim_below(R.w, 8000) * MS;
+            stir();
         }
         break;
     case 3:
         trace("fault: a follower is cut off for a while");
         R.cut_at = zsim_now(R.w);
+        R.parted = true;
+        stir();
         zsim_partition(R.w, 1 + (int)zsim_below(R.w, 2), true);
         break;
     }
@@ -986,6 +1041,7 @@ static void heal(bool all)
             if (s != NULL)
                 zsim_link(s, true);
             R.link_heal[i] = 0;
+            stir();
         }
     for (int i = 0; i < NCL; i++) {
         struct cl *k = &R.cl[i];
@@ -998,9 +1054,13 @@ static void heal(bool all)
         if (all)
             k->unheard = k->unheard_left = 0;
     }
-    if (all || zsim_below(R.w, 3000) == 0)
+    if (all || zsim_below(R.w, 3000) == 0) {
         for (int sv = 1; sv < 3; sv++)
             zsim_partition(R.w, sv, false);
+        if (R.parted)
+            stir();
+        R.parted = false;
+    }
     if (R.outsider_leave_at != 0 && (all || now >= R.outsider_leave_at)) {
         trace("the outsider's session ends");
         zsim_outsider_leave(R.w); /* what it planted goes */
@@ -1652,6 +1712,7 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
     if (q->bound != 0 && now > q->bound + 2 * k->late_allow + R.slow_ns - q->slow_back + undo)
         violation("deadline", "blocking acquire %d (timeout %ld ms) returned %.3f s after its "
                   "start", q->id, t, (double)(now - q->started) / 1e9);
+    check_prompt(q, now, undo);
     if (rc == 0 && have != NULL && lock != L_SEMMUTEX) {
         have->count++; /* a reentry only counts */
         free(q);
