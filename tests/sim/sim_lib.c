@@ -261,6 +261,7 @@ static struct {
     int64_t latch_czxid[256], latch_owner[256];
     int nlatch;
     uint64_t outsider_acts, failovers;
+    int64_t mb_gone_at, mb_gone_back[NCL]; /* multi_gone: the last delete under MULTI_OTHER */
 } R;
 
 /* The calling thread is inside a blocking call (its waits step), since
@@ -559,11 +560,35 @@ static void multi_member(struct req *q)
     }
 }
 
-/* The leader makes or deletes a node: a latch node's owner noted. */
+/* A multi-lock request granted with its first member's node gone: that
+ * node went after the request began, at the last delete under MULTI_OTHER
+ * (whoever's node) or before it. Its told bound runs from that delete, as
+ * for a hold whose node goes while it is believed held, not from the
+ * grant: a grant made long after the client could have heard of the
+ * delete (the earlier member no longer checked) breaks it sooner. */
+static void multi_gone(struct req *q)
+{
+    if (q->lock != L_MULTI || q->r == NULL || R.mb_gone_at <= q->started ||
+        zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK ||
+        zsim_truth_stat(R.w, q->member, NULL) == ZSIM_OK)
+        return;
+    q->gone_at = R.mb_gone_at;
+    q->gone_back = R.mb_gone_back[q->k->ix];
+    trace("request %d: granted with its first member gone since %.3f s at the latest", q->id,
+          (double)q->gone_at / 1e9);
+}
+
+/* The leader makes or deletes a node: a latch node's owner noted, a
+ * delete under MULTI_OTHER timed (multi_gone). */
 static void on_change(void *arg, const struct zsim_change *ch)
 {
     (void)arg;
     size_t n = strlen(LATCH_PATH);
+    if (!ch->created && strncmp(ch->path, MULTI_OTHER "/", strlen(MULTI_OTHER) + 1) == 0) {
+        R.mb_gone_at = zsim_now(R.w);
+        for (int i = 0; i < NCL; i++)
+            R.mb_gone_back[i] = R.cl[i].held_back;
+    }
     if (!ch->created || strncmp(ch->path, LATCH_PATH, n) != 0 || ch->path[n] != '/')
         return;
     struct zsim_stat st;
@@ -674,6 +699,7 @@ static void on_result(zkl_request *r, int result, void *arg)
         (q->lock == L_MULTI && zsim_truth_stat(R.w, q->member, NULL) != ZSIM_OK)) {
         q->gone_at = now;
         q->gone_back = q->k->held_back;
+        multi_gone(q);
         check_expired(q);
     } else if (q->lock == L_MUTEX || q->lock == L_MULTI) {
         if (token <= R.max_token)
