@@ -328,6 +328,28 @@ static const core_case cases[] = {
      "down\n"
      "up\n"
      "expect B:list\n"},
+    /* A waiter whose listing waits behind another's can come to hold (a
+     * handoff, forced here) and lose that hold before the listing is sent:
+     * if it then cannot be sent, that concerns only waiters still queued. */
+    {"a listing that cannot be sent leaves alone a node held and lost since it asked",
+     "node C lock\n"
+     "node B lock\n"
+     "start C\n"
+     "start B\n"
+     "create C ok 1\n"
+     "create B ok 2\n"
+     "expect C:create C:list B:create C:own B:own\n"
+     "own B ok\n"
+     "force B HELD\n"
+     "expect B:wake\n"
+     "taken B\n"
+     "deleted B2\n"
+     "expect B:lost B:wake\n"
+     "state B LOST\n"
+     "fail NOAUTH\n"
+     "list C ok C1 B2\n"
+     "expect B:list C:wake\n"
+     "state B LOST\n"},
     {"a listing of an ended session holds up no waiter of the next",
      "node A lock\n"
      "start A\n"
