@@ -47,6 +47,9 @@
  *   SIM_THREADS    0: without the program threads, 1: with them; unset:
  *                  each schedule both ways, first without
  *   SIM_TRACE=1    a line per event
+ *   SIM_TIMEOUT    seconds of real time a schedule may take (default 120):
+ *                  past them, as on a crash, the schedule's seed and its
+ *                  replay are printed (zsim_crash_lines)
  *   SIM_EVENTS     ignored (tests/sim/mutants.sh sets it for sim-locks)
  *
  * The invariants, checked after every step against the leader's tree:
@@ -111,6 +114,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "front.h" /* zkl__obj_count */
 #include "session.h"
@@ -2670,6 +2674,8 @@ int main(void)
     long long with = env_num("SIM_THREADS", 2);
     int violations = 0;
     long long done = 0;
+    unsigned timeout = (unsigned)env_num("SIM_TIMEOUT", 120);
+    zsim_crash_arm();
     simt_init(NCL * NTH);
     int64_t events = 0;
     uint64_t acq = 0, calls = 0, leads = 0, revokes = 0, listings = 0, outsiders = 0,
@@ -2681,6 +2687,11 @@ int main(void)
         threads_on = n % 2 == 1;
         uint64_t h1, h2;
         events_before = events;
+        char replay[160];
+        snprintf(replay, sizeof replay, "SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_THREADS=%d "
+                 "SIM_TRACE=1 tests/sim/sim-lib", seed + (uint64_t)k, threads_on);
+        zsim_crash_lines(seed + (uint64_t)k, replay);
+        alarm(timeout); /* the replay below too */
         int bad = run(seed + (uint64_t)k, steps, tr, &h1);
         events += R.events;
         acq += R.acquisitions;
@@ -2701,11 +2712,11 @@ int main(void)
                          " took other steps when run again", seed);
             }
         }
+        alarm(0);
         if (bad) {
             violations++;
             printf("sim: VIOLATION %s\n", R.vtext);
-            printf("sim: replay: SIM_SEED=%" PRIu64 " SIM_SCHEDULES=1 SIM_THREADS=%d "
-                   "SIM_TRACE=1 tests/sim/sim-lib\n", seed + (uint64_t)k, threads_on);
+            printf("sim: replay: %s\n", replay);
         }
     }
     fprintf(stderr, "sim-lib: %" PRIu64 " acquisitions, %" PRIu64 " blocking calls, %" PRIu64

@@ -20,7 +20,6 @@
  *   sim: seed S, E events, N schedules, V violations
  * Exit status 0 without violations, 1 with. */
 #include <inttypes.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,38 +33,15 @@ static long long env_num(const char *name, long long dflt)
     return s && *s ? strtoll(s, NULL, 0) : dflt;
 }
 
-/* A crash, an assertion or a schedule that never ends still says which
- * schedule it was, and how to replay it: the lines are made before each
- * schedule, and written by the signal's handler as they are. */
-static char crash_head[64], crash_tail[512];
-
-static void on_fatal(int sig)
-{
-    static const char *const names[] = {[SIGABRT] = "an abort or assertion",
-                                        [SIGSEGV] = "a segmentation fault",
-                                        [SIGBUS] = "a bus error",
-                                        [SIGFPE] = "an arithmetic fault",
-                                        [SIGILL] = "an illegal instruction",
-                                        [SIGALRM] = "a timeout: SIM_TIMEOUT",
-                                        [SIGTERM] = "killed (SIGTERM)"};
-    const char *what = sig < (int)(sizeof names / sizeof names[0]) && names[sig] ? names[sig] : "?";
-    ssize_t r = write(STDOUT_FILENO, crash_head, strlen(crash_head));
-    r = write(STDOUT_FILENO, what, strlen(what));
-    r = write(STDOUT_FILENO, crash_tail, strlen(crash_tail));
-    (void)r;
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
+/* What the crash lines say to replay schedule `seed`. */
 static void crash_lines(uint64_t seed)
 {
     const char *mix = getenv("SIM_MIX");
-    snprintf(crash_head, sizeof crash_head, "\nsim: CRASH (");
-    snprintf(crash_tail, sizeof crash_tail,
-             ") in the schedule of seed %" PRIu64 "\nsim: replay: %s%s%smake check-sim "
-             "SIM_SEED=%" PRIu64 "\n",
-             seed, mix && *mix ? "SIM_MIX='" : "", mix && *mix ? mix : "", mix && *mix ? "' " : "",
+    char replay[512];
+    snprintf(replay, sizeof replay, "%s%s%smake check-sim SIM_SEED=%" PRIu64,
+             mix && *mix ? "SIM_MIX='" : "", mix && *mix ? mix : "", mix && *mix ? "' " : "",
              seed);
+    zsim_crash_lines(seed, replay);
 }
 
 static int count_faults(const struct tape *t)
@@ -124,9 +100,7 @@ int main(void)
     }
     uint64_t seed = (uint64_t)env_num("SIM_SEED", 1);
     unsigned timeout = (unsigned)env_num("SIM_TIMEOUT", 120);
-    static const int fatal[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGALRM, SIGTERM};
-    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
-        signal(fatal[i], on_fatal);
+    zsim_crash_arm();
     long long target = env_num("SIM_EVENTS", 1000000);
     long long steps = env_num("SIM_STEPS", 20000);
     long long max_sched = env_num("SIM_SCHEDULES", -1);

@@ -337,6 +337,13 @@ uint64_t zsim_below(zsim_world *w, uint64_t n);
  * choices of the others. */
 void zsim_reseed(zsim_world *w, uint64_t seed);
 
+/* A crash, an assertion or a schedule past SIM_TIMEOUT seconds of real
+ * time says which schedule it was (crash.c): zsim_crash_arm installs the
+ * handlers once; zsim_crash_lines, before each schedule, says its seed and
+ * the command that replays it. */
+void zsim_crash_arm(void);
+void zsim_crash_lines(uint64_t seed, const char *replay);
+
 /* ---- faults -------------------------------------------------------------- */
 
 /* The session's connection is reset. Of the requests its server has not
