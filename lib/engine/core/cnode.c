@@ -59,9 +59,10 @@ void zkl__cnode_move(zkl__cnode *n, enum zkl__nstate to)
     struct zkl__core *k = n->core;
     /* DELETING -> HELD is a refused release sent again: only a taken
      * hold may come back so, never a node whose caller left. */
-    if (!zkl__cnode_legal((int)from, (int)to) ||
-        (from == N(DELETING) && to == N(HELD) && n->caller != ZKL__C_TAKEN))
+    if (!zkl__cnode_legal((int)from, (int)to))
         zkl__cnode_broken(n, "a lock node", (int)from, (int)to);
+    else if (from == N(DELETING) && to == N(HELD) && n->caller != ZKL__C_TAKEN)
+        zkl__cnode_broken(n, "a lock node whose caller left", (int)from, (int)to);
     k->moves[from][to]++;
     if (from == N(QUEUED))
         k->queued--;

@@ -209,7 +209,7 @@ void zkl__core_tell(zkl__cnode *n, enum zkl__act_type type)
 void zkl__core_broken(struct zkl__core *k, zkl__cnode *n, const char *what, int from, int to)
 {
     char text[160];
-    snprintf(text, sizeof text, "internal error: %s moved from state %d to %d, which its table "
+    snprintf(text, sizeof text, "internal error: %s moved from state %d to %d, a move the engine "
              "forbids", what, from, to);
     k->stats.broken++;
     zkl__act a = {.type = ZKL__A_BROKEN, .n = n, .text = text};
