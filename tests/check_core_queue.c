@@ -350,6 +350,25 @@ static const core_case cases[] = {
      "list C ok C1 B2\n"
      "expect B:list C:wake\n"
      "state B LOST\n"},
+    {"a listing that cannot be sent leaves alone a node held since it asked, its session ended",
+     "node C lock\n"
+     "node B lock\n"
+     "start C\n"
+     "start B\n"
+     "create C ok 1\n"
+     "create B ok 2\n"
+     "expect C:create C:list B:create C:own B:own\n"
+     "own B ok\n"
+     "force B HELD\n"
+     "expect B:wake\n"
+     "taken B\n"
+     "expire\n"
+     "expect B:lost B:wake B:wake C:wake C:wake\n"
+     "state B LOST\n"
+     "fail SESSIONEXPIRED\n"
+     "list C ok C1 B2\n"
+     "expect B:list\n"
+     "state B LOST\n"},
     {"a listing of an ended session holds up no waiter of the next",
      "node A lock\n"
      "start A\n"
