@@ -47,9 +47,10 @@
  *   SIM_THREADS    0: without the program threads, 1: with them; unset:
  *                  each schedule both ways, first without
  *   SIM_TRACE=1    a line per event
- *   SIM_TIMEOUT    seconds of real time a schedule may take (default 120):
- *                  past them, as on a crash, the schedule's seed and its
- *                  replay are printed (zsim_crash_lines)
+ *   SIM_TIMEOUT    seconds of real time a schedule may take (default 120;
+ *                  the first one's replay in the same process included; 0:
+ *                  no limit): past them, as on a crash, the schedule's
+ *                  seed and its replay are printed (zsim_crash_lines)
  *   SIM_EVENTS     ignored (tests/sim/mutants.sh sets it for sim-locks)
  *
  * The invariants, checked after every step against the leader's tree:
@@ -82,8 +83,8 @@
  *   undo      a multi-lock whose undo was refused leaves the thread the
  *             refused member, nothing else;
  *   cancel    a blocking acquire ends ZKL_ECANCELED only once its handle
- *             fired, and within the grace of it while connected (prompt;
- *             a wait for a new session is not cut short: deadline bounds it);
+ *             fired, and within the grace of it while connected (a wait
+ *             for a new session is not cut short: deadline bounds it);
  *   stats     a client's counters never go back, its metrics count no
  *             internal fault;
  *   pred      a latch's watch, as sent, is on the node just before its
@@ -256,7 +257,8 @@ static struct {
     int64_t outsider_leave_at; /* the outsider's session ends then (0: none to end) */
     int64_t cut_at; /* a follower was cut from the leader then (any client's) */
     /* When a fault silenced or slowed a server or a link, or that ended
-     * (a ring of the latest), and whether a follower is cut off. */
+     * (a ring of the latest, check_prompt), and whether a follower is cut
+     * off (so that its heal counts among them). */
     int64_t stirs[64];
     int nstirs;
     bool parted;
@@ -1729,7 +1731,7 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
         else if (rc == ZKL_ECANCELED && !R.cancel_away &&
                  now > R.fired_at + ZKL__GRACE_NS + SLACK + k->late_allow + R.slow_ns -
                            R.fired_slow + undo)
-            violation("prompt", "blocking acquire %d: cancelled %.3f s after its handle fired",
+            violation("cancel", "blocking acquire %d: cancelled %.3f s after its handle fired",
                       q->id, (double)(now - R.fired_at) / 1e9);
         R.cancel = NULL;
         R.cancel_at = 0;
@@ -2669,6 +2671,8 @@ int main(void)
     long long schedules = env_num("SIM_SCHEDULES", 30);
     int64_t steps = env_num("SIM_STEPS", 4000);
     bool tr = env_num("SIM_TRACE", 0) != 0;
+    if (tr) /* a crash's lines come after the trace's last ones, none lost */
+        setvbuf(stdout, NULL, _IOLBF, 0);
     /* 0: without the program threads, 1: with them, else each schedule
      * both ways (first without). */
     long long with = env_num("SIM_THREADS", 2);
