@@ -115,11 +115,12 @@ static void unlink_join(zkl_latch *l, struct join *j);
  * started the close waits, and so does its callback, which may run on
  * another thread before zkl__async_start returns. A client without a
  * session right now is no failure: the next session's listener call
- * starts it. */
-static void start_join(zkl_latch *l, struct join *j)
+ * starts it. Returns the start's own refusal (0 if it was sent), never
+ * the result the callback may have had meanwhile. */
+static int start_join(zkl_latch *l, struct join *j)
 {
     if (j == NULL)
-        return;
+        return 0;
     zkl__qopts o = {.ident = l->own.ident, .tell_lost = true};
     int rc = zkl__kit_async_start(l->own.c, l->own.path, &zkl__latch_policy, &o, -1, request_done, j,
                               &j->r);
@@ -128,13 +129,16 @@ static void start_join(zkl_latch *l, struct join *j)
     l->starting--;
     if (rc != 0) {
         unlink_join(l, j);
-        if (rc != ZKL_ELOST && l->st == L_STARTED) /* ZKL_ELOST: the next session starts it */
+        if (rc == ZKL_ELOST || l->st != L_STARTED) /* ZKL_ELOST: the next session starts it */
+            rc = 0;
+        else
             l->err = rc;
     }
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->own.mu);
     if (rc != 0)
         free(j);
+    return rc;
 }
 
 static void unlink_join(zkl_latch *l, struct join *j)
@@ -222,7 +226,7 @@ static void request_done(zkl_request *r, int result, void *arg)
         zkl_request_free(r); /* from its own callback: freed once this returns */
         free(j);
     }
-    start_join(l, next);
+    (void)start_join(l, next);
 }
 
 /* The client's state listener: a new session is the latch's cue to take
@@ -241,7 +245,7 @@ static void on_state(zkl_client *c, enum zkl_state state, void *arg)
         l->cur = NULL;
     struct join *j = take_part(l);
     pthread_mutex_unlock(&l->own.mu);
-    start_join(l, j);
+    (void)start_join(l, j);
 }
 
 int zkl_latch_new(zkl_client *c, const char *path, const char *id, zkl_latch **out)
@@ -289,10 +293,14 @@ int zkl_latch_start(zkl_latch *l)
     pthread_mutex_lock(&l->own.mu);
     l->st = L_STARTED;
     struct join *j = take_part(l);
+    rc = j == NULL ? l->err : 0; /* nothing sent yet: its own failure */
     pthread_mutex_unlock(&l->own.mu);
-    start_join(l, j);
+    /* Only the start's own refusal fails the call: a result that came
+     * since (the listing refused, say) is await's and the listener's to
+     * say, and the latch stays started. */
+    if (rc == 0)
+        rc = start_join(l, j);
     pthread_mutex_lock(&l->own.mu);
-    rc = l->err;
     if (rc != 0 && l->st == L_STARTED)
         l->st = L_NEW;
     pthread_mutex_unlock(&l->own.mu);
