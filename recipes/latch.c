@@ -127,18 +127,17 @@ static int start_join(zkl_latch *l, struct join *j)
     pthread_mutex_lock(&l->own.mu);
     j->starting = false;
     l->starting--;
+    int refused = 0;
     if (rc != 0) {
         unlink_join(l, j);
-        if (rc == ZKL_ELOST || l->st != L_STARTED) /* ZKL_ELOST: the next session starts it */
-            rc = 0;
-        else
-            l->err = rc;
+        if (rc != ZKL_ELOST && l->st == L_STARTED) /* ZKL_ELOST: the next session starts it */
+            l->err = refused = rc;
     }
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->own.mu);
     if (rc != 0)
         free(j);
-    return rc;
+    return refused;
 }
 
 static void unlink_join(zkl_latch *l, struct join *j)
