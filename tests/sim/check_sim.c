@@ -10,9 +10,6 @@
 
 #include "sim.h"
 
-/* The driver's checker (drv.h, whose names clash with the model's). */
-long long latch_seq_of(const char *name);
-
 /* ---- helpers ------------------------------------------------------------ */
 
 static zsim_world *mkworld(int servers, uint64_t seed)
@@ -593,16 +590,18 @@ START_TEST(test_an_answer_over_a_clients_limit_breaks_its_connection)
 }
 END_TEST
 
-/* The checker's order of latch nodes (pred, absent): a name past the
+/* The checkers' order of latch nodes (zsim_latch_seq): a name past the
  * sequence's 32-bit wrap is no sequence, its last ten digits though they
  * are: "latch--2147483644" sorts before "latch-2147483643". */
 START_TEST(test_the_checker_reads_no_sequence_in_a_name_past_the_wrap)
 {
-    ck_assert_int_eq(latch_seq_of("_c_u-latch-2147483646"), 2147483646);
-    ck_assert_int_eq(latch_seq_of("_c_u-latch-0000000007"), 7);
-    ck_assert_int_eq(latch_seq_of("_c_u-latch--2147483644"), -1);
-    ck_assert_int_eq(latch_seq_of("_c_u-latch--999999999"), -1);
-    ck_assert_int_eq(latch_seq_of("latch"), -1);
+    ck_assert_int_eq(zsim_latch_seq("_c_u-latch-2147483646"), 2147483646);
+    ck_assert_int_eq(zsim_latch_seq("_c_u-latch-0000000007"), 7);
+    ck_assert_int_eq(zsim_latch_seq("_c_u-latch--2147483644"), -1);
+    ck_assert_int_eq(zsim_latch_seq("_c_u-latch--999999999"), -1);
+    ck_assert_int_eq(zsim_latch_seq("latch"), -1);
+    ck_assert_int_eq(zsim_latch_seq("_c_u-latch-000000007"), -1);
+    ck_assert_int_eq(zsim_latch_seq("_c_latch-u-latch-0000000042"), 42);
 }
 END_TEST
 

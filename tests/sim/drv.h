@@ -494,7 +494,6 @@ bool latch_node_settled(const struct dcl *c, const dnode *n);
 bool latch_settled(const struct dcl *c, char *why, size_t size);
 bool latch_takes_part(const struct dcl *c, const char *name);
 void latch_check_ahead(struct drv *d, const dnode *n, const char *ahead);
-long long latch_seq_of(const char *name);
 void latch_check_quiet(struct drv *d);
 
 /* drv_check.c */

@@ -247,20 +247,6 @@ void latch_timer(struct dcl *c, int who, uint32_t gen)
 
 /* ---- its invariants ---------------------------------------------------------------- */
 
-/* The sequence a latch node sorts by (its last ten digits), or -1: also
- * for a name past the 32-bit wrap ("latch--2147483644"), whose text after
- * "latch-" sorts before every sequence's, whatever its digits. */
-long long latch_seq_of(const char *name)
-{
-    size_t len = strlen(name);
-    if (len < 10 || (len >= 12 && name[len - 11] == '-' && name[len - 12] == '-'))
-        return -1;
-    for (size_t i = len - 10; i < len; i++)
-        if (name[i] < '0' || name[i] > '9')
-            return -1;
-    return atoll(name + len - 10);
-}
-
 struct between {
     long long lo, hi;
     char found[DRV_NAME];
@@ -269,7 +255,7 @@ struct between {
 static void between_one(void *arg, const char *name)
 {
     struct between *b = arg;
-    long long s = latch_seq_of(name);
+    long long s = zsim_latch_seq(name);
     if (b->found[0] == '\0' && s > b->lo && s < b->hi)
         snprintf(b->found, sizeof b->found, "%s", name);
 }
@@ -277,7 +263,7 @@ static void between_one(void *arg, const char *name)
 void latch_check_ahead(struct drv *d, const dnode *n, const char *ahead)
 {
     const char *slash = strrchr(ahead, '/');
-    struct between b = {latch_seq_of(slash ? slash + 1 : ahead), latch_seq_of(n->name), ""};
+    struct between b = {zsim_latch_seq(slash ? slash + 1 : ahead), zsim_latch_seq(n->name), ""};
     if (b.lo < 0 || b.hi < 0)
         return;
     zsim_truth_children(d->w, drv_paths[P_LATCH], between_one, &b);
@@ -313,7 +299,7 @@ struct first {
 static void first_one(void *arg, const char *name)
 {
     struct first *f = arg;
-    long long s = latch_seq_of(name);
+    long long s = zsim_latch_seq(name);
     if (s >= 0 && (f->seq < 0 || s < f->seq)) {
         f->seq = s;
         snprintf(f->name, sizeof f->name, "%s", name);

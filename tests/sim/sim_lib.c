@@ -1235,18 +1235,6 @@ static void check_latches(void)
         violation("holders", "%d latches lead on %s", leaders, LATCH_PATH);
 }
 
-/* The sequence of a latch's node name (the text after its last "latch-"),
- * or -1. */
-static int64_t latch_seq(const char *name)
-{
-    const char *p = NULL;
-    for (const char *q = strstr(name, "latch-"); q != NULL; q = strstr(q + 1, "latch-"))
-        p = q + 6;
-    if (p == NULL || strlen(p) != 10 || strspn(p, "0123456789") != 10)
-        return -1;
-    return strtoll(p, NULL, 10);
-}
-
 /* pred: a latch's node watches the node just before its own: when the
  * watch is sent, none of the leader's children sorts between the two. A
  * node between them exists now, so it was made before the watcher's own
@@ -1256,19 +1244,19 @@ static void check_pred(struct cl *k, zhandle_t *zh, const char *path)
 {
     static struct kids kl;
     const char *name = path + strlen(LATCH_PATH) + 1;
-    int64_t sx = latch_seq(name), sid = zsim_session_id(zapi_sim_session(zh));
+    int64_t sx = zsim_latch_seq(name), sid = zsim_session_id(zapi_sim_session(zh));
     struct zsim_stat st;
     if (sx < 0 || zsim_truth_stat(R.w, path, &st) != ZSIM_OK || st.ephemeralOwner == sid)
         return; /* gone already (it fails), or its own */
     kids_of(LATCH_PATH, &kl);
     int64_t own = -1;
     for (int i = 0; i < kl.n; i++) {
-        int64_t s = latch_seq(kl.name[i]);
+        int64_t s = zsim_latch_seq(kl.name[i]);
         if (kl.owner[i] == sid && s > sx && (own < 0 || s < own))
             own = s;
     }
     for (int i = 0; i < kl.n && own >= 0; i++) {
-        int64_t s = latch_seq(kl.name[i]);
+        int64_t s = zsim_latch_seq(kl.name[i]);
         if (s > sx && s < own) {
             violation("pred", "client %d's latch node of sequence %" PRId64 " watches %s, "
                       "but %s sorts between them", k->ix, own, name, kl.name[i]);
@@ -2492,8 +2480,8 @@ static bool latches_settled(char *why, size_t size)
     kids_of(LATCH_PATH, &kl);
     int64_t first = -1, sids[NCL] = {0};
     for (int i = 0; i < kl.n; i++) {
-        int64_t s = latch_seq(kl.name[i]);
-        if (s >= 0 && (first < 0 || s < latch_seq(kl.name[first])))
+        int64_t s = zsim_latch_seq(kl.name[i]);
+        if (s >= 0 && (first < 0 || s < zsim_latch_seq(kl.name[first])))
             first = i;
     }
     for (int i = 0; i < NCL; i++) {
@@ -2508,7 +2496,7 @@ static bool latches_settled(char *why, size_t size)
         }
         bool in = false;
         for (int j = 0; j < kl.n; j++)
-            in |= kl.owner[j] == sids[i] && latch_seq(kl.name[j]) >= 0;
+            in |= kl.owner[j] == sids[i] && zsim_latch_seq(kl.name[j]) >= 0;
         if (!in) {
             snprintf(why, size, "client %d's latch has no node of its session 0x%" PRIx64, i,
                      (uint64_t)sids[i]);

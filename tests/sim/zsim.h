@@ -344,6 +344,11 @@ void zsim_reseed(zsim_world *w, uint64_t seed);
 void zsim_crash_arm(void);
 void zsim_crash_lines(uint64_t seed, const char *replay);
 
+/* A leader latch node's sequence as the checkers order the nodes
+ * (latchseq.c): the ten digits after the name's last "latch-", or -1, as
+ * for a name past the sequence's 32-bit wrap. */
+int64_t zsim_latch_seq(const char *name);
+
 /* ---- faults -------------------------------------------------------------- */
 
 /* The session's connection is reset. Of the requests its server has not
