@@ -42,7 +42,11 @@
  *
  *   SIM_SEED       the first schedule's seed (default 1); schedule k has
  *                  seed SIM_SEED + k
- *   SIM_SCHEDULES  schedules (default 30)
+ *   SIM_SCHEDULES  at most this many schedules (default 30, or no bound
+ *                  when SIM_EVENTS is set)
+ *   SIM_EVENTS     world steps in all: no schedule starts once the run's
+ *                  events reach it (default: no budget; SIM_SCHEDULES
+ *                  alone bounds the run)
  *   SIM_STEPS      driver steps of each schedule before it settles (4,000)
  *   SIM_THREADS    0: without the program threads, 1: with them; unset:
  *                  each schedule both ways, first without
@@ -51,7 +55,6 @@
  *                  the first one's replay in the same process included; 0:
  *                  no limit): past them, as on a crash, the schedule's
  *                  seed and its replay are printed (zsim_crash_lines)
- *   SIM_EVENTS     ignored (tests/sim/mutants.sh sets it for sim-locks)
  *
  * The invariants, checked after every step against the leader's tree:
  *   holders   per lock path, the believed holds whose node exists: at most
@@ -110,6 +113,7 @@
  * Exit status 0 without violations, 1 with. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -2656,7 +2660,8 @@ static long long env_num(const char *name, long long dflt)
 int main(void)
 {
     uint64_t seed = (uint64_t)env_num("SIM_SEED", 1);
-    long long schedules = env_num("SIM_SCHEDULES", 30);
+    long long budget = env_num("SIM_EVENTS", -1);
+    long long schedules = env_num("SIM_SCHEDULES", budget > 0 ? LLONG_MAX / 2 : 30);
     int64_t steps = env_num("SIM_STEPS", 4000);
     bool tr = env_num("SIM_TRACE", 0) != 0;
     if (tr) /* a crash's lines come after the trace's last ones, none lost */
@@ -2676,6 +2681,8 @@ int main(void)
         long long k = n / 2;
         if ((with == 0 || with == 1) && n % 2 != with)
             continue;
+        if (budget > 0 && events >= budget && (n % 2 == 0 || with == 1))
+            break; /* a schedule's two ways are both run, or neither */
         threads_on = n % 2 == 1;
         uint64_t h1, h2;
         events_before = events;
