@@ -546,11 +546,11 @@ void *tu_workers_run_shared(const char *kind, const char *path, size_t size, int
     return shared;
 }
 
-int64_t tu_holder_kill(const char *const *args)
+int64_t tu_holder_kill(const char *path)
 {
     int fds[2];
     ck_assert_int_eq(pipe(fds), 0);
-    pid_t pid = tu_spawn_worker(args, fds[1]);
+    pid_t pid = tu_spawn_worker((const char *[]){"holder", path, NULL}, fds[1]);
     close(fds[1]);
     int64_t token = 0;
     ck_assert_int_eq(read(fds[0], &token, sizeof token), sizeof token);
@@ -559,6 +559,23 @@ int64_t tu_holder_kill(const char *const *args)
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     return token;
+}
+
+void tu_holder_main(int argc, char **argv,
+                    int (*take)(zkl_client *c, const char *path, int64_t *token))
+{
+    if (argc != 4 || strcmp(argv[1], "--worker") != 0 || strcmp(argv[2], "holder") != 0)
+        return;
+    zkl_client *c = NULL;
+    if (zkl_client_open(tu_hosts(), 2000, &c) != 0)
+        exit(2);
+    int64_t token = 0;
+    if (take(c, argv[3], &token) != 0)
+        exit(3);
+    if (write(1, &token, sizeof token) != sizeof token)
+        exit(4);
+    for (;;)
+        pause();
 }
 
 void *tu_map_shared(const char *file, size_t size, int create)

@@ -131,10 +131,19 @@ void tu_workers_run(const char *const *args, int n);
  * naming a new tu_shared_new mapping of `size` bytes they share; returns
  * that mapping, to read what they left (the file is gone by then). */
 void *tu_workers_run_shared(const char *kind, const char *path, size_t size, int n);
-/* A holder that dies holding: runs the worker `args`, which takes a lock
- * and writes its token (an int64_t) to stdout, reads the token, then kills
- * the worker with SIGKILL and reaps it. Returns the token (> 0). */
-int64_t tu_holder_kill(const char *const *args);
+/* A holder that dies holding: runs the suite's holder worker on `path`
+ * (tu_holder_main), reads the token it writes, then kills it with SIGKILL
+ * and reaps it. Returns the token (> 0). */
+int64_t tu_holder_kill(const char *path);
+/* The holder worker of a suite whose main() calls this after
+ * tu_main_init(); returns at once anywhere else. In that worker: opens a
+ * client of a short session (2 s, so that what it holds goes soon after it
+ * is killed), has `take` hold on it at the worker's path (returning 0) and
+ * give the hold's token, writes the token (an int64_t) to fd 1 and waits to
+ * be killed; exits 2 if the client does not open, 3 if `take` fails, 4 if
+ * the write does. */
+void tu_holder_main(int argc, char **argv,
+                    int (*take)(zkl_client *c, const char *path, int64_t *token));
 /* A MAP_SHARED mapping of `size` bytes of `file` (created and zeroed if
  * `create`), shared by a suite and its workers; NULL on failure. */
 void *tu_map_shared(const char *file, size_t size, int create);
