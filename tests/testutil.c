@@ -726,6 +726,14 @@ void tu_add_fixture(TCase *tc, const char *suite)
     tcase_add_checked_fixture(tc, fixture_setup, tu_fixture_teardown);
 }
 
+void tu_guard_path(const char *path, int perms)
+{
+    static char world[] = "world", anyone[] = "anyone", auth[] = "auth", empty[] = "";
+    struct ACL acl[2] = {{perms, {world, anyone}}, {ZOO_PERM_ALL, {auth, empty}}};
+    struct ACL_vector v = {2, acl};
+    ck_assert_int_eq(zoo_set_acl(tu_fixture_zk, path, -1, &v), ZOK);
+}
+
 char *tu_path(const char *leaf)
 {
     char *p = malloc(strlen(tu_fixture_root) + strlen(leaf) + 2);

@@ -162,6 +162,10 @@ void tu_fixture_teardown(void);
 void tu_add_fixture(TCase *tc, const char *suite);
 /* "<tu_fixture_root>/<leaf>", malloc'd. */
 char *tu_path(const char *leaf);
+/* An ACL on `path`, set through tu_fixture_zk: everyone gets `perms`, and
+ * the identities that handle authenticated as (a digest added to it)
+ * everything, so it can still look and clean up. */
+void tu_guard_path(const char *path, int perms);
 /* What one test makes and needs no more at its end: released after it by
  * the fixture's teardown, in the reverse order of their making (a failed
  * test's process ends at once; its session goes with it). */
