@@ -151,6 +151,27 @@ static bool mutex_alone(zkl_client *c, zkl_client *other, const char *path, long
     return hit;
 }
 
+/* An asynchronous acquire. */
+static bool mutex_async(zkl_client *c, zkl_client *other, const char *path, long nth)
+{
+    (void)other;
+    struct tu_heard d = {.result = 1};
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, path, &m), 0);
+    zkl_request *r = NULL;
+    arm(nth); /* no assertion while armed: the test framework allocates for each */
+    int rc = zkl_mutex_acquire_async(m, 5000, tu_heard_fn, &d, &r);
+    bool told = rc != 0 || tu_wait_until(tu_heard_once, &d, 10000);
+    if (rc == 0 && told && tu_heard_result(&d) == 0)
+        zkl_request_release(r);
+    bool hit = disarm();
+    ck_assert_msg(told, "allocation %ld failing: no callback", nth);
+    zkl_request_free(r);
+    settled(path, 0, nth, "an asynchronous acquire");
+    zkl_mutex_free(m);
+    return hit;
+}
+
 struct waiter {
     zkl_mutex *m;
     int rc;
@@ -229,46 +250,6 @@ static bool semaphore_lease(zkl_client *c, zkl_client *other, const char *path, 
     bool hit = disarm();
     settled(path, 0, nth, "a semaphore's lease");
     zkl_semaphore_free(s);
-    return hit;
-}
-
-struct done {
-    atomic_int calls, result;
-};
-
-static void on_done(zkl_request *r, int result, void *arg)
-{
-    (void)r;
-    struct done *d = arg;
-    atomic_store(&d->result, result);
-    atomic_fetch_add(&d->calls, 1);
-}
-
-static bool called(void *arg)
-{
-    return atomic_load(&((struct done *)arg)->calls) > 0;
-}
-
-/* An asynchronous acquire. */
-static bool mutex_async(zkl_client *c, zkl_client *other, const char *path, long nth)
-{
-    (void)other;
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, path, &m), 0);
-    struct done d;
-    atomic_init(&d.calls, 0);
-    atomic_init(&d.result, 1);
-    zkl_request *r = NULL;
-    arm(nth); /* no assertion while armed: the test framework allocates for each */
-    int rc = zkl_mutex_acquire_async(m, 5000, on_done, &d, &r);
-    bool told = rc != 0 || tu_wait_until(called, &d, 10000);
-    if (rc == 0 && told && atomic_load(&d.result) == 0)
-        zkl_request_release(r);
-    bool hit = disarm();
-    ck_assert_msg(told, "allocation %ld failing: no callback", nth);
-    zkl_request_free(r);
-    settled(path, 0, nth, "an asynchronous acquire");
-    zkl_mutex_free(m);
     return hit;
 }
 

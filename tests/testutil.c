@@ -264,6 +264,29 @@ void tu_expire_id(const clientid_t *id, int timeout_ms)
         ck_assert_msg(tu_now_ms() < end, "could not expire the session");
 }
 
+void tu_heard_fn(zkl_request *r, int result, void *arg)
+{
+    (void)r;
+    struct tu_heard *h = arg;
+    __atomic_store_n(&h->result, result, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&h->calls, 1, __ATOMIC_SEQ_CST);
+}
+
+int tu_heard_calls(struct tu_heard *h)
+{
+    return __atomic_load_n(&h->calls, __ATOMIC_SEQ_CST);
+}
+
+int tu_heard_result(struct tu_heard *h)
+{
+    return __atomic_load_n(&h->result, __ATOMIC_SEQ_CST);
+}
+
+bool tu_heard_once(void *h)
+{
+    return tu_heard_calls(h) > 0;
+}
+
 void tu_states_record(zkl_client *c, enum zkl_state st, void *arg)
 {
     (void)c;

@@ -95,6 +95,17 @@ struct tu_state_wait {
     int first, then;
 };
 bool tu_states_saw(void *w);
+/* An asynchronous request's callback that counts its calls and keeps the
+ * last result: (..., tu_heard_fn, &h, ...), h a struct tu_heard made zero,
+ * read with tu_heard_calls() and tu_heard_result() (fields kept atomically). */
+struct tu_heard {
+    int calls, result;
+};
+void tu_heard_fn(zkl_request *r, int result, void *arg);
+int tu_heard_calls(struct tu_heard *h);
+int tu_heard_result(struct tu_heard *h);
+/* A condition for tu_wait_until: h (a struct tu_heard) was called. */
+bool tu_heard_once(void *h);
 /* Make the server expire the session of `c` (another handle joins the
  * session with its id and password, then closes it). */
 void tu_expire_session(zkl_client *c);
