@@ -3,7 +3,6 @@
  * tree through them while a third is kept out, and bad entries are refused
  * before anything is sent. Also the TLS and SASL options of a build without
  * them: ZKL_ENOTSUP with a text that names the configure option. */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,35 +295,17 @@ START_TEST(test_a_refused_acquire_removes_the_parents_it_created)
 }
 END_TEST
 
-/* An asynchronous request's callback, heard. */
-struct heard {
-    atomic_int rc, done;
-};
-
-static void heard_fn(zkl_request *r, int result, void *arg)
-{
-    (void)r;
-    struct heard *h = arg;
-    atomic_store(&h->rc, result);
-    atomic_store(&h->done, 1);
-}
-
-static bool heard_done(void *arg)
-{
-    return atomic_load(&((struct heard *)arg)->done) != 0;
-}
-
 /* The asynchronous requests clean up as the blocking acquire does: when
  * the callback hears of the refusal, the parents are gone already. */
 START_TEST(test_a_refused_async_acquire_removes_the_parents_it_created)
 {
     zkl_client *c = world_and(ZKL_PERM_READ, "ip", "10.9.9.9");
     zkl_mutex *m = tu_test_mutex(c, tu_test_path("async/out/lock"));
-    struct heard h = {0};
+    struct tu_heard h = {0};
     zkl_request *r;
-    ck_assert_int_eq(zkl_mutex_acquire_async(m, 5000, heard_fn, &h, &r), 0);
-    ck_assert(tu_wait_until(heard_done, &h, 20000));
-    ck_assert_int_eq(atomic_load(&h.rc), ZKL_ENOAUTH);
+    ck_assert_int_eq(zkl_mutex_acquire_async(m, 5000, tu_heard_fn, &h, &r), 0);
+    ck_assert(tu_wait_until(tu_heard_once, &h, 20000));
+    ck_assert_int_eq(tu_heard_result(&h), ZKL_ENOAUTH);
     ck_assert_int_eq(tu_children(tu_fixture_zk, tu_fixture_root), 0);
     zkl_request_free(r);
 }
@@ -344,11 +325,11 @@ START_TEST(test_a_refused_multilock_member_removes_the_parents_it_created)
     const char *paths[] = {first, second};
     zkl_multilock *l;
     ck_assert_int_eq(zkl_multilock_new(c, paths, 2, &l), 0);
-    struct heard h = {0};
+    struct tu_heard h = {0};
     zkl_request *r;
-    ck_assert_int_eq(zkl_multilock_acquire_async(l, 5000, heard_fn, &h, &r), 0);
-    ck_assert(tu_wait_until(heard_done, &h, 20000));
-    ck_assert_int_eq(atomic_load(&h.rc), ZKL_ENOAUTH);
+    ck_assert_int_eq(zkl_multilock_acquire_async(l, 5000, tu_heard_fn, &h, &r), 0);
+    ck_assert(tu_wait_until(tu_heard_once, &h, 20000));
+    ck_assert_int_eq(tu_heard_result(&h), ZKL_ENOAUTH);
     ck_assert_int_eq(tu_children(tu_fixture_zk, ml), 1); /* "first" only */
     ck_assert(tu_wait_children(tu_fixture_zk, first, 0, 20000));
     zkl_request_free(r);

@@ -5,7 +5,6 @@
  * then says why. A client opened without it is told nothing, as in 1.0:
  * delivery by descriptor proves no callback is due. */
 #include <poll.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,19 +12,6 @@
 #include "zkl/zookeeper.h"
 
 #define PROMPT_MS 10000
-
-struct tally {
-    atomic_int calls;
-    atomic_int last;
-};
-
-static void on_result(zkl_request *r, int result, void *arg)
-{
-    (void)r;
-    struct tally *t = arg;
-    atomic_store(&t->last, result);
-    atomic_fetch_add(&t->calls, 1);
-}
 
 /* Deliver what the descriptor says is due, within PROMPT_MS: the number of
  * callbacks run. */
@@ -53,12 +39,12 @@ static zkl_client *open_client(int lost_requests)
 }
 
 /* A request of client c held on `path`, delivered by descriptor. */
-static zkl_request *held(zkl_client *c, zkl_mutex *m, int fd, struct tally *t)
+static zkl_request *held(zkl_client *c, zkl_mutex *m, int fd, struct tu_heard *t)
 {
     zkl_request *r;
-    ck_assert_int_eq(zkl_mutex_acquire_async(m, PROMPT_MS, on_result, t, &r), 0);
+    ck_assert_int_eq(zkl_mutex_acquire_async(m, PROMPT_MS, tu_heard_fn, t, &r), 0);
     ck_assert_int_eq(dispatch(c, fd, 1), 1);
-    ck_assert_int_eq(atomic_load(&t->last), 0);
+    ck_assert_int_eq(tu_heard_result(t), 0);
     ck_assert_int_eq(zkl_request_is_held(r), 1);
     return r;
 }
@@ -75,7 +61,7 @@ struct held_case {
     zkl_client *c;
     zkl_mutex *m;
     int fd;
-    struct tally t;
+    struct tu_heard t;
     zkl_request *r;
 };
 
@@ -85,8 +71,7 @@ static void held_case_open(struct held_case *h, const char *leaf, int lost_reque
     h->c = open_client(lost_requests);
     ck_assert_int_eq(zkl_mutex_new(h->c, h->p, &h->m), 0);
     ck_assert_int_eq(zkl_client_event_fd(h->c, &h->fd), 0);
-    atomic_init(&h->t.calls, 0);
-    atomic_init(&h->t.last, 0);
+    h->t = (struct tu_heard){0};
     h->r = held(h->c, h->m, h->fd, &h->t);
 }
 
@@ -107,8 +92,8 @@ START_TEST(test_a_held_request_whose_node_is_deleted_is_told_when_asked_for)
     /* Someone else deletes the node (as `zkl break` does). */
     ck_assert_int_eq(zoo_delete(tu_fixture_zk, zkl_request_node(h.r), -1), ZOK);
     ck_assert_int_eq(dispatch(h.c, h.fd, 1), 1);
-    ck_assert_int_eq(atomic_load(&h.t.calls), 2);
-    ck_assert_int_eq(atomic_load(&h.t.last), ZKL_ELOST);
+    ck_assert_int_eq(tu_heard_calls(&h.t), 2);
+    ck_assert_int_eq(tu_heard_result(&h.t), ZKL_ELOST);
     ck_assert_int_eq(zkl_request_is_held(h.r), 0);
     /* Told once: nothing more is due. */
     ck_assert_int_eq(zkl_client_dispatch(h.c), 0);
@@ -125,8 +110,8 @@ START_TEST(test_a_held_request_whose_session_expires_is_told_when_asked_for)
     held_case_open(&h, "expired", 1);
     tu_expire_session(h.c);
     ck_assert_int_eq(dispatch(h.c, h.fd, 1), 1);
-    ck_assert_int_eq(atomic_load(&h.t.calls), 2);
-    ck_assert_int_eq(atomic_load(&h.t.last), ZKL_ELOST);
+    ck_assert_int_eq(tu_heard_calls(&h.t), 2);
+    ck_assert_int_eq(tu_heard_result(&h.t), ZKL_ELOST);
     ck_assert_int_eq(zkl_request_release(h.r), ZKL_ELOST);
     ck_assert_ptr_nonnull(strstr(zkl_last_error_text(), "session ended"));
     held_case_close(&h);
@@ -141,7 +126,7 @@ START_TEST(test_a_held_request_loss_is_not_told_by_default)
     ck_assert(tu_wait_until(not_held, h.r, PROMPT_MS));
     /* The loss is known; no callback is due for it. */
     ck_assert_int_eq(zkl_client_dispatch(h.c), 0);
-    ck_assert_int_eq(atomic_load(&h.t.calls), 1);
+    ck_assert_int_eq(tu_heard_calls(&h.t), 1);
     ck_assert_int_eq(zkl_request_release(h.r), ZKL_ELOST);
     zkl_request_free(h.r);
     zkl_mutex_free(h.m);
@@ -155,7 +140,7 @@ START_TEST(test_a_held_request_of_a_closing_client_is_not_told_a_loss)
     struct held_case h;
     held_case_open(&h, "closing", 1);
     zkl_client_close(h.c);
-    ck_assert_int_eq(atomic_load(&h.t.calls), 1);
+    ck_assert_int_eq(tu_heard_calls(&h.t), 1);
     ck_assert_int_eq(zkl_request_release(h.r), ZKL_ECLOSED);
     zkl_request_free(h.r);
     zkl_mutex_free(h.m);

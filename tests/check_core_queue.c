@@ -23,6 +23,21 @@
                      "delete B ok\n"                                                               \
                      "expect B:create B:list B:own B:dir B:wake B:delete B:wake\n"
 
+/* B waits behind C, its listing behind C's; then (a handoff, forced) B
+ * holds and its caller takes the hold, C's listing still out. */
+#define B_HELD_BEHIND_C_LISTING                                                                    \
+    "node C lock\n"                                                                                \
+    "node B lock\n"                                                                                \
+    "start C\n"                                                                                    \
+    "start B\n"                                                                                    \
+    "create C ok 1\n"                                                                              \
+    "create B ok 2\n"                                                                              \
+    "expect C:create C:list B:create C:own B:own\n"                                                \
+    "own B ok\n"                                                                                   \
+    "force B HELD\n"                                                                               \
+    "expect B:wake\n"                                                                              \
+    "taken B\n"
+
 static const core_case cases[] = {
     /* ---- the read-write lock ---- */
     {"a reader holds with only readers ahead",
@@ -332,17 +347,7 @@ static const core_case cases[] = {
      * handoff, forced here) and lose that hold before the listing is sent:
      * if it then cannot be sent, that concerns only waiters still queued. */
     {"a listing that cannot be sent leaves alone a node held and lost since it asked",
-     "node C lock\n"
-     "node B lock\n"
-     "start C\n"
-     "start B\n"
-     "create C ok 1\n"
-     "create B ok 2\n"
-     "expect C:create C:list B:create C:own B:own\n"
-     "own B ok\n"
-     "force B HELD\n"
-     "expect B:wake\n"
-     "taken B\n"
+     B_HELD_BEHIND_C_LISTING
      "deleted B2\n"
      "expect B:lost B:wake\n"
      "state B LOST\n"
@@ -351,17 +356,7 @@ static const core_case cases[] = {
      "expect B:list C:wake\n"
      "state B LOST\n"},
     {"a listing that cannot be sent leaves alone a node held since it asked, its session ended",
-     "node C lock\n"
-     "node B lock\n"
-     "start C\n"
-     "start B\n"
-     "create C ok 1\n"
-     "create B ok 2\n"
-     "expect C:create C:list B:create C:own B:own\n"
-     "own B ok\n"
-     "force B HELD\n"
-     "expect B:wake\n"
-     "taken B\n"
+     B_HELD_BEHIND_C_LISTING
      "expire\n"
      "expect B:lost B:wake B:wake C:wake C:wake\n"
      "state B LOST\n"

@@ -658,26 +658,13 @@ static zkl_client *client_with(const char *digest, enum zkl_acl acl)
 /* A lock path whose ACL gives everyone `perms`, and alice everything. The
  * outsider (the fixture handle) authenticates as alice, so it can look
  * and clean up. */
-static char world_s[] = "world", anyone_s[] = "anyone", auth_s[] = "auth", empty_s[] = "";
-
-/* Everyone gets `perms` on `p`, alice everything. */
-static void guard_path(const char *p, int perms)
-{
-    struct ACL acl[2] = {{perms, {world_s, anyone_s}}, {ZOO_PERM_ALL, {auth_s, empty_s}}};
-    struct ACL_vector v = {2, acl};
-    ck_assert_int_eq(zoo_set_acl(tu_fixture_zk, p, -1, &v), ZOK);
-}
-
-/* A lock path whose ACL gives everyone `perms`, and alice everything. The
- * outsider (the fixture handle) authenticates as alice, so it can look
- * and clean up. */
 static void make_guarded_path(const char *p, int perms)
 {
     ck_assert_int_eq(zoo_add_auth(tu_fixture_zk, "digest", SECRET, (int)strlen(SECRET), NULL,
                                   NULL),
                      ZOK);
     ck_assert_int_eq(zoo_create(tu_fixture_zk, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
-    guard_path(p, perms);
+    tu_guard_path(p, perms);
 }
 
 static void open_path(const char *p)
@@ -714,7 +701,7 @@ START_TEST(test_acquire_whose_listing_is_refused_leaves_no_node)
     before = requests_of(c);
     usleep(1500 * 1000);
     ck_assert_int_lt(requests_of(c) - before, 10);
-    guard_path(q, ZOO_PERM_CREATE | ZOO_PERM_DELETE);
+    tu_guard_path(q, ZOO_PERM_CREATE | ZOO_PERM_DELETE);
     ck_assert(tu_wait_children(tu_fixture_zk, q, 0, 20000));
     free(q);
 }
@@ -739,7 +726,7 @@ START_TEST(test_release_whose_delete_is_refused_keeps_the_hold)
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 0);
 
     /* The semaphore-mutex, both sides of the read-write lock, a lease. */
-    guard_path(p, ZOO_PERM_CREATE | ZOO_PERM_READ);
+    tu_guard_path(p, ZOO_PERM_CREATE | ZOO_PERM_READ);
     zkl_semmutex *sm = tu_test_semmutex(c, p);
     ck_assert_int_eq(zkl_semmutex_acquire(sm, 5000), 0);
     ck_assert_int_eq(zkl_semmutex_release(sm), ZKL_ENOAUTH);
@@ -757,7 +744,7 @@ START_TEST(test_release_whose_delete_is_refused_keeps_the_hold)
     ck_assert_int_eq(zkl_semmutex_release(sm), ZKL_ENOTHELD);
     free(node);
     zkl_rwlock *rw = tu_test_rwlock(c, p);
-    guard_path(p, ZOO_PERM_CREATE | ZOO_PERM_READ);
+    tu_guard_path(p, ZOO_PERM_CREATE | ZOO_PERM_READ);
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
     ck_assert_int_eq(zkl_rwlock_read_acquire(rw, 5000), 0); /* downgrade */
     ck_assert_int_eq(zkl_rwlock_read_release(rw), ZKL_ENOAUTH);

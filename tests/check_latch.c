@@ -180,27 +180,21 @@ START_TEST(test_one_of_three_leads_and_close_hands_over)
 }
 END_TEST
 
-/* Leads, writes its token to fd 1, and waits to be killed. */
-static int leader_worker(const char *path)
+/* The holder worker's hold (tu_holder_main): leads, and gives its token. */
+static int lead(zkl_client *c, const char *path, int64_t *token)
 {
-    zkl_client *c = NULL;
-    if (zkl_client_open(tu_hosts(), 2000, &c) != 0)
-        return 2;
     zkl_latch *l;
     if (zkl_latch_new(c, path, "doomed", &l) != 0 || zkl_latch_start(l) != 0 ||
         zkl_latch_await(l, 20000) != 0)
-        return 3;
-    int64_t tok = latch_token(l);
-    if (write(1, &tok, sizeof tok) != sizeof tok)
-        return 4;
-    for (;;)
-        pause();
+        return -1;
+    *token = latch_token(l);
+    return 0;
 }
 
 START_TEST(test_sigkilled_leader_process_hands_over)
 {
     char *p = tu_test_path("killed");
-    int64_t dead = tu_holder_kill((const char *[]){"leader", p, NULL});
+    int64_t dead = tu_holder_kill(p);
     struct cand k;
     cand_init(&k, tu_test_client(10000), p, "next");
     ck_assert_int_eq(zkl_latch_start(k.l), 0);
@@ -560,7 +554,6 @@ START_TEST(test_foreign_child_without_latch_in_its_name_sorts_behind_the_latches
 END_TEST
 
 #define SECRET "alice:secret"
-static char world_s[] = "world", anyone_s[] = "anyone", auth_s[] = "auth", empty_s[] = "";
 
 START_TEST(test_acl_refusing_the_listing_ends_with_enoauth)
 {
@@ -568,10 +561,7 @@ START_TEST(test_acl_refusing_the_listing_ends_with_enoauth)
     ck_assert_int_eq(
         zoo_add_auth(tu_fixture_zk, "digest", SECRET, (int)strlen(SECRET), NULL, NULL), ZOK);
     tu_mkdirs(tu_fixture_zk, p);
-    struct ACL acl[2] = {{ZOO_PERM_CREATE | ZOO_PERM_DELETE, {world_s, anyone_s}},
-                         {ZOO_PERM_ALL, {auth_s, empty_s}}};
-    struct ACL_vector v = {2, acl};
-    ck_assert_int_eq(zoo_set_acl(tu_fixture_zk, p, -1, &v), ZOK);
+    tu_guard_path(p, ZOO_PERM_CREATE | ZOO_PERM_DELETE);
     struct cand a;
     cand_init(&a, tu_test_client(10000), p, "a");
     ck_assert_int_eq(zkl_latch_start(a.l), 0);
@@ -777,11 +767,7 @@ END_TEST
 int main(int argc, char **argv)
 {
     tu_main_init(argc, argv);
-    if (argc >= 4 && strcmp(argv[1], "--worker") == 0) {
-        if (strcmp(argv[2], "leader") == 0)
-            return leader_worker(argv[3]);
-        return 64;
-    }
+    tu_holder_main(argc, argv, lead);
     const TTest *tests[] = {
         test_one_of_three_leads_and_close_hands_over,
         test_sigkilled_leader_process_hands_over,

@@ -250,27 +250,21 @@ END_TEST
 
 /* ---- crashes and expiry ------------------------------------------------- */
 
-/* Takes the lock, writes its token to fd 1, and waits to be killed. */
-static int holder_worker(const char *path, const char *unused)
+/* The holder worker's hold (tu_holder_main): takes the lock, and gives its
+ * token. */
+static int hold(zkl_client *c, const char *path, int64_t *token)
 {
-    (void)unused;
-    zkl_client *c = NULL;
-    if (zkl_client_open(tu_hosts(), 2000, &c) != 0)
-        return 2;
     zkl_mutex *m;
     if (zkl_mutex_new(c, path, &m) != 0 || zkl_mutex_acquire(m, 10000) != 0)
-        return 3;
-    int64_t tok = tu_mutex_token(m);
-    if (write(1, &tok, sizeof tok) != sizeof tok)
-        return 4;
-    for (;;)
-        pause();
+        return -1;
+    *token = tu_mutex_token(m);
+    return 0;
 }
 
 START_TEST(test_mutex_sigkilled_holder_frees_lock_after_session_timeout)
 {
     char *p = tu_test_path("killed");
-    int64_t dead_token = tu_holder_kill((const char *[]){"holder", p, "-", NULL});
+    int64_t dead_token = tu_holder_kill(p);
     zkl_client *c = tu_client(10000);
     zkl_mutex *m;
     ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
@@ -323,11 +317,10 @@ END_TEST
 int main(int argc, char **argv)
 {
     tu_main_init(argc, argv);
+    tu_holder_main(argc, argv, hold);
     if (argc == 5 && strcmp(argv[1], "--worker") == 0) {
         if (strcmp(argv[2], "counter") == 0)
             return counter_worker(argv[3], argv[4]);
-        if (strcmp(argv[2], "holder") == 0)
-            return holder_worker(argv[3], argv[4]);
         return 64;
     }
     const TTest *tests[] = {

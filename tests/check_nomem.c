@@ -151,6 +151,27 @@ static bool mutex_alone(zkl_client *c, zkl_client *other, const char *path, long
     return hit;
 }
 
+/* An asynchronous acquire. */
+static bool mutex_async(zkl_client *c, zkl_client *other, const char *path, long nth)
+{
+    (void)other;
+    struct tu_heard d = {.result = 1};
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, path, &m), 0);
+    zkl_request *r = NULL;
+    arm(nth); /* no assertion while armed: the test framework allocates for each */
+    int rc = zkl_mutex_acquire_async(m, 5000, tu_heard_fn, &d, &r);
+    bool told = rc != 0 || tu_wait_until(tu_heard_once, &d, 10000);
+    if (rc == 0 && told && tu_heard_result(&d) == 0)
+        zkl_request_release(r);
+    bool hit = disarm();
+    ck_assert_msg(told, "allocation %ld failing: no callback", nth);
+    zkl_request_free(r);
+    settled(path, 0, nth, "an asynchronous acquire");
+    zkl_mutex_free(m);
+    return hit;
+}
+
 struct waiter {
     zkl_mutex *m;
     int rc;
@@ -232,56 +253,6 @@ static bool semaphore_lease(zkl_client *c, zkl_client *other, const char *path, 
     return hit;
 }
 
-struct done {
-    atomic_int calls, result;
-};
-
-static void on_done(zkl_request *r, int result, void *arg)
-{
-    (void)r;
-    struct done *d = arg;
-    atomic_store(&d->result, result);
-    atomic_fetch_add(&d->calls, 1);
-}
-
-static bool called(void *arg)
-{
-    return atomic_load(&((struct done *)arg)->calls) > 0;
-}
-
-/* An asynchronous acquire. */
-static bool mutex_async(zkl_client *c, zkl_client *other, const char *path, long nth)
-{
-    (void)other;
-    zkl_mutex *m;
-    ck_assert_int_eq(zkl_mutex_new(c, path, &m), 0);
-    struct done d;
-    atomic_init(&d.calls, 0);
-    atomic_init(&d.result, 1);
-    zkl_request *r = NULL;
-    arm(nth); /* no assertion while armed: the test framework allocates for each */
-    int rc = zkl_mutex_acquire_async(m, 5000, on_done, &d, &r);
-    bool told = rc != 0 || tu_wait_until(called, &d, 10000);
-    if (rc == 0 && told && atomic_load(&d.result) == 0)
-        zkl_request_release(r);
-    bool hit = disarm();
-    ck_assert_msg(told, "allocation %ld failing: no callback", nth);
-    zkl_request_free(r);
-    settled(path, 0, nth, "an asynchronous acquire");
-    zkl_mutex_free(m);
-    return hit;
-}
-
-static char world_s[] = "world", anyone_s[] = "anyone", auth_s[] = "auth", empty_s[] = "";
-
-/* Everyone gets `perms` on `path`, the fixture's handle everything. */
-static void guard_path(const char *path, int perms)
-{
-    struct ACL acl[2] = {{perms, {world_s, anyone_s}}, {ZOO_PERM_ALL, {auth_s, empty_s}}};
-    struct ACL_vector v = {2, acl};
-    ck_assert_int_eq(zoo_set_acl(tu_fixture_zk, path, -1, &v), ZOK);
-}
-
 /* The locks that keep a record per holding thread: a mutex, a read-write
  * lock's write side, its read side. */
 enum kind { MUTEX, WRITE, READ };
@@ -328,21 +299,21 @@ static bool hold_refused(zkl_client *c, zkl_client *other, const char *path, enu
     void *mine, *theirs;
     zkl_lock *l = lock_of(c, path, kind, &mine);
     zkl_lock *o = lock_of(other, path, kind == MUTEX ? MUTEX : WRITE, &theirs);
-    guard_path(path, ZOO_PERM_CREATE | ZOO_PERM_READ);
+    tu_guard_path(path, ZOO_PERM_CREATE | ZOO_PERM_READ);
     arm_caller(nth, sizeof(zkl__hold));
     int rc = zkl_lock_acquire(l, 5000);
     bool hit = disarm();
     if (rc == 0) {
         /* It ran through: held, and its release refused until allowed. */
         ck_assert_int_eq(zkl_lock_release(l), ZKL_ENOAUTH);
-        guard_path(path, ZOO_PERM_ALL);
+        tu_guard_path(path, ZOO_PERM_ALL);
         ck_assert_int_eq(zkl_lock_release(l), 0);
     } else {
         ck_assert_msg(hit && rc == ZKL_ENOMEM, "kind %d, allocation %ld failing: %s", kind, nth,
                       zkl_err_name(rc));
         ck_assert_int_eq(zkl_lock_is_held(l), 0);
         ck_assert_int_eq(zkl_lock_release(l), ZKL_ENOTHELD);
-        guard_path(path, ZOO_PERM_ALL);
+        tu_guard_path(path, ZOO_PERM_ALL);
     }
     rc = zkl_lock_acquire(o, tu_ms(10000));
     ck_assert_msg(rc == 0, "kind %d, allocation %ld failing: another client's acquire: %s", kind,
@@ -366,7 +337,7 @@ static bool multilock_refused(zkl_client *c, zkl_client *other, const char *path
     zkl_lock *o = lock_of(other, path, MUTEX, &theirs);
     zkl_multilock *ml;
     ck_assert_int_eq(zkl_multilock_new_locks(&member, 1, &ml), 0);
-    guard_path(path, ZOO_PERM_CREATE | ZOO_PERM_READ);
+    tu_guard_path(path, ZOO_PERM_CREATE | ZOO_PERM_READ);
     arm_caller(nth, sizeof(zkl__hold));
     int rc = zkl_multilock_acquire(ml, 5000);
     bool hit = disarm();
@@ -376,7 +347,7 @@ static bool multilock_refused(zkl_client *c, zkl_client *other, const char *path
         ck_assert_int_eq(zkl_multilock_is_held(ml), 0);
         ck_assert_int_eq(zkl_lock_is_held(member), 0);
     }
-    guard_path(path, ZOO_PERM_ALL);
+    tu_guard_path(path, ZOO_PERM_ALL);
     if (rc == 0)
         ck_assert_int_eq(zkl_multilock_release(ml), 0);
     rc = zkl_lock_acquire(o, tu_ms(10000));

@@ -499,27 +499,22 @@ END_TEST
 
 /* ---- crashes and expiry ------------------------------------------------------------ */
 
-/* Takes both leases, writes the token to stdout, waits to be killed. */
-static int holder_worker(const char *p)
+/* The holder worker's hold (tu_holder_main): takes both leases, and gives
+ * their token. */
+static int hold_both(zkl_client *c, const char *p, int64_t *token)
 {
-    zkl_client *c = NULL;
-    if (zkl_client_open(tu_hosts(), 2000, &c) != 0)
-        return 2;
     zkl_semaphore *s;
     zkl_lease *l;
     if (zkl_semaphore_new(c, p, 2, &s) != 0 || zkl_semaphore_acquire_many(s, 2, 10000, &l) != 0)
-        return 3;
-    int64_t tok = tu_lease_token(l);
-    if (write(1, &tok, sizeof tok) != sizeof tok)
-        return 4;
-    for (;;)
-        pause();
+        return -1;
+    *token = tu_lease_token(l);
+    return 0;
 }
 
 START_TEST(test_semaphore_killed_holders_lease_is_freed_after_its_session_ends)
 {
     char *p = tu_test_path("killed");
-    int64_t dead_token = tu_holder_kill((const char *[]){"holder", p, NULL});
+    int64_t dead_token = tu_holder_kill(p);
     ck_assert_int_eq(count_kind(p, "zkl-lease-x2-"), 1); /* still there: session alive */
     zkl_client *c = tu_client(10000);
     zkl_semaphore *s;
@@ -644,10 +639,9 @@ END_TEST
 int main(int argc, char **argv)
 {
     tu_main_init(argc, argv);
+    tu_holder_main(argc, argv, hold_both);
     if (argc >= 5 && strcmp(argv[1], "--worker") == 0 && strcmp(argv[2], "use") == 0)
         return use_worker(argv[3], argv[4]);
-    if (argc >= 4 && strcmp(argv[1], "--worker") == 0 && strcmp(argv[2], "holder") == 0)
-        return holder_worker(argv[3]);
     const TTest *tests[] = {
         test_semaphore_never_admits_more_than_n_across_processes_and_threads,
         test_semaphore_serves_waiters_in_arrival_order,

@@ -505,42 +505,39 @@ static void worker_wait_inside(zkl_client *b)
 }
 
 /* Worker: "free-acquiring HOSTS PATH ERRFILE": a thread waits in an acquire
- * while the main thread frees its mutex. Must die with SIGABRT. */
-static int worker_free_acquiring(const char *path, const char *errfile)
-{
-    zkl_client *a, *b;
-    int err = worker_open_two(errfile, &a, &b);
-    if (err != 0)
-        return err;
-    zkl_mutex *ma, *mb;
-    if (zkl_mutex_new(a, path, &ma) != 0 || zkl_mutex_new(b, path, &mb) != 0 ||
-        zkl_mutex_acquire(ma, 10000) != 0)
-        return 4;
-    struct bg w = {.obj = mb};
-    pthread_create(&w.t, NULL, bg_mutex, &w);
-    worker_wait_inside(b);
-    zkl_mutex_free(mb); /* the misuse */
-    return 0;           /* not reached */
-}
-
-/* Worker: "sem-free-acquiring HOSTS PATH ERRFILE": as free-acquiring, for a
+ * of a mutex while the main thread frees it. Must die with SIGABRT.
+ * "sem-free-acquiring HOSTS PATH ERRFILE" (semaphore true): the same for a
  * semaphore whose acquire waits behind a lease of another client. */
-static int worker_sem_free_acquiring(const char *path, const char *errfile)
+static int worker_free_acquiring(const char *path, const char *errfile, bool semaphore)
 {
     zkl_client *a, *b;
     int err = worker_open_two(errfile, &a, &b);
     if (err != 0)
         return err;
-    zkl_semaphore *sa, *sb;
-    zkl_lease *la;
-    if (zkl_semaphore_new(a, path, 1, &sa) != 0 || zkl_semaphore_new(b, path, 1, &sb) != 0 ||
-        zkl_semaphore_acquire(sa, 10000, &la) != 0)
-        return 4;
-    struct bg w = {.obj = sb};
-    pthread_create(&w.t, NULL, bg_semaphore, &w);
+    void *obj; /* b's, freed under its waiter */
+    if (semaphore) {
+        zkl_semaphore *sa, *sb;
+        zkl_lease *la;
+        if (zkl_semaphore_new(a, path, 1, &sa) != 0 || zkl_semaphore_new(b, path, 1, &sb) != 0 ||
+            zkl_semaphore_acquire(sa, 10000, &la) != 0)
+            return 4;
+        obj = sb;
+    } else {
+        zkl_mutex *ma, *mb;
+        if (zkl_mutex_new(a, path, &ma) != 0 || zkl_mutex_new(b, path, &mb) != 0 ||
+            zkl_mutex_acquire(ma, 10000) != 0)
+            return 4;
+        obj = mb;
+    }
+    struct bg w = {.obj = obj};
+    pthread_create(&w.t, NULL, semaphore ? bg_semaphore : bg_mutex, &w);
     worker_wait_inside(b);
-    zkl_semaphore_free(sb); /* the misuse */
-    return 0;               /* not reached */
+    /* The misuse: */
+    if (semaphore)
+        zkl_semaphore_free(obj);
+    else
+        zkl_mutex_free(obj);
+    return 0; /* not reached */
 }
 
 /* Worker: "use-after-free HOSTS PATH ERRFILE": an acquire through a mutex
@@ -719,9 +716,9 @@ int main(int argc, char **argv)
     tu_main_init(argc, argv);
     if (argc == 5 && strcmp(argv[1], "--worker") == 0) {
         if (strcmp(argv[2], "free-acquiring") == 0)
-            return worker_free_acquiring(argv[3], argv[4]);
+            return worker_free_acquiring(argv[3], argv[4], false);
         if (strcmp(argv[2], "sem-free-acquiring") == 0)
-            return worker_sem_free_acquiring(argv[3], argv[4]);
+            return worker_free_acquiring(argv[3], argv[4], true);
         if (strcmp(argv[2], "use-after-free") == 0)
             return worker_use_after_free(argv[3], argv[4]);
         if (strcmp(argv[2], "many-objects") == 0)

@@ -264,6 +264,29 @@ void tu_expire_id(const clientid_t *id, int timeout_ms)
         ck_assert_msg(tu_now_ms() < end, "could not expire the session");
 }
 
+void tu_heard_fn(zkl_request *r, int result, void *arg)
+{
+    (void)r;
+    struct tu_heard *h = arg;
+    __atomic_store_n(&h->result, result, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&h->calls, 1, __ATOMIC_SEQ_CST);
+}
+
+int tu_heard_calls(struct tu_heard *h)
+{
+    return __atomic_load_n(&h->calls, __ATOMIC_SEQ_CST);
+}
+
+int tu_heard_result(struct tu_heard *h)
+{
+    return __atomic_load_n(&h->result, __ATOMIC_SEQ_CST);
+}
+
+bool tu_heard_once(void *h)
+{
+    return tu_heard_calls(h) > 0;
+}
+
 void tu_states_record(zkl_client *c, enum zkl_state st, void *arg)
 {
     (void)c;
@@ -546,11 +569,11 @@ void *tu_workers_run_shared(const char *kind, const char *path, size_t size, int
     return shared;
 }
 
-int64_t tu_holder_kill(const char *const *args)
+int64_t tu_holder_kill(const char *path)
 {
     int fds[2];
     ck_assert_int_eq(pipe(fds), 0);
-    pid_t pid = tu_spawn_worker(args, fds[1]);
+    pid_t pid = tu_spawn_worker((const char *[]){"holder", path, NULL}, fds[1]);
     close(fds[1]);
     int64_t token = 0;
     ck_assert_int_eq(read(fds[0], &token, sizeof token), sizeof token);
@@ -559,6 +582,23 @@ int64_t tu_holder_kill(const char *const *args)
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     return token;
+}
+
+void tu_holder_main(int argc, char **argv,
+                    int (*take)(zkl_client *c, const char *path, int64_t *token))
+{
+    if (argc != 4 || strcmp(argv[1], "--worker") != 0 || strcmp(argv[2], "holder") != 0)
+        return;
+    zkl_client *c = NULL;
+    if (zkl_client_open(tu_hosts(), 2000, &c) != 0)
+        exit(2);
+    int64_t token = 0;
+    if (take(c, argv[3], &token) != 0)
+        exit(3);
+    if (write(1, &token, sizeof token) != sizeof token)
+        exit(4);
+    for (;;)
+        pause();
 }
 
 void *tu_map_shared(const char *file, size_t size, int create)
@@ -707,6 +747,14 @@ void tu_add_fixture(TCase *tc, const char *suite)
 {
     fixture_suite = suite;
     tcase_add_checked_fixture(tc, fixture_setup, tu_fixture_teardown);
+}
+
+void tu_guard_path(const char *path, int perms)
+{
+    static char world[] = "world", anyone[] = "anyone", auth[] = "auth", empty[] = "";
+    struct ACL acl[2] = {{perms, {world, anyone}}, {ZOO_PERM_ALL, {auth, empty}}};
+    struct ACL_vector v = {2, acl};
+    ck_assert_int_eq(zoo_set_acl(tu_fixture_zk, path, -1, &v), ZOK);
 }
 
 char *tu_path(const char *leaf)

@@ -95,6 +95,17 @@ struct tu_state_wait {
     int first, then;
 };
 bool tu_states_saw(void *w);
+/* An asynchronous request's callback that counts its calls and keeps the
+ * last result: (..., tu_heard_fn, &h, ...), h a struct tu_heard made zero,
+ * read with tu_heard_calls() and tu_heard_result() (fields kept atomically). */
+struct tu_heard {
+    int calls, result;
+};
+void tu_heard_fn(zkl_request *r, int result, void *arg);
+int tu_heard_calls(struct tu_heard *h);
+int tu_heard_result(struct tu_heard *h);
+/* A condition for tu_wait_until: h (a struct tu_heard) was called. */
+bool tu_heard_once(void *h);
 /* Make the server expire the session of `c` (another handle joins the
  * session with its id and password, then closes it). */
 void tu_expire_session(zkl_client *c);
@@ -131,10 +142,19 @@ void tu_workers_run(const char *const *args, int n);
  * naming a new tu_shared_new mapping of `size` bytes they share; returns
  * that mapping, to read what they left (the file is gone by then). */
 void *tu_workers_run_shared(const char *kind, const char *path, size_t size, int n);
-/* A holder that dies holding: runs the worker `args`, which takes a lock
- * and writes its token (an int64_t) to stdout, reads the token, then kills
- * the worker with SIGKILL and reaps it. Returns the token (> 0). */
-int64_t tu_holder_kill(const char *const *args);
+/* A holder that dies holding: runs the suite's holder worker on `path`
+ * (tu_holder_main), reads the token it writes, then kills it with SIGKILL
+ * and reaps it. Returns the token (> 0). */
+int64_t tu_holder_kill(const char *path);
+/* The holder worker of a suite whose main() calls this after
+ * tu_main_init(); returns at once anywhere else. In that worker: opens a
+ * client of a short session (2 s, so that what it holds goes soon after it
+ * is killed), has `take` hold on it at the worker's path (returning 0) and
+ * give the hold's token, writes the token (an int64_t) to fd 1 and waits to
+ * be killed; exits 2 if the client does not open, 3 if `take` fails, 4 if
+ * the write does. */
+void tu_holder_main(int argc, char **argv,
+                    int (*take)(zkl_client *c, const char *path, int64_t *token));
 /* A MAP_SHARED mapping of `size` bytes of `file` (created and zeroed if
  * `create`), shared by a suite and its workers; NULL on failure. */
 void *tu_map_shared(const char *file, size_t size, int create);
@@ -153,6 +173,10 @@ void tu_fixture_teardown(void);
 void tu_add_fixture(TCase *tc, const char *suite);
 /* "<tu_fixture_root>/<leaf>", malloc'd. */
 char *tu_path(const char *leaf);
+/* An ACL on `path`, set through tu_fixture_zk: everyone gets `perms`, and
+ * the identities that handle authenticated as (a digest added to it)
+ * everything, so it can still look and clean up. */
+void tu_guard_path(const char *path, int perms);
 /* What one test makes and needs no more at its end: released after it by
  * the fixture's teardown, in the reverse order of their making (a failed
  * test's process ends at once; its session goes with it). */
