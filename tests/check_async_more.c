@@ -1,8 +1,9 @@
 /* What only one recipe's asynchronous acquire does, against a real
  * ZooKeeper (what they all do alike: check_async). The counting semaphore:
  * n leases at once, waiting behind a full semaphore, a limit recorded
- * differently, a limit's write answered after the deadline, hundreds of
- * requests over a small limit with the limit checked. The multi-lock:
+ * differently, a limit's write answered after the deadline, a lease behind
+ * an earlier one its gate did not count, hundreds of requests over a small
+ * limit with the limit checked. The multi-lock:
  * mixed and nested members, all or nothing on timeout and cancel, the
  * refused user lock, the cancellable blocking acquire. The read-write lock and the semaphore-mutex: readers share, a
  * writer waits, an object's own hold and its requests exclude each other.
@@ -204,6 +205,72 @@ START_TEST(test_semaphore_limit_answer_late_times_out_at_the_deadline)
     done(late.rc, &late.st, late.data); /* the dropped step hears it, alone */
     ck_assert_int_eq(calls_of(&a), 1);
     zkl_request_free(ra);
+    zkl_semaphore_free(s);
+    zkl_client_close(c);
+}
+END_TEST
+
+/* A lease of someone else's made while the gate holder's own lease was on
+ * its way: the seam plants it, with the outsider's handle, just before the
+ * holder's create of its lease goes out. Its gate node deleted behind its
+ * back, the holder it stands for would have made it so (corpus seed 4142:
+ * four leases of three). */
+static struct {
+    const char *path; /* the semaphore's: its first lease create plants one */
+    atomic_int planted;
+    char name[512]; /* the planted lease's path */
+} cut_in;
+
+static int cut_in_acreate2(zhandle_t *zh, const char *path, const char *value, int valuelen,
+                           const struct ACL_vector *acl, int mode, string_stat_completion_t done,
+                           const void *data)
+{
+    size_t pl = cut_in.path ? strlen(cut_in.path) : 0;
+    if (pl > 0 && strncmp(path, cut_in.path, pl) == 0 && path[pl] == '/' &&
+        strstr(path + pl, "-zkl-lease-") != NULL && atomic_exchange(&cut_in.planted, 1) == 0) {
+        char other[512];
+        snprintf(other, sizeof other, "%s/_c_00000000-0000-4000-8000-000000000001-zkl-lease-",
+                 cut_in.path);
+        (void)zoo_create(tu_fixture_zk, other, "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                         ZOO_EPHEMERAL | ZOO_SEQUENCE, cut_in.name, sizeof cut_in.name);
+    }
+    return zkl__zapi_real.acreate2(zh, path, value, valuelen, acl, mode, done, data);
+}
+
+/* A lease holds only while the leases up to it, in sequence order, fit the
+ * limit: one that finds an earlier lease it did not count at the gate
+ * waits for room, here until its deadline, and leaves nothing behind. */
+START_TEST(test_semaphore_lease_behind_an_uncounted_lease_waits_for_room)
+{
+    char *p = tu_test_path("sem-cut-in");
+    struct zkl__zapi z = zkl__zapi_real;
+    z.acreate2 = cut_in_acreate2;
+    zkl_client_opts *o;
+    ck_assert_int_eq(zkl_client_opts_new(&o), 0);
+    zkl__client_opts_set_zapi(o, &z);
+    zkl_client *c;
+    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 10000, o, &c), 0);
+    zkl_client_opts_free(o);
+    cut_in.path = p;
+    atomic_store(&cut_in.planted, 0);
+    zkl_semaphore *s;
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 1, &s), 0);
+    struct res a, b;
+    res_init(&a);
+    res_init(&b);
+    zkl_request *ra, *rb;
+    ck_assert_int_eq(zkl_semaphore_acquire_async(s, 1500, on_done, &a, &ra), 0);
+    ck_assert_int_eq(wait_result(&a), ZKL_ETIMEDOUT); /* 2 leases of 1: not 0 */
+    ck_assert_int_eq(atomic_load(&cut_in.planted), 1);
+    wait_kids(p, 1); /* the planted lease alone */
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, cut_in.name, -1), ZOK);
+    ck_assert_int_eq(zkl_semaphore_acquire_async(s, 5000, on_done, &b, &rb), 0);
+    ck_assert_int_eq(wait_result(&b), 0);
+    ck_assert_int_eq(zkl_request_release(rb), 0);
+    wait_kids(p, 0);
+    cut_in.path = NULL;
+    zkl_request_free(ra);
+    zkl_request_free(rb);
     zkl_semaphore_free(s);
     zkl_client_close(c);
 }
@@ -1000,6 +1067,7 @@ int main(void)
         test_semaphore_grant_many_then_wait_behind_full,
         test_semaphore_limit_mismatch_leaves_nothing,
         test_semaphore_limit_answer_late_times_out_at_the_deadline,
+        test_semaphore_lease_behind_an_uncounted_lease_waits_for_room,
         test_semaphore_hundreds_of_requests_never_exceed_the_limit,
         test_multilock_grant_mixed_members_then_release,
         test_multilock_all_or_nothing_on_timeout_and_cancel,
