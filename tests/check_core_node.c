@@ -380,6 +380,32 @@ static const core_case cases[] = {
      "expect A:wake\n"
      "state A GONE\n"
      "err A 0\n"},
+    /* ... and so does a delete sent again that cannot be sent at all (no
+     * memory to marshal it, say), as for the first one: the caller hears
+     * why and keeps the hold, which the core no longer deletes behind it. */
+    {"a release whose answer is lost, then not sent again, says so and keeps the hold",
+     "node A lock\n"
+     "start A\n"
+     "create A ok 1\n"
+     "list A ok A1\n"
+     "own A ok\n"
+     "taken A\n"
+     "release A\n"
+     "down\n"
+     "delete A CONNLOSS\n"
+     "fail MARSHALLING\n"
+     "up\n"
+     "expect A:create A:list A:own A:wake A:delete A:delete A:wake\n"
+     "state A HELD\n"
+     "err A EZK\n"
+     "wait 200\n"
+     "expect -\n"
+     "release A\n"
+     "expect A:delete\n"
+     "delete A ok\n"
+     "expect A:wake\n"
+     "state A GONE\n"
+     "err A 0\n"},
     /* A listing sent as the connection broke, before the client said so,
      * goes out on the next connection, ahead of the recovery's sync: the
      * server it reaches may not have the lost create yet. */

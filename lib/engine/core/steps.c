@@ -117,9 +117,13 @@ void zkl__step_delete_named(zkl__cnode *n, const char *name, int64_t now)
         n->stalled = true; /* sent again on reconnect */
     } else if (zkl__zk_session_error(rc)) {
         zkl__cnode_move(n, N(GONE));
-    } else if (n->st == N(RELEASING)) {
+    } else if (n->st == N(RELEASING) || (n->st == N(DELETING) && n->caller == ZKL__C_TAKEN)) {
         /* Not sent at all (no memory to marshal it, say): as a refusal of
-         * the server's, the hold stays and its caller hears why now. */
+         * the server's, the hold stays and its caller hears why now. Also
+         * a release whose first answer was lost, sent again (as in
+         * zkl__step_deleted): its caller still waits for the server's
+         * word, and a retry behind its back would delete a node the
+         * caller was told it holds. */
         refused_release(n, rc);
     } else {
         zkl__step_set_err(n, zkl__zk_class(rc), rc);
