@@ -694,8 +694,10 @@ ZKL_EXPORT int zkl_mutex_acquire(zkl_mutex *m, long timeout_ms) ZKL_WARN_UNUSED;
  * changes), ZKL_ELOST (the session ended, or someone else deleted the node:
  * the hold is cleared), ZKL_ENOAUTH (the server refused the delete, e.g. an
  * ACL without DELETE: the node stays and the hold STAYS held, with a count
- * of one; fix the ACL and release again, or close the client), ZKL_ECLOSED,
- * ZKL_EINVAL (NULL). Thread-safe. */
+ * of one; fix the ACL and release again, or close the client), ZKL_ENOMEM
+ * or ZKL_EZK (the delete could not be sent, e.g. no memory to marshal it:
+ * the hold STAYS, as for ZKL_ENOAUTH), ZKL_ECLOSED, ZKL_EINVAL (NULL).
+ * Thread-safe. */
 ZKL_EXPORT int zkl_mutex_release(zkl_mutex *m);
 
 /* 1 if the calling thread holds the mutex and its hold is not lost, else 0
@@ -965,7 +967,9 @@ ZKL_EXPORT int zkl_semmutex_acquire_cancellable(zkl_semmutex *s, long timeout_ms
  * nothing: nothing changes), ZKL_ELOST (the session ended, or someone else
  * deleted the node: the hold is cleared), ZKL_ENOAUTH (the server refused
  * the delete: the node and the hold STAY; release again once allowed, or
- * close the client), ZKL_ECLOSED, ZKL_EINVAL (NULL). Thread-safe. */
+ * close the client), ZKL_ENOMEM or ZKL_EZK (the delete could not be sent:
+ * the hold STAYS, as for ZKL_ENOAUTH), ZKL_ECLOSED, ZKL_EINVAL (NULL).
+ * Thread-safe. */
 ZKL_EXPORT int zkl_semmutex_release(zkl_semmutex *s);
 
 /* 1 if the object holds the lock and the hold's session is not known to be
@@ -1127,7 +1131,8 @@ ZKL_EXPORT int zkl_semaphore_set_lost_fn(zkl_semaphore *s, zkl_semaphore_lost_fn
  * confirmed. Returns 0, ZKL_ELOST (the session ended, or someone else
  * deleted the node: the lease was already gone), ZKL_ECLOSED, ZKL_EINVAL
  * (NULL), ZKL_ENOAUTH (the server refused the delete: the lease STAYS held
- * and is not freed; release it again once allowed, or close the client).
+ * and is not freed; release it again once allowed, or close the client),
+ * ZKL_ENOMEM or ZKL_EZK (the delete could not be sent: as for ZKL_ENOAUTH).
  * In every other case the lease is freed. No other call may use the lease
  * meanwhile or after. Release
  * every lease before closing its client (as lock objects are freed first). */
@@ -1239,8 +1244,9 @@ ZKL_EXPORT int zkl_rwlock_read_acquire(zkl_rwlock *rw, long timeout_ms) ZKL_WARN
  * ZKL_ELOST (the session ended, or someone else deleted the node: the read
  * hold is cleared, whatever its count), ZKL_ENOAUTH (the server refused
  * the delete: the node and the hold STAY, with a count of one; release
- * again once allowed, or close the client), ZKL_ECLOSED, ZKL_EINVAL (NULL).
- * Thread-safe. */
+ * again once allowed, or close the client), ZKL_ENOMEM or ZKL_EZK (the
+ * delete could not be sent: as for ZKL_ENOAUTH), ZKL_ECLOSED, ZKL_EINVAL
+ * (NULL). Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_read_release(zkl_rwlock *rw);
 
 /* Take the write lock for the calling thread: held once its node is first in
@@ -1273,6 +1279,7 @@ ZKL_EXPORT int zkl_rwlock_write_acquire_cancellable(zkl_rwlock *rw, long timeout
  * zkl_rwlock_read_release does for reads. A read hold the thread took while
  * writing (downgrade) stays. Returns 0, ZKL_ENOTHELD, ZKL_ELOST,
  * ZKL_ENOAUTH (the delete was refused: the write hold STAYS, count one),
+ * ZKL_ENOMEM or ZKL_EZK (the delete could not be sent: as for ZKL_ENOAUTH),
  * ZKL_ECLOSED, ZKL_EINVAL. Thread-safe. */
 ZKL_EXPORT int zkl_rwlock_write_release(zkl_rwlock *rw);
 
