@@ -167,6 +167,7 @@ struct req {
     int64_t held_back;  /* its client's held_back at its start, */
     int64_t gone_back;  /* ... and when its node was found gone */
     int64_t slow_back;  /* R.slow_ns at its start */
+    int64_t stood_back; /* a blocking call's: its client's stood_ns at its start */
     struct req *next;
 };
 
@@ -218,6 +219,18 @@ struct cl {
      * as last seen. */
     int64_t rate_sec, rate_n, rate_allow;
     int state;
+    /* Its process stands still (stand_fault) from stand_from: its C
+     * client's own thread (no ping reaches the server) until io_until, its
+     * callbacks until items_until, its keeper until keeper_until, its
+     * program threads and the driver's calls on it until prog_until, each
+     * part a few ms after stand_end in an order from the seed; the blocked
+     * form holds its callbacks only (items_until). stand_until: the last
+     * part's end; stand_owed: the whole span, added to held_back (and
+     * stood_ns) at stand_end; stood_at: the last span's end. */
+    int64_t stand_from, stand_end, io_until, items_until, keeper_until, prog_until, stand_until;
+    int64_t stand_owed, stood_at, stood_ns;
+    zsim_session *stand_s; /* the session held */
+    int stand_held;        /* 2: its thread and callbacks held, 1: its callbacks, 0: none */
 };
 
 static struct {
@@ -275,6 +288,9 @@ static struct {
  * one at once. */
 static _Thread_local int blocking;
 static _Thread_local int64_t block_start;
+/* ... on this client (the last call begun): its waits stand still while
+ * its process does (v_wait). */
+static _Thread_local struct cl *block_k;
 /* The events of the schedules before this one (a stuck call's report). */
 static int64_t events_before;
 /* Whether this run of a schedule has the program threads (main: each
@@ -286,6 +302,20 @@ static bool threads_on;
 static int cur_th(void)
 {
     return simt_self() + 1;
+}
+
+/* Client k's program stands still (stand_fault): its threads, the
+ * driver's calls on it. */
+static bool paused(const struct cl *k)
+{
+    return zsim_now(R.w) < k->prog_until;
+}
+
+/* Some part of client k stands still, or its span is not yet counted in
+ * held_back: the deadline and told bounds do not bind it meanwhile. */
+static bool stands(const struct cl *k)
+{
+    return zsim_now(R.w) < k->stand_until || k->stand_owed != 0;
 }
 
 static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -363,6 +393,9 @@ static int v_wait(void *arg, pthread_cond_t *cv, pthread_mutex_t *mu, int64_t de
     }
     pthread_mutex_unlock(mu);
     wait_step(NULL);
+    /* Its process stands still: the call goes on once it runs again. */
+    while (blocking > 0 && block_k != NULL && paused(block_k))
+        wait_step(NULL);
     pthread_mutex_lock(mu);
     return zsim_now(R.w) >= deadline ? ETIMEDOUT : 0;
 }
@@ -416,6 +449,8 @@ static void keeper(struct cl *k)
     if (k->in_keeper || k->sync_busy > 0)
         return; /* its round waits on the world, or a caller borrows its handle
                  * (the keeper re-opens under the handle's lock): not now */
+    if (zsim_now(R.w) < k->keeper_until)
+        return; /* its process stands still */
     /* A late keeper: the round that sends a keepalive or applies the loss
      * rule comes late_ns after its time (a thread that runs late), within
      * the margin the loss rule keeps (T/20). */
@@ -808,6 +843,8 @@ static void tend_requests(bool all)
         next = q->next;
         if (q->r == NULL)
             continue; /* the thread's own: released where it runs (tend_blocking) */
+        if (paused(q->k) && !all)
+            continue; /* its process stands still */
         if (q->done && q->result == 0 && (all || now >= q->release_at)) {
             q->held = false; /* the release call ends the belief */
             int rc = zkl_request_release(q->r);
@@ -1019,6 +1056,97 @@ static void leader_fault(void)
     stall(ns);
 }
 
+/* The model's hold of client k's session as its parts stand now: its
+ * callbacks' items wait, and while its whole process stands still its C
+ * client's thread too (no ping: the server may expire the session). */
+static void stand_hold(struct cl *k)
+{
+    int64_t now = zsim_now(R.w);
+    bool items = now < k->items_until, stopped = now < k->io_until;
+    int want = stopped ? 2 : items ? 1 : 0;
+    if (want == k->stand_held)
+        return;
+    if (k->stand_s != NULL && k->stand_s == session_of(k))
+        zsim_hold(k->stand_s, items, stopped);
+    k->stand_held = want;
+    if (want == 0)
+        k->stand_s = NULL;
+}
+
+/* Client k's whole process stands still (a debugger, a swap storm, a
+ * paused VM): its keeper, its callbacks, its program threads, the
+ * driver's calls on it and its C client's thread, from a few ms up to
+ * twice its session timeout; when the span ends, each part runs again
+ * within 5 ms of it, in an order from the seed. Or, the blocked form, a
+ * callback blocks the C client's completion thread: only its callbacks
+ * wait, its keeper and its I/O go on. The span is time its client was
+ * held back (the deadline and told bounds), and stirs (check_prompt). */
+static void stand_fault(struct cl *k)
+{
+    int64_t now = zsim_now(R.w);
+    zsim_session *s = session_of(k);
+    if (s == NULL || stands(k) || R.settling)
+        return;
+    int t = k->c->negotiated_ms > 0 ? k->c->negotiated_ms : k->c->timeout_ms;
+    bool whole = zsim_below(R.w, 3) != 0;
+    int64_t len = zsim_below(R.w, 2) == 0 ? (int64_t)(1 + zsim_below(R.w, 2 * (uint64_t)t)) * MS
+                                          : (int64_t)(1 + zsim_below(R.w, 300)) * MS;
+    int64_t end = now + len;
+    k->stand_from = now;
+    k->stand_end = end;
+    if (whole) {
+        k->io_until = end;
+        k->items_until = end + (int64_t)zsim_below(R.w, 5 * MS);
+        k->keeper_until = end + (int64_t)zsim_below(R.w, 5 * MS);
+        k->prog_until = end + (int64_t)zsim_below(R.w, 5 * MS);
+    } else {
+        k->io_until = k->keeper_until = k->prog_until = now;
+        k->items_until = end;
+    }
+    int64_t parts[] = {k->io_until, k->items_until, k->keeper_until, k->prog_until};
+    k->stand_until = end;
+    for (int i = 0; i < 4; i++) {
+        if (parts[i] > k->stand_until)
+            k->stand_until = parts[i];
+        if (parts[i] > now)
+            zsim_timer(R.w, NULL, parts[i], (uint64_t)k->ix + 1);
+    }
+    k->stand_owed = k->stand_until - now;
+    k->stand_s = s;
+    trace("fault: client %d's %s stands still for %.3f s", k->ix,
+          whole ? "process" : "completion thread (a callback blocks)", (double)len / 1e9);
+    stir();
+    stand_hold(k);
+}
+
+/* The clients' spans that end (all: every one, now): the model's hold
+ * follows, and the span is counted as time held back once it ends. */
+static void stand_tend(bool all)
+{
+    int64_t now = zsim_now(R.w);
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        if (k->stand_until == 0)
+            continue;
+        if (all && now < k->stand_until) {
+            int64_t *parts[] = {&k->stand_end, &k->io_until, &k->items_until, &k->keeper_until,
+                                &k->prog_until, &k->stand_until};
+            for (int j = 0; j < 6; j++)
+                if (*parts[j] > now)
+                    *parts[j] = now;
+        }
+        stand_hold(k);
+        if (k->stand_owed != 0 && now >= k->stand_end) {
+            trace("client %d runs again", k->ix);
+            k->held_back += k->stand_owed;
+            k->stood_ns += k->stand_owed;
+            k->stand_owed = 0;
+            k->stood_at = k->stand_until;
+            stir();
+        }
+    }
+}
+
 static void fault(void)
 {
     if (zsim_below(R.w, 5) < 2) {
@@ -1033,6 +1161,10 @@ static void fault(void)
     zsim_session *s = session_of(k);
     if (s == NULL)
         return;
+    if (zsim_below(R.w, 8) == 0) {
+        stand_fault(k);
+        return;
+    }
     switch (zsim_below(R.w, 4)) {
     case 0:
         trace("fault: client %d's connection drops", k->ix);
@@ -1067,6 +1199,7 @@ static void fault(void)
 static void heal(bool all)
 {
     int64_t now = zsim_now(R.w);
+    stand_tend(all);
     for (int i = 0; i < NCL; i++)
         if (R.link_heal[i] != 0 && (all || now >= R.link_heal[i])) {
             zsim_session *s = session_of(&R.cl[i]);
@@ -1124,8 +1257,10 @@ static void check_expired(const struct req *q)
 static bool keeper_waited(const struct cl *k)
 {
     int t = k->c->negotiated_ms > 0 ? k->c->negotiated_ms : k->c->timeout_ms;
-    return k->sync_at != 0 &&
-           zsim_now(R.w) <= k->sync_at + zkl__loss_after_ns(t) + SLACK + k->late_allow;
+    int64_t after = zkl__loss_after_ns(t) + SLACK + k->late_allow;
+    if (stands(k) || (k->stood_at != 0 && zsim_now(R.w) <= k->stood_at + after))
+        return true; /* its process stood still: no rule of its ran */
+    return k->sync_at != 0 && zsim_now(R.w) <= k->sync_at + after;
 }
 
 /* Whether the library says the hold is still held: 1, 0, or -1 if the
@@ -1201,8 +1336,8 @@ static void check_latches(void)
             k->lead_gone_at = 0;
             continue;
         }
-        if (k->busy_ns != 0)
-            continue; /* its listener waits for its loop */
+        if (k->busy_ns != 0 || stands(k))
+            continue; /* its listener waits for its loop, or its process stands still */
         int64_t token = 0;
         if (zkl_latch_token(k->latch, &token) != 0)
             continue; /* lost, its listener yet to hear */
@@ -1325,7 +1460,8 @@ static void check(void)
     }
     int live[NLOCKS] = {0};
     for (struct req *q = R.reqs; q; q = q->next) {
-        bool busy = q->k->busy_ns != 0; /* its callbacks wait for its loop */
+        /* its callbacks wait for its loop, or its process stands still */
+        bool busy = q->k->busy_ns != 0 || stands(q->k);
         if (!busy && !q->done && q->bound != 0 &&
             now > q->bound + 2 * q->k->late_allow + R.slow_ns - q->slow_back +
                       q->k->held_back - q->held_back)
@@ -1472,7 +1608,8 @@ static void wait_step(zhandle_t *zh)
         int st = zkl_client_state(R.cancel_k->c);
         R.cancel_away |= st != ZKL_STATE_CONNECTED && st != ZKL_STATE_RECONNECTED;
     }
-    if (R.cancel != NULL && R.cancel_at != 0 && zsim_now(R.w) >= R.cancel_at) {
+    if (R.cancel != NULL && R.cancel_at != 0 && zsim_now(R.w) >= R.cancel_at &&
+        !paused(R.cancel_k)) {
         trace("the blocking acquire's cancel handle fires");
         (void)zkl_cancel_fire(R.cancel);
         R.fired_at = zsim_now(R.w);
@@ -1520,8 +1657,9 @@ static void sync_step(zhandle_t *zh)
     }
 }
 
-static void begin_blocking(void)
+static void begin_blocking(struct cl *k)
 {
+    block_k = k;
     if (blocking++ == 0)
         block_start = zsim_now(R.w);
     R.blocking_calls++;
@@ -1572,7 +1710,7 @@ static void guarded_write(struct req *q)
      * threads run) after the server applied the write, which succeeds. */
     bool was_gone = q->gone_at != 0 || zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK;
     int rc = ZKL_EINVAL;
-    begin_blocking();
+    begin_blocking(k);
     switch (q->lock) {
     case L_MUTEX:
         rc = zkl_mutex_guarded_set(k->m, fence, data, len);
@@ -1661,6 +1799,7 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
     q->timeout_ms = t;
     q->started = zsim_now(R.w);
     q->slow_back = slow_mark();
+    q->stood_back = k->stood_ns;
     q->bound = t < 0 ? 0
                      : q->started + (t > 0 ? t : (int64_t)k->c->timeout_ms) * MS +
                            ZKL__GRACE_NS + SLACK;
@@ -1676,7 +1815,7 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
         R.cancel_at = q->started + (int64_t)zsim_below(R.w, t > 500 ? (uint64_t)t : 500) * MS;
         R.fired_at = 0;
     }
-    begin_blocking();
+    begin_blocking(k);
     switch (lock) {
     case L_MUTEX:
         rc = zkl_mutex_acquire_cancellable(k->m, t, h);
@@ -1725,6 +1864,10 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
     int64_t cut = k->cut_at > R.cut_at ? k->cut_at : R.cut_at;
     if (lock == L_MULTI && cut != 0 && cut + 2 * (int64_t)k->c->negotiated_ms * MS > q->started)
         undo = zkl__loss_after_ns(k->c->negotiated_ms) + SLACK + k->late_allow;
+    /* Its process stood still meanwhile: its call went on once it ran. */
+    undo += k->stood_ns - q->stood_back;
+    if (stands(k))
+        undo += k->stand_owed;
     if (h != NULL) {
         if (rc == ZKL_ECANCELED && R.fired_at == 0)
             violation("cancel", "blocking acquire %d: cancelled, its handle not fired", q->id);
@@ -1829,7 +1972,7 @@ static void blocking_release(struct req *q)
 {
     struct cl *k = q->k;
     int rc = ZKL_EINVAL;
-    begin_blocking();
+    begin_blocking(k);
     switch (q->lock) {
     case L_MUTEX:
         rc = zkl_mutex_release(k->m);
@@ -1896,7 +2039,8 @@ static void tend_blocking(bool all)
     while (!R.violated) {
         int64_t now = zsim_now(R.w);
         struct req *q = R.reqs;
-        while (q != NULL && !(q->r == NULL && q->th == 0 && (all || now >= q->release_at)))
+        while (q != NULL && !(q->r == NULL && q->th == 0 && (all || now >= q->release_at) &&
+                              (all || !paused(q->k))))
             q = q->next;
         if (q == NULL)
             return;
@@ -2007,7 +2151,7 @@ static void threads_run(void)
         int ready[NCL * NTH], n = 0;
         int64_t now = zsim_now(R.w);
         for (int t = 0; t < NCL * NTH; t++)
-            if (simt_ready(t, now))
+            if (simt_ready(t, now) && !paused(&R.cl[t / NTH]))
                 ready[n++] = t;
         if (n == 0)
             return;
@@ -2052,6 +2196,8 @@ static void tend_threads(bool all)
                 threads_stuck("has not returned", t, jobs[t].started);
             continue;
         }
+        if (paused(&R.cl[t / NTH]) && !all)
+            continue;
         for (struct req *q = R.reqs; q; q = q->next)
             if (q->r == NULL && q->th == t + 1 && (all || now >= q->release_at)) {
                 start_job(t, J_RELEASE, q->lock, q);
@@ -2077,6 +2223,7 @@ static void threads_drain(void)
             threads_stuck("has not returned once the schedule ended, ten minutes later",
                           busy, jobs[busy].started);
         world_step();
+        stand_tend(false);
         for (int i = 0; i < NCL; i++)
             keeper(&R.cl[i]);
         threads_run();
@@ -2130,7 +2277,7 @@ static void latch_op(struct cl *k)
     case 0:
     case 1: {
         long t = zsim_below(R.w, 2) == 0 ? 0 : (long)zsim_below(R.w, 1000);
-        begin_blocking();
+        begin_blocking(k);
         rc = zkl_latch_await(k->latch, t);
         blocking--;
         trace("client %d: the latch's await (%ld ms): %s", k->ix, t, zkl_strerror(rc));
@@ -2140,7 +2287,7 @@ static void latch_op(struct cl *k)
         break;
     }
     default:
-        begin_blocking();
+        begin_blocking(k);
         rc = zkl_latch_close(k->latch);
         blocking--;
         trace("client %d: the latch closes: %s", k->ix, zkl_strerror(rc));
@@ -2211,7 +2358,7 @@ static void list_op(struct cl *k)
     const char *dir = dirs[zsim_below(R.w, 5)];
     uint64_t what = zsim_below(R.w, 4);
     int rc;
-    begin_blocking();
+    begin_blocking(k);
     if (what == 0) {
         /* The path of a hold of the thread's, if any: its holder hears. */
         for (struct req *q = R.reqs; q; q = q->next)
@@ -2278,14 +2425,14 @@ static void refuse_op(struct cl *k)
     trace("client %d: its deletes under %s are refused until %.3f s", k->ix, MULTI_OTHER,
           (double)k->refuse_until / 1e9);
     bool had = zkl_mutex_is_held(k->m2);
-    begin_blocking();
+    begin_blocking(k);
     int rc = zkl_multilock_acquire(k->ml, 0);
     blocking--;
     mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xbfbf);
     trace("client %d: the multi-lock, tried once: %s", k->ix, zkl_strerror(rc));
     if (rc == 0) {
         /* Held: released at once (its release may be refused too). */
-        begin_blocking();
+        begin_blocking(k);
         rc = zkl_multilock_release(k->ml);
         blocking--;
         trace("client %d: the multi-lock released: %s", k->ix, zkl_strerror(rc));
@@ -2316,8 +2463,8 @@ static void tend_refusals(bool all)
             k->refused = NULL;
             trace("client %d: its deletes are allowed again", k->ix);
         }
-        if (k->mb_stuck && k->refused == NULL) {
-            begin_blocking();
+        if (k->mb_stuck && k->refused == NULL && (all || !paused(k))) {
+            begin_blocking(k);
             int rc = zkl_mutex_release(k->mb);
             blocking--;
             mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xc0c0);
@@ -2385,22 +2532,27 @@ static void check_stats(void)
 static void one_step(void)
 {
     uint64_t r = zsim_below(R.w, 1000);
-    if (!R.settling && r < 40)
-        start_request(&R.cl[zsim_below(R.w, NCL)]);
-    else if (!R.settling && r < 46)
+    /* What the program does with a client: nothing while its process
+     * stands still (the world steps instead). */
+    struct cl *k = &R.cl[zsim_below(R.w, NCL)];
+    bool on = !R.settling && !paused(k);
+    stand_tend(false);
+    if (on && r < 40)
+        start_request(k);
+    else if (!R.settling && r >= 40 && r < 46)
         fault();
-    else if (!R.settling && r < 51)
-        blocking_acquire(&R.cl[zsim_below(R.w, NCL)]);
-    else if (!R.settling && r < 52)
-        latch_op(&R.cl[zsim_below(R.w, NCL)]);
-    else if (!R.settling && r < 53)
-        list_op(&R.cl[zsim_below(R.w, NCL)]);
-    else if (!R.settling && r < 54)
-        refuse_op(&R.cl[zsim_below(R.w, NCL)]);
-    else if (!R.settling && r < 56)
+    else if (on && r >= 46 && r < 51)
+        blocking_acquire(k);
+    else if (on && r >= 51 && r < 52)
+        latch_op(k);
+    else if (on && r >= 52 && r < 53)
+        list_op(k);
+    else if (on && r >= 53 && r < 54)
+        refuse_op(k);
+    else if (!R.settling && r >= 54 && r < 56)
         outsider_aim();
-    else if (!R.settling && threads_on && r < 64)
-        thread_op(&R.cl[zsim_below(R.w, NCL)]);
+    else if (on && threads_on && r >= 56 && r < 64)
+        thread_op(k);
     else
         world_step();
     heal(false);
@@ -2608,7 +2760,7 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     tend_requests(true);
     for (int i = 0; i < NCL; i++)
         if (R.cl[i].latch != NULL) {
-            begin_blocking();
+            begin_blocking(&R.cl[i]);
             (void)zkl_latch_close(R.cl[i].latch);
             blocking--;
             zkl_latch_free(R.cl[i].latch);
