@@ -37,8 +37,18 @@
  * followers, the unheard fault (unheard_arm), leader failovers, pauses
  * and slow spells, an outsider at a queue's head or a waiter's
  * predecessor (deletes it, marks it, or plants a tie that goes with its
- * session a while later), and the descriptor client's event loop busy
- * (up to 30 ms, now and then up to a session timeout).
+ * session a while later), the descriptor client's event loop busy (up to
+ * 30 ms, now and then up to a session timeout), and a client's process
+ * standing still (stand_fault: a debugger, a swap storm, a paused VM), a
+ * few ms up to twice its session timeout: its keeper, its callbacks, its
+ * program threads, the driver's calls on it and its C client's pings (the
+ * server may expire its session meanwhile), each part running again within
+ * 5 ms of the span's end in an order from the seed; or, a third of the
+ * time, a callback that blocks its C client's completion thread (its
+ * callbacks only wait). Their spans count as time the client was held
+ * back (deadline, told), they stir (prompt), and a session that expires
+ * during one, or within the loss rule's time after, is not the rule's
+ * fault (expired).
  *
  *   SIM_SEED       the first schedule's seed (default 1); schedule k has
  *                  seed SIM_SEED + k
