@@ -43,9 +43,10 @@
  * few ms up to twice its session timeout: its keeper, its callbacks, its
  * program threads, the driver's calls on it and its C client's pings (the
  * server may expire its session meanwhile), each part running again within
- * 5 ms of the span's end in an order from the seed; or, a third of the
- * time, a callback that blocks its C client's completion thread (its
- * callbacks only wait). Their spans count as time the client was held
+ * 5 ms of the span's end in an order from the seed (one in 300 creates
+ * a client sends stops it at the next step, for T/2 to 2T, the create in
+ * flight); or, a third of the other times, a callback that blocks its C
+ * client's completion thread (its callbacks only wait). Their spans count as time the client was held
  * back (deadline, told), they stir (prompt), and a session that expires
  * during one, or within the loss rule's time after, is not the rule's
  * fault (expired).
@@ -73,6 +74,10 @@
  *             holders by the same rules (the outsider's nodes aside);
  *   expired   the leader expires no session of a believed hold, unless a
  *             fault forced it;
+ *   stale     no hold is granted, once its client ran again, on a node the
+ *             leader made while the client stood still and deleted with
+ *             its (unforced) expiry before the span ended: the create's
+ *             answer came past the loss rule's instant (check_stale);
  *   told      a believed hold (or leadership) whose node is gone is told
  *             (its callback ZKL_ELOST, is_held 0) by the loss rule's time
  *             from the deletion (a multi-lock's: either member's);
@@ -241,6 +246,7 @@ struct cl {
     int64_t stand_owed, stood_at, stood_ns;
     zsim_session *stand_s; /* the session held */
     int stand_held;        /* 2: its thread and callbacks held, 1: its callbacks, 0: none */
+    bool stand_next;       /* it stands still at the next step, a create in flight (on_request) */
 };
 
 static struct {
@@ -291,6 +297,15 @@ static struct {
     int nlatch;
     uint64_t outsider_acts, failovers;
     int64_t mb_gone_at, mb_gone_back[NCL]; /* multi_gone: the last delete under MULTI_OTHER */
+    /* The nodes the leader made under /sim/, when, and when they went
+     * (ended: with their session's end), a ring of the latest
+     * (check_stale). */
+    struct made {
+        char path[160];
+        int64_t at, gone;
+        bool ended;
+    } made[256];
+    int nmade;
 } R;
 
 /* The calling thread is inside a blocking call (its waits step), since
@@ -424,8 +439,15 @@ static const struct zkl__virtual virt = {v_now, v_wait, v_random, NULL};
 
 static zsim_session *session_of(struct cl *k);
 
+static void stand_fault(struct cl *k, bool aimed);
+
 static void world_step(void)
 {
+    for (int i = 0; i < NCL; i++)
+        if (R.cl[i].stand_next) {
+            R.cl[i].stand_next = false;
+            stand_fault(&R.cl[i], true);
+        }
     for (int i = 0; i < NCL; i++)
         if (R.cl[i].drop_next) {
             R.cl[i].drop_next = false;
@@ -578,6 +600,7 @@ static void kids_of(const char *dir, struct kids *k)
 /* ---- requests --------------------------------------------------------------------- */
 
 static void check_expired(const struct req *q);
+static void check_stale(const struct req *q);
 
 /* A multi-lock hold's first member's node: a blocking one's, the member
  * mutex's; a request's, its session's lowest node under MULTI_OTHER that
@@ -635,6 +658,21 @@ static void on_change(void *arg, const struct zsim_change *ch)
 {
     (void)arg;
     size_t n = strlen(LATCH_PATH);
+    if (strncmp(ch->path, "/sim/", 5) == 0 && strlen(ch->path) < sizeof R.made[0].path) {
+        if (ch->created) {
+            struct made *m = &R.made[R.nmade++ % 256];
+            snprintf(m->path, sizeof m->path, "%s", ch->path);
+            m->at = zsim_now(R.w);
+            m->gone = 0;
+            m->ended = false;
+        } else {
+            for (int i = 0; i < 256 && i < R.nmade; i++)
+                if (R.made[i].gone == 0 && strcmp(R.made[i].path, ch->path) == 0) {
+                    R.made[i].gone = zsim_now(R.w);
+                    R.made[i].ended = ch->closing;
+                }
+        }
+    }
     if (!ch->created && strncmp(ch->path, MULTI_OTHER "/", strlen(MULTI_OTHER) + 1) == 0) {
         R.mb_gone_at = zsim_now(R.w);
         for (int i = 0; i < NCL; i++)
@@ -752,6 +790,7 @@ static void on_result(zkl_request *r, int result, void *arg)
         q->gone_back = q->k->held_back;
         multi_gone(q);
         check_expired(q);
+        check_stale(q);
     } else if (q->lock == L_MUTEX || q->lock == L_MULTI) {
         if (token <= R.max_token)
             violation("token", "request %d: token %" PRId64 " not above %" PRId64, q->id, token,
@@ -1091,16 +1130,17 @@ static void stand_hold(struct cl *k)
  * callback blocks the C client's completion thread: only its callbacks
  * wait, its keeper and its I/O go on. The span is time its client was
  * held back (the deadline and told bounds), and stirs (check_prompt). */
-static void stand_fault(struct cl *k)
+static void stand_fault(struct cl *k, bool aimed)
 {
     int64_t now = zsim_now(R.w);
     zsim_session *s = session_of(k);
     if (s == NULL || stands(k) || R.settling)
         return;
     int t = k->c->negotiated_ms > 0 ? k->c->negotiated_ms : k->c->timeout_ms;
-    bool whole = zsim_below(R.w, 3) != 0;
-    int64_t len = zsim_below(R.w, 2) == 0 ? (int64_t)(1 + zsim_below(R.w, 2 * (uint64_t)t)) * MS
-                                          : (int64_t)(1 + zsim_below(R.w, 300)) * MS;
+    bool whole = aimed || zsim_below(R.w, 3) != 0;
+    int64_t len = aimed ? (int64_t)(t / 2 + (int)zsim_below(R.w, 3 * (uint64_t)t / 2)) * MS
+                  : zsim_below(R.w, 2) == 0 ? (int64_t)(1 + zsim_below(R.w, 2 * (uint64_t)t)) * MS
+                                            : (int64_t)(1 + zsim_below(R.w, 300)) * MS;
     int64_t end = now + len;
     k->stand_from = now;
     k->stand_end = end;
@@ -1172,7 +1212,7 @@ static void fault(void)
     if (s == NULL)
         return;
     if (zsim_below(R.w, 8) == 0) {
-        stand_fault(k);
+        stand_fault(k, false);
         return;
     }
     switch (zsim_below(R.w, 4)) {
@@ -1259,6 +1299,32 @@ static void check_expired(const struct req *q)
             return;
     violation("expired", "request %d: the leader expired its session while its hold was "
               "believed (node %s)", q->id, q->node);
+}
+
+/* A hold granted once its client ran again, on a node the leader made
+ * while the client stood still and deleted with its session's end (not a
+ * forced one) before the span ended: the create's answer reached the
+ * client only after the span, when the loss rule's instant had passed
+ * (the session expired, past it, before), and the rule is applied as each
+ * answer arrives, before it is acted on (seed 97002619 of sim-locks). The
+ * span excuses the expiry (keeper_waited), not such a grant. */
+static void check_stale(const struct req *q)
+{
+    const struct cl *k = q->k;
+    if (k->stand_from == 0 || zsim_now(R.w) < k->stand_end || q->sess == NULL)
+        return;
+    for (int i = 0; i < R.nforced; i++)
+        if (R.forced[i] == q->sess)
+            return;
+    for (int i = 0; i < 256 && i < R.nmade; i++) {
+        const struct made *m = &R.made[i];
+        if (strcmp(m->path, q->node) == 0 && m->ended && m->at >= k->stand_from &&
+            m->gone != 0 && m->gone <= k->stand_end)
+            violation("stale", "request %d: granted on %s, made at %.3f s while client %d "
+                      "stood still (%.3f s to %.3f s) and gone with its session at %.3f s",
+                      q->id, q->node, (double)m->at / 1e9, k->ix, (double)k->stand_from / 1e9,
+                      (double)k->stand_end / 1e9, (double)m->gone / 1e9);
+    }
 }
 
 /* Whether client k's keeper waited for a synchronous call (which the
@@ -1454,6 +1520,14 @@ static void on_request(zhandle_t *zh, const char *path, bool watch)
     size_t n = strlen(LATCH_PATH);
     if (watch && path != NULL && strncmp(path, LATCH_PATH, n) == 0 && path[n] == '/')
         check_pred(k, zh, path);
+    /* Now and then its process stands still right behind a create (a
+     * name without its sequence yet), which the leader may apply meanwhile
+     * and its session expire after: the answer waits for the span's end. */
+    size_t len = path != NULL ? strlen(path) : 0;
+    if (!watch && !R.settling && len > 5 && strncmp(path, "/sim/", 5) == 0 &&
+        strspn(path + (len > 10 ? len - 10 : 0), "0123456789") != 10 && !stands(k) &&
+        zsim_below(R.w, 300) == 0)
+        k->stand_next = true;
 }
 
 static void check(void)
