@@ -43,13 +43,13 @@
  * few ms up to twice its session timeout: its keeper, its callbacks, its
  * program threads, the driver's calls on it and its C client's pings (the
  * server may expire its session meanwhile), each part running again within
- * 5 ms of the span's end in an order from the seed (one in 300 creates
- * a client sends stops it at the next step, for T/2 to 2T, the create in
- * flight); or, a third of the other times, a callback that blocks its C
- * client's completion thread (its callbacks only wait). Their spans count as time the client was held
- * back (deadline, told), they stir (prompt), and a session that expires
- * during one, or within the loss rule's time after, is not the rule's
- * fault (expired).
+ * 5 ms of the span's end in an order from the seed (one step in 1,000:
+ * at once, or right behind the next create it sends, for T/2 to 2T, the
+ * create in flight); or, a third of the times at once, a callback that
+ * blocks its C client's completion thread (its callbacks only wait). Their
+ * spans count as time the client was held back (deadline, told), they
+ * stir (prompt), and a session that expires while the whole process
+ * stands still is not the rule's fault (expired).
  *
  *   SIM_SEED       the first schedule's seed (default 1); schedule k has
  *                  seed SIM_SEED + k
@@ -241,12 +241,14 @@ struct cl {
      * part a few ms after stand_end in an order from the seed; the blocked
      * form holds its callbacks only (items_until). stand_until: the last
      * part's end; stand_owed: the whole span, added to held_back (and
-     * stood_ns) at stand_end; stood_at: the last span's end. */
+     * stood_ns) at stand_end. */
     int64_t stand_from, stand_end, io_until, items_until, keeper_until, prog_until, stand_until;
-    int64_t stand_owed, stood_at, stood_ns;
+    int64_t stand_owed, stood_ns;
     zsim_session *stand_s; /* the session held */
     int stand_held;        /* 2: its thread and callbacks held, 1: its callbacks, 0: none */
-    bool stand_next;       /* it stands still at the next step, a create in flight (on_request) */
+    bool stand_armed;      /* it stands still right behind its next create (on_request), */
+    bool stand_next;       /* ... at the next step, the create in flight */
+    bool stand_whole;      /* the last span was the whole process's, not the blocked form */
 };
 
 static struct {
@@ -1144,6 +1146,7 @@ static void stand_fault(struct cl *k, bool aimed)
     int64_t end = now + len;
     k->stand_from = now;
     k->stand_end = end;
+    k->stand_whole = whole;
     if (whole) {
         k->io_until = end;
         k->items_until = end + (int64_t)zsim_below(R.w, 5 * MS);
@@ -1191,10 +1194,20 @@ static void stand_tend(bool all)
             k->held_back += k->stand_owed;
             k->stood_ns += k->stand_owed;
             k->stand_owed = 0;
-            k->stood_at = k->stand_until;
             stir();
         }
     }
+}
+
+/* A client stands still now (stand_fault), or right behind the next
+ * create it sends, half the time each. */
+static void stand_draw(void)
+{
+    struct cl *k = &R.cl[zsim_below(R.w, NCL)];
+    if (zsim_below(R.w, 2) == 0)
+        stand_fault(k, false);
+    else
+        k->stand_armed = true;
 }
 
 static void fault(void)
@@ -1211,10 +1224,6 @@ static void fault(void)
     zsim_session *s = session_of(k);
     if (s == NULL)
         return;
-    if (zsim_below(R.w, 8) == 0) {
-        stand_fault(k, false);
-        return;
-    }
     switch (zsim_below(R.w, 4)) {
     case 0:
         trace("fault: client %d's connection drops", k->ix);
@@ -1333,10 +1342,14 @@ static void check_stale(const struct req *q)
 static bool keeper_waited(const struct cl *k)
 {
     int t = k->c->negotiated_ms > 0 ? k->c->negotiated_ms : k->c->timeout_ms;
-    int64_t after = zkl__loss_after_ns(t) + SLACK + k->late_allow;
-    if (stands(k) || (k->stood_at != 0 && zsim_now(R.w) <= k->stood_at + after))
-        return true; /* its process stood still: no rule of its ran */
-    return k->sync_at != 0 && zsim_now(R.w) <= k->sync_at + after;
+    /* Its process stands still: no rule of its runs. Once its keeper runs
+     * again, the rule gives the session up if due, before the leader can
+     * have expired it; with its callbacks only held, the keeper runs on,
+     * and the C client pings. */
+    if (k->stand_whole && stands(k))
+        return true;
+    return k->sync_at != 0 &&
+           zsim_now(R.w) <= k->sync_at + zkl__loss_after_ns(t) + SLACK + k->late_allow;
 }
 
 /* Whether the library says the hold is still held: 1, 0, or -1 if the
@@ -1524,10 +1537,11 @@ static void on_request(zhandle_t *zh, const char *path, bool watch)
      * name without its sequence yet), which the leader may apply meanwhile
      * and its session expire after: the answer waits for the span's end. */
     size_t len = path != NULL ? strlen(path) : 0;
-    if (!watch && !R.settling && len > 5 && strncmp(path, "/sim/", 5) == 0 &&
-        strspn(path + (len > 10 ? len - 10 : 0), "0123456789") != 10 && !stands(k) &&
-        zsim_below(R.w, 300) == 0)
+    if (k->stand_armed && !watch && !R.settling && len > 5 && strncmp(path, "/sim/", 5) == 0 &&
+        strspn(path + (len > 10 ? len - 10 : 0), "0123456789") != 10 && !stands(k)) {
+        k->stand_armed = false;
         k->stand_next = true;
+    }
 }
 
 static void check(void)
@@ -2616,27 +2630,33 @@ static void check_stats(void)
 static void one_step(void)
 {
     uint64_t r = zsim_below(R.w, 1000);
+    stand_tend(false);
     /* What the program does with a client: nothing while its process
      * stands still (the world steps instead). */
-    struct cl *k = &R.cl[zsim_below(R.w, NCL)];
-    bool on = !R.settling && !paused(k);
-    stand_tend(false);
-    if (on && r < 40)
+    struct cl *k = NULL;
+    if (!R.settling && (r < 40 || (r >= 46 && r < 54) || (threads_on && r >= 56 && r < 64))) {
+        k = &R.cl[zsim_below(R.w, NCL)];
+        if (paused(k))
+            r = 1000;
+    }
+    if (!R.settling && r < 40)
         start_request(k);
-    else if (!R.settling && r >= 40 && r < 46)
+    else if (!R.settling && r < 46)
         fault();
-    else if (on && r >= 46 && r < 51)
+    else if (!R.settling && r < 51)
         blocking_acquire(k);
-    else if (on && r >= 51 && r < 52)
+    else if (!R.settling && r < 52)
         latch_op(k);
-    else if (on && r >= 52 && r < 53)
+    else if (!R.settling && r < 53)
         list_op(k);
-    else if (on && r >= 53 && r < 54)
+    else if (!R.settling && r < 54)
         refuse_op(k);
-    else if (!R.settling && r >= 54 && r < 56)
+    else if (!R.settling && r < 56)
         outsider_aim();
-    else if (on && threads_on && r >= 56 && r < 64)
+    else if (!R.settling && threads_on && r < 64)
         thread_op(k);
+    else if (!R.settling && r == 64)
+        stand_draw();
     else
         world_step();
     heal(false);
