@@ -287,6 +287,7 @@ static struct {
     uint64_t blocking_calls, revokes_told, latch_leads, listings;
     int64_t outsider_leave_at; /* the outsider's session ends then (0: none to end) */
     int64_t cut_at; /* a follower was cut from the leader then (any client's) */
+    uint64_t cuts;  /* the world's cuts so far (cut_seen) */
     /* When a fault silenced or slowed a server or a link, or that ended
      * (a ring of the latest, check_prompt), and whether a follower is cut
      * off (so that its heal counts among them). */
@@ -443,6 +444,19 @@ static zsim_session *session_of(struct cl *k);
 
 static void stand_fault(struct cl *k, bool aimed);
 
+/* A follower cut from the leader since the last look: then, whatever cut
+ * it (a cut armed for a session's next sync may come long after the
+ * unheard fault armed it). */
+static void cut_seen(void)
+{
+    struct zsim_counts c;
+    zsim_counts(R.w, &c);
+    if (c.partitions != R.cuts) {
+        R.cuts = c.partitions;
+        R.cut_at = zsim_now(R.w);
+    }
+}
+
 static void world_step(void)
 {
     for (int i = 0; i < NCL; i++)
@@ -459,8 +473,10 @@ static void world_step(void)
                 zsim_drop(s, -1, -1);
         }
     const struct zsim_item *it;
+    cut_seen();
     int rc = zsim_step(R.w, &it);
     R.events++;
+    cut_seen();
     if (rc != 1 || it->kind == ZSIM_TIMER)
         return; /* a keeper's timer: every keeper runs after each step */
     mix((uint64_t)it->kind << 56 ^ it->tag << 8 ^ (uint64_t)(uint32_t)it->rc ^
@@ -1547,6 +1563,7 @@ static void on_request(zhandle_t *zh, const char *path, bool watch)
 static void check(void)
 {
     int64_t now = zsim_now(R.w);
+    cut_seen();
     for (int i = 0; i < NCL; i++) {
         struct cl *k = &R.cl[i];
         int st = k->c != NULL ? zkl_client_state(k->c) : 0;
@@ -1957,7 +1974,7 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
      * the leader holds until it ends or the loss rule gives the session up.
      * A follower cut for another client's fault (or cut off by a fault of
      * its own) serves this one's session too when it is connected there:
-     * any follower cut counts. */
+     * any follower cut counts, as it comes (cut_seen). */
     int64_t undo = 0;
     int64_t cut = k->cut_at > R.cut_at ? k->cut_at : R.cut_at;
     if (lock == L_MULTI && cut != 0 && cut + 2 * (int64_t)k->c->negotiated_ms * MS > q->started)
