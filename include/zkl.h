@@ -1372,8 +1372,9 @@ typedef struct zkl_participant {
                          kind is judged as a mutex's node */
     int64_t seq;      /* its 10-digit sequence */
     int holds;        /* 1: holds, by the policy of the recipe of its kind
-                         (a semaphore's lease holds, its waiters wait); 0:
-                         waits */
+                         (a semaphore's lease holds while the leases up to
+                         it fit the limit it recorded, its waiters wait);
+                         0: waits */
     int leases;       /* for a lease node, the leases it stands for; else 0 */
     int64_t token;    /* czxid: the holder's fencing token */
     int64_t session;  /* the owning session (ephemeralOwner) */

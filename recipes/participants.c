@@ -142,6 +142,19 @@ int zkl_participants_list(zkl_client *c, const char *path, zkl_participant **out
     for (size_t i = 0; i < k && err == 0; i++)
         if (zkl__entry_parse(kids.data[i], &cs[m]) == 0)
             m++; /* a child without a sequence takes no part */
+    /* A semaphore's lease holds while the leases up to it fit the limit
+     * the semaphore recorded (lease_holds): a lease made after someone
+     * else deleted a gate node behind its holder's back waits for room. */
+    struct zkl__gate_arg gate = {0, 0};
+    int sent = 0;
+    for (size_t i = 0; i < m && err == 0 && sent == 0; i++)
+        if (zkl__lease_count(&cs[i]) > 0) {
+            char buf[128];
+            int len = (int)sizeof buf;
+            sent = 1;
+            if (zkl__kit_get(c, zh, path, buf, &len, NULL) == ZOK)
+                gate.max = zkl__semaphore_parse_limit(buf, len < 0 ? 0 : len);
+        }
     if (err == 0) {
         qsort(cs, m, sizeof *cs, by_seq);
         /* Decide on the listing as it was, before any node is read. */
@@ -151,9 +164,10 @@ int zkl_participants_list(zkl_client *c, const char *path, zkl_participant **out
             size_t watch = 0;
             bool down = is_downgrade(cs, m, i);
             /* A gate node waits for room; only a lease holds a lease. */
-            p->holds = pol == &zkl__gate_policy
-                           ? 0
-                           : pol->holds(cs, m, i, &watch, pol == &zkl__read_policy ? &down : NULL);
+            const void *arg = pol == &zkl__read_policy                     ? (const void *)&down
+                              : pol == &zkl__lease_policy && gate.max > 0 ? (const void *)&gate
+                                                                          : NULL;
+            p->holds = pol == &zkl__gate_policy ? 0 : pol->holds(cs, m, i, &watch, arg);
             p->leases = zkl__lease_count(&cs[i]);
             p->seq = cs[i].seq;
             size_t kl = strlen(cs[i].name) - 10 - (size_t)(cs[i].kind - cs[i].name);
@@ -184,7 +198,7 @@ int zkl_participants_list(zkl_client *c, const char *path, zkl_participant **out
             for (size_t j = i + 1; j < m; j++)
                 free(ps[j].node);
     }
-    zkl__send_end(c, 1 + (int)m);
+    zkl__send_end(c, 1 + sent + (int)m);
     deallocate_String_vector(&kids);
     free(cs);
     if (err != 0) {

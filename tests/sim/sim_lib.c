@@ -37,8 +37,19 @@
  * followers, the unheard fault (unheard_arm), leader failovers, pauses
  * and slow spells, an outsider at a queue's head or a waiter's
  * predecessor (deletes it, marks it, or plants a tie that goes with its
- * session a while later), and the descriptor client's event loop busy
- * (up to 30 ms, now and then up to a session timeout).
+ * session a while later), the descriptor client's event loop busy (up to
+ * 30 ms, now and then up to a session timeout), and a client's process
+ * standing still (stand_fault: a debugger, a swap storm, a paused VM), a
+ * few ms up to twice its session timeout: its keeper, its callbacks, its
+ * program threads, the driver's calls on it and its C client's pings (the
+ * server may expire its session meanwhile), each part running again within
+ * 5 ms of the span's end in an order from the seed (one step in 1,000:
+ * at once, or right behind the next create it sends, for T/2 to 2T, the
+ * create in flight); or, a third of the times at once, a callback that
+ * blocks its C client's completion thread (its callbacks only wait). Their
+ * spans count as time the client was held back (deadline, told), they
+ * stir (prompt), and a session that expires while the whole process
+ * stands still is not the rule's fault (expired).
  *
  *   SIM_SEED       the first schedule's seed (default 1); schedule k has
  *                  seed SIM_SEED + k
@@ -66,6 +77,10 @@
  *             holders by the same rules (the outsider's nodes aside);
  *   expired   the leader expires no session of a believed hold, unless a
  *             fault forced it;
+ *   stale     no hold is granted, once its client ran again, on a node the
+ *             leader made while the client stood still and deleted with
+ *             its (unforced) expiry before the span ended: the create's
+ *             answer came past the loss rule's instant (check_stale);
  *   told      a believed hold (or leadership) whose node is gone is told
  *             (its callback ZKL_ELOST, is_held 0) by the loss rule's time
  *             from the deletion (a multi-lock's: either member's);
@@ -171,6 +186,7 @@ struct req {
     int64_t held_back;  /* its client's held_back at its start, */
     int64_t gone_back;  /* ... and when its node was found gone */
     int64_t slow_back;  /* R.slow_ns at its start */
+    int64_t stood_back; /* a blocking call's: its client's stood_ns at its start */
     struct req *next;
 };
 
@@ -222,6 +238,21 @@ struct cl {
      * as last seen. */
     int64_t rate_sec, rate_n, rate_allow;
     int state;
+    /* Its process stands still (stand_fault) from stand_from: its C
+     * client's own thread (no ping reaches the server) until io_until, its
+     * callbacks until items_until, its keeper until keeper_until, its
+     * program threads and the driver's calls on it until prog_until, each
+     * part a few ms after stand_end in an order from the seed; the blocked
+     * form holds its callbacks only (items_until). stand_until: the last
+     * part's end; stand_owed: the whole span, added to held_back (and
+     * stood_ns) at stand_end. */
+    int64_t stand_from, stand_end, io_until, items_until, keeper_until, prog_until, stand_until;
+    int64_t stand_owed, stood_ns;
+    zsim_session *stand_s; /* the session held */
+    int stand_held;        /* 2: its thread and callbacks held, 1: its callbacks, 0: none */
+    bool stand_armed;      /* it stands still right behind its next create (on_request), */
+    bool stand_next;       /* ... at the next step, the create in flight */
+    bool stand_whole;      /* the last span was the whole process's, not the blocked form */
 };
 
 static struct {
@@ -260,6 +291,7 @@ static struct {
     uint64_t blocking_calls, revokes_told, latch_leads, listings;
     int64_t outsider_leave_at; /* the outsider's session ends then (0: none to end) */
     int64_t cut_at; /* a follower was cut from the leader then (any client's) */
+    uint64_t cuts;  /* the world's cuts so far (cut_seen) */
     /* When a fault silenced or slowed a server or a link, or that ended
      * (a ring of the latest, check_prompt), and whether a follower is cut
      * off (so that its heal counts among them). */
@@ -272,6 +304,15 @@ static struct {
     int nlatch;
     uint64_t outsider_acts, failovers;
     int64_t mb_gone_at, mb_gone_back[NCL]; /* multi_gone: the last delete under MULTI_OTHER */
+    /* The nodes the leader made under /sim/, when, and when they went
+     * (ended: with their session's end), a ring of the latest
+     * (check_stale). */
+    struct made {
+        char path[160];
+        int64_t at, gone;
+        bool ended;
+    } made[256];
+    int nmade;
 } R;
 
 /* The calling thread is inside a blocking call (its waits step), since
@@ -279,6 +320,9 @@ static struct {
  * one at once. */
 static _Thread_local int blocking;
 static _Thread_local int64_t block_start;
+/* ... on this client (the last call begun): its waits stand still while
+ * its process does (v_wait). */
+static _Thread_local struct cl *block_k;
 /* The events of the schedules before this one (a stuck call's report). */
 static int64_t events_before;
 /* Whether this run of a schedule has the program threads (main: each
@@ -290,6 +334,20 @@ static bool threads_on;
 static int cur_th(void)
 {
     return simt_self() + 1;
+}
+
+/* Client k's program stands still (stand_fault): its threads, the
+ * driver's calls on it. */
+static bool paused(const struct cl *k)
+{
+    return zsim_now(R.w) < k->prog_until;
+}
+
+/* Some part of client k stands still, or its span is not yet counted in
+ * held_back: the deadline and told bounds do not bind it meanwhile. */
+static bool stands(const struct cl *k)
+{
+    return zsim_now(R.w) < k->stand_until || k->stand_owed != 0;
 }
 
 static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -367,6 +425,9 @@ static int v_wait(void *arg, pthread_cond_t *cv, pthread_mutex_t *mu, int64_t de
     }
     pthread_mutex_unlock(mu);
     wait_step(NULL);
+    /* Its process stands still: the call goes on once it runs again. */
+    while (blocking > 0 && block_k != NULL && paused(block_k))
+        wait_step(NULL);
     pthread_mutex_lock(mu);
     return zsim_now(R.w) >= deadline ? ETIMEDOUT : 0;
 }
@@ -385,8 +446,28 @@ static const struct zkl__virtual virt = {v_now, v_wait, v_random, NULL};
 
 static zsim_session *session_of(struct cl *k);
 
+static void stand_fault(struct cl *k, bool aimed);
+
+/* A follower cut from the leader since the last look: then, whatever cut
+ * it (a cut armed for a session's next sync may come long after the
+ * unheard fault armed it). */
+static void cut_seen(void)
+{
+    struct zsim_counts c;
+    zsim_counts(R.w, &c);
+    if (c.partitions != R.cuts) {
+        R.cuts = c.partitions;
+        R.cut_at = zsim_now(R.w);
+    }
+}
+
 static void world_step(void)
 {
+    for (int i = 0; i < NCL; i++)
+        if (R.cl[i].stand_next) {
+            R.cl[i].stand_next = false;
+            stand_fault(&R.cl[i], true);
+        }
     for (int i = 0; i < NCL; i++)
         if (R.cl[i].drop_next) {
             R.cl[i].drop_next = false;
@@ -396,8 +477,10 @@ static void world_step(void)
                 zsim_drop(s, -1, -1);
         }
     const struct zsim_item *it;
+    cut_seen();
     int rc = zsim_step(R.w, &it);
     R.events++;
+    cut_seen();
     if (rc != 1 || it->kind == ZSIM_TIMER)
         return; /* a keeper's timer: every keeper runs after each step */
     mix((uint64_t)it->kind << 56 ^ it->tag << 8 ^ (uint64_t)(uint32_t)it->rc ^
@@ -420,6 +503,8 @@ static void keeper(struct cl *k)
     if (k->in_keeper || k->sync_busy > 0)
         return; /* its round waits on the world, or a caller borrows its handle
                  * (the keeper re-opens under the handle's lock): not now */
+    if (zsim_now(R.w) < k->keeper_until)
+        return; /* its process stands still */
     /* A late keeper: the round that sends a keepalive or applies the loss
      * rule comes late_ns after its time (a thread that runs late), within
      * the margin the loss rule keeps (T/20). */
@@ -537,6 +622,7 @@ static void kids_of(const char *dir, struct kids *k)
 /* ---- requests --------------------------------------------------------------------- */
 
 static void check_expired(const struct req *q);
+static void check_stale(const struct req *q);
 
 /* A multi-lock hold's first member's node: a blocking one's, the member
  * mutex's; a request's, its session's lowest node under MULTI_OTHER that
@@ -594,6 +680,21 @@ static void on_change(void *arg, const struct zsim_change *ch)
 {
     (void)arg;
     size_t n = strlen(LATCH_PATH);
+    if (strncmp(ch->path, "/sim/", 5) == 0 && strlen(ch->path) < sizeof R.made[0].path) {
+        if (ch->created) {
+            struct made *m = &R.made[R.nmade++ % 256];
+            snprintf(m->path, sizeof m->path, "%s", ch->path);
+            m->at = zsim_now(R.w);
+            m->gone = 0;
+            m->ended = false;
+        } else {
+            for (int i = 0; i < 256 && i < R.nmade; i++)
+                if (R.made[i].gone == 0 && strcmp(R.made[i].path, ch->path) == 0) {
+                    R.made[i].gone = zsim_now(R.w);
+                    R.made[i].ended = ch->closing;
+                }
+        }
+    }
     if (!ch->created && strncmp(ch->path, MULTI_OTHER "/", strlen(MULTI_OTHER) + 1) == 0) {
         R.mb_gone_at = zsim_now(R.w);
         for (int i = 0; i < NCL; i++)
@@ -711,6 +812,7 @@ static void on_result(zkl_request *r, int result, void *arg)
         q->gone_back = q->k->held_back;
         multi_gone(q);
         check_expired(q);
+        check_stale(q);
     } else if (q->lock == L_MUTEX || q->lock == L_MULTI) {
         if (token <= R.max_token)
             violation("token", "request %d: token %" PRId64 " not above %" PRId64, q->id, token,
@@ -812,6 +914,8 @@ static void tend_requests(bool all)
         next = q->next;
         if (q->r == NULL)
             continue; /* the thread's own: released where it runs (tend_blocking) */
+        if (paused(q->k) && !all)
+            continue; /* its process stands still */
         if (q->done && q->result == 0 && (all || now >= q->release_at)) {
             q->held = false; /* the release call ends the belief */
             int rc = zkl_request_release(q->r);
@@ -1023,6 +1127,109 @@ static void leader_fault(void)
     stall(ns);
 }
 
+/* The model's hold of client k's session as its parts stand now: its
+ * callbacks' items wait, and while its whole process stands still its C
+ * client's thread too (no ping: the server may expire the session). */
+static void stand_hold(struct cl *k)
+{
+    int64_t now = zsim_now(R.w);
+    bool items = now < k->items_until, stopped = now < k->io_until;
+    int want = stopped ? 2 : items ? 1 : 0;
+    if (want == k->stand_held)
+        return;
+    if (k->stand_s != NULL && k->stand_s == session_of(k))
+        zsim_hold(k->stand_s, items, stopped);
+    k->stand_held = want;
+    if (want == 0)
+        k->stand_s = NULL;
+}
+
+/* Client k's whole process stands still (a debugger, a swap storm, a
+ * paused VM): its keeper, its callbacks, its program threads, the
+ * driver's calls on it and its C client's thread, from a few ms up to
+ * twice its session timeout; when the span ends, each part runs again
+ * within 5 ms of it, in an order from the seed. Or, the blocked form, a
+ * callback blocks the C client's completion thread: only its callbacks
+ * wait, its keeper and its I/O go on. The span is time its client was
+ * held back (the deadline and told bounds), and stirs (check_prompt). */
+static void stand_fault(struct cl *k, bool aimed)
+{
+    int64_t now = zsim_now(R.w);
+    zsim_session *s = session_of(k);
+    if (s == NULL || stands(k) || R.settling)
+        return;
+    int t = k->c->negotiated_ms > 0 ? k->c->negotiated_ms : k->c->timeout_ms;
+    bool whole = aimed || zsim_below(R.w, 3) != 0;
+    int64_t len = aimed ? (int64_t)(t / 2 + (int)zsim_below(R.w, 3 * (uint64_t)t / 2)) * MS
+                  : zsim_below(R.w, 2) == 0 ? (int64_t)(1 + zsim_below(R.w, 2 * (uint64_t)t)) * MS
+                                            : (int64_t)(1 + zsim_below(R.w, 300)) * MS;
+    int64_t end = now + len;
+    k->stand_from = now;
+    k->stand_end = end;
+    k->stand_whole = whole;
+    if (whole) {
+        k->io_until = end;
+        k->items_until = end + (int64_t)zsim_below(R.w, 5 * MS);
+        k->keeper_until = end + (int64_t)zsim_below(R.w, 5 * MS);
+        k->prog_until = end + (int64_t)zsim_below(R.w, 5 * MS);
+    } else {
+        k->io_until = k->keeper_until = k->prog_until = now;
+        k->items_until = end;
+    }
+    int64_t parts[] = {k->io_until, k->items_until, k->keeper_until, k->prog_until};
+    k->stand_until = end;
+    for (int i = 0; i < 4; i++) {
+        if (parts[i] > k->stand_until)
+            k->stand_until = parts[i];
+        if (parts[i] > now)
+            zsim_timer(R.w, NULL, parts[i], (uint64_t)k->ix + 1);
+    }
+    k->stand_owed = k->stand_until - now;
+    k->stand_s = s;
+    trace("fault: client %d's %s stands still for %.3f s", k->ix,
+          whole ? "process" : "completion thread (a callback blocks)", (double)len / 1e9);
+    stir();
+    stand_hold(k);
+}
+
+/* The clients' spans that end (all: every one, now): the model's hold
+ * follows, and the span is counted as time held back once it ends. */
+static void stand_tend(bool all)
+{
+    int64_t now = zsim_now(R.w);
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        if (k->stand_until == 0)
+            continue;
+        if (all && now < k->stand_until) {
+            int64_t *parts[] = {&k->stand_end, &k->io_until, &k->items_until, &k->keeper_until,
+                                &k->prog_until, &k->stand_until};
+            for (int j = 0; j < 6; j++)
+                if (*parts[j] > now)
+                    *parts[j] = now;
+        }
+        stand_hold(k);
+        if (k->stand_owed != 0 && now >= k->stand_end) {
+            trace("client %d runs again", k->ix);
+            k->held_back += k->stand_owed;
+            k->stood_ns += k->stand_owed;
+            k->stand_owed = 0;
+            stir();
+        }
+    }
+}
+
+/* A client stands still now (stand_fault), or right behind the next
+ * create it sends, half the time each. */
+static void stand_draw(void)
+{
+    struct cl *k = &R.cl[zsim_below(R.w, NCL)];
+    if (zsim_below(R.w, 2) == 0)
+        stand_fault(k, false);
+    else
+        k->stand_armed = true;
+}
+
 static void fault(void)
 {
     if (zsim_below(R.w, 5) < 2) {
@@ -1071,6 +1278,7 @@ static void fault(void)
 static void heal(bool all)
 {
     int64_t now = zsim_now(R.w);
+    stand_tend(all);
     for (int i = 0; i < NCL; i++)
         if (R.link_heal[i] != 0 && (all || now >= R.link_heal[i])) {
             zsim_session *s = session_of(&R.cl[i]);
@@ -1122,12 +1330,44 @@ static void check_expired(const struct req *q)
               "believed (node %s)", q->id, q->node);
 }
 
+/* A hold granted once its client ran again, on a node the leader made
+ * while the client stood still and deleted with its session's end (not a
+ * forced one) before the span ended: the create's answer reached the
+ * client only after the span, when the loss rule's instant had passed
+ * (the session expired, past it, before), and the rule is applied as each
+ * answer arrives, before it is acted on (seed 97002619 of sim-locks). The
+ * span excuses the expiry (keeper_waited), not such a grant. */
+static void check_stale(const struct req *q)
+{
+    const struct cl *k = q->k;
+    if (k->stand_from == 0 || zsim_now(R.w) < k->stand_end || q->sess == NULL)
+        return;
+    for (int i = 0; i < R.nforced; i++)
+        if (R.forced[i] == q->sess)
+            return;
+    for (int i = 0; i < 256 && i < R.nmade; i++) {
+        const struct made *m = &R.made[i];
+        if (strcmp(m->path, q->node) == 0 && m->ended && m->at >= k->stand_from &&
+            m->gone != 0 && m->gone <= k->stand_end)
+            violation("stale", "request %d: granted on %s, made at %.3f s while client %d "
+                      "stood still (%.3f s to %.3f s) and gone with its session at %.3f s",
+                      q->id, q->node, (double)m->at / 1e9, k->ix, (double)k->stand_from / 1e9,
+                      (double)k->stand_end / 1e9, (double)m->gone / 1e9);
+    }
+}
+
 /* Whether client k's keeper waited for a synchronous call (which the
  * simulation runs in its stead) within the loss rule's time: it may not
  * have applied the rule yet, as a process that stood still. */
 static bool keeper_waited(const struct cl *k)
 {
     int t = k->c->negotiated_ms > 0 ? k->c->negotiated_ms : k->c->timeout_ms;
+    /* Its process stands still: no rule of its runs. Once its keeper runs
+     * again, the rule gives the session up if due, before the leader can
+     * have expired it; with its callbacks only held, the keeper runs on,
+     * and the C client pings. */
+    if (k->stand_whole && stands(k))
+        return true;
     return k->sync_at != 0 &&
            zsim_now(R.w) <= k->sync_at + zkl__loss_after_ns(t) + SLACK + k->late_allow;
 }
@@ -1205,8 +1445,8 @@ static void check_latches(void)
             k->lead_gone_at = 0;
             continue;
         }
-        if (k->busy_ns != 0)
-            continue; /* its listener waits for its loop */
+        if (k->busy_ns != 0 || stands(k))
+            continue; /* its listener waits for its loop, or its process stands still */
         int64_t token = 0;
         if (zkl_latch_token(k->latch, &token) != 0)
             continue; /* lost, its listener yet to hear */
@@ -1301,11 +1541,21 @@ static void on_request(zhandle_t *zh, const char *path, bool watch)
     size_t n = strlen(LATCH_PATH);
     if (watch && path != NULL && strncmp(path, LATCH_PATH, n) == 0 && path[n] == '/')
         check_pred(k, zh, path);
+    /* Now and then its process stands still right behind a create (a
+     * name without its sequence yet), which the leader may apply meanwhile
+     * and its session expire after: the answer waits for the span's end. */
+    size_t len = path != NULL ? strlen(path) : 0;
+    if (k->stand_armed && !watch && !R.settling && len > 5 && strncmp(path, "/sim/", 5) == 0 &&
+        strspn(path + (len > 10 ? len - 10 : 0), "0123456789") != 10 && !stands(k)) {
+        k->stand_armed = false;
+        k->stand_next = true;
+    }
 }
 
 static void check(void)
 {
     int64_t now = zsim_now(R.w);
+    cut_seen();
     for (int i = 0; i < NCL; i++) {
         struct cl *k = &R.cl[i];
         int st = k->c != NULL ? zkl_client_state(k->c) : 0;
@@ -1317,7 +1567,8 @@ static void check(void)
     }
     int live[NLOCKS] = {0};
     for (struct req *q = R.reqs; q; q = q->next) {
-        bool busy = q->k->busy_ns != 0; /* its callbacks wait for its loop */
+        /* its callbacks wait for its loop, or its process stands still */
+        bool busy = q->k->busy_ns != 0 || stands(q->k);
         if (!busy && !q->done && q->bound != 0 &&
             now > q->bound + 2 * q->k->late_allow + R.slow_ns - q->slow_back +
                       q->k->held_back - q->held_back)
@@ -1464,7 +1715,8 @@ static void wait_step(zhandle_t *zh)
         int st = zkl_client_state(R.cancel_k->c);
         R.cancel_away |= st != ZKL_STATE_CONNECTED && st != ZKL_STATE_RECONNECTED;
     }
-    if (R.cancel != NULL && R.cancel_at != 0 && zsim_now(R.w) >= R.cancel_at) {
+    if (R.cancel != NULL && R.cancel_at != 0 && zsim_now(R.w) >= R.cancel_at &&
+        !paused(R.cancel_k)) {
         trace("the blocking acquire's cancel handle fires");
         (void)zkl_cancel_fire(R.cancel);
         R.fired_at = zsim_now(R.w);
@@ -1512,8 +1764,9 @@ static void sync_step(zhandle_t *zh)
     }
 }
 
-static void begin_blocking(void)
+static void begin_blocking(struct cl *k)
 {
+    block_k = k;
     if (blocking++ == 0)
         block_start = zsim_now(R.w);
     R.blocking_calls++;
@@ -1564,7 +1817,7 @@ static void guarded_write(struct req *q)
      * threads run) after the server applied the write, which succeeds. */
     bool was_gone = q->gone_at != 0 || zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK;
     int rc = ZKL_EINVAL;
-    begin_blocking();
+    begin_blocking(k);
     switch (q->lock) {
     case L_MUTEX:
         rc = zkl_mutex_guarded_set(k->m, fence, data, len);
@@ -1653,6 +1906,7 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
     q->timeout_ms = t;
     q->started = zsim_now(R.w);
     q->slow_back = slow_mark();
+    q->stood_back = k->stood_ns;
     q->bound = t < 0 ? 0
                      : q->started + (t > 0 ? t : (int64_t)k->c->timeout_ms) * MS +
                            ZKL__GRACE_NS + SLACK;
@@ -1668,7 +1922,7 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
         R.cancel_at = q->started + (int64_t)zsim_below(R.w, t > 500 ? (uint64_t)t : 500) * MS;
         R.fired_at = 0;
     }
-    begin_blocking();
+    begin_blocking(k);
     switch (lock) {
     case L_MUTEX:
         rc = zkl_mutex_acquire_cancellable(k->m, t, h);
@@ -1712,11 +1966,15 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
      * the leader holds until it ends or the loss rule gives the session up.
      * A follower cut for another client's fault (or cut off by a fault of
      * its own) serves this one's session too when it is connected there:
-     * any follower cut counts. */
+     * any follower cut counts, as it comes (cut_seen). */
     int64_t undo = 0;
     int64_t cut = k->cut_at > R.cut_at ? k->cut_at : R.cut_at;
     if (lock == L_MULTI && cut != 0 && cut + 2 * (int64_t)k->c->negotiated_ms * MS > q->started)
         undo = zkl__loss_after_ns(k->c->negotiated_ms) + SLACK + k->late_allow;
+    /* Its process stood still meanwhile: its call went on once it ran. */
+    undo += k->stood_ns - q->stood_back;
+    if (stands(k))
+        undo += k->stand_owed;
     if (h != NULL) {
         if (rc == ZKL_ECANCELED && R.fired_at == 0)
             violation("cancel", "blocking acquire %d: cancelled, its handle not fired", q->id);
@@ -1821,7 +2079,7 @@ static void blocking_release(struct req *q)
 {
     struct cl *k = q->k;
     int rc = ZKL_EINVAL;
-    begin_blocking();
+    begin_blocking(k);
     switch (q->lock) {
     case L_MUTEX:
         rc = zkl_mutex_release(k->m);
@@ -1888,7 +2146,8 @@ static void tend_blocking(bool all)
     while (!R.violated) {
         int64_t now = zsim_now(R.w);
         struct req *q = R.reqs;
-        while (q != NULL && !(q->r == NULL && q->th == 0 && (all || now >= q->release_at)))
+        while (q != NULL && !(q->r == NULL && q->th == 0 && (all || now >= q->release_at) &&
+                              (all || !paused(q->k))))
             q = q->next;
         if (q == NULL)
             return;
@@ -1999,7 +2258,7 @@ static void threads_run(void)
         int ready[NCL * NTH], n = 0;
         int64_t now = zsim_now(R.w);
         for (int t = 0; t < NCL * NTH; t++)
-            if (simt_ready(t, now))
+            if (simt_ready(t, now) && !paused(&R.cl[t / NTH]))
                 ready[n++] = t;
         if (n == 0)
             return;
@@ -2044,6 +2303,8 @@ static void tend_threads(bool all)
                 threads_stuck("has not returned", t, jobs[t].started);
             continue;
         }
+        if (paused(&R.cl[t / NTH]) && !all)
+            continue;
         for (struct req *q = R.reqs; q; q = q->next)
             if (q->r == NULL && q->th == t + 1 && (all || now >= q->release_at)) {
                 start_job(t, J_RELEASE, q->lock, q);
@@ -2069,6 +2330,7 @@ static void threads_drain(void)
             threads_stuck("has not returned once the schedule ended, ten minutes later",
                           busy, jobs[busy].started);
         world_step();
+        stand_tend(false);
         for (int i = 0; i < NCL; i++)
             keeper(&R.cl[i]);
         threads_run();
@@ -2122,7 +2384,7 @@ static void latch_op(struct cl *k)
     case 0:
     case 1: {
         long t = zsim_below(R.w, 2) == 0 ? 0 : (long)zsim_below(R.w, 1000);
-        begin_blocking();
+        begin_blocking(k);
         rc = zkl_latch_await(k->latch, t);
         blocking--;
         trace("client %d: the latch's await (%ld ms): %s", k->ix, t, zkl_strerror(rc));
@@ -2132,7 +2394,7 @@ static void latch_op(struct cl *k)
         break;
     }
     default:
-        begin_blocking();
+        begin_blocking(k);
         rc = zkl_latch_close(k->latch);
         blocking--;
         trace("client %d: the latch closes: %s", k->ix, zkl_strerror(rc));
@@ -2203,7 +2465,7 @@ static void list_op(struct cl *k)
     const char *dir = dirs[zsim_below(R.w, 5)];
     uint64_t what = zsim_below(R.w, 4);
     int rc;
-    begin_blocking();
+    begin_blocking(k);
     if (what == 0) {
         /* The path of a hold of the thread's, if any: its holder hears. */
         for (struct req *q = R.reqs; q; q = q->next)
@@ -2270,14 +2532,14 @@ static void refuse_op(struct cl *k)
     trace("client %d: its deletes under %s are refused until %.3f s", k->ix, MULTI_OTHER,
           (double)k->refuse_until / 1e9);
     bool had = zkl_mutex_is_held(k->m2);
-    begin_blocking();
+    begin_blocking(k);
     int rc = zkl_multilock_acquire(k->ml, 0);
     blocking--;
     mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xbfbf);
     trace("client %d: the multi-lock, tried once: %s", k->ix, zkl_strerror(rc));
     if (rc == 0) {
         /* Held: released at once (its release may be refused too). */
-        begin_blocking();
+        begin_blocking(k);
         rc = zkl_multilock_release(k->ml);
         blocking--;
         trace("client %d: the multi-lock released: %s", k->ix, zkl_strerror(rc));
@@ -2308,8 +2570,8 @@ static void tend_refusals(bool all)
             k->refused = NULL;
             trace("client %d: its deletes are allowed again", k->ix);
         }
-        if (k->mb_stuck && k->refused == NULL) {
-            begin_blocking();
+        if (k->mb_stuck && k->refused == NULL && (all || !paused(k))) {
+            begin_blocking(k);
             int rc = zkl_mutex_release(k->mb);
             blocking--;
             mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xc0c0);
@@ -2377,22 +2639,33 @@ static void check_stats(void)
 static void one_step(void)
 {
     uint64_t r = zsim_below(R.w, 1000);
+    stand_tend(false);
+    /* What the program does with a client: nothing while its process
+     * stands still (the world steps instead). */
+    struct cl *k = NULL;
+    if (!R.settling && (r < 40 || (r >= 46 && r < 54) || (threads_on && r >= 56 && r < 64))) {
+        k = &R.cl[zsim_below(R.w, NCL)];
+        if (paused(k))
+            r = 1000;
+    }
     if (!R.settling && r < 40)
-        start_request(&R.cl[zsim_below(R.w, NCL)]);
+        start_request(k);
     else if (!R.settling && r < 46)
         fault();
     else if (!R.settling && r < 51)
-        blocking_acquire(&R.cl[zsim_below(R.w, NCL)]);
+        blocking_acquire(k);
     else if (!R.settling && r < 52)
-        latch_op(&R.cl[zsim_below(R.w, NCL)]);
+        latch_op(k);
     else if (!R.settling && r < 53)
-        list_op(&R.cl[zsim_below(R.w, NCL)]);
+        list_op(k);
     else if (!R.settling && r < 54)
-        refuse_op(&R.cl[zsim_below(R.w, NCL)]);
+        refuse_op(k);
     else if (!R.settling && r < 56)
         outsider_aim();
     else if (!R.settling && threads_on && r < 64)
-        thread_op(&R.cl[zsim_below(R.w, NCL)]);
+        thread_op(k);
+    else if (!R.settling && r == 64)
+        stand_draw();
     else
         world_step();
     heal(false);
@@ -2600,7 +2873,7 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     tend_requests(true);
     for (int i = 0; i < NCL; i++)
         if (R.cl[i].latch != NULL) {
-            begin_blocking();
+            begin_blocking(&R.cl[i]);
             (void)zkl_latch_close(R.cl[i].latch);
             blocking--;
             zkl_latch_free(R.cl[i].latch);
