@@ -267,6 +267,50 @@ START_TEST(test_semaphore_leases_hold_and_waiters_wait)
 }
 END_TEST
 
+/* A lease that the leases ahead of it leave no room for waits, as the
+ * semaphore judges it: one made after someone else deleted a gate node
+ * behind its holder's back, when the next gate holder counted without the
+ * lease ahead. Planted here by hand: a lease of two behind a lease of one,
+ * for a limit of two. */
+START_TEST(test_semaphore_lease_without_room_is_listed_waiting)
+{
+    char *p = tu_test_path("semroom");
+    zkl_client *c = tu_test_client(10000);
+    zkl_semaphore *s;
+    ck_assert_int_eq(zkl_semaphore_new(c, p, 2, &s), 0);
+    zkl_lease *a = NULL;
+    ck_assert_int_eq(zkl_semaphore_acquire(s, 5000, &a), 0);
+    int lim = -1;
+    ck_assert_int_eq(zkl_participants_limit(c, p, &lim), 0);
+    ck_assert_int_eq(lim, 2);
+    char planted[512], made[512];
+    snprintf(planted, sizeof planted, "%s/_c_0dd0dd00-0000-4000-8000-000000000002-zkl-lease-x2-",
+             p);
+    ck_assert_int_eq(zoo_create(tu_fixture_zk, planted, "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                                ZOO_EPHEMERAL_SEQUENTIAL, made, sizeof made),
+                     ZOK);
+    zkl_participant *ps;
+    size_t n;
+    ck_assert_int_eq(zkl_participants_list(c, p, &ps, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_int_eq(ps[0].leases, 1);
+    ck_assert_int_eq(ps[0].holds, 1);
+    ck_assert_int_eq(ps[0].token, tu_lease_token(a));
+    ck_assert_int_eq(ps[1].leases, 2);
+    ck_assert_int_eq(ps[1].holds, 0); /* 1 + 2 leases of 2 */
+    zkl_participants_free(ps, n);
+    /* The lease ahead gone, the lease of two fits. */
+    ck_assert_int_eq(zkl_lease_release(a), 0);
+    ck_assert_int_eq(zkl_participants_list(c, p, &ps, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(ps[0].leases, 2);
+    ck_assert_int_eq(ps[0].holds, 1);
+    zkl_participants_free(ps, n);
+    ck_assert_int_eq(zoo_delete(tu_fixture_zk, made, -1), ZOK);
+    zkl_semaphore_free(s);
+}
+END_TEST
+
 START_TEST(test_revoke_writes_into_the_holders_node_only)
 {
     char *p = tu_test_path("revoke");
@@ -543,6 +587,7 @@ int main(void)
         test_rwlock_downgrade_holds_both,
         test_mutex_and_reader_on_one_path,
         test_semaphore_leases_hold_and_waiters_wait,
+        test_semaphore_lease_without_room_is_listed_waiting,
         test_revoke_writes_into_the_holders_node_only,
         test_revoke_reaches_the_holders_callback,
         test_lock_ids_are_the_nodes_data,
