@@ -38,7 +38,16 @@
  * and slow spells, an outsider at a queue's head or a waiter's
  * predecessor (deletes it, marks it, or plants a tie that goes with its
  * session a while later), and the descriptor client's event loop busy
- * (up to 30 ms, now and then up to a session timeout).
+ * (up to 30 ms, now and then up to a session timeout). Beyond the
+ * clients (tests/sim/crowd.c): in half the schedules, now and then a
+ * crowd of 100 to 400 contenders of another program (the outsider's
+ * session) joins a lock path's queue in the protocol of a contender of
+ * ours there and leaves it one by one from its head, up to 20 ms apart
+ * (at once when the faults end): long queues, listings of hundreds; in a
+ * sixth, every new node's sequence starts within 100 of 2^31-1 (a third
+ * of those within 8), so that the queues pass the 32-bit wrap, where the
+ * server names a create "lock--2147483648" and the library fails it
+ * (ZKL_EZK), deleting the node, and a latch so failed stops.
  *
  *   SIM_SEED       the first schedule's seed (default 1); schedule k has
  *                  seed SIM_SEED + k
@@ -91,7 +100,8 @@
  *   stats     a client's counters never go back, its metrics count no
  *             internal fault;
  *   pred      a latch's watch, as sent, is on the node just before its
- *             own: no node of the leader's sorts between them;
+ *             own in Curator's order (a name past the wrap first): no
+ *             node of the leader's sorts between them;
  *   session   a latch leads (its listener hears 1) on a node whose maker
  *             is the session the client says it has (CURATOR-696);
  *   rate      at most RATE_MAX requests per client and virtual second,
@@ -102,7 +112,8 @@
  *             thread's neither); once the faults end, every request ends
  *             within two minutes;
  *   absent    then, within a minute, every latch takes part with a node of
- *             its client's session, and the first node's latch leads;
+ *             its client's session, and the first node's latch leads (a
+ *             latch stopped by a create past the wrap aside);
  *   orphan    once every request is freed and the faults end, no node of
  *             a live session of ours is left under a lock path;
  *   leak      once every object and request is freed, none is left
@@ -121,6 +132,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crowd.h"
 #include "front.h" /* zkl__obj_count */
 #include "session.h"
 #include "sim_threads.h"
@@ -494,8 +506,9 @@ static zsim_session *session_of(struct cl *k)
 }
 
 /* The contenders' nodes of a lock path (names that end in a ten-digit
- * sequence), lowest sequence first; at most KIDS_MAX of them. */
-#define KIDS_MAX 64
+ * sequence), lowest sequence first; at most KIDS_MAX of them (a crowd's
+ * hundreds too). */
+#define KIDS_MAX 1024
 struct kids {
     const char *dir;
     int n;
@@ -560,7 +573,8 @@ static void multi_member(struct req *q)
     for (int i = 0; i < kl.n; i++) {
         char path[400];
         snprintf(path, sizeof path, "%s/%s", MULTI_OTHER, kl.name[i]);
-        bool taken = kl.owner[i] != zsim_session_id(s) || (mine && strcmp(mine, path) == 0);
+        bool taken = kl.owner[i] != zsim_session_id(s) || (mine && strcmp(mine, path) == 0) ||
+                     seq_wrapped(kl.name[i]); /* no hold's: going (the create failed) */
         for (struct req *o = R.reqs; o && !taken; o = o->next)
             taken = o != q && o->held && strcmp(o->member, path) == 0;
         if (!taken) {
@@ -594,6 +608,7 @@ static void on_change(void *arg, const struct zsim_change *ch)
 {
     (void)arg;
     size_t n = strlen(LATCH_PATH);
+    wrap_note(ch);
     if (!ch->created && strncmp(ch->path, MULTI_OTHER "/", strlen(MULTI_OTHER) + 1) == 0) {
         R.mb_gone_at = zsim_now(R.w);
         for (int i = 0; i < NCL; i++)
@@ -1025,6 +1040,10 @@ static void leader_fault(void)
 
 static void fault(void)
 {
+    static const char *const queues[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
+                                         MULTI_OTHER, LATCH_PATH};
+    if (crowd_join(queues, sizeof queues / sizeof queues[0]))
+        return;
     if (zsim_below(R.w, 5) < 2) {
         unheard_arm();
         return;
@@ -1097,6 +1116,7 @@ static void heal(bool all)
             stir();
         R.parted = false;
     }
+    crowd_tend(all);
     if (R.outsider_leave_at != 0 && (all || now >= R.outsider_leave_at)) {
         trace("the outsider's session ends");
         zsim_outsider_leave(R.w); /* what it planted goes */
@@ -1239,31 +1259,35 @@ static void check_latches(void)
         violation("holders", "%d latches lead on %s", leaders, LATCH_PATH);
 }
 
-/* pred: a latch's node watches the node just before its own: when the
- * watch is sent, none of the leader's children sorts between the two. A
- * node between them exists now, so it was made before the watcher's own
- * (sequences only grow), and the listing the watcher chose by, read after
- * its own node was made, showed it. */
+/* pred: a latch's node watches the node just before its own, in
+ * Curator's order (zsim_latch_key): when the watch is sent, none of the
+ * leader's children sorts between the two. A node between them exists
+ * now, so it was made before the watcher's own (sequences only grow; past
+ * the wrap, each name sorts before every name made before it), and the
+ * listing the watcher chose by, read after its own node was made, showed
+ * it. Its own: of a sequence (the library holds or waits on no name past
+ * the wrap). */
 static void check_pred(struct cl *k, zhandle_t *zh, const char *path)
 {
     static struct kids kl;
     const char *name = path + strlen(LATCH_PATH) + 1;
-    int64_t sx = zsim_latch_seq(name), sid = zsim_session_id(zapi_sim_session(zh));
+    const char *kx = zsim_latch_key(name), *own = NULL;
+    int64_t sid = zsim_session_id(zapi_sim_session(zh));
     struct zsim_stat st;
-    if (sx < 0 || zsim_truth_stat(R.w, path, &st) != ZSIM_OK || st.ephemeralOwner == sid)
+    if (kx == NULL || zsim_truth_stat(R.w, path, &st) != ZSIM_OK || st.ephemeralOwner == sid)
         return; /* gone already (it fails), or its own */
     kids_of(LATCH_PATH, &kl);
-    int64_t own = -1;
     for (int i = 0; i < kl.n; i++) {
-        int64_t s = zsim_latch_seq(kl.name[i]);
-        if (kl.owner[i] == sid && s > sx && (own < 0 || s < own))
-            own = s;
+        const char *key = zsim_latch_key(kl.name[i]);
+        if (kl.owner[i] == sid && zsim_latch_seq(kl.name[i]) >= 0 && strcmp(key, kx) > 0 &&
+            (own == NULL || strcmp(key, own) < 0))
+            own = key;
     }
-    for (int i = 0; i < kl.n && own >= 0; i++) {
-        int64_t s = zsim_latch_seq(kl.name[i]);
-        if (s > sx && s < own) {
-            violation("pred", "client %d's latch node of sequence %" PRId64 " watches %s, "
-                      "but %s sorts between them", k->ix, own, name, kl.name[i]);
+    for (int i = 0; i < kl.n && own != NULL; i++) {
+        const char *key = zsim_latch_key(kl.name[i]);
+        if (key != NULL && strcmp(key, kx) > 0 && strcmp(key, own) < 0) {
+            violation("pred", "client %d's latch node of sequence %s watches %s, but %s sorts "
+                      "between them", k->ix, own, name, kl.name[i]);
             return;
         }
     }
@@ -2127,7 +2151,8 @@ static void latch_op(struct cl *k)
         blocking--;
         trace("client %d: the latch's await (%ld ms): %s", k->ix, t, zkl_strerror(rc));
         static const int codes[] = {0, ZKL_ETIMEDOUT, ZKL_ELOST};
-        if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+        if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]) &&
+            !(rc == ZKL_EZK && wrap_seen(LATCH_PATH)))
             violation("latch", "client %d's await returned %s", k->ix, zkl_strerror(rc));
         break;
     }
@@ -2476,22 +2501,30 @@ static void settle_requests(void)
     }
 }
 
+/* A latch stopped for good by a create of its given a name past the wrap
+ * (zkl_latch_await says ZKL_EZK): it takes part no more (docs/leader.md). */
+static bool latch_wrapped(struct cl *k)
+{
+    return wrap_seen(LATCH_PATH) && zkl_latch_await(k->latch, 0) == ZKL_EZK;
+}
+
 /* Whether every started latch of a connected client takes part with a node
- * of its current session, and the first node's latch leads, told so. */
+ * of its current session, and the first node (in Curator's order, a name
+ * past the wrap first) leads, told so; but a latch stopped by the wrap. */
 static bool latches_settled(char *why, size_t size)
 {
     static struct kids kl;
     kids_of(LATCH_PATH, &kl);
     int64_t first = -1, sids[NCL] = {0};
     for (int i = 0; i < kl.n; i++) {
-        int64_t s = zsim_latch_seq(kl.name[i]);
-        if (s >= 0 && (first < 0 || s < zsim_latch_seq(kl.name[first])))
+        const char *key = zsim_latch_key(kl.name[i]);
+        if (key != NULL && (first < 0 || strcmp(key, zsim_latch_key(kl.name[first])) < 0))
             first = i;
     }
     for (int i = 0; i < NCL; i++) {
         struct cl *k = &R.cl[i];
         int st = zkl_client_state(k->c);
-        if (k->latch == NULL)
+        if (k->latch == NULL || latch_wrapped(k))
             continue;
         if ((st != ZKL_STATE_CONNECTED && st != ZKL_STATE_RECONNECTED) ||
             zkl_client_session_id(k->c, &sids[i]) != 0) {
@@ -2559,6 +2592,7 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
         cfg.ping_phase_ns = (int64_t)((x >> 1) % (uint64_t)(cfg.tick_ns / 2));
     R.tick_ns = cfg.tick_ns;
     R.ping_phase_ns = cfg.ping_phase_ns;
+    cfg.cversion_start = crowd_wrap_start(seed);
     /* The session timeouts: 6, 8 and 10 s (3 to 5 ticks) in half the
      * schedules, else drawn from 4 to 10 s, whole ticks or not, so that the
      * expiry's rounding up to a tick takes any size. */
@@ -2572,6 +2606,9 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     zapi_sim_set_stepper(sync_step);
     zapi_sim_set_observer(on_request);
     zsim_on_change(R.w, on_change, NULL);
+    crowd_begin(R.w, seed, trace);
+    if (cfg.cversion_start != 0)
+        trace("world: every new node's sequence starts at %d", (int)cfg.cversion_start);
     zkl__set_virtual(&virt);
     /* The fence nodes the guarded writes write. */
     static const char *const made[] = {"/sim", "/sim/fence-mutex", "/sim/fence-semmutex",
@@ -2725,6 +2762,7 @@ int main(void)
     fprintf(stderr, "sim-lib: %" PRIu64 " calls of the program threads, %" PRIu64 " steps with "
             "two of a client's in calls, %" PRIu64 " releases of another thread's lock "
             "refused\n", thread_calls, overlapped, foreign_refused);
+    crowd_report(stderr);
     printf("sim: seed %" PRIu64 ", %" PRId64 " events, %lld schedules, %d violations\n", seed,
            events, done, violations);
     return violations > 0;
