@@ -105,7 +105,9 @@
  *   session   a latch leads (its listener hears 1) on a node whose maker
  *             is the session the client says it has (CURATOR-696);
  *   rate      at most RATE_MAX requests per client and virtual second,
- *             and RATE_UP more per connection up in it (no busy loop);
+ *             and RATE_UP more per connection up in it (no busy loop),
+ *             besides what a listing of participants or a revocation
+ *             sends per node it lists;
  *   thread    a release of a lock another thread of the client holds
  *             returns ZKL_ENOTHELD and leaves that thread's node;
  *   stuck     no blocking call lasts ten virtual minutes (a program
@@ -231,8 +233,10 @@ struct cl {
     int64_t late_ns, late_until, late_allow, late_timer;
     /* The requests its handles sent in virtual second rate_sec, and what
      * its connections up in that second allow beyond RATE_MAX; its state
-     * as last seen. */
-    int64_t rate_sec, rate_n, rate_allow;
+     * as last seen; what a listing of participants or a revocation under
+     * way may send besides (a request per node it lists: a crowd's
+     * hundreds). */
+    int64_t rate_sec, rate_n, rate_allow, rate_list;
     int state;
 };
 
@@ -1318,7 +1322,9 @@ static void on_request(zhandle_t *zh, const char *path, bool watch)
     if (k == NULL)
         return; /* one opening */
     rate_second(k);
-    if (++k->rate_n == RATE_MAX + k->rate_allow + 1)
+    if (k->rate_list > 0 && !watch)
+        k->rate_list--;
+    else if (++k->rate_n == RATE_MAX + k->rate_allow + 1)
         violation("rate", "client %d sent more than %" PRId64 " requests in the virtual second "
                   "from %" PRId64 " s (a busy loop?), the last on %s", k->ix,
                   RATE_MAX + k->rate_allow, k->rate_sec, path ? path : "?");
@@ -2234,7 +2240,10 @@ static void list_op(struct cl *k)
         for (struct req *q = R.reqs; q; q = q->next)
             if (q->r == NULL && q->held && q->lock != L_SEM)
                 dir = lock_paths[q->lock];
+        /* Its listing (below), and a write to each holder. */
+        k->rate_list = 1 + 2 * zsim_truth_children(R.w, dir, NULL, NULL) + 16;
         rc = zkl_revoke(k->c, dir, NULL);
+        k->rate_list = 0;
         blocking--;
         trace("client %d: revoke the holders of %s: %s", k->ix, dir, zkl_strerror(rc));
     } else if (what == 1) {
@@ -2248,7 +2257,11 @@ static void list_op(struct cl *k)
         zkl_participant *p = NULL;
         size_t n = 0;
         int64_t outsider = zsim_outsider_id(R.w);
+        /* The listing, and a read of each node (the nodes made while it
+         * is sent a few more). */
+        k->rate_list = 1 + zsim_truth_children(R.w, dir, NULL, NULL) + 16;
         rc = zkl_participants_list(k->c, dir, &p, &n);
+        k->rate_list = 0;
         blocking--;
         R.listings++;
         /* The outsider's nodes do not count: a tie it planted (one
