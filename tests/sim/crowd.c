@@ -135,7 +135,7 @@ void crowd_tend(bool all)
     if (C.next >= C.n || (!all && zsim_now(C.w) < C.leave_at))
         return;
     if (all && C.trace != NULL)
-        C.trace("the crowd's %d contenders left leave", C.n - C.next);
+        C.trace("the crowd's last %d contenders leave at once", C.n - C.next);
     /* The next that is still there (an outsider may have deleted some,
      * or its session ended, taking them all). */
     while (C.next < C.n)

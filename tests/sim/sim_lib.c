@@ -2514,8 +2514,9 @@ static void settle_requests(void)
     }
 }
 
-/* A latch stopped for good by a create of its given a name past the wrap
- * (zkl_latch_await says ZKL_EZK): it takes part no more (docs/leader.md). */
+/* A latch stopped for good by a create of its given a name past the wrap:
+ * zkl_latch_await says ZKL_EZK (zkl_latch(3)), which taking part again
+ * would not cure, and it takes part no more. */
 static bool latch_wrapped(struct cl *k)
 {
     return wrap_seen(LATCH_PATH) && zkl_latch_await(k->latch, 0) == ZKL_EZK;
