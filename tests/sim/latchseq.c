@@ -17,3 +17,14 @@ int64_t zsim_latch_seq(const char *name)
         return -1;
     return strtoll(p, NULL, 10);
 }
+
+/* What Curator's latch orders a node by: the text after the name's last
+ * "latch-", compared as strings (NULL without one). A name past the wrap
+ * has "-2147483648" and the like, which sort before every sequence. */
+const char *zsim_latch_key(const char *name)
+{
+    const char *p = NULL;
+    for (const char *q = strstr(name, "latch-"); q != NULL; q = strstr(q + 1, "latch-"))
+        p = q + 6;
+    return p;
+}

@@ -49,7 +49,16 @@
  * blocks its C client's completion thread (its callbacks only wait). Their
  * spans count as time the client was held back (deadline, told), they
  * stir (prompt), and a session that expires while the whole process
- * stands still is not the rule's fault (expired).
+ * stands still is not the rule's fault (expired). Beyond the
+ * clients (tests/sim/crowd.c): in half the schedules, now and then a
+ * crowd of 100 to 400 contenders of another program (the outsider's
+ * session) joins a lock path's queue in the protocol of a contender of
+ * ours there and leaves it one by one from its head, up to 20 ms apart
+ * (at once when the faults end): long queues, listings of hundreds; in a
+ * sixth, every new node's sequence starts within 100 of 2^31-1 (a third
+ * of those within 8), so that the queues pass the 32-bit wrap, where the
+ * server names a create "lock--2147483648" and the library fails it
+ * (ZKL_EZK), deleting the node, and a latch so failed stops.
  *
  *   SIM_SEED       the first schedule's seed (default 1); schedule k has
  *                  seed SIM_SEED + k
@@ -106,18 +115,22 @@
  *   stats     a client's counters never go back, its metrics count no
  *             internal fault;
  *   pred      a latch's watch, as sent, is on the node just before its
- *             own: no node of the leader's sorts between them;
+ *             own in Curator's order (a name past the wrap first): no
+ *             node of the leader's sorts between them;
  *   session   a latch leads (its listener hears 1) on a node whose maker
  *             is the session the client says it has (CURATOR-696);
  *   rate      at most RATE_MAX requests per client and virtual second,
- *             and RATE_UP more per connection up in it (no busy loop);
+ *             and RATE_UP more per connection up in it (no busy loop),
+ *             besides what a listing of participants or a revocation
+ *             sends per node it lists;
  *   thread    a release of a lock another thread of the client holds
  *             returns ZKL_ENOTHELD and leaves that thread's node;
  *   stuck     no blocking call lasts ten virtual minutes (a program
  *             thread's neither); once the faults end, every request ends
  *             within two minutes;
  *   absent    then, within a minute, every latch takes part with a node of
- *             its client's session, and the first node's latch leads;
+ *             its client's session, and the first node's latch leads (a
+ *             latch stopped by a create past the wrap aside);
  *   orphan    once every request is freed and the faults end, no node of
  *             a live session of ours is left under a lock path;
  *   leak      once every object and request is freed, none is left
@@ -136,6 +149,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crowd.h"
 #include "front.h" /* zkl__obj_count */
 #include "session.h"
 #include "sim_threads.h"
@@ -235,8 +249,10 @@ struct cl {
     int64_t late_ns, late_until, late_allow, late_timer;
     /* The requests its handles sent in virtual second rate_sec, and what
      * its connections up in that second allow beyond RATE_MAX; its state
-     * as last seen. */
-    int64_t rate_sec, rate_n, rate_allow;
+     * as last seen; what a listing of participants or a revocation under
+     * way may send besides (a request per node it lists: a crowd's
+     * hundreds). */
+    int64_t rate_sec, rate_n, rate_allow, rate_list;
     int state;
     /* Its process stands still (stand_fault) from stand_from: its C
      * client's own thread (no ping reaches the server) until io_until, its
@@ -579,8 +595,9 @@ static zsim_session *session_of(struct cl *k)
 }
 
 /* The contenders' nodes of a lock path (names that end in a ten-digit
- * sequence), lowest sequence first; at most KIDS_MAX of them. */
-#define KIDS_MAX 64
+ * sequence), lowest sequence first; at most KIDS_MAX of them (a crowd's
+ * hundreds too). */
+#define KIDS_MAX 1024
 struct kids {
     const char *dir;
     int n;
@@ -646,7 +663,8 @@ static void multi_member(struct req *q)
     for (int i = 0; i < kl.n; i++) {
         char path[400];
         snprintf(path, sizeof path, "%s/%s", MULTI_OTHER, kl.name[i]);
-        bool taken = kl.owner[i] != zsim_session_id(s) || (mine && strcmp(mine, path) == 0);
+        bool taken = kl.owner[i] != zsim_session_id(s) || (mine && strcmp(mine, path) == 0) ||
+                     seq_wrapped(kl.name[i]); /* no hold's: going (the create failed) */
         for (struct req *o = R.reqs; o && !taken; o = o->next)
             taken = o != q && o->held && strcmp(o->member, path) == 0;
         if (!taken) {
@@ -680,7 +698,9 @@ static void on_change(void *arg, const struct zsim_change *ch)
 {
     (void)arg;
     size_t n = strlen(LATCH_PATH);
-    if (strncmp(ch->path, "/sim/", 5) == 0 && strlen(ch->path) < sizeof R.made[0].path) {
+    /* (not a crowd's hundreds, which would push ours out of the ring) */
+    if (strncmp(ch->path, "/sim/", 5) == 0 && strlen(ch->path) < sizeof R.made[0].path &&
+        !crowd_member(ch->path)) {
         if (ch->created) {
             struct made *m = &R.made[R.nmade++ % 256];
             snprintf(m->path, sizeof m->path, "%s", ch->path);
@@ -695,6 +715,7 @@ static void on_change(void *arg, const struct zsim_change *ch)
                 }
         }
     }
+    wrap_note(ch);
     if (!ch->created && strncmp(ch->path, MULTI_OTHER "/", strlen(MULTI_OTHER) + 1) == 0) {
         R.mb_gone_at = zsim_now(R.w);
         for (int i = 0; i < NCL; i++)
@@ -1232,6 +1253,10 @@ static void stand_draw(void)
 
 static void fault(void)
 {
+    static const char *const queues[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
+                                         MULTI_OTHER, LATCH_PATH};
+    if (crowd_join(queues, sizeof queues / sizeof queues[0]))
+        return;
     if (zsim_below(R.w, 5) < 2) {
         unheard_arm();
         return;
@@ -1305,6 +1330,7 @@ static void heal(bool all)
             stir();
         R.parted = false;
     }
+    crowd_tend(all);
     if (R.outsider_leave_at != 0 && (all || now >= R.outsider_leave_at)) {
         trace("the outsider's session ends");
         zsim_outsider_leave(R.w); /* what it planted goes */
@@ -1479,31 +1505,35 @@ static void check_latches(void)
         violation("holders", "%d latches lead on %s", leaders, LATCH_PATH);
 }
 
-/* pred: a latch's node watches the node just before its own: when the
- * watch is sent, none of the leader's children sorts between the two. A
- * node between them exists now, so it was made before the watcher's own
- * (sequences only grow), and the listing the watcher chose by, read after
- * its own node was made, showed it. */
+/* pred: a latch's node watches the node just before its own, in
+ * Curator's order (zsim_latch_key): when the watch is sent, none of the
+ * leader's children sorts between the two. A node between them exists
+ * now, so it was made before the watcher's own (sequences only grow; past
+ * the wrap, each name sorts before every name made before it), and the
+ * listing the watcher chose by, read after its own node was made, showed
+ * it. Its own: of a sequence (the library holds or waits on no name past
+ * the wrap). */
 static void check_pred(struct cl *k, zhandle_t *zh, const char *path)
 {
     static struct kids kl;
     const char *name = path + strlen(LATCH_PATH) + 1;
-    int64_t sx = zsim_latch_seq(name), sid = zsim_session_id(zapi_sim_session(zh));
+    const char *kx = zsim_latch_key(name), *own = NULL;
+    int64_t sid = zsim_session_id(zapi_sim_session(zh));
     struct zsim_stat st;
-    if (sx < 0 || zsim_truth_stat(R.w, path, &st) != ZSIM_OK || st.ephemeralOwner == sid)
+    if (kx == NULL || zsim_truth_stat(R.w, path, &st) != ZSIM_OK || st.ephemeralOwner == sid)
         return; /* gone already (it fails), or its own */
     kids_of(LATCH_PATH, &kl);
-    int64_t own = -1;
     for (int i = 0; i < kl.n; i++) {
-        int64_t s = zsim_latch_seq(kl.name[i]);
-        if (kl.owner[i] == sid && s > sx && (own < 0 || s < own))
-            own = s;
+        const char *key = zsim_latch_key(kl.name[i]);
+        if (kl.owner[i] == sid && zsim_latch_seq(kl.name[i]) >= 0 && strcmp(key, kx) > 0 &&
+            (own == NULL || strcmp(key, own) < 0))
+            own = key;
     }
-    for (int i = 0; i < kl.n && own >= 0; i++) {
-        int64_t s = zsim_latch_seq(kl.name[i]);
-        if (s > sx && s < own) {
-            violation("pred", "client %d's latch node of sequence %" PRId64 " watches %s, "
-                      "but %s sorts between them", k->ix, own, name, kl.name[i]);
+    for (int i = 0; i < kl.n && own != NULL; i++) {
+        const char *key = zsim_latch_key(kl.name[i]);
+        if (key != NULL && strcmp(key, kx) > 0 && strcmp(key, own) < 0) {
+            violation("pred", "client %d's latch node of sequence %s watches %s, but %s sorts "
+                      "between them", k->ix, own, name, kl.name[i]);
             return;
         }
     }
@@ -1534,7 +1564,9 @@ static void on_request(zhandle_t *zh, const char *path, bool watch)
     if (k == NULL)
         return; /* one opening */
     rate_second(k);
-    if (++k->rate_n == RATE_MAX + k->rate_allow + 1)
+    if (k->rate_list > 0 && !watch)
+        k->rate_list--;
+    else if (++k->rate_n == RATE_MAX + k->rate_allow + 1)
         violation("rate", "client %d sent more than %" PRId64 " requests in the virtual second "
                   "from %" PRId64 " s (a busy loop?), the last on %s", k->ix,
                   RATE_MAX + k->rate_allow, k->rate_sec, path ? path : "?");
@@ -2389,7 +2421,8 @@ static void latch_op(struct cl *k)
         blocking--;
         trace("client %d: the latch's await (%ld ms): %s", k->ix, t, zkl_strerror(rc));
         static const int codes[] = {0, ZKL_ETIMEDOUT, ZKL_ELOST};
-        if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+        if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]) &&
+            !(rc == ZKL_EZK && wrap_seen(LATCH_PATH)))
             violation("latch", "client %d's await returned %s", k->ix, zkl_strerror(rc));
         break;
     }
@@ -2471,7 +2504,10 @@ static void list_op(struct cl *k)
         for (struct req *q = R.reqs; q; q = q->next)
             if (q->r == NULL && q->held && q->lock != L_SEM)
                 dir = lock_paths[q->lock];
+        /* Its listing (below), and a write to each holder. */
+        k->rate_list = 1 + 2 * zsim_truth_children(R.w, dir, NULL, NULL) + 16;
         rc = zkl_revoke(k->c, dir, NULL);
+        k->rate_list = 0;
         blocking--;
         trace("client %d: revoke the holders of %s: %s", k->ix, dir, zkl_strerror(rc));
     } else if (what == 1) {
@@ -2485,7 +2521,11 @@ static void list_op(struct cl *k)
         zkl_participant *p = NULL;
         size_t n = 0;
         int64_t outsider = zsim_outsider_id(R.w);
+        /* The listing, and a read of each node (the nodes made while it
+         * is sent a few more). */
+        k->rate_list = 1 + zsim_truth_children(R.w, dir, NULL, NULL) + 16;
         rc = zkl_participants_list(k->c, dir, &p, &n);
+        k->rate_list = 0;
         blocking--;
         R.listings++;
         /* The outsider's nodes do not count: a tie it planted (one
@@ -2749,22 +2789,31 @@ static void settle_requests(void)
     }
 }
 
+/* A latch stopped for good by a create of its given a name past the wrap:
+ * zkl_latch_await says ZKL_EZK (zkl_latch(3)), which taking part again
+ * would not cure, and it takes part no more. */
+static bool latch_wrapped(struct cl *k)
+{
+    return wrap_seen(LATCH_PATH) && zkl_latch_await(k->latch, 0) == ZKL_EZK;
+}
+
 /* Whether every started latch of a connected client takes part with a node
- * of its current session, and the first node's latch leads, told so. */
+ * of its current session, and the first node (in Curator's order, a name
+ * past the wrap first) leads, told so; but a latch stopped by the wrap. */
 static bool latches_settled(char *why, size_t size)
 {
     static struct kids kl;
     kids_of(LATCH_PATH, &kl);
     int64_t first = -1, sids[NCL] = {0};
     for (int i = 0; i < kl.n; i++) {
-        int64_t s = zsim_latch_seq(kl.name[i]);
-        if (s >= 0 && (first < 0 || s < zsim_latch_seq(kl.name[first])))
+        const char *key = zsim_latch_key(kl.name[i]);
+        if (key != NULL && (first < 0 || strcmp(key, zsim_latch_key(kl.name[first])) < 0))
             first = i;
     }
     for (int i = 0; i < NCL; i++) {
         struct cl *k = &R.cl[i];
         int st = zkl_client_state(k->c);
-        if (k->latch == NULL)
+        if (k->latch == NULL || latch_wrapped(k))
             continue;
         if ((st != ZKL_STATE_CONNECTED && st != ZKL_STATE_RECONNECTED) ||
             zkl_client_session_id(k->c, &sids[i]) != 0) {
@@ -2832,6 +2881,7 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
         cfg.ping_phase_ns = (int64_t)((x >> 1) % (uint64_t)(cfg.tick_ns / 2));
     R.tick_ns = cfg.tick_ns;
     R.ping_phase_ns = cfg.ping_phase_ns;
+    cfg.cversion_start = crowd_wrap_start(seed);
     /* The session timeouts: 6, 8 and 10 s (3 to 5 ticks) in half the
      * schedules, else drawn from 4 to 10 s, whole ticks or not, so that the
      * expiry's rounding up to a tick takes any size. */
@@ -2845,6 +2895,9 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     zapi_sim_set_stepper(sync_step);
     zapi_sim_set_observer(on_request);
     zsim_on_change(R.w, on_change, NULL);
+    crowd_begin(R.w, seed, trace);
+    if (cfg.cversion_start != 0)
+        trace("world: every new node's sequence starts at %d", (int)cfg.cversion_start);
     zkl__set_virtual(&virt);
     /* The fence nodes the guarded writes write. */
     static const char *const made[] = {"/sim", "/sim/fence-mutex", "/sim/fence-semmutex",
@@ -2998,6 +3051,7 @@ int main(void)
     fprintf(stderr, "sim-lib: %" PRIu64 " calls of the program threads, %" PRIu64 " steps with "
             "two of a client's in calls, %" PRIu64 " releases of another thread's lock "
             "refused\n", thread_calls, overlapped, foreign_refused);
+    crowd_report(stderr);
     printf("sim: seed %" PRIu64 ", %" PRId64 " events, %lld schedules, %d violations\n", seed,
            events, done, violations);
     return violations > 0;

@@ -348,6 +348,9 @@ void zsim_crash_lines(uint64_t seed, const char *replay);
  * (latchseq.c): the ten digits after the name's last "latch-", or -1, as
  * for a name past the sequence's 32-bit wrap. */
 int64_t zsim_latch_seq(const char *name);
+/* The text Curator's latch orders the node by (strcmp): after the name's
+ * last "latch-", or NULL. */
+const char *zsim_latch_key(const char *name);
 
 /* ---- faults -------------------------------------------------------------- */
 
