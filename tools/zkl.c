@@ -301,6 +301,14 @@ int cli_connect(const char *servers, int session_ms, zkl_client **out)
     /* What the library found out (which file, which server, why), if
      * anything, is said as it is. */
     const char *detail = zkl_last_error_text();
+    static const char silent[] = "zkl_client_open: no server answered at ";
+    if (rc == ZKL_ECONNLOSS && cli_connect_ms > 0 && strncmp(detail, silent, sizeof silent - 1) == 0) {
+        /* The wait the caller bounded, said as its own watch says it
+         * (zkl lock's connect_bounded): either may end first. */
+        cli_err("no ZooKeeper server answered at %s within %g s", servers,
+                (double)cli_connect_ms / 1000);
+        return EX_UNAVAILABLE;
+    }
     if (rc != 0 && rc != ZKL_ERESOLVE && strncmp(detail, "zkl_client_open: ", 17) == 0) {
         cli_err("%s", detail + 17);
         return rc == ZKL_EINVAL ? EX_USAGE : rc == ZKL_ENOTSUP ? EX_UNAVAILABLE : cli_exit_for(rc);
