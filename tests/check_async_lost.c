@@ -12,6 +12,9 @@
 #include "zkl/zookeeper.h"
 
 #define PROMPT_MS 10000
+/* The sessions are expired by tu_expire_session, at once whatever their
+ * timeout: a long one is not lost by itself while a sanitizer run stalls. */
+#define SESSION_MS 20000
 
 /* Deliver what the descriptor says is due, within PROMPT_MS: the number of
  * callbacks run. */
@@ -33,7 +36,7 @@ static zkl_client *open_client(int lost_requests)
     zkl_client *c;
     ck_assert_int_eq(zkl_client_opts_new(&o), 0);
     ck_assert_int_eq(zkl_client_opts_set_lost_requests(o, lost_requests), 0);
-    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), 8000, o, &c), 0);
+    ck_assert_int_eq(zkl_client_open_opts(tu_hosts(), SESSION_MS, o, &c), 0);
     zkl_client_opts_free(o);
     return c;
 }

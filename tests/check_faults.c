@@ -425,12 +425,16 @@ END_TEST
 START_TEST(test_killed_holders_never_overlap_and_leave_no_node)
 {
     enum { WORKERS = 4, RUN_MS = 16000 };
+    /* The workers' sessions are 4 s: short, so that a killed one's node goes
+     * soon, yet a live holder's loss rule (1.8 s without an answer) outlasts
+     * a stall of a loaded machine; a session lost by itself mid-hold would
+     * show as an overlap, or end its worker at a refused fenced write. */
     char *p = lockpath("killed");
     char *log = tmpfile_path("log"), *counter = tmpfile_path("counter"),
          *store = tmpfile_path("store"), *stop = tmpfile_path("stop");
     const char *argv[] = {(char *)worker_path(), "--servers", (char *)tu_hosts(), "--path", p,
                     "--log-file", log, "--counter-file", counter, "--fence-file", store,
-                    "--stop-file", stop, "--hold-ms", "3", "--session-ms", "1500", NULL};
+                    "--stop-file", stop, "--hold-ms", "3", "--session-ms", "4000", NULL};
     pid_t w[WORKERS];
     for (int i = 0; i < WORKERS; i++)
         w[i] = spawn(argv, NULL);
@@ -645,8 +649,10 @@ START_TEST(test_connection_drop_keeps_the_hold_and_the_waiters_place)
     tu_mkdirs(zk, root);
     ck_assert_int_eq(zoo_create(zk, data, "0", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
     zkl_client *h, *wc;
-    ck_assert_int_eq(zkl_client_open(hosts, 8000, &h), 0);
-    ck_assert_int_eq(zkl_client_open(hosts, 8000, &wc), 0);
+    /* 20 s: the move to the other follower must come within the loss
+     * rule's 9 s, not 3.6 s, on a loaded machine too. */
+    ck_assert_int_eq(zkl_client_open(hosts, 20000, &h), 0);
+    ck_assert_int_eq(zkl_client_open(hosts, 20000, &wc), 0);
     struct tu_states hs = TU_STATES_INIT, ws = TU_STATES_INIT;
     struct tu_state_wait h_back = {&hs, ZKL_STATE_SUSPENDED, ZKL_STATE_RECONNECTED},
                          w_back = {&ws, ZKL_STATE_SUSPENDED, ZKL_STATE_RECONNECTED};

@@ -317,7 +317,7 @@ START_TEST(test_rwlock_reader_shares_at_once_and_writer_times_out_leaving_no_nod
     ck_assert_int_eq(zkl_rwlock_write_acquire(rb, 300), ZKL_ETIMEDOUT);
     int64_t took = tu_now_ms() - t0;
     ck_assert_int_ge(took, 290);
-    ck_assert_int_lt(took, 3000);
+    ck_assert_int_lt(took, 300 + tu_ms(2700)); /* its node's round trips, on a slow build */
     ck_assert_int_eq(zkl_rwlock_write_acquire(rb, 0), ZKL_ETIMEDOUT);
     ck_assert_int_eq(tu_children(tu_fixture_zk, p), 1);
     ck_assert_int_eq(zkl_rwlock_read_release(ra), 0);

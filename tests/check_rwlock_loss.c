@@ -8,6 +8,10 @@
 #include "rwlock_util.h"
 #include "zkl/zookeeper.h"
 
+/* The sessions are expired by tu_expire_session, at once whatever their
+ * timeout: a long one is not lost by itself while a sanitizer run stalls. */
+#define EXPIRY_SESSION_MS 20000
+
 /* ---- sessions ------------------------------------------------------------------ */
 
 static bool neither_held(void *arg)
@@ -18,7 +22,7 @@ static bool neither_held(void *arg)
 START_TEST(test_rwlock_session_expiry_is_reported_as_lost_on_both_sides)
 {
     struct rwset t;
-    rwset_open(&t, "expired", 1, 8000);
+    rwset_open(&t, "expired", 1, EXPIRY_SESSION_MS);
     zkl_client *c = t.c[0];
     zkl_rwlock *rw = t.rw[0];
     ck_assert_int_eq(zkl_rwlock_write_acquire(rw, 5000), 0);
@@ -85,7 +89,7 @@ static bool two_calls(void *arg)
 START_TEST(test_rwlock_lost_fn_reports_each_lost_hold_once)
 {
     struct rwset t;
-    rwset_open(&t, "lostfn", 1, 8000);
+    rwset_open(&t, "lostfn", 1, EXPIRY_SESSION_MS);
     zkl_client *c = t.c[0];
     zkl_rwlock *rw = t.rw[0];
     struct lost_log l = {.mu = PTHREAD_MUTEX_INITIALIZER, .rw = rw};

@@ -540,7 +540,10 @@ START_TEST(test_semaphore_session_expiry_is_reported_as_lost)
 {
     char *p = tu_test_path("expired");
     char *data = tu_test_path("data");
-    zkl_client *a = tu_test_client(8000), *b = tu_test_client(8000);
+    /* a is expired by tu_expire_session, at once whatever its timeout; b
+     * must keep its session to get the lease (both long: a sanitizer run
+     * that stalls on a loaded machine does not lose them by itself). */
+    zkl_client *a = tu_test_client(20000), *b = tu_test_client(20000);
     zkl_semaphore *sa = tu_test_semaphore(a, p, 1), *sb = tu_test_semaphore(b, p, 1);
     zkl_lease *l;
     take(sa, 1, &l);

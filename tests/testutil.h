@@ -40,7 +40,8 @@ int tu_exists(zhandle_t *zh, const char *path);
 /* How many times slower than a plain build this one runs: 3 under a
  * sanitizer or valgrind, else 1. Deadlines (a bound on failure, never the
  * time a test takes) and test case timeouts stretch by it; session
- * timeouts do not (tests time the server's expiry by them). */
+ * timeouts mostly do not (tests time the server's expiry by them), but a
+ * short one given only to be lost soon may (tu_holder_main). */
 int tu_slowdown(void);
 /* `ms` stretched so. */
 int tu_ms(int ms);
@@ -148,8 +149,8 @@ void *tu_workers_run_shared(const char *kind, const char *path, size_t size, int
 int64_t tu_holder_kill(const char *path);
 /* The holder worker of a suite whose main() calls this after
  * tu_main_init(); returns at once anywhere else. In that worker: opens a
- * client of a short session (2 s, so that what it holds goes soon after it
- * is killed), has `take` hold on it at the worker's path (returning 0) and
+ * client of a short session (tu_ms(2 s), so that what it holds goes soon
+ * after it is killed), has `take` hold on it at the worker's path (returning 0) and
  * give the hold's token, writes the token (an int64_t) to fd 1 and waits to
  * be killed; exits 2 if the client does not open, 3 if `take` fails, 4 if
  * the write does. */
