@@ -41,8 +41,8 @@
  * or of its head's node (lib_outsider.c: the library's creates, listings
  * or deletes there refused, until it puts the ACL back 0.1 to 5 s later)
  * or deletes a lock path with nothing under it (half the time made again
- * within 2 s; one step in 1,000, a draw of its own beside the faults',
- * for either), the descriptor client's event loop busy (up to
+ * within 2 s; one step in 4,000: every fourth of the steps that draw it,
+ * one in 1,000 beside the faults' draw), the descriptor client's event loop busy (up to
  * 30 ms, now and then up to a session timeout), and a client's process
  * standing still (stand_fault: a debugger, a swap storm, a paused VM), a
  * few ms up to twice its session timeout: its keeper, its callbacks, its
@@ -320,6 +320,7 @@ static struct {
     int64_t latch_czxid[256], latch_owner[256];
     int nlatch;
     uint64_t outsider_acts, failovers;
+    uint64_t lout_draws; /* the steps that drew lib_outsider.c's fault */
     int64_t mb_gone_at, mb_gone_back[NCL]; /* multi_gone: the last delete under MULTI_OTHER */
     /* The nodes the leader made under /sim/, when, and when they went
      * (ended: with their session's end), a ring of the latest
@@ -2698,8 +2699,9 @@ static void one_step(void)
         thread_op(k);
     else if (!R.settling && r == 64)
         stand_draw();
-    else if (!R.settling && r == 65)
-        lout_fault();
+    else if (!R.settling && r == 65 && R.lout_draws++ % 4 == 3)
+        lout_fault(); /* every fourth: one step in 4,000, so that most
+                       * schedules keep their steps for long (mutant 20) */
     else
         world_step();
     heal(false);
