@@ -37,7 +37,12 @@
  * followers, the unheard fault (unheard_arm), leader failovers, pauses
  * and slow spells, an outsider at a queue's head or a waiter's
  * predecessor (deletes it, marks it, or plants a tie that goes with its
- * session a while later), the descriptor client's event loop busy (up to
+ * session a while later), an outsider who changes the ACL of a lock path
+ * or of its head's node (lib_outsider.c: the library's creates, listings
+ * or deletes there refused, until it puts the ACL back 0.1 to 5 s later)
+ * or deletes a lock path with nothing under it (half the time made again
+ * within 2 s; one step in 4,000: every fourth of the steps that draw it,
+ * one in 1,000 beside the faults' draw), the descriptor client's event loop busy (up to
  * 30 ms, now and then up to a session timeout), and a client's process
  * standing still (stand_fault: a debugger, a swap storm, a paused VM), a
  * few ms up to twice its session timeout: its keeper, its callbacks, its
@@ -49,7 +54,11 @@
  * blocks its C client's completion thread (its callbacks only wait). Their
  * spans count as time the client was held back (deadline, told), they
  * stir (prompt), and a session that expires while the whole process
- * stands still is not the rule's fault (expired). Beyond the
+ * stands still is not the rule's fault (expired). A release, a listing
+ * or a guarded write refused (ZKL_ENOAUTH) while such an ACL was in
+ * effect is no violation: the hold stays (zkl.h) and is released again a
+ * while later; every ACL is put back as the schedule settles, so none is
+ * left (orphan). Beyond the
  * clients (tests/sim/crowd.c): in half the schedules, now and then a
  * crowd of 100 to 400 contenders of another program (the outsider's
  * session) joins a lock path's queue in the protocol of a contender of
@@ -151,6 +160,7 @@
 
 #include "crowd.h"
 #include "front.h" /* zkl__obj_count */
+#include "lib_outsider.h"
 #include "session.h"
 #include "sim_threads.h"
 #include "zapi_sim.h"
@@ -172,6 +182,13 @@ static const char *const lock_names[NLOCKS] = {"mutex", "semaphore", "semaphore-
  * its last, whose node and token a request answers for, is the mutex's). */
 #define MULTI_OTHER "/sim/mb"
 #define LATCH_PATH "/sim/latch"
+/* The lock paths whose ACL an outsider changes (lib_outsider.c): not the
+ * multi-lock's members, whose refused undo is refuse_op's, nor the
+ * latch's, whose refusal ends its taking part; and those it deletes when
+ * nothing is under them: any. */
+static const char *const spoiled[] = {"/sim/sem", "/sim/semmutex", "/sim/rw"};
+static const char *const parents[] = {"/sim/mutex", "/sim/sem",  "/sim/semmutex",
+                                      "/sim/rw",    MULTI_OTHER, LATCH_PATH};
 /* Where the guarded writes of each exclusive lock go (made at the start). */
 static const char *const fence_paths[NLOCKS] = {"/sim/fence-mutex", NULL, "/sim/fence-semmutex",
                                                 NULL, "/sim/fence-rw", NULL};
@@ -319,6 +336,7 @@ static struct {
     int64_t latch_czxid[256], latch_owner[256];
     int nlatch;
     uint64_t outsider_acts, failovers;
+    uint64_t lout_draws; /* the steps that drew lib_outsider.c's fault */
     int64_t mb_gone_at, mb_gone_back[NCL]; /* multi_gone: the last delete under MULTI_OTHER */
     /* The nodes the leader made under /sim/, when, and when they went
      * (ended: with their session's end), a ring of the latest
@@ -1074,7 +1092,7 @@ static void unheard_sent(struct cl *k)
  * predecessor): deletes it, sets its data (a revocation's mark, or other),
  * or plants a node with its very sequence under another contender's uuid,
  * which sorts beside it until the outsider's session ends, a while later.
- * It changes no ACL: refused deletes are refuse_op's. */
+ * It changes no ACL: lib_outsider.c's outsider does (lout_fault). */
 static void outsider_aim(void)
 {
     static const char *const dirs[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
@@ -1336,6 +1354,7 @@ static void heal(bool all)
         zsim_outsider_leave(R.w); /* what it planted goes */
         R.outsider_leave_at = 0;
     }
+    lout_heal(all);
 }
 
 /* ---- the invariants --------------------------------------------------------------- */
@@ -1849,6 +1868,7 @@ static void guarded_write(struct req *q)
      * threads run) after the server applied the write, which succeeds. */
     bool was_gone = q->gone_at != 0 || zsim_truth_stat(R.w, q->node, NULL) != ZSIM_OK;
     int rc = ZKL_EINVAL;
+    int64_t start = zsim_now(R.w);
     begin_blocking(k);
     switch (q->lock) {
     case L_MUTEX:
@@ -1872,7 +1892,10 @@ static void guarded_write(struct req *q)
     trace("client %d: request %d's guarded write of %s to %s: %s", k->ix, q->id, data, fence,
           zkl_strerror(rc));
     static const int codes[] = {0, ZKL_ELOST, ZKL_ECONNLOSS, ZKL_ECLOSED};
-    if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+    /* An outsider's ACL on its node refuses the write's check of it (seed
+     * 9100159). */
+    if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]) &&
+        !(rc == ZKL_ENOAUTH && lout_refused(start)))
         violation("fence", "request %d: a guarded write returned %s", q->id, zkl_strerror(rc));
     if (rc != 0 || fence_paths[q->lock] == NULL)
         return;
@@ -2111,6 +2134,7 @@ static void blocking_release(struct req *q)
 {
     struct cl *k = q->k;
     int rc = ZKL_EINVAL;
+    int64_t start = zsim_now(R.w);
     begin_blocking(k);
     switch (q->lock) {
     case L_MUTEX:
@@ -2118,7 +2142,8 @@ static void blocking_release(struct req *q)
         break;
     case L_SEM:
         rc = zkl_lease_release(q->lease);
-        q->lease = NULL;
+        if (rc != ZKL_ENOAUTH)
+            q->lease = NULL;
         break;
     case L_SEMMUTEX:
         rc = zkl_semmutex_release(k->sm);
@@ -2146,6 +2171,12 @@ static void blocking_release(struct req *q)
     bool cleared = q->lock == L_MULTI && rc == ZKL_ENOTHELD && k->mb_lost;
     if (q->lock == L_MULTI)
         k->mb_lost = false;
+    if (rc == ZKL_ENOAUTH && q->lock != L_MULTI && lout_refused(start)) {
+        /* An outsider's ACL refused the delete: the hold stays (zkl.h),
+         * released again a while later. */
+        q->release_at = zsim_now(R.w) + (int64_t)(1 + zsim_below(R.w, 1000)) * MS;
+        return;
+    }
     if ((rc == ZKL_ENOAUTH || rc == ZKL_ELOST) && q->lock == L_MULTI && q->count == 0 &&
         k->refused != NULL && zkl_mutex_is_held(k->mb) && !k->mb_stuck) {
         /* The first member's delete was refused: the thread keeps it, the
@@ -2498,6 +2529,7 @@ static void list_op(struct cl *k)
     const char *dir = dirs[zsim_below(R.w, 5)];
     uint64_t what = zsim_below(R.w, 4);
     int rc;
+    int64_t start = zsim_now(R.w);
     begin_blocking(k);
     if (what == 0) {
         /* The path of a hold of the thread's, if any: its holder hears. */
@@ -2549,7 +2581,8 @@ static void list_op(struct cl *k)
     }
     mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xaeae ^ what);
     static const int codes[] = {0, ZKL_ENOTHELD, ZKL_ELOST, ZKL_ECONNLOSS, ZKL_ECLOSED};
-    if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+    if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]) &&
+        !(rc == ZKL_ENOAUTH && lout_refused(start)))
         violation("call", "client %d: a %s of %s returned %s", k->ix,
                   what == 0 ? "revocation" : what == 1 ? "limit read" : "listing", dir,
                   zkl_strerror(rc));
@@ -2706,6 +2739,9 @@ static void one_step(void)
         thread_op(k);
     else if (!R.settling && r == 64)
         stand_draw();
+    else if (!R.settling && r == 65 && R.lout_draws++ % 4 == 3)
+        lout_fault(); /* every fourth: one step in 4,000, so that most
+                       * schedules keep their steps for long (mutant 20) */
     else
         world_step();
     heal(false);
@@ -2899,6 +2935,8 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     if (cfg.cversion_start != 0)
         trace("world: every new node's sequence starts at %d", (int)cfg.cversion_start);
     zkl__set_virtual(&virt);
+    lout_begin(R.w, spoiled, sizeof spoiled / sizeof spoiled[0], parents,
+               sizeof parents / sizeof parents[0], trace);
     /* The fence nodes the guarded writes write. */
     static const char *const made[] = {"/sim", "/sim/fence-mutex", "/sim/fence-semmutex",
                                        "/sim/fence-rw", "/sim/fence-sem"};
@@ -2972,6 +3010,7 @@ end:
     zapi_sim_set_stepper(NULL);
     zapi_sim_set_observer(NULL);
     zapi_sim_end();
+    R.outsider_acts += lout_acts();
     zsim_world_free(R.w);
     *hash = R.hash;
     return R.violated;
