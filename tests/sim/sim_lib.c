@@ -797,8 +797,15 @@ static void on_result(zkl_request *r, int result, void *arg)
     }
     q->done = true;
     q->result = result;
+    /* A failed multi-lock's undo waits for the server's word, as a
+     * blocking one's (blocking_acquire_of): a follower cut from the
+     * leader holds it until the loss rule gives the session up. */
+    int64_t undo = 0, cut = q->k->cut_at > R.cut_at ? q->k->cut_at : R.cut_at;
+    if (q->lock == L_MULTI && result != 0 && cut != 0 &&
+        cut + 2 * (int64_t)q->k->c->negotiated_ms * MS > q->started)
+        undo = zkl__loss_after_ns(q->k->c->negotiated_ms) + SLACK + q->k->late_allow;
     if (q->bound != 0 && now > q->bound + 2 * q->k->late_allow + R.slow_ns - q->slow_back +
-                                   q->k->held_back - q->held_back)
+                                   q->k->held_back - q->held_back + undo)
         violation("deadline", "request %d (timeout %ld ms) ended %.3f s after its start, bound "
                   "%.3f s", q->id, q->timeout_ms, (double)(now - q->started) / 1e9,
                   (double)(q->bound - q->started) / 1e9);
