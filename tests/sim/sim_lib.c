@@ -59,7 +59,7 @@
  * effect is no violation: the hold stays (zkl.h) and is released again a
  * while later; every ACL is put back as the schedule settles, so none is
  * left (orphan). In a draw of its own
- * too (one step in 1,000: tests/sim/quiet.c), a follower stands still for
+ * too (one step in 4,000: tests/sim/quiet.c), a follower stands still for
  * up to 6 s, its clients' requests and pings with it, while the leader
  * and the other follower go on; or a client's link passes one way only
  * for up to 8 s (what goes the other way waits, or is lost with the
@@ -345,6 +345,7 @@ static struct {
     int nlatch;
     uint64_t outsider_acts, failovers;
     uint64_t lout_draws; /* the steps that drew lib_outsider.c's fault */
+    uint64_t quiet_draws; /* the steps that drew quiet.c's faults */
     int64_t mb_gone_at, mb_gone_back[NCL]; /* multi_gone: the last delete under MULTI_OTHER */
     /* The nodes the leader made under /sim/, when, and when they went
      * (ended: with their session's end), a ring of the latest
@@ -2786,8 +2787,8 @@ static void one_step(void)
     else if (!R.settling && r == 65 && R.lout_draws++ % 4 == 3)
         lout_fault(); /* every fourth: one step in 4,000, so that most
                        * schedules keep their steps for long (mutant 20) */
-    else if (!R.settling && r == 66)
-        quiet_fault();
+    else if (!R.settling && r == 66 && R.quiet_draws++ % 4 == 3)
+        quiet_fault(); /* as the outsider's: one step in 4,000 (mutant 20) */
     else
         world_step();
     heal(false);
