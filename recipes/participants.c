@@ -144,7 +144,11 @@ int zkl_participants_list(zkl_client *c, const char *path, zkl_participant **out
             m++; /* a child without a sequence takes no part */
     /* A semaphore's lease holds while the leases up to it fit the limit
      * the semaphore recorded (lease_holds): a lease made after someone
-     * else deleted a gate node behind its holder's back waits for room. */
+     * else deleted a gate node behind its holder's back waits for room.
+     * A limit that cannot be read (none recorded, the read refused, or the
+     * path deleted since the listing) leaves gate.max 0, and every lease
+     * is listed as holding: the listing reports, it decides nothing, and a
+     * failure here would hide the nodes it did read. */
     struct zkl__gate_arg gate = {0, 0};
     int sent = 0;
     for (size_t i = 0; i < m && err == 0 && sent == 0; i++)
