@@ -1360,6 +1360,11 @@ static void fault(void)
         if (R.link_heal[k->ix] == 0) {
             trace("fault: client %d's link goes silent", k->ix);
             zsim_link(s, false);
+            /* A multi-lock under way (a request, or a program thread's
+             * call: the driver's is never inside one at a fault) waits on
+             * the link for its undo, as behind a cut follower (seed
+             * 47001415 with the program threads). */
+            k->cut_at = zsim_now(R.w);
             R.link_heal[k->ix] = zsim_now(R.w) + (int64_t)zsim_below(R.w, 8000) * MS;
             stir();
         }
