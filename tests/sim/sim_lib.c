@@ -2512,10 +2512,16 @@ static void thread_op(struct cl *k)
 static void thread_more(struct cl *k)
 {
     int t = k->ix * NTH + (int)zsim_below(R.w, NTH);
-    if (simt_busy(t))
+    if (simt_busy(t)) {
+        trace("client %d: thread %d, in a call, does nothing more", k->ix, t + 1);
         return;
+    }
     more_calls++;
     uint64_t what = zsim_below(R.w, 6);
+    static const char *const names[] = {"the multi-lock",  "the semaphore-mutex",
+                                        "a cancellable acquire", "the latch",
+                                        "a listing",        "the upgrade"};
+    trace("client %d: thread %d goes for %s", k->ix, t + 1, names[what]);
     int lock = what == 0 ? L_MULTI : L_SEMMUTEX;
     if (what == 2)
         lock = (int)zsim_below(R.w, NLOCKS);
