@@ -25,9 +25,16 @@
  *             and either side of the read-write lock (reentries per
  *             thread, a downgrade, half of them without a deadline),
  *             their releases, and releases of another thread's hold
- *             (refused); a wait of the library parks its thread, which
- *             runs again once its condition variable is signalled or its
- *             deadline passes (threads_run);
+ *             (refused); one step in 1,000 (thread_more: until it first
+ *             comes, a schedule takes the steps it took before), the
+ *             multi-lock, the semaphore-mutex (the object's hold), an
+ *             acquire with a cancel handle the driver's thread fires, the
+ *             latch (started, awaited, closed), a listing, or the read-
+ *             write lock's upgrade (a thread holding the read lock asks
+ *             for the write lock: ZKL_EDEADLK at once, zkl.h); a wait of
+ *             the library parks its thread, which runs again once its
+ *             condition variable is signalled or its deadline passes
+ *             (threads_run);
  *   latch     a leader latch per client: started, awaited, closed;
  *   listings  participants, the semaphore's recorded limit, revocation;
  *   undo      the multi-lock tried while its first member's deletes are
@@ -116,6 +123,8 @@
  *             applied before), and each exclusive lock's written tokens
  *             never go back;
  *   twice     one result per request, a second only ZKL_ELOST for a hold;
+ *             the semaphore-mutex granted to no thread while another's
+ *             hold of the object is not released;
  *   deadline  a result comes by the deadline (a try once: a session
  *             timeout) and the failed attempt's grace, a blocking
  *             acquire's return too (moved by the time its client's
@@ -124,7 +133,8 @@
  *             timeout (and the grace) where no fault silenced or slowed
  *             anything around it (check_prompt);
  *   undo      a multi-lock whose undo was refused leaves the thread the
- *             refused member, nothing else;
+ *             refused member, nothing else; one that failed otherwise,
+ *             nothing of the call;
  *   cancel    a blocking acquire ends ZKL_ECANCELED only once its handle
  *             fired, and within the grace of it while connected (a wait
  *             for a new session is not cut short: deadline bounds it);
@@ -133,14 +143,17 @@
  *   pred      a latch's watch, as sent, is on the node just before its
  *             own in Curator's order (a name past the wrap first): no
  *             node of the leader's sorts between them;
- *   session   a latch leads (its listener hears 1) on a node whose maker
- *             is the session the client says it has (CURATOR-696);
+ *   session   a latch leads (its listener hears 1, or it says so:
+ *             zkl_latch_is_leader) on a node whose maker is the session
+ *             the client says it has, its token readable (CURATOR-696);
  *   rate      at most RATE_MAX requests per client and virtual second,
  *             and RATE_UP more per connection up in it (no busy loop),
  *             besides what a listing of participants or a revocation
  *             sends per node it lists;
  *   thread    a release of a lock another thread of the client holds
  *             returns ZKL_ENOTHELD and leaves that thread's node;
+ *   upgrade   a write acquire by a thread that holds the read lock only
+ *             returns ZKL_EDEADLK at once, its read hold as it was;
  *   stuck     no blocking call lasts ten virtual minutes (a program
  *             thread's neither); once the faults end, every request ends
  *             within two minutes;
@@ -222,6 +235,7 @@ struct req {
     zsim_session *sess; /* a hold's session */
     int64_t release_at; /* a hold is released then; a failure freed then */
     int64_t token;      /* a blocking hold's */
+    int64_t mtoken;     /* a blocking multi-lock hold's first member's */
     int64_t held_back;  /* its client's held_back at its start, */
     int64_t gone_back;  /* ... and when its node was found gone */
     int64_t slow_back;  /* R.slow_ns at its start */
@@ -242,6 +256,7 @@ struct cl {
     zkl_lock_opts *opts;
     zkl_latch *latch;
     int leading;         /* what its listener was told last */
+    int latch_busy;      /* a thread is inside a call on its latch (none frees it meanwhile) */
     int64_t lead_gone_at, lead_gone_back;
     int64_t timer_at;
     bool fd_mode;
@@ -1345,6 +1360,11 @@ static void fault(void)
         if (R.link_heal[k->ix] == 0) {
             trace("fault: client %d's link goes silent", k->ix);
             zsim_link(s, false);
+            /* A multi-lock under way (a request, or a program thread's
+             * call: the driver's is never inside one at a fault) waits on
+             * the link for its undo, as behind a cut follower (seed
+             * 47001415 with the program threads). */
+            k->cut_at = zsim_now(R.w);
             R.link_heal[k->ix] = zsim_now(R.w) + (int64_t)zsim_below(R.w, 8000) * MS;
             stir();
         }
@@ -1475,7 +1495,10 @@ static int still_held(struct req *q)
     if (q->th != cur_th() && q->lock != L_SEMMUTEX) { /* holds per thread */
         if (q->told)
             return 0;
-        return q->lock == L_MUTEX || q->lock == L_READ || q->lock == L_WRITE ? 1 : -1;
+        return q->lock == L_MUTEX || q->lock == L_READ || q->lock == L_WRITE ||
+                       q->lock == L_MULTI
+                   ? 1
+                   : -1;
     }
     switch (q->lock) {
     case L_MUTEX:
@@ -1535,11 +1558,21 @@ static void check_latches(void)
             k->lead_gone_at = 0;
             continue;
         }
+        /* session: a latch says it leads only while its node's request
+         * holds on the client's live session (zkl.h), whatever its
+         * listener has heard: its token can be read, and the node's maker
+         * is the session the client has (CURATOR-696). */
+        int64_t token = 0, sid = 0;
+        int trc = zkl_latch_token(k->latch, &token);
+        int64_t owner = trc == 0 ? latch_owner(token) : 0;
+        if (trc != 0 || (owner != 0 && (zkl_client_session_id(k->c, &sid) != 0 || sid != owner)))
+            violation("session", "client %d's latch says it leads, its token %s (%" PRId64
+                      "), its node's session 0x%" PRIx64 ", the client's 0x%" PRIx64, i,
+                      zkl_strerror(trc), token, (uint64_t)owner, (uint64_t)sid);
         if (k->busy_ns != 0 || stands(k))
             continue; /* its listener waits for its loop, or its process stands still */
-        int64_t token = 0;
-        if (zkl_latch_token(k->latch, &token) != 0)
-            continue; /* lost, its listener yet to hear */
+        if (trc != 0)
+            continue;
         char node[400];
         if (node_of_token(LATCH_PATH, token, node, sizeof node)) {
             leaders++;
@@ -1763,6 +1796,7 @@ static void check_orphans(void)
 
 /* A blocking call went on for ten virtual minutes: it waits for nothing
  * that comes. No return to the schedule from inside it: report and end. */
+static void cancel_tend(void);
 static void stuck_check(void)
 {
     if (zsim_now(R.w) - block_start <= 600 * 1000 * MS)
@@ -1807,18 +1841,7 @@ static void wait_step(zhandle_t *zh)
         hk->sync_at = before = zsim_now(R.w);
     }
     stuck_check();
-    if (R.cancel != NULL && R.fired_at != 0) {
-        int st = zkl_client_state(R.cancel_k->c);
-        R.cancel_away |= st != ZKL_STATE_CONNECTED && st != ZKL_STATE_RECONNECTED;
-    }
-    if (R.cancel != NULL && R.cancel_at != 0 && zsim_now(R.w) >= R.cancel_at &&
-        !paused(R.cancel_k)) {
-        trace("the blocking acquire's cancel handle fires");
-        (void)zkl_cancel_fire(R.cancel);
-        R.fired_at = zsim_now(R.w);
-        R.fired_slow = slow_mark();
-        R.cancel_at = 0;
-    }
+    cancel_tend();
     heal(false);
     for (int i = 0; i < NCL; i++)
         if (zh == NULL || R.cl[i].c->zh != zh)
@@ -1831,6 +1854,25 @@ static void wait_step(zhandle_t *zh)
         hk->sync_at = zsim_now(R.w);
     }
     check();
+}
+
+/* A blocking acquire's cancel handle fires once its time came, by the
+ * driver's thread: inside the driver's own call (wait_step), or at a step
+ * while a program thread waits with it (another thread's). */
+static void cancel_tend(void)
+{
+    if (R.cancel != NULL && R.fired_at != 0) {
+        int st = zkl_client_state(R.cancel_k->c);
+        R.cancel_away |= st != ZKL_STATE_CONNECTED && st != ZKL_STATE_RECONNECTED;
+    }
+    if (R.cancel != NULL && R.cancel_at != 0 && zsim_now(R.w) >= R.cancel_at &&
+        !paused(R.cancel_k)) {
+        trace("the blocking acquire's cancel handle fires");
+        (void)zkl_cancel_fire(R.cancel);
+        R.fired_at = zsim_now(R.w);
+        R.fired_slow = slow_mark();
+        R.cancel_at = 0;
+    }
 }
 
 /* A synchronous zapi call's step (zapi_sim_set_stepper). A program
@@ -1981,7 +2023,8 @@ static bool may_wait_forever(const struct cl *k, int lock)
 
 /* A blocking acquire of lock by the calling thread (the driver's or a
  * program thread) on client k's objects; cancellable: now and then with a
- * cancel handle (one at a time: the driver's thread's). */
+ * cancel handle (one at a time, the driver's thread's or a program
+ * thread's), which the driver's thread fires (cancel_tend). */
 static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
 {
     long t = zsim_below(R.w, 2) == 0 ? 0 : (long)(100 + zsim_below(R.w, 2000));
@@ -2013,7 +2056,7 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
     int rc = ZKL_EINVAL;
     /* Now and then with a cancel handle, fired a while after the start. */
     zkl_cancel *h = NULL;
-    if (cancellable && zsim_below(R.w, 3) == 0) {
+    if (cancellable && zsim_below(R.w, 3) == 0 && R.cancel == NULL) {
         if (zkl_cancel_new(&h) != 0)
             abort();
         R.cancel = h;
@@ -2048,9 +2091,17 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
         int64_t tok = 0;
         uint64_t gen = k->c->gen;
         bool lost = k->mb_stuck && zkl_mutex_token(k->mb, &tok) == ZKL_ELOST;
+        /* undo: a failed acquire leaves the thread nothing of the call
+         * (zkl.h), but a member whose release was refused. */
+        bool fresh = have == NULL && !(q->th == 0 && k->mb_stuck) && !zkl_mutex_is_held(k->mb) &&
+                     !zkl_mutex_is_held(k->m2);
         rc = zkl_multilock_acquire_cancellable(k->ml, t, h);
         if (k->mb_stuck && (rc == ZKL_ELOST || (rc != 0 && (lost || k->c->gen != gen))))
             k->mb_cleared = true;
+        if (fresh && rc != 0 && rc != ZKL_ENOAUTH &&
+            (zkl_mutex_is_held(k->mb) || zkl_mutex_is_held(k->m2)))
+            violation("undo", "client %d: thread %d's multi-lock failed (%s), but the thread "
+                      "holds a member", k->ix, q->th, zkl_strerror(rc));
         /* Tried while its first member's deletes are refused: the undo
          * keeps that member for the thread (as refuse_op's). */
         if (rc == ZKL_ENOAUTH && k->refused != NULL && !k->mb_stuck &&
@@ -2102,6 +2153,12 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
     }
     if (rc == 0 && have != NULL)
         violation("twice", "the semaphore-mutex of client %d granted twice", k->ix);
+    /* The semaphore-mutex's hold is the object's: granted while another
+     * thread's hold of it is not yet released, it would be twice. */
+    for (struct req *o = R.reqs; o && rc == 0 && lock == L_SEMMUTEX; o = o->next)
+        if (o->r == NULL && o->k == k && o->lock == L_SEMMUTEX)
+            violation("twice", "the semaphore-mutex of client %d granted to thread %d while "
+                      "thread %d's hold (%d) is not released", k->ix, q->th, o->th, o->id);
     if (rc != 0) {
         free(q);
         return;
@@ -2132,6 +2189,7 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
     case L_MULTI:
         node = zkl_mutex_node(k->m2);
         trc = zkl_mutex_token(k->m2, &q->token);
+        (void)zkl_mutex_token(k->mb, &q->mtoken);
         break;
     }
     if (trc != 0 && trc != ZKL_ELOST)
@@ -2274,17 +2332,19 @@ static void tend_blocking(bool all)
  * zkl.h, holds are the calling thread's). Their waits park them; every
  * step runs those whose condition variable was signalled or whose
  * deadline passed (threads_run), in an order from the seed. */
-enum { J_ACQUIRE, J_RELEASE, J_FOREIGN };
+enum { J_ACQUIRE, J_RELEASE, J_FOREIGN, J_LATCH, J_LIST, J_UPGRADE };
 static struct job {
     struct cl *k;
     int kind, lock;
+    bool cancellable; /* J_ACQUIRE: now and then with a cancel handle */
     struct req *q; /* J_RELEASE: the hold; J_FOREIGN: another thread's */
     int64_t started;
 } jobs[NCL * NTH];
 /* In all schedules: the program threads' calls, the refused releases of
  * another thread's lock, and the steps at which two or more threads of a
- * client were inside calls at once. */
-static uint64_t thread_calls, foreign_refused, overlapped;
+ * client were inside calls at once; thread_more's calls, and its upgrade
+ * attempts refused. */
+static uint64_t thread_calls, foreign_refused, overlapped, more_calls, upgrades_refused;
 
 /* A program thread's call does not return: no way back to the schedule
  * (the thread is inside the library), so report and end. */
@@ -2328,15 +2388,58 @@ static void foreign_release(struct job *j)
                   "node %s", k->ix, cur_th(), o->th, o->node);
 }
 
+static void latch_op(struct cl *k);
+static void list_op(struct cl *k);
+
+/* The read-write lock's upgrade: a thread that holds the read lock (taken
+ * first if it holds neither side) asks for the write lock, which could
+ * only wait for its own reader: ZKL_EDEADLK at once, nothing sent, its
+ * read hold as it was (zkl.h). */
+static void upgrade(struct job *j)
+{
+    struct cl *k = j->k;
+    if (thread_hold(k, L_READ) == NULL && thread_hold(k, L_WRITE) == NULL)
+        blocking_acquire_of(k, L_READ, false);
+    struct req *rd = thread_hold(k, L_READ);
+    if (rd == NULL || thread_hold(k, L_WRITE) != NULL || R.violated)
+        return;
+    int held = zkl_rwlock_read_is_held(k->rw);
+    bool live = zsim_truth_stat(R.w, rd->node, NULL) == ZSIM_OK;
+    int64_t start = zsim_now(R.w);
+    begin_blocking(k);
+    int rc = zkl_rwlock_write_acquire(k->rw, 1000);
+    blocking--;
+    mix((uint64_t)rd->id << 32 ^ (uint32_t)rc ^ 0xe2e2);
+    trace("client %d: thread %d, holding the read lock (%d), asks for the write lock: %s",
+          k->ix, cur_th(), rd->id, zkl_strerror(rc));
+    upgrades_refused += rc == ZKL_EDEADLK;
+    if (rc != ZKL_EDEADLK)
+        violation("upgrade", "client %d: thread %d's write acquire over its read hold %d "
+                  "returned %s", k->ix, cur_th(), rd->id, zkl_strerror(rc));
+    else if (zsim_now(R.w) != start || zkl_rwlock_read_is_held(k->rw) != held ||
+             (live && zsim_truth_stat(R.w, rd->node, NULL) != ZSIM_OK))
+        violation("upgrade", "client %d: thread %d's refused upgrade waited or changed its "
+                  "read hold %d", k->ix, cur_th(), rd->id);
+}
+
 static void job_run(void *arg)
 {
     struct job *j = arg;
     switch (j->kind) {
     case J_ACQUIRE:
-        blocking_acquire_of(j->k, j->lock, false);
+        blocking_acquire_of(j->k, j->lock, j->cancellable);
         break;
     case J_RELEASE:
         blocking_release(j->q);
+        break;
+    case J_LATCH:
+        latch_op(j->k);
+        break;
+    case J_LIST:
+        list_op(j->k);
+        break;
+    case J_UPGRADE:
+        upgrade(j);
         break;
     default:
         foreign_release(j);
@@ -2344,12 +2447,17 @@ static void job_run(void *arg)
     }
 }
 
+/* Thread t starts a job (it runs at once, until it parks or returns);
+ * a J_ACQUIRE of thread_more's may be cancellable. */
+static bool next_cancellable;
 static void start_job(int t, int kind, int lock, struct req *q)
 {
     struct job *j = &jobs[t];
     j->k = &R.cl[t / NTH];
     j->kind = kind;
     j->lock = lock;
+    j->cancellable = next_cancellable;
+    next_cancellable = false;
     j->q = q;
     j->started = zsim_now(R.w);
     thread_calls++;
@@ -2391,6 +2499,39 @@ static void thread_op(struct cl *k)
             }
     }
     start_job(t, J_ACQUIRE, lock, NULL);
+}
+
+/* Now and then (thread_more's draw), a program thread of client k, if
+ * idle, does what the others' calls do not: the multi-lock (not while the
+ * client's deletes are refused: refuse_op's undo is the driver's thread's),
+ * the semaphore-mutex (its hold the object's: ZKL_EDEADLK while another
+ * thread holds it or acquires through it), an acquire of any of them with a
+ * cancel handle the driver's thread fires, the client's latch (started,
+ * awaited, closed), a listing (participants, limit, revocation), or the
+ * read-write lock's upgrade. */
+static void thread_more(struct cl *k)
+{
+    int t = k->ix * NTH + (int)zsim_below(R.w, NTH);
+    if (simt_busy(t)) {
+        trace("client %d: thread %d, in a call, does nothing more", k->ix, t + 1);
+        return;
+    }
+    more_calls++;
+    uint64_t what = zsim_below(R.w, 6);
+    static const char *const names[] = {"the multi-lock",  "the semaphore-mutex",
+                                        "a cancellable acquire", "the latch",
+                                        "a listing",        "the upgrade"};
+    trace("client %d: thread %d goes for %s", k->ix, t + 1, names[what]);
+    int lock = what == 0 ? L_MULTI : L_SEMMUTEX;
+    if (what == 2)
+        lock = (int)zsim_below(R.w, NLOCKS);
+    if (what <= 2 && lock == L_MULTI && (k->refused != NULL || k->mb_stuck))
+        lock = L_MUTEX;
+    if (what <= 2) {
+        next_cancellable = what == 2;
+        start_job(t, J_ACQUIRE, downgrade_or(k, t + 1, lock), NULL);
+    } else
+        start_job(t, what == 3 ? J_LATCH : what == 4 ? J_LIST : J_UPGRADE, 0, NULL);
 }
 
 /* Each step: the program threads that may go on run; an idle one whose
@@ -2475,7 +2616,7 @@ static void on_lead(zkl_latch *l, int leader, void *arg)
 }
 
 /* The leader latch of client k: made and started, awaited, or closed. */
-static void latch_op(struct cl *k)
+static void latch_call(struct cl *k)
 {
     int rc;
     if (k->latch == NULL) {
@@ -2520,6 +2661,17 @@ static void latch_op(struct cl *k)
     mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0x9d9d);
 }
 
+/* By the driver's thread or a program thread: not while another thread's
+ * call on the latch is under way, as a close frees it. */
+static void latch_op(struct cl *k)
+{
+    if (k->latch_busy > 0)
+        return;
+    k->latch_busy++;
+    latch_call(k);
+    k->latch_busy--;
+}
+
 /* A thread's hold of client k's lock, lost (its token named): told. The
  * holds of the mutex and of each side of the read-write lock are per
  * thread, so other threads' checks learn of it only so. */
@@ -2536,6 +2688,25 @@ static void on_lost_mutex(zkl_mutex *m, int64_t token, void *arg)
 {
     (void)m;
     told_lost(arg, L_MUTEX, token);
+}
+
+/* A multi-lock member's loss ends the multi-lock's hold (its token the
+ * second member's, the mutex path's; mb: the first's). */
+static void on_lost_m2(zkl_mutex *m, int64_t token, void *arg)
+{
+    (void)m;
+    told_lost(arg, L_MULTI, token);
+}
+
+static void on_lost_mb(zkl_mutex *m, int64_t token, void *arg)
+{
+    (void)m;
+    struct cl *k = arg;
+    for (struct req *q = R.reqs; q; q = q->next)
+        if (q->r == NULL && q->k == k && q->lock == L_MULTI && q->mtoken == token && q->held)
+            q->told = true;
+    trace("client %d: a multi-lock's first member (token %" PRId64 ") is told lost", k->ix,
+          token);
 }
 
 static void on_lost_rw(zkl_rwlock *rw, int write, int64_t token, void *arg)
@@ -2582,9 +2753,11 @@ static void list_op(struct cl *k)
             if (q->r == NULL && q->held && q->lock != L_SEM)
                 dir = lock_paths[q->lock];
         /* Its listing (below), and a write to each holder. */
-        k->rate_list = 1 + 2 * zsim_truth_children(R.w, dir, NULL, NULL) + 16;
+        /* (added: another thread's listing may be under way) */
+        int64_t more = 1 + 2 * zsim_truth_children(R.w, dir, NULL, NULL) + 16;
+        k->rate_list += more;
         rc = zkl_revoke(k->c, dir, NULL);
-        k->rate_list = 0;
+        k->rate_list -= more;
         blocking--;
         trace("client %d: revoke the holders of %s: %s", k->ix, dir, zkl_strerror(rc));
     } else if (what == 1) {
@@ -2600,9 +2773,10 @@ static void list_op(struct cl *k)
         int64_t outsider = zsim_outsider_id(R.w);
         /* The listing, and a read of each node (the nodes made while it
          * is sent a few more). */
-        k->rate_list = 1 + zsim_truth_children(R.w, dir, NULL, NULL) + 16;
+        int64_t more = 1 + zsim_truth_children(R.w, dir, NULL, NULL) + 16;
+        k->rate_list += more;
         rc = zkl_participants_list(k->c, dir, &p, &n);
-        k->rate_list = 0;
+        k->rate_list -= more;
         blocking--;
         R.listings++;
         /* The outsider's nodes do not count: a tie it planted (one
@@ -2644,6 +2818,14 @@ static void refuse_op(struct cl *k)
 {
     if (k->refused != NULL || k->mb_stuck || k->c->zh == NULL)
         return;
+    /* Nor while a program thread holds the multi-lock or acquires it: its
+     * refused undo or release would keep the member for that thread. */
+    for (int t = k->ix * NTH; t < (k->ix + 1) * NTH; t++)
+        if (simt_busy(t) && jobs[t].kind == J_ACQUIRE && jobs[t].lock == L_MULTI)
+            return;
+    for (struct req *q = R.reqs; q; q = q->next)
+        if (q->r == NULL && q->k == k && q->th != 0 && q->lock == L_MULTI)
+            return;
     k->refused = k->c->zh;
     k->refuse_until = zsim_now(R.w) + (int64_t)zsim_below(R.w, 3000) * MS;
     zapi_sim_refuse_deletes(k->refused, MULTI_OTHER);
@@ -2789,8 +2971,13 @@ static void one_step(void)
                        * schedules keep their steps for long (mutant 20) */
     else if (!R.settling && r == 66 && R.quiet_draws++ % 4 == 3)
         quiet_fault(); /* as the outsider's: one step in 4,000 (mutant 20) */
+    else if (!R.settling && threads_on && r == 67)
+        thread_more(&R.cl[zsim_below(R.w, NCL)]); /* one step in 1,000, with the threads
+                                                   * only: until it first comes, their
+                                                   * schedules take the steps they took */
     else
         world_step();
+    cancel_tend(); /* a program thread's cancel handle */
     heal(false);
     for (int i = 0; i < NCL; i++)
         keeper(&R.cl[i]);
@@ -2843,6 +3030,8 @@ static int open_client(struct cl *k, int ix)
     if (zkl_multilock_new_locks(members, 2, &k->ml) != 0 ||
         zkl_mutex_set_revoke_fn(k->m, on_revoke_mutex, k) != 0 ||
         zkl_mutex_set_lost_fn(k->m, on_lost_mutex, k) != 0 ||
+        zkl_mutex_set_lost_fn(k->m2, on_lost_m2, k) != 0 ||
+        zkl_mutex_set_lost_fn(k->mb, on_lost_mb, k) != 0 ||
         zkl_rwlock_set_lost_fn(k->rw, on_lost_rw, k) != 0 ||
         zkl_rwlock_set_revoke_fn(k->rw, on_revoke_rw, k) != 0 ||
         zkl_semmutex_set_revoke_fn(k->sm, on_revoke_sm, k) != 0)
@@ -3010,6 +3199,13 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     settle_requests();
     settle_latches();
     tend_requests(true);
+    /* A program thread's call on a latch (its await ends within a second)
+     * returns before the latches go. */
+    for (int i = 0; i < NCL; i++)
+        while (!R.violated && R.cl[i].latch_busy > 0) {
+            one_step();
+            R.step++;
+        }
     for (int i = 0; i < NCL; i++)
         if (R.cl[i].latch != NULL) {
             begin_blocking(&R.cl[i]);
@@ -3138,6 +3334,9 @@ int main(void)
     fprintf(stderr, "sim-lib: %" PRIu64 " calls of the program threads, %" PRIu64 " steps with "
             "two of a client's in calls, %" PRIu64 " releases of another thread's lock "
             "refused\n", thread_calls, overlapped, foreign_refused);
+    fprintf(stderr, "sim-lib: %" PRIu64 " of their calls of the multi-lock, the "
+            "semaphore-mutex, a cancel handle, the latch, a listing or an upgrade, %" PRIu64
+            " upgrades refused\n", more_calls, upgrades_refused);
     crowd_report(stderr);
     quiet_report(stderr);
     printf("sim: seed %" PRIu64 ", %" PRId64 " events, %lld schedules, %d violations\n", seed,
