@@ -294,6 +294,7 @@ struct cl {
     bool stand_armed;      /* it stands still right behind its next create (on_request), */
     bool stand_next;       /* ... at the next step, the create in flight */
     bool stand_whole;      /* the last span was the whole process's, not the blocked form */
+    bool unkept;           /* its process ran again, its keeper's round not yet done */
 };
 
 static struct {
@@ -577,6 +578,7 @@ static void keeper(struct cl *k)
     }
     uint64_t sent = c->ka_seq;
     pthread_mutex_unlock(&c->mu);
+    k->unkept = false;
     if (sent != k->ka_seen) {
         k->ka_seen = sent;
         trace("client %d: keepalive %" PRIu64 " sent", k->ix, sent);
@@ -1270,6 +1272,7 @@ static void stand_tend(bool all)
             k->held_back += k->stand_owed;
             k->stood_ns += k->stand_owed;
             k->stand_owed = 0;
+            k->unkept = k->stand_whole;
             stir();
         }
     }
@@ -1457,6 +1460,11 @@ static bool keeper_waited(const struct cl *k)
      * have expired it; with its callbacks only held, the keeper runs on,
      * and the C client pings. */
     if (k->stand_whole && stands(k))
+        return true;
+    /* ... nor until its keeper's first round since: that round may run
+     * the callback of a grant decided before the span ahead of the rule,
+     * whose parts all run again at once as the faults end. */
+    if (k->unkept)
         return true;
     return k->sync_at != 0 &&
            zsim_now(R.w) <= k->sync_at + zkl__loss_after_ns(t) + SLACK + k->late_allow;
