@@ -1161,7 +1161,7 @@ static void late_set(struct cl *k, int64_t until, int64_t ns)
  * up to T/25 after their time, within the rule's margin of T/20. Its
  * choices come from the schedule's seed and the draw's count, not the
  * world's generator, so that the schedule's steps stay what they were
- * until a round of its keeper does come late. */
+ * until it comes. */
 static void late_fault(void)
 {
     uint64_t x = (R.seed ^ 0x1a7e) * 0x9e3779b97f4a7c15u + R.late_draws;
