@@ -104,7 +104,7 @@ for p in "$src"/tests/sim/mutants/${SIM_MUTANTS:-*}.patch; do
         fi
         prog=sim-lib
         mains="tests/sim/sim_lib.c tests/sim/zapi_sim.c tests/sim/sim_threads.c tests/sim/crowd.c \
-            tests/sim/lib_outsider.c tests/sim/quiet.c"
+            tests/sim/lib_outsider.c tests/sim/quiet.c tests/sim/swarm.c"
         ldflags=${MUT_LIB_LDFLAGS-}
     fi
     [ -n "$what" ] || what=$(head -n 1 "$p")
@@ -140,7 +140,7 @@ for p in "$src"/tests/sim/mutants/${SIM_MUTANTS:-*}.patch; do
             *:tests/sim/sim_speed.c | sim-locks:tests/sim/sim_lib.c | \
             sim-locks:tests/sim/zapi_sim.c | sim-locks:tests/sim/sim_threads.c | \
             sim-locks:tests/sim/crowd.c | sim-locks:tests/sim/lib_outsider.c | \
-            sim-locks:tests/sim/quiet.c | \
+            sim-locks:tests/sim/quiet.c | sim-locks:tests/sim/swarm.c | \
             sim-lib:tests/sim/sim_locks.c | \
             sim-lib:tests/sim/drv_*.c)
             continue

@@ -38,7 +38,14 @@
  *   latch     a leader latch per client: started, awaited, closed;
  *   listings  participants, the semaphore's recorded limit, revocation;
  *   undo      the multi-lock tried while its first member's deletes are
- *             refused (the zapi refuses them, as an ACL would).
+ *             refused (the zapi refuses them, as an ACL would);
+ *   close     now and then a client closed mid-run (close_client, one
+ *             step in 2,000: with the program threads, once one of its
+ *             threads is inside a call): zkl_client_close with requests
+ *             waiting and held, holds, its threads' blocking calls and a
+ *             latch outstanding; then all of it freed and a new client
+ *             opened in its place (the close's plain waits for the callers
+ *             inside step the world: simt_stall).
  * The world's faults: connection drops (a tenth of the grants drop their
  * connection at the next step), forced expiries, silent links, cut
  * followers, the unheard fault (unheard_arm), leader failovers, pauses
@@ -81,7 +88,16 @@
  * sixth, every new node's sequence starts within 100 of 2^31-1 (a third
  * of those within 8), so that the queues pass the 32-bit wrap, where the
  * server names a create "lock--2147483648" and the library fails it
- * (ZKL_EZK), deleting the node, and a latch so failed stops.
+ * (ZKL_EZK), deleting the node, and a latch so failed stops. The watches
+ * world (tests/sim/swarm.c, an eighth of the schedules by a hash of the
+ * seed): the servers' jute.maxbuffer is 8 KiB, one client starts a swarm
+ * of 150 to 450 asynchronous acquires 10 to 30 ms apart, holding up to
+ * 400 ms, and connections drop 1,500 more times per million steps (half
+ * of them the swarm's client's), so that its setWatches passes the limit
+ * and every reconnection is closed until the loss rule gives the session
+ * up. A keeper runs late on its own too (late_fault, one step in 4,000):
+ * for up to 3 s its rounds that send a keepalive or apply the loss rule
+ * come up to T/25 late. Neither draws from the world's generator.
  *
  *   SIM_SEED       the first schedule's seed (default 1); schedule k has
  *                  seed SIM_SEED + k
@@ -147,7 +163,9 @@
  *             zkl_latch_is_leader) on a node whose maker is the session
  *             the client says it has, its token readable (CURATOR-696);
  *   rate      at most RATE_MAX requests per client and virtual second,
- *             and RATE_UP more per connection up in it (no busy loop),
+ *             and RATE_UP more per connection up in it, or 4 and 2 per
+ *             node and waiting request where it has more (a swarm's
+ *             reconnections: rate_up) (no busy loop),
  *             besides what a listing of participants or a revocation
  *             sends per node it lists;
  *   thread    a release of a lock another thread of the client holds
@@ -164,6 +182,11 @@
  *             a live session of ours is left under a lock path;
  *   leak      once every object and request is freed, none is left
  *             registered among the open objects (lib/front/objects.c);
+ *   closed    a client closed mid-run: every request whose callback had
+ *             not run has a result when zkl_client_close returns, its
+ *             latch leads no more and its listener heard 0, a held
+ *             request's or a lease's release then says ZKL_ECLOSED, and
+ *             no hold is believed past it (a close is no loss);
  *   replay    the first schedule, run twice, takes the same steps.
  * A violation prints a replay line. Ends with
  *   sim: seed S, E events, N schedules, V violations
@@ -184,6 +207,7 @@
 #include "quiet.h"
 #include "session.h"
 #include "sim_threads.h"
+#include "swarm.h"
 #include "zapi_sim.h"
 
 #define MS ((int64_t)1000000)
@@ -240,6 +264,8 @@ struct req {
     int64_t gone_back;  /* ... and when its node was found gone */
     int64_t slow_back;  /* R.slow_ns at its start */
     int64_t stood_back; /* a blocking call's: its client's stood_ns at its start */
+    bool swarm;         /* one of the watches world's swarm (swarm.h), */
+    int64_t hold_ns;    /* ... held this long */
     struct req *next;
 };
 
@@ -309,6 +335,8 @@ struct cl {
     bool stand_armed;      /* it stands still right behind its next create (on_request), */
     bool stand_next;       /* ... at the next step, the create in flight */
     bool stand_whole;      /* the last span was the whole process's, not the blocked form */
+    bool closing;          /* zkl_client_close under way (close_client) */
+    bool unkept;           /* its process ran again, its keeper's round not yet done */
 };
 
 static struct {
@@ -361,6 +389,12 @@ static struct {
     uint64_t outsider_acts, failovers;
     uint64_t lout_draws; /* the steps that drew lib_outsider.c's fault */
     uint64_t quiet_draws; /* the steps that drew quiet.c's faults */
+    uint64_t late_draws;  /* the steps that drew late_fault */
+    uint64_t lates;       /* late_fault's spells */
+    uint64_t close_draws; /* the steps that drew close_client */
+    uint64_t closes;      /* clients closed and opened again */
+    int close_at;         /* 1 + the client to close when a thread of its is in a call, */
+    int close_left;       /* ... or within this many steps */
     int64_t mb_gone_at, mb_gone_back[NCL]; /* multi_gone: the last delete under MULTI_OTHER */
     /* The nodes the leader made under /sim/, when, and when they went
      * (ended: with their session's end), a ring of the latest
@@ -444,6 +478,8 @@ static void mix(uint64_t x)
 /* ---- virtual time: the library's clock, waits and randomness --------------------- */
 
 static void world_step(void);
+static void rate_second(struct cl *k);
+static int64_t rate_up(struct cl *k);
 static void wait_step(zhandle_t *zh);
 static void threads_run(void);
 
@@ -541,6 +577,13 @@ static void world_step(void)
     cut_seen();
     if (rc != 1 || it->kind == ZSIM_TIMER)
         return; /* a keeper's timer: every keeper runs after each step */
+    /* A connection up: rate's allowance (the checks' look at the state
+     * may miss one that came and went between two steps). */
+    for (int i = 0; i < NCL && it->kind == ZSIM_SESSION && it->state == ZSIM_CONNECTED_STATE; i++)
+        if (R.cl[i].c != NULL && it->session == session_of(&R.cl[i])) {
+            rate_second(&R.cl[i]);
+            R.cl[i].rate_allow += rate_up(&R.cl[i]);
+        }
     mix((uint64_t)it->kind << 56 ^ it->tag << 8 ^ (uint64_t)(uint32_t)it->rc ^
         (uint64_t)zsim_now(R.w) << 20 ^ (uint64_t)zsim_session_index(it->session) << 40);
     trace("item %s s%d tag %" PRIu64 " rc %s %s%s", it->kind == ZSIM_ANSWER ? "answer"
@@ -558,7 +601,7 @@ static void keeper(struct cl *k)
 {
     zkl_client *c = k->c;
     int64_t wake = 0;
-    if (k->in_keeper || k->sync_busy > 0)
+    if (k->in_keeper || k->sync_busy > 0 || k->closing)
         return; /* its round waits on the world, or a caller borrows its handle
                  * (the keeper re-opens under the handle's lock): not now */
     if (zsim_now(R.w) < k->keeper_until)
@@ -592,6 +635,7 @@ static void keeper(struct cl *k)
     }
     uint64_t sent = c->ka_seq;
     pthread_mutex_unlock(&c->mu);
+    k->unkept = false;
     if (sent != k->ka_seen) {
         k->ka_seen = sent;
         trace("client %d: keepalive %" PRIu64 " sent", k->ix, sent);
@@ -632,8 +676,9 @@ static void keeper(struct cl *k)
 
 static zsim_session *session_of(struct cl *k)
 {
-    /* The handle the client uses now: the model's session behind it. */
-    return k->c->zh != NULL ? zapi_sim_session(k->c->zh) : NULL;
+    /* The handle the client uses now: the model's session behind it (none
+     * while a client closed opens again: close_client). */
+    return k->c != NULL && k->c->zh != NULL ? zapi_sim_session(k->c->zh) : NULL;
 }
 
 /* The contenders' nodes of a lock path (names that end in a ten-digit
@@ -858,6 +903,8 @@ static void on_result(zkl_request *r, int result, void *arg)
         return;
     }
     R.acquisitions++;
+    if (q->swarm)
+        q->release_at = now + q->hold_ns;
     q->held = true;
     /* Now and then the connection drops right behind a grant, what the
      * hold sent on it (the watch on its own node) in flight. */
@@ -899,7 +946,8 @@ static void on_result(zkl_request *r, int result, void *arg)
         if (q->lock == L_WRITE && token > R.max_write)
             R.max_write = token;
     }
-    q->release_at = now + (int64_t)zsim_below(R.w, 3000) * MS;
+    if (!q->swarm)
+        q->release_at = now + (int64_t)zsim_below(R.w, 3000) * MS;
 }
 
 /* Start a request: what it acquires, its timeout and its leases from the
@@ -908,7 +956,7 @@ static void start_request(struct cl *k)
 {
     int n = 0;
     for (struct req *q = R.reqs; q; q = q->next)
-        n += q->k == k;
+        n += q->k == k && !q->swarm;
     if (n >= 3)
         return;
     struct req *q = calloc(1, sizeof *q);
@@ -962,6 +1010,63 @@ static void start_request(struct cl *k)
     R.reqs = q;
 }
 
+/* The watches world's swarm (swarm.h): its client's next asynchronous
+ * acquire, of the mutex, the semaphore-mutex or either side of the
+ * read-write lock, none of its choices from the world's generator. */
+static void swarm_request(void)
+{
+    int ix = swarm_client(), kind;
+    long timeout;
+    int64_t hold;
+    if (ix < 0 || R.settling || paused(&R.cl[ix]) || R.cl[ix].closing ||
+        !swarm_next(&kind, &timeout, &hold))
+        return;
+    static const int locks[] = {L_MUTEX, L_SEMMUTEX, L_READ, L_WRITE};
+    struct cl *k = &R.cl[ix];
+    struct req *q = calloc(1, sizeof *q);
+    if (q == NULL)
+        abort();
+    q->k = k;
+    q->id = ++R.ids;
+    q->lock = locks[kind];
+    q->swarm = true;
+    q->hold_ns = hold;
+    q->timeout_ms = timeout;
+    q->started = zsim_now(R.w);
+    q->held_back = k->held_back;
+    q->slow_back = slow_mark();
+    if (q->timeout_ms > 0)
+        q->bound = q->started + q->timeout_ms * MS + ZKL__GRACE_NS + SLACK;
+    int rc = q->lock == L_MUTEX ? zkl_mutex_acquire_async(k->m, timeout, on_result, q, &q->r)
+             : q->lock == L_SEMMUTEX
+                 ? zkl_semmutex_acquire_async(k->sm, timeout, on_result, q, &q->r)
+             : q->lock == L_READ ? zkl_rwlock_read_acquire_async(k->rw, timeout, on_result, q, &q->r)
+                                 : zkl_rwlock_write_acquire_async(k->rw, timeout, on_result, q,
+                                                                  &q->r);
+    mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x5a4);
+    trace("client %d: swarm request %d on the %s, timeout %ld ms, holds %.3f s: %s", k->ix, q->id,
+          lock_names[q->lock], timeout, (double)hold / 1e9, zkl_strerror(rc));
+    if (rc != 0) {
+        free(q);
+        return;
+    }
+    q->next = R.reqs;
+    R.reqs = q;
+}
+
+/* Each step (a wait's of the driver's blocking call too, as a program's
+ * requests go on beside it): the watches world's next request, and its
+ * drops. */
+static void swarm_step(void)
+{
+    swarm_request();
+    int drop = swarm_drop();
+    if (drop >= 0 && !R.settling && session_of(&R.cl[drop]) != NULL) {
+        trace("fault: client %d's connection drops (the watches world)", drop);
+        zsim_drop(session_of(&R.cl[drop]), -1, -1);
+    }
+}
+
 static void free_request(struct req *q)
 {
     trace("client %d: request %d freed", q->k->ix, q->id);
@@ -985,8 +1090,8 @@ static void tend_requests(bool all)
         next = q->next;
         if (q->r == NULL)
             continue; /* the thread's own: released where it runs (tend_blocking) */
-        if (paused(q->k) && !all)
-            continue; /* its process stands still */
+        if ((paused(q->k) && !all) || q->k->closing)
+            continue; /* its process stands still, or closes its client */
         if (q->done && q->result == 0 && (all || now >= q->release_at)) {
             q->held = false; /* the release call ends the belief */
             int rc = zkl_request_release(q->r);
@@ -996,6 +1101,8 @@ static void tend_requests(bool all)
             free_request(q);
         } else if (!q->done && all) {
             free_request(q);
+        } else if (q->swarm) {
+            continue; /* the watches world's swarm waits for its results */
         } else if (!q->done && zsim_below(R.w, 2000) == 0) {
             int rc = zkl_request_cancel(q->r);
             trace("client %d: request %d cancelled: %s", q->k->ix, q->id, zkl_strerror(rc));
@@ -1062,6 +1169,29 @@ static void late_set(struct cl *k, int64_t until, int64_t ns)
         k->late_until = until;
     if (ns > k->late_allow)
         k->late_allow = ns;
+}
+
+/* A client's keeper runs late on its own (sim-locks' late fault): for 1
+ * ms to 3 s its rounds that send a keepalive or apply the loss rule come
+ * up to T/25 after their time, within the rule's margin of T/20. Its
+ * choices come from the schedule's seed and the draw's count, not the
+ * world's generator, so that the schedule's steps stay what they were
+ * until it comes. */
+static void late_fault(void)
+{
+    uint64_t x = (R.seed ^ 0x1a7e) * 0x9e3779b97f4a7c15u + R.late_draws;
+    x = (x ^ x >> 31) * 0xbf58476d1ce4e5b9u;
+    x ^= x >> 29;
+    struct cl *k = &R.cl[x % NCL];
+    int t = k->c->negotiated_ms > 0 ? k->c->negotiated_ms : k->c->timeout_ms;
+    int64_t len = (1 + (int64_t)((x >> 8) % 3000)) * MS;
+    int64_t ns = 1 + (int64_t)((x >> 24) % ((uint64_t)t * MS / 25));
+    if (session_of(k) == NULL)
+        return;
+    trace("fault: client %d's keeper runs up to %.3f s late for %.3f s", k->ix, (double)ns / 1e9,
+          (double)len / 1e9);
+    R.lates++;
+    late_set(k, zsim_now(R.w) + len, ns);
 }
 
 /* How early the leader may count from a touch taken now on a session of
@@ -1285,6 +1415,7 @@ static void stand_tend(bool all)
             k->held_back += k->stand_owed;
             k->stood_ns += k->stand_owed;
             k->stand_owed = 0;
+            k->unkept = k->stand_whole;
             stir();
         }
     }
@@ -1478,6 +1609,11 @@ static bool keeper_waited(const struct cl *k)
      * and the C client pings. */
     if (k->stand_whole && stands(k))
         return true;
+    /* ... nor until its keeper's first round since: that round may run
+     * the callback of a grant decided before the span ahead of the rule,
+     * whose parts all run again at once as the faults end. */
+    if (k->unkept)
+        return true;
     return k->sync_at != 0 &&
            zsim_now(R.w) <= k->sync_at + zkl__loss_after_ns(t) + SLACK + k->late_allow;
 }
@@ -1650,6 +1786,28 @@ static void rate_second(struct cl *k)
         k->rate_sec = sec;
         k->rate_n = k->rate_allow = 0;
     }
+}
+
+/* What a connection of client k's allows beyond RATE_MAX in its second:
+ * RATE_UP, or 4 and 2 for each node of its session under a lock path and
+ * each request of its still waiting, where it has more (the watches
+ * world's swarm: hundreds, its reconnections each closed at once, a
+ * dozen or more in a second). */
+static int64_t rate_up(struct cl *k)
+{
+    static const char *const dirs[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
+                                       MULTI_OTHER, LATCH_PATH};
+    static struct kids kd;
+    zsim_session *s = session_of(k);
+    int64_t n = 0, sid = s != NULL ? zsim_session_id(s) : 0;
+    for (struct req *q = R.reqs; q; q = q->next)
+        n += q->k == k && !q->done;
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        kids_of(dirs[i], &kd);
+        for (int j = 0; j < kd.n; j++)
+            n += kd.owner[j] == sid;
+    }
+    return 4 + 2 * n > RATE_UP ? 4 + 2 * n : RATE_UP;
 }
 
 static void on_request(zhandle_t *zh, const char *path, bool watch)
@@ -1833,7 +1991,7 @@ static void wait_step(zhandle_t *zh)
         return;
     struct cl *hk = NULL;
     for (int i = 0; zh != NULL && i < NCL; i++)
-        if (R.cl[i].c->zh == zh)
+        if (R.cl[i].c != NULL && R.cl[i].c->zh == zh)
             hk = &R.cl[i];
     if (hk != NULL) {
         hk->sync_busy++;
@@ -1844,8 +2002,9 @@ static void wait_step(zhandle_t *zh)
     cancel_tend();
     heal(false);
     for (int i = 0; i < NCL; i++)
-        if (zh == NULL || R.cl[i].c->zh != zh)
+        if (zh == NULL || R.cl[i].c == NULL || R.cl[i].c->zh != zh)
             keeper(&R.cl[i]);
+    swarm_step();
     tend_requests(false);
     threads_run();
     if (hk != NULL) {
@@ -1889,7 +2048,7 @@ static void sync_step(zhandle_t *zh)
     }
     struct cl *hk = NULL;
     for (int i = 0; i < NCL; i++)
-        if (R.cl[i].c->zh == zh)
+        if (R.cl[i].c != NULL && R.cl[i].c->zh == zh)
             hk = &R.cl[i];
     int64_t before = zsim_now(R.w);
     if (hk != NULL)
@@ -2934,12 +3093,184 @@ static void check_stats(void)
     }
 }
 
+/* ---- a client closed mid-run ------------------------------------------------------ */
+
+static int open_client(struct cl *k, int ix);
+
+/* The close's wait for the program threads inside its client's calls:
+ * they, and the rest of the program, run (simt_stall). */
+static void close_wait(void)
+{
+    wait_step(NULL);
+}
+
+/* The program closes client k (zkl_client_close, as the drivers' retired
+ * client does) while it has requests waiting and held, holds of its
+ * threads, blocking calls of its program threads under way and a latch
+ * taking part, then frees what it had and opens a new client in its
+ * place. zkl.h: a close is no loss (no hold is believed past it, no lost
+ * callback is owed); every request whose callback had not run gets
+ * ZKL_ECLOSED before the close returns; the threads' calls return
+ * (ZKL_ECLOSED); a held request's release, a lease's, then say
+ * ZKL_ECLOSED; the latch leads no more. Its session's nodes go with it
+ * (orphan, once the faults end: only live sessions count), and every
+ * object and request freed leaves none registered (leak, at the end). Not
+ * while the driver's thread is inside a call, nor while a program thread
+ * of k's is in a synchronous call (it holds the handle's lock, which the
+ * close takes: one thread runs at a time here), nor while its process
+ * stands still (the program does nothing then). */
+static bool close_client(struct cl *k)
+{
+    if (R.settling || blocking > 0 || stands(k) || k->sync_busy > 0 || k->in_keeper ||
+        R.cancel != NULL)
+        return false;
+    int ix = k->ix;
+    int waiting = 0, held = 0, holds = 0, inside = 0;
+    for (struct req *q = R.reqs; q; q = q->next)
+        if (q->k == k) {
+            waiting += q->r != NULL && !q->done;
+            held += q->r != NULL && q->done && q->result == 0;
+            holds += q->r == NULL;
+        }
+    for (int t = ix * NTH; t < (ix + 1) * NTH; t++)
+        inside += simt_busy(t);
+    trace("fault: client %d closes (%d requests waiting, %d held, %d holds of its threads, %d "
+          "threads in calls, %s), and opens again", ix, waiting, held, holds, inside,
+          k->latch != NULL ? "a latch" : "no latch");
+    R.closes++;
+    if (k->refused != NULL)
+        zapi_sim_refuse_deletes(k->refused, NULL);
+    k->refused = NULL;
+    for (struct req *q = R.reqs; q; q = q->next)
+        if (q->k == k)
+            q->held = false; /* a close is no loss: the belief ends here */
+    /* Callbacks of the objects go before their client closes (zkl.h). */
+    (void)zkl_mutex_set_lost_fn(k->m, NULL, NULL);
+    (void)zkl_mutex_set_revoke_fn(k->m, NULL, NULL);
+    (void)zkl_rwlock_set_lost_fn(k->rw, NULL, NULL);
+    (void)zkl_rwlock_set_revoke_fn(k->rw, NULL, NULL);
+    (void)zkl_semmutex_set_revoke_fn(k->sm, NULL, NULL);
+    /* A long spell of its event loop's under way ends with the close,
+     * which runs the callbacks still pending: the results it held back
+     * come that much late (as at its dispatch). */
+    if (k->busy_ns != 0 && k->dispatch_at - k->busy_ns < zsim_now(R.w))
+        k->held_back += zsim_now(R.w) - (k->dispatch_at - k->busy_ns);
+    k->busy_ns = 0;
+    k->closing = true;
+    /* The close's waits, and the new client's wait for its session, run
+     * the other clients (their keepers, requests, threads) as a blocking
+     * call's do: a program's other clients go on meanwhile. */
+    begin_blocking(k);
+    simt_stall(&k->c->mu, close_wait);
+    zkl_client_close(k->c);
+    simt_stall(NULL, NULL);
+    blocking--;
+    for (struct req *q = R.reqs; q; q = q->next)
+        if (q->k == k && q->r != NULL && !q->done)
+            violation("closed", "request %d (%s) has no result once its client %d closed", q->id,
+                      lock_names[q->lock], ix);
+    if (k->latch != NULL && zkl_latch_is_leader(k->latch))
+        violation("closed", "client %d's latch leads once its client closed", ix);
+    /* Its program threads' calls return. */
+    int64_t until = zsim_now(R.w) + 600 * 1000 * MS;
+    for (long n = 0;; n++) {
+        int busy = -1;
+        for (int t = ix * NTH; t < (ix + 1) * NTH; t++)
+            if (simt_busy(t))
+                busy = t;
+        if (busy < 0)
+            break;
+        if (zsim_now(R.w) > until || n > 10000000)
+            threads_stuck("has not returned once its client closed, ten minutes later", busy,
+                          jobs[busy].started);
+        world_step();
+        stand_tend(false);
+        for (int i = 0; i < NCL; i++)
+            keeper(&R.cl[i]);
+        threads_run();
+    }
+    /* What it had: released and freed. */
+    for (struct req *q = R.reqs, *next; q; q = next) {
+        next = q->next;
+        if (q->k != k)
+            continue;
+        int rc = ZKL_ECLOSED;
+        if (q->r != NULL && q->done && q->result == 0)
+            rc = zkl_request_release(q->r);
+        else if (q->lease != NULL)
+            rc = zkl_lease_release(q->lease);
+        q->lease = NULL;
+        trace("client %d: %d (%s) let go after the close: %s", ix, q->id, lock_names[q->lock],
+              zkl_strerror(rc));
+        if (rc != ZKL_ECLOSED)
+            violation("closed", "the release of %d (%s) once its client %d closed returned %s",
+                      q->id, lock_names[q->lock], ix, zkl_strerror(rc));
+        free_request(q);
+        next = R.reqs; /* the list may have changed */
+    }
+    if (k->latch != NULL) {
+        int rc = zkl_latch_close(k->latch);
+        trace("client %d: the latch closes after its client: %s", ix, zkl_strerror(rc));
+        if (rc != 0 && rc != ZKL_ECLOSED)
+            violation("closed", "client %d's latch close after its client's returned %s", ix,
+                      zkl_strerror(rc));
+        if (k->leading != 0)
+            violation("closed", "client %d's latch listener was not told 0 by the close", ix);
+        zkl_latch_free(k->latch);
+    }
+    zkl_multilock_free(k->ml);
+    zkl_lock_free(k->lb);
+    zkl_lock_free(k->l2);
+    zkl_mutex_free(k->mb);
+    zkl_mutex_free(k->m2);
+    zkl_mutex_free(k->m);
+    zkl_lock_opts_free(k->opts);
+    zkl_semaphore_free(k->s);
+    zkl_rwlock_free(k->rw);
+    zkl_semmutex_free(k->sm);
+    /* A new client in its place; the time it was held back so far and the
+     * lateness its keeper was allowed stay (the checks' bounds of other
+     * spans count from them). */
+    int64_t held_back = k->held_back, stood = k->stood_ns, late = k->late_allow;
+    memset(k, 0, sizeof *k);
+    k->held_back = held_back;
+    k->stood_ns = stood;
+    k->late_allow = late;
+    k->closing = true; /* until it is open: nothing runs on it */
+    begin_blocking(k);
+    if (open_client(k, ix) != 0)
+        violation("open", "client %d could not open again", ix);
+    blocking--;
+    k->closing = false;
+    return true;
+}
+
+/* A client is to close (close_client): with the program threads, once one
+ * of its threads is inside a call (within 300 steps), so that the close
+ * finds it there. */
+static void close_tend(void)
+{
+    if (R.close_at == 0)
+        return;
+    struct cl *k = &R.cl[R.close_at - 1];
+    bool inside = false;
+    for (int t = k->ix * NTH; t < (k->ix + 1) * NTH; t++)
+        inside |= simt_busy(t);
+    if ((inside || !threads_on || --R.close_left <= 0) && close_client(k))
+        R.close_at = 0;
+    else if (R.close_left < -300)
+        R.close_at = 0; /* never free to close: let it be */
+}
+
 /* ---- one schedule ----------------------------------------------------------------- */
 
 static void one_step(void)
 {
     uint64_t r = zsim_below(R.w, 1000);
     stand_tend(false);
+    if (!R.settling)
+        close_tend();
+    swarm_step();
     /* What the program does with a client: nothing while its process
      * stands still (the world steps instead). */
     struct cl *k = NULL;
@@ -2975,6 +3306,12 @@ static void one_step(void)
         thread_more(&R.cl[zsim_below(R.w, NCL)]); /* one step in 1,000, with the threads
                                                    * only: until it first comes, their
                                                    * schedules take the steps they took */
+    else if (!R.settling && r == (threads_on ? 69 : 67) && R.late_draws++ % 4 == 3)
+        late_fault(); /* as the outsider's: one step in 4,000 */
+    else if (!R.settling && r == 68 && R.close_draws++ % 2 == 1 && R.close_at == 0) {
+        R.close_at = 1 + (int)((R.close_draws / 2 + R.seed) % NCL); /* one step in 2,000 */
+        R.close_left = 300;
+    }
     else
         world_step();
     cancel_tend(); /* a program thread's cancel handle */
@@ -3154,6 +3491,8 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     R.tick_ns = cfg.tick_ns;
     R.ping_phase_ns = cfg.ping_phase_ns;
     cfg.cversion_start = crowd_wrap_start(seed);
+    if (swarm_max_buffer(seed) != 0)
+        cfg.max_buffer = swarm_max_buffer(seed);
     /* The session timeouts: 6, 8 and 10 s (3 to 5 ticks) in half the
      * schedules, else drawn from 4 to 10 s, whole ticks or not, so that the
      * expiry's rounding up to a tick takes any size. */
@@ -3169,6 +3508,7 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     zsim_on_change(R.w, on_change, NULL);
     crowd_begin(R.w, seed, trace);
     quiet_begin(R.w, trace);
+    swarm_begin(R.w, seed, NCL, trace);
     if (cfg.cversion_start != 0)
         trace("world: every new node's sequence starts at %d", (int)cfg.cversion_start);
     zkl__set_virtual(&virt);
@@ -3285,7 +3625,7 @@ int main(void)
     simt_init(NCL * NTH);
     int64_t events = 0;
     uint64_t acq = 0, calls = 0, leads = 0, revokes = 0, listings = 0, outsiders = 0,
-             leaders = 0;
+             leaders = 0, lates = 0, closes = 0;
     for (long long n = 0; n < schedules * 2 && violations == 0; n++) {
         long long k = n / 2;
         if ((with == 0 || with == 1) && n % 2 != with)
@@ -3309,6 +3649,8 @@ int main(void)
         listings += R.listings;
         outsiders += R.outsider_acts;
         leaders += R.failovers;
+        lates += R.lates;
+        closes += R.closes;
         done += n % 2 == 1 || with == 0;
         if (!bad && k == 0) {
             /* The same seed again, in the same process (other addresses,
@@ -3329,8 +3671,9 @@ int main(void)
     }
     fprintf(stderr, "sim-lib: %" PRIu64 " acquisitions, %" PRIu64 " blocking calls, %" PRIu64
             " leaderships, %" PRIu64 " revocations told, %" PRIu64 " listings, %" PRIu64
-            " outsiders' acts, %" PRIu64 " leader faults\n", acq, calls, leads, revokes,
-            listings, outsiders, leaders);
+            " outsiders' acts, %" PRIu64 " leader faults, %" PRIu64 " keepers late, %" PRIu64
+            " clients closed mid-run\n", acq, calls, leads, revokes, listings, outsiders, leaders,
+            lates, closes);
     fprintf(stderr, "sim-lib: %" PRIu64 " calls of the program threads, %" PRIu64 " steps with "
             "two of a client's in calls, %" PRIu64 " releases of another thread's lock "
             "refused\n", thread_calls, overlapped, foreign_refused);
@@ -3339,6 +3682,7 @@ int main(void)
             " upgrades refused\n", more_calls, upgrades_refused);
     crowd_report(stderr);
     quiet_report(stderr);
+    swarm_report(stderr);
     printf("sim: seed %" PRIu64 ", %" PRId64 " events, %lld schedules, %d violations\n", seed,
            events, done, violations);
     return violations > 0;

@@ -37,6 +37,12 @@ int __real_pthread_cond_signal(pthread_cond_t *cv);
 int __real_pthread_cond_broadcast(pthread_cond_t *cv);
 int __wrap_pthread_cond_signal(pthread_cond_t *cv);
 int __wrap_pthread_cond_broadcast(pthread_cond_t *cv);
+int __real_pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu);
+int __wrap_pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu);
+
+/* The scheduler's plain waits on this mutex run this instead (simt_stall). */
+static pthread_mutex_t *stall_mu;
+static void (*stall_fn)(void);
 
 /* A parked thread whose condition variable is signalled may go on. Only
  * the baton's holder runs, so the parked threads' records are its to
@@ -59,6 +65,24 @@ int __wrap_pthread_cond_broadcast(pthread_cond_t *cv)
 {
     simt_wake(cv);
     return __real_pthread_cond_broadcast(cv);
+}
+
+void simt_stall(pthread_mutex_t *mu, void (*fn)(void))
+{
+    stall_mu = mu;
+    stall_fn = fn;
+}
+
+int __wrap_pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu)
+{
+    if (self >= 0 || mu != stall_mu || stall_fn == NULL)
+        return __real_pthread_cond_wait(cv, mu);
+    /* A wake-up at once, after a step: spurious, as POSIX allows, and the
+     * caller's loop looks at its condition again. */
+    pthread_mutex_unlock(mu);
+    stall_fn();
+    pthread_mutex_lock(mu);
+    return 0;
 }
 
 static int me(void)

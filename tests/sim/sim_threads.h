@@ -51,5 +51,11 @@ void simt_park(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline);
 /* The threads parked on cv may go on, as if it were signalled (cv NULL:
  * those parked on none). */
 void simt_wake(pthread_cond_t *cv);
+/* A plain pthread_cond_wait of the scheduler's on mu (the link wraps it
+ * too), which waits for program threads to leave the library (as
+ * zkl_client_close does for the callers inside), runs fn with mu released
+ * and returns at once instead: a spurious wake-up, with a step in which
+ * the threads it waits for run. mu NULL: none. */
+void simt_stall(pthread_mutex_t *mu, void (*fn)(void));
 
 #endif
