@@ -2797,8 +2797,10 @@ static void latch_call(struct cl *k)
         blocking--;
         trace("client %d: the latch's await (%ld ms): %s", k->ix, t, zkl_strerror(rc));
         static const int codes[] = {0, ZKL_ETIMEDOUT, ZKL_ELOST};
+        /* A program thread's await that its client's close (close_client)
+         * ends says so. */
         if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]) &&
-            !(rc == ZKL_EZK && wrap_seen(LATCH_PATH)))
+            !(rc == ZKL_EZK && wrap_seen(LATCH_PATH)) && !(rc == ZKL_ECLOSED && k->closing))
             violation("latch", "client %d's await returned %s", k->ix, zkl_strerror(rc));
         break;
     }
@@ -2808,7 +2810,8 @@ static void latch_call(struct cl *k)
         blocking--;
         trace("client %d: the latch closes: %s", k->ix, zkl_strerror(rc));
         static const int codes[] = {0, ZKL_ECONNLOSS, ZKL_ETIMEDOUT};
-        if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+        if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]) &&
+            !(rc == ZKL_ECLOSED && k->closing))
             violation("latch", "client %d's latch close returned %s", k->ix, zkl_strerror(rc));
         if (zkl_latch_is_leader(k->latch))
             violation("latch", "client %d's closed latch still leads", k->ix);
