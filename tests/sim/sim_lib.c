@@ -122,7 +122,8 @@
  * schedules stay as they were. On a violation the schedule's tape, cut
  * after the violation's round, is shrunk while the violation's kind
  * remains (faults left out, halving the groups; spans of rounds cut,
- * halving their length), then run traced, and printed with SIM_TAPE.
+ * halving their length, the faults again after a length that cut some),
+ * then run traced, and printed with SIM_TAPE.
  *
  * The invariants, checked after every step against the leader's tree:
  *   holders   per lock path, the believed holds whose node exists: at most
@@ -3627,17 +3628,22 @@ static int tape_shrink(struct tape *t, const char *kind, int budget, unsigned ti
     bool progress = true;
     while (progress && sh.tries < sh.budget) {
         progress = shrink_faults(&sh);
-        for (size_t len = t->n / 2; len >= 1 && sh.tries < sh.budget; len /= 2)
+        for (size_t len = t->n / 2; len >= 1 && sh.tries < sh.budget; len /= 2) {
+            bool cut = false;
             for (size_t from = 0; from + len <= t->n && sh.tries < sh.budget;) {
                 struct tape c;
                 tape_copy(&c, t);
                 memmove(c.v + from, c.v + from + len, (c.n - from - len) * sizeof *c.v);
                 c.n -= len;
                 if (still(&sh, &c))
-                    progress = true;
+                    cut = progress = true;
                 else
                     from += len;
             }
+            /* with fewer rounds, faults that mattered may no longer */
+            if (cut)
+                (void)shrink_faults(&sh);
+        }
     }
     return sh.tries;
 }
