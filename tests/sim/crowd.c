@@ -100,10 +100,22 @@ static void newest_add(void *arg, const char *name)
     }
 }
 
+static bool join(const char *const *dirs, int n);
+
 bool crowd_join(const char *const *dirs, int n)
 {
     if (!C.on || C.next < C.n || C.faults++ < C.due)
         return false;
+    return join(dirs, n);
+}
+
+bool crowd_join_now(const char *const *dirs, int n)
+{
+    return C.next >= C.n && join(dirs, n);
+}
+
+static bool join(const char *const *dirs, int n)
+{
     /* Its queue and size from the seed too; none there of ours: at the
      * next fault. */
     uint64_t r = mix64(C.seed ^ mix64(0xc40f + (uint64_t)C.k));

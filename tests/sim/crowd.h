@@ -26,6 +26,9 @@ void crowd_begin(zsim_world *w, uint64_t seed, void (*trace)(const char *fmt, ..
  * queue of one of the n lock paths dirs, in the protocol of the newest
  * contender of ours there (none: at the next fault): true if one did. */
 bool crowd_join(const char *const *dirs, int n);
+/* The same crowd at once, whatever the count of faults or the schedule
+ * (none while one is there): a replay that says where crowds come. */
+bool crowd_join_now(const char *const *dirs, int n);
 
 /* Each step: the crowd's next member leaves its queue once its time
  * came, from the head, 1 ns to 20 ms after the one before (the first 50

@@ -114,6 +114,39 @@
  *                  the first one's replay in the same process included; 0:
  *                  no limit): past them, as on a crash, the schedule's
  *                  seed and its replay are printed (zsim_crash_lines)
+ *   SIM_MIX        the faults' mix instead of the default flow above: by
+ *                  factors ("drop*20,outsider*4") or rates per million
+ *                  rounds ("expire=300"; grant: per million grants) of
+ *                  the kinds drop, expire, link, partition, unheard,
+ *                  failover, leader-pause, leader-slow, outsider, stand,
+ *                  acl, quiet, crowd and grant, each round's fault drawn
+ *                  from (seed, round) alone; "drawn": each schedule's
+ *                  factors from its seed; "fixed" or unset: the default
+ *                  flow, every schedule as it ran before mixes; anything
+ *                  else exits 2. A replay needs the same SIM_MIX
+ *   SIM_SHRINK     attempts of the shrinker (default 400; 0: none)
+ *   SIM_TAPE       replay a tape as printed after a violation, traced
+ *                  (SIM_TRACE=0: not); "seed:threads:steps" alone, the
+ *                  whole schedule as its seed runs it
+ *
+ * A round is one choice of the driver (one_step: a request, a blocking
+ * call, a fault, a world step ...), whatever world steps it takes. A
+ * schedule's tape is its seed, with or without the program threads, its
+ * steps, the rounds it runs before it settles and the faults it takes:
+ *   seed:threads:steps:rounds:faults   e.g.  10:0:4000:0-811,990-1203:35=drop,977=grant
+ * (rounds by their number in the schedule as its seed runs it, faults by
+ * round and kind, as SIM_MIX names them). A tape runs its schedule from
+ * the seed first, noting the generator's state as each round began and
+ * as its fault or step was done (zsim_rand_state); then it runs the
+ * rounds it names, each from the state noted, taking the faults it names
+ * (and nothing in place of the others): leaving a fault or a span of
+ * rounds out draws nothing else anew, and a whole tape runs exactly as
+ * its seed. The default run notes so much (no draw of its own), so its
+ * schedules stay as they were. On a violation the schedule's tape, cut
+ * after the violation's round, is shrunk while the violation's kind
+ * remains (faults left out, halving the groups; spans of rounds cut,
+ * halving their length, the faults again after a length that cut some),
+ * then run traced, and printed with SIM_TAPE.
  *
  * The invariants, checked after every step against the leader's tree:
  *   holders   per lock path, the believed holds whose node exists: at most
@@ -188,7 +221,8 @@
  *             request's or a lease's release then says ZKL_ECLOSED, and
  *             no hold is believed past it (a close is no loss);
  *   replay    the first schedule, run twice, takes the same steps.
- * A violation prints a replay line. Ends with
+ * A violation prints a replay line, then shrinks its tape, traces the
+ * shortest found and prints its SIM_TAPE line. Ends with
  *   sim: seed S, E events, N schedules, V violations
  * Exit status 0 without violations, 1 with. */
 #include <errno.h>
@@ -215,6 +249,146 @@
 #define SEM_MAX 2
 #define SLACK (50 * MS) /* a keeper's round comes this late at most */
 #define NTH 2 /* program threads per client, beside the driver's (sim_threads.h) */
+
+/* ---- the faults' kinds, their mix, and a schedule's tape ------------------------- */
+
+/* What a round of the driver (one_step) may take as its fault, by the
+ * names SIM_MIX and the tapes give them; F_GRANT: a connection dropped
+ * behind a grant. F_NOTHING: a fault was drawn and found nothing to act
+ * on. */
+enum { F_NONE, F_DROP, F_EXPIRE, F_LINK, F_PARTITION, F_UNHEARD, F_FAILOVER, F_LEADER_PAUSE,
+       F_LEADER_SLOW, F_OUTSIDER, F_STAND, F_ACL, F_QUIET, F_CROWD, F_GRANT, F_LATE, F_CLOSE,
+       F_NKINDS,
+       F_NOTHING = 255 };
+static const char *const fault_names[F_NKINDS] = {
+    "none",     "drop",     "expire",   "link",  "partition", "unheard", "failover", "leader-pause",
+    "leader-slow", "outsider", "stand", "acl", "quiet", "crowd", "grant", "late", "close"};
+/* A mix's rates per million rounds (F_GRANT's per million grants): the
+ * default flow's, as near as one can say. */
+static const uint32_t default_rate[F_NKINDS] = {0,   750,  750, 750, 750, 2400, 200, 200,
+                                                200, 2000, 1000, 250, 250, 150, 100000,
+                                                250, 500};
+static uint32_t rate[F_NKINDS];
+/* SIM_MIX: mixed, the faults come by rate (fault_of), a draw of their own
+ * from (seed, round); drawn, each schedule's factors from its seed. Else
+ * the default flow, each schedule as it always ran. */
+static bool mixed, drawn;
+static const uint8_t drawn_mix[][F_NKINDS] = {
+    {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 20, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 1, 1, 1, 1, 1, 1, 1, 1, 5, 1, 1, 1, 1, 1},
+    {0, 20, 1, 1, 1, 1, 1, 1, 1, 4, 1, 1, 1, 1, 1},
+    {0, 1, 1, 8, 4, 1, 1, 1, 1, 1, 1, 1, 4, 1, 1},
+    {0, 2, 10, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 1, 1, 1, 1, 4, 1, 1, 1, 1, 8, 1, 1, 1, 1},
+    {0, 1, 4, 2, 2, 1, 10, 10, 10, 1, 1, 1, 1, 1, 1},
+    {0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 8, 1, 12, 1},
+};
+
+static uint64_t key64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15u;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    return x ^ (x >> 31);
+}
+
+/* A mix as text: "kind*factor" or "kind=rate", comma-separated, over the
+ * default rates; "fixed" (or nothing): the default flow; "drawn". 0, or
+ * -1 for a bad one. */
+static int set_mix(const char *spec)
+{
+    memcpy(rate, default_rate, sizeof rate);
+    mixed = drawn = false;
+    if (spec == NULL || *spec == '\0' || strcmp(spec, "fixed") == 0)
+        return 0;
+    mixed = true;
+    if (strcmp(spec, "drawn") == 0) {
+        drawn = true;
+        return 0;
+    }
+    for (const char *p = spec; *p;) {
+        size_t len = strcspn(p, "=*");
+        int k = 1;
+        while (k < F_NKINDS && (strlen(fault_names[k]) != len || strncmp(p, fault_names[k], len)))
+            k++;
+        if (k == F_NKINDS || p[len] == '\0')
+            return -1;
+        char *end;
+        unsigned long v = strtoul(p + len + 1, &end, 10);
+        if (end == p + len + 1 || (*end != ',' && *end != '\0') || v > 1000000)
+            return -1;
+        rate[k] = p[len] == '=' ? (uint32_t)v : (uint32_t)(default_rate[k] * v);
+        p = *end == ',' ? end + 1 : end;
+    }
+    uint64_t sum = 0;
+    for (int k = 1; k < F_GRANT; k++)
+        sum += rate[k];
+    return sum <= 1000000 && rate[F_GRANT] <= 1000000 ? 0 : -1;
+}
+
+/* Kind k's rate in the schedule of seed. */
+static uint64_t rate_of(uint64_t seed, int k)
+{
+    if (!drawn)
+        return rate[k];
+    size_t n = sizeof drawn_mix / sizeof drawn_mix[0];
+    return (uint64_t)rate[k] * drawn_mix[key64(seed ^ 0x313e) % n][k];
+}
+
+/* Under a mix: the fault of the round (F_NONE: none), from (seed, round)
+ * alone, so that a round keeps its fault whatever the others did. */
+static int mix_kind(uint64_t seed, int64_t round)
+{
+    if (!mixed)
+        return F_NONE;
+    uint64_t r = key64(seed ^ key64((uint64_t)round + 0x51ed)) % 1000000;
+    for (int k = 1; k < F_GRANT; k++) {
+        uint64_t p = rate_of(seed, k);
+        if (r < p)
+            return k;
+        r -= p;
+    }
+    return F_NONE;
+}
+
+/* A round as it ran from its seed: the generator's state as it began and
+ * as its fault or program's step was done (the rest of it began), its
+ * fault (F_NONE: none was drawn), whether a grant's drop came in it. */
+struct round {
+    uint64_t st[4], tail[4];
+    uint8_t kind;
+    bool grant;
+    uint64_t count; /* a late keeper's or a close's: its own count of draws */
+};
+
+/* The rounds of the run under way, noted when it runs from its seed
+ * alone: a violation's tape takes them as its base. */
+static struct {
+    struct round *v;
+    size_t n, cap;
+    int64_t main; /* rounds before the schedule settles */
+} Rec;
+
+/* A tape: the schedule of seed (with or without the program threads, of
+ * steps steps) as it ran (base, its rounds), and which of its rounds to
+ * run before it settles (v) and which of their faults to take (keep: 1
+ * its fault, 2 its grants' drops). Each round begins, and goes on past
+ * its fault, with the generator as it was there in the base: leaving a
+ * fault or a round out changes no draw of the others. The settling's
+ * rounds follow the base's. */
+struct tape {
+    uint64_t seed;
+    int threads;
+    int64_t steps;
+    struct round *base;
+    size_t nbase;
+    int64_t main;
+    int64_t *v;
+    size_t n;
+    uint8_t *keep;
+};
+static const struct tape *T; /* the tape the run follows (NULL: its seed) */
 
 /* What a request acquires: the mutex, a lease of the semaphore, the
  * read or the write lock of the read-write lock. */
@@ -353,6 +527,13 @@ static struct {
     uint64_t acquisitions;
     bool violated;
     char vtext[600];
+    const char *vkind; /* the violation's kind */
+    int64_t vpos;      /* ... the place of its round among the main ones (-1: settling) */
+    /* The driver's round under way (one_step: its own choice, whatever
+     * world steps that takes), its place among the main ones (pos), the
+     * next settling one's; whether the main rounds are under way. */
+    int64_t round, pos, next_round;
+    bool in_main;
     int64_t link_heal[NCL];
     zsim_session *forced[64]; /* sessions a fault expired */
     int nforced;
@@ -461,6 +642,8 @@ static void violation(const char *kind, const char *fmt, ...)
     if (R.violated)
         return;
     R.violated = true;
+    R.vkind = kind;
+    R.vpos = R.in_main ? R.pos : -1;
     char text[480];
     va_list ap;
     va_start(ap, fmt);
@@ -540,7 +723,7 @@ static const struct zkl__virtual virt = {v_now, v_wait, v_random, NULL};
 
 static zsim_session *session_of(struct cl *k);
 
-static void stand_fault(struct cl *k, bool aimed);
+static bool stand_fault(struct cl *k, bool aimed);
 
 /* A follower cut from the leader since the last look: then, whatever cut
  * it (a cut armed for a session's next sync may come long after the
@@ -560,7 +743,7 @@ static void world_step(void)
     for (int i = 0; i < NCL; i++)
         if (R.cl[i].stand_next) {
             R.cl[i].stand_next = false;
-            stand_fault(&R.cl[i], true);
+            (void)stand_fault(&R.cl[i], true);
         }
     for (int i = 0; i < NCL; i++)
         if (R.cl[i].drop_next) {
@@ -908,8 +1091,14 @@ static void on_result(zkl_request *r, int result, void *arg)
     q->held = true;
     /* Now and then the connection drops right behind a grant, what the
      * hold sent on it (the watch on its own node) in flight. */
-    if (!R.settling && zsim_below(R.w, 10) == 0)
+    if (!R.settling &&
+        (mixed ? zsim_below(R.w, 1000000) < rate_of(R.seed, F_GRANT) : zsim_below(R.w, 10) == 0) &&
+        (T == NULL || ((size_t)R.round < T->nbase && T->base[R.round].grant &&
+                       (T->keep[R.round] & 2)))) {
         q->k->drop_next = true;
+        if (T == NULL && (size_t)R.round < Rec.n)
+            Rec.v[R.round].grant = true;
+    }
     q->sess = session_of(q->k);
     int64_t token = q->token; /* a blocking hold's: node and token are known */
     if (q->r != NULL) {
@@ -1128,7 +1317,7 @@ static void tend_requests(bool all)
  * unheard; a third of the time the keeper's rounds that send a keepalive
  * or apply the loss rule run late (T/100 to T/25) while four do (or two to
  * five); else two to eight. */
-static void unheard_arm(void)
+static bool unheard_arm(void)
 {
     struct cl *k = NULL;
     for (int i = 0; i < NCL && k == NULL; i++)
@@ -1142,7 +1331,7 @@ static void unheard_arm(void)
     zsim_session *s = session_of(k);
     int t = k->c->negotiated_ms;
     if (s == NULL || t <= 0 || k->unheard > 0 || k->unheard_left > 0)
-        return;
+        return false;
     int64_t tn = (int64_t)t * MS;
     int how = (int)zsim_below(R.w, 3);
     k->unheard = how == 0   ? 5 + (int)zsim_below(R.w, 4)
@@ -1156,6 +1345,7 @@ static void unheard_arm(void)
     trace("fault: the touches of client %d go unheard after %d keepalives (leader slow %.3f s, "
           "keeper late %.3f s)", k->ix, k->unheard, (double)k->unheard_slow / 1e9,
           (double)k->unheard_late / 1e9);
+    return true;
 }
 
 /* Client k's keeper runs late by ns for a while. */
@@ -1177,7 +1367,7 @@ static void late_set(struct cl *k, int64_t until, int64_t ns)
  * choices come from the schedule's seed and the draw's count, not the
  * world's generator, so that the schedule's steps stay what they were
  * until it comes. */
-static void late_fault(void)
+static bool late_fault(void)
 {
     uint64_t x = (R.seed ^ 0x1a7e) * 0x9e3779b97f4a7c15u + R.late_draws;
     x = (x ^ x >> 31) * 0xbf58476d1ce4e5b9u;
@@ -1187,11 +1377,12 @@ static void late_fault(void)
     int64_t len = (1 + (int64_t)((x >> 8) % 3000)) * MS;
     int64_t ns = 1 + (int64_t)((x >> 24) % ((uint64_t)t * MS / 25));
     if (session_of(k) == NULL)
-        return;
+        return false;
     trace("fault: client %d's keeper runs up to %.3f s late for %.3f s", k->ix, (double)ns / 1e9,
           (double)len / 1e9);
     R.lates++;
     late_set(k, zsim_now(R.w) + len, ns);
+    return true;
 }
 
 /* How early the leader may count from a touch taken now on a session of
@@ -1255,14 +1446,14 @@ static void unheard_sent(struct cl *k)
  * or plants a node with its very sequence under another contender's uuid,
  * which sorts beside it until the outsider's session ends, a while later.
  * It changes no ACL: lib_outsider.c's outsider does (lout_fault). */
-static void outsider_aim(void)
+static bool outsider_aim(void)
 {
     static const char *const dirs[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
                                        MULTI_OTHER, LATCH_PATH};
     static struct kids k;
     kids_of(dirs[zsim_below(R.w, sizeof dirs / sizeof dirs[0])], &k);
     if (k.n == 0)
-        return;
+        return false;
     int at = zsim_below(R.w, 2) == 0 || k.n < 2 ? 0 : (int)zsim_below(R.w, (uint64_t)k.n - 1);
     char path[400];
     snprintf(path, sizeof path, "%s/%s", k.dir, k.name[at]);
@@ -1282,7 +1473,7 @@ static void outsider_aim(void)
     default: {
         size_t name = strlen(k.dir) + 1;
         if (strncmp(path + name, "_c_", 3) != 0)
-            break;
+            return false;
         path[name + 3] = path[name + 3] == '0' ? '1' : '0'; /* another uuid */
         trace("fault: an outsider plants %s", path);
         (void)zsim_outsider_create(R.w, path, "planted", 7, &ZSIM_OPEN_ACL_UNSAFE,
@@ -1293,6 +1484,7 @@ static void outsider_aim(void)
         break;
     }
     }
+    return true;
 }
 
 /* The leader stands still, or fails over, or is slow (the requests wait
@@ -1305,11 +1497,13 @@ static void stall(int64_t ns)
         R.slow_until = zsim_now(R.w) + ns;
 }
 
-static void leader_fault(void)
+static int leader_fault(int how)
 {
     int64_t ns = 50 * MS + (int64_t)zsim_below(R.w, 950) * MS;
     R.failovers++;
-    switch (zsim_below(R.w, 3)) {
+    if (how < 0)
+        how = (int)zsim_below(R.w, 3);
+    switch (how) {
     case 0:
         trace("fault: the leader fails over (an election of %.3f s)", (double)ns / 1e9);
         zsim_failover(R.w, ns);
@@ -1326,6 +1520,7 @@ static void leader_fault(void)
         break;
     }
     stall(ns);
+    return F_FAILOVER + how;
 }
 
 /* The model's hold of client k's session as its parts stand now: its
@@ -1353,12 +1548,12 @@ static void stand_hold(struct cl *k)
  * callback blocks the C client's completion thread: only its callbacks
  * wait, its keeper and its I/O go on. The span is time its client was
  * held back (the deadline and told bounds), and stirs (check_prompt). */
-static void stand_fault(struct cl *k, bool aimed)
+static bool stand_fault(struct cl *k, bool aimed)
 {
     int64_t now = zsim_now(R.w);
     zsim_session *s = session_of(k);
     if (s == NULL || stands(k) || R.settling)
-        return;
+        return false;
     int t = k->c->negotiated_ms > 0 ? k->c->negotiated_ms : k->c->timeout_ms;
     bool whole = aimed || zsim_below(R.w, 3) != 0;
     int64_t len = aimed ? (int64_t)(t / 2 + (int)zsim_below(R.w, 3 * (uint64_t)t / 2)) * MS
@@ -1391,6 +1586,7 @@ static void stand_fault(struct cl *k, bool aimed)
           whole ? "process" : "completion thread (a callback blocks)", (double)len / 1e9);
     stir();
     stand_hold(k);
+    return true;
 }
 
 /* The clients' spans that end (all: every one, now): the model's hold
@@ -1423,13 +1619,13 @@ static void stand_tend(bool all)
 
 /* A client stands still now (stand_fault), or right behind the next
  * create it sends, half the time each. */
-static void stand_draw(void)
+static bool stand_draw(void)
 {
     struct cl *k = &R.cl[zsim_below(R.w, NCL)];
     if (zsim_below(R.w, 2) == 0)
-        stand_fault(k, false);
-    else
-        k->stand_armed = true;
+        return stand_fault(k, false);
+    k->stand_armed = true;
+    return true;
 }
 
 /* The clients' sessions as they are now (quiet.h). */
@@ -1442,65 +1638,52 @@ static void sessions_now(zsim_session **ss)
 /* A follower stands still or a link passes one way only (quiet.h): like
  * a cut follower, its clients' touches and what their releases wait on
  * stay away meanwhile (cut_at), and it stirs as it begins and ends. */
-static void quiet_fault(void)
+static bool quiet_fault(void)
 {
     zsim_session *ss[NCL];
     sessions_now(ss);
     int i = quiet_start(ss, NCL);
     if (i < 0)
-        return;
+        return false;
     if (i < NCL)
         R.cl[i].cut_at = zsim_now(R.w);
     else
         R.cut_at = zsim_now(R.w);
     stir();
+    return true;
 }
 
-static void fault(void)
+/* A fault of client k's (its session s: drop, expire, link) or a cut
+ * follower: its kind, or F_NOTHING. */
+static int client_fault(struct cl *k, zsim_session *s, int kind)
 {
-    static const char *const queues[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
-                                         MULTI_OTHER, LATCH_PATH};
-    if (crowd_join(queues, sizeof queues / sizeof queues[0]))
-        return;
-    if (zsim_below(R.w, 5) < 2) {
-        unheard_arm();
-        return;
-    }
-    if (zsim_below(R.w, 6) == 0) {
-        leader_fault();
-        return;
-    }
-    struct cl *k = &R.cl[zsim_below(R.w, NCL)];
-    zsim_session *s = session_of(k);
-    if (s == NULL)
-        return;
-    switch (zsim_below(R.w, 4)) {
-    case 0:
+    switch (kind) {
+    case F_DROP:
         trace("fault: client %d's connection drops", k->ix);
         zsim_drop(s, -1, -1);
         break;
-    case 1:
+    case F_EXPIRE:
         trace("fault: client %d's session expires", k->ix);
         if (R.nforced < (int)(sizeof R.forced / sizeof R.forced[0]))
             R.forced[R.nforced++] = s;
         else
-            break; /* no more: the expired check would not know it forced */
+            return F_NOTHING; /* no more: the expired check would not know it forced */
         zsim_expire(s);
         break;
-    case 2:
-        if (R.link_heal[k->ix] == 0) {
-            trace("fault: client %d's link goes silent", k->ix);
-            zsim_link(s, false);
-            /* A multi-lock under way (a request, or a program thread's
-             * call: the driver's is never inside one at a fault) waits on
-             * the link for its undo, as behind a cut follower (seed
-             * 47001415 with the program threads). */
-            k->cut_at = zsim_now(R.w);
-            R.link_heal[k->ix] = zsim_now(R.w) + (int64_t)zsim_below(R.w, 8000) * MS;
-            stir();
-        }
+    case F_LINK:
+        if (R.link_heal[k->ix] != 0)
+            return F_NOTHING;
+        trace("fault: client %d's link goes silent", k->ix);
+        zsim_link(s, false);
+        /* A multi-lock under way (a request, or a program thread's call:
+         * the driver's is never inside one at a fault) waits on the link
+         * for its undo, as behind a cut follower (seed 47001415 with the
+         * program threads). */
+        k->cut_at = zsim_now(R.w);
+        R.link_heal[k->ix] = zsim_now(R.w) + (int64_t)zsim_below(R.w, 8000) * MS;
+        stir();
         break;
-    case 3:
+    default:
         trace("fault: a follower is cut off for a while");
         R.cut_at = zsim_now(R.w);
         R.parted = true;
@@ -1508,6 +1691,31 @@ static void fault(void)
         zsim_partition(R.w, 1 + (int)zsim_below(R.w, 2), true);
         break;
     }
+    return kind;
+}
+
+static const char *const queues[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
+                                     MULTI_OTHER, LATCH_PATH};
+
+/* The faults' step (six in 1,000): a crowd when its count says, else one
+ * drawn. want: the kind a tape says this step took (a crowd comes where
+ * it says, not by the count), or -1. Its kind, or F_NOTHING. */
+static int fault(int want)
+{
+    int n = sizeof queues / sizeof queues[0];
+    if (want < 0 ? crowd_join(queues, n) : want == F_CROWD && crowd_join_now(queues, n))
+        return F_CROWD;
+    if (want == F_CROWD)
+        return F_NOTHING;
+    if (zsim_below(R.w, 5) < 2)
+        return unheard_arm() ? F_UNHEARD : F_NOTHING;
+    if (zsim_below(R.w, 6) == 0)
+        return leader_fault(-1);
+    struct cl *k = &R.cl[zsim_below(R.w, NCL)];
+    zsim_session *s = session_of(k);
+    if (s == NULL)
+        return F_NOTHING;
+    return client_fault(k, s, F_DROP + (int)zsim_below(R.w, 4));
 }
 
 static void heal(bool all)
@@ -3248,6 +3456,13 @@ static bool close_client(struct cl *k)
     return true;
 }
 
+/* A close is drawn (one step in 2,000): of the client its count names. */
+static void close_arm(void)
+{
+    R.close_at = 1 + (int)((R.close_draws / 2 + R.seed) % NCL);
+    R.close_left = 300;
+}
+
 /* A client is to close (close_client): with the program threads, once one
  * of its threads is inside a call (within 300 steps), so that the close
  * finds it there. */
@@ -3267,8 +3482,109 @@ static void close_tend(void)
 
 /* ---- one schedule ----------------------------------------------------------------- */
 
+/* A round's generator: noted as it runs from its seed (the rounds before
+ * it are noted: tail says which half), put back as its tape's base had it
+ * (past the base: from the seed and the round). */
+static void round_state(bool tail)
+{
+    int64_t i = R.round;
+    if (T == NULL) {
+        if (!tail && (size_t)i == Rec.n) {
+            if (Rec.n == Rec.cap) {
+                Rec.cap = Rec.cap ? 2 * Rec.cap : 8192;
+                Rec.v = realloc(Rec.v, Rec.cap * sizeof *Rec.v);
+                if (Rec.v == NULL)
+                    abort();
+            }
+            memset(&Rec.v[Rec.n++], 0, sizeof *Rec.v);
+        }
+        if ((size_t)i < Rec.n)
+            zsim_rand_state(R.w, tail ? Rec.v[i].tail : Rec.v[i].st, false);
+    } else if ((size_t)i < T->nbase) {
+        uint64_t st[4];
+        memcpy(st, tail ? T->base[i].tail : T->base[i].st, sizeof st);
+        zsim_rand_state(R.w, st, true);
+    } else {
+        zsim_reseed(R.w, key64(R.seed ^ key64((uint64_t)i ^ (tail ? 0x7a11 : 0x7a10))));
+    }
+}
+
+/* The fault of kind (a mix's): its kind, or F_NOTHING. */
+static int fault_of(int kind)
+{
+    switch (kind) {
+    case F_DROP:
+    case F_EXPIRE:
+    case F_LINK: {
+        struct cl *k = &R.cl[zsim_below(R.w, NCL)];
+        zsim_session *s = session_of(k);
+        return s == NULL ? F_NOTHING : client_fault(k, s, kind);
+    }
+    case F_PARTITION:
+        return client_fault(NULL, NULL, kind);
+    case F_UNHEARD:
+        return unheard_arm() ? kind : F_NOTHING;
+    case F_FAILOVER:
+    case F_LEADER_PAUSE:
+    case F_LEADER_SLOW:
+        return leader_fault(kind - F_FAILOVER);
+    case F_OUTSIDER:
+        return outsider_aim() ? kind : F_NOTHING;
+    case F_STAND:
+        return stand_draw() ? kind : F_NOTHING;
+    case F_ACL:
+        lout_fault();
+        return kind;
+    case F_QUIET:
+        return quiet_fault() ? kind : F_NOTHING;
+    case F_LATE:
+        R.late_draws++;
+        return late_fault() ? kind : F_NOTHING;
+    case F_CLOSE:
+        if (R.close_at != 0)
+            return F_NOTHING;
+        R.close_draws += 2;
+        close_arm();
+        return kind;
+    default:
+        return crowd_join_now(queues, sizeof queues / sizeof queues[0]) ? kind : F_NOTHING;
+    }
+}
+
+/* The default flow's fault of r's slot (want: as fault's). */
+static int slot_fault(uint64_t r, int want)
+{
+    if (r < 46)
+        return fault(want);
+    if (r < 56)
+        return outsider_aim() ? F_OUTSIDER : F_NOTHING;
+    if (r == 64)
+        return stand_draw() ? F_STAND : F_NOTHING;
+    if (r == 65) {
+        lout_fault();
+        return F_ACL;
+    }
+    if (r == 66)
+        return quiet_fault() ? F_QUIET : F_NOTHING;
+    /* The late keepers' and the closes' own counts choose what they do: a
+     * tape puts back the count its base had there. */
+    uint64_t *count = r == 68 ? &R.close_draws : &R.late_draws;
+    if (T != NULL)
+        *count = T->base[R.round].count;
+    else if ((size_t)R.round < Rec.n)
+        Rec.v[R.round].count = *count;
+    if (r == 68) {
+        close_arm();
+        return F_CLOSE;
+    }
+    return late_fault() ? F_LATE : F_NOTHING;
+}
+
 static void one_step(void)
 {
+    if (R.settling)
+        R.round = R.next_round++;
+    round_state(false);
     uint64_t r = zsim_below(R.w, 1000);
     stand_tend(false);
     if (!R.settling)
@@ -3282,42 +3598,51 @@ static void one_step(void)
         if (paused(k))
             r = 1000;
     }
-    if (!R.settling && r < 40)
+    /* The faults: the default flow's in their slots of r (the outsider's
+     * and quiet.c's every fourth time: one round in 4,000, so that most
+     * schedules keep their rounds for long, mutant 20), or a mix's by
+     * rate in place of the round's step. A tape takes those its base
+     * took, where it keeps them, and nothing in place of the others. */
+    bool slot = !R.settling && ((r >= 40 && r < 46) || r == 54 || r == 55 || r == 64 ||
+                                (r == 65 && (T != NULL || R.lout_draws++ % 4 == 3)) ||
+                                (r == 66 && (T != NULL || R.quiet_draws++ % 4 == 3)) ||
+                                (r == (threads_on ? 69 : 67) &&
+                                 (T != NULL || R.late_draws++ % 4 == 3)) ||
+                                (r == 68 && (T != NULL || R.close_draws++ % 2 == 1) &&
+                                 R.close_at == 0));
+    int mk = R.settling ? F_NONE : mix_kind(R.seed, R.round);
+    if (mixed)
+        slot = false;
+    int base = T == NULL ? F_NONE : (size_t)R.round < T->nbase ? T->base[R.round].kind : F_NONE;
+    if (T != NULL && base != F_NONE) {
+        if (base != F_NOTHING && (T->keep[R.round] & 1)) {
+            trace("round %" PRId64 ": its fault (%s)", R.round, fault_names[base]);
+            (void)(mk != F_NONE ? fault_of(mk) : slot_fault(r, base));
+        }
+    } else if (T == NULL && (mk != F_NONE || slot)) {
+        int kind = mk != F_NONE ? fault_of(mk) : slot_fault(r, -1);
+        if ((size_t)R.round < Rec.n)
+            Rec.v[R.round].kind = (uint8_t)kind;
+    } else if (!R.settling && r < 40)
         start_request(k);
-    else if (!R.settling && r < 46)
-        fault();
-    else if (!R.settling && r < 51)
+    else if (!R.settling && r >= 46 && r < 51)
         blocking_acquire(k);
-    else if (!R.settling && r < 52)
+    else if (!R.settling && r == 51)
         latch_op(k);
-    else if (!R.settling && r < 53)
+    else if (!R.settling && r == 52)
         list_op(k);
-    else if (!R.settling && r < 54)
+    else if (!R.settling && r == 53)
         refuse_op(k);
-    else if (!R.settling && r < 56)
-        outsider_aim();
-    else if (!R.settling && threads_on && r < 64)
+    else if (!R.settling && threads_on && r >= 56 && r < 64)
         thread_op(k);
-    else if (!R.settling && r == 64)
-        stand_draw();
-    else if (!R.settling && r == 65 && R.lout_draws++ % 4 == 3)
-        lout_fault(); /* every fourth: one step in 4,000, so that most
-                       * schedules keep their steps for long (mutant 20) */
-    else if (!R.settling && r == 66 && R.quiet_draws++ % 4 == 3)
-        quiet_fault(); /* as the outsider's: one step in 4,000 (mutant 20) */
     else if (!R.settling && threads_on && r == 67)
         thread_more(&R.cl[zsim_below(R.w, NCL)]); /* one step in 1,000, with the threads
                                                    * only: until it first comes, their
                                                    * schedules take the steps they took */
-    else if (!R.settling && r == (threads_on ? 69 : 67) && R.late_draws++ % 4 == 3)
-        late_fault(); /* as the outsider's: one step in 4,000 */
-    else if (!R.settling && r == 68 && R.close_draws++ % 2 == 1 && R.close_at == 0) {
-        R.close_at = 1 + (int)((R.close_draws / 2 + R.seed) % NCL); /* one step in 2,000 */
-        R.close_left = 300;
-    }
     else
         world_step();
     cancel_tend(); /* a program thread's cancel handle */
+    round_state(true);
     heal(false);
     for (int i = 0; i < NCL; i++)
         keeper(&R.cl[i]);
@@ -3477,6 +3802,8 @@ static void settle_latches(void)
 static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
 {
     memset(&R, 0, sizeof R);
+    Rec.n = 0;
+    Rec.main = 0;
     R.seed = seed;
     R.steps = steps;
     R.trace = tr;
@@ -3529,8 +3856,23 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
             violation("open", "client %d could not open", i);
             goto end;
         }
-    for (R.step = 0; R.step < steps && !R.violated; R.step++)
-        one_step();
+    R.in_main = true;
+    if (T == NULL) {
+        for (R.step = 0; R.step < steps && !R.violated; R.step++) {
+            R.round = R.pos = R.next_round++;
+            one_step();
+        }
+        Rec.main = R.next_round;
+    } else {
+        R.step = 0;
+        for (size_t i = 0; i < T->n && !R.violated; i++, R.step++) {
+            R.pos = (int64_t)i;
+            R.round = T->v[i];
+            one_step();
+        }
+        R.next_round = T->main;
+    }
+    R.in_main = false;
     /* Settle: the faults end, the thread lets go of its holds, the
      * requests' holds go in their time; every request ends (stuck), every
      * latch takes part (absent); then every request is freed, and time goes
@@ -3609,8 +3951,347 @@ static long long env_num(const char *name, long long dflt)
     return s && *s ? strtoll(s, NULL, 0) : dflt;
 }
 
+/* ---- tapes: made from a run, printed, read, shrunk -------------------------------- */
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL)
+        abort();
+    return p;
+}
+
+/* The tape of the run just done from seed (Rec): every main round, every
+ * fault; it takes Rec's rounds. */
+static void tape_from_run(struct tape *t, uint64_t seed, int threads, int64_t steps)
+{
+    t->seed = seed;
+    t->threads = threads;
+    t->steps = steps;
+    t->base = Rec.v;
+    t->nbase = Rec.n;
+    t->main = Rec.main;
+    Rec.v = NULL;
+    Rec.n = Rec.cap = 0;
+    t->n = (size_t)t->main;
+    t->v = xmalloc(t->n * sizeof *t->v);
+    for (size_t i = 0; i < t->n; i++)
+        t->v[i] = (int64_t)i;
+    t->keep = xmalloc(t->nbase);
+    memset(t->keep, 3, t->nbase);
+}
+
+/* A copy of t's choices, sharing its base. */
+static void tape_copy(struct tape *to, const struct tape *from)
+{
+    *to = *from;
+    to->v = xmalloc(from->n * sizeof *to->v);
+    memcpy(to->v, from->v, from->n * sizeof *to->v);
+    to->keep = xmalloc(from->nbase);
+    memcpy(to->keep, from->keep, from->nbase);
+}
+
+static void tape_drop(struct tape *t)
+{
+    free(t->v);
+    free(t->keep);
+    t->v = NULL;
+    t->keep = NULL;
+}
+
+/* The faults a tape takes: its main rounds' kept ones (a round's and its
+ * grants' drops count one each). */
+static int tape_faults(const struct tape *t)
+{
+    int n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct round *b = &t->base[t->v[i]];
+        n += b->kind != F_NONE && b->kind != F_NOTHING && (t->keep[t->v[i]] & 1);
+        n += b->grant && (t->keep[t->v[i]] & 2);
+    }
+    return n;
+}
+
+/* As text: "seed:threads:steps:rounds:faults", the main rounds kept as
+ * ranges of their numbers in the base ("0-811,1020-1188"), the faults
+ * taken as "round=kind" ("35=drop,977=grant"). */
+static void tape_print(const struct tape *t, FILE *out)
+{
+    fprintf(out, "%" PRIu64 ":%d:%" PRId64 ":", t->seed, t->threads, t->steps);
+    for (size_t i = 0; i < t->n;) {
+        size_t j = i;
+        while (j + 1 < t->n && t->v[j + 1] == t->v[j] + 1)
+            j++;
+        fprintf(out, "%s%" PRId64, i ? "," : "", t->v[i]);
+        if (j > i)
+            fprintf(out, "-%" PRId64, t->v[j]);
+        i = j + 1;
+    }
+    fputc(':', out);
+    bool first = true;
+    for (size_t i = 0; i < t->n; i++) {
+        int64_t o = t->v[i];
+        const struct round *b = &t->base[o];
+        if (b->kind != F_NONE && b->kind != F_NOTHING && (t->keep[o] & 1)) {
+            fprintf(out, "%s%" PRId64 "=%s", first ? "" : ",", o, fault_names[b->kind]);
+            first = false;
+        }
+        if (b->grant && (t->keep[o] & 2)) {
+            fprintf(out, "%s%" PRId64 "=grant", first ? "" : ",", o);
+            first = false;
+        }
+    }
+}
+
+/* Reads a tape: runs its schedule from the seed for its base (under the
+ * mix set), then takes the rounds and faults it names. 0, or -1 with
+ * why. */
+static int tape_parse(struct tape *t, const char *text, char *why, size_t size)
+{
+    char *end;
+    memset(t, 0, sizeof *t);
+    uint64_t seed = strtoull(text, &end, 10);
+    if (end == text || *end != ':')
+        goto bad;
+    long threads = strtol(end + 1, &end, 10);
+    if ((threads != 0 && threads != 1) || *end != ':')
+        goto bad;
+    long long steps = strtoll(end + 1, &end, 10);
+    if (steps <= 0 || (*end != ':' && *end != '\0'))
+        goto bad;
+    threads_on = threads == 1;
+    uint64_t hash;
+    (void)run(seed, steps, false, &hash);
+    tape_from_run(t, seed, (int)threads, steps);
+    if (*end == '\0')
+        return 0; /* the whole schedule as it runs from its seed */
+    if (*end != ':')
+        goto bad;
+    memset(t->keep, 0, t->nbase);
+    t->n = 0;
+    const char *p = end + 1;
+    while (*p != ':' && *p != '\0') {
+        long long a = strtoll(p, &end, 10), b = a;
+        if (end == p)
+            goto bad;
+        if (*end == '-')
+            b = strtoll(end + 1, &end, 10);
+        if (a < 0 || b < a || b >= t->main || (t->n > 0 && a <= t->v[t->n - 1])) {
+            snprintf(why, size, "rounds %lld-%lld: not main rounds of the schedule, in order "
+                     "(it has %" PRId64 ")", a, b, t->main);
+            return -1;
+        }
+        for (long long i = a; i <= b; i++)
+            t->v[t->n++] = i;
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (*p == ':')
+        p++;
+    while (*p != '\0') {
+        long long o = strtoll(p, &end, 10);
+        if (end == p || *end != '=' || o < 0 || o >= t->main)
+            goto bad;
+        p = end + 1;
+        size_t len = strcspn(p, ",");
+        int k = 1;
+        while (k < F_NKINDS && (strlen(fault_names[k]) != len || strncmp(p, fault_names[k], len)))
+            k++;
+        const struct round *b = &t->base[o];
+        if (k == F_GRANT && b->grant)
+            t->keep[o] |= 2;
+        else if (k < F_GRANT && b->kind == k)
+            t->keep[o] |= 1;
+        else {
+            snprintf(why, size, "round %lld took no %.*s in the schedule (SIM_MIX?)", o,
+                     (int)len, p);
+            return -1;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+bad:
+    snprintf(why, size, "not a tape (seed:threads:steps[:rounds:faults])");
+    return -1;
+}
+
+/* Runs tape t (traced or not): 1 on a violation (R.vkind, R.vpos). */
+static int tape_run(const struct tape *t, bool tr)
+{
+    uint64_t hash;
+    threads_on = t->threads == 1;
+    T = t;
+    int bad = run(t->seed, t->steps, tr, &hash);
+    T = NULL;
+    return bad;
+}
+
+struct shrink {
+    struct tape *best;
+    const char *kind;
+    int budget, tries;
+    unsigned timeout;
+};
+
+/* Does t (a copy) still fail with the same kind of violation? If so it
+ * becomes the best, cut after its violation's round; else it goes. */
+static bool still(struct shrink *sh, struct tape *t)
+{
+    bool ok = false;
+    if (sh->tries < sh->budget) {
+        sh->tries++;
+        alarm(sh->timeout);
+        ok = tape_run(t, false) && strcmp(R.vkind, sh->kind) == 0;
+        alarm(0);
+    }
+    if (!ok) {
+        tape_drop(t);
+        return false;
+    }
+    if (R.vpos >= 0 && (size_t)R.vpos + 1 < t->n)
+        t->n = (size_t)R.vpos + 1;
+    tape_drop(sh->best);
+    *sh->best = *t;
+    return true;
+}
+
+/* The faults, halving the groups left out at once (delta debugging):
+ * each a round's (bit 1) or its grants' drops (bit 2). */
+static bool shrink_faults(struct shrink *sh)
+{
+    bool progress = false;
+    const struct tape *b = sh->best;
+    size_t n = 0;
+    int64_t *at = xmalloc(2 * b->n * sizeof *at);
+    for (size_t i = 0; i < b->n; i++) {
+        int64_t o = b->v[i];
+        if (b->base[o].kind != F_NONE && b->base[o].kind != F_NOTHING && (b->keep[o] & 1))
+            at[n++] = o * 4 + 1;
+        if (b->base[o].grant && (b->keep[o] & 2))
+            at[n++] = o * 4 + 2;
+    }
+    for (size_t len = n; len >= 1 && sh->tries < sh->budget; len /= 2)
+        for (size_t from = 0; from < n && sh->tries < sh->budget; from += len) {
+            struct tape t;
+            tape_copy(&t, sh->best);
+            bool any = false;
+            for (size_t k = from; k < from + len && k < n; k++) {
+                any |= (t.keep[at[k] / 4] & at[k] % 4) != 0;
+                t.keep[at[k] / 4] &= (uint8_t)~(at[k] % 4);
+            }
+            if (!any)
+                tape_drop(&t);
+            else if (still(sh, &t))
+                progress = true;
+        }
+    free(at);
+    return progress;
+}
+
+/* Shrinks *t (failing with a violation of kind): leaves faults out, cuts
+ * spans of rounds (halving their length), while the kind remains. The
+ * runs tried. */
+static int tape_shrink(struct tape *t, const char *kind, int budget, unsigned timeout)
+{
+    struct shrink sh = {t, kind, budget, 0, timeout};
+    bool progress = true;
+    while (progress && sh.tries < sh.budget) {
+        progress = shrink_faults(&sh);
+        for (size_t len = t->n / 2; len >= 1 && sh.tries < sh.budget; len /= 2) {
+            bool cut = false;
+            for (size_t from = 0; from + len <= t->n && sh.tries < sh.budget;) {
+                struct tape c;
+                tape_copy(&c, t);
+                memmove(c.v + from, c.v + from + len, (c.n - from - len) * sizeof *c.v);
+                c.n -= len;
+                if (still(&sh, &c))
+                    cut = progress = true;
+                else
+                    from += len;
+            }
+            /* with fewer rounds, faults that mattered may no longer */
+            if (cut)
+                (void)shrink_faults(&sh);
+        }
+    }
+    return sh.tries;
+}
+
+/* After a violation of the run just done (Rec): its tape, shrunk
+ * (SIM_SHRINK attempts), traced, and the line that replays it. */
+static void report_tape(uint64_t seed, int threads, int64_t steps, unsigned timeout)
+{
+    struct tape t;
+    int64_t vpos = R.vpos;
+    char kind[32];
+    snprintf(kind, sizeof kind, "%s", R.vkind);
+    tape_from_run(&t, seed, threads, steps);
+    if (vpos >= 0 && (size_t)vpos + 1 < t.n)
+        t.n = (size_t)vpos + 1;
+    const char *mix = getenv("SIM_MIX");
+    char env[256] = "";
+    if (mix && *mix)
+        snprintf(env, sizeof env, "SIM_MIX='%s' ", mix);
+    long long budget = env_num("SIM_SHRINK", 400);
+    if (budget > 0) {
+        printf("sim: shrinking its tape (%zu rounds, %d faults) ...\n", t.n, tape_faults(&t));
+        fflush(stdout);
+        int tries = tape_shrink(&t, kind, (int)budget, timeout);
+        printf("sim: %d runs tried; the shortest failing tape has %zu rounds, %d faults\n",
+               tries, t.n, tape_faults(&t));
+    }
+    printf("sim: its trace, event by event:\n");
+    fflush(stdout);
+    alarm(timeout);
+    if (!tape_run(&t, true))
+        printf("sim: (the tape no longer fails: a tape replays exactly, this is a bug of the "
+               "simulation)\n");
+    else
+        printf("sim: its violation: %s\n", R.vtext);
+    alarm(0);
+    printf("sim: tape: %sSIM_TAPE='", env);
+    tape_print(&t, stdout);
+    printf("' tests/sim/sim-lib\n");
+    fflush(stdout);
+    tape_drop(&t);
+    free(t.base);
+}
+
+/* SIM_TAPE: the tape given, traced. */
+static int replay_tape(const char *text)
+{
+    struct tape t;
+    char why[200];
+    if (tape_parse(&t, text, why, sizeof why) != 0) {
+        fprintf(stderr, "sim: SIM_TAPE: %s\n", why);
+        free(t.base);
+        tape_drop(&t);
+        return 2;
+    }
+    printf("sim: tape of %zu rounds, %d faults: ", t.n, tape_faults(&t));
+    tape_print(&t, stdout);
+    printf("\n");
+    int bad = tape_run(&t, env_num("SIM_TRACE", 1) != 0);
+    if (bad)
+        printf("sim: VIOLATION %s\n", R.vtext);
+    printf("sim: seed %" PRIu64 ", %" PRId64 " events, 1 schedules, %d violations\n", t.seed,
+           R.events, bad);
+    tape_drop(&t);
+    free(t.base);
+    return bad;
+}
+
 int main(void)
 {
+    const char *mix = getenv("SIM_MIX");
+    if (set_mix(mix) != 0) {
+        fprintf(stderr, "sim: SIM_MIX: not a mix of faults: %s (kinds:", mix);
+        for (int k = 1; k < F_NKINDS; k++)
+            fprintf(stderr, " %s", fault_names[k]);
+        fprintf(stderr, "; or fixed, drawn)\n");
+        return 2;
+    }
     uint64_t seed = (uint64_t)env_num("SIM_SEED", 1);
     long long budget = env_num("SIM_EVENTS", -1);
     long long schedules = env_num("SIM_SCHEDULES", budget > 0 ? LLONG_MAX / 2 : 30);
@@ -3626,6 +4307,11 @@ int main(void)
     unsigned timeout = (unsigned)env_num("SIM_TIMEOUT", 120);
     zsim_crash_arm();
     simt_init(NCL * NTH);
+    const char *tape = getenv("SIM_TAPE");
+    if (tape != NULL && *tape != '\0') {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        return replay_tape(tape);
+    }
     int64_t events = 0;
     uint64_t acq = 0, calls = 0, leads = 0, revokes = 0, listings = 0, outsiders = 0,
              leaders = 0, lates = 0, closes = 0;
@@ -3644,6 +4330,7 @@ int main(void)
         zsim_crash_lines(seed + (uint64_t)k, replay);
         alarm(timeout); /* the replay below too */
         int bad = run(seed + (uint64_t)k, steps, tr, &h1);
+        bool taped = bad != 0; /* its tape is Rec's */
         events += R.events;
         acq += R.acquisitions;
         calls += R.blocking_calls;
@@ -3669,7 +4356,12 @@ int main(void)
         if (bad) {
             violations++;
             printf("sim: VIOLATION %s\n", R.vtext);
-            printf("sim: replay: %s\n", replay);
+            const char *m = getenv("SIM_MIX");
+            printf("sim: replay: %s%s%s%s\n", m && *m ? "SIM_MIX='" : "", m && *m ? m : "",
+                   m && *m ? "' " : "", replay);
+            fflush(stdout);
+            if (taped)
+                report_tape(seed + (uint64_t)k, threads_on, steps, timeout);
         }
     }
     fprintf(stderr, "sim-lib: %" PRIu64 " acquisitions, %" PRIu64 " blocking calls, %" PRIu64

@@ -566,6 +566,16 @@ void zsim_reseed(zsim_world *w, uint64_t seed)
     rng_seed(&w->rng, seed);
 }
 
+void zsim_rand_state(zsim_world *w, uint64_t state[4], bool set)
+{
+    for (int i = 0; i < 4; i++) {
+        if (set)
+            w->rng.s[i] = state[i];
+        else
+            state[i] = w->rng.s[i];
+    }
+}
+
 void zsim_on_change(zsim_world *w, void (*fn)(void *arg, const struct zsim_change *c), void *arg)
 {
     w->change_fn = fn;

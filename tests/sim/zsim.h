@@ -336,6 +336,10 @@ uint64_t zsim_below(zsim_world *w, uint64_t n);
  * alone, so that steps can be cut from the tape without shifting the
  * choices of the others. */
 void zsim_reseed(zsim_world *w, uint64_t seed);
+/* The generator's whole state: read (set false) or put back (true). A
+ * driver that notes it before each of its steps can run a step again
+ * from where it began, whatever the steps before it drew. */
+void zsim_rand_state(zsim_world *w, uint64_t state[4], bool set);
 
 /* A crash, an assertion or a schedule past SIM_TIMEOUT seconds of real
  * time says which schedule it was (crash.c): zsim_crash_arm installs the
