@@ -257,17 +257,17 @@
  * behind a grant. F_NOTHING: a fault was drawn and found nothing to act
  * on. */
 enum { F_NONE, F_DROP, F_EXPIRE, F_LINK, F_PARTITION, F_UNHEARD, F_FAILOVER, F_LEADER_PAUSE,
-       F_LEADER_SLOW, F_OUTSIDER, F_STAND, F_ACL, F_QUIET, F_CROWD, F_GRANT, F_LATE, F_CLOSE,
+       F_LEADER_SLOW, F_OUTSIDER, F_STAND, F_ACL, F_QUIET, F_CROWD, F_LATE, F_CLOSE, F_GRANT,
        F_NKINDS,
        F_NOTHING = 255 };
 static const char *const fault_names[F_NKINDS] = {
     "none",     "drop",     "expire",   "link",  "partition", "unheard", "failover", "leader-pause",
-    "leader-slow", "outsider", "stand", "acl", "quiet", "crowd", "grant", "late", "close"};
+    "leader-slow", "outsider", "stand", "acl", "quiet", "crowd", "late", "close", "grant"};
 /* A mix's rates per million rounds (F_GRANT's per million grants): the
  * default flow's, as near as one can say. */
 static const uint32_t default_rate[F_NKINDS] = {0,   750,  750, 750, 750, 2400, 200, 200,
-                                                200, 2000, 1000, 250, 250, 150, 100000,
-                                                250, 500};
+                                                200, 2000, 1000, 250, 250, 150, 250,
+                                                500, 100000};
 static uint32_t rate[F_NKINDS];
 /* SIM_MIX: mixed, the faults come by rate (fault_of), a draw of their own
  * from (seed, round); drawn, each schedule's factors from its seed. Else
