@@ -1,5 +1,5 @@
 /* sim-lib's outsider (another program, an operator) who spoils a lock
- * path the way sim-locks' do (outsider.c: zsim_outsider_random): an ACL
+ * path the way the model's outsider does (outsider.c: zsim_outsider_random): an ACL
  * on the path that refuses the library's creates, listings or deletes
  * under it, or on a node in its queue, put back 0.1 to 5 s later so that
  * every refused delete goes through in the end; or the path deleted when

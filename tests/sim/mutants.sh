@@ -1,16 +1,15 @@
 #!/bin/sh
-# check-sim-mutants: tests/sim/mutants.sh SIM_LOCKS [SIM_LIB]
+# check-sim-mutants: tests/sim/mutants.sh SIM_LIB
 # Each tests/sim/mutants/NN-name.patch brings back one real bug (its
-# "Subject:" line says which). For each, a copy of what sim-locks is built
+# "Subject:" line says which). For each, a copy of what sim-lib is built
 # from (lib, recipes, include, tests/sim) is patched with patch -p1, the
 # files the patch changed (and those including a changed header) are
-# compiled, and sim-locks is linked from them ahead of the build's own
-# archives, which give everything else. A patch with a line
-# "Program: sim-lib" is run by sim-lib instead (the real library over the
-# model: tests/sim/sim_lib.c), built the same way. Each mutant must be
+# compiled with sim-lib's own sources (the real library over the model:
+# tests/sim/sim_lib.c), and sim-lib is linked from them ahead of the
+# build's own archives, which give everything else. Each mutant must be
 # found, a violation reported, within SIM_MUTANT_SEEDS schedules (default
-# 800) from seed SIM_SEED (default 1), where the real program (SIM_LOCKS,
-# SIM_LIB) passes every one of them. A patch that no longer applies or
+# 800) from seed SIM_SEED (default 1), where the real program (SIM_LIB)
+# passes every one of them. A patch that no longer applies or
 # builds fails the run. SIM_MUTANTS, a pattern, picks some patches by name
 # (default: all). Ends with "mutants: K of N found"; fails unless every one
 # is found.
@@ -19,14 +18,14 @@
 # folder), MUT_DIR (a scratch folder), MUT_CC, MUT_CPPFLAGS (with
 # -I$MUT_SRCDIR/... paths, which are searched in the copy first), MUT_CFLAGS,
 # MUT_LDFLAGS, MUT_LIBS (the build's archives, then the libraries),
-# MUT_LIB_LDFLAGS (sim-lib's own link flags).
+# MUT_LIB_LDFLAGS (sim-lib's own link flags). A patch's line
+# "Program: sim-lib" dates from when a second program ran some of them.
 seeds=${SIM_MUTANT_SEEDS:-800}
 seed=${SIM_SEED:-1}
 # the mix the census was taken under (SIM_MIX=drawn for the world drawn per schedule)
 SIM_MIX=${SIM_MIX:-fixed}
 export SIM_MIX
 real=$1
-real_lib=${2:-}
 top=$MUT_SRCDIR                     # as the flags name it (relative, perhaps)
 src=$(cd "$top" && pwd) || exit 1   # and where the patches are read from anywhere
 work=$MUT_DIR
@@ -37,14 +36,14 @@ run_sim() {
 
 if ! out=$(run_sim "$real"); then
     printf '%s\n' "$out" | grep '^sim: VIOLATION' | head -n 1
-    echo "mutants: the real core fails these schedules: no mutant can be told apart"
+    echo "mutants: the real library fails these schedules: no mutant can be told apart"
     exit 1
 fi
-if [ -n "$real_lib" ] && ! out=$(run_sim "$real_lib"); then
-    printf '%s\n' "$out" | grep '^sim: VIOLATION' | head -n 1
-    echo "mutants: the real library fails these schedules (sim-lib): no mutant can be told apart"
-    exit 1
-fi
+# What sim-lib is built from, besides the library's archive.
+prog=sim-lib
+mains="tests/sim/sim_lib.c tests/sim/zapi_sim.c tests/sim/sim_threads.c tests/sim/crowd.c \
+    tests/sim/lib_outsider.c tests/sim/quiet.c tests/sim/swarm.c"
+ldflags=${MUT_LIB_LDFLAGS-}
 
 # The include flags with the copy's folders searched first.
 cppflags() {
@@ -92,21 +91,6 @@ for p in "$src"/tests/sim/mutants/${SIM_MUTANTS:-*}.patch; do
     name=${p##*/}
     name=${name%.patch}
     what=$(sed -n 's/^Subject: *//p' "$p" | head -n 1)
-    # Which program finds it, and what that is built from.
-    prog=sim-locks
-    mains=tests/sim/sim_locks.c
-    ldflags=
-    if grep -q '^Program: *sim-lib' "$p"; then
-        if [ -z "$real_lib" ]; then
-            broken=$((broken + 1))
-            echo "mutant $name ($what): FAILED: it needs sim-lib, which was not given"
-            continue
-        fi
-        prog=sim-lib
-        mains="tests/sim/sim_lib.c tests/sim/zapi_sim.c tests/sim/sim_threads.c tests/sim/crowd.c \
-            tests/sim/lib_outsider.c tests/sim/quiet.c tests/sim/swarm.c"
-        ldflags=${MUT_LIB_LDFLAGS-}
-    fi
     [ -n "$what" ] || what=$(head -n 1 "$p")
     copy=$work/$name
     mkdir -p "$copy/tests" &&
@@ -135,17 +119,11 @@ for p in "$src"/tests/sim/mutants/${SIM_MUTANTS:-*}.patch; do
     ok=true
     for c in $mains $(to_compile $changed); do
         # Only what the program links: not the other programs of tests/sim.
-        case $prog:$c in
-        *:tests/sim/check_*.c | *:tests/sim/diff_*.c | *:tests/sim/zkproxy.c | \
-            *:tests/sim/sim_speed.c | sim-locks:tests/sim/sim_lib.c | \
-            sim-locks:tests/sim/zapi_sim.c | sim-locks:tests/sim/sim_threads.c | \
-            sim-locks:tests/sim/crowd.c | sim-locks:tests/sim/lib_outsider.c | \
-            sim-locks:tests/sim/quiet.c | sim-locks:tests/sim/swarm.c | \
-            sim-lib:tests/sim/sim_locks.c | \
-            sim-lib:tests/sim/drv_*.c)
+        case $c in
+        tests/sim/check_*.c | tests/sim/diff_*.c | tests/sim/zkproxy.c | tests/sim/sim_speed.c)
             continue
             ;;
-        *:lib/*.c | *:recipes/*.c | *:tests/sim/*.c) ;;
+        lib/*.c | recipes/*.c | tests/sim/*.c) ;;
         *) continue ;;
         esac
         o=$copy/obj/$(echo "$c" | tr / _).o

@@ -101,11 +101,11 @@
  *
  *   SIM_SEED       the first schedule's seed (default 1); schedule k has
  *                  seed SIM_SEED + k
- *   SIM_SCHEDULES  at most this many schedules (default 30, or no bound
- *                  when SIM_EVENTS is set)
+ *   SIM_SCHEDULES  at most this many schedules (default: no bound when
+ *                  SIM_EVENTS is set; 30 when it is not)
  *   SIM_EVENTS     world steps in all: no schedule starts once the run's
- *                  events reach it (default: no budget; SIM_SCHEDULES
- *                  alone bounds the run)
+ *                  events reach it (default: no budget when SIM_SCHEDULES
+ *                  is set; 1,000,000 when neither is, as make check runs)
  *   SIM_STEPS      driver steps of each schedule before it settles (4,000)
  *   SIM_THREADS    0: without the program threads, 1: with them; unset:
  *                  each schedule both ways, first without
@@ -1361,7 +1361,7 @@ static void late_set(struct cl *k, int64_t until, int64_t ns)
         k->late_allow = ns;
 }
 
-/* A client's keeper runs late on its own (sim-locks' late fault): for 1
+/* A client's keeper runs late on its own (the late fault): for 1
  * ms to 3 s its rounds that send a keepalive or apply the loss rule come
  * up to T/25 after their time, within the rule's margin of T/20. Its
  * choices come from the schedule's seed and the draw's count, not the
@@ -1784,7 +1784,8 @@ static void check_expired(const struct req *q)
  * forced one) before the span ended: the create's answer reached the
  * client only after the span, when the loss rule's instant had passed
  * (the session expired, past it, before), and the rule is applied as each
- * answer arrives, before it is acted on (seed 97002619 of sim-locks). The
+ * answer arrives, before it is acted on (seed 97002619 of the engine's
+ * earlier simulation, docs/simulation.md). The
  * span excuses the expiry (keeper_waited), not such a grant. */
 static void check_stale(const struct req *q)
 {
@@ -4293,7 +4294,9 @@ int main(void)
         return 2;
     }
     uint64_t seed = (uint64_t)env_num("SIM_SEED", 1);
-    long long budget = env_num("SIM_EVENTS", -1);
+    /* Neither bound given (make check): a million events. */
+    const char *given = getenv("SIM_SCHEDULES");
+    long long budget = env_num("SIM_EVENTS", given != NULL && *given ? -1 : 1000000);
     long long schedules = env_num("SIM_SCHEDULES", budget > 0 ? LLONG_MAX / 2 : 30);
     int64_t steps = env_num("SIM_STEPS", 4000);
     bool tr = env_num("SIM_TRACE", 0) != 0;

@@ -1,5 +1,4 @@
-/* sim-lib's watches world (swarm.h, docs/simulation.md), sim-locks' in
- * the real library: servers whose jute.maxbuffer is 8 KiB, and one client
+/* sim-lib's watches world (swarm.h, docs/simulation.md): servers whose jute.maxbuffer is 8 KiB, and one client
  * that starts a swarm of 150 to 450 asynchronous acquires of the mutexes
  * and the read-write lock, 10 to 30 ms apart, holding up to 400 ms, so
  * that its queues grow to hundreds of waiters and its watches to hundreds
