@@ -92,7 +92,9 @@
  *                  no limit): past them, as on a crash, the schedule's
  *                  seed and its replay are printed (zsim_crash_lines)
  *
- * The invariants, checked after every step against the leader's tree:
+ * The invariants, checked after every step against the leader's tree (and
+ * basis, lost-grant, kept and orphan against the library's core, through
+ * its internal headers, when the client's lock is free):
  *   holders   per lock path, the believed holds whose node exists: at most
  *             one of the mutex (the multi-lock's holds among them) or the
  *             semaphore-mutex, at most SEM_MAX leases of the semaphore,
@@ -123,6 +125,14 @@
  *   prompt    a try once is decided within two thirds of its session
  *             timeout (and the grace) where no fault silenced or slowed
  *             anything around it (check_prompt);
+ *   basis     a node that holds after an item of its client's session,
+ *             and never held before, was not deleted on the leader at a
+ *             zxid before that item's (the core's holds, basis_note);
+ *   lost-grant no node of a core holds once its loss was told;
+ *   kept      a blocking release that says the hold stays (ZKL_ENOAUTH,
+ *             ZKL_ENOMEM, ZKL_EZK) leaves its node to a core that has it;
+ *   spin      no keeper's round would wake, ten in a row, at one instant
+ *             already past (its thread would wake again at once);
  *   undo      a multi-lock whose undo was refused leaves the thread the
  *             refused member, nothing else;
  *   cancel    a blocking acquire ends ZKL_ECANCELED only once its handle
@@ -147,8 +157,11 @@
  *   absent    then, within a minute, every latch takes part with a node of
  *             its client's session, and the first node's latch leads (a
  *             latch stopped by a create past the wrap aside);
- *   orphan    once every request is freed and the faults end, no node of
- *             a live session of ours is left under a lock path;
+ *   orphan    a node of a client's session under a lock path, while the
+ *             client is connected on it and its core counts it current,
+ *             is one its core has not let go of (it creates, holds, waits
+ *             on or deletes it); once every request is freed and the
+ *             faults end, no node of a live session of ours is left;
  *   leak      once every object and request is freed, none is left
  *             registered among the open objects (lib/front/objects.c);
  *   replay    the first schedule, run twice, takes the same steps.
@@ -178,6 +191,10 @@
 #define SEM_MAX 2
 #define SLACK (50 * MS) /* a keeper's round comes this late at most */
 #define NTH 2 /* program threads per client, beside the driver's (sim_threads.h) */
+#define CORE_HELD 32 /* a core's held nodes looked at (basis) */
+#define EVER_HELD 256 /* a client's nodes remembered as held (basis) */
+#define CORE_LIVE 64 /* a core's nodes looked at (orphan: more, not judged) */
+#define GONE_SLOTS 4096 /* the leader's deletes remembered (basis) */
 
 /* What a request acquires: the mutex, a lease of the semaphore, the
  * read or the write lock of the read-write lock. */
@@ -294,6 +311,15 @@ struct cl {
     bool stand_armed;      /* it stands still right behind its next create (on_request), */
     bool stand_next;       /* ... at the next step, the create in flight */
     bool stand_whole;      /* the last span was the whole process's, not the blocked form */
+    /* The names of the nodes its core held so far, the latest EVER_HELD
+     * (basis_note), and whether one may have come to hold unseen. */
+    char ever[EVER_HELD][80];
+    int never;
+    bool held_unknown;
+    /* Its keeper's rounds in a row that would wake at spin_wake, passed
+     * (spin). */
+    int64_t spin_wake;
+    int spin_n;
 };
 
 static struct {
@@ -356,6 +382,11 @@ static struct {
         bool ended;
     } made[256];
     int nmade;
+    /* The leader's deletes under /sim/, by node name: their zxid (basis). */
+    struct {
+        uint64_t hash;
+        int64_t zxid;
+    } gone[GONE_SLOTS];
 } R;
 
 /* The calling thread is inside a blocking call (its waits step), since
@@ -504,8 +535,13 @@ static void cut_seen(void)
     }
 }
 
+static void basis_note(struct cl *k, int64_t zxid);
+static uint64_t name_hash(const char *s);
+
 static void world_step(void)
 {
+    for (int i = 0; i < NCL; i++)
+        basis_note(&R.cl[i], 0);
     for (int i = 0; i < NCL; i++)
         if (R.cl[i].stand_next) {
             R.cl[i].stand_next = false;
@@ -534,9 +570,20 @@ static void world_step(void)
           it->kind == ZSIM_SESSION ? zsim_state_name(it->state) : "",
           it->kind == ZSIM_WATCH ? it->path : "");
     zapi_sim_item(it);
+    for (int i = 0; i < NCL; i++)
+        if (it->zxid > 0 && !R.cl[i].fd_mode && it->session != NULL &&
+            it->session == session_of(&R.cl[i]))
+            basis_note(&R.cl[i], it->zxid);
 }
 
 static void unheard_sent(struct cl *k);
+
+/* spin: a keeper's round that would have its thread wake at an instant
+ * already past (by more than a keeper's lateness), ten rounds in a row at
+ * the same one, would have it wake again at once without end (a request
+ * judged at its deadline and still waiting did, in sim-locks' copy of the
+ * asynchronous front). Here the round's wake-up only sets no timer. */
+#define SPIN_ROUNDS 10
 
 /* The keeper's rounds until it waits, and a timer for when it wakes. */
 static void keeper(struct cl *k)
@@ -574,6 +621,18 @@ static void keeper(struct cl *k)
             wake = 0;
         if (r <= 0)
             break;
+    }
+    now = zsim_now(R.w);
+    if (wake != 0 && wake + SLACK < now) {
+        if (wake != k->spin_wake)
+            k->spin_n = 0;
+        k->spin_wake = wake;
+        if (++k->spin_n == SPIN_ROUNDS)
+            violation("spin", "client %d: %d rounds of its keeper in a row would wake at "
+                      "%.3f s, %.3f s past: its thread would wake again at once, without end",
+                      k->ix, SPIN_ROUNDS, (double)wake / 1e9, (double)(now - wake) / 1e9);
+    } else {
+        k->spin_n = 0;
     }
     uint64_t sent = c->ka_seq;
     pthread_mutex_unlock(&c->mu);
@@ -743,6 +802,12 @@ static void on_change(void *arg, const struct zsim_change *ch)
         }
     }
     wrap_note(ch);
+    const char *base = strrchr(ch->path, '/');
+    if (!ch->created && base != NULL && strncmp(ch->path, "/sim/", 5) == 0) {
+        uint64_t h = name_hash(base + 1);
+        R.gone[h % GONE_SLOTS].hash = h;
+        R.gone[h % GONE_SLOTS].zxid = ch->zxid;
+    }
     if (!ch->created && strncmp(ch->path, MULTI_OTHER "/", strlen(MULTI_OTHER) + 1) == 0) {
         R.mb_gone_at = zsim_now(R.w);
         for (int i = 0; i < NCL; i++)
@@ -1648,6 +1713,8 @@ static void on_request(zhandle_t *zh, const char *path, bool watch)
     }
 }
 
+static void check_core(void);
+
 static void check(void)
 {
     int64_t now = zsim_now(R.w);
@@ -1720,6 +1787,7 @@ static void check(void)
         violation("holders", "%d writers and %d readers hold %s", live[L_WRITE], live[L_READ],
                   lock_paths[L_WRITE]);
     check_latches();
+    check_core();
 }
 
 struct orphan_arg {
@@ -1755,6 +1823,191 @@ static void check_orphans(void)
         if (o.found > 0)
             violation("orphan", "%d nodes of live sessions left under %s, such as %s", o.found,
                       dirs[l], o.name);
+    }
+}
+
+/* ---- the library's own nodes: its core, as the internal headers show it ------------- */
+
+/* The client's core, its lock taken, or NULL (none yet, or the lock is
+ * held: a call of the library under way on this stack or a parked
+ * thread's; the look waits for a later step). */
+static struct zkl__core *core_take(struct cl *k)
+{
+    if (k->c == NULL || pthread_mutex_trylock(&k->c->mu) != 0)
+        return NULL;
+    struct zkl__engine *e = zkl__engine_find(k->c);
+    if (e == NULL || e->core == NULL) {
+        pthread_mutex_unlock(&k->c->mu);
+        return NULL;
+    }
+    return e->core;
+}
+
+struct core_look {
+    int nheld, nlive;
+    char held[CORE_HELD][80];  /* the names of its nodes the policy said hold */
+    char uuid[CORE_LIVE][44];  /* "_c_<uuid>-" of every node it has not let go of */
+    bool told_held;            /* a node told lost is held */
+    char told_name[80];
+    int64_t sid;               /* the client's session, */
+    bool current;              /* ... the core's, connected, the client not closing */
+};
+
+static void core_node(zkl__cnode *n, void *arg)
+{
+    struct core_look *l = arg;
+    if (l->nlive < CORE_LIVE) {
+        char u[37];
+        zkl__uuid_text(n->uuid, u);
+        snprintf(l->uuid[l->nlive++], sizeof l->uuid[0], "_c_%s-", u);
+    }
+    if (n->st != ZKL__N_HELD || n->name == NULL)
+        return;
+    if (n->told == ZKL__TOLD_LOST && !l->told_held) {
+        l->told_held = true;
+        snprintf(l->told_name, sizeof l->told_name, "%s", n->name);
+    }
+    if (l->nheld < CORE_HELD)
+        snprintf(l->held[l->nheld++], sizeof l->held[0], "%s", n->name);
+}
+
+/* The core's nodes now: false when it cannot be looked at. */
+static bool core_look(struct cl *k, struct core_look *l)
+{
+    l->nheld = l->nlive = 0;
+    l->told_held = false;
+    struct zkl__core *core = core_take(k);
+    if (core == NULL)
+        return false;
+    zkl__core_each(core, core_node, l);
+    l->sid = k->c->sid;
+    /* (a session the loss rule gave up is on its way out, its handle to
+     * be closed: its nodes are the server's to end, though the handle may
+     * connect again meanwhile) */
+    l->current = !k->c->closing && !k->c->need_reopen && zkl__core_gen(core) == k->c->gen &&
+                 zkl__core_connected(core);
+    pthread_mutex_unlock(&k->c->mu);
+    return true;
+}
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h | 1;
+}
+
+/* The zxid of the leader's delete of a node named name (its last path
+ * part: our names are unique by their uuid), 0 if not known. */
+static int64_t gone_zxid(const char *name)
+{
+    uint64_t h = name_hash(name);
+    return R.gone[h % GONE_SLOTS].hash == h ? R.gone[h % GONE_SLOTS].zxid : 0;
+}
+
+static bool node_exists(const char *name)
+{
+    static const char *const dirs[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
+                                       MULTI_OTHER, LATCH_PATH};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/%s", dirs[i], name);
+        if (zsim_truth_stat(R.w, path, NULL) == ZSIM_OK)
+            return true;
+    }
+    return false;
+}
+
+/* basis: a node comes to hold only on news from a time its node existed.
+ * The holds of each core are noted before every world step (those a
+ * keeper's round or a program's call granted are not judged: their news
+ * is not known); a node that holds after an item of the client's session
+ * and never held before came to hold on that item's news (zxid). Deleted
+ * strictly before it is a violation: a session's end deletes all its
+ * nodes in one transaction, whose news may tell of a predecessor's end
+ * before our own node's. The descriptor client's items are dispatched by
+ * its loop later: not judged either. */
+static void basis_note(struct cl *k, int64_t zxid)
+{
+    static struct core_look l;
+    if (!core_look(k, &l) || l.nheld >= CORE_HELD) {
+        k->held_unknown = true; /* nothing judged until a look that sees them all */
+        return;
+    }
+    for (int i = 0; i < l.nheld; i++) {
+        bool before = false;
+        for (int j = 0; j < EVER_HELD && !before; j++)
+            before = strcmp(k->ever[j], l.held[i]) == 0;
+        if (before)
+            continue; /* held before (again after a refused release: the same hold) */
+        snprintf(k->ever[k->never++ % EVER_HELD], sizeof k->ever[0], "%s", l.held[i]);
+        if (zxid == 0 || k->held_unknown || node_exists(l.held[i]))
+            continue;
+        int64_t z = gone_zxid(l.held[i]);
+        if (z != 0 && z < zxid)
+            violation("basis", "client %d: node %s came to hold on news of zxid %" PRId64
+                      ", but the leader had deleted it at zxid %" PRId64, k->ix, l.held[i],
+                      zxid, z);
+    }
+    k->held_unknown = false;
+}
+
+/* At every step, through the core:
+ *   lost-grant  no node is held once its loss was told;
+ *   orphan      every node of the client's live session under a lock
+ *               path is one its core has not let go of (one it still
+ *               creates, holds, waits on or deletes), while the client
+ *               is connected on that session: a node let go of stays
+ *               until the session ends. */
+struct live_arg {
+    const struct core_look *l;
+    int64_t sid;
+    const char *dir;
+    char found[400];
+};
+
+static void live_child(void *arg, const char *name)
+{
+    struct live_arg *a = arg;
+    if (a->found[0] != '\0' || strncmp(name, "_c_", 3) != 0)
+        return;
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", a->dir, name);
+    struct zsim_stat st;
+    if (zsim_truth_stat(R.w, path, &st) != ZSIM_OK || st.ephemeralOwner != a->sid)
+        return;
+    for (int i = 0; i < a->l->nlive; i++)
+        if (strncmp(name, a->l->uuid[i], strlen(a->l->uuid[i])) == 0)
+            return;
+    snprintf(a->found, sizeof a->found, "%s", path);
+}
+
+static void check_core(void)
+{
+    static const char *const dirs[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
+                                       MULTI_OTHER, LATCH_PATH};
+    static struct core_look l;
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        if (!core_look(k, &l))
+            continue;
+        if (l.told_held)
+            violation("lost-grant", "client %d: node %s holds after its loss was told", k->ix,
+                      l.told_name);
+        zsim_session *s = session_of(k);
+        int st = zkl_client_state(k->c);
+        if (s == NULL || !zsim_session_alive(s) || !l.current || l.nlive >= CORE_LIVE ||
+            l.sid != zsim_session_id(s) ||
+            (st != ZKL_STATE_CONNECTED && st != ZKL_STATE_RECONNECTED))
+            continue;
+        for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
+            struct live_arg a = {&l, zsim_session_id(s), dirs[d], ""};
+            zsim_truth_children(R.w, dirs[d], live_child, &a);
+            if (a.found[0] != '\0')
+                violation("orphan", "client %d let go of %s, which stays in its live session",
+                          k->ix, a.found);
+        }
     }
 }
 
@@ -2175,6 +2428,23 @@ static void blocking_acquire(struct cl *k)
 }
 
 /* Release the thread's hold q, one count of it. */
+/* kept: a release that says the hold stays (zkl.h: the delete refused,
+ * ZKL_ENOAUTH, or not sent, ZKL_ENOMEM or ZKL_EZK) leaves the node to its core, which has not let go
+ * of it: else the caller keeps a hold of a node nobody deletes. */
+static void check_kept(const struct req *q, int rc)
+{
+    static struct core_look l;
+    const char *base = strrchr(q->node, '/');
+    if (base == NULL || !core_look(q->k, &l) || l.nlive >= CORE_LIVE)
+        return;
+    for (int i = 0; i < l.nlive; i++)
+        if (strncmp(base + 1, l.uuid[i], strlen(l.uuid[i])) == 0)
+            return;
+    violation("kept", "client %d: the release of %d (%s) says %s, the hold stays, but the "
+              "library let go of its node %s", q->k->ix, q->id, lock_names[q->lock],
+              zkl_strerror(rc), q->node);
+}
+
 static void blocking_release(struct req *q)
 {
     struct cl *k = q->k;
@@ -2216,6 +2486,8 @@ static void blocking_release(struct req *q)
     bool cleared = q->lock == L_MULTI && rc == ZKL_ENOTHELD && k->mb_lost;
     if (q->lock == L_MULTI)
         k->mb_lost = false;
+    if ((rc == ZKL_ENOAUTH || rc == ZKL_ENOMEM || rc == ZKL_EZK) && q->lock != L_MULTI)
+        check_kept(q, rc);
     if (rc == ZKL_ENOAUTH && q->lock != L_MULTI && lout_refused(start)) {
         /* An outsider's ACL refused the delete: the hold stays (zkl.h),
          * released again a while later. */
