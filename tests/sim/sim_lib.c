@@ -28,7 +28,8 @@
  *             (refused); a wait of the library parks its thread, which
  *             runs again once its condition variable is signalled or its
  *             deadline passes (threads_run);
- *   latch     a leader latch per client: started, awaited, closed;
+ *   latch     a leader latch per client: started, awaited, closed (and
+ *             closed when its await says a refusal stopped it);
  *   listings  participants, the semaphore's recorded limit, revocation;
  *   undo      the multi-lock tried while its first member's deletes are
  *             refused (the zapi refuses them, as an ACL would).
@@ -58,7 +59,15 @@
  * or a guarded write refused (ZKL_ENOAUTH) while such an ACL was in
  * effect is no violation: the hold stays (zkl.h) and is released again a
  * while later; every ACL is put back as the schedule settles, so none is
- * left (orphan). In a draw of its own
+ * left (orphan). The same outsider, in a draw of its own (guarded_fault:
+ * one step in 2,000 of the run with the program threads, a generator
+ * seeded from the schedule's seed), sets
+ * such an ACL on the mutex's path (the multi-lock's second member's),
+ * the multi-lock's first member's or the latch's, or on the head of its
+ * queue: a multi-lock member whose release it refuses stays the thread's,
+ * which the call's code says (ZKL_ENOAUTH), and is released again once
+ * allowed (undo); a latch it refuses stops, its await saying ZKL_ENOAUTH,
+ * and the program closes it and starts another later. In a draw of its own
  * too (one step in 4,000: tests/sim/quiet.c), a follower stands still for
  * up to 6 s, its clients' requests and pings with it, while the leader
  * and the other follower go on; or a client's link passes one way only
@@ -133,8 +142,10 @@
  *             ZKL_ENOMEM, ZKL_EZK) leaves its node to a core that has it;
  *   spin      no keeper's round would wake, ten in a row, at one instant
  *             already past (its thread would wake again at once);
- *   undo      a multi-lock whose undo was refused leaves the thread the
- *             refused member, nothing else;
+ *   undo      a multi-lock whose undo (or release) was refused leaves the
+ *             thread the refused member, nothing else, and says so (its
+ *             code the release's); after any other failure or release the
+ *             thread holds no member;
  *   cancel    a blocking acquire ends ZKL_ECANCELED only once its handle
  *             fired, and within the grace of it while connected (a wait
  *             for a new session is not cut short: deadline bounds it);
@@ -156,7 +167,8 @@
  *             within two minutes;
  *   absent    then, within a minute, every latch takes part with a node of
  *             its client's session, and the first node's latch leads (a
- *             latch stopped by a create past the wrap aside);
+ *             latch stopped by a create past the wrap, or by an ACL whose
+ *             refusal its await says, aside);
  *   orphan    a node of a client's session under a lock path, while the
  *             client is connected on it and its core counts it current,
  *             is one its core has not let go of (it creates, holds, waits
@@ -207,11 +219,15 @@ static const char *const lock_names[NLOCKS] = {"mutex", "semaphore", "semaphore-
  * its last, whose node and token a request answers for, is the mutex's). */
 #define MULTI_OTHER "/sim/mb"
 #define LATCH_PATH "/sim/latch"
-/* The lock paths whose ACL an outsider changes (lib_outsider.c): not the
- * multi-lock's members, whose refused undo is refuse_op's, nor the
- * latch's, whose refusal ends its taking part; and those it deletes when
- * nothing is under them: any. */
+/* The lock paths whose ACL an outsider changes (lib_outsider.c), in the
+ * faults' draw: these; in a draw of its own (guarded_fault), the mutex's
+ * (the multi-lock's second member's too), the multi-lock's first member's
+ * and the latch's: a refused release of a member leaves the thread that
+ * member (undo, mb_keep, m2_keep), a refusal ends a latch's taking part
+ * (ZKL_ENOAUTH, which its await says); and those it deletes when nothing
+ * is under them: any. */
 static const char *const spoiled[] = {"/sim/sem", "/sim/semmutex", "/sim/rw"};
+static const char *const guarded[] = {"/sim/mutex", MULTI_OTHER, LATCH_PATH};
 static const char *const parents[] = {"/sim/mutex", "/sim/sem",  "/sim/semmutex",
                                       "/sim/rw",    MULTI_OTHER, LATCH_PATH};
 /* Where the guarded writes of each exclusive lock go (made at the start). */
@@ -276,6 +292,10 @@ struct cl {
     bool mb_cleared;      /* ... and the multi-lock may have released it lost since */
     char mb_node[400];    /* ... its node */
     bool mb_lost;         /* ... released lost: a lost multi-lock hold sharing it cleared */
+    bool m2_stuck;        /* the thread holds the second member after a refused release, */
+    char m2_node[400];    /* ... its node; */
+    int64_t kept_retry;   /* a kept member's release refused again: tried again then */
+    int64_t latch_from;   /* its latch started then */
     zkl_client_stats stats; /* its counters, as last read */
     /* The unheard fault (unheard_arm): keepalives to send unheard from the
      * next one on, then how many are left, the leader slow that long once
@@ -372,6 +392,8 @@ static struct {
     uint64_t outsider_acts, failovers;
     uint64_t lout_draws; /* the steps that drew lib_outsider.c's fault */
     uint64_t quiet_draws; /* the steps that drew quiet.c's faults */
+    uint64_t guarded_rng; /* guarded_fault's own generator, from the seed */
+    uint64_t guarded_acts;
     int64_t mb_gone_at, mb_gone_back[NCL]; /* multi_gone: the last delete under MULTI_OTHER */
     /* The nodes the leader made under /sim/, when, and when they went
      * (ended: with their session's end), a ring of the latest
@@ -1358,6 +1380,31 @@ static void sessions_now(zsim_session **ss)
         ss[i] = session_of(&R.cl[i]);
 }
 
+/* guarded_fault's draws: a generator of its own, seeded from the
+ * schedule's seed (splitmix64), so that the world's stay what they were. */
+static uint64_t guarded_below(uint64_t n)
+{
+    uint64_t x = (R.guarded_rng += 0x9e3779b97f4a7c15u);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    return (x ^ (x >> 31)) % n;
+}
+
+/* An outsider's ACL on the mutex's path, the multi-lock's first member's
+ * or the latch's, or on the head of its queue (lib_outsider.c), one step
+ * in 2,000, every choice guarded_below's; only in the run with the
+ * program threads, so that the run without them takes today's steps
+ * whole (mutant 20 is found at step 3,743 of seed 291's: with this fault
+ * in both runs, one step in 2,000, it was not; that schedule draws it at
+ * the 797th of its driver's steps, at one in 4,000 as well). */
+static void guarded_fault(void)
+{
+    if (R.settling || !threads_on || guarded_below(2000) != 0)
+        return;
+    R.guarded_acts++;
+    lout_acl_fault(guarded, sizeof guarded / sizeof guarded[0], guarded_below);
+}
+
 /* A follower stands still or a link passes one way only (quiet.h): like
  * a cut follower, its clients' touches and what their releases wait on
  * stay away meanwhile (cut_at), and it stirs as it begins and ends. */
@@ -2139,6 +2186,44 @@ static void mb_keep(struct cl *k)
     k->mb_stuck = true;
 }
 
+/* The same for the second member, on the mutex's path: an outsider's ACL
+ * there refused its delete (guarded_fault). The thread tries the
+ * multi-lock no more until it let go of it (tend_refusals). */
+static void m2_keep(struct cl *k)
+{
+    const char *n = zkl_mutex_node(k->m2);
+    snprintf(k->m2_node, sizeof k->m2_node, "%s", n ? n : "");
+    k->m2_stuck = true;
+    trace("client %d: the thread keeps the multi-lock's second member %s", k->ix, k->m2_node);
+}
+
+/* undo: after a multi-lock's failure, or the release of its hold, the
+ * thread holds a member only where that member's delete was refused
+ * (zkl.h: the call returns that release's code) and some refusal was in
+ * effect: refuse_op's of the first member's deletes, or an outsider's
+ * ACL since start. Such a member is kept (mb_keep, m2_keep). */
+static bool members_kept(struct cl *k, int rc, int64_t start, const char *what)
+{
+    bool kept = false;
+    bool refusal = rc == ZKL_ENOAUTH || rc == ZKL_ELOST;
+    if (refusal && (k->refused != NULL || lout_refused(start)) && !k->mb_stuck &&
+        zkl_mutex_is_held(k->mb)) {
+        mb_keep(k);
+        kept = true;
+    }
+    if (refusal && lout_refused(start) && !k->m2_stuck && zkl_mutex_is_held(k->m2)) {
+        m2_keep(k);
+        kept = true;
+    }
+    if (!k->mb_stuck && zkl_mutex_is_held(k->mb))
+        violation("undo", "client %d: %s returned %s, and the thread holds the first member",
+                  k->ix, what, zkl_strerror(rc));
+    else if (!k->m2_stuck && zkl_mutex_is_held(k->m2))
+        violation("undo", "client %d: %s returned %s, and the thread holds the second member",
+                  k->ix, what, zkl_strerror(rc));
+    return kept;
+}
+
 /* The calling thread's. */
 static struct req *thread_hold(struct cl *k, int lock)
 {
@@ -2219,7 +2304,7 @@ static bool may_wait_forever(const struct cl *k, int lock)
 {
     int th = cur_th();
     for (int i = 0; i < NCL; i++)
-        if (R.cl[i].mb_stuck || R.cl[i].refused != NULL)
+        if (R.cl[i].mb_stuck || R.cl[i].m2_stuck || R.cl[i].refused != NULL)
             return false;
     for (const struct req *q = R.reqs; q; q = q->next)
         if (q->r == NULL &&
@@ -2237,6 +2322,8 @@ static bool may_wait_forever(const struct cl *k, int lock)
  * cancel handle (one at a time: the driver's thread's). */
 static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
 {
+    if (lock == L_MULTI && k->m2_stuck)
+        return; /* (m2_keep) */
     long t = zsim_below(R.w, 2) == 0 ? 0 : (long)(100 + zsim_below(R.w, 2000));
     if (zsim_below(R.w, 3) == 0 && may_wait_forever(k, lock))
         t = -1; /* stuck bounds it */
@@ -2304,11 +2391,11 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
         rc = zkl_multilock_acquire_cancellable(k->ml, t, h);
         if (k->mb_stuck && (rc == ZKL_ELOST || (rc != 0 && (lost || k->c->gen != gen))))
             k->mb_cleared = true;
-        /* Tried while its first member's deletes are refused: the undo
-         * keeps that member for the thread (as refuse_op's). */
-        if (rc == ZKL_ENOAUTH && k->refused != NULL && !k->mb_stuck &&
-            zkl_mutex_is_held(k->mb))
-            mb_keep(k);
+        /* Tried while its first member's deletes are refused, or an
+         * outsider's ACL refused either's: the undo keeps that member for
+         * the thread (as refuse_op's). */
+        if (rc != 0 && have == NULL)
+            (void)members_kept(k, rc, q->started, "a failed multi-lock");
         break;
     }
     }
@@ -2494,14 +2581,13 @@ static void blocking_release(struct req *q)
         q->release_at = zsim_now(R.w) + (int64_t)(1 + zsim_below(R.w, 1000)) * MS;
         return;
     }
-    if ((rc == ZKL_ENOAUTH || rc == ZKL_ELOST) && q->lock == L_MULTI && q->count == 0 &&
-        k->refused != NULL && zkl_mutex_is_held(k->mb) && !k->mb_stuck) {
-        /* The first member's delete was refused: the thread keeps it, the
-         * multi-lock's hold is over (refuse_op); the release returns the
-         * first member error it met, its other member's ZKL_ELOST too
-         * (seed 7400961). */
-        mb_keep(k);
-    } else if (!cleared && !ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+    /* A member's delete was refused: the thread keeps it, the multi-lock's
+     * hold is over (refuse_op, guarded_fault); the release returns the
+     * first member error it met, its other member's ZKL_ELOST too (seed
+     * 7400961). */
+    bool kept = q->lock == L_MULTI && q->count == 0 &&
+                members_kept(k, rc, start, "the multi-lock's release");
+    if (!kept && !cleared && !ok_code(rc, codes, sizeof codes / sizeof codes[0]))
         violation("release", "the release of %d (%s) returned %s", q->id, lock_names[q->lock],
                   zkl_strerror(rc));
     /* A lost hold is cleared whatever its count (zkl.h): its reentries
@@ -2757,6 +2843,7 @@ static void latch_op(struct cl *k)
             abort();
         (void)zkl_latch_set_listener(k->latch, on_lead, k);
         rc = zkl_latch_start(k->latch);
+        k->latch_from = zsim_now(R.w);
         trace("client %d: the latch starts: %s", k->ix, zkl_strerror(rc));
         return;
     }
@@ -2770,17 +2857,37 @@ static void latch_op(struct cl *k)
         trace("client %d: the latch's await (%ld ms): %s", k->ix, t, zkl_strerror(rc));
         static const int codes[] = {0, ZKL_ETIMEDOUT, ZKL_ELOST};
         if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]) &&
-            !(rc == ZKL_EZK && wrap_seen(LATCH_PATH)))
+            !(rc == ZKL_EZK && wrap_seen(LATCH_PATH)) &&
+            !(rc == ZKL_ENOAUTH && lout_refused(k->latch_from)))
             violation("latch", "client %d's await returned %s", k->ix, zkl_strerror(rc));
+        if (rc == ZKL_ENOAUTH && !R.violated) {
+            /* An outsider's ACL refused its node or the listing: it takes
+             * part no more (zkl_latch(3)); the program closes it, and
+             * starts another later. */
+            begin_blocking(k);
+            int crc = zkl_latch_close(k->latch);
+            blocking--;
+            trace("client %d: the latch, stopped by a refusal, closes: %s", k->ix,
+                  zkl_strerror(crc));
+            if (zkl_latch_is_leader(k->latch))
+                violation("latch", "client %d's latch stopped by a refusal still leads", k->ix);
+            zkl_latch_free(k->latch);
+            k->latch = NULL;
+            k->leading = 0;
+        }
         break;
     }
-    default:
+    default: {
+        int64_t start = zsim_now(R.w);
         begin_blocking(k);
         rc = zkl_latch_close(k->latch);
         blocking--;
         trace("client %d: the latch closes: %s", k->ix, zkl_strerror(rc));
         static const int codes[] = {0, ZKL_ECONNLOSS, ZKL_ETIMEDOUT};
-        if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+        /* (ZKL_ENOAUTH: the ACL refuses the delete, retried until the
+         * session ends or the ACL is put back) */
+        if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]) &&
+            !(rc == ZKL_ENOAUTH && lout_refused(start)))
             violation("latch", "client %d's latch close returned %s", k->ix, zkl_strerror(rc));
         if (zkl_latch_is_leader(k->latch))
             violation("latch", "client %d's closed latch still leads", k->ix);
@@ -2788,6 +2895,7 @@ static void latch_op(struct cl *k)
         k->latch = NULL;
         k->leading = 0;
         break;
+    }
     }
     mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0x9d9d);
 }
@@ -2914,8 +3022,9 @@ static void list_op(struct cl *k)
  * the deletes are allowed again. */
 static void refuse_op(struct cl *k)
 {
-    if (k->refused != NULL || k->mb_stuck || k->c->zh == NULL)
+    if (k->refused != NULL || k->mb_stuck || k->m2_stuck || k->c->zh == NULL)
         return;
+    int64_t start = zsim_now(R.w);
     k->refused = k->c->zh;
     k->refuse_until = zsim_now(R.w) + (int64_t)zsim_below(R.w, 3000) * MS;
     zapi_sim_refuse_deletes(k->refused, MULTI_OTHER);
@@ -2935,10 +3044,18 @@ static void refuse_op(struct cl *k)
         trace("client %d: the multi-lock released: %s", k->ix, zkl_strerror(rc));
         if (rc == ZKL_ENOAUTH && zkl_mutex_is_held(k->mb))
             mb_keep(k);
+        if (rc == ZKL_ENOAUTH && lout_refused(start) && zkl_mutex_is_held(k->m2) && !had)
+            m2_keep(k);
         return;
     }
     if (rc != ZKL_ENOAUTH)
         return;
+    /* An outsider's ACL may have refused a member's create (nothing held)
+     * or the second member's delete too (members_kept). */
+    if (lout_refused(start) && !had) {
+        (void)members_kept(k, rc, start, "a multi-lock tried once");
+        return;
+    }
     if (!zkl_mutex_is_held(k->mb))
         violation("undo", "client %d: the multi-lock's undo was refused, but the thread does "
                   "not hold the member", k->ix);
@@ -2960,13 +3077,36 @@ static void tend_refusals(bool all)
             k->refused = NULL;
             trace("client %d: its deletes are allowed again", k->ix);
         }
-        if (k->mb_stuck && k->refused == NULL && (all || !paused(k))) {
+        if (k->m2_stuck && (all || (!paused(k) && now >= k->kept_retry))) {
+            int64_t start = zsim_now(R.w);
+            begin_blocking(k);
+            int rc = zkl_mutex_release(k->m2);
+            blocking--;
+            mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xc1c1);
+            trace("client %d: the second member kept by a refused release released: %s", k->ix,
+                  zkl_strerror(rc));
+            if (rc == ZKL_ENOAUTH && lout_refused(start)) {
+                k->kept_retry = zsim_now(R.w) + 200 * MS; /* the ACL is still there */
+                continue;
+            }
+            bool gone = zsim_truth_stat(R.w, k->m2_node, NULL) != ZSIM_OK;
+            if (rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED && !(rc == ZKL_ENOTHELD && gone))
+                violation("undo", "client %d: the second member kept by a refused release: its "
+                          "release returned %s", k->ix, zkl_strerror(rc));
+            k->m2_stuck = false;
+        }
+        if (k->mb_stuck && k->refused == NULL && (all || (!paused(k) && now >= k->kept_retry))) {
+            int64_t start = zsim_now(R.w);
             begin_blocking(k);
             int rc = zkl_mutex_release(k->mb);
             blocking--;
             mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xc0c0);
             trace("client %d: the member kept by a refused undo released: %s", k->ix,
                   zkl_strerror(rc));
+            if (rc == ZKL_ENOAUTH && lout_refused(start)) {
+                k->kept_retry = zsim_now(R.w) + 200 * MS; /* the ACL is still there */
+                continue;
+            }
             /* Its node gone (its session ended, or someone deleted it),
              * a release or an undo may have cleared the lost hold. */
             bool gone = zsim_truth_stat(R.w, k->mb_node, NULL) != ZSIM_OK;
@@ -3063,6 +3203,7 @@ static void one_step(void)
         quiet_fault(); /* as the outsider's: one step in 4,000 (mutant 20) */
     else
         world_step();
+    guarded_fault();
     heal(false);
     for (int i = 0; i < NCL; i++)
         keeper(&R.cl[i]);
@@ -3152,6 +3293,13 @@ static bool latch_wrapped(struct cl *k)
     return wrap_seen(LATCH_PATH) && zkl_latch_await(k->latch, 0) == ZKL_EZK;
 }
 
+/* A latch stopped for good by an outsider's ACL that refused its node or
+ * the listing: its await says ZKL_ENOAUTH (zkl_latch(3)). */
+static bool latch_refused(struct cl *k)
+{
+    return lout_refused(k->latch_from) && zkl_latch_await(k->latch, 0) == ZKL_ENOAUTH;
+}
+
 /* Whether every started latch of a connected client takes part with a node
  * of its current session, and the first node (in Curator's order, a name
  * past the wrap first) leads, told so; but a latch stopped by the wrap. */
@@ -3168,7 +3316,7 @@ static bool latches_settled(char *why, size_t size)
     for (int i = 0; i < NCL; i++) {
         struct cl *k = &R.cl[i];
         int st = zkl_client_state(k->c);
-        if (k->latch == NULL || latch_wrapped(k))
+        if (k->latch == NULL || latch_wrapped(k) || latch_refused(k))
             continue;
         if ((st != ZKL_STATE_CONNECTED && st != ZKL_STATE_RECONNECTED) ||
             zkl_client_session_id(k->c, &sids[i]) != 0) {
@@ -3221,6 +3369,7 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
 {
     memset(&R, 0, sizeof R);
     R.seed = seed;
+    R.guarded_rng = seed ^ 0x6a4d5e11u;
     R.steps = steps;
     R.trace = tr;
     R.hash = 0xcbf29ce484222325u;
