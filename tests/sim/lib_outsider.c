@@ -5,7 +5,7 @@
  * every refused delete goes through in the end; or the path deleted when
  * nothing is queued on it, half the time made again within 2 s (else the
  * library makes it again for its next create). Every choice is the
- * world's generator's. */
+ * world's generator's, but lout_acl_fault's, which are its caller's. */
 #include <stdio.h>
 #include <string.h>
 
@@ -63,6 +63,48 @@ static void first_kid(void *arg, const char *name)
         snprintf(first, 160, "%s", name);
 }
 
+static uint64_t world_below(uint64_t n)
+{
+    return zsim_below(O.w, n);
+}
+
+/* An ACL that refuses the library something (what: 2, on the head of
+ * the queue; else on the path) on one of dirs, its choices by below. */
+static void acl_act(uint64_t what, const char *const *dirs, int ndirs,
+                    uint64_t (*below)(uint64_t n))
+{
+    int64_t now = zsim_now(O.w);
+    const char *dir = dirs[below((uint64_t)ndirs)];
+    char path[200];
+    snprintf(path, sizeof path, "%s", dir);
+    if (what == 2) {
+        /* the head of its queue (the names sort by sequence but for a
+         * wrap: any node of the queue will do) */
+        char first[160] = "";
+        zsim_truth_children(O.w, dir, first_kid, first);
+        if (first[0] == '\0')
+            return;
+        snprintf(path, sizeof path, "%s/%s", dir, first);
+    }
+    if (O.nmarred == MARRED_MAX)
+        return;
+    uint64_t a = below(4);
+    int rc = zsim_outsider_set_acl(O.w, path, -1, &acls[a]);
+    O.trace("fault: an outsider sets %s's ACL to %s: %s", path, acl_names[a], zsim_rc_name(rc));
+    if (rc != ZSIM_OK)
+        return;
+    if (O.nmarred == 0)
+        O.marred_from = now;
+    snprintf(O.marred[O.nmarred].path, sizeof O.marred[0].path, "%s", path);
+    O.marred[O.nmarred++].until = now + (int64_t)(100 + below(4900)) * MS;
+}
+
+void lout_acl_fault(const char *const *dirs, int ndirs, uint64_t (*below)(uint64_t n))
+{
+    O.acts++;
+    acl_act(below(3), dirs, ndirs, below);
+}
+
 void lout_fault(void)
 {
     int64_t now = zsim_now(O.w);
@@ -81,29 +123,7 @@ void lout_fault(void)
         }
         return;
     }
-    const char *dir = O.acl_dirs[zsim_below(O.w, (uint64_t)O.nacl)];
-    char path[200];
-    snprintf(path, sizeof path, "%s", dir);
-    if (what == 2) {
-        /* the head of its queue (the names sort by sequence but for a
-         * wrap: any node of the queue will do) */
-        char first[160] = "";
-        zsim_truth_children(O.w, dir, first_kid, first);
-        if (first[0] == '\0')
-            return;
-        snprintf(path, sizeof path, "%s/%s", dir, first);
-    }
-    if (O.nmarred == MARRED_MAX)
-        return;
-    uint64_t a = zsim_below(O.w, 4);
-    int rc = zsim_outsider_set_acl(O.w, path, -1, &acls[a]);
-    O.trace("fault: an outsider sets %s's ACL to %s: %s", path, acl_names[a], zsim_rc_name(rc));
-    if (rc != ZSIM_OK)
-        return;
-    if (O.nmarred == 0)
-        O.marred_from = now;
-    snprintf(O.marred[O.nmarred].path, sizeof O.marred[0].path, "%s", path);
-    O.marred[O.nmarred++].until = now + (int64_t)(100 + zsim_below(O.w, 4900)) * MS;
+    acl_act(what, O.acl_dirs, O.nacl, world_below);
 }
 
 void lout_heal(bool all)

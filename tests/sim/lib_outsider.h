@@ -18,6 +18,10 @@ void lout_begin(zsim_world *w, const char *const *acl_dirs, int nacl, const char
  * library something, put back a while later, or the path deleted if
  * empty (now and then made again soon after). */
 void lout_fault(void);
+/* An ACL act as lout_fault's on one of dirs (not those of lout_begin),
+ * every choice drawn by below(n) (0 to n-1): a generator of the caller's
+ * own, so that the world's draws stay what they were. */
+void lout_acl_fault(const char *const *dirs, int ndirs, uint64_t (*below)(uint64_t n));
 /* The ACLs whose time came put back (all: every one, now), and a deleted
  * path made again when due. */
 void lout_heal(bool all);

@@ -35,7 +35,8 @@
  *             the library parks its thread, which runs again once its
  *             condition variable is signalled or its deadline passes
  *             (threads_run);
- *   latch     a leader latch per client: started, awaited, closed;
+ *   latch     a leader latch per client: started, awaited, closed (and
+ *             closed when its await says a refusal stopped it);
  *   listings  participants, the semaphore's recorded limit, revocation;
  *   undo      the multi-lock tried while its first member's deletes are
  *             refused (the zapi refuses them, as an ACL would);
@@ -72,7 +73,15 @@
  * or a guarded write refused (ZKL_ENOAUTH) while such an ACL was in
  * effect is no violation: the hold stays (zkl.h) and is released again a
  * while later; every ACL is put back as the schedule settles, so none is
- * left (orphan). In a draw of its own
+ * left (orphan). The same outsider, in a draw of its own (guarded_fault:
+ * one step in 2,000 of the run with the program threads, a generator
+ * seeded from the schedule's seed), sets
+ * such an ACL on the mutex's path (the multi-lock's second member's),
+ * the multi-lock's first member's or the latch's, or on the head of its
+ * queue: a multi-lock member whose release it refuses stays the thread's,
+ * which the call's code says (ZKL_ENOAUTH), and is released again once
+ * allowed (undo); a latch it refuses stops, its await saying ZKL_ENOAUTH,
+ * and the program closes it and starts another later. In a draw of its own
  * too (one step in 4,000: tests/sim/quiet.c), a follower stands still for
  * up to 6 s, its clients' requests and pings with it, while the leader
  * and the other follower go on; or a client's link passes one way only
@@ -148,7 +157,9 @@
  * halving their length, the faults again after a length that cut some),
  * then run traced, and printed with SIM_TAPE.
  *
- * The invariants, checked after every step against the leader's tree:
+ * The invariants, checked after every step against the leader's tree (and
+ * basis, lost-grant, kept and orphan against the library's core, through
+ * its internal headers, when the client's lock is free):
  *   holders   per lock path, the believed holds whose node exists: at most
  *             one of the mutex (the multi-lock's holds among them) or the
  *             semaphore-mutex, at most SEM_MAX leases of the semaphore,
@@ -181,9 +192,18 @@
  *   prompt    a try once is decided within two thirds of its session
  *             timeout (and the grace) where no fault silenced or slowed
  *             anything around it (check_prompt);
- *   undo      a multi-lock whose undo was refused leaves the thread the
- *             refused member, nothing else; one that failed otherwise,
- *             nothing of the call;
+ *   basis     a node that holds after an item of its client's session,
+ *             and never held before, was not deleted on the leader at a
+ *             zxid before that item's (the core's holds, basis_note);
+ *   lost-grant no node of a core holds once its loss was told;
+ *   kept      a blocking release that says the hold stays (ZKL_ENOAUTH,
+ *             ZKL_ENOMEM, ZKL_EZK) leaves its node to a core that has it;
+ *   spin      no keeper's round would wake, ten in a row, at one instant
+ *             already past (its thread would wake again at once);
+ *   undo      a multi-lock whose undo (or release) was refused leaves the
+ *             thread the refused member, nothing else, and says so (its
+ *             code the release's); after any other failure or release the
+ *             thread holds no member;
  *   cancel    a blocking acquire ends ZKL_ECANCELED only once its handle
  *             fired, and within the grace of it while connected (a wait
  *             for a new session is not cut short: deadline bounds it);
@@ -210,9 +230,13 @@
  *             within two minutes;
  *   absent    then, within a minute, every latch takes part with a node of
  *             its client's session, and the first node's latch leads (a
- *             latch stopped by a create past the wrap aside);
- *   orphan    once every request is freed and the faults end, no node of
- *             a live session of ours is left under a lock path;
+ *             latch stopped by a create past the wrap, or by an ACL whose
+ *             refusal its await says, aside);
+ *   orphan    a node of a client's session under a lock path, while the
+ *             client is connected on it and its core counts it current,
+ *             is one its core has not let go of (it creates, holds, waits
+ *             on or deletes it); once every request is freed and the
+ *             faults end, no node of a live session of ours is left;
  *   leak      once every object and request is freed, none is left
  *             registered among the open objects (lib/front/objects.c);
  *   closed    a client closed mid-run: every request whose callback had
@@ -249,6 +273,10 @@
 #define SEM_MAX 2
 #define SLACK (50 * MS) /* a keeper's round comes this late at most */
 #define NTH 2 /* program threads per client, beside the driver's (sim_threads.h) */
+#define CORE_HELD 32 /* a core's held nodes looked at (basis) */
+#define EVER_HELD 256 /* a client's nodes remembered as held (basis) */
+#define CORE_LIVE 64 /* a core's nodes looked at (orphan: more, not judged) */
+#define GONE_SLOTS 4096 /* the leader's deletes remembered (basis) */
 
 /* ---- the faults' kinds, their mix, and a schedule's tape ------------------------- */
 
@@ -401,11 +429,15 @@ static const char *const lock_names[NLOCKS] = {"mutex", "semaphore", "semaphore-
  * its last, whose node and token a request answers for, is the mutex's). */
 #define MULTI_OTHER "/sim/mb"
 #define LATCH_PATH "/sim/latch"
-/* The lock paths whose ACL an outsider changes (lib_outsider.c): not the
- * multi-lock's members, whose refused undo is refuse_op's, nor the
- * latch's, whose refusal ends its taking part; and those it deletes when
- * nothing is under them: any. */
+/* The lock paths whose ACL an outsider changes (lib_outsider.c), in the
+ * faults' draw: these; in a draw of its own (guarded_fault), the mutex's
+ * (the multi-lock's second member's too), the multi-lock's first member's
+ * and the latch's: a refused release of a member leaves the thread that
+ * member (undo, mb_keep, m2_keep), a refusal ends a latch's taking part
+ * (ZKL_ENOAUTH, which its await says); and those it deletes when nothing
+ * is under them: any. */
 static const char *const spoiled[] = {"/sim/sem", "/sim/semmutex", "/sim/rw"};
+static const char *const guarded[] = {"/sim/mutex", MULTI_OTHER, LATCH_PATH};
 static const char *const parents[] = {"/sim/mutex", "/sim/sem",  "/sim/semmutex",
                                       "/sim/rw",    MULTI_OTHER, LATCH_PATH};
 /* Where the guarded writes of each exclusive lock go (made at the start). */
@@ -474,6 +506,10 @@ struct cl {
     bool mb_cleared;      /* ... and the multi-lock may have released it lost since */
     char mb_node[400];    /* ... its node */
     bool mb_lost;         /* ... released lost: a lost multi-lock hold sharing it cleared */
+    bool m2_stuck;        /* the thread holds the second member after a refused release, */
+    char m2_node[400];    /* ... its node; */
+    int64_t kept_retry;   /* a kept member's release refused again: tried again then */
+    int64_t latch_from;   /* its latch started then */
     zkl_client_stats stats; /* its counters, as last read */
     /* The unheard fault (unheard_arm): keepalives to send unheard from the
      * next one on, then how many are left, the leader slow that long once
@@ -511,6 +547,15 @@ struct cl {
     bool stand_whole;      /* the last span was the whole process's, not the blocked form */
     bool closing;          /* zkl_client_close under way (close_client) */
     bool unkept;           /* its process ran again, its keeper's round not yet done */
+    /* The names of the nodes its core held so far, the latest EVER_HELD
+     * (basis_note), and whether one may have come to hold unseen. */
+    char ever[EVER_HELD][80];
+    int never;
+    bool held_unknown;
+    /* Its keeper's rounds in a row that would wake at spin_wake, passed
+     * (spin). */
+    int64_t spin_wake;
+    int spin_n;
 };
 
 static struct {
@@ -576,6 +621,8 @@ static struct {
     uint64_t closes;      /* clients closed and opened again */
     int close_at;         /* 1 + the client to close when a thread of its is in a call, */
     int close_left;       /* ... or within this many steps */
+    uint64_t guarded_rng; /* guarded_fault's own generator, from the seed */
+    uint64_t guarded_acts;
     int64_t mb_gone_at, mb_gone_back[NCL]; /* multi_gone: the last delete under MULTI_OTHER */
     /* The nodes the leader made under /sim/, when, and when they went
      * (ended: with their session's end), a ring of the latest
@@ -586,6 +633,11 @@ static struct {
         bool ended;
     } made[256];
     int nmade;
+    /* The leader's deletes under /sim/, by node name: their zxid (basis). */
+    struct {
+        uint64_t hash;
+        int64_t zxid;
+    } gone[GONE_SLOTS];
 } R;
 
 /* The calling thread is inside a blocking call (its waits step), since
@@ -738,8 +790,13 @@ static void cut_seen(void)
     }
 }
 
+static void basis_note(struct cl *k, int64_t zxid);
+static uint64_t name_hash(const char *s);
+
 static void world_step(void)
 {
+    for (int i = 0; i < NCL; i++)
+        basis_note(&R.cl[i], 0);
     for (int i = 0; i < NCL; i++)
         if (R.cl[i].stand_next) {
             R.cl[i].stand_next = false;
@@ -775,9 +832,20 @@ static void world_step(void)
           it->kind == ZSIM_SESSION ? zsim_state_name(it->state) : "",
           it->kind == ZSIM_WATCH ? it->path : "");
     zapi_sim_item(it);
+    for (int i = 0; i < NCL; i++)
+        if (it->zxid > 0 && !R.cl[i].fd_mode && it->session != NULL &&
+            it->session == session_of(&R.cl[i]))
+            basis_note(&R.cl[i], it->zxid);
 }
 
 static void unheard_sent(struct cl *k);
+
+/* spin: a keeper's round that would have its thread wake at an instant
+ * already past (by more than a keeper's lateness), ten rounds in a row at
+ * the same one, would have it wake again at once without end (a request
+ * judged at its deadline and still waiting did, in sim-locks' copy of the
+ * asynchronous front). Here the round's wake-up only sets no timer. */
+#define SPIN_ROUNDS 10
 
 /* The keeper's rounds until it waits, and a timer for when it wakes. */
 static void keeper(struct cl *k)
@@ -815,6 +883,18 @@ static void keeper(struct cl *k)
             wake = 0;
         if (r <= 0)
             break;
+    }
+    now = zsim_now(R.w);
+    if (wake != 0 && wake + SLACK < now) {
+        if (wake != k->spin_wake)
+            k->spin_n = 0;
+        k->spin_wake = wake;
+        if (++k->spin_n == SPIN_ROUNDS)
+            violation("spin", "client %d: %d rounds of its keeper in a row would wake at "
+                      "%.3f s, %.3f s past: its thread would wake again at once, without end",
+                      k->ix, SPIN_ROUNDS, (double)wake / 1e9, (double)(now - wake) / 1e9);
+    } else {
+        k->spin_n = 0;
     }
     uint64_t sent = c->ka_seq;
     pthread_mutex_unlock(&c->mu);
@@ -986,6 +1066,12 @@ static void on_change(void *arg, const struct zsim_change *ch)
         }
     }
     wrap_note(ch);
+    const char *base = strrchr(ch->path, '/');
+    if (!ch->created && base != NULL && strncmp(ch->path, "/sim/", 5) == 0) {
+        uint64_t h = name_hash(base + 1);
+        R.gone[h % GONE_SLOTS].hash = h;
+        R.gone[h % GONE_SLOTS].zxid = ch->zxid;
+    }
     if (!ch->created && strncmp(ch->path, MULTI_OTHER "/", strlen(MULTI_OTHER) + 1) == 0) {
         R.mb_gone_at = zsim_now(R.w);
         for (int i = 0; i < NCL; i++)
@@ -1635,6 +1721,36 @@ static void sessions_now(zsim_session **ss)
         ss[i] = session_of(&R.cl[i]);
 }
 
+/* guarded_fault's draws: a generator of its own, seeded from the
+ * schedule's seed (splitmix64), so that the world's stay what they were. */
+static uint64_t guarded_below(uint64_t n)
+{
+    uint64_t x = (R.guarded_rng += 0x9e3779b97f4a7c15u);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    return (x ^ (x >> 31)) % n;
+}
+
+/* An outsider's ACL on the mutex's path, the multi-lock's first member's
+ * or the latch's, or on the head of its queue (lib_outsider.c), one step
+ * in 2,000, every choice guarded_below's; only in the run with the
+ * program threads, so that the run without them takes today's steps
+ * whole (mutant 20 is found at step 3,743 of seed 291's: with this fault
+ * in both runs, one step in 2,000, it was not; that schedule draws it at
+ * the 797th of its driver's steps, at one in 4,000 as well). */
+static bool threads_multi(void);
+static void guarded_fault(void)
+{
+    if (R.settling || !threads_on || guarded_below(2000) != 0)
+        return;
+    /* Not while a program thread takes or holds the multi-lock: a member
+     * it kept would be released by the driver's thread (tend_refusals). */
+    if (threads_multi())
+        return;
+    R.guarded_acts++;
+    lout_acl_fault(guarded, sizeof guarded / sizeof guarded[0], guarded_below);
+}
+
 /* A follower stands still or a link passes one way only (quiet.h): like
  * a cut follower, its clients' touches and what their releases wait on
  * stay away meanwhile (cut_at), and it stirs as it begins and ends. */
@@ -2048,6 +2164,8 @@ static void on_request(zhandle_t *zh, const char *path, bool watch)
     }
 }
 
+static void check_core(void);
+
 static void check(void)
 {
     int64_t now = zsim_now(R.w);
@@ -2120,6 +2238,7 @@ static void check(void)
         violation("holders", "%d writers and %d readers hold %s", live[L_WRITE], live[L_READ],
                   lock_paths[L_WRITE]);
     check_latches();
+    check_core();
 }
 
 struct orphan_arg {
@@ -2155,6 +2274,191 @@ static void check_orphans(void)
         if (o.found > 0)
             violation("orphan", "%d nodes of live sessions left under %s, such as %s", o.found,
                       dirs[l], o.name);
+    }
+}
+
+/* ---- the library's own nodes: its core, as the internal headers show it ------------- */
+
+/* The client's core, its lock taken, or NULL (none yet, or the lock is
+ * held: a call of the library under way on this stack or a parked
+ * thread's; the look waits for a later step). */
+static struct zkl__core *core_take(struct cl *k)
+{
+    if (k->c == NULL || pthread_mutex_trylock(&k->c->mu) != 0)
+        return NULL;
+    struct zkl__engine *e = zkl__engine_find(k->c);
+    if (e == NULL || e->core == NULL) {
+        pthread_mutex_unlock(&k->c->mu);
+        return NULL;
+    }
+    return e->core;
+}
+
+struct core_look {
+    int nheld, nlive;
+    char held[CORE_HELD][80];  /* the names of its nodes the policy said hold */
+    char uuid[CORE_LIVE][44];  /* "_c_<uuid>-" of every node it has not let go of */
+    bool told_held;            /* a node told lost is held */
+    char told_name[80];
+    int64_t sid;               /* the client's session, */
+    bool current;              /* ... the core's, connected, the client not closing */
+};
+
+static void core_node(zkl__cnode *n, void *arg)
+{
+    struct core_look *l = arg;
+    if (l->nlive < CORE_LIVE) {
+        char u[37];
+        zkl__uuid_text(n->uuid, u);
+        snprintf(l->uuid[l->nlive++], sizeof l->uuid[0], "_c_%s-", u);
+    }
+    if (n->st != ZKL__N_HELD || n->name == NULL)
+        return;
+    if (n->told == ZKL__TOLD_LOST && !l->told_held) {
+        l->told_held = true;
+        snprintf(l->told_name, sizeof l->told_name, "%s", n->name);
+    }
+    if (l->nheld < CORE_HELD)
+        snprintf(l->held[l->nheld++], sizeof l->held[0], "%s", n->name);
+}
+
+/* The core's nodes now: false when it cannot be looked at. */
+static bool core_look(struct cl *k, struct core_look *l)
+{
+    l->nheld = l->nlive = 0;
+    l->told_held = false;
+    struct zkl__core *core = core_take(k);
+    if (core == NULL)
+        return false;
+    zkl__core_each(core, core_node, l);
+    l->sid = k->c->sid;
+    /* (a session the loss rule gave up is on its way out, its handle to
+     * be closed: its nodes are the server's to end, though the handle may
+     * connect again meanwhile) */
+    l->current = !k->c->closing && !k->c->need_reopen && zkl__core_gen(core) == k->c->gen &&
+                 zkl__core_connected(core);
+    pthread_mutex_unlock(&k->c->mu);
+    return true;
+}
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h | 1;
+}
+
+/* The zxid of the leader's delete of a node named name (its last path
+ * part: our names are unique by their uuid), 0 if not known. */
+static int64_t gone_zxid(const char *name)
+{
+    uint64_t h = name_hash(name);
+    return R.gone[h % GONE_SLOTS].hash == h ? R.gone[h % GONE_SLOTS].zxid : 0;
+}
+
+static bool node_exists(const char *name)
+{
+    static const char *const dirs[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
+                                       MULTI_OTHER, LATCH_PATH};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/%s", dirs[i], name);
+        if (zsim_truth_stat(R.w, path, NULL) == ZSIM_OK)
+            return true;
+    }
+    return false;
+}
+
+/* basis: a node comes to hold only on news from a time its node existed.
+ * The holds of each core are noted before every world step (those a
+ * keeper's round or a program's call granted are not judged: their news
+ * is not known); a node that holds after an item of the client's session
+ * and never held before came to hold on that item's news (zxid). Deleted
+ * strictly before it is a violation: a session's end deletes all its
+ * nodes in one transaction, whose news may tell of a predecessor's end
+ * before our own node's. The descriptor client's items are dispatched by
+ * its loop later: not judged either. */
+static void basis_note(struct cl *k, int64_t zxid)
+{
+    static struct core_look l;
+    if (!core_look(k, &l) || l.nheld >= CORE_HELD) {
+        k->held_unknown = true; /* nothing judged until a look that sees them all */
+        return;
+    }
+    for (int i = 0; i < l.nheld; i++) {
+        bool before = false;
+        for (int j = 0; j < EVER_HELD && !before; j++)
+            before = strcmp(k->ever[j], l.held[i]) == 0;
+        if (before)
+            continue; /* held before (again after a refused release: the same hold) */
+        snprintf(k->ever[k->never++ % EVER_HELD], sizeof k->ever[0], "%s", l.held[i]);
+        if (zxid == 0 || k->held_unknown || node_exists(l.held[i]))
+            continue;
+        int64_t z = gone_zxid(l.held[i]);
+        if (z != 0 && z < zxid)
+            violation("basis", "client %d: node %s came to hold on news of zxid %" PRId64
+                      ", but the leader had deleted it at zxid %" PRId64, k->ix, l.held[i],
+                      zxid, z);
+    }
+    k->held_unknown = false;
+}
+
+/* At every step, through the core:
+ *   lost-grant  no node is held once its loss was told;
+ *   orphan      every node of the client's live session under a lock
+ *               path is one its core has not let go of (one it still
+ *               creates, holds, waits on or deletes), while the client
+ *               is connected on that session: a node let go of stays
+ *               until the session ends. */
+struct live_arg {
+    const struct core_look *l;
+    int64_t sid;
+    const char *dir;
+    char found[400];
+};
+
+static void live_child(void *arg, const char *name)
+{
+    struct live_arg *a = arg;
+    if (a->found[0] != '\0' || strncmp(name, "_c_", 3) != 0)
+        return;
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", a->dir, name);
+    struct zsim_stat st;
+    if (zsim_truth_stat(R.w, path, &st) != ZSIM_OK || st.ephemeralOwner != a->sid)
+        return;
+    for (int i = 0; i < a->l->nlive; i++)
+        if (strncmp(name, a->l->uuid[i], strlen(a->l->uuid[i])) == 0)
+            return;
+    snprintf(a->found, sizeof a->found, "%s", path);
+}
+
+static void check_core(void)
+{
+    static const char *const dirs[] = {"/sim/mutex", "/sim/sem", "/sim/semmutex", "/sim/rw",
+                                       MULTI_OTHER, LATCH_PATH};
+    static struct core_look l;
+    for (int i = 0; i < NCL; i++) {
+        struct cl *k = &R.cl[i];
+        if (!core_look(k, &l))
+            continue;
+        if (l.told_held)
+            violation("lost-grant", "client %d: node %s holds after its loss was told", k->ix,
+                      l.told_name);
+        zsim_session *s = session_of(k);
+        int st = zkl_client_state(k->c);
+        if (s == NULL || !zsim_session_alive(s) || !l.current || l.nlive >= CORE_LIVE ||
+            l.sid != zsim_session_id(s) ||
+            (st != ZKL_STATE_CONNECTED && st != ZKL_STATE_RECONNECTED))
+            continue;
+        for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
+            struct live_arg a = {&l, zsim_session_id(s), dirs[d], ""};
+            zsim_truth_children(R.w, dirs[d], live_child, &a);
+            if (a.found[0] != '\0')
+                violation("orphan", "client %d let go of %s, which stays in its live session",
+                          k->ix, a.found);
+        }
     }
 }
 
@@ -2296,6 +2600,44 @@ static void mb_keep(struct cl *k)
     k->mb_stuck = true;
 }
 
+/* The same for the second member, on the mutex's path: an outsider's ACL
+ * there refused its delete (guarded_fault). The thread tries the
+ * multi-lock no more until it let go of it (tend_refusals). */
+static void m2_keep(struct cl *k)
+{
+    const char *n = zkl_mutex_node(k->m2);
+    snprintf(k->m2_node, sizeof k->m2_node, "%s", n ? n : "");
+    k->m2_stuck = true;
+    trace("client %d: the thread keeps the multi-lock's second member %s", k->ix, k->m2_node);
+}
+
+/* undo: after a multi-lock's failure, or the release of its hold, the
+ * thread holds a member only where that member's delete was refused
+ * (zkl.h: the call returns that release's code) and some refusal was in
+ * effect: refuse_op's of the first member's deletes, or an outsider's
+ * ACL since start. Such a member is kept (mb_keep, m2_keep). */
+static bool members_kept(struct cl *k, int rc, int64_t start, const char *what)
+{
+    bool kept = false;
+    bool refusal = rc == ZKL_ENOAUTH || rc == ZKL_ELOST;
+    if (refusal && (k->refused != NULL || lout_refused(start)) && !k->mb_stuck &&
+        zkl_mutex_is_held(k->mb)) {
+        mb_keep(k);
+        kept = true;
+    }
+    if (refusal && lout_refused(start) && !k->m2_stuck && zkl_mutex_is_held(k->m2)) {
+        m2_keep(k);
+        kept = true;
+    }
+    if (!k->mb_stuck && zkl_mutex_is_held(k->mb))
+        violation("undo", "client %d: %s returned %s, and the thread holds the first member",
+                  k->ix, what, zkl_strerror(rc));
+    else if (!k->m2_stuck && zkl_mutex_is_held(k->m2))
+        violation("undo", "client %d: %s returned %s, and the thread holds the second member",
+                  k->ix, what, zkl_strerror(rc));
+    return kept;
+}
+
 /* The calling thread's. */
 static struct req *thread_hold(struct cl *k, int lock)
 {
@@ -2376,7 +2718,7 @@ static bool may_wait_forever(const struct cl *k, int lock)
 {
     int th = cur_th();
     for (int i = 0; i < NCL; i++)
-        if (R.cl[i].mb_stuck || R.cl[i].refused != NULL)
+        if (R.cl[i].mb_stuck || R.cl[i].m2_stuck || R.cl[i].refused != NULL)
             return false;
     for (const struct req *q = R.reqs; q; q = q->next)
         if (q->r == NULL &&
@@ -2395,6 +2737,8 @@ static bool may_wait_forever(const struct cl *k, int lock)
  * thread's), which the driver's thread fires (cancel_tend). */
 static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
 {
+    if (lock == L_MULTI && k->m2_stuck)
+        return; /* (m2_keep) */
     long t = zsim_below(R.w, 2) == 0 ? 0 : (long)(100 + zsim_below(R.w, 2000));
     if (zsim_below(R.w, 3) == 0 && may_wait_forever(k, lock))
         t = -1; /* stuck bounds it */
@@ -2466,15 +2810,17 @@ static void blocking_acquire_of(struct cl *k, int lock, bool cancellable)
         rc = zkl_multilock_acquire_cancellable(k->ml, t, h);
         if (k->mb_stuck && (rc == ZKL_ELOST || (rc != 0 && (lost || k->c->gen != gen))))
             k->mb_cleared = true;
-        if (fresh && rc != 0 && rc != ZKL_ENOAUTH &&
-            (zkl_mutex_is_held(k->mb) || zkl_mutex_is_held(k->m2)))
+        /* undo: the driver's thread, tried while its first member's
+         * deletes are refused, or an outsider's ACL refused either's: the
+         * undo keeps that member for the thread (as refuse_op's). A
+         * program thread's tries no refusal (thread_more, refuse_op and
+         * guarded_fault keep away): it is left nothing of a failed call. */
+        if (q->th == 0 && rc != 0 && have == NULL)
+            (void)members_kept(k, rc, q->started, "a failed multi-lock");
+        else if (q->th != 0 && fresh && rc != 0 &&
+                 (zkl_mutex_is_held(k->mb) || zkl_mutex_is_held(k->m2)))
             violation("undo", "client %d: thread %d's multi-lock failed (%s), but the thread "
                       "holds a member", k->ix, q->th, zkl_strerror(rc));
-        /* Tried while its first member's deletes are refused: the undo
-         * keeps that member for the thread (as refuse_op's). */
-        if (rc == ZKL_ENOAUTH && k->refused != NULL && !k->mb_stuck &&
-            zkl_mutex_is_held(k->mb))
-            mb_keep(k);
         break;
     }
     }
@@ -2601,6 +2947,23 @@ static void blocking_acquire(struct cl *k)
 }
 
 /* Release the thread's hold q, one count of it. */
+/* kept: a release that says the hold stays (zkl.h: the delete refused,
+ * ZKL_ENOAUTH, or not sent, ZKL_ENOMEM or ZKL_EZK) leaves the node to its core, which has not let go
+ * of it: else the caller keeps a hold of a node nobody deletes. */
+static void check_kept(const struct req *q, int rc)
+{
+    static struct core_look l;
+    const char *base = strrchr(q->node, '/');
+    if (base == NULL || !core_look(q->k, &l) || l.nlive >= CORE_LIVE)
+        return;
+    for (int i = 0; i < l.nlive; i++)
+        if (strncmp(base + 1, l.uuid[i], strlen(l.uuid[i])) == 0)
+            return;
+    violation("kept", "client %d: the release of %d (%s) says %s, the hold stays, but the "
+              "library let go of its node %s", q->k->ix, q->id, lock_names[q->lock],
+              zkl_strerror(rc), q->node);
+}
+
 static void blocking_release(struct req *q)
 {
     struct cl *k = q->k;
@@ -2642,20 +3005,21 @@ static void blocking_release(struct req *q)
     bool cleared = q->lock == L_MULTI && rc == ZKL_ENOTHELD && k->mb_lost;
     if (q->lock == L_MULTI)
         k->mb_lost = false;
+    if ((rc == ZKL_ENOAUTH || rc == ZKL_ENOMEM || rc == ZKL_EZK) && q->lock != L_MULTI)
+        check_kept(q, rc);
     if (rc == ZKL_ENOAUTH && q->lock != L_MULTI && lout_refused(start)) {
         /* An outsider's ACL refused the delete: the hold stays (zkl.h),
          * released again a while later. */
         q->release_at = zsim_now(R.w) + (int64_t)(1 + zsim_below(R.w, 1000)) * MS;
         return;
     }
-    if ((rc == ZKL_ENOAUTH || rc == ZKL_ELOST) && q->lock == L_MULTI && q->count == 0 &&
-        k->refused != NULL && zkl_mutex_is_held(k->mb) && !k->mb_stuck) {
-        /* The first member's delete was refused: the thread keeps it, the
-         * multi-lock's hold is over (refuse_op); the release returns the
-         * first member error it met, its other member's ZKL_ELOST too
-         * (seed 7400961). */
-        mb_keep(k);
-    } else if (!cleared && !ok_code(rc, codes, sizeof codes / sizeof codes[0]))
+    /* A member's delete was refused: the thread keeps it, the multi-lock's
+     * hold is over (refuse_op, guarded_fault); the release returns the
+     * first member error it met, its other member's ZKL_ELOST too (seed
+     * 7400961). */
+    bool kept = q->lock == L_MULTI && q->count == 0 &&
+                members_kept(k, rc, start, "the multi-lock's release");
+    if (!kept && !cleared && !ok_code(rc, codes, sizeof codes / sizeof codes[0]))
         violation("release", "the release of %d (%s) returned %s", q->id, lock_names[q->lock],
                   zkl_strerror(rc));
     /* A lost hold is cleared whatever its count (zkl.h): its reentries
@@ -2708,6 +3072,18 @@ static struct job {
     struct req *q; /* J_RELEASE: the hold; J_FOREIGN: another thread's */
     int64_t started;
 } jobs[NCL * NTH];
+
+/* A program thread takes or holds the multi-lock. */
+static bool threads_multi(void)
+{
+    for (int t = 0; t < NCL * NTH; t++)
+        if (simt_busy(t) && jobs[t].kind == J_ACQUIRE && jobs[t].lock == L_MULTI)
+            return true;
+    for (struct req *q = R.reqs; q; q = q->next)
+        if (q->r == NULL && q->th != 0 && q->lock == L_MULTI)
+            return true;
+    return false;
+}
 /* In all schedules: the program threads' calls, the refused releases of
  * another thread's lock, and the steps at which two or more threads of a
  * client were inside calls at once; thread_more's calls, and its upgrade
@@ -2994,6 +3370,7 @@ static void latch_call(struct cl *k)
             abort();
         (void)zkl_latch_set_listener(k->latch, on_lead, k);
         rc = zkl_latch_start(k->latch);
+        k->latch_from = zsim_now(R.w);
         trace("client %d: the latch starts: %s", k->ix, zkl_strerror(rc));
         return;
     }
@@ -3009,18 +3386,37 @@ static void latch_call(struct cl *k)
         /* A program thread's await that its client's close (close_client)
          * ends says so. */
         if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]) &&
-            !(rc == ZKL_EZK && wrap_seen(LATCH_PATH)) && !(rc == ZKL_ECLOSED && k->closing))
+            !(rc == ZKL_EZK && wrap_seen(LATCH_PATH)) && !(rc == ZKL_ECLOSED && k->closing) &&
+            !(rc == ZKL_ENOAUTH && lout_refused(k->latch_from)))
             violation("latch", "client %d's await returned %s", k->ix, zkl_strerror(rc));
+        if (rc == ZKL_ENOAUTH && !R.violated) {
+            /* An outsider's ACL refused its node or the listing: it takes
+             * part no more (zkl_latch(3)); the program closes it, and
+             * starts another later. */
+            begin_blocking(k);
+            int crc = zkl_latch_close(k->latch);
+            blocking--;
+            trace("client %d: the latch, stopped by a refusal, closes: %s", k->ix,
+                  zkl_strerror(crc));
+            if (zkl_latch_is_leader(k->latch))
+                violation("latch", "client %d's latch stopped by a refusal still leads", k->ix);
+            zkl_latch_free(k->latch);
+            k->latch = NULL;
+            k->leading = 0;
+        }
         break;
     }
-    default:
+    default: {
+        int64_t start = zsim_now(R.w);
         begin_blocking(k);
         rc = zkl_latch_close(k->latch);
         blocking--;
         trace("client %d: the latch closes: %s", k->ix, zkl_strerror(rc));
         static const int codes[] = {0, ZKL_ECONNLOSS, ZKL_ETIMEDOUT};
+        /* (ZKL_ENOAUTH: the ACL refuses the delete, retried until the
+         * session ends or the ACL is put back) */
         if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]) &&
-            !(rc == ZKL_ECLOSED && k->closing))
+            !(rc == ZKL_ECLOSED && k->closing) && !(rc == ZKL_ENOAUTH && lout_refused(start)))
             violation("latch", "client %d's latch close returned %s", k->ix, zkl_strerror(rc));
         if (zkl_latch_is_leader(k->latch))
             violation("latch", "client %d's closed latch still leads", k->ix);
@@ -3028,6 +3424,7 @@ static void latch_call(struct cl *k)
         k->latch = NULL;
         k->leading = 0;
         break;
+    }
     }
     mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0x9d9d);
 }
@@ -3187,7 +3584,7 @@ static void list_op(struct cl *k)
  * the deletes are allowed again. */
 static void refuse_op(struct cl *k)
 {
-    if (k->refused != NULL || k->mb_stuck || k->c->zh == NULL)
+    if (k->refused != NULL || k->mb_stuck || k->m2_stuck || k->c->zh == NULL)
         return;
     /* Nor while a program thread holds the multi-lock or acquires it: its
      * refused undo or release would keep the member for that thread. */
@@ -3197,6 +3594,7 @@ static void refuse_op(struct cl *k)
     for (struct req *q = R.reqs; q; q = q->next)
         if (q->r == NULL && q->k == k && q->th != 0 && q->lock == L_MULTI)
             return;
+    int64_t start = zsim_now(R.w);
     k->refused = k->c->zh;
     k->refuse_until = zsim_now(R.w) + (int64_t)zsim_below(R.w, 3000) * MS;
     zapi_sim_refuse_deletes(k->refused, MULTI_OTHER);
@@ -3216,10 +3614,18 @@ static void refuse_op(struct cl *k)
         trace("client %d: the multi-lock released: %s", k->ix, zkl_strerror(rc));
         if (rc == ZKL_ENOAUTH && zkl_mutex_is_held(k->mb))
             mb_keep(k);
+        if (rc == ZKL_ENOAUTH && lout_refused(start) && zkl_mutex_is_held(k->m2) && !had)
+            m2_keep(k);
         return;
     }
     if (rc != ZKL_ENOAUTH)
         return;
+    /* An outsider's ACL may have refused a member's create (nothing held)
+     * or the second member's delete too (members_kept). */
+    if (lout_refused(start) && !had) {
+        (void)members_kept(k, rc, start, "a multi-lock tried once");
+        return;
+    }
     if (!zkl_mutex_is_held(k->mb))
         violation("undo", "client %d: the multi-lock's undo was refused, but the thread does "
                   "not hold the member", k->ix);
@@ -3241,13 +3647,36 @@ static void tend_refusals(bool all)
             k->refused = NULL;
             trace("client %d: its deletes are allowed again", k->ix);
         }
-        if (k->mb_stuck && k->refused == NULL && (all || !paused(k))) {
+        if (k->m2_stuck && (all || (!paused(k) && now >= k->kept_retry))) {
+            int64_t start = zsim_now(R.w);
+            begin_blocking(k);
+            int rc = zkl_mutex_release(k->m2);
+            blocking--;
+            mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xc1c1);
+            trace("client %d: the second member kept by a refused release released: %s", k->ix,
+                  zkl_strerror(rc));
+            if (rc == ZKL_ENOAUTH && lout_refused(start)) {
+                k->kept_retry = zsim_now(R.w) + 200 * MS; /* the ACL is still there */
+                continue;
+            }
+            bool gone = zsim_truth_stat(R.w, k->m2_node, NULL) != ZSIM_OK;
+            if (rc != 0 && rc != ZKL_ELOST && rc != ZKL_ECLOSED && !(rc == ZKL_ENOTHELD && gone))
+                violation("undo", "client %d: the second member kept by a refused release: its "
+                          "release returned %s", k->ix, zkl_strerror(rc));
+            k->m2_stuck = false;
+        }
+        if (k->mb_stuck && k->refused == NULL && (all || (!paused(k) && now >= k->kept_retry))) {
+            int64_t start = zsim_now(R.w);
             begin_blocking(k);
             int rc = zkl_mutex_release(k->mb);
             blocking--;
             mix((uint64_t)k->ix << 32 ^ (uint32_t)rc ^ 0xc0c0);
             trace("client %d: the member kept by a refused undo released: %s", k->ix,
                   zkl_strerror(rc));
+            if (rc == ZKL_ENOAUTH && lout_refused(start)) {
+                k->kept_retry = zsim_now(R.w) + 200 * MS; /* the ACL is still there */
+                continue;
+            }
             /* Its node gone (its session ended, or someone deleted it),
              * a release or an undo may have cleared the lost hold. */
             bool gone = zsim_truth_stat(R.w, k->mb_node, NULL) != ZSIM_OK;
@@ -3643,6 +4072,7 @@ static void one_step(void)
     else
         world_step();
     cancel_tend(); /* a program thread's cancel handle */
+    guarded_fault();
     round_state(true);
     heal(false);
     for (int i = 0; i < NCL; i++)
@@ -3735,6 +4165,13 @@ static bool latch_wrapped(struct cl *k)
     return wrap_seen(LATCH_PATH) && zkl_latch_await(k->latch, 0) == ZKL_EZK;
 }
 
+/* A latch stopped for good by an outsider's ACL that refused its node or
+ * the listing: its await says ZKL_ENOAUTH (zkl_latch(3)). */
+static bool latch_refused(struct cl *k)
+{
+    return lout_refused(k->latch_from) && zkl_latch_await(k->latch, 0) == ZKL_ENOAUTH;
+}
+
 /* Whether every started latch of a connected client takes part with a node
  * of its current session, and the first node (in Curator's order, a name
  * past the wrap first) leads, told so; but a latch stopped by the wrap. */
@@ -3751,7 +4188,7 @@ static bool latches_settled(char *why, size_t size)
     for (int i = 0; i < NCL; i++) {
         struct cl *k = &R.cl[i];
         int st = zkl_client_state(k->c);
-        if (k->latch == NULL || latch_wrapped(k))
+        if (k->latch == NULL || latch_wrapped(k) || latch_refused(k))
             continue;
         if ((st != ZKL_STATE_CONNECTED && st != ZKL_STATE_RECONNECTED) ||
             zkl_client_session_id(k->c, &sids[i]) != 0) {
@@ -3806,6 +4243,7 @@ static int run(uint64_t seed, int64_t steps, bool tr, uint64_t *hash)
     Rec.n = 0;
     Rec.main = 0;
     R.seed = seed;
+    R.guarded_rng = seed ^ 0x6a4d5e11u;
     R.steps = steps;
     R.trace = tr;
     R.hash = 0xcbf29ce484222325u;
