@@ -3269,7 +3269,10 @@ static void thread_more(struct cl *k)
     int lock = what == 0 ? L_MULTI : L_SEMMUTEX;
     if (what == 2)
         lock = (int)zsim_below(R.w, NLOCKS);
-    if (what <= 2 && lock == L_MULTI && (k->refused != NULL || k->mb_stuck))
+    /* A refusal keeps a member for the driver's thread (members_kept): a
+     * program thread takes no multi-lock while one may come. */
+    if (what <= 2 && lock == L_MULTI &&
+        (k->refused != NULL || k->mb_stuck || k->m2_stuck || lout_refused(zsim_now(R.w))))
         lock = L_MUTEX;
     if (what <= 2) {
         next_cancellable = what == 2;
