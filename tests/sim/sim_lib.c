@@ -119,11 +119,12 @@
  *                  rounds ("expire=300"; grant: per million grants) of
  *                  the kinds drop, expire, link, partition, unheard,
  *                  failover, leader-pause, leader-slow, outsider, stand,
- *                  acl, quiet, crowd and grant, each round's fault drawn
- *                  from (seed, round) alone; "drawn": each schedule's
- *                  factors from its seed; "fixed" or unset: the default
- *                  flow, every schedule as it ran before mixes; anything
- *                  else exits 2. A replay needs the same SIM_MIX
+ *                  acl, quiet, crowd, late, close and grant, each round's
+ *                  fault drawn from (seed, round) alone; "drawn": each
+ *                  schedule's factors from its seed; "fixed" or unset:
+ *                  the default flow, every schedule as it ran before
+ *                  mixes; anything else exits 2. A replay needs the
+ *                  same SIM_MIX
  *   SIM_SHRINK     attempts of the shrinker (default 400; 0: none)
  *   SIM_TAPE       replay a tape as printed after a violation, traced
  *                  (SIM_TRACE=0: not); "seed:threads:steps" alone, the
