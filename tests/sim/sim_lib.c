@@ -128,11 +128,12 @@
  *                  rounds ("expire=300"; grant: per million grants) of
  *                  the kinds drop, expire, link, partition, unheard,
  *                  failover, leader-pause, leader-slow, outsider, stand,
- *                  acl, quiet, crowd and grant, each round's fault drawn
- *                  from (seed, round) alone; "drawn": each schedule's
- *                  factors from its seed; "fixed" or unset: the default
- *                  flow, every schedule as it ran before mixes; anything
- *                  else exits 2. A replay needs the same SIM_MIX
+ *                  acl, quiet, crowd, late, close and grant, each round's
+ *                  fault drawn from (seed, round) alone; "drawn": each
+ *                  schedule's factors from its seed; "fixed" or unset:
+ *                  the default flow, every schedule as it ran before
+ *                  mixes; anything else exits 2. A replay needs the
+ *                  same SIM_MIX
  *   SIM_SHRINK     attempts of the shrinker (default 400; 0: none)
  *   SIM_TAPE       replay a tape as printed after a violation, traced
  *                  (SIM_TRACE=0: not); "seed:threads:steps" alone, the
@@ -301,16 +302,18 @@ static uint32_t rate[F_NKINDS];
  * from (seed, round); drawn, each schedule's factors from its seed. Else
  * the default flow, each schedule as it always ran. */
 static bool mixed, drawn;
+/* By kind, in enum order to F_GRANT: every kind a row names, late, close
+ * and grant (a tenth of the grants dropped) among them. */
 static const uint8_t drawn_mix[][F_NKINDS] = {
-    {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-    {0, 20, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-    {0, 1, 1, 1, 1, 1, 1, 1, 1, 5, 1, 1, 1, 1, 1},
-    {0, 20, 1, 1, 1, 1, 1, 1, 1, 4, 1, 1, 1, 1, 1},
-    {0, 1, 1, 8, 4, 1, 1, 1, 1, 1, 1, 1, 4, 1, 1},
-    {0, 2, 10, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-    {0, 1, 1, 1, 1, 4, 1, 1, 1, 1, 8, 1, 1, 1, 1},
-    {0, 1, 4, 2, 2, 1, 10, 10, 10, 1, 1, 1, 1, 1, 1},
-    {0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 8, 1, 12, 1},
+    {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 20, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 1, 1, 1, 1, 1, 1, 1, 1, 5, 1, 1, 1, 1, 1, 1, 1},
+    {0, 20, 1, 1, 1, 1, 1, 1, 1, 4, 1, 1, 1, 1, 1, 1, 1},
+    {0, 1, 1, 8, 4, 1, 1, 1, 1, 1, 1, 1, 4, 1, 1, 1, 1},
+    {0, 2, 10, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 1, 1, 1, 1, 4, 1, 1, 1, 1, 8, 1, 1, 1, 1, 1, 1},
+    {0, 1, 4, 2, 2, 1, 10, 10, 10, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 8, 1, 12, 1, 1, 1},
 };
 
 static uint64_t key64(uint64_t x)
