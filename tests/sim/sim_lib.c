@@ -1448,7 +1448,8 @@ static void cb_lease_again(struct cl *k)
  * here is the driver's: not while that thread is inside a call of its
  * own. Meanwhile the client's keeper waits for the callback (wait_step
  * runs the rest: the other clients' keepers and program threads, the
- * requests, the checks), its requests' deadlines with it (held_back). Its
+ * requests, the checks), its requests' deadlines with it (held_back, as
+ * the call goes: wait_step). Its
  * own program threads wait too: a release of the lost hold waits, in a
  * plain wait that cannot step here, for the callback to return
  * (zkl__engine_hooks_off). The
@@ -1470,7 +1471,6 @@ static void cb_lost(struct cl *k)
     R.cb_acts++;
     R.cb_blocks++;
     int64_t now = zsim_now(R.w);
-    k->held_back += now - start;
     trace("client %d: a lost callback takes a lease of the semaphore (%ld ms): %s, %.3f s", k->ix,
           t, zkl_strerror(rc), (double)(now - start) / 1e9);
     static const int codes[] = {0, ZKL_ETIMEDOUT, ZKL_ELOST, ZKL_ECONNLOSS, ZKL_ENOAUTH};
@@ -2390,11 +2390,13 @@ static void wait_step(zhandle_t *zh)
     int64_t before = zsim_now(R.w);
     world_step();
     R.step++;
+    if (R.cb_k != NULL)
+        R.cb_k->held_back += zsim_now(R.w) - before; /* its keeper waits for its callback */
     if (inner)
         return;
     struct cl *hk = NULL;
     for (int i = 0; zh != NULL && i < NCL; i++)
-        if (R.cl[i].c != NULL && R.cl[i].c->zh == zh)
+        if (R.cl[i].c != NULL && R.cl[i].c->zh == zh && &R.cl[i] != R.cb_k)
             hk = &R.cl[i];
     if (hk != NULL) {
         hk->sync_busy++;
