@@ -37,6 +37,14 @@
  *             (threads_run);
  *   latch     a leader latch per client: started, awaited, closed (and
  *             closed when its await says a refusal stopped it);
+ *   callbacks calls of the library from inside its callbacks, as zkl.h
+ *             allows, in a draw of their own (cb_below): a request's
+ *             result callback releases it, frees it or starts another
+ *             request; a lost callback takes a lease of the semaphore
+ *             with a short timeout, a blocking call on the keeper thread
+ *             (cb_lost), and lets it go; the latch's listener awaits with
+ *             timeout 0; the revoke callbacks call nothing (zkl.h: they
+ *             tell the holder);
  *   listings  participants, the semaphore's recorded limit, revocation;
  *   undo      the multi-lock tried while its first member's deletes are
  *             refused (the zapi refuses them, as an ACL would);
@@ -226,6 +234,11 @@
  *             returns ZKL_ENOTHELD and leaves that thread's node;
  *   upgrade   a write acquire by a thread that holds the read lock only
  *             returns ZKL_EDEADLK at once, its read hold as it was;
+ *   callback  a call from inside a callback returns what zkl.h says: a
+ *             release from a result callback 0 or ZKL_ELOST, a lost
+ *             callback's lease a code zkl.h names within its timeout and
+ *             the grace (and what faults add), the listener's await at
+ *             once, 0 exactly when is_leader says 1;
  *   stuck     no blocking call lasts ten virtual minutes (a program
  *             thread's neither); once the faults end, every request ends
  *             within two minutes;
@@ -473,6 +486,7 @@ struct req {
     int64_t gone_back;  /* ... and when its node was found gone */
     int64_t slow_back;  /* R.slow_ns at its start */
     int64_t stood_back; /* a blocking call's: its client's stood_ns at its start */
+    bool let_go;        /* released from its callback (cb_result) */
     bool swarm;         /* one of the watches world's swarm (swarm.h), */
     int64_t hold_ns;    /* ... held this long */
     struct req *next;
@@ -559,6 +573,7 @@ struct cl {
      * (spin). */
     int64_t spin_wake;
     int spin_n;
+    zkl_lease *cb_lease;   /* a lost callback's lease whose release was refused (cb_lost) */
 };
 
 static struct {
@@ -620,6 +635,10 @@ static struct {
     uint64_t quiet_draws; /* the steps that drew quiet.c's faults */
     uint64_t late_draws;  /* the steps that drew late_fault */
     uint64_t lates;       /* late_fault's spells */
+    uint64_t cb_draws;    /* the draws of what the program does inside callbacks */
+    uint64_t cb_acts;     /* ... the calls it made there, */
+    uint64_t cb_blocks;   /* ... the blocking ones (cb_lost) */
+    struct cl *cb_k;      /* a lost callback of this client's is inside a blocking call */
     uint64_t close_draws; /* the steps that drew close_client */
     uint64_t closes;      /* clients closed and opened again */
     int close_at;         /* 1 + the client to close when a thread of its is in a call, */
@@ -1139,10 +1158,8 @@ static void check_prompt(const struct req *q, int64_t now, int64_t extra)
                   (double)(now - q->started) / 1e9, (double)bound / 1e9);
 }
 
-static void on_result(zkl_request *r, int result, void *arg)
+static void result_told(struct req *q, int result)
 {
-    (void)r;
-    struct req *q = arg;
     int64_t now = zsim_now(R.w);
     mix((uint64_t)q->id << 32 ^ (uint32_t)result);
     trace("client %d: request %d (%s): result %s", q->k->ix, q->id, lock_names[q->lock],
@@ -1228,9 +1245,28 @@ static void on_result(zkl_request *r, int result, void *arg)
         q->release_at = now + (int64_t)zsim_below(R.w, 3000) * MS;
 }
 
+static void cb_result(struct req *q, int result);
+
+static void on_result(zkl_request *r, int result, void *arg)
+{
+    struct req *q = arg;
+    bool first = !q->done;
+    result_told(q, result);
+    if (first && r != NULL)
+        cb_result(q, result);
+}
+
+/* A draw of what the program does inside callbacks (cb_below). */
+static uint64_t cb_below(uint64_t n);
+
 /* Start a request: what it acquires, its timeout and its leases from the
- * seed. */
-static void start_request(struct cl *k)
+ * seed (own: from the draws of the callbacks', cb_below). */
+static uint64_t pick(bool own, uint64_t n)
+{
+    return own ? cb_below(n) : zsim_below(R.w, n);
+}
+
+static void start_request_by(struct cl *k, bool own)
 {
     int n = 0;
     for (struct req *q = R.reqs; q; q = q->next)
@@ -1242,9 +1278,9 @@ static void start_request(struct cl *k)
         abort();
     q->k = k;
     q->id = ++R.ids;
-    q->lock = (int)zsim_below(R.w, NLOCKS);
-    uint64_t t = zsim_below(R.w, 10);
-    q->timeout_ms = t == 0 ? 0 : t == 1 ? -1 : (long)(100 + zsim_below(R.w, 4000));
+    q->lock = (int)pick(own, NLOCKS);
+    uint64_t t = pick(own, 10);
+    q->timeout_ms = t == 0 ? 0 : t == 1 ? -1 : (long)(100 + pick(own, 4000));
     q->started = zsim_now(R.w);
     q->held_back = k->held_back;
     q->slow_back = slow_mark();
@@ -1258,7 +1294,7 @@ static void start_request(struct cl *k)
         rc = zkl_mutex_acquire_async(k->m, q->timeout_ms, on_result, q, &q->r);
         break;
     case L_SEM:
-        q->leases = 1 + (int)zsim_below(R.w, SEM_MAX);
+        q->leases = 1 + (int)pick(own, SEM_MAX);
         rc = q->leases == 1
                  ? zkl_semaphore_acquire_async(k->s, q->timeout_ms, on_result, q, &q->r)
                  : zkl_semaphore_acquire_many_async(k->s, q->leases, q->timeout_ms, on_result,
@@ -1278,14 +1314,19 @@ static void start_request(struct cl *k)
         break;
     }
     mix((uint64_t)q->id << 32 ^ (uint32_t)rc ^ 0x5a5a);
-    trace("client %d: request %d on the %s, timeout %ld ms: %s", k->ix, q->id, lock_names[q->lock],
-          q->timeout_ms, zkl_strerror(rc));
+    trace("client %d: request %d on the %s, timeout %ld ms%s: %s", k->ix, q->id,
+          lock_names[q->lock], q->timeout_ms, own ? " (from a callback)" : "", zkl_strerror(rc));
     if (rc != 0) {
         free(q);
         return;
     }
     q->next = R.reqs;
     R.reqs = q;
+}
+
+static void start_request(struct cl *k)
+{
+    start_request_by(k, false);
 }
 
 /* The watches world's swarm (swarm.h): its client's next asynchronous
@@ -1361,16 +1402,21 @@ static void free_request(struct req *q)
 
 /* What the program does with its requests now: release holds whose time
  * came, free what ended, now and then cancel or free a pending one. */
+static void cb_lease_again(struct cl *k);
+
 static void tend_requests(bool all)
 {
     int64_t now = zsim_now(R.w);
+    for (int i = 0; i < NCL; i++)
+        if (R.cl[i].c != NULL && (all || !paused(&R.cl[i])))
+            cb_lease_again(&R.cl[i]);
     for (struct req *q = R.reqs, *next; q; q = next) {
         next = q->next;
         if (q->r == NULL)
             continue; /* the thread's own: released where it runs (tend_blocking) */
         if ((paused(q->k) && !all) || q->k->closing)
             continue; /* its process stands still, or closes its client */
-        if (q->done && q->result == 0 && (all || now >= q->release_at)) {
+        if (q->done && q->result == 0 && !q->let_go && (all || now >= q->release_at)) {
             q->held = false; /* the release call ends the belief */
             int rc = zkl_request_release(q->r);
             trace("client %d: request %d released: %s", q->k->ix, q->id, zkl_strerror(rc));
@@ -1388,6 +1434,155 @@ static void tend_requests(bool all)
             free_request(q);
         }
     }
+}
+
+/* ---- the program's calls from inside callbacks ------------------------------------ */
+
+static bool ok_code(int rc, const int *codes, size_t n);
+static void begin_blocking(struct cl *k);
+
+/* zkl.h lets callbacks call the library: a request's result callback any
+ * zkl_request_* function (its own request's free too) and new requests,
+ * not zkl_client_close; a lost callback any function but zkl_client_close,
+ * on the keeper thread (returning soon: the client's state changes wait
+ * for it); the latch's listener zkl_latch_is_leader, _token and _await
+ * with timeout 0. A revoke callback tells the holder and must not wait for
+ * the release (a semaphore-mutex's waits for the server): here it calls
+ * nothing, and a request's hold has no revoke callback. What the
+ * program does there comes from a draw of its own, from the schedule's
+ * seed and the draw's count, never the world's generator: a schedule takes
+ * the steps it took before until one such call is made. */
+static uint64_t cb_below(uint64_t n)
+{
+    return key64(key64(R.seed ^ 0xcb5eedu) + R.cb_draws++) % n;
+}
+
+/* A held request released from a callback: 0, or ZKL_ELOST if the hold
+ * was lost already (zkl.h). */
+static void cb_release(struct req *q, const char *from)
+{
+    q->held = false; /* the release call ends the belief */
+    q->let_go = true;
+    int rc = zkl_request_release(q->r);
+    R.cb_acts++;
+    trace("client %d: request %d released from %s: %s", q->k->ix, q->id, from,
+          zkl_strerror(rc));
+    if (rc != 0 && rc != ZKL_ELOST)
+        violation("callback", "request %d, released from %s, says %s", q->id, from,
+                  zkl_strerror(rc));
+}
+
+/* A request's first result, in its callback, in a quarter of the
+ * schedules (by a hash of the seed: the others take the steps they took
+ * before): one in 64 releases it (or frees it, failed), one frees it, one
+ * starts another request (a drawn one, its choices from the callbacks'
+ * draws). Not the swarm's (its
+ * results come in hundreds), nor while the client closes (the close runs
+ * what is pending on its own thread, walking the requests). */
+static void cb_result(struct req *q, int result)
+{
+    struct cl *k = q->k;
+    if (q->swarm || k->closing || key64(R.seed ^ 0xcb5eedu) % 4 != 0)
+        return;
+    uint64_t x = cb_below(64);
+    if (x == 0 && result == 0) {
+        cb_release(q, "its callback");
+    } else if (x <= 1) {
+        trace("client %d: request %d freed from its callback", k->ix, q->id);
+        R.cb_acts++;
+        free_request(q); /* zkl_request_free: it goes once the callback returns */
+    } else if (x == 2) {
+        R.cb_acts++;
+        start_request_by(k, true);
+    }
+}
+
+/* The latch's listener, one time in 2: zkl_latch_await with timeout 0
+ * and zkl_latch_is_leader (zkl.h allows them there). The await waits for
+ * nothing (no virtual time passes), and told 1 it says 0 exactly when
+ * the latch says it leads (callback): one thread runs at a time here, so
+ * nothing changes between the two calls. */
+static void cb_lead(struct cl *k, zkl_latch *l, int leader)
+{
+    if (cb_below(2) != 0)
+        return;
+    int64_t before = zsim_now(R.w);
+    int rc = zkl_latch_await(l, 0);
+    int il = zkl_latch_is_leader(l);
+    R.cb_acts++;
+    trace("client %d: its latch's listener awaits (0 ms): %s, is_leader %d", k->ix,
+          zkl_strerror(rc), il);
+    if (zsim_now(R.w) != before)
+        violation("callback", "client %d: the latch's await (0 ms) from its listener took %.3f s",
+                  k->ix, (double)(zsim_now(R.w) - before) / 1e9);
+    if (leader && (rc == 0) != (il == 1))
+        violation("callback", "client %d: told it leads, its latch's await (0 ms) says %s while "
+                  "is_leader says %d", k->ix, zkl_strerror(rc), il);
+}
+
+/* A lease of a lost callback's whose release the ACL refused: again. */
+static void cb_lease_again(struct cl *k)
+{
+    if (k->cb_lease == NULL || k->closing)
+        return;
+    int rc = zkl_lease_release(k->cb_lease);
+    trace("client %d: the lost callback's lease released again: %s", k->ix, zkl_strerror(rc));
+    if (rc != ZKL_ENOAUTH)
+        k->cb_lease = NULL;
+}
+
+/* A lost callback: one in 8 takes a lease of the semaphore with a short
+ * timeout (1 to 20 ms), a blocking call on the keeper thread, and lets it
+ * go at once. The keeper of a real program is a thread of its own, which
+ * here is the driver's: not while that thread is inside a call of its
+ * own. Meanwhile the client's keeper waits for the callback (wait_step
+ * runs the rest: the other clients' keepers and program threads, the
+ * requests, the checks), its requests' deadlines with it (held_back, as
+ * the call goes: wait_step). Its
+ * own program threads wait too: a release of the lost hold waits, in a
+ * plain wait that cannot step here, for the callback to return
+ * (zkl__engine_hooks_off). The
+ * call returns what zkl.h says, by its timeout and the grace (callback);
+ * a call that never returns is stuck. */
+static void cb_lost(struct cl *k)
+{
+    if (cb_below(2) != 0 || blocking > 0 || simt_self() >= 0 || R.cb_k != NULL ||
+        k->closing || k->cb_lease != NULL)
+        return;
+    long t = 1 + (long)cb_below(20);
+    int64_t start = zsim_now(R.w), slow0 = slow_mark(), stood0 = k->stood_ns;
+    zkl_lease *lease = NULL;
+    R.cb_k = k;
+    begin_blocking(k);
+    int rc = zkl_semaphore_acquire(k->s, t, &lease);
+    blocking--;
+    R.cb_k = NULL;
+    R.cb_acts++;
+    R.cb_blocks++;
+    int64_t now = zsim_now(R.w);
+    trace("client %d: a lost callback takes a lease of the semaphore (%ld ms): %s, %.3f s", k->ix,
+          t, zkl_strerror(rc), (double)(now - start) / 1e9);
+    static const int codes[] = {0, ZKL_ETIMEDOUT, ZKL_ELOST, ZKL_ECONNLOSS, ZKL_ENOAUTH};
+    if (!ok_code(rc, codes, sizeof codes / sizeof codes[0]) &&
+        !(rc == ZKL_EZK && wrap_seen("/sim/sem")))
+        violation("callback", "client %d: a lost callback's lease of the semaphore says %s",
+                  k->ix, zkl_strerror(rc));
+    int64_t bound = t * MS + ZKL__GRACE_NS + SLACK + 2 * k->late_allow + slow_mark() - slow0 +
+                    k->stood_ns - stood0 + (stands(k) ? k->stand_owed : 0);
+    if (now - start > bound)
+        violation("callback", "client %d: a lost callback's lease of the semaphore (%ld ms) "
+                  "returned %.3f s after its call, over %.3f s", k->ix, t,
+                  (double)(now - start) / 1e9, (double)bound / 1e9);
+    if (rc != 0)
+        return;
+    rc = zkl_lease_release(lease);
+    trace("client %d: the lost callback's lease released: %s", k->ix, zkl_strerror(rc));
+    static const int rel[] = {0, ZKL_ELOST, ZKL_ENOAUTH};
+    if (!ok_code(rc, rel, sizeof rel / sizeof rel[0]))
+        violation("callback", "client %d: a lost callback's lease release says %s", k->ix,
+                  zkl_strerror(rc));
+    if (rc == ZKL_ENOAUTH)
+        k->cb_lease = lease;
 }
 
 /* ---- faults ---------------------------------------------------------------------- */
@@ -2499,15 +2694,17 @@ static void wait_step(zhandle_t *zh)
 {
     bool inner = blocking == 0;
     for (int i = 0; i < NCL; i++)
-        inner |= R.cl[i].in_keeper;
+        inner |= R.cl[i].in_keeper && &R.cl[i] != R.cb_k; /* a lost callback's call: the rest runs */
     int64_t before = zsim_now(R.w);
     world_step();
     R.step++;
+    if (R.cb_k != NULL)
+        R.cb_k->held_back += zsim_now(R.w) - before; /* its keeper waits for its callback */
     if (inner)
         return;
     struct cl *hk = NULL;
     for (int i = 0; zh != NULL && i < NCL; i++)
-        if (R.cl[i].c != NULL && R.cl[i].c->zh == zh)
+        if (R.cl[i].c != NULL && R.cl[i].c->zh == zh && &R.cl[i] != R.cb_k)
             hk = &R.cl[i];
     if (hk != NULL) {
         hk->sync_busy++;
@@ -3221,7 +3418,7 @@ static void threads_run(void)
         int ready[NCL * NTH], n = 0;
         int64_t now = zsim_now(R.w);
         for (int t = 0; t < NCL * NTH; t++)
-            if (simt_ready(t, now) && !paused(&R.cl[t / NTH]))
+            if (simt_ready(t, now) && !paused(&R.cl[t / NTH]) && &R.cl[t / NTH] != R.cb_k)
                 ready[n++] = t;
         if (n == 0)
             return;
@@ -3342,6 +3539,7 @@ static void on_lead(zkl_latch *l, int leader, void *arg)
     k->leading = leader;
     int64_t token = 0;
     int rc = leader ? zkl_latch_token(l, &token) : ZKL_ENOTHELD;
+    cb_lead(k, l, leader);
     mix((uint64_t)k->ix << 40 ^ (uint64_t)leader << 36 ^ (uint64_t)token);
     trace("client %d: the latch %s (token %" PRId64 ")", k->ix, leader ? "leads" : "leads no more",
           token);
@@ -3462,6 +3660,7 @@ static void on_lost_mutex(zkl_mutex *m, int64_t token, void *arg)
 {
     (void)m;
     told_lost(arg, L_MUTEX, token);
+    cb_lost(arg);
 }
 
 /* A multi-lock member's loss ends the multi-lock's hold (its token the
@@ -3470,6 +3669,7 @@ static void on_lost_m2(zkl_mutex *m, int64_t token, void *arg)
 {
     (void)m;
     told_lost(arg, L_MULTI, token);
+    cb_lost(arg);
 }
 
 static void on_lost_mb(zkl_mutex *m, int64_t token, void *arg)
@@ -3481,12 +3681,14 @@ static void on_lost_mb(zkl_mutex *m, int64_t token, void *arg)
             q->told = true;
     trace("client %d: a multi-lock's first member (token %" PRId64 ") is told lost", k->ix,
           token);
+    cb_lost(k);
 }
 
 static void on_lost_rw(zkl_rwlock *rw, int write, int64_t token, void *arg)
 {
     (void)rw;
     told_lost(arg, write ? L_WRITE : L_READ, token);
+    cb_lost(arg);
 }
 
 static void on_revoke_mutex(zkl_mutex *m, int64_t token, void *arg)
@@ -3842,7 +4044,7 @@ static bool close_client(struct cl *k)
         if (q->k != k)
             continue;
         int rc = ZKL_ECLOSED;
-        if (q->r != NULL && q->done && q->result == 0)
+        if (q->r != NULL && q->done && q->result == 0 && !q->let_go)
             rc = zkl_request_release(q->r);
         else if (q->lease != NULL)
             rc = zkl_lease_release(q->lease);
@@ -3854,6 +4056,15 @@ static bool close_client(struct cl *k)
                       q->id, lock_names[q->lock], ix, zkl_strerror(rc));
         free_request(q);
         next = R.reqs; /* the list may have changed */
+    }
+    if (k->cb_lease != NULL) {
+        int rc = zkl_lease_release(k->cb_lease);
+        k->cb_lease = NULL;
+        trace("client %d: the lost callback's lease let go after the close: %s", ix,
+              zkl_strerror(rc));
+        if (rc != ZKL_ECLOSED)
+            violation("closed", "the release of a lost callback's lease once its client %d "
+                      "closed returned %s", ix, zkl_strerror(rc));
     }
     if (k->latch != NULL) {
         int rc = zkl_latch_close(k->latch);
@@ -4359,6 +4570,11 @@ end:
             (void)zkl_lease_release(R.reqs->lease);
         free_request(R.reqs);
     }
+    for (int i = 0; i < NCL; i++)
+        if (R.cl[i].cb_lease != NULL) {
+            (void)zkl_lease_release(R.cl[i].cb_lease);
+            R.cl[i].cb_lease = NULL;
+        }
     for (int i = 0; i < NCL; i++) {
         struct cl *k = &R.cl[i];
         if (k->c == NULL)
@@ -4761,7 +4977,7 @@ int main(void)
     }
     int64_t events = 0;
     uint64_t acq = 0, calls = 0, leads = 0, revokes = 0, listings = 0, outsiders = 0,
-             leaders = 0, lates = 0, closes = 0;
+             leaders = 0, lates = 0, closes = 0, cb_acts = 0, cb_blocks = 0;
     for (long long n = 0; n < schedules * 2 && violations == 0; n++) {
         long long k = n / 2;
         if ((with == 0 || with == 1) && n % 2 != with)
@@ -4788,6 +5004,8 @@ int main(void)
         leaders += R.failovers;
         lates += R.lates;
         closes += R.closes;
+        cb_acts += R.cb_acts;
+        cb_blocks += R.cb_blocks;
         done += n % 2 == 1 || with == 0;
         if (!bad && k == 0) {
             /* The same seed again, in the same process (other addresses,
@@ -4822,6 +5040,8 @@ int main(void)
     fprintf(stderr, "sim-lib: %" PRIu64 " of their calls of the multi-lock, the "
             "semaphore-mutex, a cancel handle, the latch, a listing or an upgrade, %" PRIu64
             " upgrades refused\n", more_calls, upgrades_refused);
+    fprintf(stderr, "sim-lib: %" PRIu64 " calls from inside callbacks, %" PRIu64
+            " of them blocking (a lost callback's lease)\n", cb_acts, cb_blocks);
     crowd_report(stderr);
     quiet_report(stderr);
     swarm_report(stderr);
