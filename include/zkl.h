@@ -63,7 +63,12 @@
  *   - Callbacks (state listeners, lost and revoke hooks) run on the
  *     client's own keeper thread, one at a time per client, never on a
  *     ZooKeeper thread and never with a zkl lock held; they must not close
- *     the client.
+ *     the client. A blocking call made there holds the keeper up (its
+ *     keepalives, the requests' deadlines, the other callbacks and the
+ *     next session wait for it): give it a short timeout. Between two
+ *     sessions an acquire made there fails at once (ZKL_ELOST), where one
+ *     on another thread waits for the next session within its timeout:
+ *     the keeper opens that session only once the callback returned.
  *   - A request's callback (zkl_request_fn) runs on the keeper thread
  *     too, or, after zkl_client_event_fd, on the thread that calls
  *     zkl_client_dispatch (one dispatch at a time); callbacks still

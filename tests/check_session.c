@@ -484,6 +484,78 @@ START_TEST(test_semaphore_lost_callback_fires_once_per_lost_lease)
 }
 END_TEST
 
+/* A lost callback that acquires another lock: it runs on the keeper
+ * thread, which opens the client's next session only once it returns. */
+struct grab {
+    pthread_mutex_t mu;
+    zkl_mutex *other;
+    int rc, calls;
+    int64_t ms;
+};
+
+static void grab_on_lost(zkl_mutex *m, int64_t token, void *arg)
+{
+    (void)m;
+    (void)token;
+    struct grab *g = arg;
+    int64_t t0 = tu_now_ms();
+    int rc = zkl_mutex_acquire(g->other, tu_ms(8000));
+    int64_t ms = tu_now_ms() - t0;
+    if (rc == 0)
+        (void)zkl_mutex_release(g->other);
+    pthread_mutex_lock(&g->mu);
+    g->rc = rc;
+    g->ms = ms;
+    g->calls++;
+    pthread_mutex_unlock(&g->mu);
+}
+
+static bool grabbed(void *arg)
+{
+    struct grab *g = arg;
+    pthread_mutex_lock(&g->mu);
+    int n = g->calls;
+    pthread_mutex_unlock(&g->mu);
+    return n > 0;
+}
+
+/* A blocking acquire made in a lost callback, between sessions, does not
+ * wait for the next session, which only the thread it runs on would open:
+ * it fails at once, and the client opens its next session once the
+ * callback returns. */
+START_TEST(test_an_acquire_in_a_lost_callback_does_not_wait_for_its_own_keeper)
+{
+    char *p = tu_test_path("lostgrab");
+    char *p2 = tu_test_path("lostgrab-other");
+    /* Expired by tu_expire_session, at once whatever its timeout. */
+    zkl_client *c = tu_test_client(20000);
+    struct grab g = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    zkl_mutex *m;
+    ck_assert_int_eq(zkl_mutex_new(c, p, &m), 0);
+    ck_assert_int_eq(zkl_mutex_new(c, p2, &g.other), 0);
+    ck_assert_int_eq(zkl_mutex_set_lost_fn(m, grab_on_lost, &g), 0);
+    ck_assert_int_eq(zkl_mutex_acquire(m, 5000), 0);
+    tu_expire_session(c);
+    ck_assert(tu_wait_until(grabbed, &g, 40000));
+    pthread_mutex_lock(&g.mu);
+    int rc = g.rc;
+    int64_t ms = g.ms;
+    pthread_mutex_unlock(&g.mu);
+    ck_assert_msg(rc == ZKL_ELOST, "the acquire in the lost callback returned %s",
+                  zkl_strerror(rc));
+    /* (It waited out its whole timeout before: nothing was to come.) */
+    ck_assert_msg(ms < tu_ms(8000) / 2, "the acquire in the lost callback took %lld ms",
+                  (long long)ms);
+    ck_assert_int_eq(zkl_mutex_release(m), ZKL_ELOST);
+    ck_assert(tu_wait_until(connected_again, c, 30000));
+    ck_assert_int_eq(zkl_mutex_acquire(g.other, 5000), 0);
+    ck_assert_int_eq(zkl_mutex_release(g.other), 0);
+    ck_assert_int_eq(zkl_mutex_set_lost_fn(m, NULL, NULL), 0);
+    zkl_mutex_free(g.other);
+    zkl_mutex_free(m);
+}
+END_TEST
+
 /* The client's getters: the state is an enum (CLOSED for NULL); the
  * session id comes through an out parameter, left alone on failure. */
 START_TEST(test_client_getters_take_out_parameters)
@@ -729,6 +801,7 @@ int main(void)
         test_answers_after_the_loss_deadline_take_no_lock,
         test_suspended_client_gives_its_session_up_and_goes_on,
         test_semaphore_lost_callback_fires_once_per_lost_lease,
+        test_an_acquire_in_a_lost_callback_does_not_wait_for_its_own_keeper,
         test_try_once_without_a_connection_is_econnloss_at_once,
         test_listener_removal_waits_for_a_running_delivery,
         test_client_getters_take_out_parameters,

@@ -20,11 +20,14 @@ static void leave_engine(struct zkl__engine *e)
 
 /* Between a lost session and the next one (the client re-opens by itself)
  * an acquire waits for the new session within its deadline rather than
- * failing at once: it has held nothing on the old one. */
+ * failing at once: it has held nothing on the old one. Not on the keeper
+ * thread (a callback's call): the keeper opens that session once the
+ * callback returns, so the wait could only end at the deadline. */
 static void wait_reopened(zkl_client *c, int64_t deadline)
 {
     pthread_mutex_lock(&c->mu);
-    while (!c->closing && !c->cancelled && c->state == ZKL_STATE_LOST && c->reopen &&
+    bool keeper = c->keeper_started && pthread_equal(pthread_self(), c->keeper);
+    while (!keeper && !c->closing && !c->cancelled && c->state == ZKL_STATE_LOST && c->reopen &&
            c->owns_zh && !c->auth_failed) {
         if (zkl__cond_wait(&c->cv, &c->mu, deadline) != 0)
             break;
