@@ -741,9 +741,10 @@ ZKL_EXPORT int zkl_mutex_set_lost_fn(zkl_mutex *m, zkl_mutex_lost_fn fn, void *a
  * Revocation is cooperative: zkl releases nothing by itself; `fn` tells the
  * holder to finish and release, and should return soon (it must not wait
  * for that release, nor call zkl_client_close). A hold of an object without
- * a callback ignores requests. NULL removes the callback; once that call
- * returns, `fn` is not running and will not be called. Returns 0 or
- * ZKL_EINVAL (NULL object). Thread-safe. */
+ * a callback ignores requests, and so does an asynchronous request's hold
+ * (zkl_request(3): it is told of a loss, never of a revocation). NULL
+ * removes the callback; once that call returns, `fn` is not running and
+ * will not be called. Returns 0 or ZKL_EINVAL (NULL object). Thread-safe. */
 typedef void (*zkl_mutex_revoke_fn)(zkl_mutex *m, int64_t token, void *arg);
 ZKL_EXPORT int zkl_mutex_set_revoke_fn(zkl_mutex *m, zkl_mutex_revoke_fn fn, void *arg);
 
@@ -1007,9 +1008,10 @@ ZKL_EXPORT int zkl_semmutex_set_lost_fn(zkl_semmutex *s, zkl_semmutex_lost_fn fn
  * Revocation is cooperative: zkl releases nothing by itself; `fn` tells the
  * holder to finish and release, and should return soon (it must not wait
  * for that release, nor call zkl_client_close). A hold of an object without
- * a callback ignores requests. NULL removes the callback; once that call
- * returns, `fn` is not running and will not be called. Returns 0 or
- * ZKL_EINVAL (NULL object). Thread-safe. */
+ * a callback ignores requests, and so does an asynchronous request's hold
+ * (zkl_request(3): it is told of a loss, never of a revocation). NULL
+ * removes the callback; once that call returns, `fn` is not running and
+ * will not be called. Returns 0 or ZKL_EINVAL (NULL object). Thread-safe. */
 typedef void (*zkl_semmutex_revoke_fn)(zkl_semmutex *s, int64_t token, void *arg);
 ZKL_EXPORT int zkl_semmutex_set_revoke_fn(zkl_semmutex *s, zkl_semmutex_revoke_fn fn,
                                           void *arg);
@@ -1317,9 +1319,10 @@ ZKL_EXPORT int zkl_rwlock_set_lost_fn(zkl_rwlock *rw, zkl_rwlock_lost_fn fn, voi
  * Revocation is cooperative: zkl releases nothing by itself; `fn` tells the
  * holder to finish and release, and should return soon (it must not wait
  * for that release, nor call zkl_client_close). A hold of an object without
- * a callback ignores requests. NULL removes the callback; once that call
- * returns, `fn` is not running and will not be called. Returns 0 or
- * ZKL_EINVAL (NULL object). Thread-safe. */
+ * a callback ignores requests, and so does an asynchronous request's hold
+ * (zkl_request(3): it is told of a loss, never of a revocation). NULL
+ * removes the callback; once that call returns, `fn` is not running and
+ * will not be called. Returns 0 or ZKL_EINVAL (NULL object). Thread-safe. */
 typedef void (*zkl_rwlock_revoke_fn)(zkl_rwlock *rw, int write, int64_t token, void *arg);
 ZKL_EXPORT int zkl_rwlock_set_revoke_fn(zkl_rwlock *rw, zkl_rwlock_revoke_fn fn, void *arg);
 
