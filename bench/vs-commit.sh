@@ -18,9 +18,10 @@
 # Everything it starts is stopped on exit, also on failure or Ctrl-C.
 #
 # The benchmark itself changed since 1.0.0: this tree's zkl-bench goes
-# through zkl_lock handles, stamps each handoff (three more clock reads and
-# shared atomics per acquisition) and counts the heap at every malloc and
-# free (tools/bench/heapcount.c), all of which its process's CPU includes.
+# through zkl_lock handles and stamps each handoff (three more clock reads
+# and shared atomics per acquisition), which its process's CPU includes.
+# (Through 1.2.5 it also counted the heap at every malloc and free in every
+# workload; now only in those that report the heap, not in contended.)
 # --same-driver compares the libraries alone: both sides run REV's
 # zkl-bench, "new" with this tree's libzkl.so.1 (the build's .libs beside
 # --zkl-bench's tools/) in its place, which the frozen ABI allows.

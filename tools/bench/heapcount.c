@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -35,6 +36,10 @@
 #endif
 
 #ifdef HEAPCOUNT_OFF
+
+void zkl__heapcount_start(void)
+{
+}
 
 size_t zkl__heapcount_live(void)
 {
@@ -56,6 +61,14 @@ extern void *__libc_pvalloc(size_t);
 /* Stays 0 when these wrappers never run (valgrind's allocator answers
  * instead): a running process always has some heap live. */
 static atomic_size_t live;
+/* Set once by the main thread before any other thread starts (whose
+ * creation orders it before their reads), then only read. */
+static bool counting;
+
+void zkl__heapcount_start(void)
+{
+    counting = true;
+}
 
 static size_t chunk(void *p)
 {
@@ -64,7 +77,7 @@ static size_t chunk(void *p)
 
 static void *took(void *p)
 {
-    if (p != NULL)
+    if (counting && p != NULL)
         atomic_fetch_add_explicit(&live, chunk(p), memory_order_relaxed);
     return p;
 }
@@ -88,12 +101,15 @@ void free(void *p)
 {
     if (p == NULL)
         return;
-    atomic_fetch_sub_explicit(&live, chunk(p), memory_order_relaxed);
+    if (counting)
+        atomic_fetch_sub_explicit(&live, chunk(p), memory_order_relaxed);
     __libc_free(p);
 }
 
 void *realloc(void *p, size_t n)
 {
+    if (!counting)
+        return __libc_realloc(p, n);
     size_t old = chunk(p);
     void *q = __libc_realloc(p, n);
     if (q != NULL) {

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "heapcount.h"
 
 const char *const zkl_bench_prog = "zkl-bench";
 
@@ -229,6 +230,9 @@ int main(int argc, char **argv)
                      .permits = 2,
                      .session_timeout_ms = SESSION_TIMEOUT_MS};
     const struct workload *w = parse(argc, argv, &o);
+    /* Only these read the heap; the others run without its meter. */
+    if (w->out & (OUT_MANY | OUT_SESSIONS | OUT_QUEUE))
+        zkl__heapcount_start();
     int nsessions = w->sessions == S_CLIENTS              ? o.clients
                     : w->sessions == S_CLIENTS_AND_HOLDER ? o.clients + 1
                                                           : 1;
