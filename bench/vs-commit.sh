@@ -3,6 +3,7 @@
 #
 # Usage: bench/vs-commit.sh [--commit REV] [--pairs N] [--clients "8 32"]
 #                           [--ops N] [--zkl-bench PATH] [--out FILE] [--same-driver]
+#        bench/vs-commit.sh --report FILE...
 #
 # Builds REV's zkl-bench (default: 1.0.0, d5c6d18) from `git archive` into a
 # cache (${XDG_CACHE_HOME:-~/.cache}/zkl/vs-commit/<commit>), starts one
@@ -13,8 +14,13 @@
 # both alike. For each run it records throughput and the client CPU (user +
 # system of the benchmark process, from its rusage) per acquisition, and
 # prints, per client count, the medians of both and the median of the
-# per-pair ratios (this tree / REV). Every run's JSON line goes to FILE
-# (default: a file in the temporary folder, named at the end).
+# per-pair ratios (this tree / REV), with a 95% interval for the
+# throughput's (a bootstrap over the pairs, seeded: the same file prints the
+# same interval). Single runs of a few seconds on a shared machine spread
+# by several percent, so a ratio near 1 says little without its interval.
+# Every run's JSON line goes to FILE (default: a file in the temporary
+# folder, named at the end). --report prints that table again for one or
+# more such files, their pairs pooled, and runs nothing.
 # Everything it starts is stopped on exit, also on failure or Ctrl-C.
 #
 # The benchmark itself changed since 1.0.0: this tree's zkl-bench goes
@@ -41,8 +47,52 @@ out=
 same_driver=false
 
 usage() {
-    sed -n '4,5p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '4,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
+
+python=/usr/bin/python3
+[[ -x $python ]] || python=python3
+
+# summary LABEL FILE...: the table of the runs in FILEs, pairs pooled.
+summary() {
+    local label=$1
+    shift
+    "$python" - "$label" "$@" <<'EOF'
+import json, random, statistics, sys
+label, files = sys.argv[1], sys.argv[2:]
+runs = [dict(json.loads(l), _file=i) for i, f in enumerate(files) for l in open(f) if l.strip()]
+print("%s: contended, medians of paired runs" % label)
+print("%8s %14s %14s %8s %17s %14s %14s %8s" % ("clients", "old ops/s", "new ops/s",
+      "ratio", "95% interval", "old cpu us/op", "new cpu us/op", "ratio"))
+for n in sorted({r["clients"] for r in runs}):
+    by = {}
+    for r in runs:
+        if r["clients"] == n:
+            by.setdefault((r["_file"], r["pair"]), {})[r["which"]] = r
+    full = [v for v in by.values() if "old" in v and "new" in v]
+    if not full:
+        continue
+    med = lambda k, w: statistics.median(v[w][k] for v in full)
+    ratios = [v["new"]["ops_per_sec"] / v["old"]["ops_per_sec"] for v in full]
+    tr = statistics.median(ratios)
+    cr = statistics.median(v["new"]["cpu_us_per_op"] / v["old"]["cpu_us_per_op"] for v in full)
+    rng = random.Random(n)
+    boot = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(4000))
+    print("%8d %14.1f %14.1f %8.3f  [%6.3f, %6.3f] %14.1f %14.1f %8.3f   (%d pairs)" % (
+        n, med("ops_per_sec", "old"), med("ops_per_sec", "new"), tr, boot[99], boot[3899],
+        med("cpu_us_per_op", "old"), med("cpu_us_per_op", "new"), cr, len(full)))
+EOF
+}
+
+if [[ ${1-} == --report ]]; then
+    shift
+    (($#)) || { usage >&2; exit 2; }
+    for f in "$@"; do
+        [[ -r $f ]] || { echo "vs-commit.sh: cannot read $f" >&2; exit 1; }
+    done
+    summary "this tree against the earlier commit ($# file(s), pairs pooled)" "$@"
+    exit 0
+fi
 
 while (($#)); do
     case $1 in
@@ -110,9 +160,6 @@ if $same_driver; then
     [[ -x $old_bench ]] || { echo "vs-commit.sh: no $old_bench" >&2; exit 1; }
     new_bench=$old_bench
 fi
-
-python=/usr/bin/python3
-[[ -x $python ]] || python=python3
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/zkl-vs.XXXXXX")
 zkdir=$work/zk
@@ -202,25 +249,5 @@ done
 
 driver=
 $same_driver && driver=" (libraries only: both run ${commit:0:12}'s zkl-bench)"
-"$python" - "$out" "${commit:0:12}" "$driver" <<'EOF'
-import json, statistics, sys
-runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-print("this tree against %s%s: contended, medians of paired runs" % (sys.argv[2], sys.argv[3]))
-print("%8s %14s %14s %8s %14s %14s %8s" % ("clients", "old ops/s", "new ops/s",
-      "ratio", "old cpu us/op", "new cpu us/op", "ratio"))
-for n in sorted({r["clients"] for r in runs}):
-    by = {}
-    for r in runs:
-        if r["clients"] == n:
-            by.setdefault(r["pair"], {})[r["which"]] = r
-    full = [v for v in by.values() if "old" in v and "new" in v]
-    if not full:
-        continue
-    med = lambda k, w: statistics.median(v[w][k] for v in full)
-    tr = statistics.median(v["new"]["ops_per_sec"] / v["old"]["ops_per_sec"] for v in full)
-    cr = statistics.median(v["new"]["cpu_us_per_op"] / v["old"]["cpu_us_per_op"] for v in full)
-    print("%8d %14.1f %14.1f %8.3f %14.1f %14.1f %8.3f   (%d pairs)" % (
-        n, med("ops_per_sec", "old"), med("ops_per_sec", "new"), tr,
-        med("cpu_us_per_op", "old"), med("cpu_us_per_op", "new"), cr, len(full)))
-EOF
+summary "this tree against ${commit:0:12}$driver" "$out"
 note "every run: $out"
