@@ -59,7 +59,7 @@ void zkl__engine_hooks_off(zkl__node *n)
     if (h == NULL)
         return;
     struct zkl__engine *e = ZKL__NODE_ENGINE(n);
-    bool keeper = c->keeper_started && pthread_equal(pthread_self(), c->keeper);
+    bool keeper = zkl__keeper_is_self(c);
     /* A loss already queued for the owner is still told, once: a holder
      * that saw is_held turn 0 and released at once would otherwise never
      * hear it. The keeper delivers it soon; it may not wait for itself. */

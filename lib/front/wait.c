@@ -26,7 +26,7 @@ static void leave_engine(struct zkl__engine *e)
 static void wait_reopened(zkl_client *c, int64_t deadline)
 {
     pthread_mutex_lock(&c->mu);
-    bool keeper = c->keeper_started && pthread_equal(pthread_self(), c->keeper);
+    bool keeper = zkl__keeper_is_self(c);
     while (!keeper && !c->closing && !c->cancelled && c->state == ZKL_STATE_LOST && c->reopen &&
            c->owns_zh && !c->auth_failed) {
         if (zkl__cond_wait(&c->cv, &c->mu, deadline) != 0)

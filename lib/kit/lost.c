@@ -10,11 +10,7 @@
 static void quiesce(zkl_client *c)
 {
     pthread_mutex_lock(&c->mu);
-    if (c->keeper_started && !pthread_equal(pthread_self(), c->keeper)) {
-        uint64_t seen = c->delivery;
-        while (c->delivering && c->delivery == seen)
-            pthread_cond_wait(&c->cv, &c->mu);
-    }
+    zkl__keeper_quiesce(c);
     pthread_mutex_unlock(&c->mu);
 }
 

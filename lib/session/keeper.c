@@ -14,6 +14,20 @@ int64_t zkl__keeper_loss_at(const zkl_client *c)
     return zkl__loss_at(c->last_ok_ns, c->negotiated_ms);
 }
 
+bool zkl__keeper_is_self(const zkl_client *c)
+{
+    return c->keeper_started && pthread_equal(pthread_self(), c->keeper);
+}
+
+void zkl__keeper_quiesce(zkl_client *c)
+{
+    if (zkl__keeper_is_self(c) || !c->keeper_started)
+        return;
+    uint64_t seen = c->delivery;
+    while (c->delivering && c->delivery == seen)
+        pthread_cond_wait(&c->cv, &c->mu);
+}
+
 static int64_t give_up_at(zkl_client *c)
 {
     if (!c->owns_zh || (c->state != ZKL_STATE_SUSPENDED && c->state != ZKL_STATE_CONNECTED &&
@@ -268,11 +282,7 @@ int zkl_client_remove_listener(zkl_client *c, zkl_state_fn fn, void *arg)
             /* The keeper calls a snapshot of the listeners: once this
              * returns, the removed one is not running and never will, so
              * its arg may be freed. (From a listener itself, no wait.) */
-            if (c->keeper_started && !pthread_equal(pthread_self(), c->keeper)) {
-                uint64_t seen = c->delivery;
-                while (c->delivering && c->delivery == seen)
-                    pthread_cond_wait(&c->cv, &c->mu);
-            }
+            zkl__keeper_quiesce(c);
             pthread_mutex_unlock(&c->mu);
             return 0;
         }

@@ -149,6 +149,13 @@ int64_t zkl__keeper_loss_at(const zkl_client *c);
  * that stood still hears what came before), the session is given up, as
  * the keeper would on its next round. True then. */
 bool zkl__keeper_give_up_due(zkl_client *c, int64_t now);
+/* Whether the calling thread is the client's keeper (c->mu held): a
+ * callback's call, which must not wait for the keeper. */
+bool zkl__keeper_is_self(const zkl_client *c);
+/* Wait until no delivery of the keeper's (a listener, an owner's hook)
+ * that started before this call is running (c->mu held; dropped while it
+ * waits). On the keeper itself, at once: it would wait for itself. */
+void zkl__keeper_quiesce(zkl_client *c);
 
 /* TLS and SASL settings, as given (lib/session/secure.c). */
 struct zkl__secure_opts {
