@@ -90,13 +90,13 @@ static void on_session_end(void *ctx)
     zkl__core_connection(e->core, zkl__engine_connected(c), zkl__now_ns());
 }
 
-static void on_watch_event(void *ctx, zhandle_t *zh, int type, const char *path)
+static void on_watch_event(void *ctx, zhandle_t *zh, int type, const char *path, int64_t now)
 {
     struct zkl__engine *e = ctx;
     /* Only the live handle's events: an old one's watches are of an ended
      * session, whose nodes are gone. */
     if (zh == e->c->zh)
-        zkl__core_watch_event(e->core, type, path, zkl__now_ns());
+        zkl__core_watch_event(e->core, type, path, now);
 }
 
 static void wake_one(zkl__cnode *cn, void *arg)

@@ -141,15 +141,15 @@ int zkl__node_make(const zkl__policy *pol, const zkl__qopts *o, bool try_once, z
 /* Link it to c's engine and send its create on `dir` (c->mu held): 0, or a
  * ZKL_E... code with the node counted and freed. */
 int zkl__node_start(zkl_client *c, zkl__node *n, const char *dir, const zkl__qopts *o);
-/* Tell the node's machine of the caller: it left (no node of the attempt
- * may stay), it releases its hold, it is done with the node (which may be
- * freed by the call). */
-void zkl__node_leave(zkl__node *n);
-void zkl__node_release(zkl__node *n);
-void zkl__node_detach(zkl__node *n);
+/* Tell the node's machine of the caller, at `now` (zkl__now_ns, read by
+ * the caller): it left (no node of the attempt may stay), it releases its
+ * hold, it is done with the node (which may be freed by the call). */
+void zkl__node_leave(zkl__node *n, int64_t now);
+void zkl__node_release(zkl__node *n, int64_t now);
+void zkl__node_detach(zkl__node *n, int64_t now);
 /* The caller takes the hold it waited for: 0, or ZKL_ENOMEM (no memory to
  * keep its path: the caller fails the attempt, and leaves). */
-int zkl__node_taken(zkl__node *n);
+int zkl__node_taken(zkl__node *n, int64_t now);
 /* A release is in flight (its delete not confirmed), and what it came to
  * once it is not (0, ZKL_ELOST: someone else deleted the node first or the
  * session ended, ZKL_ECLOSED). */
@@ -168,9 +168,9 @@ zkl_client *zkl__node_client(const zkl__node *n);
 bool zkl__node_is_held(const zkl__node *n);  /* held, of the live session */
 bool zkl__node_current(const zkl__node *n);
 bool zkl__node_refused(const zkl__node *n, int *err); /* release refused: the hold stays */
-/* The node's metrics: the attempt ended with rc; the hold ended. */
-void zkl__node_count_end(zkl__node *n, int rc);
-void zkl__node_count_released(zkl__node *n);
+/* The node's metrics: the attempt ended with rc; the hold ended (at now). */
+void zkl__node_count_end(zkl__node *n, int rc, int64_t now);
+void zkl__node_count_released(zkl__node *n, int64_t now);
 
 /* ---- lib/engine/validate.c ---- */
 /* Check a guarded multi-op (`count` ops behind a check of `guard`) before

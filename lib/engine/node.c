@@ -98,24 +98,24 @@ int zkl__node_start(zkl_client *c, zkl__node *n, const char *dir, const zkl__qop
     return 0;
 }
 
-static void event(zkl__node *n, enum zkl__ev_type type)
+static void event(zkl__node *n, enum zkl__ev_type type, int64_t now)
 {
-    zkl__cnode_on(&n->cn, &(zkl__event){.type = type, .now = zkl__now_ns()});
+    zkl__cnode_on(&n->cn, &(zkl__event){.type = type, .now = now});
 }
 
-void zkl__node_leave(zkl__node *n)
+void zkl__node_leave(zkl__node *n, int64_t now)
 {
-    event(n, ZKL__E_LEAVE);
+    event(n, ZKL__E_LEAVE, now);
 }
 
-int zkl__node_taken(zkl__node *n)
+int zkl__node_taken(zkl__node *n, int64_t now)
 {
     char buf[ZKL__MAX_PATH + 96];
     if (zkl__cnode_path(&n->cn, NULL, buf, sizeof buf) == NULL ||
         (n->path = strdup(buf)) == NULL)
         return ZKL_ENOMEM;
     n->meter.held = true;
-    event(n, ZKL__E_TAKEN);
+    event(n, ZKL__E_TAKEN, now);
     return 0;
 }
 
@@ -136,17 +136,17 @@ int zkl__node_released(const zkl__node *n)
     return n->cn.err;
 }
 
-void zkl__node_release(zkl__node *n)
+void zkl__node_release(zkl__node *n, int64_t now)
 {
-    event(n, ZKL__E_RELEASE);
+    event(n, ZKL__E_RELEASE, now);
 }
 
 /* The caller is done with n: it may be freed by this call. */
-void zkl__node_detach(zkl__node *n)
+void zkl__node_detach(zkl__node *n, int64_t now)
 {
     n->wake = NULL;
     n->cv = NULL;
-    event(n, ZKL__E_DETACH);
+    event(n, ZKL__E_DETACH, now);
 }
 
 bool zkl__node_is_held(const zkl__node *n)
@@ -167,16 +167,16 @@ bool zkl__node_refused(const zkl__node *n, int *err)
     return true;
 }
 
-void zkl__node_count_end(zkl__node *n, int rc)
+void zkl__node_count_end(zkl__node *n, int rc, int64_t now)
 {
     if (n->cn.core != NULL)
-        zkl__metrics_acquire_end(ZKL__NODE_ENGINE(n)->metrics, &n->meter, rc, zkl__now_ns());
+        zkl__metrics_acquire_end(ZKL__NODE_ENGINE(n)->metrics, &n->meter, rc, now);
 }
 
-void zkl__node_count_released(zkl__node *n)
+void zkl__node_count_released(zkl__node *n, int64_t now)
 {
     if (n->cn.core != NULL)
-        zkl__metrics_released(ZKL__NODE_ENGINE(n)->metrics, &n->meter, zkl__now_ns());
+        zkl__metrics_released(ZKL__NODE_ENGINE(n)->metrics, &n->meter, now);
 }
 
 int zkl__node_held(const zkl__node *n)

@@ -94,10 +94,10 @@ void zkl__async_unlist(zkl_request *r)
 
 /* ---- the machine's actions --------------------------------------------------- */
 
-static void detach_node(zkl__node *n)
+static void detach_node(zkl__node *n, int64_t now)
 {
     zkl__engine_hooks_off(n);
-    zkl__node_detach(n);
+    zkl__node_detach(n, now);
 }
 
 /* An answer to the deletes of the lock parents a refused request made
@@ -117,15 +117,15 @@ static int act(void *ctx, const zkl__ract *x)
     case ZKL__RA_STEP:
         return r->step->held(r->step_ctx, r, n, (zkl__node **)x->next, &r->m.counted);
     case ZKL__RA_TAKE:
-        return zkl__node_taken(n);
+        return zkl__node_taken(n, x->now);
     case ZKL__RA_COUNT:
-        zkl__node_count_end(n, x->rc);
+        zkl__node_count_end(n, x->rc, x->now);
         break;
     case ZKL__RA_RELEASED:
-        zkl__node_count_released(n);
+        zkl__node_count_released(n, x->now);
         break;
     case ZKL__RA_LEAVE:
-        zkl__node_leave(n);
+        zkl__node_leave(n, x->now);
         /* The failed node (not a member given back): the parents its
          * refused creates made go after it, and the cleaning waits. */
         if (r->m.st == ZKL__R_CLEANING && x->n == r->m.n && r->unmake == NULL) {
@@ -134,7 +134,7 @@ static int act(void *ctx, const zkl__ract *x)
         }
         break;
     case ZKL__RA_DETACH:
-        detach_node(n);
+        detach_node(n, x->now);
         break;
     case ZKL__RA_READY:
         if (r->wcv != NULL)
@@ -164,6 +164,11 @@ static int act(void *ctx, const zkl__ract *x)
 int zkl__async_on(zkl_request *r, enum zkl__rev_type ev)
 {
     return zkl__areq_on(&r->m, ev, zkl__now_ns(), act, r);
+}
+
+int zkl__async_on_at(zkl_request *r, enum zkl__rev_type ev, int64_t now)
+{
+    return zkl__areq_on(&r->m, ev, now, act, r);
 }
 
 /* The engine's wake-up of a request's node (any thread, c->mu held): the
@@ -210,7 +215,8 @@ static void judge_all(struct zkl__async *a)
 
 void zkl__async_free_now(zkl_request *r)
 {
-    zkl__obj_close(r, "zkl_request_free"); /* its registration goes with it */
+    if (zkl__async_registered(r))
+        zkl__obj_close(r, "zkl_request_free"); /* its registration goes with it */
     free(r->m.kept);
     free(r);
 }
@@ -355,7 +361,11 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
         free(kept);
         return ZKL_ENOMEM;
     }
-    int rc = zkl__obj_open(c, r);
+    r->wcv = fn == NULL ? arg : NULL;
+    /* Only a handle the caller gets is registered (lib/front/objects.c):
+     * a blocking caller's request never leaves the call that made it, and
+     * the lock object it calls through keeps the client. */
+    int rc = r->wcv == NULL ? zkl__obj_open(c, r) : 0;
     if (rc != 0) {
         free(kept);
         free(r);
@@ -365,12 +375,12 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
     r->step = step;
     r->step_ctx = ctx;
     r->arg = arg;
-    r->wcv = fn == NULL ? arg : NULL;
     /* A try once waits for the policy's first answer, bounded by the
      * session timeout, as the blocking call does. */
     bool try_once;
-    int64_t until = zkl__deadline(timeout_ms); /* before the now it is judged at */
-    int64_t deadline = zkl__wait_until(until, zkl__now_ns(), c->timeout_ms, &try_once);
+    int64_t now = zkl__now_ns();
+    int64_t deadline = zkl__wait_until(zkl__deadline_at(timeout_ms, now), now, c->timeout_ms,
+                                       &try_once);
     pthread_mutex_lock(&c->mu);
     struct zkl__async *a = c->closing ? NULL : zkl__async_of(c);
     rc = c->closing ? ZKL_ECLOSED : a == NULL ? ZKL_ENOMEM : 0;
@@ -380,13 +390,13 @@ int zkl__async_start_steps(zkl_client *c, const char *dir, const zkl__policy *po
         rc = enqueue(r, dir, pol, o, try_once, &n);
     if (rc != 0) {
         pthread_mutex_unlock(&c->mu);
-        /* Its registration goes, named by its kind: any recipe's request,
-         * a blocking caller's or one with a callback. */
-        zkl__obj_close(r, r->wcv != NULL ? "a blocking acquire's request"
-                                         : "an asynchronous acquire's request");
+        bool registered = r->wcv == NULL;
+        if (registered)
+            zkl__obj_close(r, "an asynchronous acquire's request");
         free(kept);
         free(r); /* ctx stays the caller's */
-        zkl__obj_done(c);
+        if (registered)
+            zkl__obj_done(c);
         return rc;
     }
     zkl__areq_init(&r->m, &n->cn, kept, deadline, step != NULL, step && step->keep_held,

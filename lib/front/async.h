@@ -42,6 +42,8 @@ struct zkl__async {
 
 /* One event for the request's machine, carried out here. */
 int zkl__async_on(zkl_request *r, enum zkl__rev_type ev);
+/* The same, at a time the caller has just read. */
+int zkl__async_on_at(zkl_request *r, enum zkl__rev_type ev, int64_t now);
 /* Run the callbacks of the ready requests, c->mu released for each, one
  * at a time: after those another thread runs now. Once the client closes,
  * only the closing thread (`closing`) runs them. */
@@ -50,7 +52,15 @@ int zkl__async_deliver(struct zkl__async *a, zkl_client *c, bool closing);
 struct zkl__async *zkl__async_of(zkl_client *c);
 /* Take the request off the client's lists (it is being freed). */
 void zkl__async_unlist(zkl_request *r);
-/* Free the request's memory, and its registration as an open object. */
+/* Free the request's memory, and its registration as an open object if
+ * it has one. */
 void zkl__async_free_now(zkl_request *r);
+
+/* Whether r is in the table of open objects, holding its client: a
+ * request with a callback is; a blocking caller's is not. */
+static inline bool zkl__async_registered(const zkl_request *r)
+{
+    return r->wcv == NULL;
+}
 
 #endif

@@ -49,10 +49,12 @@ void zkl_request_free(zkl_request *r)
     if (r == NULL)
         return;
     zkl_client *c = r->a->c;
+    bool registered = zkl__async_registered(r);
     if (zkl__forked(c)) { /* memory only: its node is the client's to free */
         zkl__unmake_drop(r->unmake);
         zkl__async_free_now(r);
-        zkl__obj_done(c);
+        if (registered)
+            zkl__obj_done(c);
         return;
     }
     bool self = false;
@@ -71,7 +73,8 @@ void zkl_request_free(zkl_request *r)
     pthread_mutex_unlock(&c->mu);
     if (!self) {
         zkl__async_free_now(r);
-        zkl__obj_done(c);
+        if (registered)
+            zkl__obj_done(c);
     }
 }
 

@@ -23,16 +23,19 @@ static void leave_engine(struct zkl__engine *e)
  * failing at once: it has held nothing on the old one. Not on the keeper
  * thread (a callback's call): the keeper opens that session once the
  * callback returns, so the wait could only end at the deadline. */
-static void wait_reopened(zkl_client *c, int64_t deadline)
+static bool wait_reopened(zkl_client *c, int64_t deadline)
 {
+    bool waited = false;
     pthread_mutex_lock(&c->mu);
     bool keeper = zkl__keeper_is_self(c);
     while (!keeper && !c->closing && !c->cancelled && c->state == ZKL_STATE_LOST && c->reopen &&
            c->owns_zh && !c->auth_failed) {
+        waited = true;
         if (zkl__cond_wait(&c->cv, &c->mu, deadline) != 0)
             break;
     }
     pthread_mutex_unlock(&c->mu);
+    return waited;
 }
 
 /* A lock parent of a refused attempt that stays, named in the detail text. */
@@ -101,12 +104,14 @@ int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cance
     if (h != NULL && zkl__cancel_fired(h))
         return ZKL_ECANCELED;
     int64_t deadline = zkl__deadline(timeout_ms);
-    wait_reopened(c, deadline);
+    /* What is left of the timeout once a new session came, or all of it. */
+    long left = wait_reopened(c, deadline) ? zkl__remaining_ms(timeout_ms, deadline, zkl__now_ns())
+                                           : timeout_ms;
     pthread_cond_t cv; /* ours to wait on: the request wakes it */
     if (zkl__cond_init(&cv) != 0)
         return ZKL_ENOMEM;
     zkl_request *r;
-    int err = start(ctx, zkl__remaining_ms(timeout_ms, deadline, zkl__now_ns()), &cv, &r);
+    int err = start(ctx, left, &cv, &r);
     if (err != 0) {
         pthread_cond_destroy(&cv);
         return err;
@@ -122,18 +127,20 @@ int zkl__wait_request(zkl_client *c, const char *dir, long timeout_ms, zkl_cance
      * caller's deadline passed; its nodes and the answers it awaits wake
      * us (zkl__async_poke). */
     bool asked = false;
-    while ((err = zkl__async_on(r, ZKL__RE_TAKE)) == 1) {
+    /* One clock reading a turn: the look and the wait's end are judged at
+     * it, so a deadline that passes meanwhile ends the wait at once and is
+     * looked at on the next turn. */
+    int64_t now = zkl__now_ns();
+    while ((err = zkl__async_on_at(r, ZKL__RE_TAKE, now)) == 1) {
         if (!asked && h != NULL && zkl__cancel_fired(h)) {
             asked = true;
-            (void)zkl__async_on(r, ZKL__RE_CANCEL);
+            (void)zkl__async_on_at(r, ZKL__RE_CANCEL, now);
         }
-        /* Read before the look: a deadline that passes between the two
-         * is looked at again at once, not a grace later. */
-        int64_t now = zkl__now_ns();
-        (void)zkl__async_on(r, ZKL__RE_LOOK);
+        (void)zkl__async_on_at(r, ZKL__RE_LOOK, now);
         if (r->m.st == ZKL__R_READY)
             continue;
         (void)zkl__cond_wait(&cv, &c->mu, zkl__areq_due(&r->m, now));
+        now = zkl__now_ns();
     }
     zkl__node *n = r->handed;
     if (err == 0) {
@@ -163,10 +170,11 @@ void zkl__wait_leave(zkl__node *n)
     if (zkl__forked(c))
         return; /* the client's local free takes the node */
     pthread_mutex_lock(&c->mu);
-    zkl__node_leave(n);
-    zkl__node_count_released(n);
+    int64_t now = zkl__now_ns();
+    zkl__node_leave(n, now);
+    zkl__node_count_released(n, now);
     zkl__engine_hooks_off(n);
-    zkl__node_detach(n);
+    zkl__node_detach(n, now);
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -182,7 +190,7 @@ int zkl__wait_release(zkl__node *n)
     if (!zkl__node_is_held(n))
         err = c->closing ? ZKL_ECLOSED : ZKL_ELOST;
     else
-        zkl__node_release(n);
+        zkl__node_release(n, zkl__now_ns());
     /* Local state goes only once the server confirmed, or the session
      * ended (PITFALLS: forgetting a node that still exists). */
     pthread_cond_t cv;
@@ -204,9 +212,10 @@ int zkl__wait_release(zkl__node *n)
     }
     if (err == 0)
         err = zkl__node_released(n);
-    zkl__node_count_released(n);
+    int64_t now = zkl__now_ns(); /* the hold ends once its delete is answered */
+    zkl__node_count_released(n, now);
     zkl__engine_hooks_off(n);
-    zkl__node_detach(n);
+    zkl__node_detach(n, now);
     leave_engine(e);
     pthread_mutex_unlock(&c->mu);
     return err;

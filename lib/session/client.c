@@ -79,9 +79,10 @@ static void node_watcher(zhandle_t *zh, int type, int state, const char *path, v
     zkl_client *c = zkl__registry_find(NULL, (uint64_t)(uintptr_t)ctx);
     if (c == NULL)
         return;
-    zkl__keeper_give_up_due(c, zkl__now_ns()); /* as the engine's answers */
+    int64_t now = zkl__now_ns();
+    zkl__keeper_give_up_due(c, now); /* as the engine's answers */
     if (!c->closing && c->sl)
-        c->sl->on_watch_event(c->sl_ctx, zh, type, path);
+        c->sl->on_watch_event(c->sl_ctx, zh, type, path, now);
     pthread_mutex_unlock(&c->mu);
 }
 

@@ -113,8 +113,9 @@ typedef struct zkl__session_listener {
     /* The session ended (c->gen moved on), or the client is closing
      * (c->closing): what belonged to it is gone. */
     void (*on_session_end)(void *ctx);
-    /* A watch set with zkl__client_watcher_fn() fired on handle zh. */
-    void (*on_watch_event)(void *ctx, zhandle_t *zh, int type, const char *path);
+    /* A watch set with zkl__client_watcher_fn() fired on handle zh, at
+     * `now` (zkl__now_ns). */
+    void (*on_watch_event)(void *ctx, zhandle_t *zh, int type, const char *path, int64_t now);
     /* The keeper's periodic work, on the keeper thread; it may release
      * c->mu meanwhile. Returns when it wants to run again (monotonic ns),
      * 0 for "on a signal of c->cv". */

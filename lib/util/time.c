@@ -23,7 +23,11 @@ int64_t zkl__now_ns(void)
 
 int64_t zkl__deadline(long timeout_ms)
 {
-    int64_t now = zkl__now_ns();
+    return zkl__deadline_at(timeout_ms, zkl__now_ns());
+}
+
+int64_t zkl__deadline_at(long timeout_ms, int64_t now)
+{
     /* A timeout too large to add (LONG_MAX, say) means forever, not a
      * deadline that wrapped into the past. */
     if (timeout_ms < 0 || (int64_t)timeout_ms > (ZKL__NO_DEADLINE - now) / 1000000)
@@ -61,8 +65,8 @@ int zkl__cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline)
         pthread_cond_wait(cv, mu);
         return 0;
     }
-    if (zkl__now_ns() >= deadline)
-        return ETIMEDOUT;
+    /* A deadline already past times out at once: no clock reading of our
+     * own ahead of it, which a waiter that just read one would repeat. */
     struct timespec ts = {.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000};
     return pthread_cond_timedwait(cv, mu, &ts) == ETIMEDOUT ? ETIMEDOUT : 0;
 }

@@ -35,6 +35,8 @@ static inline void *zkl__new_zeroed(bool args_ok, size_t size, int *rc)
 int64_t zkl__now_ns(void);
 /* One absolute deadline for a call: forever for timeout < 0, now for 0. */
 int64_t zkl__deadline(long timeout_ms);
+/* The same, from a time the caller has just read. */
+int64_t zkl__deadline_at(long timeout_ms, int64_t now);
 /* What is left at `now` of the deadline a call with timeout_ms made, in
  * milliseconds rounded up (never less than what is left): 0 once past (a
  * try once), -1 (forever) for a negative timeout_ms. */

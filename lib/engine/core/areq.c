@@ -41,7 +41,7 @@ struct run {
 
 static int act(struct run *x, enum zkl__ract_type type, zkl__cnode *n, int rc, int64_t at)
 {
-    zkl__ract a = {.type = type, .r = x->r, .n = n, .rc = rc, .at = at};
+    zkl__ract a = {.type = type, .r = x->r, .n = n, .rc = rc, .at = at, .now = x->now};
     return x->sink(x->ctx, &a);
 }
 
@@ -136,7 +136,7 @@ static void judge_pending(struct run *x)
         return;
     if (v == 0 && r->stepped) {
         zkl__cnode *next = NULL;
-        zkl__ract a = {.type = ZKL__RA_STEP, .r = r, .n = r->n, .next = &next};
+        zkl__ract a = {.type = ZKL__RA_STEP, .r = r, .n = r->n, .next = &next, .now = x->now};
         int s = x->sink(x->ctx, &a);
         if (s == 0 && next != NULL) {
             r->kept[r->nkept++] = r->n; /* held while the next one waits */

@@ -71,6 +71,7 @@ typedef struct zkl__ract {
     zkl__cnode *n;
     int rc;
     int64_t at;
+    int64_t now;       /* the time of the event that led to it */
     zkl__cnode **next; /* ZKL__RA_STEP: where the step puts its next node */
 } zkl__ract;
 
