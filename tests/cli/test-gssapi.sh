@@ -33,8 +33,26 @@ if [[ -z ${ZKL_TEST_KDC:-} ]]; then
         rm -rf -- "$kdc"
     }
     trap cleanup EXIT
-    # A free port for the KDC (TCP and UDP), as the kernel gives one.
-    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    # A free port for the KDC (TCP and UDP), below the kernel's range for
+    # outgoing connections: a port of that range found free now could be
+    # given to a connection before krb5kdc binds it. The server's harness
+    # picks its ports later and passes over the ones that listen.
+    port=$(python3 - <<'PY'
+import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(1000):
+    p = random.randint(10000, lo - 1)
+    try:
+        for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+            with socket.socket(socket.AF_INET, kind) as s:
+                s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    print(p)
+    break
+PY
+)
+    [[ -n $port ]] || fail "no free port for the KDC"
     cat >"$kdc/krb5.conf" <<EOF
 [libdefaults]
   default_realm = ZKL.TEST

@@ -29,11 +29,12 @@ cleanup() {
 
 server=${ZKL_TEST_HOSTS%%,*}
 server=${server%%/*}
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$PYTHON3" "$here/../nemesis/delay-proxy.py" --dir "$tmp" --map "z:$port:${server%:*}:${server##*:}" \
+# Port 0: the proxy binds a port the kernel gives it and says which.
+"$PYTHON3" "$here/../nemesis/delay-proxy.py" --dir "$tmp" --map "z:0:${server%:*}:${server##*:}" \
     >"$tmp/proxy.out" &
 proxy=$!
-wait_for 20 grep -q ready "$tmp/proxy.out" || { echo "not ok - the delay proxy did not start"; exit 1; }
+wait_for 20 grep -q '^ready [0-9]' "$tmp/proxy.out" || { echo "not ok - the delay proxy did not start"; exit 1; }
+read -r _ port <"$tmp/proxy.out"
 
 failures=0
 path=/zkl-slow-connect-$$

@@ -3,14 +3,18 @@
 
 Usage: delay-proxy.py --dir D --map NAME:LPORT:HOST:PORT [--map ...]
 
-Listens on 127.0.0.1:LPORT for each map and forwards every connection to
-HOST:PORT, both ways. Each chunk read is written out DELAY ms after it
-arrived, in order, where DELAY is the number in the file D/delay-NAME
-(missing or empty: 0), read again every 100 ms: the nemesis turns the
-delay on and off for one client by writing that file. Once a changed delay
-is in effect the proxy writes it to D/applied-NAME. The kernel here has
-no netem qdisc, hence this proxy. Loss comes from nftables, not from here.
-Prints "ready" on stdout once every port listens.
+Listens on 127.0.0.1:LPORT for each map (LPORT 0: a port the kernel
+chooses) and forwards every connection to HOST:PORT, both ways. Each chunk
+read is written out DELAY ms after it arrived, in order, where DELAY is
+the number in the file D/delay-NAME (missing or empty: 0), read again
+every 100 ms: the nemesis turns the delay on and off for one client by
+writing that file. Once a changed delay is in effect the proxy writes it
+to D/applied-NAME. The kernel here has no netem qdisc, hence this proxy.
+Loss comes from nftables, not from here. Prints "ready" and the port each
+map listens on, in the order of the maps, as one line on stdout once every
+port listens ("ready 41234 41235"). A caller that wants a free port passes
+0 and reads it there: a port found free and closed before the proxy binds
+it can be taken in between (any outgoing connection may be given it).
 """
 import argparse
 import asyncio
@@ -90,11 +94,13 @@ async def main():
     ap.add_argument("--dir", required=True)
     ap.add_argument("--map", action="append", default=[])
     a = ap.parse_args()
+    bound = []
     for m in a.map:
         name, lport, host, port = m.split(":")
         delays.setdefault(name, 0.0)
-        await asyncio.start_server(handler(name, host, int(port)), "127.0.0.1", int(lport))
-    print("ready", flush=True)
+        srv = await asyncio.start_server(handler(name, host, int(port)), "127.0.0.1", int(lport))
+        bound.append(str(srv.sockets[0].getsockname()[1]))
+    print(" ".join(["ready"] + bound), flush=True)
     await poll_delays(a.dir)
 
 

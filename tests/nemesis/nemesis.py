@@ -211,25 +211,23 @@ exec setpriv --reuid="$uid" --regid="$uid" --clear-groups %s "$@"
         return self.hosts
 
     def start_proxy(self):
-        maps = []
-        port = 0
-        import socket
+        # The proxy binds port 0 and says which port each map got: a port
+        # found free here and bound there later can be taken in between.
+        maps, order = [], []
         for w, _, _, _, proxied in WORKERS:
             if not proxied:
                 continue
-            self.proxy_ports[w] = []
             for i in range(1, self.nodes + 1):
-                s = socket.socket()
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
-                s.close()
-                self.proxy_ports[w].append(port)
-                maps += ["--map", "%s:%d:127.0.0.1:%d" % (w, port, self.ports[i][0])]
+                order.append(w)
+                maps += ["--map", "%s:0:127.0.0.1:%d" % (w, self.ports[i][0])]
         self.proxy = subprocess.Popen([sys.executable, os.path.join(HERE, "delay-proxy.py"),
                                        "--dir", self.work] + maps, stdout=subprocess.PIPE,
                                       text=True)
-        if self.proxy.stdout.readline().strip() != "ready":
+        words = self.proxy.stdout.readline().split()
+        if not words or words[0] != "ready" or len(words) != len(order) + 1:
             raise RuntimeError("delay proxy did not start")
+        for w, port in zip(order, words[1:]):
+            self.proxy_ports.setdefault(w, []).append(int(port))
 
     def worker_uid(self, w):
         return WORKER_UID + 1 + [x[0] for x in WORKERS].index(w)
