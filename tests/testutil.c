@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,6 +355,24 @@ int tu_acquirer_join(struct tu_acquirer *a)
     return a->rc;
 }
 
+/* A round trip's exists, in flight. Whichever of the waiter and the
+ * completion comes last frees it: a waiter that gives up (the test fails)
+ * leaves it to a completion that may still come. */
+enum { TRIP_PENDING, TRIP_DONE, TRIP_ABANDONED };
+struct trip {
+    atomic_int state;
+    int rc; /* written before state becomes TRIP_DONE */
+};
+
+static void trip_done(int rc, const struct Stat *st, const void *data)
+{
+    (void)st;
+    struct trip *t = (struct trip *)data;
+    t->rc = rc;
+    if (atomic_exchange(&t->state, TRIP_DONE) == TRIP_ABANDONED)
+        free(t);
+}
+
 int tu_round_trip(zkl_client *c)
 {
     int64_t end = tu_now_ms() + tu_ms(30000);
@@ -362,9 +381,26 @@ int tu_round_trip(zkl_client *c)
         ck_assert_msg(tu_now_ms() < end, "the client has no session for a round trip");
         usleep(2000);
     }
-    struct Stat st;
-    int rc = zoo_exists(zh, "/", 0, &st);
+    /* Asynchronous, not zoo_exists: libzookeeper_mt hands a synchronous
+     * call its answer on its I/O thread, past the answers and events still
+     * queued for the completion thread, where zkl handles them. This one's
+     * completion runs after all of those. */
+    struct trip *t = calloc(1, sizeof *t);
+    ck_assert_ptr_nonnull(t);
+    atomic_init(&t->state, TRIP_PENDING);
+    int rc = zoo_aexists(zh, "/", 0, trip_done, t);
+    if (rc != ZOK) {
+        zkl_client_handle_return(c, zh);
+        free(t);
+        return rc;
+    }
+    while (atomic_load(&t->state) == TRIP_PENDING && tu_now_ms() < end)
+        usleep(1000);
     zkl_client_handle_return(c, zh);
+    if (atomic_exchange(&t->state, TRIP_ABANDONED) == TRIP_PENDING)
+        ck_abort_msg("no answer to a round trip within %d ms", tu_ms(30000));
+    rc = t->rc;
+    free(t);
     return rc;
 }
 

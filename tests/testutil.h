@@ -51,14 +51,15 @@ bool tu_wait_until(bool (*cond)(void *), void *arg, int timeout_ms);
 /* A condition for it: the client (arg) is connected, with a new session or
  * its old one. */
 bool tu_client_connected(void *c);
-/* A round trip on the current session of `c` (an exists of "/" on its
- * handle, borrowed): one session's requests are answered in order, and a
- * watch event before the answers that follow it, so once this returns,
- * whatever the client sent before has been answered, and every event the
- * server had sent it before has reached its handle (and zkl's handling of
- * it, on that handle's completion thread, has run). Waits while the client
- * is between sessions, within tu_ms(30 s); the ZooKeeper code of the
- * exists. */
+/* A round trip on the current session of `c` (an asynchronous exists of "/"
+ * on its handle, borrowed, waited for): one session's requests are answered
+ * in order, and a watch event before the answers that follow it, and the
+ * handle's completion thread runs answers and events in that order, so once
+ * this returns, whatever the client sent before has been answered, and zkl
+ * has handled every answer and event the server had sent it before (a
+ * synchronous call would not say so: its answer is taken on the I/O thread,
+ * ahead of what waits for the completion thread). Waits while the client is
+ * between sessions, within tu_ms(30 s); the ZooKeeper code of the exists. */
 int tu_round_trip(zkl_client *c);
 /* tu_round_trip on each of `n` clients, three rounds: everything each was
  * told before has been acted on, a watch event whose handling sends
