@@ -132,7 +132,8 @@ test_command_ends_when_zkl_dies_of_sigusr1_or_sigalrm() {
 # that follows (a trap's note would need the shell to run within T/40).
 stopped_zkl() {
     local kind=$1 name=$2 p=$root/$2
-    "$ZKL" "$kind" --session-timeout 4000 "$p" sh -c "$(first_command "$name")" \
+    # In a session of its own (test-cli.sh's start_zkl says why).
+    setsid "$ZKL" "$kind" --session-timeout 4000 "$p" sh -c "$(first_command "$name")" \
         2>"$tmp/$name.err" &
     local z=$!
     wait_for 20 test -s "$tmp/$name.pids" || fail "the first COMMAND never started"
