@@ -373,6 +373,11 @@ static void trip_done(int rc, const struct Stat *st, const void *data)
         free(t);
 }
 
+static bool trip_came(void *t)
+{
+    return atomic_load(&((struct trip *)t)->state) != TRIP_PENDING;
+}
+
 int tu_round_trip(zkl_client *c)
 {
     int64_t end = tu_now_ms() + tu_ms(30000);
@@ -394,8 +399,7 @@ int tu_round_trip(zkl_client *c)
         free(t);
         return rc;
     }
-    while (atomic_load(&t->state) == TRIP_PENDING && tu_now_ms() < end)
-        usleep(1000);
+    (void)tu_wait_until(trip_came, t, 30000);
     zkl_client_handle_return(c, zh);
     if (atomic_exchange(&t->state, TRIP_ABANDONED) == TRIP_PENDING)
         ck_abort_msg("no answer to a round trip within %d ms", tu_ms(30000));
