@@ -26,8 +26,9 @@
 # The benchmark itself changed since 1.0.0: this tree's zkl-bench goes
 # through zkl_lock handles and stamps each handoff (three more clock reads
 # and shared atomics per acquisition), which its process's CPU includes.
-# (Through 1.2.5 it also counted the heap at every malloc and free in every
-# workload; now only in those that report the heap, not in contended.)
+# (Through 1.2.5 its malloc and free went through the heap meter's
+# wrappers in every workload; now only in those that report the heap, into
+# which it preloads the meter, not in contended.)
 # --same-driver compares the libraries alone: both sides run REV's
 # zkl-bench, "new" with this tree's libzkl.so.1 (the build's .libs beside
 # --zkl-bench's tools/) in its place, which the frozen ABI allows.

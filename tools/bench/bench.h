@@ -116,6 +116,16 @@ int64_t cpu_ns(void);
 void sleep_ms(int ms);
 void *xcalloc(size_t n, size_t size);
 long proc_status_kb(const char *field);
+
+/* ---- meter.c ---------------------------------------------------------- */
+/* For a workload that reads the heap, from main before anything else:
+ * runs the program again (execv) with the heap meter preloaded, or, once
+ * run so, finds it. Without it (not found, a sanitizer's allocator) the
+ * heap reads 0 and the workload reports its heap figures as null. */
+void heap_meter_load(char **argv);
+/* Bytes of heap live in the process (heapcount.c): chunks counted as they
+ * are allocated and freed, so glibc's per-thread caches of freed chunks do
+ * not count as in use; 0 without the meter. */
 size_t heap_in_use(void);
 zkl_client *open_client_metrics(const struct opts *o, bool metrics);
 zkl_client *open_client(const struct opts *o);

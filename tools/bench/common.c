@@ -1,13 +1,13 @@
 /* What every workload of zkl-bench uses: failing loudly, clocks, the
- * process's memory, opening sessions and locks, paths on the server, the
- * clients' counters, threads, and the bracket around a timed part. */
+ * process's memory (its heap: meter.c), opening sessions and locks, paths
+ * on the server, the clients' counters, threads, and the bracket around a
+ * timed part. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "bench.h"
-#include "heapcount.h"
 
 void die(const char *what, int err)
 {
@@ -67,14 +67,6 @@ long proc_status_kb(const char *field)
     }
     fclose(f);
     return v;
-}
-
-/* Heap live in the process (heapcount.c): chunks counted as they are
- * allocated and freed, so glibc's per-thread caches of freed chunks do not
- * count as in use; 0 under a sanitizer's allocator. */
-size_t heap_in_use(void)
-{
-    return zkl__heapcount_live();
 }
 
 zkl_client *open_client_metrics(const struct opts *o, bool metrics)

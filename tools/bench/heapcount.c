@@ -1,7 +1,12 @@
 /*
- * zkl-bench's heap meter: malloc and its family, replaced (glibc allows
- * it, "Replacing malloc" in its manual) by thin wrappers around glibc's own
- * allocator that keep a count of the bytes live in the process.
+ * zkl-bench's heap meter, a module of its own (zkl-bench-heap.so) that
+ * zkl-bench preloads only into the workloads that read the heap
+ * (meter.c): malloc and its family, replaced (glibc allows it, "Replacing
+ * malloc" in its manual) by thin wrappers around glibc's own allocator
+ * that keep a count of the bytes live in the process. Built into the
+ * program itself, the wrappers stood between every malloc and free of
+ * every workload and glibc, counting or not: about 2,100 instructions an
+ * acquisition of the contended workload, 2% of its process.
  *
  * Why not mallinfo2: glibc keeps up to 7 freed chunks per size in a cache
  * per thread, and mallinfo2 counts those as in use. A client has two
@@ -37,10 +42,6 @@
 
 #ifdef HEAPCOUNT_OFF
 
-void zkl__heapcount_start(void)
-{
-}
-
 size_t zkl__heapcount_live(void)
 {
     return 0;
@@ -61,11 +62,11 @@ extern void *__libc_pvalloc(size_t);
 /* Stays 0 when these wrappers never run (valgrind's allocator answers
  * instead): a running process always has some heap live. */
 static atomic_size_t live;
-/* Set once by the main thread before any other thread starts (whose
- * creation orders it before their reads), then only read. */
+/* Set by the module's constructor, which the loader runs before the
+ * program's main and any thread; then only read. */
 static bool counting;
 
-void zkl__heapcount_start(void)
+__attribute__((constructor)) static void start(void)
 {
     counting = true;
 }

@@ -46,7 +46,6 @@
 #include <string.h>
 
 #include "bench.h"
-#include "heapcount.h"
 
 const char *const zkl_bench_prog = "zkl-bench";
 
@@ -232,7 +231,7 @@ int main(int argc, char **argv)
     const struct workload *w = parse(argc, argv, &o);
     /* Only these read the heap; the others run without its meter. */
     if (w->out & (OUT_MANY | OUT_SESSIONS | OUT_QUEUE))
-        zkl__heapcount_start();
+        heap_meter_load(argv);
     int nsessions = w->sessions == S_CLIENTS              ? o.clients
                     : w->sessions == S_CLIENTS_AND_HOLDER ? o.clients + 1
                                                           : 1;
