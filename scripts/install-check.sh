@@ -22,6 +22,8 @@ test -f "$root$libdir/libzkl.a"
 test -f "$root$prefix/include/zkl/zookeeper.h"
 test -f "$root$prefix/include/zkl.hpp"
 test -f "$root$libdir/pkgconfig/zkl-zookeeper.pc"
+# zkl-bench's heap meter, a module in zkl's library folder.
+test -f "$root$libdir/zkl/zkl-bench-heap.so"
 # A program on the bridge (zkl/zookeeper.h: -DTHREADED, libzookeeper_mt),
 # built with the second pkg-config file.
 cc -Wall -Werror "$top/tests/install/bridge.c" $(pkg-config --cflags --libs zkl-zookeeper) \
