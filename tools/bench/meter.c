@@ -33,6 +33,7 @@ size_t heap_in_use(void)
     return live != NULL ? live() : 0;
 }
 
+#ifndef METER_OFF
 /* The module beside the program's file (in the build tree libtool keeps
  * both in tools/.libs), else where it is installed; 0, or -1 if neither. */
 static int find_module(const char *self, char *out, size_t size)
@@ -60,6 +61,7 @@ static void restore_env(const char *was)
         unsetenv("LD_PRELOAD");
     unsetenv(METER_ENV);
 }
+#endif
 
 void heap_meter_load(char **argv)
 {
