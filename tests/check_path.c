@@ -177,8 +177,9 @@ START_TEST(test_node_names_are_written_as_the_format_writes_them)
 }
 END_TEST
 
-/* zkl__name_read takes exactly the names zkl__name_write writes; uuids
- * parse in either case, and a short text stops at its end. */
+/* zkl__name_read takes exactly the names zkl__name_write writes, and a
+ * short text stops at its end; zkl__uuid_is holds a uuid's text in either
+ * case against its bytes. */
 START_TEST(test_node_names_are_read_back_exactly)
 {
     uint8_t u[16], want[16] = {0x53, 0x34, 0x5f, 0x98, 0x94, 0x23, 0x4e, 0x0c,
@@ -216,31 +217,66 @@ START_TEST(test_node_names_are_read_back_exactly)
         ck_assert_msg(zkl__name_read(b, "lock-", u, &seq) != 0, "%s", bad[i]);
         free(b);
     }
-    ck_assert_int_eq(zkl__uuid_parse("53345F98-9423-4E0C-A7B5-9F819E3EC2E1", u), 0);
-    ck_assert_mem_eq(u, want, 16);
-    ck_assert_int_eq(zkl__uuid_parse("53345f98-9423-4e0c-a7b5-9f819e3ec2e", u), -1);
-    ck_assert_int_eq(zkl__uuid_parse("53345f9", u), -1);
-    ck_assert_int_eq(zkl__uuid_parse("53345f98+9423-4e0c-a7b5-9f819e3ec2e1", u), -1);
-    ck_assert_int_eq(zkl__uuid_parse("53345f98-9423-4e0c-a7b5-9f819e3ec2eg", u), -1);
-    /* Any one character wrong, wherever it is: a digit that is none, a
-     * dash that is a digit, an uppercase digit in a name. */
+    /* A watch event's uuid, compared with a node's: either case, and no
+     * other text. Each on the heap, 36 bytes or 37. */
+    static const struct {
+        const char *text;
+        bool is;
+    } uuids[] = {
+        {"53345f98-9423-4e0c-a7b5-9f819e3ec2e1", true},
+        {"53345F98-9423-4E0C-A7B5-9F819E3EC2E1", true},
+        {"53345f98-9423-4e0c-a7b5-9f819e3ec2e", false}, /* 35 and its NUL */
+        {"53345f98+9423-4e0c-a7b5-9f819e3ec2e1", false},
+        {"53345f98-9423-4e0c-a7b5-9f819e3ec2eg", false},
+        {"53345f98-9423-4e0c-a7b5-9f819e3ec2e2", false},
+        {"63345f98-9423-4e0c-a7b5-9f819e3ec2e1", false},
+    };
+    for (size_t i = 0; i < sizeof uuids / sizeof *uuids; i++) {
+        char *b = strdup(uuids[i].text);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_msg(zkl__uuid_is(b, want) == uuids[i].is, "%s", b);
+        free(b);
+    }
+    /* Any one character wrong, wherever it is: a digit that is none or
+     * another, a dash that is a digit; an uppercase digit matches in an
+     * event's path, and is refused in a name read from a listing. */
     for (size_t i = 0; i < 36; i++) {
         char t[37] = "53345f98-9423-4e0c-a7b5-9f819e3ec2e1", n[60];
         bool dash = t[i] == '-';
-        /* the neighbours of each range of digits, and bytes past ASCII */
-        static const char nondigits[] = "/:@G`g -\x80\xff";
+        /* the neighbours of each range of digits, the letters that fold to
+         * one, and bytes past ASCII */
+        static const char nondigits[] = "/:@G`g -\x80\xff\x01\x10\x0d";
+        char other[2] = {t[i] == '0' ? '1' : '0', '\0'};
         for (const char *c = dash ? "0aA" : nondigits; *c; c++) {
             t[i] = *c;
-            ck_assert_msg(zkl__uuid_parse(t, u) == -1, "%s", t);
+            ck_assert_msg(!zkl__uuid_is(t, want), "%s", t);
+        }
+        if (!dash) {
+            t[i] = other[0];
+            ck_assert_msg(!zkl__uuid_is(t, want), "%s", t);
         }
         strcpy(t, "53345f98-9423-4e0c-a7b5-9f819e3ec2e1");
         if (!dash && t[i] >= 'a') {
             t[i] = (char)(t[i] - 'a' + 'A');
-            ck_assert_int_eq(zkl__uuid_parse(t, u), 0);
-            ck_assert_mem_eq(u, want, 16);
+            ck_assert_msg(zkl__uuid_is(t, want), "%s", t);
             snprintf(n, sizeof n, "_c_%s-lock-0000000007", t);
             ck_assert_msg(zkl__name_read(n, "lock-", u, &seq) != 0, "%s", n);
         }
+    }
+    /* Every byte value in every place, against the text as written. */
+    for (unsigned v = 0; v < 256; v++) {
+        uint8_t a[16];
+        char text[37];
+        for (size_t i = 0; i < 16; i++)
+            a[i] = (uint8_t)(v + 37 * i);
+        zkl__uuid_text(a, text);
+        ck_assert_msg(zkl__uuid_is(text, a), "%s", text);
+        for (size_t i = 0; i < 36; i++)
+            if (text[i] >= 'a')
+                text[i] = (char)(text[i] - 'a' + 'A');
+        ck_assert_msg(zkl__uuid_is(text, a), "%s", text);
+        a[v % 16] ^= 1;
+        ck_assert_msg(!zkl__uuid_is(text, a), "%s", text);
     }
 }
 END_TEST

@@ -10,34 +10,80 @@
 #define PROTECT_PREFIX "_c_"
 #define PROTECT_LEN (3 + 36 + 1) /* "_c_" uuid "-" */
 
-/* Where each byte's two digits go in a uuid's text (the dashes between). */
-static const uint8_t text_at[16] = {0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
+/* Eight characters as one word, the first in the low byte: one load, which
+ * the compiler inlines where a shift of each byte would be a call. */
+static inline uint64_t word8(const unsigned char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, sizeof w);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
 
-/* Each byte's two digits, by the byte: a table, as every listing writes
- * names back. */
-static const char digits2[] =
-    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-    "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-    "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-    "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-    "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-    "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-    "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+/* The first four characters of w (its low half) at p. */
+static inline void put4(char *p, uint64_t w)
+{
+    uint32_t h = (uint32_t)w;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    h = __builtin_bswap32(h);
+#endif
+    memcpy(p, &h, sizeof h);
+}
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+/* The high bit of each byte of w (all under 0x80) that is at least c. */
+#define AT_LEAST(w, c) (((w) + (0x80 - (c)) * ONES) & HIGHS)
+
+/* The eight lowercase hex digits of four bytes, as one word (the first
+ * digit in the low byte): each byte to a lane of two, its nibbles apart,
+ * then '0' or 'a' - 10 added to each. Every name written and every watch
+ * event compared goes through here. */
+static inline uint64_t hex_word(const uint8_t b[4])
+{
+    uint64_t x = (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 |
+                 (uint64_t)b[3] << 24;
+    x = (x | x << 16) & 0x0000ffff0000ffffULL;
+    x = (x | x << 8) & 0x00ff00ff00ff00ffULL;
+    uint64_t n = (x >> 4 & 0x000f000f000f000fULL) | (x & 0x000f000f000f000fULL) << 8;
+    uint64_t letter = (n + 6 * ONES) >> 4 & ONES; /* 1 in each byte of 10 or more */
+    return n + '0' * ONES + letter * ('a' - '0' - 10);
+}
+
+/* A uuid's 32 digits as four words of eight, as the text holds them in
+ * 8-4-4-4-12 form: the 4s two by two, the 12 as 4 and 8. */
+static inline void text_words(const unsigned char *t, uint64_t w[4])
+{
+    w[0] = word8(t);
+    w[1] = (word8(t + 9) & 0xffffffffu) | (word8(t + 10) & 0xffffffff00000000ULL);
+    w[2] = (word8(t + 19) & 0xffffffffu) | (word8(t + 20) & 0xffffffff00000000ULL);
+    w[3] = word8(t + 28);
+}
+
+void zkl__uuid_text(const uint8_t uuid[16], char out[37])
+{
+    uint64_t w[4];
+    for (size_t i = 0; i < 4; i++)
+        w[i] = hex_word(uuid + 4 * i);
+    put4(out, w[0]);
+    put4(out + 4, w[0] >> 32);
+    put4(out + 9, w[1]);
+    put4(out + 14, w[1] >> 32);
+    put4(out + 19, w[2]);
+    put4(out + 24, w[2] >> 32);
+    put4(out + 28, w[3]);
+    put4(out + 32, w[3] >> 32);
+    out[8] = out[13] = out[18] = out[23] = '-';
+    out[36] = '\0';
+}
 
 /* 00 to 99, two characters each. */
 static const char decimal2[] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
-
-void zkl__uuid_text(const uint8_t uuid[16], char out[37])
-{
-    for (size_t i = 0; i < 16; i++)
-        memcpy(out + text_at[i], digits2 + 2 * uuid[i], 2);
-    out[8] = out[13] = out[18] = out[23] = '-';
-    out[36] = '\0';
-}
 
 void zkl__name_write(char *buf, size_t size, const uint8_t uuid[16], const char *kind,
                      long long seq)
@@ -60,19 +106,6 @@ void zkl__name_write(char *buf, size_t size, const uint8_t uuid[16], const char 
         memcpy(d + i, decimal2 + 2 * (seq % 100), 2);
     d[SEQ_DIGITS] = '\0';
 }
-
-/* Eight characters as one word, the first in the low byte (one load). */
-static uint64_t word8(const unsigned char *p)
-{
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-           (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
-           (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
-}
-
-#define ONES 0x0101010101010101ULL
-#define HIGHS 0x8080808080808080ULL
-/* The high bit of each byte of w (all under 0x80) that is at least c. */
-#define AT_LEAST(w, c) (((w) + (0x80 - (c)) * ONES) & HIGHS)
 
 /* The value of the ten decimal digits at d into *out: 0, or -1 if one is
  * not a digit. The first eight as one word, two digits to a byte, then four
@@ -126,19 +159,28 @@ static int parse_uuid(const char *text, uint8_t out[16], bool lower)
     const unsigned char *t = (const unsigned char *)text;
     if (strnlen(text, 36) != 36 || t[8] != '-' || t[13] != '-' || t[18] != '-' || t[23] != '-')
         return -1;
-    /* 8-4-4-4-12: the 4s two by two, the 12 as 4 and 8 */
-    uint64_t w1 = word8(t + 9), w2 = word8(t + 19);
-    w1 = (w1 & 0xffffffffu) | (word8(t + 10) & 0xffffffff00000000ULL);
-    w2 = (w2 & 0xffffffffu) | (word8(t + 20) & 0xffffffff00000000ULL);
-    if (hex8(word8(t), out, !lower) != 0 || hex8(w1, out + 4, !lower) != 0 ||
-        hex8(w2, out + 8, !lower) != 0 || hex8(word8(t + 28), out + 12, !lower) != 0)
-        return -1;
+    uint64_t w[4];
+    text_words(t, w);
+    for (size_t i = 0; i < 4; i++)
+        if (hex8(w[i], out + 4 * i, !lower) != 0)
+            return -1;
     return 0;
 }
 
-int zkl__uuid_parse(const char *text, uint8_t out[16])
+bool zkl__uuid_is(const char *text, const uint8_t uuid[16])
 {
-    return parse_uuid(text, out, false);
+    const unsigned char *t = (const unsigned char *)text;
+    if (t[8] != '-' || t[13] != '-' || t[18] != '-' || t[23] != '-')
+        return false;
+    uint64_t have[4];
+    text_words(t, have);
+    for (size_t i = 0; i < 4; i++) {
+        /* an uppercase digit taken as its lowercase one, nothing else */
+        uint64_t upper = AT_LEAST(have[i], 'A') & ~AT_LEAST(have[i], 'F' + 1);
+        if ((have[i] & HIGHS) || (have[i] | upper >> 2) != hex_word(uuid + 4 * i))
+            return false;
+    }
+    return true;
 }
 
 int zkl__name_read(const char *name, const char *kind, uint8_t uuid[16], int64_t *seq)

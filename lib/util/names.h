@@ -3,6 +3,7 @@
 #ifndef ZKL_NAMES_H
 #define ZKL_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,9 +22,11 @@ int zkl__entry_is(const zkl__entry *e, const char *kind);
 int zkl__name_has_uuid(const char *name, const char *uuid);
 /* The text of a 16-byte uuid: 36 characters and a NUL. */
 void zkl__uuid_text(const uint8_t uuid[16], char out[37]);
-/* The 16 bytes of the 36 characters at text (hex digits in 8-4-4-4-12
- * form, either case): 0, or -1 if they are not that. */
-int zkl__uuid_parse(const char *text, uint8_t out[16]);
+/* Whether the 36 characters at text are uuid's text (hex digits in
+ * 8-4-4-4-12 form) in either case. All 36 bytes are read (the caller
+ * knows the text is that long). Compared, not parsed: a watch event's path is held
+ * against a node's uuid only when its sequence is the node's. */
+bool zkl__uuid_is(const char *text, const uint8_t uuid[16]);
 /* A contender node's name into buf (size bytes): exactly what
  * snprintf(buf, size, "_c_%s-%s%010lld", <uuid's text>, kind, seq) writes,
  * truncation included, without the cost of a format (every listing writes

@@ -77,13 +77,15 @@ void zkl__core_drop_nodes(struct zkl__core *k)
 /* Take a watch event's path apart (see struct zkl__target). */
 void zkl__core_target(const struct zkl__core *k, const char *path, struct zkl__target *t)
 {
-    *t = (struct zkl__target){.peer.seq = -1};
+    *t = (struct zkl__target){.seq = -1};
     zkl__core_dirs_of(k, path, &t->dir, &t->self, &t->name);
     zkl__entry e;
-    if (strncmp(t->name, "_c_", 3) == 0 && strlen(t->name) > 40 &&
-        zkl__uuid_parse(t->name + 3, t->peer.uuid) == 0 && t->name[39] == '-' &&
+    /* The uuid is compared, not read, and only with a node whose sequence
+     * it has (names.c): most events are for one node of many. */
+    if (strncmp(t->name, "_c_", 3) == 0 && strlen(t->name) > 40 && t->name[39] == '-' &&
         zkl__entry_parse(t->name, &e) == 0 && e.seq <= INT32_MAX) {
-        t->peer.seq = (int32_t)e.seq;
+        t->seq = (int32_t)e.seq;
+        t->uuid = t->name + 3;
         t->kind = e.kind;
         t->kindlen = strlen(e.kind) - 10;
     }

@@ -179,8 +179,9 @@ struct zkl__target {
     const struct zkl__dir *dir;  /* the interned parent, or NULL */
     const struct zkl__dir *self; /* the path itself as an interned lock path, or NULL */
     const char *name;            /* after the last '/' */
-    zkl__peer peer;              /* seq -1: not a protected name */
-    const char *kind;            /* its kind, within name (peer.seq >= 0) */
+    int32_t seq;                 /* -1: not a protected name */
+    const char *uuid;            /* its uuid's text, within name (seq >= 0), unchecked */
+    const char *kind;            /* its kind, within name (seq >= 0) */
     size_t kindlen;
 };
 /* Whether the target is our own node, or a peer of our kind, or `name`

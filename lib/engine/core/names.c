@@ -83,14 +83,14 @@ static bool kind_is(const zkl__cnode *n, const struct zkl__target *t)
 
 bool zkl__core_is_peer(const zkl__cnode *n, const struct zkl__target *t, const zkl__peer *p)
 {
-    return t->dir == n->dir && p->seq >= 0 && t->peer.seq == p->seq &&
-           memcmp(t->peer.uuid, p->uuid, sizeof p->uuid) == 0 && kind_is(n, t);
+    return t->dir == n->dir && p->seq >= 0 && t->seq == p->seq && kind_is(n, t) &&
+           zkl__uuid_is(t->uuid, p->uuid);
 }
 
 bool zkl__core_is_own(const zkl__cnode *n, const struct zkl__target *t)
 {
-    return t->dir == n->dir && n->seq >= 0 && t->peer.seq == n->seq &&
-           memcmp(t->peer.uuid, n->uuid, sizeof n->uuid) == 0 && kind_is(n, t);
+    return t->dir == n->dir && n->seq >= 0 && t->seq == n->seq && kind_is(n, t) &&
+           zkl__uuid_is(t->uuid, n->uuid);
 }
 
 bool zkl__core_is_named(const zkl__cnode *n, const struct zkl__target *t, const char *name)
