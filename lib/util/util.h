@@ -99,7 +99,7 @@ void zkl__random_uuid(char out[37]);
 /* ---- details of the calling thread's failure (detail.c) -------------------------- */
 
 /* Set the text zkl_last_error_text() returns. */
-void zkl__detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void zkl__detail(const char *fmt, ...) __attribute__((format(printf, 1, 2), cold));
 /* Record `rc` as the ZooKeeper code behind a ZKL_EZK the thread returns. */
 void zkl__detail_zk(int rc);
 /* Record `rc`, the ZooKeeper code behind an acquire's failure under

@@ -18,6 +18,14 @@
 #include "list.h"
 #include "zkl.h"
 
+/* A path taken only by a bug's report: kept apart from the code that calls
+ * it, so that every sub-state move does not save the registers it needs. */
+#if defined(__GNUC__)
+#define ZKL__COLD __attribute__((cold, noinline))
+#else
+#define ZKL__COLD
+#endif
+
 /* A listing of more than AHEAD_SHORT entries is a long queue: its waiters
  * keep the nearest AHEAD_LONG nodes ahead only, and walk back through them
  * rather than list the whole queue when the node they watch goes. */
@@ -151,7 +159,8 @@ void zkl__core_tell(zkl__cnode *n, enum zkl__act_type type);
 /* A move that a state table forbids was asked for (n may be NULL): the
  * shell is told, never the process aborted (a bug of the engine's must not
  * take the user's program down). */
-void zkl__core_broken(struct zkl__core *k, zkl__cnode *n, const char *what, int from, int to);
+void zkl__core_broken(struct zkl__core *k, zkl__cnode *n, const char *what, int from, int to)
+    ZKL__COLD;
 /* A node name's room: "_c_", a uuid, "-", a kind and 10 digits. */
 #define ZKL__NAME_BUF 160
 /* The name watched in slot, or NULL (formatted into buf if need be). */
@@ -224,7 +233,7 @@ void zkl__cnode_reading(zkl__cnode *n, enum zkl__reading to);
  * n->armed[slot], or a member's of n's watch group. */
 void zkl__cnode_armed(zkl__cnode *n, uint8_t *at, enum zkl__armed to);
 /* A move a table forbids: reported, and a hold told lost (once). */
-void zkl__cnode_broken(zkl__cnode *n, const char *what, int from, int to);
+void zkl__cnode_broken(zkl__cnode *n, const char *what, int from, int to) ZKL__COLD;
 /* Tell the node's owner its hold is lost, unless told already. */
 void zkl__cnode_tell_lost(zkl__cnode *n);
 
