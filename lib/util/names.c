@@ -110,7 +110,7 @@ void zkl__name_write(char *buf, size_t size, const uint8_t uuid[16], const char 
 /* The value of the ten decimal digits at d into *out: 0, or -1 if one is
  * not a digit. The first eight as one word, two digits to a byte, then four
  * to a half, then all eight: every listing reads each child's sequence. */
-static int digits10(const char *d, int64_t *out)
+static inline int digits10(const char *d, int64_t *out)
 {
     uint64_t w = word8((const unsigned char *)d);
     if ((w & HIGHS) || (AT_LEAST(w, '0') & ~AT_LEAST(w, '9' + 1)) != HIGHS)

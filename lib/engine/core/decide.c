@@ -211,7 +211,10 @@ size_t zkl__decide_contenders(const zkl__cnode *n, const struct String_vector *k
     char own[ZKL__NAME_BUF];
     const char *name = zkl__core_own(n, own);
     for (size_t i = 0; i < k; i++) {
-        if (name ? strcmp(cs[i].name, name) == 0 : recoverable(n, cs[i].name)) {
+        /* our name ends in our sequence: the names of others' compared
+         * only when theirs is ours too */
+        if (name ? cs[i].seq == n->seq && strcmp(cs[i].name, name) == 0
+                 : recoverable(n, cs[i].name)) {
             *self = i;
             break;
         }
